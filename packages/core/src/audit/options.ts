@@ -1,0 +1,93 @@
+import { AuditTrailFormat } from '../enums.js';
+import { invalidOption } from '../errors.js';
+
+/** A pino level name used for audit entries. */
+export type AuditLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+
+/** The capacity of the asynchronous audit queue (spec "Limits"); new entries are dropped past it. */
+export const AUDIT_QUEUE_CAPACITY = 4096;
+
+/**
+ * Audit trail settings (spec `AuditTrailOptions`), given to the action of
+ * `opt.configureAuditTrail(action)`. Defaults are the spec's and DESIGN.md's.
+ *
+ * @example
+ * ```ts
+ * addKit(app, (opt) => opt.configureAuditTrail((a) => {
+ *   a.asyncWrite = true;
+ *   a.excludePaths.push('/metrics');
+ *   a.logFormat = AuditTrailFormat.Compact;
+ * }));
+ * ```
+ */
+export class AuditTrailOptions {
+  /** Level for status codes below 400. */
+  successLogLevel: AuditLogLevel = 'info';
+  /** Level for status codes 400 to 499. */
+  warningLogLevel: AuditLogLevel = 'warn';
+  /** Level for status codes 500 and above. */
+  errorLogLevel: AuditLogLevel = 'error';
+  /**
+   * Paths that are neither audited nor given a correlation header. Matching is case-insensitive,
+   * exact or as a prefix that ends at `/` (`/docs` excludes `/docs/static/x`, not `/docsx`).
+   * Defaults to the health path, `/livez`, the OpenAPI document path and the reference UI path.
+   */
+  excludePaths: string[];
+  /** Request headers whose values are written as `***` (case-insensitive). */
+  redactHeaders: string[] = ['Authorization', 'Proxy-Authorization', 'X-Api-Key', 'Cookie'];
+  /** Query parameters whose values are written as `***` (case-insensitive). */
+  redactQueryParams: string[] = ['token', 'access_token', 'api_key', 'apikey', 'secret', 'password'];
+  /** Whether the (redacted) query string is part of the logged path. */
+  includeQueryString = true;
+  /** Name of the correlation header, read from requests and set on responses. */
+  correlationIdHeader = 'X-Correlation-Id';
+  /** Reuse a valid incoming correlation id (`^[A-Za-z0-9._-]{1,128}$`) instead of a new UUID. */
+  forwardCorrelationId = true;
+  /** Write through a bounded queue and a background batch writer instead of per request. */
+  asyncWrite = false;
+  /** Maximum entries per flush in asynchronous mode. */
+  batchSize = 100;
+  /** Maximum wait, in milliseconds, before a partial batch is flushed. */
+  flushIntervalMs = 5000;
+  /** Flush queued entries when the server closes. */
+  ensureFlushOnShutdown = true;
+  /** Output style of each entry. */
+  logFormat: AuditTrailFormat = AuditTrailFormat.Default;
+
+  constructor(defaultExcludePaths: readonly string[]) {
+    this.excludePaths = [...defaultExcludePaths];
+  }
+}
+
+/** Throws `KIT_ERR_INVALID_OPTION` naming the first audit option that is out of range. */
+export function validateAuditTrailOptions(a: AuditTrailOptions): void {
+  for (const key of ['successLogLevel', 'warningLogLevel', 'errorLogLevel'] as const) {
+    if (!LEVELS.includes(a[key])) throw invalidOption(`auditTrail.${key}`, a[key], `one of ${LEVELS.join(', ')}`);
+  }
+  for (const key of ['excludePaths', 'redactHeaders', 'redactQueryParams'] as const) {
+    const list: unknown = a[key];
+    if (!Array.isArray(list) || list.some((v) => typeof v !== 'string' || v.length === 0)) {
+      throw invalidOption(`auditTrail.${key}`, list, 'an array of non-empty strings');
+    }
+  }
+  for (const p of a.excludePaths) {
+    if (!p.startsWith('/')) throw invalidOption('auditTrail.excludePaths', p, 'paths that start with "/"');
+  }
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(a.correlationIdHeader)) {
+    throw invalidOption('auditTrail.correlationIdHeader', a.correlationIdHeader, 'a valid HTTP header name');
+  }
+  if (!Number.isInteger(a.batchSize) || a.batchSize < 1 || a.batchSize > AUDIT_QUEUE_CAPACITY) {
+    throw invalidOption('auditTrail.batchSize', a.batchSize, `an integer from 1 to ${AUDIT_QUEUE_CAPACITY}`);
+  }
+  if (!Number.isFinite(a.flushIntervalMs) || a.flushIntervalMs < 1 || a.flushIntervalMs > 2_147_483_647) {
+    throw invalidOption('auditTrail.flushIntervalMs', a.flushIntervalMs, 'a number of milliseconds from 1 to 2147483647');
+  }
+  if (!Object.values(AuditTrailFormat).includes(a.logFormat)) {
+    throw invalidOption('auditTrail.logFormat', a.logFormat, `one of ${Object.values(AuditTrailFormat).join(', ')}`);
+  }
+  for (const key of ['includeQueryString', 'forwardCorrelationId', 'asyncWrite', 'ensureFlushOnShutdown'] as const) {
+    if (typeof a[key] !== 'boolean') throw invalidOption(`auditTrail.${key}`, a[key], 'true or false');
+  }
+}

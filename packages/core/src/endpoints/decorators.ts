@@ -1,0 +1,148 @@
+import { KitError } from '../errors.js';
+import { KitHttpMethod } from '../enums.js';
+
+// Node 20 has no Symbol.metadata; TypeScript's and esbuild's decorator helpers only attach
+// metadata when it exists, so it must be defined before any decorated class is evaluated, that is,
+// here, in the module every decorated class imports. Symbol.for matches esbuild's own fallback.
+(Symbol as { metadata?: symbol }).metadata ??= Symbol.for('Symbol.metadata');
+
+const GROUP = Symbol('kit.group');
+const TAGS = Symbol('kit.tags');
+const LEGACY = Symbol('kit.legacy');
+const NAME = Symbol('kit.className');
+const ROUTES = Symbol('kit.routes');
+
+/** A route declared with the deprecated `@KitMethod`. */
+export interface LegacyRoute {
+  readonly path: string;
+  readonly method: KitHttpMethod;
+  readonly key: string | symbol;
+}
+
+/** What the decorators recorded on a class. */
+export interface EndpointMetadata {
+  /** The class name as written in source (from the decorator context, immune to bundler renaming). */
+  readonly sourceName: string | undefined;
+  readonly group: string | undefined;
+  readonly tags: readonly string[];
+  readonly legacy: boolean;
+  readonly legacyRoutes: readonly LegacyRoute[];
+}
+
+type Metadata = Record<PropertyKey, unknown>;
+
+function own<T>(metadata: Metadata, key: symbol): T | undefined {
+  return Object.prototype.hasOwnProperty.call(metadata, key) ? (metadata[key] as T) : undefined;
+}
+
+function rememberName(context: ClassDecoratorContext): void {
+  if (context.name) context.metadata[NAME] = context.name;
+}
+
+/** Reads what Kit decorators recorded on `cls` (its own declarations, not its base class's). */
+export function readEndpointMetadata(cls: abstract new (...args: never[]) => unknown): EndpointMetadata {
+  const metadata = ((cls as { [Symbol.metadata]?: Metadata | null })[Symbol.metadata] ?? {}) as Metadata;
+  return {
+    sourceName: own<string>(metadata, NAME),
+    group: own<string>(metadata, GROUP),
+    tags: own<string[]>(metadata, TAGS) ?? [],
+    legacy: own<boolean>(metadata, LEGACY) === true,
+    legacyRoutes: own<LegacyRoute[]>(metadata, ROUTES) ?? [],
+  };
+}
+
+/**
+ * Puts the class into the named group (spec `[EndpointGroup]`): every class with the same name
+ * shares the URL prefix, the OpenAPI tag and the hooks any of them adds. The name is used as given.
+ *
+ * @example
+ * ```ts
+ * @EndpointGroup('admin')
+ * export class AdminUsersEndpoint implements IKitEndpoint {
+ *   addRoutes(app: FastifyInstance) { app.get('users', listUsers); }   // GET /api/admin/users
+ * }
+ * ```
+ */
+export function EndpointGroup(name: string) {
+  if (typeof name !== 'string' || !/^[A-Za-z0-9._~@-]+$/.test(name)) {
+    throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup(${JSON.stringify(name)}): a group name must be one URL segment of letters, digits, ".", "_", "~", "@" or "-".`);
+  }
+  return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+    if (own(context.metadata as Metadata, GROUP) !== undefined) {
+      throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup is not repeatable (class ${String(context.name)}).`);
+    }
+    context.metadata[GROUP] = name;
+    rememberName(context);
+  };
+}
+
+/**
+ * Sets the OpenAPI tags of every route of the class (spec `[KitTag]`), replacing the default tag
+ * (the group name). Repeatable; tags keep declaration order.
+ *
+ * @example
+ * ```ts
+ * @KitTag('Orders') @KitTag('Public')
+ * export class OrdersEndpoint implements IKitEndpoint { ... }     // tags: ['Orders', 'Public']
+ * ```
+ */
+export function KitTag(tag: string) {
+  if (typeof tag !== 'string' || tag.trim() === '') {
+    throw new KitError('KIT_ERR_INVALID_TAG', `@KitTag(${JSON.stringify(tag)}): a tag must be a non-empty string.`);
+  }
+  return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+    const metadata = context.metadata as Metadata;
+    // Class decorators apply bottom-up; prepending keeps the list in the order they are written.
+    const tags = own<string[]>(metadata, TAGS) ?? [];
+    metadata[TAGS] = [tag, ...tags.filter((t) => t !== tag)];
+    rememberName(context);
+  };
+}
+
+/**
+ * Marks an old-style, attribute-based endpoint class (spec `[KitEndpoint]`).
+ *
+ * @deprecated Since 0.4.0, removal announced for 0.5.0: implement `IKitEndpoint` instead.
+ * @example
+ * ```ts
+ * @KitEndpoint()
+ * export class LegacyReportsEndpoint {
+ *   @KitMethod('daily/{day}', KitHttpMethod.GET)
+ *   daily(request: FastifyRequest) { return { day: (request.params as { day: string }).day }; }
+ * }
+ * ```
+ */
+export function KitEndpoint() {
+  return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+    context.metadata[LEGACY] = true;
+    rememberName(context);
+  };
+}
+
+/**
+ * Marks a method of a `@KitEndpoint()` class as a route (spec `[KitMethod]`); the method is called
+ * with `(request, reply)`. The path is relative to the group and may use `{param}` or `:param`.
+ *
+ * @deprecated Since 0.4.0, removal announced for 0.5.0: implement `IKitEndpoint` instead.
+ * @example
+ * ```ts
+ * @KitMethod('items/{id}', KitHttpMethod.DELETE)
+ * remove(request: FastifyRequest, reply: FastifyReply) { reply.code(204).send(); }
+ * ```
+ */
+export function KitMethod(path: string, method: KitHttpMethod) {
+  if (typeof path !== 'string') {
+    throw new KitError('KIT_ERR_INVALID_ROUTE', `@KitMethod(${JSON.stringify(path)}): the path must be a string.`);
+  }
+  if (!Object.values(KitHttpMethod).includes(method)) {
+    throw new KitError('KIT_ERR_INVALID_ROUTE', `@KitMethod('${path}', ${JSON.stringify(method)}): the method must be one of ${Object.values(KitHttpMethod).join(', ')}.`);
+  }
+  return (_fn: (...args: never[]) => unknown, context: ClassMethodDecoratorContext): void => {
+    if (context.static || context.private) {
+      throw new KitError('KIT_ERR_INVALID_ROUTE', `@KitMethod on ${String(context.name)}: only public instance methods can be routes.`);
+    }
+    const metadata = context.metadata as Metadata;
+    const routes = own<LegacyRoute[]>(metadata, ROUTES) ?? [];
+    metadata[ROUTES] = [...routes, { path, method, key: context.name }];
+  };
+}

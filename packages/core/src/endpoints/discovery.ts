@@ -1,0 +1,98 @@
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { KitError, show } from '../errors.js';
+import { readEndpointMetadata } from './decorators.js';
+import type { EndpointClass } from './types.js';
+
+/**
+ * Where endpoint classes come from: a directory (path string, relative to the working directory,
+ * or a file URL) scanned recursively, an endpoint class, or a module namespace object.
+ */
+export type EndpointSource = string | URL | EndpointClass | Readonly<Record<string, unknown>>;
+
+const JS = new Set(['.js', '.mjs', '.cjs']);
+const TS = new Set(['.ts', '.mts', '.cts']);
+
+/** True when a TypeScript loader (tsx, ts-node, Node's type stripping) can import `.ts` files here. */
+export function typeScriptLoaderActive(): boolean {
+  if ((process.features as { typescript?: unknown }).typescript) return true;
+  const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+  return /tsx|ts-node|@swc-node|esbuild-register|--experimental-strip-types|--experimental-transform-types/.test(flags);
+}
+
+/** An exported class with an `addRoutes` method, or one decorated `@KitEndpoint()`. */
+export function isEndpointClass(value: unknown): value is EndpointClass {
+  if (typeof value !== 'function' || typeof value.prototype !== 'object' || value.prototype === null) return false;
+  if (typeof (value.prototype as { addRoutes?: unknown }).addRoutes === 'function') return true;
+  return readEndpointMetadata(value as EndpointClass).legacy;
+}
+
+function isModuleFile(name: string, withTs: boolean): boolean {
+  if (/\.(test|spec)\.[cm]?[jt]s$/.test(name) || /\.d\.[cm]?ts$/.test(name)) return false;
+  const ext = path.extname(name);
+  return JS.has(ext) || (withTs && TS.has(ext));
+}
+
+async function listModules(dir: string, withTs: boolean): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const files: string[] = [];
+  for (const entry of entries) {
+    if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...(await listModules(full, withTs)));
+    else if (entry.isFile() && isModuleFile(entry.name, withTs)) files.push(full);
+  }
+  return files;
+}
+
+function collect(namespace: Readonly<Record<string, unknown>>, into: Set<EndpointClass>): void {
+  for (const value of Object.values(namespace)) if (isEndpointClass(value)) into.add(value);
+}
+
+async function scanDirectory(dir: string, into: Set<EndpointClass>, origin: string): Promise<void> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${origin} is not a directory (resolved to ${dir}). Pass an existing directory, an endpoint class or a module namespace.`);
+  }
+  for (const file of await listModules(dir, typeScriptLoaderActive())) {
+    let namespace: Record<string, unknown>;
+    try {
+      namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (err) {
+      throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Could not import endpoint module ${file}: ${(err as Error).message}`, { cause: err });
+    }
+    collect(namespace, into);
+  }
+}
+
+/** The default source: the `endpoints/` folder beside the entry module, when it exists. */
+export function defaultEndpointsDirectory(): string | undefined {
+  const entry = process.argv[1];
+  return entry ? path.join(path.dirname(path.resolve(entry)), 'endpoints') : undefined;
+}
+
+/** Loads every endpoint class named by `sources`, in a stable order, each class once. */
+export async function discoverEndpointClasses(sources: readonly EndpointSource[] | undefined): Promise<EndpointClass[]> {
+  const found = new Set<EndpointClass>();
+  if (sources === undefined) {
+    const dir = defaultEndpointsDirectory();
+    if (dir && (await stat(dir).catch(() => undefined))?.isDirectory()) await scanDirectory(dir, found, JSON.stringify(dir));
+    return [...found];
+  }
+  for (const source of sources) {
+    if (typeof source === 'string') await scanDirectory(path.resolve(source), found, JSON.stringify(source));
+    else if (source instanceof URL) {
+      if (source.protocol !== 'file:') throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${source.href} is not a file: URL.`);
+      await scanDirectory(fileURLToPath(source), found, source.href);
+    } else if (typeof source === 'function') {
+      if (!isEndpointClass(source)) {
+        throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${show(source)} is not an endpoint class: implement IKitEndpoint (an addRoutes(app) method) or decorate it @KitEndpoint().`);
+      }
+      found.add(source);
+    } else if (typeof source === 'object' && source !== null) collect(source, found);
+    else throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${show(source)} is not a directory, URL, class or module namespace.`);
+  }
+  return [...found];
+}

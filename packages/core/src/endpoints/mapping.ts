@@ -1,0 +1,115 @@
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { KitError } from '../errors.js';
+import { buildService, type KitServices } from '../services.js';
+import { readEndpointMetadata } from './decorators.js';
+import { discoverEndpointClasses, type EndpointSource } from './discovery.js';
+import { groupNameFromClass, type NamingRules } from './naming.js';
+import { operationIdFor, relativeRoutePath, type RouteTable } from './operation-ids.js';
+import type { EndpointClass, IKitEndpoint } from './types.js';
+
+/** One route group: its name (URL segment and default tag), URL prefix, tags and classes. */
+export interface GroupPlan {
+  readonly name: string;
+  readonly prefix: string;
+  /** `@KitTag` tags merged across the classes in declaration order; empty means `[name]`. */
+  readonly tags: string[];
+  readonly classes: EndpointClass[];
+}
+
+/** Groups classes by explicit `@EndpointGroup` name or by the name derived from the class name. */
+export function planGroups(classes: readonly EndpointClass[], rules: NamingRules, apiPrefix: string): GroupPlan[] {
+  const groups = new Map<string, GroupPlan>();
+  for (const cls of classes) {
+    const meta = readEndpointMetadata(cls);
+    const name = meta.group ?? groupNameFromClass(meta.sourceName ?? cls.name, rules);
+    let group = groups.get(name);
+    if (!group) {
+      group = { name, prefix: apiPrefix ? `/${apiPrefix}/${name}` : `/${name}`, tags: [], classes: [] };
+      groups.set(name, group);
+    }
+    group.classes.push(cls);
+    for (const tag of meta.tags) if (!group.tags.includes(tag)) group.tags.push(tag);
+  }
+  return [...groups.values()];
+}
+
+const warnedLegacy = new WeakSet<EndpointClass>();
+
+function warnLegacy(cls: EndpointClass, name: string): void {
+  if (warnedLegacy.has(cls)) return;
+  warnedLegacy.add(cls);
+  process.emitWarning(
+    `@KitEndpoint class ${name} uses the attribute-based endpoint style, deprecated since 0.4.0 and to be removed in 0.5.0. Implement IKitEndpoint (addRoutes(app)) instead.`,
+    { type: 'DeprecationWarning', code: 'KIT_DEP_KIT_ENDPOINT' },
+  );
+}
+
+type SchemaWithIds = { operationId?: string; tags?: string[] } & Record<string, unknown>;
+
+/** Rewrites a group's routes: relative paths under the prefix, `{id}` params, tags and operationId. */
+function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): void {
+  const given = (route as RouteOptions & { routePath?: string }).routePath ?? '';
+  const relative = relativeRoutePath(given);
+  // Inside a prefixed context Fastify joins 'profile' as '/api/userprofile'; the root ('' and '/') is right already.
+  if (relative !== '') route.url = `${group.prefix}/${given.replace(/^\/+/, '').replace(/\{([A-Za-z_$][\w$]*)\}/g, ':$1')}`;
+  (route as RouteOptions & { path?: string }).path = route.url;
+
+  const schema: SchemaWithIds = { ...(route.schema as SchemaWithIds | undefined) };
+  // A hand-set schema.operationId (or config.operationId, copied by the root hook) wins.
+  if (typeof schema.operationId !== 'string' || schema.operationId === '') {
+    const method = Array.isArray(route.method) ? (route.method[0] as string) : route.method;
+    schema.operationId = operationIdFor(group.name, method, relative);
+    table.noteGenerated(schema.operationId, group.name, relative);
+  }
+  schema.tags ??= group.tags.length > 0 ? [...group.tags] : [group.name];
+  route.schema = schema;
+}
+
+async function addClassRoutes(ctx: FastifyInstance, cls: EndpointClass, services: KitServices): Promise<void> {
+  const meta = readEndpointMetadata(cls);
+  const className = meta.sourceName ?? cls.name;
+  const instance = buildService(services, cls, className) as Partial<IKitEndpoint> & Record<string | symbol, unknown>;
+  if (meta.legacy) {
+    warnLegacy(cls, className);
+    for (const route of meta.legacyRoutes) {
+      const method = instance[route.key];
+      if (typeof method !== 'function') {
+        throw new KitError('KIT_ERR_INVALID_ROUTE', `@KitMethod ${className}.${String(route.key)} is not a method.`);
+      }
+      ctx.route({
+        method: route.method,
+        url: route.path,
+        handler(request, reply) {
+          return (method as (...args: unknown[]) => unknown).call(instance, request, reply);
+        },
+      });
+    }
+  }
+  if (typeof instance.addRoutes === 'function') await instance.addRoutes(ctx);
+}
+
+/**
+ * Registers one Fastify plugin per group, so every class of a group shares one encapsulation
+ * context: a hook any of them adds applies to all the group's routes and to no other group.
+ */
+export function registerEndpointGroups(
+  app: FastifyInstance,
+  sources: readonly EndpointSource[] | undefined,
+  rules: NamingRules,
+  apiPrefix: string,
+  services: KitServices,
+  table: RouteTable,
+): void {
+  app.register(async function kitEndpoints(root) {
+    const groups = planGroups(await discoverEndpointClasses(sources), rules, apiPrefix);
+    for (const group of groups) {
+      root.register(
+        async function kitGroup(ctx) {
+          ctx.addHook('onRoute', (route) => nameRoute(route, group, table));
+          for (const cls of group.classes) await addClassRoutes(ctx, cls, services);
+        },
+        { prefix: group.prefix },
+      );
+    }
+  });
+}

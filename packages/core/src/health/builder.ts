@@ -1,0 +1,96 @@
+import { KitError, invalidOption, show } from '../errors.js';
+import type { ServiceClass } from '../services.js';
+import type { HealthCheckContext, HealthCheckResult, IHealthCheck } from './result.js';
+
+/** A check written as a function. */
+export type HealthCheckFunction = (context: HealthCheckContext) => HealthCheckResult | Promise<HealthCheckResult>;
+
+/** Anything `addCheck` accepts: a function, an `IHealthCheck` instance, or a class built from the container. */
+export type HealthCheckSource = HealthCheckFunction | IHealthCheck | ServiceClass<IHealthCheck>;
+
+/** Per-check options. */
+export interface HealthCheckOptions {
+  /** Tags for `/healthz?tag=...` filtering. */
+  tags?: readonly string[];
+  /** Per-check timeout in milliseconds (default 5000). */
+  timeoutMs?: number;
+}
+
+/** A registered check, as the runner sees it. */
+export interface HealthCheckRegistration {
+  readonly name: string;
+  readonly tags: readonly string[];
+  readonly timeoutMs: number;
+  /** Either a ready check, or a class still to be built from the container at `useKit`. */
+  readonly check: IHealthCheck | ServiceClass<IHealthCheck>;
+}
+
+/** Default per-check timeout. */
+export const DEFAULT_CHECK_TIMEOUT_MS = 5000;
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+function isCheckClass(value: unknown): value is ServiceClass<IHealthCheck> {
+  return typeof value === 'function' && typeof (value.prototype as Partial<IHealthCheck> | undefined)?.checkHealth === 'function';
+}
+
+/**
+ * Collects health checks (spec health-check builder). Reached through `opt.healthChecksConfigure`
+ * for the host and through `app.kit.healthChecks` for plugins.
+ *
+ * @example
+ * ```ts
+ * addKit(app, (opt) => {
+ *   opt.healthChecksConfigure = (hc) => hc
+ *     .addCheck('db', async () => HealthCheckResult.healthy('db reachable'))
+ *     .addCheck('cache', CacheHealthCheck, { tags: ['ready'], timeoutMs: 1000 });
+ * });
+ * ```
+ */
+export class HealthChecksBuilder {
+  readonly #checks = new Map<string, HealthCheckRegistration>();
+  #sealed = false;
+
+  /** Registers a check under a unique name. Throws `KIT_ERR_DUPLICATE_HEALTH_CHECK` on a repeated name. */
+  addCheck(name: string, check: HealthCheckSource, options: HealthCheckOptions = {}): this {
+    if (this.#sealed) {
+      throw new KitError('KIT_ERR_HEALTH_SEALED', `Health check '${name}' was added after useKit() completed; add checks before or during useKit().`);
+    }
+    if (typeof name !== 'string' || !NAME.test(name)) {
+      throw invalidOption('addCheck(name)', name, 'a name of 1-64 letters, digits, ".", "_", ":" or "-"');
+    }
+    if (this.#checks.has(name)) {
+      throw new KitError('KIT_ERR_DUPLICATE_HEALTH_CHECK', `A health check named '${name}' is already registered; check names must be unique.`);
+    }
+    const tags = options.tags ?? [];
+    if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string' || t.length === 0)) {
+      throw invalidOption(`addCheck('${name}').tags`, tags, 'an array of non-empty strings');
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
+    if (!Number.isFinite(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) {
+      throw invalidOption(`addCheck('${name}').timeoutMs`, timeoutMs, 'a number of milliseconds from 1 to 2147483647');
+    }
+    let resolved: HealthCheckRegistration['check'];
+    if (isCheckClass(check)) resolved = check;
+    else if (typeof check === 'function') resolved = { checkHealth: check };
+    else if (check && typeof (check as Partial<IHealthCheck>).checkHealth === 'function') resolved = check;
+    else throw invalidOption(`addCheck('${name}', check)`, show(check), 'a function, an object with checkHealth(), or a class implementing IHealthCheck');
+    this.#checks.set(name, { name, tags: [...new Set(tags)], timeoutMs, check: resolved });
+    return this;
+  }
+
+  /** True when a check of that name is registered. */
+  has(name: string): boolean {
+    return this.#checks.has(name);
+  }
+
+  /** The registrations in the order they were added. */
+  registrations(): readonly HealthCheckRegistration[] {
+    return [...this.#checks.values()];
+  }
+
+  /** Called by Kit when start-up completes: later additions would never be built, so they throw. */
+  seal(): void {
+    this.#sealed = true;
+  }
+}

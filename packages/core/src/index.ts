@@ -1,0 +1,26 @@
+// The public surface of @kit/core, and nothing else.
+export { addKit, useKit, type KitConfigure } from './kit.js';
+export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './options.js';
+export type { KitInstance, KitAudit } from './runtime.js';
+export { KitError } from './errors.js';
+export { EndpointFormat, HealthCheckDetailLevel, AuditTrailFormat, KitHttpMethod, type KitState } from './enums.js';
+export type { KitServices, ServiceClass } from './services.js';
+
+export type { IKitEndpoint, EndpointClass } from './endpoints/types.js';
+export type { EndpointSource } from './endpoints/discovery.js';
+export { EndpointGroup, KitTag, KitEndpoint, KitMethod } from './endpoints/decorators.js';
+export { operationIdFor } from './endpoints/operation-ids.js';
+
+export { AuditTrailOptions, type AuditLogLevel } from './audit/options.js';
+export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';
+
+export {
+  HealthChecksBuilder,
+  type HealthCheckFunction,
+  type HealthCheckOptions,
+  type HealthCheckSource,
+  type HealthCheckRegistration,
+} from './health/builder.js';
+export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
+export { GracefulShutdownOptions } from './health/shutdown-options.js';
+export type { JwtOptions } from './auth/options.js';

@@ -1,0 +1,258 @@
+import { AuditTrailOptions, validateAuditTrailOptions } from './audit/options.js';
+import type { IAuditSink } from './audit/entry.js';
+import { validateJwtOptions, type JwtOptions } from './auth/options.js';
+import { EndpointFormat, HealthCheckDetailLevel } from './enums.js';
+import { invalidOption } from './errors.js';
+import type { HealthChecksBuilder } from './health/builder.js';
+import { GracefulShutdownOptions, validateGracefulShutdownOptions } from './health/shutdown-options.js';
+import type { KitServices, ServiceClass } from './services.js';
+
+/** A warm-up task class: built from the container, its `warmup` runs before the readiness gate opens. */
+export interface IWarmup {
+  warmup(signal: AbortSignal): void | Promise<void>;
+}
+
+/** A warm-up task: a function, or a class implementing `IWarmup` built from the container. */
+export type WarmupTask = ((signal: AbortSignal) => void | Promise<void>) | ServiceClass<IWarmup>;
+
+/** Title, version and description of the OpenAPI document. */
+export interface OpenApiInfo {
+  title?: string;
+  version?: string;
+  description?: string;
+}
+
+// Lets resolveOptions read the private state of a KitOption without making it public.
+let readPrivate: (o: KitOption) => {
+  audit: { action?: (options: AuditTrailOptions) => void } | undefined;
+  jwt: JwtOptions | undefined;
+  shutdown: { action?: (options: GracefulShutdownOptions) => void } | undefined;
+  warmups: WarmupTask[];
+};
+
+/**
+ * Kit configuration (spec `KitOption`), handed to the configure callback of `addKit`.
+ *
+ * @example
+ * ```ts
+ * addKit(app, (opt) => {
+ *   opt.format = EndpointFormat.SnakeCase;
+ *   opt.apiPrefix = 'api';
+ *   opt.configureAuditTrail((a) => { a.asyncWrite = true; });
+ *   opt.configureJwt('https://login.example.com/tenant', ['api://orders']);
+ * });
+ * ```
+ */
+export class KitOption {
+  /** Case style of the group segment in URLs. */
+  format: EndpointFormat = EndpointFormat.CamelCase;
+  /** First URL segment of all grouped routes (`''` for none; `'api/v1'` for two). */
+  apiPrefix = 'api';
+  /** Suffix stripped from class names (case-insensitive when given as a string). */
+  groupNameSuffixPattern: string | RegExp = '(Endpoint|Service|Controller)$';
+  /** Version marker in class names. */
+  versionFormatPattern: string | RegExp = 'V(\\d+)';
+  /** Replacement of the version marker in group names (`V1` becomes `@1`). */
+  versionFormatReplacement = '@$1';
+  /** When false, neither `/healthz` nor `/livez` is mapped. */
+  enableHealthChecks = true;
+  /** Path of the health report. */
+  healthCheckPath = '/healthz';
+  /** Registers custom checks. */
+  healthChecksConfigure?: (builder: HealthChecksBuilder) => unknown;
+  /** Detail of the health report; default `Full` when `NODE_ENV=development`, else `StatusOnly`. */
+  healthCheckDetailLevel?: HealthCheckDetailLevel;
+  /** Supplies the audit sink; receives the service container. Default: `LoggingAuditSink`. */
+  auditSinkFactory?: (services: KitServices) => IAuditSink;
+  /** `version` of the health report and of the OpenAPI document; default: the host's package.json version. */
+  applicationVersion?: string;
+  /** Path of the OpenAPI 3.1 document, or `false` for none (which also turns the UI off). */
+  openApiPath: string | false = '/openapi.json';
+  /** Path of the reference UI, or `false` for none. */
+  docsPath: string | false = '/docs';
+  /** Title, version and description of the OpenAPI document. */
+  openApiInfo: OpenApiInfo = {};
+  /** An awilix container of the host's to use instead of a new one. */
+  container?: KitServices;
+  /** Registrations instantiated during `useKit`, before the readiness gate opens. */
+  eagerSingletons: string[] = [];
+  /** Limit for all warm-up tasks together. */
+  warmupTimeoutMs = 30_000;
+
+  #audit: { action?: (options: AuditTrailOptions) => void } | undefined;
+  #jwt: JwtOptions | undefined;
+  #shutdown: { action?: (options: GracefulShutdownOptions) => void } | undefined;
+  readonly #warmups: WarmupTask[] = [];
+
+  /** Turns the audit trail on, with defaults or adjusted by `action`. */
+  configureAuditTrail(action?: (options: AuditTrailOptions) => void): this {
+    this.#audit = { action };
+    return this;
+  }
+
+  /** Validates Bearer tokens issued by `authority` for one of `audiences`, and adds the `jwt` health check. */
+  configureJwt(authority: string, audiences: readonly string[]): this {
+    this.#jwt = validateJwtOptions(authority, audiences);
+    return this;
+  }
+
+  /** Handles SIGTERM/SIGINT: readiness turns 503, requests drain, the audit trail flushes, the process exits 0. */
+  configureGracefulShutdown(action?: (options: GracefulShutdownOptions) => void): this {
+    this.#shutdown = { action };
+    return this;
+  }
+
+  /** Adds a warm-up task; all run in parallel during `useKit` under `warmupTimeoutMs`. */
+  configureWarmup(task: WarmupTask): this {
+    if (typeof task !== 'function') throw invalidOption('configureWarmup(task)', task, 'a function or a class with warmup(signal)');
+    this.#warmups.push(task);
+    return this;
+  }
+
+  static {
+    readPrivate = (o) => ({ audit: o.#audit, jwt: o.#jwt, shutdown: o.#shutdown, warmups: [...o.#warmups] });
+  }
+}
+
+
+/** The validated, frozen configuration the running layer reads (`app.kit.options`). */
+export interface ResolvedKitOptions {
+  readonly format: EndpointFormat;
+  /** Without leading or trailing `/`; `''` when there is no prefix. */
+  readonly apiPrefix: string;
+  readonly groupNameSuffixPattern: RegExp;
+  readonly versionFormatPattern: RegExp;
+  readonly versionFormatReplacement: string;
+  readonly enableHealthChecks: boolean;
+  readonly healthCheckPath: string;
+  readonly healthChecksConfigure: ((builder: HealthChecksBuilder) => unknown) | undefined;
+  readonly healthCheckDetailLevel: HealthCheckDetailLevel;
+  readonly auditTrail: Readonly<AuditTrailOptions> | undefined;
+  readonly auditSinkFactory: ((services: KitServices) => IAuditSink) | undefined;
+  readonly jwt: JwtOptions | undefined;
+  readonly gracefulShutdown: Readonly<GracefulShutdownOptions> | undefined;
+  readonly applicationVersion: string | undefined;
+  readonly openApiPath: string | false;
+  readonly docsPath: string | false;
+  readonly openApiInfo: Readonly<OpenApiInfo>;
+  readonly container: KitServices | undefined;
+  readonly eagerSingletons: readonly string[];
+  readonly warmups: readonly WarmupTask[];
+  readonly warmupTimeoutMs: number;
+}
+
+const SEGMENT = "[A-Za-z0-9._~@!$&'()*+,;=-]+";
+const PATH = new RegExp(`^(/${SEGMENT})+$`);
+
+function compile(option: string, value: unknown, flags: string): RegExp {
+  if (value instanceof RegExp) return value;
+  if (typeof value !== 'string' || value.length === 0) throw invalidOption(option, value, 'a regular expression or a non-empty pattern string');
+  try {
+    return new RegExp(value, flags);
+  } catch (err) {
+    throw invalidOption(option, value, `a valid regular expression (${(err as Error).message})`);
+  }
+}
+
+function checkPath(option: string, value: unknown): string {
+  if (typeof value !== 'string' || !PATH.test(value)) {
+    throw invalidOption(option, value, 'an absolute path such as "/healthz" (no query, fragment, spaces or trailing "/")');
+  }
+  return value;
+}
+
+function oneOf<T extends string>(option: string, value: unknown, values: Record<string, T>): T {
+  const allowed = Object.values(values);
+  if (!allowed.includes(value as T)) throw invalidOption(option, value, `one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+/** Validates a configured `KitOption`; every failure is `KIT_ERR_INVALID_OPTION` naming the option and value. */
+export function resolveOptions(opt: KitOption): ResolvedKitOptions {
+  const hidden = readPrivate(opt);
+  const format = oneOf('format', opt.format, EndpointFormat);
+
+  if (typeof opt.apiPrefix !== 'string') throw invalidOption('apiPrefix', opt.apiPrefix, 'a string such as "api"');
+  const apiPrefix = opt.apiPrefix.replace(/^\/+|\/+$/g, '');
+  if (apiPrefix !== '' && !PATH.test(`/${apiPrefix}`)) {
+    throw invalidOption('apiPrefix', opt.apiPrefix, 'URL path segments such as "api" or "api/v1"');
+  }
+
+  const groupNameSuffixPattern = compile('groupNameSuffixPattern', opt.groupNameSuffixPattern, 'i');
+  const versionFormatPattern = compile('versionFormatPattern', opt.versionFormatPattern, '');
+  if (typeof opt.versionFormatReplacement !== 'string') {
+    throw invalidOption('versionFormatReplacement', opt.versionFormatReplacement, 'a replacement string such as "@$1"');
+  }
+
+  if (typeof opt.enableHealthChecks !== 'boolean') throw invalidOption('enableHealthChecks', opt.enableHealthChecks, 'true or false');
+  const healthCheckPath = checkPath('healthCheckPath', opt.healthCheckPath);
+  if (healthCheckPath === '/livez') throw invalidOption('healthCheckPath', healthCheckPath, 'a path other than "/livez"');
+  const healthCheckDetailLevel =
+    opt.healthCheckDetailLevel === undefined
+      ? process.env.NODE_ENV === 'development'
+        ? HealthCheckDetailLevel.Full
+        : HealthCheckDetailLevel.StatusOnly
+      : oneOf('healthCheckDetailLevel', opt.healthCheckDetailLevel, HealthCheckDetailLevel);
+
+  for (const key of ['healthChecksConfigure', 'auditSinkFactory'] as const) {
+    if (opt[key] !== undefined && typeof opt[key] !== 'function') throw invalidOption(key, opt[key], 'a function');
+  }
+  if (opt.applicationVersion !== undefined && (typeof opt.applicationVersion !== 'string' || opt.applicationVersion === '')) {
+    throw invalidOption('applicationVersion', opt.applicationVersion, 'a non-empty string');
+  }
+
+  const openApiPath = opt.openApiPath === false ? false : checkPath('openApiPath', opt.openApiPath);
+  const docsPath = opt.docsPath === false || openApiPath === false ? false : checkPath('docsPath', opt.docsPath);
+  if (typeof opt.openApiInfo !== 'object' || opt.openApiInfo === null) throw invalidOption('openApiInfo', opt.openApiInfo, 'an object');
+
+  if (opt.container !== undefined && (typeof opt.container !== 'object' || typeof opt.container?.build !== 'function')) {
+    throw invalidOption('container', opt.container, 'an awilix container');
+  }
+  if (!Array.isArray(opt.eagerSingletons) || opt.eagerSingletons.some((n) => typeof n !== 'string' || n === '')) {
+    throw invalidOption('eagerSingletons', opt.eagerSingletons, 'an array of registration names');
+  }
+  if (!Number.isFinite(opt.warmupTimeoutMs) || opt.warmupTimeoutMs < 1 || opt.warmupTimeoutMs > 2_147_483_647) {
+    throw invalidOption('warmupTimeoutMs', opt.warmupTimeoutMs, 'a number of milliseconds from 1 to 2147483647');
+  }
+
+  let auditTrail: AuditTrailOptions | undefined;
+  if (hidden.audit) {
+    const defaults = [healthCheckPath, '/livez', openApiPath, docsPath].filter((p): p is string => typeof p === 'string');
+    auditTrail = new AuditTrailOptions(defaults);
+    hidden.audit.action?.(auditTrail);
+    validateAuditTrailOptions(auditTrail);
+    Object.freeze(auditTrail);
+  }
+
+  let gracefulShutdown: GracefulShutdownOptions | undefined;
+  if (hidden.shutdown) {
+    gracefulShutdown = new GracefulShutdownOptions();
+    hidden.shutdown.action?.(gracefulShutdown);
+    validateGracefulShutdownOptions(gracefulShutdown);
+    Object.freeze(gracefulShutdown);
+  }
+
+  return Object.freeze({
+    format,
+    apiPrefix,
+    groupNameSuffixPattern,
+    versionFormatPattern,
+    versionFormatReplacement: opt.versionFormatReplacement,
+    enableHealthChecks: opt.enableHealthChecks,
+    healthCheckPath,
+    healthChecksConfigure: opt.healthChecksConfigure,
+    healthCheckDetailLevel,
+    auditTrail,
+    auditSinkFactory: opt.auditSinkFactory,
+    jwt: hidden.jwt,
+    gracefulShutdown,
+    applicationVersion: opt.applicationVersion,
+    openApiPath,
+    docsPath,
+    openApiInfo: { ...opt.openApiInfo },
+    container: opt.container,
+    eagerSingletons: [...opt.eagerSingletons],
+    warmups: hidden.warmups,
+    warmupTimeoutMs: opt.warmupTimeoutMs,
+  });
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify';
+import type { AuditStats } from './audit/entry.js';
+import type { EndpointSource } from './endpoints/discovery.js';
+import { RouteTable } from './endpoints/operation-ids.js';
+import type { KitState } from './enums.js';
+import { HealthChecksBuilder } from './health/builder.js';
+import type { ResolvedKitOptions } from './options.js';
+import type { KitServices } from './services.js';
+
+/** The audit trail as the running layer exposes it (`app.kit.audit`). */
+export interface KitAudit {
+  /** True when `configureAuditTrail` was called. */
+  readonly enabled: boolean;
+  /** Queue and sink counters. */
+  stats(): AuditStats;
+  /** Writes every queued entry now (asynchronous mode); resolves at once otherwise. */
+  flush(): Promise<void>;
+}
+
+/**
+ * The running layer, `app.kit` (also returned by `addKit`).
+ *
+ * @example
+ * ```ts
+ * const kit = addKit(app);
+ * kit.services.register({ clock: asValue(() => Date.now()) });
+ * await useKit(app);
+ * app.log.info({ state: app.kit.state, audit: app.kit.audit.stats() }, 'kit ready');
+ * ```
+ */
+export interface KitInstance {
+  /** The validated options. */
+  readonly options: ResolvedKitOptions;
+  /** The service container endpoint classes, checks and sinks are built from. */
+  readonly services: KitServices;
+  /** The health-check builder; plugins add their checks here before `useKit` completes. */
+  readonly healthChecks: HealthChecksBuilder;
+  /** Audit trail counters and flush. */
+  readonly audit: KitAudit;
+  /** `starting` until `useKit` completes, then `ready`, then `shuttingDown`. */
+  readonly state: KitState;
+}
+
+const auditOff: KitAudit = Object.freeze({
+  enabled: false,
+  stats: () => ({ enqueued: 0, written: 0, dropped: 0, failed: 0, queueDepth: 0 }),
+  flush: () => Promise.resolve(),
+});
+
+/** The mutable state behind `app.kit`, handed to each capability's setup. Not public. */
+export class KitRuntime implements KitInstance {
+  readonly healthChecks = new HealthChecksBuilder();
+  readonly routes = new RouteTable();
+  state: KitState = 'starting';
+  audit: KitAudit = auditOff;
+  /** Why start-up failed, when it did: the readiness gate stays closed. */
+  startupError: unknown = undefined;
+  useKitCalled = false;
+
+  constructor(
+    readonly app: FastifyInstance,
+    readonly options: ResolvedKitOptions,
+    readonly services: KitServices,
+    readonly sources: readonly EndpointSource[] | undefined,
+  ) {}
+}
