@@ -1,0 +1,16 @@
+import { buildApp, settingsFromEnv } from './app.js';
+
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? '127.0.0.1';
+
+const app = await buildApp(settingsFromEnv());
+await app.listen({ port, host });
+
+const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${(app.server.address() as { port: number }).port}`;
+console.log(`
+Sample shop API is listening on ${base}
+  API           ${base}/api/users   ${base}/api/orders@2   ${base}/api/admin/jobs (x-admin-key)
+  OpenAPI       ${base}/openapi.json
+  Reference UI  ${base}/docs
+  Health        ${base}/healthz   ${base}/livez
+`);
