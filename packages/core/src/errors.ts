@@ -19,6 +19,7 @@ export function show(value: unknown): string {
   if (value instanceof RegExp) text = String(value);
   else if (typeof value === 'function') text = `[function ${value.name || 'anonymous'}]`;
   else if (typeof value === 'string') text = JSON.stringify(value);
+  else if (typeof value === 'number' || typeof value === 'bigint') text = String(value);
   else {
     try {
       text = JSON.stringify(value) ?? String(value);

@@ -1,11 +1,14 @@
-import { AwilixResolutionError, createContainer, InjectionMode, type AwilixContainer } from 'awilix';
+import { AwilixResolutionError, createContainer, InjectionMode, type AwilixContainer, type Constructor } from 'awilix';
 import { KitError } from './errors.js';
 
 /** The Kit service container: an awilix container in PROXY injection mode (constructors receive the cradle). */
 export type KitServices = AwilixContainer;
 
-/** A class Kit builds from the container: its constructor receives the awilix cradle. */
-export type ServiceClass<T> = new (cradle: Record<string, unknown>) => T;
+/**
+ * A class Kit builds from the container: its constructor receives the awilix cradle, typed by the
+ * class as the dependencies it reads (`constructor({ db }: { db: Db })`).
+ */
+export type ServiceClass<T> = new (...args: never[]) => T;
 
 /** Creates the container Kit owns when the host did not pass one (`opt.container`). */
 export function createServices(): KitServices {
@@ -33,7 +36,7 @@ export function dependencyError(err: unknown, consumer: string): unknown {
 /** Builds `cls` with its constructor dependencies from the container; a missing one is `KIT_ERR_DEPENDENCY`. */
 export function buildService<T>(services: KitServices, cls: ServiceClass<T>, consumer = cls.name): T {
   try {
-    return services.build(cls);
+    return services.build(cls as unknown as Constructor<T>);
   } catch (err) {
     throw dependencyError(err, consumer);
   }

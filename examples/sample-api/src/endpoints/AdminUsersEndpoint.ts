@@ -9,14 +9,20 @@ import type { UserRepository } from '../services/users.js';
 @EndpointGroup('admin')
 @KitTag('Administration')
 export class AdminUsersEndpoint implements IKitEndpoint {
-  constructor(private readonly deps: { userRepository: UserRepository; adminApiKey: string }) {}
+  readonly #users: UserRepository;
+  readonly #adminApiKey: string;
+
+  constructor({ userRepository, adminApiKey }: { userRepository: UserRepository; adminApiKey: string }) {
+    this.#users = userRepository;
+    this.#adminApiKey = adminApiKey;
+  }
 
   addRoutes(app: FastifyInstance): void {
     app.addHook('onRequest', async (request, reply) => {
-      if (request.headers['x-admin-key'] !== this.deps.adminApiKey) {
+      if (request.headers['x-admin-key'] !== this.#adminApiKey) {
         await reply.code(401).send({ message: 'admin key required' });
       }
     });
-    app.get('users', { schema: { summary: 'All users with e-mail addresses' } }, async () => this.deps.userRepository.list());
+    app.get('users', { schema: { summary: 'All users with e-mail addresses' } }, async () => this.#users.list());
   }
 }

@@ -5,7 +5,6 @@ import { KitEndpoint, KitHttpMethod, KitMethod } from '@kit/core';
  * An old-style endpoint kept for an old client: /api/legacyReports/daily/{day}.
  * @deprecated use an IKitEndpoint class; @KitEndpoint is removed in 0.5.0.
  */
-// eslint-disable-next-line @typescript-eslint/no-deprecated
 @KitEndpoint()
 export class LegacyReportsEndpoint {
   @KitMethod('daily/{day}', KitHttpMethod.GET)

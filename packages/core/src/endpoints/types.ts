@@ -19,4 +19,4 @@ export interface IKitEndpoint {
 }
 
 /** A class Kit can build into an endpoint (its constructor receives the service cradle). */
-export type EndpointClass = new (cradle: Record<string, unknown>) => object;
+export type EndpointClass = new (...args: never[]) => object;

@@ -68,8 +68,11 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
         ...(options.openApiInfo.description ? { description: options.openApiInfo.description } : {}),
       },
     },
-    transformObject: (documentObject) =>
-      'openapiObject' in documentObject ? finishDocument(documentObject.openapiObject as Document, table) : documentObject.swaggerObject,
+    transformObject: (documentObject) => {
+      if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+      finishDocument(documentObject.openapiObject as unknown as Document, table);
+      return documentObject.openapiObject;
+    },
   });
   app.register(async function kitOpenApiDocument(scope) {
     scope.get(documentPath, { schema: { hide: true } }, () => app.swagger());

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const repo = path.resolve(root, '..', '..');
+const run = promisify(execFile);
+
+/** Starts the sample the way `npm start` does, on a free port, and returns its base URL. */
+async function startSample(env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sample did not start:\n${out}`)), 30_000);
+    child.stdout?.on('data', () => {
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`sample exited with ${code}:\n${out}`)));
+  });
+  return { child, base, output: () => out };
+}
+
+describe('sample service', () => {
+  let sample: Awaited<ReturnType<typeof startSample>>;
+  before(async () => {
+    sample = await startSample();
+  });
+  after(() => {
+    sample?.child.kill('SIGKILL');
+  });
+
+  it('prints the URLs of its API, /docs, /openapi.json and /healthz', () => {
+    for (const p of ['/api/users', '/docs', '/openapi.json', '/healthz']) assert.ok(sample.output().includes(`${sample.base}${p}`), p);
+  });
+
+  it('answers on /api/... for every group, including a V1/V2 pair and the shared admin hook', async () => {
+    assert.equal((await fetch(`${sample.base}/api/users`)).status, 200);
+    assert.equal((await fetch(`${sample.base}/api/users/1`)).status, 200);
+    assert.equal((await fetch(`${sample.base}/api/orders@1`)).status, 200);
+    assert.equal((await fetch(`${sample.base}/api/orders%402/100`)).status, 200);
+    assert.equal((await fetch(`${sample.base}/api/admin/jobs`)).status, 401);
+    assert.equal((await fetch(`${sample.base}/api/admin/jobs`, { headers: { 'x-admin-key': 'change-me' } })).status, 200);
+    assert.equal((await fetch(`${sample.base}/api/legacyReports/daily/mon`)).status, 200);
+  });
+
+  it('serves /docs with local assets', async () => {
+    const res = await fetch(`${sample.base}/docs/`);
+    assert.equal(res.status, 200);
+    assert.equal((await fetch(`${sample.base}/docs/static/swagger-ui.css`)).status, 200);
+  });
+
+  it('its /openapi.json passes `redocly lint` (recommended rules) with no errors', async () => {
+    const doc = await (await fetch(`${sample.base}/openapi.json`)).json();
+    await mkdir(path.join(repo, '.tmp'), { recursive: true });
+    const dir = await mkdtemp(path.join(repo, '.tmp', 'redocly-'));
+    const file = path.join(dir, 'openapi.json');
+    await writeFile(file, JSON.stringify(doc, null, 2));
+    const require = createRequire(import.meta.url);
+    const pkgPath = require.resolve('@redocly/cli/package.json');
+    const pkg = JSON.parse(await readFile(pkgPath, 'utf8')) as { bin: Record<string, string> };
+    const cli = path.join(path.dirname(pkgPath), pkg.bin.redocly ?? Object.values(pkg.bin)[0] ?? '');
+    try {
+      const { stdout, stderr } = await run(process.execPath, [cli, 'lint', file, '--extends=recommended', '--format=summary'], {
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      });
+      const text = stdout + stderr;
+      assert.doesNotMatch(text, /^error\s/m, text);
+      assert.match(text, /valid/i, text);
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string };
+      assert.fail(`redocly lint reported errors:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { asClass, asFunction, asValue, createContainer, InjectionMode } from 'awilix';
+import { addKit, useKit, type IKitEndpoint } from '@kit/core';
+
+class Greeter {
+  greet(name: string) {
+    return `hello ${name}`;
+  }
+}
+
+// Dependencies are destructured in the constructor: awilix resolves on access, so this is what
+// makes a missing one fail start-up rather than the first request.
+class GreetingEndpoint implements IKitEndpoint {
+  readonly #greeter: Greeter;
+  constructor({ greeter }: { greeter: Greeter }) {
+    this.#greeter = greeter;
+  }
+  addRoutes(app: FastifyInstance) {
+    app.get('hi', async () => this.#greeter.greet('ada'));
+  }
+}
+
+describe('service container', () => {
+  it('endpoint classes receive constructor dependencies from app.kit.services', async () => {
+    const app = Fastify();
+    addKit(app, [GreetingEndpoint]).services.register({ greeter: asClass(Greeter).singleton() });
+    await useKit(app);
+    assert.equal((await app.inject('/api/greeting/hi')).body, 'hello ada');
+    await app.close();
+  });
+
+  it('a missing endpoint dependency fails useKit naming the dependency and the class', async () => {
+    const app = Fastify();
+    addKit(app, [GreetingEndpoint]);
+    await assert.rejects(useKit(app), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'KIT_ERR_DEPENDENCY');
+      assert.match(err.message, /Missing dependency 'greeter' needed by GreetingEndpoint/);
+      return true;
+    });
+    assert.equal(app.kit.state, 'starting');
+  });
+
+  it('a dependency read lazily (not in the constructor) is only found missing by the request that needs it', async () => {
+    class LazyEndpoint implements IKitEndpoint {
+      constructor(private readonly deps: { greeter: Greeter }) {}
+      addRoutes(a: FastifyInstance) {
+        a.get('hi', async () => this.deps.greeter.greet('x'));
+      }
+    }
+    const app = Fastify();
+    addKit(app, [LazyEndpoint]);
+    await useKit(app);
+    assert.equal((await app.inject('/api/lazy/hi')).statusCode, 500, 'why the README says: destructure in the constructor');
+    await app.close();
+  });
+
+  it('DI validation: a registration whose own dependency is missing fails start-up naming both', async () => {
+    const app = Fastify();
+    const kit = addKit(app, []);
+    kit.services.register({ reportService: asFunction(({ database }: { database: unknown }) => ({ database })).singleton() });
+    await assert.rejects(useKit(app), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'KIT_ERR_DEPENDENCY');
+      assert.match(err.message, /Missing dependency 'database' needed by 'reportService'/);
+      return true;
+    });
+  });
+
+  it('uses a container the host passes', async () => {
+    const container = createContainer({ injectionMode: InjectionMode.PROXY });
+    container.register({ greeter: asClass(Greeter).singleton() });
+    const app = Fastify();
+    const kit = addKit(app, [GreetingEndpoint], (opt) => { opt.container = container; });
+    assert.equal(kit.services, container);
+    await useKit(app);
+    assert.equal((await app.inject('/api/greeting/hi')).statusCode, 200);
+    await app.close();
+  });
+
+  it('start-up order: routes, DI validation, eager singletons, warm-ups in parallel, then the gate', async () => {
+    const events: string[] = [];
+    class Cache {
+      constructor() {
+        events.push('eager:cache');
+      }
+    }
+    class PrimeCache {
+      async warmup(signal: AbortSignal) {
+        events.push(`warmup:class:${signal.aborted}`);
+        await new Promise((r) => setTimeout(r, 30));
+        events.push('warmup:class:done');
+      }
+    }
+    const app = Fastify();
+    const kit = addKit(app, [], (opt) => {
+      opt.eagerSingletons = ['cache'];
+      opt.configureWarmup(async () => {
+        events.push(`warmup:fn:${app.kit.state}`);
+        await new Promise((r) => setTimeout(r, 30));
+        events.push('warmup:fn:done');
+      });
+      opt.configureWarmup(PrimeCache);
+    });
+    kit.services.register({ cache: asClass(Cache).singleton() });
+    await useKit(app);
+    events.push(`state:${app.kit.state}`);
+    // DI validation resolves 'cache' first, so it is built once, before the warm-ups.
+    assert.deepEqual(events.slice(0, 3), ['eager:cache', 'warmup:fn:starting', 'warmup:class:false']);
+    assert.deepEqual(events.slice(3, 5).sort(), ['warmup:class:done', 'warmup:fn:done'], 'warm-ups ran in parallel');
+    assert.equal(events.at(-1), 'state:ready');
+    await app.close();
+  });
+
+  it('an eager singleton that is not registered fails start-up naming it', async () => {
+    const app = Fastify();
+    addKit(app, [], (opt) => { opt.eagerSingletons = ['ghost']; });
+    await assert.rejects(useKit(app), /eagerSingletons names 'ghost'/);
+  });
+
+  it('a warm-up that ignores its signal cannot hang start-up: KIT_ERR_WARMUP_TIMEOUT and the signal aborts', async () => {
+    let seen: AbortSignal | undefined;
+    const app = Fastify();
+    addKit(app, [], (opt) => {
+      opt.warmupTimeoutMs = 100;
+      opt.configureWarmup((signal) => {
+        seen = signal;
+        return new Promise(() => {});
+      });
+    });
+    const started = Date.now();
+    await assert.rejects(useKit(app), { code: 'KIT_ERR_WARMUP_TIMEOUT' });
+    assert.ok(Date.now() - started < 5000, 'rejected near the timeout, not never');
+    assert.equal(seen?.aborted, true);
+    assert.equal(app.kit.state, 'starting', 'the gate stays closed');
+  });
+
+  it('a failing warm-up rejects useKit with its cause', async () => {
+    const app = Fastify();
+    addKit(app, [], (opt) => opt.configureWarmup(async () => { throw new Error('cache server refused'); }));
+    await assert.rejects(useKit(app), /cache server refused/);
+    assert.equal(app.kit.state, 'starting');
+  });
+
+  it('registered values are resolvable by endpoint classes through asValue', async () => {
+    const app = Fastify();
+    class ConfigEndpoint implements IKitEndpoint {
+      constructor(private readonly deps: { region: string }) {}
+      addRoutes(a: FastifyInstance) {
+        a.get('region', async () => this.deps.region);
+      }
+    }
+    addKit(app, [ConfigEndpoint]).services.register({ region: asValue('eu-west-1') });
+    await useKit(app);
+    assert.equal((await app.inject('/api/config/region')).body, 'eu-west-1');
+    await app.close();
+  });
+});
