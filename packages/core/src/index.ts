@@ -1,5 +1,5 @@
 // The public surface of @kit/core, and nothing else.
-export { addKit, useKit, type KitConfigure } from './kit.js';
+export { addKit, useKit, type KitConfigure, type HostInstance } from './kit.js';
 export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './options.js';
 export type { KitInstance, KitAudit } from './runtime.js';
 export { KitError } from './errors.js';

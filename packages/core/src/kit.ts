@@ -1,4 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyTypeProvider,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerBase,
+} from 'fastify';
 import type { EndpointSource } from './endpoints/discovery.js';
 import { registerEndpointGroups } from './endpoints/mapping.js';
 import { installRouteHooks } from './endpoints/route-hooks.js';
@@ -18,6 +25,16 @@ declare module 'fastify' {
 
 /** The configure callback of `addKit`. */
 export type KitConfigure = (opt: KitOption) => void;
+
+/**
+ * A host's Fastify instance, whatever its server, logger or type provider: Fastify's instance
+ * type is invariant in them, so `addKit(app)` must be generic to accept `loggerInstance: pino()`.
+ */
+export type HostInstance<
+  S extends RawServerBase = RawServerBase,
+  L extends FastifyBaseLogger = FastifyBaseLogger,
+  T extends FastifyTypeProvider = FastifyTypeProvider,
+> = FastifyInstance<S, RawRequestDefaultExpression<S>, RawReplyDefaultExpression<S>, L, T>;
 
 function runtimeOf(app: FastifyInstance): KitRuntime {
   const kit = (app as { kit?: unknown }).kit;
@@ -43,13 +60,21 @@ function runtimeOf(app: FastifyInstance): KitRuntime {
  * await app.listen({ port: 3000 });
  * ```
  */
-export function addKit(app: FastifyInstance, configure?: KitConfigure): KitInstance;
-export function addKit(app: FastifyInstance, sources: readonly EndpointSource[], configure?: KitConfigure): KitInstance;
+export function addKit<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+  app: HostInstance<S, L, T>,
+  configure?: KitConfigure,
+): KitInstance;
+export function addKit<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+  app: HostInstance<S, L, T>,
+  sources: readonly EndpointSource[],
+  configure?: KitConfigure,
+): KitInstance;
 export function addKit(
-  app: FastifyInstance,
+  host: HostInstance,
   sourcesOrConfigure?: readonly EndpointSource[] | KitConfigure,
   maybeConfigure?: KitConfigure,
 ): KitInstance {
+  const app = host as unknown as FastifyInstance;
   if (app.hasDecorator('kit')) throw new KitError('KIT_ERR_ALREADY_ADDED', 'addKit(app) was called twice on the same Fastify instance.');
   const sources = Array.isArray(sourcesOrConfigure) ? (sourcesOrConfigure as readonly EndpointSource[]) : undefined;
   const configure = typeof sourcesOrConfigure === 'function' ? sourcesOrConfigure : maybeConfigure;
@@ -91,7 +116,10 @@ export function addKit(
  * await ready;                 // warm-up done, /healthz turns 200
  * ```
  */
-export async function useKit(app: FastifyInstance): Promise<void> {
+export async function useKit<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+  host: HostInstance<S, L, T>,
+): Promise<void> {
+  const app = host as unknown as FastifyInstance;
   const kit = runtimeOf(app);
   if (kit.useKitCalled) throw new KitError('KIT_ERR_ALREADY_USED', 'useKit(app) was called twice on the same Fastify instance.');
   kit.useKitCalled = true;

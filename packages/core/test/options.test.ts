@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
+import pino from 'pino';
 import { addKit, type KitOption } from '@kit/core';
 
 function fails(configure: (opt: KitOption) => void, option: string, value: string): void {
@@ -62,5 +63,14 @@ describe('bad configuration fails addKit at once, naming the option and the valu
     assert.throws(() => addKit(app), { code: 'KIT_ERR_ALREADY_ADDED' });
     const { useKit } = await import('@kit/core');
     await assert.rejects(useKit(Fastify()), { code: 'KIT_ERR_NOT_ADDED' });
+  });
+
+  it('accepts any Fastify instance: a custom pino loggerInstance changes its type, not whether addKit takes it', async () => {
+    const app = Fastify({ loggerInstance: pino({ level: 'silent' }) });
+    const kit = addKit(app);
+    const { useKit } = await import('@kit/core');
+    await useKit(app);
+    assert.equal(kit.state, 'ready');
+    await app.close();
   });
 });

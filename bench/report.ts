@@ -1,0 +1,68 @@
+// Renders bench/results.json as bench/RESULTS.md: the tables and each quality bar, met or not.
+
+interface ThroughputRow {
+  id: string;
+  label: string;
+  path: string;
+  rps: number[];
+  medianRps: number;
+  medianP99Ms: number;
+  ratioToBare: number;
+  errors: number;
+}
+
+export interface Results {
+  machine: { node: string; cores: number; cpu: string; memoryGb: number; date: string; mode: string; runs: number; seconds: number; connections: number };
+  throughput?: ThroughputRow[];
+  healthz?: { connections: number; seconds: number; requests: number; rps: number; p99Ms: number; slowCheckRuns: number; maxWaves: number; requestsPerCheckRun: number; non2xx: number };
+  startup?: { classes: number; kitMs: number[]; manualMs: number[]; medianKitMs: number; medianManualMs: number; ratio: number };
+  memory?: { requests: number; completed: number; non2xx: number; heapBeforeMb: number; heapAfterMb: number; heapMaxMb: number; rssBeforeMb: number; rssAfterMb: number; audit?: Record<string, number> };
+}
+
+const n = (v: number, d = 0) => v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
+
+export function renderReport(r: Results): string {
+  const m = r.machine;
+  const lines: string[] = [
+    '# Benchmark results',
+    '',
+    `Measured ${m.date.slice(0, 10)} on Node ${m.node}, ${m.cores} cores (${m.cpu}), ${m.memoryGb} GiB; mode \`${m.mode}\`: ${m.runs} interleaved rounds of ${m.seconds} s per scenario, ${m.connections} connections, autocannon over loopback, every server logging at info level to \`/dev/null\` through the same pino destination. Ratios are taken within a round against that round's bare Fastify, then the median is shown. The machine is shared and noisy: compare ratios, not absolute numbers.`,
+    '',
+    'Regenerate: `npm run bench` (quick) or `npm run bench -- --full`.',
+    '',
+  ];
+  const bars: Array<[string, boolean, string]> = [];
+  if (r.throughput) {
+    lines.push('## Throughput (hello-world route)', '', '| scenario | path | req/s (median) | p99 latency (ms) | ratio to bare Fastify | runs (req/s) |', '|---|---|---:|---:|---:|---|');
+    for (const t of r.throughput) {
+      lines.push(`| ${t.label} | \`${t.path}\` | ${n(t.medianRps)} | ${n(t.medianP99Ms)} | ${n(t.ratioToBare, 3)} | ${t.rps.map((v) => n(v)).join(', ')} |`);
+    }
+    lines.push('');
+    const by = Object.fromEntries(r.throughput.map((t) => [t.id, t]));
+    const rivals = Math.max(by['fastify-logging']?.medianRps ?? 0, by['pino-http']?.medianRps ?? 0);
+    if (by['audit-async']) bars.push(['Audit async >= 0.90 of bare Fastify', by['audit-async'].ratioToBare >= 0.9, n(by['audit-async'].ratioToBare, 3)]);
+    if (by['audit-sync']) bars.push(['Audit sync >= 0.85 of bare Fastify', by['audit-sync'].ratioToBare >= 0.85, n(by['audit-sync'].ratioToBare, 3)]);
+    if (by['audit-async'] && rivals) bars.push(["Audit async beats Fastify's request logging and pino-http", by['audit-async'].medianRps > rivals, `${n(by['audit-async'].medianRps)} vs ${n(rivals)} req/s`]);
+    if (by['audit-sync'] && rivals) bars.push(["Audit sync beats Fastify's request logging and pino-http", by['audit-sync'].medianRps > rivals, `${n(by['audit-sync'].medianRps)} vs ${n(rivals)} req/s`]);
+    if (by.livez) bars.push(['/livez >= 0.95 of a bare Fastify route', by.livez.ratioToBare >= 0.95, n(by.livez.ratioToBare, 3)]);
+  }
+  if (r.healthz) {
+    const h = r.healthz;
+    lines.push('## /healthz under load', '', `Three checks (two immediate, one taking 50 ms), ${h.connections} concurrent connections for ${h.seconds} s.`, '', '| requests | req/s | p99 (ms) | runs of the 50 ms check | waves possible (duration / 50 ms) | requests per check run |', '|---:|---:|---:|---:|---:|---:|', `| ${n(h.requests)} | ${n(h.rps)} | ${n(h.p99Ms)} | ${n(h.slowCheckRuns)} | ${n(h.maxWaves)} | ${n(h.requestsPerCheckRun, 1)} |`, '');
+    bars.push(['/healthz runs the 50 ms check once per wave under 200 probes', h.slowCheckRuns > 0 && h.slowCheckRuns <= h.maxWaves, `${h.slowCheckRuns} runs for ${n(h.requests)} requests (at most ${h.maxWaves} waves)`]);
+  }
+  if (r.startup) {
+    const s = r.startup;
+    lines.push('## Start-up of 1,000 endpoint classes', '', '| | median (ms) | runs (ms) |', '|---|---:|---|', `| Kit: discover, name, map 1,000 classes | ${n(s.medianKitMs)} | ${s.kitMs.map((v) => n(v)).join(', ')} |`, `| Fastify: the same 1,000 routes registered by hand | ${n(s.medianManualMs)} | ${s.manualMs.map((v) => n(v)).join(', ')} |`, '');
+    bars.push(['1,000 classes mapped in <= 2x the time of registering the routes by hand', s.ratio <= 2, `${n(s.ratio, 2)}x`]);
+  }
+  if (r.memory) {
+    const x = r.memory;
+    const a = x.audit ?? {};
+    lines.push('## Memory with a sink that never answers (async audit)', '', `${n(x.requests)} requests after a 20,000-request warm-up; the queue holds at most 4,096 entries, the rest are dropped.`, '', '| heap before (MB) | heap max (MB) | heap after (MB) | RSS before (MB) | RSS after (MB) | enqueued | dropped | written | queue depth | non-2xx |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|', `| ${n(x.heapBeforeMb, 1)} | ${n(x.heapMaxMb, 1)} | ${n(x.heapAfterMb, 1)} | ${n(x.rssBeforeMb, 1)} | ${n(x.rssAfterMb, 1)} | ${n(a.enqueued ?? 0)} | ${n(a.dropped ?? 0)} | ${n(a.written ?? 0)} | ${n(a.queueDepth ?? 0)} | ${n(x.non2xx)} |`, '');
+    bars.push(['Memory stays flat with a sink that never answers', x.heapMaxMb - x.heapBeforeMb < 64 && x.non2xx === 0, `heap ${n(x.heapBeforeMb, 1)} -> max ${n(x.heapMaxMb, 1)} MB over ${n(x.requests)} requests`]);
+  }
+  lines.push('## Quality bars (DESIGN.md)', '', '| bar | result | measured |', '|---|---|---|', ...bars.map(([b, ok, v]) => `| ${b} | ${mark(ok)} | ${v} |`), '');
+  return `${lines.join('\n')}\n`;
+}

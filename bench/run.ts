@@ -1,0 +1,169 @@
+// `npm run bench` (quick, a few minutes) or `npm run bench -- --full` (more and longer runs, and
+// the 1,000,000-request memory run). Each server runs in its own process; autocannon drives it
+// from this one over loopback. Scenarios are interleaved round by round, so the machine's noise
+// falls on all of them alike, and ratios are taken within a round, then the median is reported.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const full = process.argv.includes('--full');
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const runs = full ? 7 : 3;
+const seconds = full ? 10 : 5;
+const connections = 100;
+const memoryRequests = full ? 1_000_000 : 100_000;
+const tsx = import.meta.resolve('tsx');
+const nodeArgs = ['--conditions=kit-source', '--import', tsx];
+const exec = promisify(execFile);
+
+interface Throughput {
+  id: string;
+  label: string;
+  server: string;
+  path: string;
+}
+
+const throughput: Throughput[] = [
+  { id: 'bare', label: 'bare Fastify, hello route', server: 'bare', path: '/api/hello' },
+  { id: 'kit', label: 'Kit, audit off', server: 'kit', path: '/api/hello' },
+  { id: 'audit-sync', label: 'Kit, audit sync (Default format)', server: 'kit-audit-sync', path: '/api/hello' },
+  { id: 'audit-async', label: 'Kit, audit async', server: 'kit-audit-async', path: '/api/hello' },
+  { id: 'fastify-logging', label: "Fastify's own request logging", server: 'fastify-logging', path: '/api/hello' },
+  { id: 'pino-http', label: 'pino-http on Fastify', server: 'pino-http', path: '/api/hello' },
+  { id: 'livez', label: 'Kit /livez', server: 'kit-health', path: '/livez' },
+];
+
+interface Server {
+  child: ChildProcess;
+  base: string;
+}
+
+async function startServer(scenario: string): Promise<Server> {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(here, 'server.ts'), scenario], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`server ${scenario} exited with ${code}`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+async function stopServer(server: Server): Promise<void> {
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  server.child.kill('SIGKILL');
+}
+
+async function load(url: string, opts: { duration?: number; amount?: number; connections?: number }) {
+  return autocannon({ url, connections: opts.connections ?? connections, duration: opts.duration, amount: opts.amount, pipelining: 1 });
+}
+
+async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage }> {
+  return (await fetch(`${base}/bench/stats`)).json() as never;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+
+const results: Record<string, unknown> = {};
+const log = (...a: unknown[]) => console.error('[bench]', ...a);
+
+// 1. Throughput, interleaved.
+const rps: Record<string, number[]> = {};
+const p99: Record<string, number[]> = {};
+const errors: Record<string, number> = {};
+const selected = throughput.filter((s) => !only || only.includes(s.id) || only.includes('throughput'));
+if (selected.length > 0) {
+  for (let round = 1; round <= runs; round++) {
+    for (const s of selected) {
+      const server = await startServer(s.server);
+      await load(server.base + s.path, { duration: 1 }); // warm-up: JIT, connections
+      const r = await load(server.base + s.path, { duration: seconds });
+      await stopServer(server);
+      (rps[s.id] ??= []).push(r.requests.average);
+      (p99[s.id] ??= []).push(r.latency.p99);
+      errors[s.id] = (errors[s.id] ?? 0) + r.errors + r.non2xx;
+      log(`round ${round}/${runs} ${s.id}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms`);
+    }
+  }
+  const bare = rps.bare ?? [];
+  results.throughput = selected.map((s) => {
+    const own = rps[s.id] ?? [];
+    const ratios = own.map((v, i) => v / (bare[i] ?? Number.NaN));
+    return { id: s.id, label: s.label, path: s.path, rps: own, medianRps: median(own), medianP99Ms: median(p99[s.id] ?? []), ratioToBare: median(ratios), errors: errors[s.id] };
+  });
+}
+
+// 2. /healthz with three checks, one taking 50 ms, under 200 concurrent connections.
+if (!only || only.includes('healthz')) {
+  const server = await startServer('kit-health');
+  const before = (await stats(server.base)).checkRuns;
+  const r = await load(`${server.base}/healthz`, { duration: seconds, connections: 200 });
+  const after = (await stats(server.base)).checkRuns;
+  await stopServer(server);
+  const runsOfSlowCheck = after - before;
+  const waves = (seconds * 1000) / 50;
+  results.healthz = { connections: 200, seconds, requests: r.requests.total, rps: r.requests.average, p99Ms: r.latency.p99, slowCheckRuns: runsOfSlowCheck, maxWaves: waves, requestsPerCheckRun: r.requests.total / Math.max(1, runsOfSlowCheck), non2xx: r.non2xx };
+  log('healthz', results.healthz);
+}
+
+// 3. Start-up of 1,000 endpoint classes against the same routes registered by hand.
+if (!only || only.includes('startup')) {
+  const times: Record<string, number[]> = { kit: [], manual: [] };
+  for (let i = 0; i < (full ? 7 : 5); i++) {
+    for (const mode of ['kit', 'manual']) {
+      const { stdout } = await exec(process.execPath, [...nodeArgs, path.join(here, 'startup.ts'), mode, '1000']);
+      times[mode]?.push((JSON.parse(stdout) as { ms: number }).ms);
+    }
+  }
+  const kit = median(times.kit ?? []);
+  const manual = median(times.manual ?? []);
+  results.startup = { classes: 1000, kitMs: times.kit, manualMs: times.manual, medianKitMs: kit, medianManualMs: manual, ratio: kit / manual };
+  log('startup', results.startup);
+}
+
+// 4. Memory of the async queue with a sink that never answers.
+if (!only || only.includes('memory')) {
+  const server = await startServer('kit-audit-hung-sink');
+  await load(`${server.base}/api/hello`, { amount: 20_000 });
+  global.gc?.();
+  const before = await stats(server.base);
+  const samples: number[] = [];
+  const sampler = setInterval(() => {
+    void stats(server.base).then((s) => samples.push(s.memory.heapUsed)).catch(() => {});
+  }, 1000);
+  const r = await load(`${server.base}/api/hello`, { amount: memoryRequests });
+  clearInterval(sampler);
+  const after = await stats(server.base);
+  await stopServer(server);
+  results.memory = {
+    requests: memoryRequests,
+    completed: r.requests.total,
+    non2xx: r.non2xx,
+    heapBeforeMb: before.memory.heapUsed / 2 ** 20,
+    heapAfterMb: after.memory.heapUsed / 2 ** 20,
+    heapMaxMb: Math.max(...samples, after.memory.heapUsed) / 2 ** 20,
+    rssBeforeMb: before.memory.rss / 2 ** 20,
+    rssAfterMb: after.memory.rss / 2 ** 20,
+    audit: after.audit,
+  };
+  log('memory', results.memory);
+}
+
+const machine = { node: process.version, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', runs, seconds, connections };
+await writeFile(path.join(here, 'results.json'), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
+await writeFile(path.join(here, 'RESULTS.md'), (await import('./report.js')).renderReport({ machine, ...results } as never));
+log('wrote bench/RESULTS.md and bench/results.json');

@@ -1,0 +1,89 @@
+// One benchmark server per process: `node --import tsx bench/server.ts <scenario>` prints
+// "READY <port>" once it listens. Every scenario logs at info level to /dev/null through the same
+// pino destination, so the comparison is about the work done, not where it goes.
+import Fastify, { type FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { pinoHttp } from 'pino-http';
+import { addKit, HealthCheckResult, useKit, type IAuditSink, type IKitEndpoint } from '@kit/core';
+
+const scenario = process.argv[2] ?? 'bare';
+const destination = pino.destination({ dest: '/dev/null', sync: false });
+const logger = pino({ level: 'info' }, destination);
+
+class HelloEndpoint implements IKitEndpoint {
+  addRoutes(app: FastifyInstance) {
+    app.get('', async () => ({ hello: 'world' }));
+  }
+}
+
+let checkRuns = 0;
+
+const make = (opts: { disableRequestLogging?: boolean } = {}) => Fastify({ loggerInstance: logger, ...opts });
+
+async function build(): Promise<ReturnType<typeof make>> {
+  switch (scenario) {
+    case 'bare': {
+      const app = make({ disableRequestLogging: true });
+      app.get('/api/hello', async () => ({ hello: 'world' }));
+      return app;
+    }
+    case 'fastify-logging': {
+      const app = make();
+      app.get('/api/hello', async () => ({ hello: 'world' }));
+      return app;
+    }
+    case 'pino-http': {
+      const app = make({ disableRequestLogging: true });
+      const httpLogger = pinoHttp({ logger });
+      app.addHook('onRequest', (request, reply, done) => {
+        httpLogger(request.raw, reply.raw);
+        done();
+      });
+      app.get('/api/hello', async () => ({ hello: 'world' }));
+      return app;
+    }
+    case 'kit':
+    case 'kit-audit-sync':
+    case 'kit-audit-async':
+    case 'kit-audit-hung-sink':
+    case 'kit-health': {
+      const app = make({ disableRequestLogging: true });
+      addKit(app, [HelloEndpoint], (opt) => {
+        opt.openApiPath = false;
+        if (scenario === 'kit-audit-sync') opt.configureAuditTrail();
+        if (scenario === 'kit-audit-async') opt.configureAuditTrail((a) => { a.asyncWrite = true; });
+        if (scenario === 'kit-audit-hung-sink') {
+          opt.configureAuditTrail((a) => { a.asyncWrite = true; });
+          const hung: IAuditSink = { writeAsync: () => new Promise<void>(() => {}) };
+          opt.auditSinkFactory = () => hung;
+        }
+        if (scenario === 'kit-health') {
+          opt.healthChecksConfigure = (hc) =>
+            hc
+              .addCheck('fast-a', () => HealthCheckResult.healthy())
+              .addCheck('fast-b', async () => HealthCheckResult.healthy())
+              .addCheck('slow', async () => {
+                checkRuns++;
+                await new Promise((r) => setTimeout(r, 50));
+                return HealthCheckResult.healthy();
+              });
+        }
+      });
+      await useKit(app);
+      app.get('/bench/stats', async () => ({ checkRuns, audit: app.kit.audit.stats(), memory: process.memoryUsage() }));
+      return app;
+    }
+    default:
+      throw new Error(`unknown scenario ${scenario}`);
+  }
+}
+
+const app = await build();
+if (!app.hasRoute({ method: 'GET', url: '/bench/stats' })) {
+  app.get('/bench/stats', async () => ({ checkRuns, memory: process.memoryUsage() }));
+}
+await app.listen({ port: 0, host: '127.0.0.1' });
+process.stdout.write(`READY ${(app.server.address() as { port: number }).port}\n`);
+process.on('SIGTERM', () => {
+  void app.close().then(() => process.exit(0));
+});
