@@ -103,13 +103,14 @@ export function registerEndpointGroups(
   app.register(async function kitEndpoints(root) {
     const groups = planGroups(await discoverEndpointClasses(sources), rules, apiPrefix);
     for (const group of groups) {
-      root.register(
-        async function kitGroup(ctx) {
-          ctx.addHook('onRoute', (route) => nameRoute(route, group, table));
-          for (const cls of group.classes) await addClassRoutes(ctx, cls, services);
-        },
-        { prefix: group.prefix },
-      );
+      const plugin = async function kitGroup(ctx: FastifyInstance): Promise<void> {
+        ctx.addHook('onRoute', (route) => nameRoute(route, group, table));
+        for (const cls of group.classes) await addClassRoutes(ctx, cls, services);
+      };
+      // A display name spares Fastify a scan of require.cache per plugin (measurable at 1,000
+      // groups) and names the group in app.printPlugins().
+      Object.defineProperty(plugin, Symbol.for('fastify.display-name'), { value: `kit-group ${group.name}` });
+      root.register(plugin, { prefix: group.prefix });
     }
   });
 }
