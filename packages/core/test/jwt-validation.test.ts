@@ -298,3 +298,19 @@ async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
   assert.ok(condition(), 'condition reached');
 }
+
+describe('JWT when the discovery issuer differs from the configured authority', () => {
+  it('tokens must carry the discovery document\'s issuer, not the authority URL', async () => {
+    const authority = await TestAuthority.start();
+    authority.issuerOverride = 'https://issuer.example.com/tenant-a/v2.0';
+    const app = await jwtApp(authority);
+    try {
+      assert.equal((await get(app, await authority.sign())).statusCode, 200);
+      const token = await authority.sign({ claims: { iss: authority.url } });
+      assertRejected(await get(app, token), token, /The token issuer is not accepted/);
+    } finally {
+      await app.close();
+      await authority.stop();
+    }
+  });
+});

@@ -114,9 +114,12 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
     return;
   }
 
+  let warnedIssuer = false;
   const discovery = new OpenIdDiscovery(jwt.authority, {
     loaded(metadata) {
-      if (metadata.issuer.replace(/\/+$/, '') !== jwt.authority.replace(/\/+$/, '')) {
+      // Once: health probes refetch the document every 30 s.
+      if (!warnedIssuer && metadata.issuer.replace(/\/+$/, '') !== jwt.authority.replace(/\/+$/, '')) {
+        warnedIssuer = true;
         app.log.warn({ authority: jwt.authority, issuer: metadata.issuer }, 'kit: the discovery document names an issuer other than the configured authority; tokens must carry that issuer');
       }
     },
