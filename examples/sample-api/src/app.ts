@@ -8,12 +8,18 @@ import { UserRepository } from './services/users.js';
 export interface SampleSettings {
   adminApiKey: string;
   logger: FastifyServerOptions['logger'];
+  /** Token authority for /api/account (JWT_AUTHORITY); JWT stays off when unset. */
+  jwtAuthority?: string;
+  /** Accepted audiences (JWT_AUDIENCE, comma-separated). */
+  jwtAudiences?: string[];
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSettings {
   return {
     adminApiKey: env.ADMIN_API_KEY ?? 'change-me',
     logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL ?? 'info' },
+    jwtAuthority: env.JWT_AUTHORITY || undefined,
+    jwtAudiences: (env.JWT_AUDIENCE ?? '').split(',').map((a) => a.trim()).filter((a) => a !== ''),
   };
 }
 
@@ -26,6 +32,8 @@ export async function buildApp(settings: SampleSettings = settingsFromEnv()): Pr
 
   const kit = addKit(app, [new URL('./endpoints/', import.meta.url)], (opt) => {
     opt.openApiInfo = { title: 'Sample shop API', description: 'Users, orders and admin jobs, grouped by Kit.' };
+    // Bearer tokens for /api/account, only when an authority is given: `npm start` needs no network.
+    if (settings.jwtAuthority) opt.configureJwt(settings.jwtAuthority, settings.jwtAudiences ?? []);
   });
 
   kit.services.register({

@@ -13,4 +13,5 @@ Sample shop API is listening on ${base}
   OpenAPI       ${base}/openapi.json
   Reference UI  ${base}/docs
   Health        ${base}/healthz   ${base}/livez
+  Account       ${app.kit.options.jwt ? `${base}/api/account/me (Authorization: Bearer <token>)` : 'off: set JWT_AUTHORITY and JWT_AUDIENCE (try npm run dev-authority -w examples/sample-api)'}
 `);

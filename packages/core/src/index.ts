@@ -24,3 +24,5 @@ export {
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
 export { GracefulShutdownOptions } from './health/shutdown-options.js';
 export type { JwtOptions } from './auth/options.js';
+export type { KitAuthenticateHook } from './auth/authenticate.js';
+export type { KitUser } from './auth/verifier.js';

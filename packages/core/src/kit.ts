@@ -6,6 +6,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerBase,
 } from 'fastify';
+import { installJwt } from './auth/authenticate.js';
 import type { EndpointSource } from './endpoints/discovery.js';
 import { registerEndpointGroups } from './endpoints/mapping.js';
 import { installRouteHooks } from './endpoints/route-hooks.js';
@@ -99,6 +100,10 @@ export function addKit(
 
   // 4. The host's health checks.
   options.healthChecksConfigure?.(kit.healthChecks);
+
+  // 5. Token validation: app.kitAuthenticate (throws on use without configureJwt), request.user,
+  //    the jwt check, and bearer security on guarded routes in the OpenAPI document.
+  installJwt(app, options.jwt, kit.healthChecks);
   return kit;
 }
 

@@ -1,17 +1,47 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { BEARER_SECURITY_SCHEME, BEARER_SECURITY_SCHEME_OBJECT } from '../auth/options.js';
 import type { RouteTable } from '../endpoints/operation-ids.js';
 import { hostPackage } from '../host-package.js';
 import type { ResolvedKitOptions } from '../options.js';
 
-type Operation = { operationId?: string; tags?: string[]; summary?: string; security?: unknown[] };
+type Operation = {
+  operationId?: string;
+  tags?: string[];
+  summary?: string;
+  security?: Array<Record<string, unknown>>;
+  responses?: Record<string, unknown>;
+};
 type Document = {
   paths?: Record<string, Record<string, unknown>>;
   tags?: Array<{ name: string } & Record<string, unknown>>;
   servers?: unknown[];
   security?: unknown[];
 };
+type Components = { securitySchemes?: Record<string, unknown> } & Record<string, unknown>;
+
+// What app.kitAuthenticate answers when it refuses a request, for operations that declare it.
+const UNAUTHORIZED_RESPONSE = Object.freeze({
+  description: 'The bearer token is missing or not valid.',
+  headers: {
+    'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750).', schema: { type: 'string' } },
+  },
+  content: {
+    'application/problem+json': {
+      schema: {
+        type: 'object',
+        required: ['type', 'title', 'status', 'detail'],
+        properties: {
+          type: { type: 'string' },
+          title: { type: 'string' },
+          status: { type: 'integer' },
+          detail: { type: 'string' },
+        },
+      },
+    },
+  },
+});
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
@@ -20,12 +50,14 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
  * leaves on a group root (`'/'` is registered as both `/api/user` and `/api/user/`), and lists
  * every tag in use at the top level, keeping descriptions the host supplied. What the host left
  * out and `redocly lint` requires gets a plain default: a summary `GET /path`, `security: []`
- * (public) on operations that declare none, and a relative server `/`.
+ * (public) on operations that declare none, and a relative server `/`. Operations guarded by
+ * `app.kitAuthenticate` (their `security` names the bearer scheme) also get the 401 answer.
  */
 export function finishDocument<T extends Document>(document: T, table: RouteTable): T {
   const tags = new Map<string, { name: string } & Record<string, unknown>>();
   for (const tag of document.tags ?? []) tags.set(tag.name, tag);
   const paths: Record<string, Record<string, unknown>> = {};
+  let bearerUsed = false;
   for (const [url, item] of Object.entries(document.paths ?? {})) {
     const trimmed = url.length > 1 && url.endsWith('/') && !document.paths?.[url.slice(0, -1)] ? url.slice(0, -1) : url;
     const out: Record<string, unknown> = {};
@@ -39,12 +71,26 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
       if (op.operationId) op.operationId = table.operationIdOf(op.operationId, method.toUpperCase());
       op.summary ??= `${method.toUpperCase()} ${trimmed}`;
       if (op.security === undefined && document.security === undefined) op.security = [];
+      if (op.security?.some((requirement) => BEARER_SECURITY_SCHEME in requirement)) {
+        bearerUsed = true;
+        if (op.responses && !('401' in op.responses)) op.responses = { ...op.responses, 401: UNAUTHORIZED_RESPONSE };
+      }
       for (const tag of op.tags ?? []) if (!tags.has(tag)) tags.set(tag, { name: tag });
       out[method] = op;
     }
     paths[trimmed] = out;
   }
   document.paths = paths;
+  // The bearer scheme is declared whenever configureJwt is (swagger needs it to build guarded
+  // operations); when no operation uses it, it goes, so the document does not claim an unused scheme.
+  // Copies, not deletes: swagger may hand the same objects to a later build.
+  const withComponents = document as T & { components?: Components };
+  const components = withComponents.components;
+  if (!bearerUsed && components?.securitySchemes && BEARER_SECURITY_SCHEME in components.securitySchemes) {
+    const { [BEARER_SECURITY_SCHEME]: _unused, ...otherSchemes } = components.securitySchemes;
+    const { securitySchemes: _all, ...otherComponents } = components;
+    withComponents.components = Object.keys(otherSchemes).length > 0 ? { ...otherComponents, securitySchemes: otherSchemes } : otherComponents;
+  }
   if (!document.servers || document.servers.length === 0) document.servers = [{ url: '/' }];
   document.tags = [...tags.values()];
   return document;
@@ -62,6 +108,7 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
   app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
+      ...(options.jwt ? { components: { securitySchemes: { [BEARER_SECURITY_SCHEME]: BEARER_SECURITY_SCHEME_OBJECT } } } : {}),
       info: {
         title: options.openApiInfo.title ?? pkg.name ?? 'API',
         version: options.openApiInfo.version ?? options.applicationVersion ?? pkg.version ?? '0.0.0',

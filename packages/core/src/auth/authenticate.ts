@@ -1,0 +1,184 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { KitError } from '../errors.js';
+import type { HealthChecksBuilder } from '../health/builder.js';
+import { AuthorityUnavailableError, OpenIdDiscovery } from './discovery.js';
+import { JWT_HEALTH_CHECK_NAME, JwtAuthorityHealthCheck } from './health.js';
+import { BEARER_SECURITY_SCHEME, type JwtOptions } from './options.js';
+import { TokenRejectedError, TokenVerifier, type KitUser } from './verifier.js';
+
+/**
+ * The hook `app.kitAuthenticate` is: it reads `Authorization: Bearer <token>`, verifies the token
+ * and sets `request.user`, or answers 401 (`WWW-Authenticate: Bearer ...`, a problem-details body)
+ * and stops the request. Usable as a route's `onRequest` (or `preValidation`, `preHandler`) and as a
+ * context-wide hook.
+ *
+ * @example
+ * ```ts
+ * // one route
+ * app.get('me', { onRequest: app.kitAuthenticate }, async (request) => request.user);
+ * // every route of an endpoint group (inside addRoutes)
+ * app.addHook('onRequest', app.kitAuthenticate);
+ * ```
+ */
+export type KitAuthenticateHook = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Verifies the request's bearer token (see `KitAuthenticateHook`). Present on every Kit app;
+     * reading it when `opt.configureJwt` was not called throws `KIT_ERR_JWT_NOT_CONFIGURED`, so a
+     * route that asks for authentication never starts unprotected.
+     */
+    kitAuthenticate: KitAuthenticateHook;
+  }
+  interface FastifyRequest {
+    /** The verified token claims, set by `app.kitAuthenticate`; `undefined` on routes it does not guard. */
+    user?: KitUser;
+  }
+}
+
+/** Body of the 401 and 503 answers (RFC 9457 problem details). */
+interface ProblemDetails {
+  type: 'about:blank';
+  title: string;
+  status: number;
+  detail: string;
+}
+
+const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+const GUARD_STAGES = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const;
+/** `Retry-After` of a 503 while the authority is unreachable: about when discovery is retried. */
+const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * `undefined`: no bearer credentials at all (no header, or another scheme such as Basic);
+ * `null`: `Bearer` with something that is not a token68; otherwise the token.
+ */
+function bearerToken(header: string | undefined): string | null | undefined {
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer(?:[ \t]+(.*))?$/i.exec(header.trim());
+  if (!match) return undefined;
+  const token = (match[1] ?? '').trim();
+  return token !== '' && TOKEN68.test(token) ? token : null;
+}
+
+function sendProblem(reply: FastifyReply, problem: ProblemDetails, headers: Record<string, string>): FastifyReply {
+  // Serialized here, not by the route: a route's own `response` schema for 401/4xx must not reshape it.
+  return reply.code(problem.status).headers({ ...headers, 'content-type': PROBLEM_JSON, 'cache-control': 'no-store' }).send(JSON.stringify(problem));
+}
+
+function unauthorized(reply: FastifyReply, description: string | undefined): FastifyReply {
+  // RFC 6750 3.1: a request without credentials gets the bare challenge, no error code.
+  const challenge = description === undefined ? 'Bearer' : `Bearer error="invalid_token", error_description="${description}"`;
+  return sendProblem(
+    reply,
+    { type: 'about:blank', title: 'Unauthorized', status: 401, detail: description === undefined ? 'A bearer token is required.' : `${description}.` },
+    { 'www-authenticate': challenge },
+  );
+}
+
+// Fastify keeps each context's hooks under an internal symbol; reading it mirrors exactly what
+// Fastify itself merges into a route at `ready`, which is the only way to see a context-wide
+// `addHook('onRequest', app.kitAuthenticate)` (onRoute runs before such hooks exist).
+function hooksSymbolOf(app: FastifyInstance): symbol | undefined {
+  return Object.getOwnPropertySymbols(app).find((s) => s.description === 'fastify.hooks');
+}
+
+function isGuarded(route: RouteOptions, instance: FastifyInstance, hook: KitAuthenticateHook, hooksSymbol: symbol | undefined): boolean {
+  const contextHooks = hooksSymbol ? ((instance as unknown as Record<symbol, unknown>)[hooksSymbol] as Record<string, unknown> | undefined) : undefined;
+  for (const stage of GUARD_STAGES) {
+    const own: unknown = route[stage];
+    if ((Array.isArray(own) ? own : [own]).includes(hook)) return true;
+    const inherited = contextHooks?.[stage];
+    if (Array.isArray(inherited) && inherited.includes(hook)) return true;
+  }
+  return false;
+}
+
+function notConfigured(): never {
+  throw new KitError(
+    'KIT_ERR_JWT_NOT_CONFIGURED',
+    'app.kitAuthenticate was used, but token validation is not configured: call opt.configureJwt(authority, audiences) in addKit(app, (opt) => ...).',
+  );
+}
+
+/**
+ * Sets up token validation for one Kit app: the `kitAuthenticate` decoration (always present; a
+ * getter that throws `KIT_ERR_JWT_NOT_CONFIGURED` without `configureJwt`), `request.user`, the
+ * `jwt` health check, and the `security` of guarded routes in the OpenAPI document.
+ */
+export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, healthChecks: HealthChecksBuilder): void {
+  if (!jwt) {
+    app.decorate('kitAuthenticate', { getter: notConfigured });
+    return;
+  }
+
+  let warnedIssuer = false;
+  const discovery = new OpenIdDiscovery(jwt.authority, {
+    loaded(metadata) {
+      // Once: health probes refetch the document every 30 s.
+      if (!warnedIssuer && metadata.issuer.replace(/\/+$/, '') !== jwt.authority.replace(/\/+$/, '')) {
+        warnedIssuer = true;
+        app.log.warn({ authority: jwt.authority, issuer: metadata.issuer }, 'kit: the discovery document names an issuer other than the configured authority; tokens must carry that issuer');
+      }
+    },
+    failed(err, retryInMs) {
+      app.log.warn({ err: err.cause ?? err, reason: err.reason, retryInMs }, 'kit: the token authority discovery document could not be fetched');
+    },
+  });
+  const verifier = new TokenVerifier(discovery, jwt.audiences, (err) => {
+    app.log.warn({ err }, 'kit: background refresh of the token signing keys failed; the keys fetched earlier stay in use');
+  });
+
+  const kitAuthenticate: KitAuthenticateHook = async function kitAuthenticate(request, reply) {
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) return unauthorized(reply, undefined);
+    if (token === null) return unauthorized(reply, 'The token is malformed');
+    try {
+      request.user = await verifier.verify(token);
+      return undefined;
+    } catch (err) {
+      if (err instanceof AuthorityUnavailableError) {
+        request.log.warn({ reason: err.reason }, 'kit: bearer token not verified, the token authority is unavailable');
+        return sendProblem(
+          reply,
+          { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The token authority cannot be reached; try again later.' },
+          { 'retry-after': String(RETRY_AFTER_SECONDS) },
+        );
+      }
+      const rejected = err instanceof TokenRejectedError ? err : new TokenRejectedError('The token is not valid', { cause: err });
+      const code = (rejected.cause as { code?: unknown } | undefined)?.code;
+      request.log.debug({ reason: rejected.description, code }, 'kit: bearer token rejected');
+      return unauthorized(reply, rejected.description);
+    }
+  };
+
+  app.decorate('kitAuthenticate', { getter: () => kitAuthenticate });
+  if (!app.hasRequestDecorator('user')) app.decorateRequest('user', undefined);
+
+  if (healthChecks.has(JWT_HEALTH_CHECK_NAME)) {
+    throw new KitError('KIT_ERR_DUPLICATE_HEALTH_CHECK', `A health check named '${JWT_HEALTH_CHECK_NAME}' is already registered; that name is the check configureJwt adds.`);
+  }
+  healthChecks.addCheck(JWT_HEALTH_CHECK_NAME, new JwtAuthorityHealthCheck(discovery, () => verifier.hasSigningKeys()));
+
+  // OpenAPI: every route the hook guards declares `security: [{ bearerAuth: [] }]`, decided at
+  // `ready` when all hooks are known and before the document is first built.
+  const routes: Array<{ route: RouteOptions; instance: FastifyInstance }> = [];
+  app.addHook('onRoute', function trackRoute(this: FastifyInstance, route) {
+    routes.push({ route, instance: this });
+  });
+  app.addHook('onReady', function documentGuardedRoutes(done) {
+    const hooksSymbol = hooksSymbolOf(app);
+    if (!hooksSymbol) {
+      app.log.warn('kit: this Fastify version hides context hooks; routes guarded by addHook(app.kitAuthenticate) appear public in the OpenAPI document (route-level hooks are still seen).');
+    }
+    for (const { route, instance } of routes) {
+      const schema = route.schema as { security?: unknown } | undefined;
+      if (schema?.security !== undefined || !isGuarded(route, instance, kitAuthenticate, hooksSymbol)) continue;
+      route.schema = { ...route.schema, security: [{ [BEARER_SECURITY_SCHEME]: [] }] } as RouteOptions['schema'];
+    }
+    routes.length = 0;
+    done();
+  });
+}

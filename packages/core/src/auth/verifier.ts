@@ -1,0 +1,218 @@
+import {
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+} from 'jose';
+import { AUTHORITY_FETCH_TIMEOUT_MS, AuthorityUnavailableError, type OpenIdDiscovery } from './discovery.js';
+
+/**
+ * The claims of a verified access token, as `request.user` carries them. `iss`, `aud` and `exp`
+ * are always present (verification requires them); every other claim the token carries is kept
+ * as is. Add the claims your authority issues by augmentation:
+ *
+ * @example
+ * ```ts
+ * declare module '@kit/core' {
+ *   interface KitUser {
+ *     roles?: string[];
+ *   }
+ * }
+ * app.get('me', { onRequest: app.kitAuthenticate }, async (request) => ({
+ *   subject: request.user?.sub,
+ *   roles: request.user?.roles ?? [],
+ * }));
+ * ```
+ */
+export interface KitUser {
+  /** Issuer: equals the discovery document's `issuer`. */
+  readonly iss: string;
+  /** Audience: one of the configured audiences, or a list containing one. */
+  readonly aud: string | readonly string[];
+  /** Expiry, seconds since the epoch. */
+  readonly exp: number;
+  /** Subject. */
+  readonly sub?: string;
+  /** Not before, seconds since the epoch. */
+  readonly nbf?: number;
+  /** Issued at, seconds since the epoch. */
+  readonly iat?: number;
+  /** Token id. */
+  readonly jti?: string;
+  /** Any other claim of the token. */
+  readonly [claim: string]: unknown;
+}
+
+/**
+ * Asymmetric JWS algorithms accepted: RSA PKCS#1 v1.5, RSA-PSS, ECDSA and EdDSA. `none` and the
+ * HMAC family are never accepted, so a token "signed" with the public key as an HMAC secret (key
+ * confusion) is refused before any key is looked up.
+ */
+export const ACCEPTED_ALGORITHMS: readonly string[] = Object.freeze([
+  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+]);
+
+/** Allowed clock difference with the authority when checking `exp`, `nbf` and `iat`, in seconds. */
+export const CLOCK_TOLERANCE_SECONDS = 60;
+/** A fetched key set is refreshed in the background once it is this old; requests never wait for it. */
+export const KEYS_REFRESH_MS = 10 * 60 * 1000;
+/** A token with an unknown `kid` refetches the key set at most once per this period (jose's cooldown). */
+export const KEYS_COOLDOWN_MS = 30_000;
+
+/** The token was refused; `description` is safe to send to the client (it never contains the token). */
+export class TokenRejectedError extends Error {
+  constructor(
+    readonly description: string,
+    options?: { cause?: unknown },
+  ) {
+    super(description, options);
+    this.name = 'TokenRejectedError';
+  }
+}
+
+type RemoteKeySet = ReturnType<typeof createRemoteJWKSet>;
+
+// The errors a key lookup throws because of the token (its kid or alg), not because of the authority.
+function isTokenFault(err: unknown): boolean {
+  return err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys || err instanceof errors.JOSENotSupported;
+}
+
+function claimDescription(claim: string | undefined): string {
+  switch (claim) {
+    case 'nbf':
+      return 'The token is not valid yet';
+    case 'aud':
+      return 'The token audience is not accepted';
+    case 'iss':
+      return 'The token issuer is not accepted';
+    case 'exp':
+      return 'The token has no valid expiry';
+    case 'iat':
+      return 'The token issue time is not valid';
+    default:
+      return 'A token claim is not valid';
+  }
+}
+
+/** Maps a jose failure to a client-safe description; authority failures pass through unchanged. */
+function classify(err: unknown): Error {
+  if (err instanceof AuthorityUnavailableError || err instanceof TokenRejectedError) return err;
+  if (err instanceof errors.JWTExpired) return new TokenRejectedError('The token expired', { cause: err });
+  if (err instanceof errors.JWTClaimValidationFailed) return new TokenRejectedError(claimDescription(err.claim), { cause: err });
+  if (err instanceof errors.JWSSignatureVerificationFailed) return new TokenRejectedError('The token signature is not valid', { cause: err });
+  if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported) {
+    return new TokenRejectedError('The token signing algorithm is not accepted', { cause: err });
+  }
+  if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) {
+    return new TokenRejectedError('The token signing key is unknown', { cause: err });
+  }
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid || err instanceof errors.JWKInvalid) {
+    return new TokenRejectedError('The token is malformed', { cause: err });
+  }
+  // Anything else (a crypto failure on a strange key, a bug): refuse rather than let a request through.
+  return new TokenRejectedError('The token is not valid', { cause: err });
+}
+
+/**
+ * Verifies bearer tokens of one authority. The discovery document names the issuer and the key set
+ * (JWKS); the key set is jose's `createRemoteJWKSet`, used with these semantics:
+ *
+ * - first use fetches it (requests arriving meanwhile share that fetch);
+ * - a token whose `kid` is not in the set refetches it, at most once per {@link KEYS_COOLDOWN_MS}
+ *   counted from the last *successful* fetch, so a key rotation is picked up on the first token
+ *   signed with the new key and a flood of made-up `kid`s costs one fetch per 30 s;
+ * - jose's own expiry is turned off (`cacheMaxAge: Infinity`) and Kit refreshes in the background
+ *   every {@link KEYS_REFRESH_MS} instead: a request never waits on a refresh, a key removed by
+ *   the authority stops being accepted within about ten minutes, and while the authority is down
+ *   the keys fetched last keep validating tokens (jose keeps the old set when a fetch fails).
+ */
+export class TokenVerifier {
+  #keys: { uri: string; set: RemoteKeySet; refreshedAt: number } | undefined;
+
+  constructor(
+    readonly discovery: OpenIdDiscovery,
+    readonly audiences: readonly string[],
+    private readonly onKeysRefreshFailed: (err: unknown) => void = () => undefined,
+  ) {}
+
+  /** True once a key set was fetched: tokens can be validated even if the authority goes down. */
+  hasSigningKeys(): boolean {
+    return this.#keys?.set.jwks() !== undefined;
+  }
+
+  /** Returns the verified claims, or throws `TokenRejectedError` (401) or `AuthorityUnavailableError` (503). */
+  async verify(token: string): Promise<KitUser> {
+    // Structure and algorithm first: a malformed, `none` or HMAC token never costs a network call.
+    if (token.split('.').length !== 3) throw new TokenRejectedError('The token is malformed');
+    let alg: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch (err) {
+      throw new TokenRejectedError('The token is malformed', { cause: err });
+    }
+    if (typeof alg !== 'string' || !ACCEPTED_ALGORITHMS.includes(alg)) {
+      throw new TokenRejectedError('The token signing algorithm is not accepted');
+    }
+
+    const metadata = await this.discovery.get();
+    const options: JWTVerifyOptions = {
+      issuer: metadata.issuer,
+      audience: [...this.audiences],
+      algorithms: [...ACCEPTED_ALGORITHMS],
+      requiredClaims: ['exp'],
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    };
+    const getKey = this.#getKey(metadata.jwksUri);
+    try {
+      const { payload } = await jwtVerify(token, getKey, options);
+      return payload as KitUser;
+    } catch (err) {
+      // A token without `kid` while the set holds several keys of its type: try each (jose leaves this to the caller).
+      if (err instanceof errors.JWKSMultipleMatchingKeys) return this.#verifyWithEach(token, err, options);
+      throw classify(err);
+    }
+  }
+
+  async #verifyWithEach(token: string, candidates: errors.JWKSMultipleMatchingKeys, options: JWTVerifyOptions): Promise<KitUser> {
+    let last: unknown = candidates;
+    for await (const key of candidates) {
+      try {
+        return (await jwtVerify(token, key, options)).payload as KitUser;
+      } catch (err) {
+        last = err;
+        // Claim failures are the same for every key once the signature verified: stop there.
+        if (!(err instanceof errors.JWSSignatureVerificationFailed)) break;
+      }
+    }
+    throw classify(last);
+  }
+
+  #getKey(jwksUri: string): JWTVerifyGetKey {
+    if (this.#keys?.uri !== jwksUri) {
+      // The discovery document named another key set (rare): start over with it.
+      const set = createRemoteJWKSet(new URL(jwksUri), {
+        cacheMaxAge: Number.POSITIVE_INFINITY,
+        cooldownDuration: KEYS_COOLDOWN_MS,
+        timeoutDuration: AUTHORITY_FETCH_TIMEOUT_MS,
+      });
+      this.#keys = { uri: jwksUri, set, refreshedAt: Date.now() };
+    }
+    const keys = this.#keys;
+    return async (header, token) => {
+      if (Date.now() - keys.refreshedAt >= KEYS_REFRESH_MS && !keys.set.reloading) {
+        keys.refreshedAt = Date.now();
+        keys.set.reload().catch(this.onKeysRefreshFailed);
+      }
+      try {
+        return await keys.set(header, token);
+      } catch (err) {
+        if (isTokenFault(err)) throw err;
+        // Timeouts, refused connections, non-200 answers, malformed key sets: the authority's fault.
+        const reason = err instanceof errors.JWKSTimeout ? 'key set fetch timed out' : 'key set fetch failed';
+        throw new AuthorityUnavailableError(reason, { cause: err });
+      }
+    };
+  }
+}

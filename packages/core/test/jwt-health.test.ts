@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { HealthCheckResult, IHealthCheck } from '@kit/core';
+import { jwtApp, TestAuthority } from './jwt-authority.js';
+
+/** Runs the `jwt` check exactly as registered through the builder. */
+async function runJwtCheck(app: FastifyInstance, signal: AbortSignal = AbortSignal.timeout(5000)): Promise<HealthCheckResult> {
+  const registration = app.kit.healthChecks.registrations().find((r) => r.name === 'jwt');
+  assert.ok(registration, 'configureJwt registered a check named jwt');
+  assert.equal(typeof registration.check, 'object', 'a ready instance, not a class to build');
+  return (registration.check as IHealthCheck).checkHealth({ name: registration.name, tags: registration.tags, signal });
+}
+
+/** Everything the report could show at Full detail. */
+function fullOutput(result: HealthCheckResult): string {
+  return JSON.stringify({
+    status: result.status,
+    description: result.description,
+    data: result.data,
+    exception: result.exception?.message,
+    stack: result.exception?.stack,
+    cause: String(result.exception?.cause ?? ''),
+  });
+}
+
+function assertNoAddress(result: HealthCheckResult, authority: TestAuthority): void {
+  const text = fullOutput(result);
+  for (const fragment of ['://', '127.0.0.1', `:${authority.port}`, String(authority.port), 'tenant-a', '.well-known', authority.jwksPath, 'localhost']) {
+    assert.ok(!text.includes(fragment), `the check output contains "${fragment}": ${text}`);
+  }
+}
+
+describe('the jwt health check', () => {
+  let authority: TestAuthority;
+  let app: FastifyInstance;
+
+  beforeEach(async () => {
+    authority = await TestAuthority.start();
+    app = await jwtApp(authority);
+    mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  });
+  afterEach(async () => {
+    mock.timers.reset();
+    await app.close();
+    await authority.stop();
+  });
+
+  it('healthy with the authority up: discovery document and key set both fetched', async () => {
+    const result = await runJwtCheck(app);
+    assert.equal(result.status, 'healthy');
+    assert.equal(result.description, 'The token authority is reachable.');
+    assert.deepEqual(result.data, { signingKeys: 1 });
+    assert.deepEqual(authority.counts, { discovery: 1, jwks: 1, other: 0 });
+    assertNoAddress(result, authority);
+  });
+
+  it('caches its result for 30 s (counted on the provider) and shares a probe in flight', async () => {
+    await Promise.all([runJwtCheck(app), runJwtCheck(app), runJwtCheck(app)]);
+    assert.deepEqual(authority.counts, { discovery: 1, jwks: 1, other: 0 }, 'concurrent calls: one probe');
+    for (let i = 0; i < 5; i++) await runJwtCheck(app);
+    mock.timers.tick(29_999);
+    await runJwtCheck(app);
+    assert.deepEqual(authority.counts, { discovery: 1, jwks: 1, other: 0 }, 'within 30 s: no request');
+    mock.timers.tick(1);
+    await runJwtCheck(app);
+    assert.deepEqual(authority.counts, { discovery: 2, jwks: 2, other: 0 }, 'at 30 s: probed again');
+  });
+
+  it('unhealthy with the authority down when no key was ever fetched; no URL anywhere in the output', async () => {
+    await authority.stop();
+    const result = await runJwtCheck(app);
+    assert.equal(result.status, 'unhealthy');
+    assert.equal(result.description, 'The token authority is unreachable; tokens cannot be validated.');
+    assert.deepEqual(result.data, { stage: 'discovery document', reason: 'connection failed' });
+    assert.equal(result.exception?.message, 'discovery document: connection failed');
+    assert.equal(result.exception?.cause, undefined);
+    assertNoAddress(result, authority);
+  });
+
+  it('degraded with the authority down while keys fetched earlier still validate tokens', async () => {
+    const token = await authority.sign();
+    const ok = await app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(ok.statusCode, 200);
+    await authority.stop();
+    const result = await runJwtCheck(app);
+    assert.equal(result.status, 'degraded');
+    assert.equal(result.description, 'The token authority is unreachable; signing keys fetched earlier are still in use.');
+    assertNoAddress(result, authority);
+  });
+
+  it('recovers: healthy again at the first probe after the cached failure expires', async () => {
+    await authority.stop();
+    assert.equal((await runJwtCheck(app)).status, 'unhealthy');
+    await authority.restart();
+    assert.equal((await runJwtCheck(app)).status, 'unhealthy', 'cached');
+    mock.timers.tick(30_000);
+    assert.equal((await runJwtCheck(app)).status, 'healthy');
+  });
+
+  it('a key set answering 500, or a discovery document without jwks_uri, is unhealthy with a generic reason', async () => {
+    authority.jwksStatus = 500;
+    let result = await runJwtCheck(app);
+    assert.equal(result.status, 'unhealthy');
+    assert.deepEqual(result.data, { stage: 'signing keys', reason: 'HTTP status 500' });
+    assertNoAddress(result, authority);
+
+    authority.jwksStatus = undefined;
+    authority.discoveryPatch = { jwks_uri: undefined };
+    mock.timers.tick(30_000);
+    result = await runJwtCheck(app);
+    assert.deepEqual(result.data, { stage: 'discovery document', reason: 'discovery document has no valid jwks_uri' });
+  });
+
+  it('an authority that never answers is unhealthy when the check is aborted at its timeout', async () => {
+    authority.hang = true;
+    const result = await runJwtCheck(app, AbortSignal.timeout(200));
+    assert.equal(result.status, 'unhealthy');
+    assert.deepEqual(result.data, { stage: 'discovery document', reason: 'timed out' });
+    assertNoAddress(result, authority);
+  });
+
+  it('a successful probe also warms the discovery cache token validation uses', async () => {
+    await runJwtCheck(app);
+    const token = await authority.sign();
+    const res = await app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(authority.counts, { discovery: 1, jwks: 2, other: 0 });
+  });
+});
