@@ -23,4 +23,6 @@ export {
 } from './health/builder.js';
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
 export { GracefulShutdownOptions } from './health/shutdown-options.js';
+export type { HealthReport, HealthReportEntry } from './health/report.js';
+export type { UptimeClock } from './health/uptime.js';
 export type { JwtOptions } from './auth/options.js';

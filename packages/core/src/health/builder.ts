@@ -54,7 +54,10 @@ export class HealthChecksBuilder {
   /** Registers a check under a unique name. Throws `KIT_ERR_DUPLICATE_HEALTH_CHECK` on a repeated name. */
   addCheck(name: string, check: HealthCheckSource, options: HealthCheckOptions = {}): this {
     if (this.#sealed) {
-      throw new KitError('KIT_ERR_HEALTH_SEALED', `Health check '${name}' was added after useKit() completed; add checks before or during useKit().`);
+      throw new KitError(
+        'KIT_ERR_HEALTH_SEALED',
+        `Health check '${name}' was added after useKit() built the health checks; add checks in healthChecksConfigure or from a plugin registered before useKit().`,
+      );
     }
     if (typeof name !== 'string' || !NAME.test(name)) {
       throw invalidOption('addCheck(name)', name, 'a name of 1-64 letters, digits, ".", "_", ":" or "-"');
@@ -89,7 +92,7 @@ export class HealthChecksBuilder {
     return [...this.#checks.values()];
   }
 
-  /** Called by Kit when start-up completes: later additions would never be built, so they throw. */
+  /** Called by Kit once `useKit` has built the checks: later additions would never run, so they throw. */
   seal(): void {
     this.#sealed = true;
   }
