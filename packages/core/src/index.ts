@@ -19,6 +19,7 @@ export {
   type HealthCheckFunction,
   type HealthCheckOptions,
   type HealthCheckSource,
+  type HealthCheckClass,
   type HealthCheckRegistration,
 } from './health/builder.js';
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';

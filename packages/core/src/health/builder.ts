@@ -5,8 +5,26 @@ import type { HealthCheckContext, HealthCheckResult, IHealthCheck } from './resu
 /** A check written as a function. */
 export type HealthCheckFunction = (context: HealthCheckContext) => HealthCheckResult | Promise<HealthCheckResult>;
 
+/**
+ * A check class Kit builds from the service container. The constructor receives the awilix cradle
+ * and may type it as it needs (`constructor({ pool }: { pool: Pool })`): the parameter is typed
+ * `never` here so that any such constructor is accepted, which `Record<string, unknown>` would not
+ * be under `strictFunctionTypes`.
+ *
+ * @example
+ * ```ts
+ * class PoolHealthCheck implements IHealthCheck {
+ *   readonly #pool: Pool;
+ *   constructor({ pool }: { pool: Pool }) { this.#pool = pool; }  // resolved when Kit builds it
+ *   async checkHealth() { await this.#pool.query('select 1'); return HealthCheckResult.healthy(); }
+ * }
+ * const cls: HealthCheckClass = PoolHealthCheck;
+ * ```
+ */
+export type HealthCheckClass = new (cradle: never) => IHealthCheck;
+
 /** Anything `addCheck` accepts: a function, an `IHealthCheck` instance, or a class built from the container. */
-export type HealthCheckSource = HealthCheckFunction | IHealthCheck | ServiceClass<IHealthCheck>;
+export type HealthCheckSource = HealthCheckFunction | IHealthCheck | HealthCheckClass | ServiceClass<IHealthCheck>;
 
 /** Per-check options. */
 export interface HealthCheckOptions {
@@ -30,6 +48,7 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 5000;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
+// Typed as ServiceClass for the container: the cradle is what the constructor receives at run time.
 function isCheckClass(value: unknown): value is ServiceClass<IHealthCheck> {
   return typeof value === 'function' && typeof (value.prototype as Partial<IHealthCheck> | undefined)?.checkHealth === 'function';
 }
@@ -75,7 +94,7 @@ export class HealthChecksBuilder {
     }
     let resolved: HealthCheckRegistration['check'];
     if (isCheckClass(check)) resolved = check;
-    else if (typeof check === 'function') resolved = { checkHealth: check };
+    else if (typeof check === 'function') resolved = { checkHealth: check as HealthCheckFunction };
     else if (check && typeof (check as Partial<IHealthCheck>).checkHealth === 'function') resolved = check;
     else throw invalidOption(`addCheck('${name}', check)`, show(check), 'a function, an object with checkHealth(), or a class implementing IHealthCheck');
     this.#checks.set(name, { name, tags: [...new Set(tags)], timeoutMs, check: resolved });
