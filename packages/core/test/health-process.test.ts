@@ -109,7 +109,7 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
   // Shutting down: readiness 503 `shutdown`, liveness and normal routes still served.
   const samples: Array<{ at: number; health: HttpAnswer; live: HttpAnswer; work: HttpAnswer }> = [];
   let firstRefusedAt: number | undefined;
-  let refusal = '';
+  let refusal: string;
   for (;;) {
     try {
       const [health, live, work] = await Promise.all([get(`${base}/healthz`), get(`${base}/livez`), get(`${base}/work`)]);
