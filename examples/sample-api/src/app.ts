@@ -3,17 +3,22 @@ import { asClass, asValue } from 'awilix';
 import { addKit, useKit } from '@kit/core';
 import { OrderRepository } from './services/orders.js';
 import { UserRepository } from './services/users.js';
+import { DiskSpaceHealthCheck } from './health/DiskSpaceHealthCheck.js';
+import { EventLoopDelayHealthCheck, type HealthSettings } from './health/EventLoopDelayHealthCheck.js';
 
 /** Settings of the sample, from the environment by default. */
 export interface SampleSettings {
   adminApiKey: string;
   logger: FastifyServerOptions['logger'];
+  /** How long /healthz answers 503 before the server closes on SIGTERM/SIGINT (default 5000). */
+  shutdownDelayMs?: number;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSettings {
   return {
     adminApiKey: env.ADMIN_API_KEY ?? 'change-me',
     logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL ?? 'info' },
+    shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? undefined : Number(env.SHUTDOWN_DELAY_MS),
   };
 }
 
@@ -26,12 +31,24 @@ export async function buildApp(settings: SampleSettings = settingsFromEnv()): Pr
 
   const kit = addKit(app, [new URL('./endpoints/', import.meta.url)], (opt) => {
     opt.openApiInfo = { title: 'Sample shop API', description: 'Users, orders and admin jobs, grouped by Kit.' };
+    // Health: two real checks built from the container, and a graceful SIGTERM/SIGINT.
+    opt.healthChecksConfigure = (hc) =>
+      hc.addCheck('eventLoop', EventLoopDelayHealthCheck).addCheck('disk', DiskSpaceHealthCheck, { tags: ['ready'], timeoutMs: 2000 });
+    opt.configureGracefulShutdown((g) => {
+      g.shutdownDelayMs = settings.shutdownDelayMs ?? g.shutdownDelayMs;
+    });
   });
 
   kit.services.register({
     userRepository: asClass(UserRepository).singleton(),
     orderRepository: asClass(OrderRepository).singleton(),
     adminApiKey: asValue(settings.adminApiKey),
+    healthSettings: asValue<HealthSettings>({
+      eventLoopDelayDegradedMs: 200,
+      diskPath: process.cwd(),
+      diskDegradedBelowBytes: 1024 ** 3,
+      diskUnhealthyBelowBytes: 100 * 1024 ** 2,
+    }),
   });
 
   await useKit(app);
