@@ -3,6 +3,8 @@ import { asClass, asValue } from 'awilix';
 import { addKit, useKit } from '@kit/core';
 import { OrderRepository } from './services/orders.js';
 import { UserRepository } from './services/users.js';
+import { DiskSpaceHealthCheck } from './health/DiskSpaceHealthCheck.js';
+import { EventLoopDelayHealthCheck, type HealthSettings } from './health/EventLoopDelayHealthCheck.js';
 
 /** Settings of the sample, from the environment by default. */
 export interface SampleSettings {
@@ -12,6 +14,8 @@ export interface SampleSettings {
   jwtAuthority?: string;
   /** Accepted audiences (JWT_AUDIENCE, comma-separated). */
   jwtAudiences?: string[];
+  /** How long /healthz answers 503 before the server closes on SIGTERM/SIGINT (default 5000). */
+  shutdownDelayMs?: number;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSettings {
@@ -20,6 +24,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
     logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL ?? 'info' },
     jwtAuthority: env.JWT_AUTHORITY || undefined,
     jwtAudiences: (env.JWT_AUDIENCE ?? '').split(',').map((a) => a.trim()).filter((a) => a !== ''),
+    shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? undefined : Number(env.SHUTDOWN_DELAY_MS),
   };
 }
 
@@ -34,12 +39,24 @@ export async function buildApp(settings: SampleSettings = settingsFromEnv()): Pr
     opt.openApiInfo = { title: 'Sample shop API', description: 'Users, orders and admin jobs, grouped by Kit.' };
     // Bearer tokens for /api/account, only when an authority is given: `npm start` needs no network.
     if (settings.jwtAuthority) opt.configureJwt(settings.jwtAuthority, settings.jwtAudiences ?? []);
+    // Health: two real checks built from the container, and a graceful SIGTERM/SIGINT.
+    opt.healthChecksConfigure = (hc) =>
+      hc.addCheck('eventLoop', EventLoopDelayHealthCheck).addCheck('disk', DiskSpaceHealthCheck, { tags: ['ready'], timeoutMs: 2000 });
+    opt.configureGracefulShutdown((g) => {
+      g.shutdownDelayMs = settings.shutdownDelayMs ?? g.shutdownDelayMs;
+    });
   });
 
   kit.services.register({
     userRepository: asClass(UserRepository).singleton(),
     orderRepository: asClass(OrderRepository).singleton(),
     adminApiKey: asValue(settings.adminApiKey),
+    healthSettings: asValue<HealthSettings>({
+      eventLoopDelayDegradedMs: 200,
+      diskPath: process.cwd(),
+      diskDegradedBelowBytes: 1024 ** 3,
+      diskUnhealthyBelowBytes: 100 * 1024 ** 2,
+    }),
   });
 
   await useKit(app);

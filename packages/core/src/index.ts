@@ -19,10 +19,13 @@ export {
   type HealthCheckFunction,
   type HealthCheckOptions,
   type HealthCheckSource,
+  type HealthCheckClass,
   type HealthCheckRegistration,
 } from './health/builder.js';
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
 export { GracefulShutdownOptions } from './health/shutdown-options.js';
+export type { HealthReport, HealthReportEntry } from './health/report.js';
+export type { UptimeClock } from './health/uptime.js';
 export type { JwtOptions } from './auth/options.js';
 export type { KitAuthenticateHook } from './auth/authenticate.js';
 export type { KitUser } from './auth/verifier.js';

@@ -11,6 +11,9 @@ import type { EndpointSource } from './endpoints/discovery.js';
 import { registerEndpointGroups } from './endpoints/mapping.js';
 import { installRouteHooks } from './endpoints/route-hooks.js';
 import { KitError } from './errors.js';
+import { installGracefulShutdown, trackClose } from './health/lifecycle.js';
+import { registerHealthRoutes } from './health/routes.js';
+import { buildHealthChecks } from './health/runner.js';
 import { registerOpenApi } from './openapi/document.js';
 import { KitOption, resolveOptions } from './options.js';
 import { KitRuntime, type KitInstance } from './runtime.js';
@@ -109,8 +112,8 @@ export function addKit(
 
 /**
  * Wires everything (spec `UseKit`) and opens the readiness gate when done. The order is fixed:
- * OpenAPI document, endpoint groups, plugin loading, operationId check, DI validation, eager
- * singletons, warm-up, gate. Everything that adds routes happens before the first `await`, so a
+ * OpenAPI document, probe routes and shutdown handling, endpoint groups, plugin loading,
+ * operationId check, DI validation, eager singletons, health checks, warm-up, gate. Everything that adds routes happens before the first `await`, so a
  * host may `listen()` before this promise settles and watch the start-up state. On failure the
  * gate stays closed and the promise rejects with the cause.
  *
@@ -132,6 +135,11 @@ export async function useKit<S extends RawServerBase, L extends FastifyBaseLogge
   try {
     // 1. OpenAPI first: swagger collects routes as they are added.
     registerOpenApi(app, options, kit.routes);
+    // 1b. Probe routes and shutdown handling, before the first await: a host that listens before
+    //     this promise settles sees /healthz 503 `startup` while the steps below run.
+    const health = registerHealthRoutes(app, kit);
+    trackClose(app, kit);
+    installGracefulShutdown(app, kit);
     // 2. One encapsulated plugin per endpoint group.
     registerEndpointGroups(app, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
     // 3. Load the plugin tree: discovery, classes built from the container, routes named.
@@ -141,11 +149,13 @@ export async function useKit<S extends RawServerBase, L extends FastifyBaseLogge
     // 5. DI validation, then eager singletons.
     validateServices(kit.services);
     resolveEagerSingletons(kit.services, options.eagerSingletons);
+    // 5b. Health checks: classes built from the container (a missing dependency fails here), builder sealed.
+    health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log));
     // 6. Warm-up tasks, in parallel, under warmupTimeoutMs.
     await runWarmups(options.warmups, kit.services, options.warmupTimeoutMs);
     // 7. The readiness gate opens.
     kit.healthChecks.seal();
-    kit.state = 'ready';
+    if (kit.state === 'starting') kit.state = 'ready'; // a shutdown begun during start-up wins
   } catch (err) {
     kit.startupError = err;
     throw err;

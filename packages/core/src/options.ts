@@ -5,6 +5,7 @@ import { EndpointFormat, HealthCheckDetailLevel } from './enums.js';
 import { invalidOption } from './errors.js';
 import type { HealthChecksBuilder } from './health/builder.js';
 import { GracefulShutdownOptions, validateGracefulShutdownOptions } from './health/shutdown-options.js';
+import type { UptimeClock } from './health/uptime.js';
 import type { KitServices, ServiceClass } from './services.js';
 
 /** A warm-up task class: built from the container, its `warmup` runs before the readiness gate opens. */
@@ -66,6 +67,8 @@ export class KitOption {
   auditSinkFactory?: (services: KitServices) => IAuditSink;
   /** `version` of the health report and of the OpenAPI document; default: the host's package.json version. */
   applicationVersion?: string;
+  /** Milliseconds since process start, for the health report's `uptime`; default `process.uptime()`. Inject a fixed clock in tests. */
+  uptimeClock?: UptimeClock;
   /** Path of the OpenAPI 3.1 document, or `false` for none (which also turns the UI off). */
   openApiPath: string | false = '/openapi.json';
   /** Path of the reference UI, or `false` for none. */
@@ -132,6 +135,7 @@ export interface ResolvedKitOptions {
   readonly jwt: JwtOptions | undefined;
   readonly gracefulShutdown: Readonly<GracefulShutdownOptions> | undefined;
   readonly applicationVersion: string | undefined;
+  readonly uptimeClock: UptimeClock | undefined;
   readonly openApiPath: string | false;
   readonly docsPath: string | false;
   readonly openApiInfo: Readonly<OpenApiInfo>;
@@ -194,7 +198,7 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
         : HealthCheckDetailLevel.StatusOnly
       : oneOf('healthCheckDetailLevel', opt.healthCheckDetailLevel, HealthCheckDetailLevel);
 
-  for (const key of ['healthChecksConfigure', 'auditSinkFactory'] as const) {
+  for (const key of ['healthChecksConfigure', 'auditSinkFactory', 'uptimeClock'] as const) {
     if (opt[key] !== undefined && typeof opt[key] !== 'function') throw invalidOption(key, opt[key], 'a function');
   }
   if (opt.applicationVersion !== undefined && (typeof opt.applicationVersion !== 'string' || opt.applicationVersion === '')) {
@@ -247,6 +251,7 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
     jwt: hidden.jwt,
     gracefulShutdown,
     applicationVersion: opt.applicationVersion,
+    uptimeClock: opt.uptimeClock,
     openApiPath,
     docsPath,
     openApiInfo: { ...opt.openApiInfo },

@@ -4,6 +4,7 @@ import type { EndpointSource } from './endpoints/discovery.js';
 import { RouteTable } from './endpoints/operation-ids.js';
 import type { KitState } from './enums.js';
 import { HealthChecksBuilder } from './health/builder.js';
+import { shutdownKit } from './health/lifecycle.js';
 import type { ResolvedKitOptions } from './options.js';
 import type { KitServices } from './services.js';
 
@@ -39,6 +40,18 @@ export interface KitInstance {
   readonly audit: KitAudit;
   /** `starting` until `useKit` completes, then `ready`, then `shuttingDown`. */
   readonly state: KitState;
+  /**
+   * Runs the graceful shutdown as the first signal would, without exiting the process: state
+   * `shuttingDown` (`/healthz` 503), `gracefulShutdown.shutdownDelayMs` of normal serving (0 when
+   * not configured or not listening), then `app.close()` bounded by `drainTimeoutMs`. Repeated
+   * calls return the same promise. Rejects with `KIT_ERR_DRAIN_TIMEOUT` when the drain overran.
+   *
+   * @example
+   * ```ts
+   * await app.kit.shutdown();   // e.g. from a host's own signal or admin handling
+   * ```
+   */
+  shutdown(): Promise<void>;
 }
 
 const auditOff: KitAudit = Object.freeze({
@@ -63,4 +76,8 @@ export class KitRuntime implements KitInstance {
     readonly services: KitServices,
     readonly sources: readonly EndpointSource[] | undefined,
   ) {}
+
+  shutdown(): Promise<void> {
+    return shutdownKit(this);
+  }
 }

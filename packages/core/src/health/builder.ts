@@ -5,8 +5,26 @@ import type { HealthCheckContext, HealthCheckResult, IHealthCheck } from './resu
 /** A check written as a function. */
 export type HealthCheckFunction = (context: HealthCheckContext) => HealthCheckResult | Promise<HealthCheckResult>;
 
+/**
+ * A check class Kit builds from the service container. The constructor receives the awilix cradle
+ * and may type it as it needs (`constructor({ pool }: { pool: Pool })`): the parameter is typed
+ * `never` here so that any such constructor is accepted, which `Record<string, unknown>` would not
+ * be under `strictFunctionTypes`.
+ *
+ * @example
+ * ```ts
+ * class PoolHealthCheck implements IHealthCheck {
+ *   readonly #pool: Pool;
+ *   constructor({ pool }: { pool: Pool }) { this.#pool = pool; }  // resolved when Kit builds it
+ *   async checkHealth() { await this.#pool.query('select 1'); return HealthCheckResult.healthy(); }
+ * }
+ * const cls: HealthCheckClass = PoolHealthCheck;
+ * ```
+ */
+export type HealthCheckClass = new (cradle: never) => IHealthCheck;
+
 /** Anything `addCheck` accepts: a function, an `IHealthCheck` instance, or a class built from the container. */
-export type HealthCheckSource = HealthCheckFunction | IHealthCheck | ServiceClass<IHealthCheck>;
+export type HealthCheckSource = HealthCheckFunction | IHealthCheck | HealthCheckClass | ServiceClass<IHealthCheck>;
 
 /** Per-check options. */
 export interface HealthCheckOptions {
@@ -30,6 +48,7 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 5000;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
+// Typed as ServiceClass for the container: the cradle is what the constructor receives at run time.
 function isCheckClass(value: unknown): value is ServiceClass<IHealthCheck> {
   return typeof value === 'function' && typeof (value.prototype as Partial<IHealthCheck> | undefined)?.checkHealth === 'function';
 }
@@ -54,7 +73,10 @@ export class HealthChecksBuilder {
   /** Registers a check under a unique name. Throws `KIT_ERR_DUPLICATE_HEALTH_CHECK` on a repeated name. */
   addCheck(name: string, check: HealthCheckSource, options: HealthCheckOptions = {}): this {
     if (this.#sealed) {
-      throw new KitError('KIT_ERR_HEALTH_SEALED', `Health check '${name}' was added after useKit() completed; add checks before or during useKit().`);
+      throw new KitError(
+        'KIT_ERR_HEALTH_SEALED',
+        `Health check '${name}' was added after useKit() built the health checks; add checks in healthChecksConfigure or from a plugin registered before useKit().`,
+      );
     }
     if (typeof name !== 'string' || !NAME.test(name)) {
       throw invalidOption('addCheck(name)', name, 'a name of 1-64 letters, digits, ".", "_", ":" or "-"');
@@ -72,7 +94,7 @@ export class HealthChecksBuilder {
     }
     let resolved: HealthCheckRegistration['check'];
     if (isCheckClass(check)) resolved = check;
-    else if (typeof check === 'function') resolved = { checkHealth: check };
+    else if (typeof check === 'function') resolved = { checkHealth: check as HealthCheckFunction };
     else if (check && typeof (check as Partial<IHealthCheck>).checkHealth === 'function') resolved = check;
     else throw invalidOption(`addCheck('${name}', check)`, show(check), 'a function, an object with checkHealth(), or a class implementing IHealthCheck');
     this.#checks.set(name, { name, tags: [...new Set(tags)], timeoutMs, check: resolved });
@@ -89,7 +111,7 @@ export class HealthChecksBuilder {
     return [...this.#checks.values()];
   }
 
-  /** Called by Kit when start-up completes: later additions would never be built, so they throw. */
+  /** Called by Kit once `useKit` has built the checks: later additions would never run, so they throw. */
   seal(): void {
     this.#sealed = true;
   }

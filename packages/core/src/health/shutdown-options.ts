@@ -1,4 +1,8 @@
+import { constants } from 'node:os';
 import { invalidOption } from '../errors.js';
+
+/** Default of `GracefulShutdownOptions.drainTimeoutMs`, also used by `app.kit.shutdown()` without configuration. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
 /**
  * Graceful shutdown settings, given to the action of `opt.configureGracefulShutdown(action)`.
@@ -9,18 +13,23 @@ import { invalidOption } from '../errors.js';
  * ```
  */
 export class GracefulShutdownOptions {
-  /** Signals that start the shutdown. A second signal exits at once. */
+  /** Signals that start the shutdown. A second signal exits at once (code 128 + signal number). */
   signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
   /** How long requests keep being served, with `/healthz` at 503, before the server closes. */
   shutdownDelayMs = 5000;
-  /** How long in-flight requests and the audit flush may take once the server closes. */
-  drainTimeoutMs = 30_000;
+  /**
+   * How long `app.close()` may take: in-flight requests draining and the onClose hooks (the audit
+   * flush among them). Past it the remaining connections are cut and the process exits 1.
+   */
+  drainTimeoutMs = DEFAULT_DRAIN_TIMEOUT_MS;
 }
 
 /** Throws `KIT_ERR_INVALID_OPTION` naming the first shutdown option that is out of range. */
 export function validateGracefulShutdownOptions(g: GracefulShutdownOptions): void {
-  if (!Array.isArray(g.signals) || g.signals.length === 0 || g.signals.some((s) => typeof s !== 'string' || !/^SIG[A-Z0-9]+$/.test(s))) {
-    throw invalidOption('gracefulShutdown.signals', g.signals, 'a non-empty array of signal names such as "SIGTERM"');
+  // SIGKILL and SIGSTOP cannot be caught; an unknown name would be an ordinary event that never fires.
+  const catchable = (s: unknown): boolean => typeof s === 'string' && s in constants.signals && s !== 'SIGKILL' && s !== 'SIGSTOP';
+  if (!Array.isArray(g.signals) || g.signals.length === 0 || !g.signals.every(catchable)) {
+    throw invalidOption('gracefulShutdown.signals', g.signals, 'a non-empty array of catchable signal names such as "SIGTERM"');
   }
   for (const key of ['shutdownDelayMs', 'drainTimeoutMs'] as const) {
     if (!Number.isFinite(g[key]) || g[key] < 0 || g[key] > 2_147_483_647) {

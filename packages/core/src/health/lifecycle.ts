@@ -1,0 +1,156 @@
+import { constants } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import { KitError } from '../errors.js';
+import type { KitRuntime } from '../runtime.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from './shutdown-options.js';
+
+// One shutdown per running layer: a second call, or a signal after a programmatic call, joins it.
+const shutdowns = new WeakMap<KitRuntime, Promise<void>>();
+
+// Signal-driven shutdowns of every Kit app in this process. The process exits when the last one
+// has closed, so two apps in one process do not cut each other's drain short.
+let signalShutdowns = 0;
+let worstExitCode = 0;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// After the drain bound, how long close() may still take to run its onClose hooks.
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * `app.close()` bounded by `drainTimeoutMs`. Past the bound the remaining connections are cut, so
+ * close() can still finish and run its onClose hooks (the audit trail's flush among them) within
+ * a short grace, and the rejection then tells the caller the drain was not clean.
+ */
+async function closeWithin(app: FastifyInstance, drainTimeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closing = app.close();
+  const bound = (ms: number) =>
+    new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(resolve, ms, 'timeout');
+    });
+  try {
+    if ((await Promise.race([closing, bound(drainTimeoutMs)])) !== 'timeout') return;
+    clearTimeout(timer);
+    app.server.closeAllConnections();
+    await Promise.race([closing, bound(CLOSE_GRACE_MS)]);
+    throw new KitError(
+      'KIT_ERR_DRAIN_TIMEOUT',
+      `In-flight requests did not finish within gracefulShutdown.drainTimeoutMs (${drainTimeoutMs} ms); the remaining connections were closed.`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The graceful shutdown sequence behind `app.kit.shutdown()` and the signal handlers:
+ *
+ * 1. `state = 'shuttingDown'`: `/healthz` answers 503 with the `shutdown` entry at once, while
+ *    the server keeps serving every route (`/livez` included).
+ * 2. `shutdownDelayMs` passes, so load balancers and Kubernetes endpoints stop routing here while
+ *    requests still succeed (skipped when the server is not listening: nothing can arrive).
+ * 3. `app.close()`: no new connections, in-flight requests drain, onClose hooks run (the audit
+ *    trail flushes there), bounded by `drainTimeoutMs`.
+ *
+ * Readiness must turn 503 before `close()`: once Fastify is closing it answers every new request
+ * with its own 503 before any route runs.
+ */
+export function shutdownKit(kit: KitRuntime, reason = 'shutdown()'): Promise<void> {
+  const running = shutdowns.get(kit);
+  if (running) return running;
+  const { app } = kit;
+  const g = kit.options.gracefulShutdown;
+  kit.state = 'shuttingDown';
+  const delayMs = app.server.listening ? (g?.shutdownDelayMs ?? 0) : 0;
+  const drainTimeoutMs = g?.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  const run = (async () => {
+    app.log.info({ reason, shutdownDelayMs: delayMs, drainTimeoutMs }, `Kit: shutdown started (${reason}); readiness answers 503, closing in ${delayMs} ms`);
+    if (delayMs > 0) await sleep(delayMs);
+    app.log.info('Kit: closing the server and draining in-flight requests');
+    await closeWithin(app, drainTimeoutMs);
+    app.log.info('Kit: server closed');
+  })();
+  shutdowns.set(kit, run);
+  return run;
+}
+
+function exitCodeOf(signal: NodeJS.Signals): number {
+  // The shell convention for "terminated by signal N".
+  return 128 + (constants.signals[signal] ?? 15);
+}
+
+// Loggers may buffer (pino with sync: false, transports): flush before exiting, bounded.
+function flushThenExit(app: FastifyInstance, code: number): void {
+  const logger = app.log as { flush?: (cb?: (err?: Error) => void) => void };
+  let exited = false;
+  const exit = (): void => {
+    if (exited) return;
+    exited = true;
+    process.exit(code);
+  };
+  setTimeout(exit, 1000).unref();
+  if (typeof logger.flush === 'function') {
+    try {
+      logger.flush(() => exit());
+      return;
+    } catch {
+      // fall through: exit without the flush rather than not at all
+    }
+  }
+  exit();
+}
+
+/**
+ * Installs the signal handlers of `opt.configureGracefulShutdown`. The first signal runs
+ * `shutdownKit` and exits 0 once the server has closed (1 if the drain timed out or close
+ * failed); a second signal exits at once with 128 + the signal number. The listeners are removed
+ * when the app closes without a signal (tests, in-process hosts), so nothing leaks; after a
+ * signal they stay until the exit so that the second signal is still caught.
+ */
+export function installGracefulShutdown(app: FastifyInstance, kit: KitRuntime): void {
+  const g = kit.options.gracefulShutdown;
+  if (!g) return;
+  let received = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    received += 1;
+    if (received > 1) {
+      app.log.warn({ signal }, `Kit: second ${signal} received during shutdown; exiting now`);
+      flushThenExit(app, exitCodeOf(signal));
+      return;
+    }
+    signalShutdowns += 1;
+    void shutdownKit(kit, signal).then(
+      () => 0,
+      (err: unknown) => {
+        app.log.error({ err }, 'Kit: shutdown did not complete cleanly');
+        return 1;
+      },
+    ).then((code) => {
+      worstExitCode = Math.max(worstExitCode, code);
+      signalShutdowns -= 1;
+      if (signalShutdowns === 0) {
+        app.log.info({ exitCode: worstExitCode }, `Kit: exiting with ${worstExitCode}`);
+        flushThenExit(app, worstExitCode);
+      }
+    });
+  };
+  for (const signal of g.signals) process.on(signal, onSignal);
+  app.addHook('onClose', (_instance, done) => {
+    if (received === 0) for (const signal of g.signals) process.removeListener(signal, onSignal);
+    done();
+  });
+}
+
+/**
+ * Marks an app closed by other means (`app.close()` from the host) as shutting down, so
+ * `app.kit.state` tells the truth and a late readiness probe is not answered 200.
+ */
+export function trackClose(app: FastifyInstance, kit: KitRuntime): void {
+  app.addHook('preClose', (done) => {
+    kit.state = 'shuttingDown';
+    done();
+  });
+}

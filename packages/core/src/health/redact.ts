@@ -1,0 +1,86 @@
+/**
+ * Scrubbing of the texts a health report shows. Descriptions, data and exception messages come
+ * from check code, and check code talks to databases: a driver error or a careless description can
+ * carry a connection string or a URL with a password. The detail level decides what is shown at
+ * all; this file makes sure that what is shown does not hand out credentials.
+ *
+ * - `Description` (may be public): a URL carrying credentials and a connection string
+ *   (`Key=value;Key=value`) are replaced as a whole by `[redacted]`, address included.
+ * - `Full` (Development): the shape stays readable for debugging; only the secret parts are
+ *   masked (`postgres://***@db:5432/app`, `Password=***`).
+ */
+
+// Key names whose values are secrets: password, pwd, secret, token, api_key, AccountKey,
+// SharedAccessSignature, sig, auth, credential(s)...
+const SECRET_KEY = /pass|pwd|secret|token|key|sig|auth|credential/i;
+
+// scheme://… up to whitespace or a quote/bracket that usually ends a URL inside prose or JSON.
+const URL_PATTERN = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
+const QUERY_PAIR = /([?&;])([^=&;#]+)=([^&;#]*)/g;
+
+// Key=value pairs separated by ';' (ADO.NET, ODBC, Azure storage...). Keys are one word or a known
+// two-word key ("Data Source", "User ID"), so surrounding prose is not swallowed.
+const KEY = String.raw`(?:(?:Data|User|Initial|Integrated|Trust|Application|Persist|Connect|Shared Access|Account) [A-Za-z]+|[A-Za-z][\w.]*)`;
+const PAIR = String.raw`${KEY}\s*=\s*(?:"[^"]*"|'[^']*'|[^;\s]*)`;
+const CONNECTION_STRING = new RegExp(String.raw`${PAIR}(?:\s*;\s*${PAIR})+\s*;?`, 'g');
+const SECRET_PAIR = new RegExp(String.raw`(${KEY})(\s*=\s*)("[^"]*"|'[^']*'|[^;\s&]*)`, 'g');
+
+// Keys that make a `k=v;k=v` run a connection string rather than prose such as "p99=120ms; limit=100ms".
+const CONNECTION_KEY =
+  /^(?:server|host|hostname|address|addr|data source|datasource|database|initial catalog|db|port|user id|uid|user|username|accountname|endpoint|defaultendpointsprotocol|blobendpoint|tenant|provider|dsn)$/i;
+
+function looksLikeConnectionString(run: string): boolean {
+  for (const m of run.matchAll(SECRET_PAIR)) {
+    const key = (m[1] ?? '').trim();
+    if (CONNECTION_KEY.test(key) || SECRET_KEY.test(key)) return true;
+  }
+  return false;
+}
+
+function maskPair(all: string, key: string, eq: string, value: string): string {
+  if (!SECRET_KEY.test(key)) return all;
+  // A pair written inside parentheses, "(…;Password=x)": keep the closing one, it is prose.
+  return `${key}${eq}***${value.endsWith(')') && !value.includes('(') ? ')' : ''}`;
+}
+
+function isCredentialedUrl(url: string): boolean {
+  if (USERINFO.test(url)) return true;
+  for (const m of url.matchAll(QUERY_PAIR)) if (SECRET_KEY.test(m[2] ?? '')) return true;
+  return false;
+}
+
+function maskUrl(url: string): string {
+  return url
+    .replace(USERINFO, '$1***@')
+    .replace(QUERY_PAIR, (all, sep: string, key: string) => (SECRET_KEY.test(key) ? `${sep}${key}=***` : all));
+}
+
+/**
+ * For `Description`: removes credentialed URLs and connection strings entirely.
+ *
+ * @example
+ * ```ts
+ * redactForDescription('down: Server=db;User ID=sa;Password=x'); // 'down: [redacted]'
+ * ```
+ */
+export function redactForDescription(text: string): string {
+  return text
+    .replace(URL_PATTERN, (url) => (isCredentialedUrl(url) ? '[redacted]' : url))
+    .replace(CONNECTION_STRING, (cs) => (looksLikeConnectionString(cs) ? '[redacted]' : cs))
+    .replace(SECRET_PAIR, maskPair);
+}
+
+/**
+ * For `Full`: keeps the text readable, masks passwords, tokens and keys.
+ *
+ * @example
+ * ```ts
+ * redactForFull('connect ECONNREFUSED redis://:hunter2@cache:6379'); // '... redis://***@cache:6379'
+ * ```
+ */
+export function redactForFull(text: string): string {
+  return text
+    .replace(URL_PATTERN, maskUrl)
+    .replace(SECRET_PAIR, maskPair);
+}

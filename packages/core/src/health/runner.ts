@@ -1,0 +1,183 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { KitError } from '../errors.js';
+import { buildService, type KitServices, type ServiceClass } from '../services.js';
+import type { HealthChecksBuilder, HealthCheckRegistration } from './builder.js';
+import type { HealthCheckContext, HealthStatus, IHealthCheck } from './result.js';
+
+/** One check's outcome, normalised: whatever the check returned or threw becomes this. */
+export interface CheckOutcome {
+  readonly name: string;
+  readonly status: HealthStatus;
+  readonly description: string | undefined;
+  readonly data: Readonly<Record<string, unknown>> | undefined;
+  /** The thrown or attached error; only its message is ever shown, and only at `Full`. */
+  readonly exception: Error | undefined;
+}
+
+/** The result of one evaluation, shared by every request that joined it. */
+export interface Evaluation {
+  readonly status: HealthStatus;
+  readonly checks: readonly CheckOutcome[];
+  /** Report fragments cached per evaluation by the report writer, keyed by detail level. */
+  readonly rendered: Map<string, string>;
+}
+
+interface RunnableCheck {
+  readonly name: string;
+  readonly tags: readonly string[];
+  readonly timeoutMs: number;
+  readonly check: IHealthCheck;
+}
+
+const STATUS_RANK: Record<HealthStatus, number> = { healthy: 0, degraded: 1, unhealthy: 2 };
+const STATUSES = new Set<unknown>(['healthy', 'degraded', 'unhealthy']);
+
+/** The worst of the statuses: one unhealthy check makes the report unhealthy, else one degraded degrades it. */
+export function worstStatus(statuses: Iterable<HealthStatus>): HealthStatus {
+  let worst: HealthStatus = 'healthy';
+  for (const s of statuses) if (STATUS_RANK[s] > STATUS_RANK[worst]) worst = s;
+  return worst;
+}
+
+function isCheckClass(check: HealthCheckRegistration['check']): check is ServiceClass<IHealthCheck> {
+  return typeof check === 'function';
+}
+
+/** A code identifier such as `TypeError` or `ECONNREFUSED` is safe to show; arbitrary text is not. */
+function errorKind(err: unknown): string {
+  const e = err as { code?: unknown; name?: unknown } | null;
+  for (const v of [e?.code, e?.name]) if (typeof v === 'string' && /^[A-Za-z_][\w]{0,63}$/.test(v)) return v;
+  return 'Error';
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(typeof err === 'string' ? err : 'Non-error value thrown');
+}
+
+function outcome(name: string, status: HealthStatus, description: string | undefined, exception?: Error, data?: Readonly<Record<string, unknown>>): CheckOutcome {
+  return { name, status, description, exception, data };
+}
+
+/** Turns whatever a check returned into an outcome; a malformed result is a failing check, not a 500. */
+function normalise(name: string, value: unknown): CheckOutcome {
+  const r = value as { status?: unknown; description?: unknown; data?: unknown; exception?: unknown } | null | undefined;
+  if (typeof r !== 'object' || r === null || !STATUSES.has(r.status)) {
+    return outcome(name, 'unhealthy', 'The check returned an invalid result (expected HealthCheckResult.healthy/degraded/unhealthy)');
+  }
+  return outcome(
+    name,
+    r.status as HealthStatus,
+    typeof r.description === 'string' ? r.description : undefined,
+    r.exception === undefined || r.exception === null ? undefined : asError(r.exception),
+    typeof r.data === 'object' && r.data !== null ? (r.data as Record<string, unknown>) : undefined,
+  );
+}
+
+/**
+ * Runs one check under its timeout. The timeout does not rely on the check honouring its
+ * AbortSignal: the answer is a race, so a check that hangs forever still yields `unhealthy` on
+ * time (its promise is left to settle on its own, with its rejection handled).
+ */
+export async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
+  const controller = new AbortController();
+  const context: HealthCheckContext = { name: entry.name, tags: entry.tags, signal: controller.signal };
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<CheckOutcome>((resolve) => {
+    timer = setTimeout(() => {
+      const reason = new KitError('KIT_ERR_HEALTH_CHECK_TIMEOUT', `Health check '${entry.name}' timed out after ${entry.timeoutMs} ms`);
+      controller.abort(reason);
+      resolve(outcome(entry.name, 'unhealthy', `Timed out after ${entry.timeoutMs} ms`, reason));
+    }, entry.timeoutMs);
+  });
+  // Wrapping in an async function turns a synchronous throw into a rejection we handle here.
+  const ran = (async () => entry.check.checkHealth(context))().then(
+    (value) => normalise(entry.name, value),
+    (err: unknown) => outcome(entry.name, 'unhealthy', `The check threw ${errorKind(err)}`, asError(err)),
+  );
+  try {
+    return await Promise.race([ran, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Evaluates the registered checks, concurrently, each under its own timeout. Requests that arrive
+ * while an evaluation with the same tag filter is running join it instead of starting another, so
+ * a burst of probes (many kubelets, a load balancer's health checker fleet) costs one run of each
+ * check. Nothing is cached past the end of an evaluation: every report is at most one check
+ * duration old.
+ */
+export class HealthCheckRunner {
+  readonly #checks: readonly RunnableCheck[];
+  readonly #inFlight = new Map<string, Promise<Evaluation>>();
+  readonly #lastStatus = new Map<string, HealthStatus>();
+  readonly #log: FastifyBaseLogger | undefined;
+
+  constructor(checks: readonly RunnableCheck[], log?: FastifyBaseLogger) {
+    this.#checks = checks;
+    this.#log = log;
+  }
+
+  /** Number of registered checks. */
+  get size(): number {
+    return this.#checks.length;
+  }
+
+  /**
+   * Evaluates the checks carrying any of `tags` (all checks when `tags` is empty), joining an
+   * evaluation of the same filter that is already running.
+   */
+  evaluate(tags: readonly string[] = []): Promise<Evaluation> {
+    const key = tags.length === 0 ? '' : tags.length === 1 ? (tags[0] as string) : [...new Set(tags)].sort().join('\n');
+    const running = this.#inFlight.get(key);
+    if (running) return running;
+    const selected = tags.length === 0 ? this.#checks : this.#checks.filter((c) => c.tags.some((t) => tags.includes(t)));
+    const evaluation = this.#run(selected).finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, evaluation);
+    return evaluation;
+  }
+
+  async #run(selected: readonly RunnableCheck[]): Promise<Evaluation> {
+    const checks = await Promise.all(selected.map(runCheck));
+    for (const c of checks) this.#noteTransition(c);
+    return { status: worstStatus(checks.map((c) => c.status)), checks, rendered: new Map() };
+  }
+
+  // Logs when a check changes status, with its error, so the cause of a 503 is in the logs even
+  // when the report is StatusOnly, without writing a line for every probe of a steady state.
+  #noteTransition(c: CheckOutcome): void {
+    const before = this.#lastStatus.get(c.name) ?? 'healthy';
+    this.#lastStatus.set(c.name, c.status);
+    if (before === c.status || !this.#log) return;
+    const fields = { check: c.name, status: c.status, previous: before, description: c.description, err: c.exception };
+    if (c.status === 'healthy') this.#log.info(fields, `health check '${c.name}' is healthy again`);
+    else this.#log.warn(fields, `health check '${c.name}' is ${c.status}`);
+  }
+}
+
+/**
+ * Builds every registered check: classes from the service container (constructor dependencies),
+ * instances and functions as they are. Runs during `useKit`, so a check whose dependency is not
+ * registered fails start-up with `KIT_ERR_DEPENDENCY` naming it, instead of failing every probe.
+ * The builder is sealed afterwards: a check added later would never be built.
+ */
+export function buildHealthChecks(builder: HealthChecksBuilder, services: KitServices, log?: FastifyBaseLogger): HealthCheckRunner {
+  const checks: RunnableCheck[] = [];
+  for (const r of builder.registrations()) {
+    let check: IHealthCheck;
+    if (isCheckClass(r.check)) {
+      try {
+        check = buildService(services, r.check, `health check '${r.name}' (${r.check.name || 'anonymous class'})`);
+      } catch (err) {
+        if (err instanceof KitError) throw err;
+        throw new KitError('KIT_ERR_HEALTH_CHECK', `Health check '${r.name}' (${r.check.name || 'anonymous class'}) could not be built: ${asError(err).message}`, { cause: err });
+      }
+    } else {
+      check = r.check;
+    }
+    checks.push({ name: r.name, tags: r.tags, timeoutMs: r.timeoutMs, check });
+  }
+  builder.seal();
+  return new HealthCheckRunner(checks, log);
+}

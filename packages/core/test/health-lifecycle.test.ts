@@ -1,0 +1,187 @@
+// The readiness gate and the shutdown state, in-process over real sockets: starting -> ready ->
+// shuttingDown, a failed start-up keeping the gate closed, app.kit.shutdown() serving through the
+// delay, draining in-flight requests, the drain bound, and no leaked signal listeners.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { addKit, HealthCheckResult, useKit, type KitOption } from '@kit/core';
+import { deferred, get, json, sleep } from './support/http.ts';
+
+function newApp(configure: (opt: KitOption) => void): FastifyInstance {
+  const app = Fastify();
+  addKit(app, [], (opt) => {
+    opt.openApiPath = false;
+    opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => HealthCheckResult.healthy());
+    configure(opt);
+  });
+  app.get('/work', async () => ({ ok: true }));
+  app.get('/slow', async (request) => {
+    await sleep(Number((request.query as { ms?: string }).ms ?? 800));
+    return { slow: true };
+  });
+  return app;
+}
+
+async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+}
+
+const STARTUP = { status: 'unhealthy', description: 'Start-up is not complete' };
+const SHUTDOWN = { status: 'unhealthy', message: 'Server is shutting down' };
+
+await test('the gate: 503 startup while useKit runs, observable after listen(); 200 once it completes', async () => {
+  const warmup = deferred();
+  const app = newApp((opt) => opt.configureWarmup(() => warmup.promise));
+  const ready = useKit(app);
+  const base = await listen(app);
+
+  assert.equal(app.kit.state, 'starting');
+  for (const url of ['/healthz', '/healthz?tag=ready']) {
+    const res = await get(base + url);
+    assert.equal(res.status, 503);
+    assert.equal(res.headers['cache-control'], 'no-store');
+    const body = json(res);
+    assert.deepEqual(Object.keys(body), ['status', 'checks', 'uptime', 'version']);
+    assert.equal(body.status, 'unhealthy');
+    assert.deepEqual(body.checks, { startup: STARTUP }, 'shown at the default StatusOnly level too');
+  }
+  assert.equal((await get(`${base}/livez`)).status, 200, '/livez ignores the gate');
+
+  warmup.resolve();
+  await ready;
+  assert.equal(app.kit.state, 'ready');
+  const res = await get(`${base}/healthz`);
+  assert.equal(res.status, 200);
+  assert.deepEqual(json(res).checks, { db: { status: 'healthy' } });
+  await app.close();
+});
+
+await test('a failed start-up keeps the gate closed and useKit rejects with the cause', async () => {
+  const warmup = deferred();
+  const app = newApp((opt) => opt.configureWarmup(() => warmup.promise));
+  const ready = useKit(app);
+  const base = await listen(app);
+  warmup.reject(new Error('cache warm-up failed: redis://:pw@cache:6379'));
+  await assert.rejects(ready, /cache warm-up failed/);
+  assert.equal(app.kit.state, 'starting');
+  const res = await get(`${base}/healthz`);
+  assert.equal(res.status, 503);
+  assert.deepEqual(json(res).checks, { startup: { status: 'unhealthy', description: 'Start-up is not complete: it failed (see the logs)' } });
+  assert.ok(!res.body.includes('pw@'), 'the cause stays out of the report');
+  assert.equal((await get(`${base}/livez`)).status, 200);
+  await app.close();
+});
+
+await test('app.kit.shutdown(): 503 shutdown at once, requests served through the delay, then closed', async () => {
+  const app = newApp((opt) => opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = 700)));
+  await useKit(app);
+  const base = await listen(app);
+  assert.equal(app.kit.state, 'ready');
+
+  const started = performance.now();
+  const done = app.kit.shutdown();
+  assert.equal(app.kit.shutdown(), done, 'a second call joins the first');
+  assert.equal(app.kit.state, 'shuttingDown');
+
+  const health = await get(`${base}/healthz`);
+  assert.equal(health.status, 503);
+  assert.equal(json(health).status, 'unhealthy');
+  assert.deepEqual(json(health).checks, { shutdown: SHUTDOWN });
+  assert.equal((await get(`${base}/healthz?tag=ready`)).status, 503);
+  assert.equal((await get(`${base}/livez`)).status, 200, '/livez answers until the server closes');
+  assert.equal((await get(`${base}/work`)).status, 200, 'normal routes are served during the delay');
+
+  await done;
+  assert.ok(performance.now() - started >= 650, 'close waited for the delay');
+  await assert.rejects(get(`${base}/livez`), /ECONNREFUSED/);
+  assert.equal(app.kit.state, 'shuttingDown');
+});
+
+await test('shutdown drains an in-flight request and runs the onClose hooks before resolving', async () => {
+  const app = newApp((opt) => opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = 100)));
+  let onCloseRan = false;
+  app.addHook('onClose', async () => {
+    await sleep(50); // e.g. the audit trail flushing its queue
+    onCloseRan = true;
+  });
+  await useKit(app);
+  const base = await listen(app);
+  const inFlight = get(`${base}/slow?ms=800`);
+  await sleep(50);
+  await app.kit.shutdown();
+  const res = await inFlight;
+  assert.equal(res.status, 200);
+  assert.deepEqual(json(res), { slow: true });
+  assert.ok(onCloseRan, 'onClose hooks completed before shutdown() resolved');
+});
+
+await test('the drain is bounded by drainTimeoutMs', async () => {
+  const app = newApp((opt) =>
+    opt.configureGracefulShutdown((g) => {
+      g.shutdownDelayMs = 0;
+      g.drainTimeoutMs = 300;
+    }),
+  );
+  await useKit(app);
+  const base = await listen(app);
+  const inFlight = get(`${base}/slow?ms=5000`).then(
+    () => 'answered',
+    (err: Error) => err.message,
+  );
+  await sleep(50);
+  const started = performance.now();
+  await assert.rejects(app.kit.shutdown(), { code: 'KIT_ERR_DRAIN_TIMEOUT' });
+  const took = performance.now() - started;
+  assert.ok(took < 300 + 1000 + 1000, `bounded: ${took.toFixed(0)} ms`);
+  assert.equal(await inFlight, 'socket hang up', 'the request that overran was cut');
+});
+
+await test('a shutdown begun during start-up wins over the gate opening', async () => {
+  const warmup = deferred();
+  const app = newApp((opt) => {
+    opt.configureWarmup(() => warmup.promise);
+    opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = 300));
+  });
+  const ready = useKit(app);
+  const base = await listen(app);
+  const done = app.kit.shutdown();
+  assert.deepEqual(json(await get(`${base}/healthz`)).checks, { shutdown: SHUTDOWN });
+  warmup.resolve();
+  await ready;
+  assert.equal(app.kit.state, 'shuttingDown');
+  assert.deepEqual(json(await get(`${base}/healthz`)).checks, { shutdown: SHUTDOWN });
+  await done;
+});
+
+await test('app.close() by the host also moves the state to shuttingDown', async () => {
+  const app = newApp(() => {});
+  await useKit(app);
+  await app.close();
+  assert.equal(app.kit.state, 'shuttingDown');
+});
+
+await test('without configureGracefulShutdown: no signal listeners, and shutdown() closes at once', async () => {
+  const before = process.listenerCount('SIGTERM');
+  const app = newApp(() => {});
+  await useKit(app);
+  assert.equal(process.listenerCount('SIGTERM'), before);
+  const base = await listen(app);
+  const started = performance.now();
+  await app.kit.shutdown();
+  assert.ok(performance.now() - started < 1000);
+  await assert.rejects(get(`${base}/livez`), /ECONNREFUSED/);
+});
+
+await test('signal listeners are installed by useKit and removed when the app closes', async () => {
+  const count = () => [process.listenerCount('SIGTERM'), process.listenerCount('SIGINT'), process.listenerCount('SIGHUP')];
+  const [term, int, hup] = count() as [number, number, number];
+  const a = newApp((opt) => opt.configureGracefulShutdown());
+  const b = newApp((opt) => opt.configureGracefulShutdown((g) => void (g.signals = ['SIGHUP'])));
+  await useKit(a);
+  await useKit(b);
+  assert.deepEqual(count(), [term + 1, int + 1, hup + 1]);
+  await a.close();
+  await b.close();
+  assert.deepEqual(count(), [term, int, hup]);
+});
