@@ -17,7 +17,7 @@ export function installRouteHooks(app: FastifyInstance, table: RouteTable): void
   });
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.routeOptions.url !== undefined) return done();
+    if (!request.is404) return done();
     const raw = request.raw;
     const url = raw.url ?? '';
     const q = url.indexOf('?');
