@@ -128,3 +128,33 @@ describe('the jwt health check', () => {
     assert.deepEqual(authority.counts, { discovery: 1, jwks: 2, other: 0 });
   });
 });
+
+describe('the jwt check in the /healthz report', () => {
+  it('appears in /healthz at Full detail, healthy with the provider up and unhealthy with it down, never with a URL', async () => {
+    const authority = await TestAuthority.start();
+    const app = await jwtApp(authority, (opt) => { opt.healthCheckDetailLevel = 'Full'; });
+    try {
+      const up = await app.inject('/healthz');
+      assert.equal(up.statusCode, 200, up.body);
+      const upBody = up.json<{ status: string; checks: Record<string, { status: string }> }>();
+      assert.equal(upBody.checks.jwt?.status, 'healthy');
+      for (const fragment of ['://', '127.0.0.1', String(authority.port), '.well-known', authority.jwksPath]) {
+        assert.ok(!up.body.includes(fragment), `/healthz shows "${fragment}": ${up.body}`);
+      }
+
+      const fresh = await jwtApp(authority, (opt) => { opt.healthCheckDetailLevel = 'Full'; });
+      await authority.stop();
+      const down = await fresh.inject('/healthz');
+      const downBody = down.json<{ status: string; checks: Record<string, { status: string }> }>();
+      assert.equal(downBody.checks.jwt?.status, 'unhealthy', down.body);
+      assert.equal(down.statusCode, 503);
+      for (const fragment of ['://', '127.0.0.1', String(authority.port), '.well-known', authority.jwksPath, 'ECONNREFUSED']) {
+        assert.ok(!down.body.includes(fragment), `/healthz shows "${fragment}": ${down.body}`);
+      }
+      await fresh.close();
+    } finally {
+      await app.close();
+      await authority.stop().catch(() => {});
+    }
+  });
+});
