@@ -69,7 +69,9 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
       },
     },
     transformObject: (documentObject) =>
-      'openapiObject' in documentObject ? finishDocument(documentObject.openapiObject as Document, table) : documentObject.swaggerObject,
+      'openapiObject' in documentObject
+        ? (finishDocument(documentObject.openapiObject as Document, table) as typeof documentObject.openapiObject)
+        : documentObject.swaggerObject,
   });
   app.register(async function kitOpenApiDocument(scope) {
     scope.get(documentPath, { schema: { hide: true } }, () => app.swagger());
