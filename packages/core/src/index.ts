@@ -24,3 +24,23 @@ export {
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
 export { GracefulShutdownOptions } from './health/shutdown-options.js';
 export type { JwtOptions } from './auth/options.js';
+
+export type {
+  JsonValue,
+  IIdempotencyStore,
+  IdempotencyReserveOptions,
+  IdempotencyCompleteOptions,
+  IdempotencyReservation,
+  IRateLimitStore,
+  RateLimitAlgorithm,
+  RateLimitOptions,
+  RateLimitResult,
+  ISagaStore,
+  SagaState,
+  SagaWriteOptions,
+  ICronJobStore,
+  CronLock,
+} from './stores/types.js';
+export { SagaConflictError, StoreUnavailableError } from './stores/errors.js';
+export { storeArguments, type ResolvedRateLimitOptions } from './stores/arguments.js';
+export { KitStoreNames, MemoryIdempotencyStore, MemoryRateLimitStore, MemorySagaStore, MemoryCronJobStore } from './stores/memory.js';

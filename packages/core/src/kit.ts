@@ -7,6 +7,7 @@ import { registerOpenApi } from './openapi/document.js';
 import { KitOption, resolveOptions } from './options.js';
 import { KitRuntime, type KitInstance } from './runtime.js';
 import { createServices, resolveEagerSingletons, validateServices } from './services.js';
+import { registerMemoryStores } from './stores/memory.js';
 import { runWarmups } from './warmup.js';
 
 declare module 'fastify' {
@@ -74,6 +75,9 @@ export function addKit(
 
   // 4. The host's health checks.
   options.healthChecksConfigure?.(kit.healthChecks);
+
+  // 5. In-memory store defaults under KitStoreNames, unless the host's container already has them.
+  registerMemoryStores(kit.services);
   return kit;
 }
 
