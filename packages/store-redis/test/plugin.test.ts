@@ -4,7 +4,16 @@ import { after, before, it } from 'node:test';
 import { inspect } from 'node:util';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { addKit, KitError, MemoryRateLimitStore, StoreUnavailableError, useKit, type IHealthCheck, type IRateLimitStore } from '@kit/core';
+import {
+  addKit,
+  KitError,
+  MemoryRateLimitStore,
+  StoreUnavailableError,
+  useKit,
+  type EndpointClass,
+  type IHealthCheck,
+  type IRateLimitStore,
+} from '@kit/core';
 import {
   addKitStore,
   createRedisStores,
@@ -77,7 +86,8 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
     }
     await app.close();
     const app2 = Fastify();
-    addKit(app2, [LimitedEndpoint]);
+    // EndpointClass types the constructor as (cradle: Record<string, unknown>); typed deps need a cast today.
+    addKit(app2, [LimitedEndpoint as unknown as EndpointClass]);
     addKitStore(app2, redis.url, { keyPrefix: `t${Date.now()}:` });
     await useKit(app2);
     const res = await app2.inject('/api/limited');
