@@ -11,7 +11,6 @@ import {
   StoreUnavailableError,
   useKit,
   type EndpointClass,
-  type IHealthCheck,
   type IRateLimitStore,
 } from '@kit/core';
 import {
@@ -26,24 +25,8 @@ import {
   StoreHealthCheck,
   useKitStoreHealthCheck,
 } from '@kit/store-redis';
+import { evaluateRedisCheck } from './health.ts';
 import { describeRedis, RedisServer } from './redis-server.ts';
-
-/** Evaluates the registered `redis` check the way the health runner does: with its tags, a timeout signal and a deadline. */
-export async function evaluateRedisCheck(app: FastifyInstance) {
-  const registration = app.kit.healthChecks.registrations().find((r) => r.name === 'redis');
-  assert.ok(registration, 'a check named redis is registered');
-  const check = registration.check as IHealthCheck;
-  const signal = AbortSignal.timeout(registration.timeoutMs);
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<{ status: 'unhealthy'; description: string }>((resolve) => {
-    timer = setTimeout(() => resolve({ status: 'unhealthy', description: `Timed out after ${registration.timeoutMs} ms` }), registration.timeoutMs + 50);
-  });
-  try {
-    return await Promise.race([check.checkHealth({ name: registration.name, tags: registration.tags, signal }), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function logSink() {
   const lines: string[] = [];
