@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { asClass, asValue } from 'awilix';
 import { addKit, useKit } from '@kit/core';
+import { addKitStore, useKitStoreHealthCheck } from '@kit/store-redis';
 import { OrderRepository } from './services/orders.js';
 import { UserRepository } from './services/users.js';
 
@@ -8,12 +9,15 @@ import { UserRepository } from './services/users.js';
 export interface SampleSettings {
   adminApiKey: string;
   logger: FastifyServerOptions['logger'];
+  /** Redis for the idempotency, rate-limit, saga and cron stores; Kit's in-memory stores when absent. */
+  redisUrl?: string;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSettings {
   return {
     adminApiKey: env.ADMIN_API_KEY ?? 'change-me',
     logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL ?? 'info' },
+    redisUrl: env.REDIS_URL || undefined,
   };
 }
 
@@ -33,6 +37,13 @@ export async function buildApp(settings: SampleSettings = settingsFromEnv()): Pr
     orderRepository: asClass(OrderRepository).singleton(),
     adminApiKey: asValue(settings.adminApiKey),
   });
+
+  // Stores (used by /api/payments): Redis when REDIS_URL is set, shared by every instance and
+  // surfaced in /healthz as the `redis` check; Kit's in-memory defaults otherwise.
+  if (settings.redisUrl) {
+    addKitStore(app, settings.redisUrl, { keyPrefix: 'sample-api:' });
+    useKitStoreHealthCheck(app);
+  }
 
   await useKit(app);
   return app;
