@@ -29,7 +29,7 @@ export interface KitStoreOptions {
   /** `CLIENT SETNAME` of the connection (default `kit-store`), to find it in `CLIENT LIST`. */
   connectionName?: string;
   /**
-   * Further ioredis options (TLS, `family`, `protocol: 2` for Redis < 6, ...). Kit sets and keeps
+   * Further ioredis options (`tls`, `family`, `username`, ...). Kit sets and keeps
    * `enableOfflineQueue: false`, `maxRetriesPerRequest: 0`, `autoResendUnfulfilledCommands: false`,
    * `commandTimeout`, `connectTimeout`, `retryStrategy` and `connectionName` from the options above.
    */
