@@ -6,6 +6,12 @@ import { scrub, type StoreUrl } from './url.js';
 /**
  * The logger a store connection writes to: pino's (Fastify's `app.log`) fits. Every message and
  * field Kit passes is already redacted.
+ *
+ * @example
+ * ```ts
+ * const logger: StoreLogger = pino({ level: 'info' }).child({ component: 'worker-stores' });
+ * const stores = createRedisStores(process.env.REDIS_URL!, { logger });
+ * ```
  */
 export interface StoreLogger {
   info(obj: object, msg: string): void;

@@ -16,7 +16,18 @@ import { RedisConnection, type StoreLogger } from './connection.js';
 import { RedisCronJobStore, RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore } from './stores.js';
 import { parseStoreUrl } from './url.js';
 
-/** Options of `addKitStore` and `createRedisStores`. */
+/**
+ * Options of `addKitStore` and `createRedisStores`.
+ *
+ * @example
+ * ```ts
+ * addKitStore(app, process.env.REDIS_URL!, {
+ *   keyPrefix: 'billing:',
+ *   commandTimeoutMs: 500,
+ *   redisOptions: { tls: { servername: 'redis.internal' } },
+ * } satisfies KitStoreOptions);
+ * ```
+ */
 export interface KitStoreOptions {
   /** Prepended to every key Kit writes (default `kit:`), so several services can share a database. */
   keyPrefix?: string;
@@ -71,7 +82,14 @@ export interface KitRedisStore {
   close(): Promise<void>;
 }
 
-/** The container name `addKitStore` registers the {@link KitRedisStore} under. */
+/**
+ * The container name `addKitStore` registers the {@link KitRedisStore} under.
+ *
+ * @example
+ * ```ts
+ * const store = app.kit.services.resolve<KitRedisStore>(KIT_REDIS_STORE);   // 'kitRedisStore'
+ * ```
+ */
 export const KIT_REDIS_STORE = 'kitRedisStore';
 
 function positive(option: string, value: number | undefined, fallback: number): number {
@@ -202,7 +220,14 @@ export class StoreHealthCheck implements IHealthCheck {
   }
 }
 
-/** Options of {@link useKitStoreHealthCheck}. */
+/**
+ * Options of {@link useKitStoreHealthCheck}.
+ *
+ * @example
+ * ```ts
+ * useKitStoreHealthCheck(app, { timeoutMs: 500 } satisfies KitStoreHealthCheckOptions);
+ * ```
+ */
 export interface KitStoreHealthCheckOptions {
   /** The check's timeout (default 800 ms, so `/healthz` still answers within Kubernetes' default 1 s probe timeout). */
   timeoutMs?: number;

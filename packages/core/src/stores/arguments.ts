@@ -12,7 +12,15 @@ function integer(what: string, value: unknown, min: number, expected: string): n
   return value;
 }
 
-/** {@link RateLimitOptions} with every default applied. */
+/**
+ * {@link RateLimitOptions} with every default applied, as `storeArguments.rateLimit` returns them.
+ *
+ * @example
+ * ```ts
+ * const resolved: ResolvedRateLimitOptions = storeArguments.rateLimit({ limit: 5, windowMs: 1000 });
+ * // { limit: 5, windowMs: 1000, algorithm: 'fixed-window', cost: 1 }
+ * ```
+ */
 export interface ResolvedRateLimitOptions {
   readonly limit: number;
   readonly windowMs: number;

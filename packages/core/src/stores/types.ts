@@ -15,7 +15,14 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 // ---------------------------------------------------------------------------------------------
 // Idempotency
 
-/** Options of {@link IIdempotencyStore.reserve}. */
+/**
+ * Options of {@link IIdempotencyStore.reserve}.
+ *
+ * @example
+ * ```ts
+ * const options: IdempotencyReserveOptions = { ttlMs: 30_000, fingerprint: sha256(JSON.stringify(request.body)) };
+ * ```
+ */
 export interface IdempotencyReserveOptions {
   /**
    * How long the reservation holds, in milliseconds, while the operation runs. When it lapses
@@ -31,7 +38,14 @@ export interface IdempotencyReserveOptions {
   fingerprint?: string;
 }
 
-/** Options of {@link IIdempotencyStore.complete}. */
+/**
+ * Options of {@link IIdempotencyStore.complete}.
+ *
+ * @example
+ * ```ts
+ * await store.complete(key, token, response, { ttlMs: 24 * 60 * 60 * 1000 } satisfies IdempotencyCompleteOptions);
+ * ```
+ */
 export interface IdempotencyCompleteOptions {
   /** How long the stored response is replayed, in milliseconds (for example 24 hours). */
   ttlMs: number;
@@ -44,6 +58,12 @@ export interface IdempotencyCompleteOptions {
  * - `pending`: another caller holds the key and has not completed; retry after `retryAfterMs`.
  * - `completed`: the operation already ran; `response` is what its first writer stored.
  * - `mismatch`: the key is in use for a request with a different fingerprint.
+ *
+ * @example
+ * ```ts
+ * const r: IdempotencyReservation = await store.reserve(key, { ttlMs: 30_000 });
+ * if (r.outcome === 'completed') return r.response;   // narrowed: response is there
+ * ```
  */
 export type IdempotencyReservation =
   | { readonly outcome: 'reserved'; readonly token: string }
@@ -100,10 +120,24 @@ export interface IIdempotencyStore {
  * `fixed-window`: at most `limit` units per window; the window starts with the first counted unit
  * and all units are freed together when it ends. `sliding-window`: at most `limit` units in any
  * period of `windowMs` (an exact sliding log; each unit is freed `windowMs` after it was counted).
+ *
+ * @example
+ * ```ts
+ * const algorithm: RateLimitAlgorithm = 'sliding-window';
+ * await limiter.consume('ip:10.0.0.1', { limit: 100, windowMs: 60_000, algorithm });
+ * ```
  */
 export type RateLimitAlgorithm = 'fixed-window' | 'sliding-window';
 
-/** Options of {@link IRateLimitStore.consume}. */
+/**
+ * Options of {@link IRateLimitStore.consume}.
+ *
+ * @example
+ * ```ts
+ * // A bulk import counts as 10 of the tenant's 1000 calls per hour.
+ * const options: RateLimitOptions = { limit: 1000, windowMs: 3_600_000, cost: 10 };
+ * ```
+ */
 export interface RateLimitOptions {
   /** Units admitted per window (a positive integer). */
   limit: number;
@@ -115,7 +149,15 @@ export interface RateLimitOptions {
   cost?: number;
 }
 
-/** The decision of {@link IRateLimitStore.consume}. */
+/**
+ * The decision of {@link IRateLimitStore.consume}.
+ *
+ * @example
+ * ```ts
+ * const r: RateLimitResult = await limiter.consume(key, { limit: 100, windowMs: 60_000 });
+ * reply.header('ratelimit-remaining', r.remaining).header('ratelimit-reset', Math.ceil((r.resetAt - Date.now()) / 1000));
+ * ```
+ */
 export interface RateLimitResult {
   /** True when the units were counted; a refused call counts nothing. */
   readonly allowed: boolean;
@@ -159,7 +201,16 @@ export interface IRateLimitStore {
 // ---------------------------------------------------------------------------------------------
 // Sagas
 
-/** A saga's persisted state. */
+/**
+ * A saga's persisted state. Declare `T` as a `type` alias: TypeScript does not treat an
+ * `interface` as assignable to {@link JsonValue}.
+ *
+ * @example
+ * ```ts
+ * type OrderSaga = { step: 'reserve' | 'charge' | 'ship'; orderId: string };
+ * const s: SagaState<OrderSaga> | undefined = await sagas.get<OrderSaga>('order-42');
+ * ```
+ */
 export interface SagaState<T extends JsonValue = JsonValue> {
   readonly id: string;
   /** 1 after `create`, +1 per `update`. */
@@ -169,7 +220,14 @@ export interface SagaState<T extends JsonValue = JsonValue> {
   readonly updatedAt: number;
 }
 
-/** Options of {@link ISagaStore.create} and {@link ISagaStore.update}. */
+/**
+ * Options of {@link ISagaStore.create} and {@link ISagaStore.update}.
+ *
+ * @example
+ * ```ts
+ * await sagas.create('order-42', { step: 'reserve' }, { ttlMs: 7 * 24 * 3_600_000 } satisfies SagaWriteOptions);
+ * ```
+ */
 export interface SagaWriteOptions {
   /**
    * When given, the state expires this long after the write. When omitted, `create` keeps the
@@ -218,7 +276,15 @@ export interface ISagaStore {
 // ---------------------------------------------------------------------------------------------
 // Cron locks
 
-/** Who holds a cron lock, and until when. */
+/**
+ * Who holds a cron lock, and until when.
+ *
+ * @example
+ * ```ts
+ * const lock: CronLock | undefined = await locks.getLock('nightly-report');
+ * app.log.info({ holder: lock?.owner, until: lock && new Date(lock.expiresAt) }, 'nightly-report lock');
+ * ```
+ */
 export interface CronLock {
   readonly owner: string;
   /** Epoch milliseconds (the store's clock) when the lock lapses unless renewed. */
