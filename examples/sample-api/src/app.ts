@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { asClass, asValue } from 'awilix';
 import { addKit, useKit } from '@kit/core';
+import { addKitStore, useKitStoreHealthCheck } from '@kit/store-redis';
 import { OrderRepository } from './services/orders.js';
 import { UserRepository } from './services/users.js';
 import { DiskSpaceHealthCheck } from './health/DiskSpaceHealthCheck.js';
@@ -16,6 +17,8 @@ export interface SampleSettings {
   jwtAudiences?: string[];
   /** How long /healthz answers 503 before the server closes on SIGTERM/SIGINT (default 5000). */
   shutdownDelayMs?: number;
+  /** Redis for the idempotency, rate-limit, saga and cron stores; Kit's in-memory stores when absent. */
+  redisUrl?: string;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSettings {
@@ -25,6 +28,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
     jwtAuthority: env.JWT_AUTHORITY || undefined,
     jwtAudiences: (env.JWT_AUDIENCE ?? '').split(',').map((a) => a.trim()).filter((a) => a !== ''),
     shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? undefined : Number(env.SHUTDOWN_DELAY_MS),
+    redisUrl: env.REDIS_URL || undefined,
   };
 }
 
@@ -58,6 +62,13 @@ export async function buildApp(settings: SampleSettings = settingsFromEnv()): Pr
       diskUnhealthyBelowBytes: 100 * 1024 ** 2,
     }),
   });
+
+  // Stores (used by /api/payments): Redis when REDIS_URL is set, shared by every instance and
+  // surfaced in /healthz as the `redis` check; Kit's in-memory defaults otherwise.
+  if (settings.redisUrl) {
+    addKitStore(app, settings.redisUrl, { keyPrefix: 'sample-api:' });
+    useKitStoreHealthCheck(app);
+  }
 
   await useKit(app);
   return app;

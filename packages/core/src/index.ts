@@ -29,3 +29,23 @@ export type { UptimeClock } from './health/uptime.js';
 export type { JwtOptions } from './auth/options.js';
 export type { KitAuthenticateHook } from './auth/authenticate.js';
 export type { KitUser } from './auth/verifier.js';
+
+export type {
+  JsonValue,
+  IIdempotencyStore,
+  IdempotencyReserveOptions,
+  IdempotencyCompleteOptions,
+  IdempotencyReservation,
+  IRateLimitStore,
+  RateLimitAlgorithm,
+  RateLimitOptions,
+  RateLimitResult,
+  ISagaStore,
+  SagaState,
+  SagaWriteOptions,
+  ICronJobStore,
+  CronLock,
+} from './stores/types.js';
+export { SagaConflictError, StoreUnavailableError } from './stores/errors.js';
+export { storeArguments, type ResolvedRateLimitOptions } from './stores/arguments.js';
+export { KitStoreNames, MemoryIdempotencyStore, MemoryRateLimitStore, MemorySagaStore, MemoryCronJobStore } from './stores/memory.js';

@@ -18,6 +18,7 @@ import { registerOpenApi } from './openapi/document.js';
 import { KitOption, resolveOptions } from './options.js';
 import { KitRuntime, type KitInstance } from './runtime.js';
 import { createServices, resolveEagerSingletons, validateServices } from './services.js';
+import { registerMemoryStores } from './stores/memory.js';
 import { runWarmups } from './warmup.js';
 
 declare module 'fastify' {
@@ -107,6 +108,8 @@ export function addKit(
   // 5. Token validation: app.kitAuthenticate (throws on use without configureJwt), request.user,
   //    the jwt check, and bearer security on guarded routes in the OpenAPI document.
   installJwt(app, options.jwt, kit.healthChecks);
+  // 6. In-memory store defaults under KitStoreNames, unless the host's container already has them.
+  registerMemoryStores(kit.services);
   return kit;
 }
 

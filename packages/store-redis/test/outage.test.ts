@@ -1,0 +1,118 @@
+// Redis stopped (and frozen) while the service runs: the redis check turns unhealthy within its
+// timeout, store calls fail at once with KIT_ERR_STORE_UNAVAILABLE (HTTP 503 when unhandled),
+// and both recover when Redis comes back on the same port.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { addKit, StoreUnavailableError, useKit, type IRateLimitStore } from '@kit/core';
+import { addKitStore, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
+import { evaluateRedisCheck } from './health.ts';
+import { describeRedis, RedisServer } from './redis-server.ts';
+
+const CHECK_TIMEOUT_MS = 500;
+const COMMAND_TIMEOUT_MS = 300;
+
+/** Polls `probe` every 20 ms until it returns true; resolves with the elapsed milliseconds. */
+async function until(probe: () => Promise<boolean>, limitMs: number, what: string): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    if (await probe()) return Math.round(performance.now() - started);
+    await sleep(20);
+  }
+  throw new Error(`${what} did not happen within ${limitMs} ms`);
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const value = await fn();
+  return [value, Math.round(performance.now() - started)];
+}
+
+describeRedis('Redis outage while the service runs', () => {
+  let redis: RedisServer;
+  let app: FastifyInstance;
+  let store: KitRedisStore;
+
+  before(async () => {
+    redis = await RedisServer.start();
+    app = Fastify();
+    addKit(app, [], (opt) => { opt.healthCheckDetailLevel = 'Full'; });
+    store = addKitStore(app, redis.url, { commandTimeoutMs: COMMAND_TIMEOUT_MS, reconnectMaxDelayMs: 200, keyPrefix: 'outage:' });
+    useKitStoreHealthCheck(app, { timeoutMs: CHECK_TIMEOUT_MS });
+    // A route that uses the store the way a host would: resolved from the container, error unhandled.
+    app.get('/limited', async () => {
+      const limiter = app.kit.services.resolve<IRateLimitStore>('rateLimitStore');
+      return limiter.consume('route', { limit: 1000, windowMs: 60_000 });
+    });
+    await useKit(app);
+    await app.ready();
+  });
+  after(async () => {
+    await app?.close();
+    await redis?.dispose();
+  });
+
+  it('stopped: unhealthy within the check timeout, calls fail fast with the clear error, both recover on restart', async (t) => {
+    assert.equal((await evaluateRedisCheck(app)).status, 'healthy');
+    assert.equal((await app.inject('/limited')).statusCode, 200);
+
+    await redis.stop();
+    const toUnhealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'unhealthy', CHECK_TIMEOUT_MS, 'unhealthy');
+    const [down, evalMs] = await timed(() => evaluateRedisCheck(app));
+    assert.equal(down.status, 'unhealthy');
+    assert.equal(down.description, 'Redis did not answer PING');
+
+    const [err, failMs] = await timed(() => store.saga.get('order-1').catch((e: unknown) => e));
+    assert.ok(err instanceof StoreUnavailableError, String(err));
+    assert.equal(err.code, 'KIT_ERR_STORE_UNAVAILABLE');
+    assert.match(err.message, /^The redis store is unavailable \(not connected: (connection lost|connection refused)\); the call was not queued/);
+    assert.ok(failMs < 100, `store call failed in ${failMs} ms`);
+
+    const res = await app.inject('/limited');
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.json<{ code: string }>().code, 'KIT_ERR_STORE_UNAVAILABLE');
+
+    // Calls during the outage never pile up: a burst fails at once, nothing is queued for later.
+    const [burst, burstMs] = await timed(() => Promise.allSettled(Array.from({ length: 200 }, () => store.rateLimit.consume('burst', { limit: 5, windowMs: 60_000 }))));
+    assert.ok(burst.every((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError));
+    assert.ok(burstMs < 200, `200 calls failed in ${burstMs} ms`);
+
+    const [, restartMs] = await timed(() => redis.resume());
+    const toHealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 3000, 'healthy again');
+    assert.equal((await app.inject('/limited')).statusCode, 200);
+    assert.equal((await store.saga.get('order-1')), undefined);
+    const afterBurst = await store.rateLimit.consume('burst', { limit: 5, windowMs: 60_000 });
+    assert.equal(afterBurst.remaining, 4, 'none of the failed burst calls was applied later');
+    t.diagnostic(
+      `stopped: unhealthy after ${toUnhealthy} ms (one evaluation ${evalMs} ms, check timeout ${CHECK_TIMEOUT_MS} ms); ` +
+        `store call failed in ${failMs} ms, 200-call burst in ${burstMs} ms; healthy again ${toHealthy} ms after the restarted server answered PING (restart took ${restartMs} ms)`,
+    );
+  });
+
+  it('frozen (SIGSTOP): unhealthy within the check timeout, calls time out with the clear error, both recover (SIGCONT)', async (t) => {
+    assert.equal((await evaluateRedisCheck(app)).status, 'healthy');
+    redis.pause();
+    try {
+      const [down, evalMs] = await timed(() => evaluateRedisCheck(app));
+      assert.equal(down.status, 'unhealthy');
+      assert.ok(evalMs <= CHECK_TIMEOUT_MS + 100, `evaluation took ${evalMs} ms`);
+      const [err, failMs] = await timed(() => store.cronJob.tryAcquire('job', 'me', 1000).catch((e: unknown) => e));
+      assert.ok(err instanceof StoreUnavailableError, String(err));
+      assert.equal(err.reason, `no reply within ${COMMAND_TIMEOUT_MS} ms`);
+      assert.ok(failMs >= COMMAND_TIMEOUT_MS - 20 && failMs < COMMAND_TIMEOUT_MS + 200, `failed after ${failMs} ms`);
+      // The check's own signal: a PING abandoned when the signal aborts, before any command timeout.
+      const [pingErr, pingMs] = await timed(() => store.ping(AbortSignal.timeout(150)).catch((e: unknown) => e));
+      assert.ok(pingErr instanceof StoreUnavailableError);
+      assert.equal(pingErr.reason, 'no PING reply before the check timed out');
+      assert.ok(pingMs >= 140 && pingMs < 290, `PING abandoned after ${pingMs} ms`);
+      t.diagnostic(`frozen: PING abandoned ${pingMs} ms after a 150 ms signal`);
+      t.diagnostic(`frozen: check unhealthy after ${evalMs} ms (timeout ${CHECK_TIMEOUT_MS} ms); store call failed after ${failMs} ms (commandTimeoutMs ${COMMAND_TIMEOUT_MS})`);
+    } finally {
+      redis.unpause();
+    }
+    const toHealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 3000, 'healthy again');
+    assert.equal(await store.cronJob.tryAcquire('job2', 'me', 1000), true);
+    t.diagnostic(`thawed: healthy again after ${toHealthy} ms`);
+  });
+});

@@ -1,0 +1,179 @@
+// Starts real redis-server processes on free loopback ports for the tests. Never relies on a
+// system service. Outside CI a missing redis-server skips the Redis tests (reported as skipped);
+// with CI=true it fails them.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it, type SuiteContext } from 'node:test';
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `KIT_REDIS_SERVER` when set (a path; a missing one counts as not installed), else `redis-server` on PATH. */
+export function findRedisServer(): string | undefined {
+  const explicit = process.env.KIT_REDIS_SERVER;
+  if (explicit !== undefined) return executable(explicit) ? explicit : undefined;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin'])) {
+    if (dir && executable(path.join(dir, 'redis-server'))) return path.join(dir, 'redis-server');
+  }
+  return undefined;
+}
+
+export const redisServerBin = findRedisServer();
+const inCi = process.env.CI === 'true';
+
+/**
+ * The `skip` option for Redis suites: a reason outside CI when redis-server is missing, `false`
+ * otherwise. In CI a missing server is not skipped: `RedisServer.start` throws and the suite fails.
+ */
+export const skipRedis: string | false = !redisServerBin && !inCi ? 'redis-server not installed' : false;
+
+/** A free TCP port on 127.0.0.1 (bound and released; redis-server binds it right after). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Sends PING over a raw socket; true on any Redis reply (+PONG, or -NOAUTH when a password is set). */
+async function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(/^(\+PONG|-NOAUTH)/.test(data.toString())));
+  });
+}
+
+export interface RedisServerOptions {
+  /** Sets `requirepass`. */
+  password?: string;
+}
+
+/** One redis-server process on a loopback port; restartable on the same port. */
+export class RedisServer {
+  #child: ChildProcess | undefined;
+  #output = '';
+  readonly #dir = mkdtempSync(path.join(tmpdir(), 'kit-redis-'));
+
+  private constructor(
+    readonly port: number,
+    readonly options: RedisServerOptions,
+  ) {}
+
+  /** Starts a server on a free port and waits until it answers PING. */
+  static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    if (!redisServerBin) {
+      throw new Error(
+        inCi
+          ? 'redis-server not installed: with CI=true the Redis tests fail instead of skipping (install it, e.g. apt-get install redis-server).'
+          : 'redis-server not installed',
+      );
+    }
+    for (let attempt = 1; ; attempt++) {
+      const server = new RedisServer(await freePort(), options);
+      try {
+        await server.resume();
+        return server;
+      } catch (err) {
+        // Another process may have taken the port between freePort() and the bind.
+        if (attempt >= 3) throw err;
+      }
+    }
+  }
+
+  /** `redis://127.0.0.1:port` (with the password when one is set). */
+  get url(): string {
+    const auth = this.options.password ? `:${encodeURIComponent(this.options.password)}@` : '';
+    return `redis://${auth}127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.#child !== undefined;
+  }
+
+  /** Starts (again) on the same port and waits until it answers PING. */
+  async resume(): Promise<void> {
+    if (this.#child) return;
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.#dir];
+    if (this.options.password) args.push('--requirepass', this.options.password);
+    const child = spawn(redisServerBin as string, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#child = child;
+    this.#output = '';
+    const collect = (chunk: Buffer) => {
+      this.#output = (this.#output + chunk.toString()).slice(-4000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    let exited = false;
+    child.once('exit', () => {
+      exited = true;
+      if (this.#child === child) this.#child = undefined;
+    });
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (exited) throw new Error(`redis-server exited at start on port ${this.port}:\n${this.#output}`);
+      if (await answersPing(this.port)) return;
+      await sleep(20);
+    }
+    await this.stop();
+    throw new Error(`redis-server did not answer PING on port ${this.port} within 10 s:\n${this.#output}`);
+  }
+
+  /** Stops the process (SIGTERM by default; SIGKILL for a crash) and waits for it to exit. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    this.#child = undefined;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGCONT');   // a paused server cannot handle SIGTERM
+    child.kill(signal);
+    await exited;
+  }
+
+  /** Freezes the process (SIGSTOP): connections stay open but nothing is answered. */
+  pause(): void {
+    this.#child?.kill('SIGSTOP');
+  }
+
+  /** Thaws a paused process. */
+  unpause(): void {
+    this.#child?.kill('SIGCONT');
+  }
+
+  /** Stops the process and removes its directory. */
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.#dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `describe` for suites that need redis-server: without one (outside CI) it registers a single
+ * test that reports itself skipped with the reason, so the summary counts it under "skipped".
+ */
+export function describeRedis(name: string, fn: (s: SuiteContext) => void | Promise<void>): void {
+  const reason = skipRedis;
+  if (reason) it(name, (t) => t.skip(reason));
+  else describe(name, fn);
+}
