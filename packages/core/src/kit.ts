@@ -95,28 +95,37 @@ export function addKit(
   configure?.(opt);
   const options = resolveOptions(opt);
 
-  // 2. The running layer and its container.
+  // 2. The running layer, its container and the host's health checks: a duplicate check name
+  //    throws here, before anything is attached to the instance, so addKit can be retried.
   const kit = new KitRuntime(app, options, options.container ?? createServices(), sources);
+  options.healthChecksConfigure?.(kit.healthChecks);
   app.decorate('kit', kit as KitInstance);
 
-  // 3. Root hooks that must see every route added from now on.
+  // 3. Root hooks that must see every route added from now on: route tracking for the
+  //    operationId check, then the OpenAPI collector.
   installRouteHooks(app, kit.routes);
+  registerOpenApi(app, options, kit.routes);
 
-  // 4. The host's health checks.
-  options.healthChecksConfigure?.(kit.healthChecks);
-
-  // 5. Token validation: app.kitAuthenticate (throws on use without configureJwt), request.user,
+  // 4. Token validation: app.kitAuthenticate (throws on use without configureJwt), request.user,
   //    the jwt check, and bearer security on guarded routes in the OpenAPI document.
   installJwt(app, options.jwt, kit.healthChecks);
-  // 6. In-memory store defaults under KitStoreNames, unless the host's container already has them.
+
+  // 5. In-memory store defaults under KitStoreNames, unless the host's container already has them.
   registerMemoryStores(kit.services);
+
+  // useKit must run its synchronous part before the plugin tree loads.
+  app.addHook('onReady', (done) => {
+    kit.instanceReady = true;
+    done();
+  });
   return kit;
 }
 
 /**
  * Wires everything (spec `UseKit`) and opens the readiness gate when done. The order is fixed:
- * OpenAPI document, probe routes and shutdown handling, endpoint groups, plugin loading,
- * operationId check, DI validation, eager singletons, health checks, warm-up, gate. Everything that adds routes happens before the first `await`, so a
+ * probe routes and shutdown handling, endpoint groups, plugin loading, operationId check, DI
+ * validation, eager singletons, health checks, warm-up, gate. Everything that adds routes happens
+ * before the first `await`, so a
  * host may `listen()` before this promise settles and watch the start-up state. On failure the
  * gate stays closed and the promise rejects with the cause.
  *
@@ -127,38 +136,60 @@ export function addKit(
  * await ready;                 // warm-up done, /healthz turns 200
  * ```
  */
-export async function useKit<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+export function useKit<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
   host: HostInstance<S, L, T>,
 ): Promise<void> {
   const app = host as unknown as FastifyInstance;
-  const kit = runtimeOf(app);
-  if (kit.useKitCalled) throw new KitError('KIT_ERR_ALREADY_USED', 'useKit(app) was called twice on the same Fastify instance.');
+  let kit: KitRuntime;
+  try {
+    kit = runtimeOf(app);
+    if (kit.useKitCalled) throw new KitError('KIT_ERR_ALREADY_USED', 'useKit(app) was called twice on the same Fastify instance.');
+    if (kit.instanceReady) {
+      throw new KitError('KIT_ERR_ALREADY_USED', 'useKit(app) was called after app.ready() or app.listen(): call it before, so its routes and hooks can be added.');
+    }
+  } catch (err) {
+    return Promise.reject(err);
+  }
   kit.useKitCalled = true;
+  const run = startKit(app, kit);
+  // The documented pattern listens before awaiting this promise: a failure must neither be an
+  // unhandled rejection that kills the process, nor go unexplained while /healthz stays 503.
+  run.catch((err: unknown) => app.log.error({ err }, 'Kit start-up failed; the readiness gate stays closed'));
+  return run;
+}
+
+async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
   const { options } = kit;
   try {
-    // 1. OpenAPI first: swagger collects routes as they are added.
-    registerOpenApi(app, options, kit.routes);
-    // 1b. Probe routes and shutdown handling, before the first await: a host that listens before
-    //     this promise settles sees /healthz 503 `startup` while the steps below run.
+    // 1. Probe routes and shutdown handling, before the first await: a host that listens before
+    //    this promise settles sees /healthz 503 `startup` while the steps below run.
     const health = registerHealthRoutes(app, kit);
     trackClose(app, kit);
     installGracefulShutdown(app, kit);
     // 2. One encapsulated plugin per endpoint group.
     registerEndpointGroups(app, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
+    // Routes may still be added after useKit; the check runs again when the instance is ready.
+    app.addHook('onReady', (done) => {
+      try {
+        kit.routes.assertUniqueOperationIds();
+        done();
+      } catch (err) {
+        done(err as Error);
+      }
+    });
     // 3. Load the plugin tree: discovery, classes built from the container, routes named.
     await app.after();
     // 4. Every operationId in the document is unique.
     kit.routes.assertUniqueOperationIds();
     // 5. DI validation, then eager singletons.
-    validateServices(kit.services);
+    await validateServices(kit.services);
     resolveEagerSingletons(kit.services, options.eagerSingletons);
-    // 5b. Health checks: classes built from the container (a missing dependency fails here), builder sealed.
+    // 6. Health checks: classes built from the container (a missing dependency fails here), builder sealed.
     health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log));
-    // 6. Warm-up tasks, in parallel, under warmupTimeoutMs.
+    // 7. Warm-up tasks, in parallel, under warmupTimeoutMs.
     await runWarmups(options.warmups, kit.services, options.warmupTimeoutMs);
-    // 7. The readiness gate opens.
-    kit.healthChecks.seal();
-    if (kit.state === 'starting') kit.state = 'ready'; // a shutdown begun during start-up wins
+    // 8. The readiness gate opens, unless a shutdown began during start-up.
+    if (kit.state === 'starting') kit.state = 'ready';
   } catch (err) {
     kit.startupError = err;
     throw err;

@@ -69,6 +69,8 @@ export class KitRuntime implements KitInstance {
   /** Why start-up failed, when it did: the readiness gate stays closed. */
   startupError: unknown = undefined;
   useKitCalled = false;
+  /** Set by an onReady hook: useKit can no longer add routes. */
+  instanceReady = false;
 
   constructor(
     readonly app: FastifyInstance,

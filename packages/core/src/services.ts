@@ -43,17 +43,22 @@ export function buildService<T>(services: KitServices, cls: ServiceClass<T>, con
 }
 
 /**
- * Resolves every registration once (scoped ones in a throw-away scope) so that a missing
- * dependency fails start-up instead of the first request that needs it.
+ * Resolves every registration once (scoped ones in a throw-away scope, disposed afterwards) so
+ * that a missing dependency fails start-up instead of the first request that needs it. Singletons
+ * are built here, once; transient registrations are built and dropped.
  */
-export function validateServices(services: KitServices): void {
+export async function validateServices(services: KitServices): Promise<void> {
   const scope = services.createScope();
-  for (const name of Object.keys(services.registrations)) {
-    try {
-      scope.resolve(name);
-    } catch (err) {
-      throw dependencyError(err, `'${name}'`);
+  try {
+    for (const name of Object.keys(services.registrations)) {
+      try {
+        scope.resolve(name);
+      } catch (err) {
+        throw dependencyError(err, `'${name}'`);
+      }
     }
+  } finally {
+    await scope.dispose();
   }
 }
 

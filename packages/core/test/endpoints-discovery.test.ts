@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -44,6 +44,14 @@ describe('discovery under the TypeScript loader (tsx)', () => {
     await viaRelative.close();
   });
 
+  it('a .ts source beside its compiled .js is one module, loaded once (tsx itself resolves the .js import to the .ts)', async () => {
+    const app = await kitApp([path.join(fixture, '..', 'siblings')]);
+    const res = await app.inject('/api/books/list');
+    assert.equal(res.statusCode, 200);
+    assert.equal(Object.keys((await openApiOf(app)).paths).length, 1);
+    await app.close();
+  });
+
   it('accepts module namespace objects and classes', async () => {
     const users = await import('./fixtures/discovery/endpoints/UsersEndpoint.js');
     const { ReportsV2Endpoint } = await import('./fixtures/discovery/endpoints/nested/ReportsV2Endpoint.js');
@@ -84,6 +92,8 @@ describe('discovery from compiled JavaScript (plain node, no loader, @kit/core f
     // A stray TypeScript file: without a loader it must be skipped (Node 20 would fail to parse the
     // annotation); where Node strips types itself (Node 24) it is imported and holds no endpoint.
     await writeFile(path.join(dir, 'endpoints', 'Stray.ts'), 'export const stray: number = 1;\n');
+    // The source beside its compiled twin: Node 24 strips types itself and must not load both.
+    await writeFile(path.join(dir, 'endpoints', 'UsersEndpoint.ts'), await readFile(path.join(fixture, 'endpoints', 'UsersEndpoint.ts'), 'utf8'));
     await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   });
   after(async () => {

@@ -73,6 +73,36 @@ describe('route groups', () => {
     await app.close();
   });
 
+  it('a plugin registered inside addRoutes keeps its own prefix below the group, in the URL and the operationId', async () => {
+    class UserEndpoint implements IKitEndpoint {
+      addRoutes(app: FastifyInstance) {
+        app.get('', async () => 'root');
+        app.register(
+          async (sub) => {
+            sub.get('', async () => 'settings root');
+            sub.get('theme', async () => 'dark');
+            sub.get('/items/{id}', async (req) => req.params);
+          },
+          { prefix: 'settings' },
+        );
+      }
+    }
+    const app = await kitApp([UserEndpoint]);
+    assert.equal((await app.inject('/api/user')).body, 'root');
+    assert.equal((await app.inject('/api/user/settings')).body, 'settings root');
+    assert.equal((await app.inject('/api/user/settings/theme')).body, 'dark');
+    assert.deepEqual((await app.inject('/api/user/settings/items/3')).json(), { id: '3' });
+    assert.equal((await app.inject('/api/user/theme')).statusCode, 404);
+    const ids = Object.fromEntries(Object.entries(operations(await openApiOf(app))).map(([k, v]) => [k, v.operationId]));
+    assert.deepEqual(ids, {
+      'GET /api/user': 'user_GET',
+      'GET /api/user/settings': 'user_GET_settings',
+      'GET /api/user/settings/theme': 'user_GET_settings_theme',
+      'GET /api/user/settings/items/{id}': 'user_GET_settings_items_id',
+    });
+    await app.close();
+  });
+
   it('%40 in a request path reaches the @ route, over inject and a real socket, keeping the query', async () => {
     const app = await kitApp([endpoint('OrdersV1Endpoint', [['GET', 'list']], (a) => a.get('echo', async (req) => req.query))]);
     assert.equal((await app.inject('/api/orders@1/list')).statusCode, 200);

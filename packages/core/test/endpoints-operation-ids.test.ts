@@ -31,7 +31,7 @@ describe('operationIds', () => {
       'PUT /api/catalog/items/{id}': 'catalog_PUT_items_id',
       'PATCH /api/catalog/items/{id}': 'catalog_PATCH_items_id',
       'GET /api/catalog/price-list/current': 'catalog_GET_price_list_current',
-      'GET /api/catalog/files/{*}': 'catalog_GET_files_wildcard',
+      'GET /api/catalog/files/{wildcard}': 'catalog_GET_files_wildcard',
       'GET /api/catalog/manual': 'listCatalogManually',
       'GET /api/catalog/by-config': 'catalogByConfig',
     });
@@ -78,7 +78,56 @@ describe('operationIds', () => {
   });
 });
 
+describe('operationId collisions the document would hide', () => {
+  it('a hand-set id equal to an id Kit generates for another route fails, even on a multi-method group', async () => {
+    class ProfileEndpoint implements IKitEndpoint {
+      addRoutes(app: FastifyInstance) {
+        app.get('me', async () => 1);
+        app.post('me', { schema: { operationId: 'profile_GET_me' } }, async () => 1);
+        app.route({ method: ['PUT', 'PATCH'], url: 'other', handler: async () => 1 });
+      }
+    }
+    await assert.rejects(kitApp([ProfileEndpoint]), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'KIT_ERR_DUPLICATE_OPERATION_ID');
+      assert.match(err.message, /'profile_GET_me'.*GET \/api\/profile\/me.*POST \/api\/profile\/me/);
+      return true;
+    });
+  });
+
+  it('a route added after useKit with a duplicate id makes ready() fail', async () => {
+    const app = Fastify();
+    addKit(app, [CatalogEndpoint]);
+    await useKit(app);
+    app.get('/late', { schema: { operationId: 'catalog_GET' } }, async () => 1);
+    await assert.rejects(async () => { await app.ready(); }, { code: 'KIT_ERR_DUPLICATE_OPERATION_ID' });
+  });
+});
+
 describe('OpenAPI document', () => {
+  it('documents routes of host plugins (even registered before addKit) and root routes added after addKit', async () => {
+    const app = Fastify();
+    app.get('/root-before', async () => 1);
+    app.register(async (scope) => {
+      scope.get('/before-addkit', async () => 1);
+    });
+    addKit(app, [CatalogEndpoint]);
+    app.get('/root-between', async () => 1);
+    app.register(async (scope) => {
+      scope.get('/plugin-between', async () => 1);
+    });
+    await useKit(app);
+    app.get('/root-after', async () => 1);
+    await app.ready();
+    const paths = Object.keys((await openApiOf(app)).paths);
+    for (const p of ['/before-addkit', '/root-between', '/plugin-between', '/root-after', '/api/catalog/items/{id}']) {
+      assert.ok(paths.includes(p), `${p} in ${paths.join(', ')}`);
+    }
+    // Plugins load lazily, after addKit attached the collector; a root route declared before it is not seen.
+    assert.ok(!paths.includes('/root-before'), 'root routes declared before addKit are not documented (README)');
+    await app.close();
+  });
+
+
   it('is OpenAPI 3.1 at /openapi.json with the host package title and version, and serves the reference UI at /docs', async () => {
     const app = await kitApp([CatalogEndpoint], (opt) => {
       opt.openApiInfo = { title: 'Catalog', description: 'things' };

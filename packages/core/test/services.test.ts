@@ -155,4 +155,53 @@ describe('service container', () => {
     assert.equal((await app.inject('/api/config/region')).body, 'eu-west-1');
     await app.close();
   });
+
+  it('listen before useKit settles, then start-up fails: no unhandled rejection, the cause is logged, /healthz stays 503', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const lines: string[] = [];
+    const app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => lines.push(line) } } });
+    addKit(app, [], (opt) => opt.configureWarmup(async () => { throw new Error('search index unreachable'); }));
+    try {
+      const ready = useKit(app);
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(unhandled, [], 'useKit rejected without killing the process');
+      await assert.rejects(ready, /search index unreachable/);
+      const log = lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } }).find((l) => /start-up failed/.test(l.msg));
+      assert.equal(log?.err?.message, 'search index unreachable');
+      const res = await app.inject('/healthz');
+      assert.equal(res.statusCode, 503);
+      assert.equal(res.json<{ checks: Record<string, unknown> }>().checks.startup !== undefined, true);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await app.close();
+    }
+  });
+
+  it('useKit after app.ready() is KIT_ERR_ALREADY_USED with the fix in the message', async () => {
+    const app = Fastify();
+    addKit(app, []);
+    await app.ready();
+    await assert.rejects(useKit(app), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'KIT_ERR_ALREADY_USED');
+      assert.match(err.message, /before app\.ready\(\) or app\.listen\(\)|call it before/);
+      return true;
+    });
+    await app.close();
+  });
+
+  it('a failing addKit (duplicate health check name) leaves the instance untouched, so it can be retried', async () => {
+    const app = Fastify();
+    const check = () => ({ status: 'healthy' as const });
+    assert.throws(() => addKit(app, [], (opt) => { opt.healthChecksConfigure = (hc) => hc.addCheck('db', check).addCheck('db', check); }), {
+      code: 'KIT_ERR_DUPLICATE_HEALTH_CHECK',
+    });
+    assert.equal(app.hasDecorator('kit'), false);
+    addKit(app, [], (opt) => { opt.healthChecksConfigure = (hc) => hc.addCheck('db', check); });
+    await useKit(app);
+    assert.equal((await app.inject('/healthz')).statusCode, 200);
+    await app.close();
+  });
 });

@@ -34,15 +34,27 @@ function isModuleFile(name: string, withTs: boolean): boolean {
   return JS.has(ext) || (withTs && TS.has(ext));
 }
 
+/**
+ * A `.ts` source beside its compiled `.js` is the same module twice: Node 24 strips types itself,
+ * so both would load and every route would be declared twice. The compiled one wins.
+ */
+function hasCompiledSibling(name: string, names: ReadonlySet<string>): boolean {
+  const ext = path.extname(name);
+  if (!TS.has(ext)) return false;
+  const base = name.slice(0, -ext.length);
+  return [...JS].some((js) => names.has(base + js));
+}
+
 async function listModules(dir: string, withTs: boolean): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const names = new Set(entries.map((e) => e.name));
   const files: string[] = [];
   for (const entry of entries) {
     if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) files.push(...(await listModules(full, withTs)));
-    else if (entry.isFile() && isModuleFile(entry.name, withTs)) files.push(full);
+    else if (entry.isFile() && isModuleFile(entry.name, withTs) && !hasCompiledSibling(entry.name, names)) files.push(full);
   }
   return files;
 }

@@ -4,7 +4,7 @@ import { buildService, type KitServices } from '../services.js';
 import { readEndpointMetadata } from './decorators.js';
 import { discoverEndpointClasses, type EndpointSource } from './discovery.js';
 import { groupNameFromClass, type NamingRules } from './naming.js';
-import { operationIdFor, relativeRoutePath, type RouteTable } from './operation-ids.js';
+import { operationIdFor, relativeRoutePath, toFastifyParams, type RouteTable } from './operation-ids.js';
 import type { EndpointClass, IKitEndpoint } from './types.js';
 
 /** One route group: its name (URL segment and default tag), URL prefix, tags and classes. */
@@ -49,17 +49,21 @@ type SchemaWithIds = { operationId?: string; tags?: string[] } & Record<string, 
 /** Rewrites a group's routes: relative paths under the prefix, `{id}` params, tags and operationId. */
 function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): void {
   const given = (route as RouteOptions & { routePath?: string }).routePath ?? '';
-  const relative = relativeRoutePath(given);
+  // A plugin registered inside addRoutes adds its own prefix below the group's.
+  const prefix = (route as RouteOptions & { prefix?: string }).prefix ?? group.prefix;
+  const own = relativeRoutePath(given);
+  const relative = [relativeRoutePath(prefix.slice(group.prefix.length)), own].filter((p) => p !== '').join('/');
   // Inside a prefixed context Fastify joins 'profile' as '/api/userprofile'; the root ('' and '/') is right already.
-  if (relative !== '') route.url = `${group.prefix}/${given.replace(/^\/+/, '').replace(/\{([A-Za-z_$][\w$]*)\}/g, ':$1')}`;
+  if (own !== '') route.url = `${prefix}/${toFastifyParams(given.replace(/^\/+/, ''))}`;
   (route as RouteOptions & { path?: string }).path = route.url;
 
   const schema: SchemaWithIds = { ...(route.schema as SchemaWithIds | undefined) };
   // A hand-set schema.operationId (or config.operationId, copied by the root hook) wins.
   if (typeof schema.operationId !== 'string' || schema.operationId === '') {
-    const method = Array.isArray(route.method) ? (route.method[0] as string) : route.method;
-    schema.operationId = operationIdFor(group.name, method, relative);
-    table.noteGenerated(schema.operationId, group.name, relative);
+    schema.operationId =
+      Array.isArray(route.method) && route.method.length > 1
+        ? table.multiMethodId(group.name, relative)
+        : operationIdFor(group.name, Array.isArray(route.method) ? (route.method[0] as string) : route.method, relative);
   }
   schema.tags ??= group.tags.length > 0 ? [...group.tags] : [group.name];
   route.schema = schema;

@@ -6,7 +6,12 @@ import { KitError } from '../errors.js';
  * `{id}` written as Fastify's `:id`. `''` is the group root.
  */
 export function relativeRoutePath(routePath: string): string {
-  return routePath.replace(/^\/+|\/+$/g, '').replace(/\{([A-Za-z_$][\w$]*)\}/g, ':$1');
+  return toFastifyParams(routePath.replace(/^\/+|\/+$/g, ''));
+}
+
+/** `{id}` written as Fastify's `:id`. */
+export function toFastifyParams(path: string): string {
+  return path.replace(/\{([A-Za-z_$][\w$]*)\}/g, ':$1');
 }
 
 /** `items/:id` -> `items_id`; parameters by bare name, `/` and `-` as `_`, anything not URL-safe dropped. */
@@ -47,20 +52,26 @@ function methodsOf(route: RouteOptions): string[] {
  */
 export class RouteTable {
   readonly #routes: RouteOptions[] = [];
-  readonly #generated = new Map<string, Generated>();
+  readonly #multiMethod = new Map<string, Generated>();
 
   track(route: RouteOptions): void {
     this.#routes.push(route);
   }
 
-  /** Records an id Kit generated, so a route with several methods can get one id per method. */
-  noteGenerated(operationId: string, group: string, relativePath: string): void {
-    this.#generated.set(operationId, { group, relativePath });
+  /**
+   * A placeholder id for a route with several methods: swagger copies one schema.operationId to
+   * every method, so the document gives each its own id from this. Braces keep it from ever
+   * equalling an id a host would write.
+   */
+  multiMethodId(group: string, relativePath: string): string {
+    const id = `{kit-multi-method-${this.#multiMethod.size}}`;
+    this.#multiMethod.set(id, { group, relativePath });
+    return id;
   }
 
   /** The id an operation of `method` ends up with in the document. */
   operationIdOf(operationId: string, method: string): string {
-    const generated = this.#generated.get(operationId);
+    const generated = this.#multiMethod.get(operationId);
     return generated ? operationIdFor(generated.group, method, generated.relativePath) : operationId;
   }
 

@@ -1,12 +1,16 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import { fastifySwagger, type SwaggerOptions } from '@fastify/swagger';
+import { fastifySwaggerUi } from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { BEARER_SECURITY_SCHEME, BEARER_SECURITY_SCHEME_OBJECT } from '../auth/options.js';
 import type { RouteTable } from '../endpoints/operation-ids.js';
 import { hostPackage } from '../host-package.js';
 import type { ResolvedKitOptions } from '../options.js';
 
+/** The name the document gives Fastify's `*` wildcard parameter. */
+const WILDCARD = 'wildcard';
+
 type Operation = {
+  parameters?: Array<{ in?: string; name?: string } & Record<string, unknown>>;
   operationId?: string;
   tags?: string[];
   summary?: string;
@@ -59,7 +63,9 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
   const paths: Record<string, Record<string, unknown>> = {};
   let bearerUsed = false;
   for (const [url, item] of Object.entries(document.paths ?? {})) {
-    const trimmed = url.length > 1 && url.endsWith('/') && !document.paths?.[url.slice(0, -1)] ? url.slice(0, -1) : url;
+    const slashless = url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url;
+    // Fastify's wildcard becomes a path parameter named '*', which OpenAPI tools reject.
+    const trimmed = slashless.replace('{*}', `{${WILDCARD}}`);
     const out: Record<string, unknown> = {};
     for (const [method, value] of Object.entries(item)) {
       if (!METHODS.has(method) || typeof value !== 'object' || value === null) {
@@ -68,6 +74,9 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
       }
       // swagger shares one operation object between the methods of a route: copy before renaming.
       const op = { ...(value as Operation) };
+      if (trimmed !== slashless && op.parameters) {
+        op.parameters = op.parameters.map((p) => (p.in === 'path' && p.name === '*' ? { ...p, name: WILDCARD } : p));
+      }
       if (op.operationId) op.operationId = table.operationIdOf(op.operationId, method.toUpperCase());
       op.summary ??= `${method.toUpperCase()} ${trimmed}`;
       if (op.security === undefined && document.security === undefined) op.security = [];
@@ -78,7 +87,11 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
       for (const tag of op.tags ?? []) if (!tags.has(tag)) tags.set(tag, { name: tag });
       out[method] = op;
     }
-    paths[trimmed] = out;
+    // Merge into the slash-less path item, unless a route there has the same method (then the
+    // host really declared two routes, '/x' and '/x/').
+    const existing = paths[trimmed];
+    if (existing && Object.keys(out).some((m) => METHODS.has(m) && m in existing)) paths[url.replace('{*}', `{${WILDCARD}}`)] = out;
+    else paths[trimmed] = { ...existing, ...out };
   }
   document.paths = paths;
   // The bearer scheme is declared whenever configureJwt is (swagger needs it to build guarded
@@ -97,7 +110,7 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
 }
 
 /**
- * Registers the OpenAPI 3.1 document (`opt.openApiPath`) and the reference UI (`opt.docsPath`,
+ * Installs the OpenAPI 3.1 document (`opt.openApiPath`) and the reference UI (`opt.docsPath`,
  * assets served locally). It must be registered before any route: swagger collects routes as they
  * are added.
  */
@@ -105,7 +118,7 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
   const documentPath = options.openApiPath;
   if (documentPath === false) return;
   const pkg = hostPackage();
-  app.register(swagger, {
+  const swaggerOptions: SwaggerOptions = {
     openapi: {
       openapi: '3.1.0',
       ...(options.jwt ? { components: { securitySchemes: { [BEARER_SECURITY_SCHEME]: BEARER_SECURITY_SCHEME_OBJECT } } } : {}),
@@ -120,9 +133,23 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
       finishDocument(documentObject.openapiObject as unknown as Document, table);
       return documentObject.openapiObject;
     },
+  };
+  // swagger collects routes in an onRoute hook. Registered as a plugin it would attach that hook
+  // only when the plugin queue loads, missing root routes added right after addKit; its setup is
+  // synchronous, so calling it here documents every route added from now on.
+  fastifySwagger(app, swaggerOptions, (err?: Error) => {
+    if (err) throw err;
   });
   app.register(async function kitOpenApiDocument(scope) {
     scope.get(documentPath, { schema: { hide: true } }, () => app.swagger());
   });
-  if (options.docsPath !== false) app.register(swaggerUi, { routePrefix: options.docsPath });
+  // Called inside a plugin of Kit's rather than registered: registering it checks that
+  // '@fastify/swagger' was registered as a plugin, which the direct call above does not do.
+  const docsPath = options.docsPath;
+  if (docsPath !== false) {
+    app.register(async function kitReferenceUi(scope) {
+      // The module's types declare the callback form; the function itself is async.
+      await (fastifySwaggerUi as unknown as (instance: FastifyInstance, opts: { routePrefix: string }) => Promise<void>)(scope, { routePrefix: docsPath });
+    });
+  }
 }
