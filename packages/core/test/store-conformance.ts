@@ -293,6 +293,11 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         await rejectsWithCode(a.rateLimit.consume(key, { limit: 2, windowMs: 1000, algorithm: 'token-bucket' as 'fixed-window' }), code);
         await rejectsWithCode(a.rateLimit.consume('', fixed(2, 1000)), code);
         await rejectsWithCode(a.rateLimit.reset(''), code);
+        // The sliding window keeps a timestamp per unit: its limit is capped, and a full-cost call works.
+        await rejectsWithCode(a.rateLimit.consume(key, { limit: 10_001, windowMs: 1000, algorithm: 'sliding-window' }), code);
+        const big = await a.rateLimit.consume(k('rl-big'), { limit: 10_000, windowMs: 1000, algorithm: 'sliding-window', cost: 10_000 });
+        assert.equal(big.allowed, true);
+        assert.equal(big.remaining, 0);
       });
     });
 

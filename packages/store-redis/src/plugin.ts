@@ -1,5 +1,5 @@
 import { asValue } from 'awilix';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase } from 'fastify';
 import type { Redis, RedisOptions } from 'ioredis';
 import {
   HealthCheckResult,
@@ -11,6 +11,7 @@ import {
   type IIdempotencyStore,
   type IRateLimitStore,
   type ISagaStore,
+  type HostInstance,
 } from '@kit/core';
 import { RedisConnection, type StoreLogger } from './connection.js';
 import { RedisCronJobStore, RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore } from './stores.js';
@@ -165,7 +166,12 @@ export function createRedisStores(url: string | URL, options: KitStoreOptions = 
  * await useKit(app);
  * ```
  */
-export function addKitStore(app: FastifyInstance, url: string | URL, options: KitStoreOptions = {}): KitRedisStore {
+export function addKitStore<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+  host: HostInstance<S, L, T>,
+  url: string | URL,
+  options: KitStoreOptions = {},
+): KitRedisStore {
+  const app = host as unknown as FastifyInstance;
   if (!app.hasDecorator('kit')) {
     throw new KitError('KIT_ERR_NOT_ADDED', 'addKitStore(app, url) was called on an instance without Kit: call addKit(app, ...) first.');
   }
@@ -245,7 +251,11 @@ export interface KitStoreHealthCheckOptions {
  * await useKit(app);   // GET /healthz now lists checks.redis
  * ```
  */
-export function useKitStoreHealthCheck(app: FastifyInstance, options: KitStoreHealthCheckOptions = {}): void {
+export function useKitStoreHealthCheck<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+  host: HostInstance<S, L, T>,
+  options: KitStoreHealthCheckOptions = {},
+): void {
+  const app = host as unknown as FastifyInstance;
   if (!app.hasDecorator('kit') || !app.kit.services.hasRegistration(KIT_REDIS_STORE)) {
     throw new KitError('KIT_ERR_STORE_NOT_ADDED', 'useKitStoreHealthCheck(app) needs addKitStore(app, url) first.');
   }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import { inspect } from 'node:util';
+import pino from 'pino';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import {
@@ -49,7 +50,7 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
   });
 
   it('registers the Redis implementations of all four stores, and the KitRedisStore, in app.kit.services', async () => {
-    const app = Fastify();
+    const app = Fastify({ loggerInstance: pino({ level: 'silent' }) }); // a custom logger changes the instance type
     const kit = addKit(app, []);
     assert.ok(kit.services.resolve('rateLimitStore') instanceof MemoryRateLimitStore, 'memory before addKitStore');
     const store = addKitStore(app, redis.url);

@@ -12,6 +12,9 @@ function integer(what: string, value: unknown, min: number, expected: string): n
   return value;
 }
 
+
+/** The largest limit the sliding-window algorithm accepts. */
+export const SLIDING_WINDOW_MAX_LIMIT = 10_000;
 /**
  * {@link RateLimitOptions} with every default applied, as `storeArguments.rateLimit` returns them.
  *
@@ -82,6 +85,10 @@ export const storeArguments = {
     }
     const cost = integer('options.cost', options.cost ?? 1, 0, 'an integer >= 0');
     if (cost > limit) throw invalid('options.cost', cost, `at most options.limit (${limit})`);
+    // The sliding window keeps one timestamp per unit, in memory and in Redis.
+    if (algorithm === 'sliding-window' && limit > SLIDING_WINDOW_MAX_LIMIT) {
+      throw invalid('options.limit', limit, `at most ${SLIDING_WINDOW_MAX_LIMIT} with the sliding-window algorithm (it keeps a timestamp per unit); use fixed-window above that`);
+    }
     return { limit, windowMs, algorithm, cost };
   },
 } as const;
