@@ -33,10 +33,10 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
 }
 
 /**
- * Builds the sample shop API. `listen` is left to the caller so that tests can use the same
- * application over inject or a real socket.
+ * Creates the sample shop API with Kit added but not yet used: `main.ts` listens before `useKit`
+ * settles, so probes see the start-up gate.
  */
-export async function buildApp(settings: SampleSettings = settingsFromEnv()): Promise<FastifyInstance> {
+export function createApp(settings: SampleSettings = settingsFromEnv()): FastifyInstance {
   const app = Fastify({ logger: settings.logger });
 
   const kit = addKit(app, [new URL('./endpoints/', import.meta.url)], (opt) => {
@@ -70,6 +70,12 @@ export async function buildApp(settings: SampleSettings = settingsFromEnv()): Pr
     useKitStoreHealthCheck(app);
   }
 
+  return app;
+}
+
+/** The sample, ready for inject() or listen(): tests use this. */
+export async function buildApp(settings: SampleSettings = settingsFromEnv()): Promise<FastifyInstance> {
+  const app = createApp(settings);
   await useKit(app);
   return app;
 }

@@ -1,9 +1,13 @@
-import { buildApp, settingsFromEnv } from './app.js';
+import { useKit } from '@kit/core';
+import { createApp, settingsFromEnv } from './app.js';
 
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? '127.0.0.1';
 
-const app = await buildApp(settingsFromEnv());
+const app = createApp(settingsFromEnv());
+// Listen before start-up completes: /healthz answers 503 `startup` until useKit resolves, so an
+// orchestrator can watch the gate; /livez answers 200 throughout.
+const ready = useKit(app);
 await app.listen({ port, host });
 
 const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${(app.server.address() as { port: number }).port}`;
@@ -15,3 +19,6 @@ Sample shop API is listening on ${base}
   Health        ${base}/healthz   ${base}/livez
   Account       ${app.kit.options.jwt ? `${base}/api/account/me (Authorization: Bearer <token>)` : 'off: set JWT_AUTHORITY and JWT_AUDIENCE (try npm run dev-authority -w examples/sample-api)'}
 `);
+
+await ready;
+app.log.info('Kit start-up complete: /healthz reports the checks');

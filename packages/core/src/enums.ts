@@ -64,5 +64,12 @@ export const KitHttpMethod = {
 } as const;
 export type KitHttpMethod = (typeof KitHttpMethod)[keyof typeof KitHttpMethod];
 
-/** Lifecycle state of the running layer, readable as `app.kit.state`. */
+/**
+ * Lifecycle state of the running layer, readable as `app.kit.state`.
+ *
+ * @example
+ * ```ts
+ * if (app.kit.state === 'shuttingDown') reply.header('connection', 'close');
+ * ```
+ */
 export type KitState = 'starting' | 'ready' | 'shuttingDown';

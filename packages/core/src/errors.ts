@@ -1,6 +1,16 @@
 /**
  * Kit errors carry a stable `code` (`KIT_ERR_…`) in the style of Fastify's `FST_ERR_…`, and a
  * message that names the option or class at fault and says how to fix it.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await useKit(app);
+ * } catch (err) {
+ *   if (err instanceof KitError && err.code === 'KIT_ERR_DEPENDENCY') app.log.fatal(err.message);
+ *   throw err;
+ * }
+ * ```
  */
 export class KitError extends Error {
   /** Stable, documented error code such as `KIT_ERR_INVALID_OPTION`. */

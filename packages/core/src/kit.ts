@@ -28,12 +28,26 @@ declare module 'fastify' {
   }
 }
 
-/** The configure callback of `addKit`. */
+/**
+ * The configure callback of `addKit`.
+ *
+ * @example
+ * ```ts
+ * const configure: KitConfigure = (opt) => { opt.apiPrefix = 'v1'; };
+ * addKit(app, configure);
+ * ```
+ */
 export type KitConfigure = (opt: KitOption) => void;
 
 /**
  * A host's Fastify instance, whatever its server, logger or type provider: Fastify's instance
  * type is invariant in them, so `addKit(app)` must be generic to accept `loggerInstance: pino()`.
+ *
+ * @example
+ * ```ts
+ * function withKit(app: HostInstance) { addKit(app); }
+ * withKit(Fastify({ loggerInstance: pino() }));
+ * ```
  */
 export type HostInstance<
   S extends RawServerBase = RawServerBase,

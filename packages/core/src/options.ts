@@ -1,22 +1,49 @@
+import { InjectionMode } from 'awilix';
 import { AuditTrailOptions, validateAuditTrailOptions } from './audit/options.js';
 import type { IAuditSink } from './audit/entry.js';
 import { validateJwtOptions, type JwtOptions } from './auth/options.js';
 import { EndpointFormat, HealthCheckDetailLevel } from './enums.js';
 import { invalidOption } from './errors.js';
+import { LIVENESS_PATH } from './health/routes.js';
 import type { HealthChecksBuilder } from './health/builder.js';
 import { GracefulShutdownOptions, validateGracefulShutdownOptions } from './health/shutdown-options.js';
 import type { UptimeClock } from './health/uptime.js';
 import type { KitServices, ServiceClass } from './services.js';
 
-/** A warm-up task class: built from the container, its `warmup` runs before the readiness gate opens. */
+/**
+ * A warm-up task class: built from the container, its `warmup` runs before the readiness gate opens.
+ *
+ * @example
+ * ```ts
+ * class SearchIndexWarmup implements IWarmup {
+ *   constructor(private readonly deps: { search: SearchClient }) {}
+ *   warmup(signal: AbortSignal) { return this.deps.search.loadIndex({ signal }); }
+ * }
+ * addKit(app, (opt) => opt.configureWarmup(SearchIndexWarmup));
+ * ```
+ */
 export interface IWarmup {
   warmup(signal: AbortSignal): void | Promise<void>;
 }
 
-/** A warm-up task: a function, or a class implementing `IWarmup` built from the container. */
+/**
+ * A warm-up task: a function, or a class implementing `IWarmup` built from the container.
+ *
+ * @example
+ * ```ts
+ * const primeCache: WarmupTask = async (signal) => { await cache.prime({ signal }); };
+ * ```
+ */
 export type WarmupTask = ((signal: AbortSignal) => void | Promise<void>) | ServiceClass<IWarmup>;
 
-/** Title, version and description of the OpenAPI document. */
+/**
+ * Title, version and description of the OpenAPI document.
+ *
+ * @example
+ * ```ts
+ * addKit(app, (opt) => { opt.openApiInfo = { title: 'Orders API', description: 'Orders and returns' }; });
+ * ```
+ */
 export interface OpenApiInfo {
   title?: string;
   version?: string;
@@ -118,7 +145,14 @@ export class KitOption {
 }
 
 
-/** The validated, frozen configuration the running layer reads (`app.kit.options`). */
+/**
+ * The validated, frozen configuration the running layer reads (`app.kit.options`).
+ *
+ * @example
+ * ```ts
+ * const { apiPrefix, healthCheckPath } = app.kit.options;
+ * ```
+ */
 export interface ResolvedKitOptions {
   readonly format: EndpointFormat;
   /** Without leading or trailing `/`; `''` when there is no prefix. */
@@ -145,7 +179,8 @@ export interface ResolvedKitOptions {
   readonly warmupTimeoutMs: number;
 }
 
-const SEGMENT = "[A-Za-z0-9._~@!$&'()*+,;=-]+";
+// Fastify gives ':' '*' '(' ')' a meaning in paths; '.' and '..' segments are not paths at all.
+const SEGMENT = "(?!\\.\\.?(?:/|$))[A-Za-z0-9._~@!$&'+,;=-]+";
 const PATH = new RegExp(`^(/${SEGMENT})+$`);
 
 function compile(option: string, value: unknown, flags: string): RegExp {
@@ -190,7 +225,7 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
 
   if (typeof opt.enableHealthChecks !== 'boolean') throw invalidOption('enableHealthChecks', opt.enableHealthChecks, 'true or false');
   const healthCheckPath = checkPath('healthCheckPath', opt.healthCheckPath);
-  if (healthCheckPath === '/livez') throw invalidOption('healthCheckPath', healthCheckPath, 'a path other than "/livez"');
+  if (healthCheckPath === LIVENESS_PATH) throw invalidOption('healthCheckPath', healthCheckPath, `a path other than "${LIVENESS_PATH}"`);
   const healthCheckDetailLevel =
     opt.healthCheckDetailLevel === undefined
       ? process.env.NODE_ENV === 'development'
@@ -212,6 +247,19 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   if (opt.container !== undefined && (typeof opt.container !== 'object' || typeof opt.container?.build !== 'function')) {
     throw invalidOption('container', opt.container, 'an awilix container');
   }
+  // Kit's classes destructure the cradle in their constructors, which needs PROXY injection.
+  const injectionMode = opt.container?.options?.injectionMode;
+  if (injectionMode !== undefined && injectionMode !== InjectionMode.PROXY) {
+    throw invalidOption('container', `a container in ${injectionMode} injection mode`, 'a container created with injectionMode: InjectionMode.PROXY');
+  }
+  const probePaths = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath].filter((p): p is string => typeof p === 'string');
+  for (const [i, a] of probePaths.entries()) {
+    for (const b of probePaths.slice(i + 1)) {
+      if (a.toLowerCase() === b.toLowerCase() || b.startsWith(`${a}/`) || a.startsWith(`${b}/`)) {
+        throw invalidOption(a === healthCheckPath || b === healthCheckPath ? 'healthCheckPath' : 'openApiPath', `${a} and ${b}`, 'distinct paths for the health report, /livez, the OpenAPI document and the reference UI');
+      }
+    }
+  }
   if (!Array.isArray(opt.eagerSingletons) || opt.eagerSingletons.some((n) => typeof n !== 'string' || n === '')) {
     throw invalidOption('eagerSingletons', opt.eagerSingletons, 'an array of registration names');
   }
@@ -221,7 +269,7 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
 
   let auditTrail: AuditTrailOptions | undefined;
   if (hidden.audit) {
-    const defaults = [healthCheckPath, '/livez', openApiPath, docsPath].filter((p): p is string => typeof p === 'string');
+    const defaults = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath].filter((p): p is string => typeof p === 'string');
     auditTrail = new AuditTrailOptions(defaults);
     hidden.audit.action?.(auditTrail);
     validateAuditTrailOptions(auditTrail);

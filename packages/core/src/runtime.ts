@@ -8,7 +8,15 @@ import { shutdownKit } from './health/lifecycle.js';
 import type { ResolvedKitOptions } from './options.js';
 import type { KitServices } from './services.js';
 
-/** The audit trail as the running layer exposes it (`app.kit.audit`). */
+/**
+ * The audit trail as the running layer exposes it (`app.kit.audit`).
+ *
+ * @example
+ * ```ts
+ * const { dropped, queueDepth } = app.kit.audit.stats();
+ * await app.kit.audit.flush();
+ * ```
+ */
 export interface KitAudit {
   /** True when `configureAuditTrail` was called. */
   readonly enabled: boolean;

@@ -1,12 +1,26 @@
 import { AwilixResolutionError, createContainer, InjectionMode, type AwilixContainer, type Constructor } from 'awilix';
 import { KitError } from './errors.js';
 
-/** The Kit service container: an awilix container in PROXY injection mode (constructors receive the cradle). */
+/**
+ * The Kit service container: an awilix container in PROXY injection mode (constructors receive the cradle).
+ *
+ * @example
+ * ```ts
+ * const services: KitServices = app.kit.services;
+ * services.register({ clock: asValue(() => new Date()) });
+ * ```
+ */
 export type KitServices = AwilixContainer;
 
 /**
  * A class Kit builds from the container: its constructor receives the awilix cradle, typed by the
  * class as the dependencies it reads (`constructor({ db }: { db: Db })`).
+ *
+ * @example
+ * ```ts
+ * class ReportService { constructor({ db }: { db: Db }) {} }
+ * const cls: ServiceClass<ReportService> = ReportService;
+ * ```
  */
 export type ServiceClass<T> = new (...args: never[]) => T;
 

@@ -87,4 +87,14 @@ describe('group names', () => {
       });
     }
   });
+
+  it('refuses "." and ".." as group names, explicit or derived', async () => {
+    const { EndpointGroup } = await import('@kit/core');
+    assert.throws(() => EndpointGroup('..'), { code: 'KIT_ERR_INVALID_GROUP' });
+    assert.throws(() => EndpointGroup('.'), { code: 'KIT_ERR_INVALID_GROUP' });
+    await assert.rejects(kitApp([endpoint('DotsEndpoint', [['GET', 'x']])], (opt) => {
+      opt.versionFormatPattern = /^Dots$/;
+      opt.versionFormatReplacement = '..';
+    }), { code: 'KIT_ERR_CLASS_NAME' });
+  });
 });

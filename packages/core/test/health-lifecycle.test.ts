@@ -2,6 +2,7 @@
 // shuttingDown, a failed start-up keeping the gate closed, app.kit.shutdown() serving through the
 // delay, draining in-flight requests, the drain bound, and no leaked signal listeners.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, HealthCheckResult, useKit, type KitOption } from '@kit/core';
@@ -96,6 +97,25 @@ await test('app.kit.shutdown(): 503 shutdown at once, requests served through th
   assert.ok(performance.now() - started >= 650, 'close waited for the delay');
   await assert.rejects(get(`${base}/livez`), /ECONNREFUSED/);
   assert.equal(app.kit.state, 'shuttingDown');
+});
+
+await test('during the shutdown delay idle keep-alive connections are closed, so clients reconnect elsewhere', async () => {
+  const app = newApp((opt) => opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = 600)));
+  await useKit(app);
+  const base = await listen(app);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const sockets = new Set<unknown>();
+  app.server.on('connection', (socket) => sockets.add(socket));
+  assert.equal((await get(`${base}/work`, agent)).status, 200);
+  assert.equal((await get(`${base}/work`, agent)).status, 200);
+  assert.equal(sockets.size, 1, 'before shutdown the agent reuses its connection');
+  const done = app.kit.shutdown();
+  assert.equal((await get(`${base}/work`, agent)).status, 200);
+  await sleep(50);
+  assert.equal((await get(`${base}/work`, agent)).status, 200, 'still served during the delay');
+  assert.ok(sockets.size >= 2, `the idle connection was closed and a new one opened (${sockets.size} connections)`);
+  agent.destroy();
+  await done;
 });
 
 await test('shutdown drains an in-flight request and runs the onClose hooks before resolving', async () => {

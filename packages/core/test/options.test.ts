@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import pino from 'pino';
+import { createContainer, InjectionMode } from 'awilix';
 import { addKit, type KitOption } from '@kit/core';
 
 function fails(configure: (opt: KitOption) => void, option: string, value: string): void {
@@ -32,6 +33,12 @@ describe('bad configuration fails addKit at once, naming the option and the valu
     ['health path /livez', o((x) => { x.healthCheckPath = '/livez'; }), 'healthCheckPath', '"/livez"'],
     ['enableHealthChecks not boolean', o((x) => { (x as { enableHealthChecks: unknown }).enableHealthChecks = 'no'; }), 'enableHealthChecks', '"no"'],
     ['detail level', o((x) => { (x as { healthCheckDetailLevel: unknown }).healthCheckDetailLevel = 'Verbose'; }), 'healthCheckDetailLevel', '"Verbose"'],
+    ['health path with a wildcard', o((x) => { x.healthCheckPath = '/h*'; }), 'healthCheckPath', '"/h*"'],
+    ['health path with a dot-dot segment', o((x) => { x.healthCheckPath = '/a/..'; }), 'healthCheckPath', '"/a/.."'],
+    ['health path equal to the document path', o((x) => { x.healthCheckPath = '/openapi.json'; }), 'healthCheckPath', '/openapi.json and /openapi.json'],
+    ['health path below the UI path', o((x) => { x.healthCheckPath = '/docs/health'; }), 'healthCheckPath', '/docs/health and /docs'],
+    ['apiPrefix with a regex group', o((x) => { x.apiPrefix = 'api(v1)'; }), 'apiPrefix', '"api(v1)"'],
+    ['container in CLASSIC mode', o((x) => { x.container = createContainer({ injectionMode: InjectionMode.CLASSIC }); }), 'container', 'CLASSIC'],
     ['openApiPath relative', o((x) => { x.openApiPath = 'openapi.json'; }), 'openApiPath', '"openapi.json"'],
     ['docsPath with space', o((x) => { x.docsPath = '/my docs'; }), 'docsPath', '"/my docs"'],
     ['eagerSingletons not names', o((x) => { (x as { eagerSingletons: unknown }).eagerSingletons = [1]; }), 'eagerSingletons', '[1]'],

@@ -78,37 +78,52 @@ describe('service container', () => {
     await app.close();
   });
 
-  it('start-up order: routes, DI validation, eager singletons, warm-ups in parallel, then the gate', async () => {
+  it('start-up order: endpoint classes and routes, DI validation (which builds singletons once), warm-ups in parallel, then the gate', async () => {
     const events: string[] = [];
     class Cache {
       constructor() {
-        events.push('eager:cache');
+        events.push('singleton:cache');
+      }
+    }
+    class Mailer {
+      constructor() {
+        events.push('singleton:mailer');
+      }
+    }
+    class ShopEndpoint implements IKitEndpoint {
+      constructor() {
+        events.push('endpoint:constructed');
+      }
+      addRoutes(a: FastifyInstance) {
+        a.get('x', async () => 1);
+        events.push('endpoint:routes');
       }
     }
     class PrimeCache {
       async warmup(signal: AbortSignal) {
-        events.push(`warmup:class:${signal.aborted}`);
+        events.push(`warmup:class:start:${signal.aborted}`);
         await new Promise((r) => setTimeout(r, 30));
         events.push('warmup:class:done');
       }
     }
     const app = Fastify();
-    const kit = addKit(app, [], (opt) => {
+    const kit = addKit(app, [ShopEndpoint], (opt) => {
       opt.eagerSingletons = ['cache'];
       opt.configureWarmup(async () => {
-        events.push(`warmup:fn:${app.kit.state}`);
+        events.push(`warmup:fn:start:${app.kit.state}`);
         await new Promise((r) => setTimeout(r, 30));
         events.push('warmup:fn:done');
       });
       opt.configureWarmup(PrimeCache);
     });
-    kit.services.register({ cache: asClass(Cache).singleton() });
+    kit.services.register({ cache: asClass(Cache).singleton(), mailer: asClass(Mailer).singleton() });
     await useKit(app);
     events.push(`state:${app.kit.state}`);
-    // DI validation resolves 'cache' first, so it is built once, before the warm-ups.
-    assert.deepEqual(events.slice(0, 3), ['eager:cache', 'warmup:fn:starting', 'warmup:class:false']);
-    assert.deepEqual(events.slice(3, 5).sort(), ['warmup:class:done', 'warmup:fn:done'], 'warm-ups ran in parallel');
+    assert.deepEqual(events.slice(0, 4), ['endpoint:constructed', 'endpoint:routes', 'singleton:cache', 'singleton:mailer']);
+    assert.deepEqual(events.slice(4, 6), ['warmup:fn:start:starting', 'warmup:class:start:false'], 'both warm-ups start before either ends');
+    assert.deepEqual(events.slice(6, 8).sort(), ['warmup:class:done', 'warmup:fn:done']);
     assert.equal(events.at(-1), 'state:ready');
+    assert.equal(events.filter((e) => e === 'singleton:cache').length, 1, 'the eager singleton is built once');
     await app.close();
   });
 

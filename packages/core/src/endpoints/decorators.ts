@@ -6,11 +6,13 @@ import { KitHttpMethod } from '../enums.js';
 // here, in the module every decorated class imports. Symbol.for matches esbuild's own fallback.
 (Symbol as { metadata?: symbol }).metadata ??= Symbol.for('Symbol.metadata');
 
-const GROUP = Symbol('kit.group');
-const TAGS = Symbol('kit.tags');
-const LEGACY = Symbol('kit.legacy');
-const NAME = Symbol('kit.className');
-const ROUTES = Symbol('kit.routes');
+// Registered symbols: a class decorated through one copy of @kit/core (src and dist, or two
+// versions in one tree) is still read by another.
+const GROUP = Symbol.for('kit.endpoint.group');
+const TAGS = Symbol.for('kit.endpoint.tags');
+const LEGACY = Symbol.for('kit.endpoint.legacy');
+const NAME = Symbol.for('kit.endpoint.className');
+const ROUTES = Symbol.for('kit.endpoint.routes');
 
 /** A route declared with the deprecated `@KitMethod`. */
 export interface LegacyRoute {
@@ -64,7 +66,7 @@ export function readEndpointMetadata(cls: abstract new (...args: never[]) => unk
  * ```
  */
 export function EndpointGroup(name: string) {
-  if (typeof name !== 'string' || !/^[A-Za-z0-9._~@-]+$/.test(name)) {
+  if (typeof name !== 'string' || !/^[A-Za-z0-9._~@-]+$/.test(name) || name === '.' || name === '..') {
     throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup(${JSON.stringify(name)}): a group name must be one URL segment of letters, digits, ".", "_", "~", "@" or "-".`);
   }
   return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {

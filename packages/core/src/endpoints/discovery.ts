@@ -8,6 +8,12 @@ import type { EndpointClass } from './types.js';
 /**
  * Where endpoint classes come from: a directory (path string, relative to the working directory,
  * or a file URL) scanned recursively, an endpoint class, or a module namespace object.
+ *
+ * @example
+ * ```ts
+ * import * as admin from './admin/index.js';
+ * addKit(app, [new URL('./endpoints/', import.meta.url), 'plugins/endpoints', admin, HealthzEndpoint]);
+ * ```
  */
 export type EndpointSource = string | URL | EndpointClass | Readonly<Record<string, unknown>>;
 

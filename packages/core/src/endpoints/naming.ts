@@ -66,7 +66,7 @@ export function groupNameFromClass(className: string, rules: NamingRules): strin
   const stripped = className.replace(rules.groupNameSuffixPattern, '');
   const versioned = stripped.replace(rules.versionFormatPattern, rules.versionFormatReplacement);
   const name = applyFormat(versioned, rules.format);
-  if (!/^[A-Za-z0-9._~@-]+$/.test(name)) {
+  if (!/^[A-Za-z0-9._~@-]+$/.test(name) || name === '.' || name === '..') {
     throw new KitError(
       'KIT_ERR_CLASS_NAME',
       `Endpoint class '${className}' gives the group name ${JSON.stringify(name)}, which is not one URL segment. ` +

@@ -18,5 +18,13 @@ export interface IKitEndpoint {
   addRoutes(app: FastifyInstance): void | Promise<void>;
 }
 
-/** A class Kit can build into an endpoint (its constructor receives the service cradle). */
+/**
+ * A class Kit can build into an endpoint (its constructor receives the service cradle).
+ *
+ * @example
+ * ```ts
+ * const sources: EndpointClass[] = [UserEndpoint, OrdersV2Endpoint];
+ * addKit(app, sources);
+ * ```
+ */
 export type EndpointClass = new (...args: never[]) => object;

@@ -2,7 +2,14 @@ import { KitError, invalidOption, show } from '../errors.js';
 import type { ServiceClass } from '../services.js';
 import type { HealthCheckContext, HealthCheckResult, IHealthCheck } from './result.js';
 
-/** A check written as a function. */
+/**
+ * A check written as a function.
+ *
+ * @example
+ * ```ts
+ * const diskCheck: HealthCheckFunction = async () => HealthCheckResult.healthy('disk ok');
+ * ```
+ */
 export type HealthCheckFunction = (context: HealthCheckContext) => HealthCheckResult | Promise<HealthCheckResult>;
 
 /**
@@ -23,10 +30,24 @@ export type HealthCheckFunction = (context: HealthCheckContext) => HealthCheckRe
  */
 export type HealthCheckClass = new (cradle: never) => IHealthCheck;
 
-/** Anything `addCheck` accepts: a function, an `IHealthCheck` instance, or a class built from the container. */
+/**
+ * Anything `addCheck` accepts: a function, an `IHealthCheck` instance, or a class built from the container.
+ *
+ * @example
+ * ```ts
+ * const sources: HealthCheckSource[] = [async () => HealthCheckResult.healthy(), new PingCheck(), CacheHealthCheck];
+ * ```
+ */
 export type HealthCheckSource = HealthCheckFunction | IHealthCheck | HealthCheckClass | ServiceClass<IHealthCheck>;
 
-/** Per-check options. */
+/**
+ * Per-check options.
+ *
+ * @example
+ * ```ts
+ * hc.addCheck('db', dbCheck, { tags: ['ready'], timeoutMs: 1000 } satisfies HealthCheckOptions);
+ * ```
+ */
 export interface HealthCheckOptions {
   /** Tags for `/healthz?tag=...` filtering. */
   tags?: readonly string[];
@@ -34,7 +55,14 @@ export interface HealthCheckOptions {
   timeoutMs?: number;
 }
 
-/** A registered check, as the runner sees it. */
+/**
+ * A registered check, as the runner sees it.
+ *
+ * @example
+ * ```ts
+ * const names = app.kit.healthChecks.registrations().map((r: HealthCheckRegistration) => r.name);
+ * ```
+ */
 export interface HealthCheckRegistration {
   readonly name: string;
   readonly tags: readonly string[];

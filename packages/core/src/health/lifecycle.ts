@@ -64,6 +64,9 @@ export function shutdownKit(kit: KitRuntime, reason = 'shutdown()'): Promise<voi
   const { app } = kit;
   const g = kit.options.gracefulShutdown;
   kit.state = 'shuttingDown';
+  // Keep-alive clients would stay on this instance for the whole delay; a short idle timeout
+  // makes them reconnect, and the load balancer (which sees the 503) sends them elsewhere.
+  app.server.keepAliveTimeout = 1;
   const delayMs = app.server.listening ? (g?.shutdownDelayMs ?? 0) : 0;
   const drainTimeoutMs = g?.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
   const run = (async () => {
@@ -85,6 +88,8 @@ function exitCodeOf(signal: NodeJS.Signals): number {
 // Loggers may buffer (pino with sync: false, transports): flush before exiting, bounded.
 function flushThenExit(app: FastifyInstance, code: number): void {
   const logger = app.log as { flush?: (cb?: (err?: Error) => void) => void };
+  // If the flush never calls back and the event loop empties first, Node exits with this code.
+  process.exitCode = code;
   let exited = false;
   const exit = (): void => {
     if (exited) return;

@@ -1,4 +1,11 @@
-/** Status of one check or of the whole report. */
+/**
+ * Status of one check or of the whole report.
+ *
+ * @example
+ * ```ts
+ * const status: HealthStatus = latencyMs > 500 ? 'degraded' : 'healthy';
+ * ```
+ */
 export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 
 /**
@@ -40,7 +47,17 @@ export const HealthCheckResult = {
   },
 } as const;
 
-/** What a running check receives. */
+/**
+ * What a running check receives.
+ *
+ * @example
+ * ```ts
+ * hc.addCheck('search', async ({ signal }: HealthCheckContext) => {
+ *   await fetch(searchUrl, { signal });
+ *   return HealthCheckResult.healthy();
+ * });
+ * ```
+ */
 export interface HealthCheckContext {
   /** The check's registered name. */
   readonly name: string;
