@@ -35,6 +35,7 @@ const throughput: Throughput[] = [
   { id: 'audit-async', label: 'Kit, audit async', server: 'kit-audit-async', path: '/api/hello' },
   { id: 'fastify-logging', label: "Fastify's own request logging", server: 'fastify-logging', path: '/api/hello' },
   { id: 'pino-http', label: 'pino-http on Fastify', server: 'pino-http', path: '/api/hello' },
+  { id: 'bare-livez', label: 'bare Fastify, the same /livez answer', server: 'bare-livez', path: '/livez' },
   { id: 'livez', label: 'Kit /livez', server: 'kit-health', path: '/livez' },
 ];
 
@@ -102,7 +103,9 @@ if (selected.length > 0) {
   const bare = rps.bare ?? [];
   results.throughput = selected.map((s) => {
     const own = rps[s.id] ?? [];
-    const ratios = own.map((v, i) => v / (bare[i] ?? Number.NaN));
+    // /livez is compared with a bare route sending the same answer; everything else with bare hello.
+    const base = s.id === 'livez' ? (rps['bare-livez'] ?? []) : bare;
+    const ratios = own.map((v, i) => v / (base[i] ?? Number.NaN));
     return { id: s.id, label: s.label, path: s.path, rps: own, medianRps: median(own), medianP99Ms: median(p99[s.id] ?? []), ratioToBare: median(ratios), errors: errors[s.id] };
   });
 }

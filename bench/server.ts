@@ -27,6 +27,14 @@ async function build(): Promise<ReturnType<typeof make>> {
       app.get('/api/hello', async () => ({ hello: 'world' }));
       return app;
     }
+    case 'bare-livez': {
+      // The denominator of the /livez bar: the same bytes and headers from a bare route.
+      const app = make({ disableRequestLogging: true });
+      app.get('/livez', (_request, reply) => {
+        reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send('{"status":"alive"}');
+      });
+      return app;
+    }
     case 'fastify-logging': {
       const app = make();
       app.get('/api/hello', async () => ({ hello: 'world' }));
