@@ -159,11 +159,6 @@ export class OpenIdDiscovery {
     return this.load();
   }
 
-  /** The document last fetched successfully, if any. */
-  get current(): OpenIdMetadata | undefined {
-    return this.#current?.metadata;
-  }
-
   /** Fetches the document now, sharing a fetch already in flight. */
   load(): Promise<OpenIdMetadata> {
     this.#pending ??= this.fetch().finally(() => {

@@ -119,11 +119,6 @@ export class HealthCheckRunner {
     this.#log = log;
   }
 
-  /** Number of registered checks. */
-  get size(): number {
-    return this.#checks.length;
-  }
-
   /**
    * Evaluates the checks carrying any of `tags` (all checks when `tags` is empty), joining an
    * evaluation of the same filter that is already running.
