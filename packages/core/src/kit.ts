@@ -6,6 +6,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerBase,
 } from 'fastify';
+import { AuditTrail, installAuditTrail } from './audit/hooks.js';
 import { installJwt } from './auth/authenticate.js';
 import type { EndpointSource } from './endpoints/discovery.js';
 import { registerEndpointGroups } from './endpoints/mapping.js';
@@ -104,6 +105,10 @@ export function addKit(
   // 5. Token validation: app.kitAuthenticate (throws on use without configureJwt), request.user,
   //    the jwt check, and bearer security on guarded routes in the OpenAPI document.
   installJwt(app, options.jwt, kit.healthChecks);
+
+  // 6. The audit trail: correlation ids become request ids (setGenReqId, before any plugin
+  //    context exists), one entry per request from a root hook, the queue flushed on close.
+  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, options.auditSinkFactory, kit.services);
   return kit;
 }
 
@@ -141,6 +146,8 @@ export async function useKit<S extends RawServerBase, L extends FastifyBaseLogge
     // 5. DI validation, then eager singletons.
     validateServices(kit.services);
     resolveEagerSingletons(kit.services, options.eagerSingletons);
+    //    The audit sink is built from the container now, so a missing dependency fails start-up.
+    if (kit.audit instanceof AuditTrail) kit.audit.start();
     // 6. Warm-up tasks, in parallel, under warmupTimeoutMs.
     await runWarmups(options.warmups, kit.services, options.warmupTimeoutMs);
     // 7. The readiness gate opens.
