@@ -215,9 +215,10 @@ export function installAuditTrail(
   });
 
   if (withContext) {
-    // A body is parsed in the socket's 'data'/'end' callbacks, whose async context does not
-    // always carry what onRequest entered (Node 24 restores the connection's frame): enter it
-    // again before validation, handlers and their continuations run.
+    // A body is parsed in stream callbacks whose async context Kit does not control (custom
+    // content-type parsers, streams piped through other resources). What onRequest entered does
+    // reach Node's own body callbacks on Node 20 and 24 (tested with a body sent late), but entering
+    // again before validation pins the id for handlers whatever parsed the body. One sync hook.
     app.addHook('preValidation', function kitAuditContext(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
       const id = (request.raw as RawRequest)[kCorrelationId];
       if (typeof id === 'string' && currentCorrelationContext() !== id) enterCorrelationContext(id);
