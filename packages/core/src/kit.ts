@@ -6,6 +6,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerBase,
 } from 'fastify';
+import { AuditTrail, installAuditTrail } from './audit/hooks.js';
 import { installJwt } from './auth/authenticate.js';
 import type { EndpointSource } from './endpoints/discovery.js';
 import { registerEndpointGroups } from './endpoints/mapping.js';
@@ -127,6 +128,11 @@ export function addKit(
   // 5. In-memory store defaults under KitStoreNames, unless the host's container already has them.
   registerMemoryStores(kit.services);
 
+  // 6. The audit trail: correlation ids become request ids (setGenReqId, before any plugin
+  //    context exists), one entry per request from a root hook (after the %40 hook of step 3,
+  //    which must stay first), the queue flushed on close.
+  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, options.auditSinkFactory, kit.services);
+
   // useKit must run its synchronous part before the plugin tree loads.
   app.addHook('onReady', (done) => {
     kit.instanceReady = true;
@@ -198,6 +204,8 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     // 5. DI validation, then eager singletons.
     await validateServices(kit.services);
     resolveEagerSingletons(kit.services, options.eagerSingletons);
+    //    The audit sink is built from the container now, so a missing dependency fails start-up.
+    if (kit.audit instanceof AuditTrail) kit.audit.start();
     // 6. Health checks: classes built from the container (a missing dependency fails here), builder sealed.
     health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log));
     // 7. Warm-up tasks, in parallel, under warmupTimeoutMs.

@@ -1,0 +1,98 @@
+import type { AuditLogEntry } from './entry.js';
+
+// C0 controls, DEL, C1 controls and the two Unicode line separators: anything a terminal, a
+// text log viewer or a line-based shipper could take for a line break or a control sequence.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const SHORT: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+
+function escapeOne(c: string): string {
+  return SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * Escapes control characters JSON-style (`\n`, `\r`, `\t`, `\u001b`, `\u2028`, ...) so that a
+ * request cannot forge or break log lines. The escapes are valid inside JSON strings too, so the
+ * same pass is safe on the JsonStyle message. The common case (nothing to escape) is one regex
+ * test and no allocation.
+ */
+export function escapeControl(text: string): string {
+  return CONTROL.test(text) ? text.replace(CONTROL_ALL, escapeOne) : text;
+}
+
+/** `?query` for a message, or `''` when the entry has none. */
+export function querySuffix(entry: AuditLogEntry): string {
+  return entry.query === null ? '' : `?${entry.query}`;
+}
+
+function abortedSuffix(entry: AuditLogEntry): string {
+  return entry.aborted === true ? ' (aborted)' : '';
+}
+
+/** `Default`: `HTTP {method} {path}{query} responded {statusCode} in {n}ms [CorrelationId: {id}] Headers={json}`. */
+export function defaultMessage(entry: AuditLogEntry, headersJson: string): string {
+  return escapeControl(
+    `HTTP ${entry.method} ${entry.path}${querySuffix(entry)} responded ${entry.statusCode} in ${entry.durationMs}ms` +
+      ` [CorrelationId: ${entry.correlationId}] Headers=${headersJson}${abortedSuffix(entry)}`,
+  );
+}
+
+/** The structured fields of `Default`, named like the message's placeholders. */
+export interface DefaultFields {
+  Method: string;
+  Path: string;
+  /** `?a=1`, or `''` without a query: `{Path}{Query}` rebuilds the logged target exactly. */
+  Query: string;
+  StatusCode: number;
+  ElapsedMs: number;
+  CorrelationId: string;
+  Headers: Readonly<Record<string, string>>;
+  /** Only on entries of aborted requests. */
+  Aborted?: true;
+}
+
+/** The structured fields of `Default`. */
+export function defaultFields(entry: AuditLogEntry): DefaultFields {
+  const fields: DefaultFields = {
+    Method: entry.method,
+    Path: entry.path,
+    Query: querySuffix(entry),
+    StatusCode: entry.statusCode,
+    ElapsedMs: entry.durationMs,
+    CorrelationId: entry.correlationId,
+    Headers: entry.headers,
+  };
+  if (entry.aborted === true) fields.Aborted = true;
+  return fields;
+}
+
+/** `DotnetLogger`: `{method} {path}{query} => {status} in {n}ms [{id}] Headers={json}`. */
+export function dotnetLoggerMessage(entry: AuditLogEntry, headersJson: string): string {
+  return escapeControl(
+    `${entry.method} ${entry.path}${querySuffix(entry)} => ${entry.statusCode} in ${entry.durationMs}ms` +
+      ` [${entry.correlationId}] Headers=${headersJson}${abortedSuffix(entry)}`,
+  );
+}
+
+/** `JsonStyle`: one JSON object, first keys `method`, `path`, `statusCode`, then the rest of the entry. */
+export function jsonStyleMessage(entry: AuditLogEntry): string {
+  const json = JSON.stringify({
+    method: entry.method,
+    path: entry.path,
+    statusCode: entry.statusCode,
+    query: entry.query,
+    durationMs: entry.durationMs,
+    correlationId: entry.correlationId,
+    timestamp: entry.timestamp,
+    headers: entry.headers,
+    aborted: entry.aborted === true ? true : undefined,
+  });
+  return escapeControl(json);
+}
+
+/** `Compact`: `{method} {path}{query} {status} {n}ms`. */
+export function compactMessage(entry: AuditLogEntry): string {
+  return escapeControl(`${entry.method} ${entry.path}${querySuffix(entry)} ${entry.statusCode} ${entry.durationMs}ms${abortedSuffix(entry)}`);
+}

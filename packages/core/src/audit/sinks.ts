@@ -1,0 +1,112 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { AuditTrailFormat } from '../enums.js';
+import { invalidOption } from '../errors.js';
+import type { AuditLogEntry, IAuditSink } from './entry.js';
+import { compactMessage, defaultFields, defaultMessage, dotnetLoggerMessage, jsonStyleMessage } from './formats.js';
+import type { AuditLogLevel } from './options.js';
+
+const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+const RESOLVED = Promise.resolve();
+
+/** Output style and levels of a `LoggingAuditSink`; Kit passes the audit trail's own settings. */
+export interface LoggingAuditSinkOptions {
+  /** Default `AuditTrailFormat.Default`. */
+  logFormat?: AuditTrailFormat;
+  /** Level for status codes below 400; default `'info'`. */
+  successLogLevel?: AuditLogLevel;
+  /** Level for status codes 400 to 499; default `'warn'`. */
+  warningLogLevel?: AuditLogLevel;
+  /** Level for status codes 500 and above; default `'error'`. */
+  errorLogLevel?: AuditLogLevel;
+}
+
+type LevelCheck = { isLevelEnabled?: (level: string) => boolean };
+
+/**
+ * The default audit sink (spec `LoggingAuditSink`): writes each entry as one line through a pino
+ * logger — Kit uses the Fastify instance's `app.log` — at a level chosen by status code, in one
+ * of the four formats. Writing is synchronous (pino's own destination decides whether the bytes
+ * reach the file now or in its buffer); the `*Async` methods resolve at once.
+ *
+ * Entries at a level the logger has disabled are not formatted at all.
+ *
+ * @example
+ * ```ts
+ * // Tee: every entry to the log in Compact form and to a store of your own.
+ * addKit(app, (opt) => {
+ *   opt.configureAuditTrail();
+ *   opt.auditSinkFactory = (services) => {
+ *     const log = new LoggingAuditSink(app.log, { logFormat: AuditTrailFormat.Compact });
+ *     const store = services.resolve<AuditStore>('auditStore');
+ *     return { async writeAsync(entry) { log.write(entry); await store.save(entry); } };
+ *   };
+ * });
+ * ```
+ */
+export class LoggingAuditSink implements IAuditSink {
+  readonly #logger: FastifyBaseLogger;
+  readonly #isLevelEnabled: ((level: string) => boolean) | undefined;
+  readonly #format: AuditTrailFormat;
+  readonly #success: AuditLogLevel;
+  readonly #warning: AuditLogLevel;
+  readonly #error: AuditLogLevel;
+
+  constructor(logger: FastifyBaseLogger, options: LoggingAuditSinkOptions = {}) {
+    if (typeof logger !== 'object' || logger === null || typeof logger.info !== 'function') {
+      throw invalidOption('LoggingAuditSink(logger)', logger, 'a pino logger such as app.log');
+    }
+    this.#logger = logger;
+    const check = (logger as FastifyBaseLogger & LevelCheck).isLevelEnabled;
+    this.#isLevelEnabled = typeof check === 'function' ? check.bind(logger) : undefined;
+    this.#format = options.logFormat ?? AuditTrailFormat.Default;
+    if (!Object.values(AuditTrailFormat).includes(this.#format)) {
+      throw invalidOption('LoggingAuditSink logFormat', this.#format, `one of ${Object.values(AuditTrailFormat).join(', ')}`);
+    }
+    this.#success = level('successLogLevel', options.successLogLevel ?? 'info');
+    this.#warning = level('warningLogLevel', options.warningLogLevel ?? 'warn');
+    this.#error = level('errorLogLevel', options.errorLogLevel ?? 'error');
+  }
+
+  /** The pino level an entry with this status code is written at. */
+  levelFor(statusCode: number): AuditLogLevel {
+    return statusCode < 400 ? this.#success : statusCode < 500 ? this.#warning : this.#error;
+  }
+
+  /** Writes one entry now. */
+  write(entry: AuditLogEntry): void {
+    const level = this.levelFor(entry.statusCode);
+    if (this.#isLevelEnabled !== undefined && !this.#isLevelEnabled(level)) return;
+    const logger = this.#logger;
+    switch (this.#format) {
+      case AuditTrailFormat.Default:
+        logger[level](defaultFields(entry), defaultMessage(entry, JSON.stringify(entry.headers)));
+        return;
+      case AuditTrailFormat.DotnetLogger:
+        logger[level](dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));
+        return;
+      case AuditTrailFormat.JsonStyle:
+        logger[level](jsonStyleMessage(entry));
+        return;
+      case AuditTrailFormat.Compact:
+        logger[level](compactMessage(entry));
+        return;
+    }
+  }
+
+  /** Writes one entry; resolves at once. */
+  writeAsync(entry: AuditLogEntry, _signal?: AbortSignal): Promise<void> {
+    this.write(entry);
+    return RESOLVED;
+  }
+
+  /** Writes a batch in order; resolves at once. */
+  writeBatchAsync(entries: readonly AuditLogEntry[], _signal?: AbortSignal): Promise<void> {
+    for (const entry of entries) this.write(entry);
+    return RESOLVED;
+  }
+}
+
+function level(option: string, value: unknown): AuditLogLevel {
+  if (!LEVELS.includes(value as string)) throw invalidOption(`LoggingAuditSink ${option}`, value, `one of ${LEVELS.join(', ')}`);
+  return value as AuditLogLevel;
+}

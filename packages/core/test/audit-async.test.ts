@@ -1,0 +1,343 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { AUDIT_QUEUE_CAPACITY, type AuditLogEntry, type AuditTrailOptions, type IAuditSink } from '@kit/core';
+import { auditApp, LEVEL, RecordingSink, settle, waitFor, type AuditApp } from './audit-helpers.js';
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+
+function heapMb(): number {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+}
+
+async function asyncApp(sink: IAuditSink, audit?: (a: AuditTrailOptions) => void): Promise<AuditApp> {
+  return auditApp({
+    audit: (a) => {
+      a.asyncWrite = true;
+      audit?.(a);
+    },
+    kit: (opt) => {
+      opt.auditSinkFactory = () => sink;
+    },
+  });
+}
+
+/** `n` concurrent inject() requests; resolves with their status codes. */
+async function burst(h: AuditApp, n: number, url = '/hello'): Promise<number[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => h.app.inject({ url: `${url}?i=${i}` }).then((r) => r.statusCode)));
+}
+
+function histogram(sizes: readonly number[]): string {
+  const counts = new Map<number, number>();
+  for (const s of sizes) counts.set(s, (counts.get(s) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[0] - a[0]).map(([size, times]) => `${times}x${size}`).join(' ');
+}
+
+describe('asynchronous mode', () => {
+  it('batches never exceed batchSize, and every entry is written once, in order', async (t) => {
+    const sink = new RecordingSink();
+    const h = await asyncApp(sink, (a) => { a.batchSize = 7; a.flushIntervalMs = 50; });
+    try {
+      for (let wave = 0; wave < 5; wave++) assert.ok((await burst(h, 60)).every((s) => s === 200));
+      await h.app.kit.audit.flush();
+      assert.equal(sink.entries.length, 300);
+      assert.ok(Math.max(...sink.batches) <= 7, `batches: ${histogram(sink.batches)}`);
+      assert.equal(sink.batches.reduce((a, b) => a + b, 0), 300);
+      assert.equal(new Set(sink.entries.map((e) => e.correlationId)).size, 300, 'no entry twice');
+      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 300, written: 300, dropped: 0, failed: 0, queueDepth: 0 });
+      t.diagnostic(`300 entries, batchSize 7: ${sink.batches.length} batches (${histogram(sink.batches)})`);
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('one batch in flight at a time', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const written: number[] = [];
+    const slow: IAuditSink = {
+      writeAsync: () => Promise.resolve(),
+      writeBatchAsync: async (entries) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await sleep(15);
+        written.push(entries.length);
+        inFlight--;
+      },
+    };
+    const h = await asyncApp(slow, (a) => { a.batchSize = 10; a.flushIntervalMs = 20; });
+    try {
+      for (let i = 0; i < 4; i++) await burst(h, 50);
+      await h.app.kit.audit.flush();
+      assert.equal(maxInFlight, 1);
+      assert.equal(written.reduce((a, b) => a + b, 0), 200);
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('a partial batch is flushed flushIntervalMs after its first entry, and again for the next one', async (t) => {
+    const sink = new RecordingSink();
+    const h = await asyncApp(sink, (a) => { a.batchSize = 100; a.flushIntervalMs = 300; });
+    try {
+      const start = performance.now();
+      await burst(h, 5);
+      await sleep(150);
+      assert.equal(sink.entries.length, 0, 'nothing before the interval');
+      assert.equal(h.app.kit.audit.stats().queueDepth, 5);
+      await waitFor(() => sink.entries.length === 5, 2000, 'the partial batch');
+      const first = performance.now() - start;
+      assert.ok(first >= 290 && first < 1000, `first partial batch after ${first.toFixed(0)} ms`);
+      assert.deepEqual(sink.batches, [5]);
+
+      const again = performance.now();
+      await burst(h, 3);
+      await waitFor(() => sink.entries.length === 8, 2000, 'the second partial batch');
+      const second = performance.now() - again;
+      assert.ok(second >= 290 && second < 1000, `second partial batch after ${second.toFixed(0)} ms`);
+      assert.deepEqual(sink.batches, [5, 3]);
+      t.diagnostic(`flushIntervalMs 300: partial batches of 5 and 3 written after ${first.toFixed(0)} ms and ${second.toFixed(0)} ms`);
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('a full batch is written at once, without waiting for the interval', async () => {
+    const sink = new RecordingSink();
+    const h = await asyncApp(sink, (a) => { a.batchSize = 20; a.flushIntervalMs = 60_000; });
+    try {
+      await burst(h, 20);
+      await waitFor(() => sink.entries.length === 20, 1000, 'the full batch');
+      assert.deepEqual(sink.batches, [20]);
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('a sink that never resolves: 10,000 concurrent requests all succeed, dropped accounts for every entry not queued, memory stays bounded', async (t) => {
+    const calls: number[] = [];
+    const hung: IAuditSink = {
+      writeAsync: () => new Promise<void>(() => {}),
+      writeBatchAsync: (entries) => {
+        calls.push(entries.length);
+        return new Promise<void>(() => {});
+      },
+    };
+    // For scale: an app that has served 10,000 concurrent injects keeps tens of MB (Fastify's and
+    // light-my-request's structures, grown to the peak and freed with the app), audit trail or not.
+    const baseline = await auditApp({ fastify: { logger: false }, off: true });
+    const baselineBefore = heapMb();
+    await burst(baseline, 10_000);
+    const baselineAfter = heapMb();
+    await baseline.app.close();
+
+    // No log capture here: it would keep every line. ensureFlushOnShutdown off, so close() drops the
+    // queue at once and the heap after it shows what the full queue held.
+    const h = await auditApp({
+      fastify: { logger: false },
+      audit: (a) => { a.asyncWrite = true; a.writeTimeoutMs = 60_000; a.ensureFlushOnShutdown = false; },
+      kit: (opt) => { opt.auditSinkFactory = () => hung; },
+    });
+    await burst(h, 200); // warm-up: JIT, and the first batch goes out (and hangs)
+    await settle();
+    assert.equal(calls.length, 1);
+    const before = heapMb();
+    const s0 = h.app.kit.audit.stats();
+
+    const waves: Array<{ ms: number; heap: number; stats: ReturnType<typeof h.app.kit.audit.stats> }> = [];
+    for (let wave = 0; wave < 3; wave++) {
+      const start = performance.now();
+      const statuses = await burst(h, 10_000);
+      const ms = performance.now() - start;
+      assert.equal(statuses.filter((s) => s === 200).length, 10_000, `every request of wave ${wave + 1} succeeded`);
+      await settle();
+      waves.push({ ms, heap: heapMb(), stats: h.app.kit.audit.stats() });
+    }
+    const [w1, , w3] = waves as [(typeof waves)[0], (typeof waves)[0], (typeof waves)[0]];
+    assert.equal(w3.stats.enqueued + w3.stats.dropped, 30_200, 'every request is either queued or dropped');
+    assert.equal(w1.stats.enqueued + w1.stats.dropped - (s0.enqueued + s0.dropped), 10_000);
+    assert.equal(w1.stats.queueDepth, AUDIT_QUEUE_CAPACITY, 'the queue is full after wave 1');
+    assert.equal(w3.stats.queueDepth, AUDIT_QUEUE_CAPACITY, 'and stays full');
+    assert.equal(w3.stats.enqueued, AUDIT_QUEUE_CAPACITY + calls.reduce((a, b) => a + b, 0), 'queued = in the queue + handed to the (hung) sink');
+    assert.equal(w3.stats.written + w3.stats.failed, 0);
+    assert.equal(w3.stats.dropped - w1.stats.dropped, 20_000, 'waves 2 and 3: everything dropped');
+    assert.equal(calls.length, 1, 'one batch in flight, never settled');
+    assert.ok(w3.heap - w1.heap < 4, `heap grew ${(w3.heap - w1.heap).toFixed(1)} MB over 20,000 more requests`);
+
+    await h.app.close();
+    const closed = heapMb();
+    assert.equal(h.app.kit.audit.stats().queueDepth, 0);
+    const queueMb = w3.heap - closed;
+    assert.ok(queueMb < 16, `the full queue held ${queueMb.toFixed(1)} MB`);
+    t.diagnostic(
+      `hung sink, 3 waves of 10,000 concurrent requests (${waves.map((w) => w.ms.toFixed(0)).join(', ')} ms): all 30,000 answered 200; ` +
+        `enqueued ${w3.stats.enqueued} (queue ${w3.stats.queueDepth} + ${calls[0]} in the hung batch), dropped ${w3.stats.dropped} ` +
+        `(wave 1: ${w1.stats.dropped - s0.dropped}, waves 2-3: ${w3.stats.dropped - w1.stats.dropped})`,
+    );
+    t.diagnostic(
+      `heap used, audit off: ${baselineBefore.toFixed(1)} MB -> ${baselineAfter.toFixed(1)} MB after 10,000 concurrent requests; ` +
+        `hung sink: ${before.toFixed(1)} MB before, ${waves.map((w) => w.heap.toFixed(1)).join(' / ')} MB after waves 1/2/3, ` +
+        `${closed.toFixed(1)} MB after close() dropped the queue (a full queue holds ~${queueMb.toFixed(1)} MB, ~${((queueMb * 2 ** 20) / AUDIT_QUEUE_CAPACITY / 1024).toFixed(2)} KB per entry)`,
+    );
+  });
+
+  it('a hung call times out after writeTimeoutMs: its entries count as failed, its signal is aborted, the writer moves on', async (t) => {
+    const signals: AbortSignal[] = [];
+    let first = true;
+    const written: AuditLogEntry[] = [];
+    const flaky: IAuditSink = {
+      writeAsync: () => Promise.resolve(),
+      writeBatchAsync: (entries, signal) => {
+        if (signal) signals.push(signal);
+        if (first) {
+          first = false;
+          return new Promise<void>(() => {}); // ignores its signal, never settles
+        }
+        written.push(...entries);
+        return Promise.resolve();
+      },
+    };
+    const h = await asyncApp(flaky, (a) => { a.batchSize = 10; a.flushIntervalMs = 20; a.writeTimeoutMs = 200; });
+    try {
+      const start = performance.now();
+      await burst(h, 10);
+      await sleep(50);
+      await burst(h, 30);
+      await waitFor(() => written.length === 30, 3000, 'the batches after the hung one');
+      const elapsed = performance.now() - start;
+      assert.ok(elapsed >= 190, `moved on after ${elapsed.toFixed(0)} ms`);
+      assert.equal(signals[0]?.aborted, true);
+      assert.equal((signals[0]?.reason as { code?: string }).code, 'KIT_ERR_AUDIT_WRITE_TIMEOUT');
+      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 40, written: 30, dropped: 0, failed: 10, queueDepth: 0 });
+      const report = h.logs.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('Kit audit trail'));
+      assert.equal((report?.err as { code?: string } | undefined)?.code, 'KIT_ERR_AUDIT_WRITE_TIMEOUT');
+      t.diagnostic(`writeTimeoutMs 200: the hung batch of 10 failed, the next 30 entries written ${elapsed.toFixed(0)} ms after the start`);
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('with two calls hung, the writer stops taking batches: the queue fills and drops; close() gives up and counts the rest failed', async () => {
+    let calls = 0;
+    const hung: IAuditSink = {
+      writeAsync: () => Promise.resolve(),
+      writeBatchAsync: () => {
+        calls++;
+        return new Promise<void>(() => {});
+      },
+    };
+    const h = await asyncApp(hung, (a) => { a.batchSize = 10; a.flushIntervalMs = 10; a.writeTimeoutMs = 100; });
+    await burst(h, 30);
+    await sleep(400);
+    assert.equal(calls, 2, 'two calls made, no third while both are unsettled');
+    await burst(h, 20);
+    await sleep(50);
+    const start = performance.now();
+    await h.app.close();
+    assert.ok(performance.now() - start < 500, 'close() did not wait for the hung sink');
+    const s = h.app.kit.audit.stats();
+    assert.deepEqual(s, { enqueued: 50, written: 0, dropped: 0, failed: 50, queueDepth: 0 });
+  });
+
+  it('a sink that throws or rejects: requests succeed, failed counts every entry', async () => {
+    const throwing: IAuditSink = {
+      writeAsync: () => Promise.reject(new Error('nope')),
+      writeBatchAsync: () => {
+        throw new Error('batch nope');
+      },
+    };
+    const h = await asyncApp(throwing, (a) => { a.batchSize = 25; a.flushIntervalMs = 20; });
+    try {
+      assert.ok((await burst(h, 100)).every((s) => s === 200));
+      await h.app.kit.audit.flush();
+      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 100, written: 0, dropped: 0, failed: 100, queueDepth: 0 });
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('a sink without writeBatchAsync gets writeAsync entry by entry, in order, each counted', async () => {
+    const order: string[] = [];
+    let n = 0;
+    const single: IAuditSink = {
+      writeAsync: async (entry) => {
+        await sleep(1);
+        if (++n % 5 === 0) throw new Error('every fifth fails');
+        order.push(entry.query ?? '');
+      },
+    };
+    const h = await asyncApp(single, (a) => { a.batchSize = 10; a.flushIntervalMs = 20; });
+    try {
+      for (let i = 0; i < 20; i++) await h.app.inject(`/hello?n=${i}`);
+      await h.app.kit.audit.flush();
+      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 20, written: 16, dropped: 0, failed: 4, queueDepth: 0 });
+      const expected = Array.from({ length: 20 }, (_, i) => `n=${i}`).filter((_, i) => (i + 1) % 5 !== 0);
+      assert.deepEqual(order, expected);
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('app.close() flushes every queued entry (ensureFlushOnShutdown, the default)', async (t) => {
+    const sink = new RecordingSink();
+    const h = await asyncApp(sink, (a) => { a.batchSize = 1000; a.flushIntervalMs = 60_000; });
+    assert.equal(h.app.kit.options.auditTrail?.ensureFlushOnShutdown, true);
+    const statuses = await burst(h, 2500);
+    const completed = statuses.filter((s) => s === 200).length;
+    await settle();
+    const before = h.app.kit.audit.stats();
+    assert.equal(before.written, 2000, 'two full batches went out on their own');
+    assert.equal(before.queueDepth, 500);
+    await h.app.close();
+    assert.equal(sink.entries.length, completed);
+    assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 2500, written: 2500, dropped: 0, failed: 0, queueDepth: 0 });
+    t.diagnostic(`app.close(): ${completed} requests completed, ${before.queueDepth} entries queued at close, ${sink.entries.length} entries in the sink after close (batches ${histogram(sink.batches)})`);
+  });
+
+  it('ensureFlushOnShutdown = false: close() discards the queue and counts it dropped', async () => {
+    const sink = new RecordingSink();
+    const h = await asyncApp(sink, (a) => { a.flushIntervalMs = 60_000; a.ensureFlushOnShutdown = false; });
+    await burst(h, 30);
+    await h.app.close();
+    assert.equal(sink.entries.length, 0);
+    assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 30, written: 0, dropped: 30, failed: 0, queueDepth: 0 });
+  });
+
+  it('flush() writes what is queued now', async () => {
+    const sink = new RecordingSink();
+    const h = await asyncApp(sink, (a) => { a.flushIntervalMs = 60_000; });
+    try {
+      await burst(h, 12);
+      assert.equal(sink.entries.length, 0);
+      await h.app.kit.audit.flush();
+      assert.equal(sink.entries.length, 12);
+      await h.app.kit.audit.flush(); // nothing queued: resolves at once
+    } finally {
+      await h.app.close();
+    }
+  });
+
+  it('with the logging sink, entries are formatted and logged by the background writer', async () => {
+    const h = await auditApp({ audit: (a) => { a.asyncWrite = true; a.batchSize = 50; a.flushIntervalMs = 60_000; } });
+    try {
+      await burst(h, 30);
+      await burst(h, 10, '/nowhere');
+      await settle();
+      assert.equal(h.logs.audit().length, 0, 'queued, not yet written');
+      assert.equal(h.app.kit.audit.stats().queueDepth, 40);
+      await h.app.kit.audit.flush();
+      const lines = h.logs.audit();
+      assert.equal(lines.length, 40);
+      assert.equal(lines.filter((l) => l.level === LEVEL.warn).length, 10);
+      assert.match(lines[0]?.msg as string, /^HTTP GET \/hello\?i=\d+ responded 200 in [\d.]+ms \[CorrelationId: [0-9a-f-]{36}\] Headers=\{/);
+      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 40, written: 40, dropped: 0, failed: 0, queueDepth: 0 });
+    } finally {
+      await h.app.close();
+    }
+  });
+});

@@ -1,0 +1,142 @@
+// Shared by the audit-*.test.ts files: a real Fastify with Kit and the audit trail, its pino
+// output captured line by line through a destination stream, and a few sinks to observe.
+import net from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { addKit, useKit, type AuditLogEntry, type AuditTrailOptions, type IAuditSink, type KitOption } from '@kit/core';
+
+/** One parsed pino line. */
+export type LogLine = Record<string, unknown> & { level: number; msg?: string };
+
+/** pino's numeric levels. */
+export const LEVEL = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
+
+/** A pino destination that keeps every line, parsed. */
+export class LogCapture {
+  readonly lines: LogLine[] = [];
+
+  write(chunk: string): void {
+    for (const text of chunk.split('\n')) if (text !== '') this.lines.push(JSON.parse(text) as LogLine);
+  }
+
+  /**
+   * The audit lines: the audit trail writes through the root logger (`app.log`), so its lines are
+   * the only ones without the per-request `reqId` binding, apart from Fastify's own root lines
+   * (listening, client errors) and Kit's reports, which carry an `err` or a known prefix.
+   */
+  audit(): LogLine[] {
+    return this.lines.filter(
+      (l) => l.reqId === undefined && l.err === undefined && typeof l.msg === 'string' && !l.msg.startsWith('Kit ') && !l.msg.startsWith('Server listening'),
+    );
+  }
+
+  clear(): void {
+    this.lines.length = 0;
+  }
+}
+
+export interface AuditAppOptions {
+  /** Adjusts the audit options (the action of `configureAuditTrail`). */
+  audit?: (a: AuditTrailOptions) => void;
+  /** Further Kit options (sink factory, health path, ...). */
+  kit?: (opt: KitOption) => void;
+  /** Extra routes, added before `useKit`. */
+  routes?: (app: FastifyInstance) => void;
+  /** Extra Fastify options. */
+  fastify?: FastifyServerOptions;
+  /** Leave the audit trail off. */
+  off?: boolean;
+}
+
+export interface AuditApp {
+  app: FastifyInstance;
+  logs: LogCapture;
+}
+
+/**
+ * Fastify with Kit (no endpoint classes), pino at `trace` into a `LogCapture`, the audit trail on,
+ * and the standard routes:
+ * `GET /hello` -> `{ ok: true }`, `GET /boom` throws, `GET /teapot` -> 418, `GET /id` -> request
+ * id, `GET /slow?ms=n` answers after n ms.
+ */
+export async function auditApp(options: AuditAppOptions = {}): Promise<AuditApp> {
+  const logs = new LogCapture();
+  const app = Fastify({ logger: { level: 'trace', stream: logs }, ...options.fastify });
+  addKit(app, [], (opt) => {
+    if (!options.off) opt.configureAuditTrail(options.audit);
+    options.kit?.(opt);
+  });
+  app.get('/hello', async () => ({ ok: true }));
+  app.get('/boom', async () => {
+    throw new Error('kaboom');
+  });
+  app.get('/teapot', async (_req, reply) => reply.code(418).send({ short: 'and stout' }));
+  app.get('/id', async (req) => ({ id: req.id }));
+  app.get<{ Querystring: { ms?: string } }>('/slow', async (req) => {
+    await new Promise((r) => setTimeout(r, Number(req.query.ms ?? 50)));
+    return { slow: true };
+  });
+  options.routes?.(app);
+  await useKit(app);
+  await app.ready();
+  return { app, logs };
+}
+
+/** Lets the response's `close` event (and the synchronous audit write) happen. */
+export function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Polls `predicate` every 5 ms until it holds or `timeoutMs` passes. */
+export async function waitFor(predicate: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** A sink that records every call. `writeBatchAsync` is present unless `batch` is false. */
+export class RecordingSink implements IAuditSink {
+  readonly entries: AuditLogEntry[] = [];
+  readonly batches: number[] = [];
+  readonly signals: AbortSignal[] = [];
+
+  constructor(batch = true) {
+    if (!batch) (this as { writeBatchAsync?: unknown }).writeBatchAsync = undefined;
+  }
+
+  async writeAsync(entry: AuditLogEntry, signal?: AbortSignal): Promise<void> {
+    this.entries.push(entry);
+    if (signal) this.signals.push(signal);
+  }
+
+  async writeBatchAsync(entries: readonly AuditLogEntry[], signal?: AbortSignal): Promise<void> {
+    this.batches.push(entries.length);
+    this.entries.push(...entries);
+    if (signal) this.signals.push(signal);
+  }
+}
+
+/** Sends raw bytes over a new TCP connection; resolves with the socket once connected. */
+export function connect(port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** Reads a whole HTTP/1.1 response from a raw socket (the server closes it: `Connection: close`). */
+export function readAll(socket: net.Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let data = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => (data += d));
+    socket.once('end', () => resolve(data));
+    socket.once('error', reject);
+  });
+}
+
+/** The port of a listening app. */
+export function portOf(app: FastifyInstance): number {
+  return (app.server.address() as net.AddressInfo).port;
+}
