@@ -44,8 +44,16 @@ interface Server {
   base: string;
 }
 
+// A crash here must not leave a server behind (it would hold the terminal's pipes open).
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
 async function startServer(scenario: string): Promise<Server> {
   const child = spawn(process.execPath, [...nodeArgs, path.join(here, 'server.ts'), scenario], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (d: Buffer) => {
@@ -66,7 +74,9 @@ async function stopServer(server: Server): Promise<void> {
 }
 
 async function load(url: string, opts: { duration?: number; amount?: number; connections?: number }) {
-  return autocannon({ url, connections: opts.connections ?? connections, duration: opts.duration, amount: opts.amount, pipelining: 1 });
+  // autocannon refuses an explicit `duration: undefined`: pass only what is set.
+  const limit = opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.duration ?? seconds };
+  return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit });
 }
 
 async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage }> {
