@@ -34,6 +34,12 @@ export async function buildApp(settings: SampleSettings = settingsFromEnv()): Pr
     opt.openApiInfo = { title: 'Sample shop API', description: 'Users, orders and admin jobs, grouped by Kit.' };
     // Bearer tokens for /api/account, only when an authority is given: `npm start` needs no network.
     if (settings.jwtAuthority) opt.configureJwt(settings.jwtAuthority, settings.jwtAudiences ?? []);
+    // One audit entry per request, with a correlation id, written in batches off the request path;
+    // the sample's own admin key joins the redacted headers.
+    opt.configureAuditTrail((a) => {
+      a.asyncWrite = true;
+      a.redactHeaders.push('X-Admin-Key');
+    });
   });
 
   kit.services.register({
