@@ -7,13 +7,26 @@ import { HealthChecksBuilder } from './health/builder.js';
 import type { ResolvedKitOptions } from './options.js';
 import type { KitServices } from './services.js';
 
-/** The audit trail as the running layer exposes it (`app.kit.audit`). */
+/**
+ * The audit trail as the running layer exposes it (`app.kit.audit`).
+ *
+ * @example
+ * ```ts
+ * if (app.kit.audit.enabled) {
+ *   await app.kit.audit.flush();
+ *   app.log.info(app.kit.audit.stats(), 'audit trail flushed');
+ * }
+ * ```
+ */
 export interface KitAudit {
   /** True when `configureAuditTrail` was called. */
   readonly enabled: boolean;
   /** Queue and sink counters. */
   stats(): AuditStats;
-  /** Writes every queued entry now (asynchronous mode); resolves at once otherwise. */
+  /**
+   * Writes every entry queued so far (asynchronous mode) or waits for pending custom-sink writes
+   * (synchronous mode, at most `writeTimeoutMs`); resolves at once when there are none.
+   */
   flush(): Promise<void>;
 }
 

@@ -8,7 +8,14 @@ import type { AuditLogLevel } from './options.js';
 const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 const RESOLVED = Promise.resolve();
 
-/** Output style and levels of a `LoggingAuditSink`; Kit passes the audit trail's own settings. */
+/**
+ * Output style and levels of a `LoggingAuditSink`; Kit passes the audit trail's own settings.
+ *
+ * @example
+ * ```ts
+ * const sink = new LoggingAuditSink(app.log, { logFormat: AuditTrailFormat.JsonStyle, successLogLevel: 'debug' });
+ * ```
+ */
 export interface LoggingAuditSinkOptions {
   /** Default `AuditTrailFormat.Default`. */
   logFormat?: AuditTrailFormat;
