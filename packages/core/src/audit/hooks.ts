@@ -68,7 +68,7 @@ export class AuditTrail implements KitAudit {
     const o = this.#options;
     const report = this.#report;
     if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
-    else if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report);
+    else if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs);
     else this.#writer = new SinkWriter(sink, this.#counters, report, o);
   }
 

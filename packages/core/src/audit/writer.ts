@@ -54,6 +54,7 @@ export class DirectLogWriter implements AuditWriter {
     private readonly sink: LoggingAuditSink,
     private readonly counters: AuditCounters,
     private readonly report: AuditFailureReporter,
+    private readonly timeoutMs: number,
   ) {}
 
   accept(record: AuditRecord): void {
@@ -67,12 +68,13 @@ export class DirectLogWriter implements AuditWriter {
     }
   }
 
+  /** Entries are handed to pino as requests complete; this flushes pino's destination. */
   flush(): Promise<void> {
-    return Promise.resolve();
+    return this.sink.flush(this.timeoutMs);
   }
 
   close(): Promise<void> {
-    return Promise.resolve();
+    return this.sink.flush(this.timeoutMs);
   }
 }
 
@@ -432,13 +434,16 @@ export class BatchWriter implements AuditWriter {
     this.#waiters = still;
   }
 
-  flush(): Promise<void> {
+  async flush(): Promise<void> {
     const target = this.#seqIn;
-    if (this.#seqDone >= target) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      this.#waiters.push({ target, resolve });
-      this.#pump();
-    });
+    if (this.#seqDone < target) {
+      await new Promise<void>((resolve) => {
+        this.#waiters.push({ target, resolve });
+        this.#pump();
+      });
+    }
+    // Entries logged are in pino's hands; make its destination write them out too.
+    await this.#direct?.flush(this.settings.writeTimeoutMs);
   }
 
   async close(flush: boolean): Promise<void> {
