@@ -301,15 +301,14 @@ export class BatchWriter implements AuditWriter {
   };
 
   #pump(): void {
+    // flush() callers whose entries are done resolve now, even while more keep arriving; when the
+    // writer is stalled on a hung sink, all of them do: they must not wait forever.
+    this.#wake();
     if (this.#current !== undefined) return; // its settlement pumps again
-    if (this.#unsettled >= MAX_UNSETTLED_CALLS) {
-      this.#wake(); // stalled: flush() callers must not wait forever
-      return;
-    }
+    if (this.#unsettled >= MAX_UNSETTLED_CALLS) return;
     const size = this.#ring.size;
     if (size === 0) {
       this.#due = false;
-      this.#wake();
       return;
     }
     const draining = this.#waiters.length > 0;
@@ -349,9 +348,9 @@ export class BatchWriter implements AuditWriter {
       return;
     }
     this.#current = undefined;
+    this.#wake();
     // The next batch on a later turn too.
     if (this.#ring.size > 0) this.#schedule();
-    else this.#wake();
   }
 
   #send(records: readonly AuditRecord[]): void {
