@@ -87,7 +87,9 @@ export class DirectLogWriter implements AuditWriter {
 export class SinkWriter implements AuditWriter {
   readonly queueDepth = 0;
   #pending = 0;
-  #idle: Array<() => void> = [];
+  #started = 0;
+  #settledTotal = 0;
+  #idle: FlushWaiter[] = [];
   readonly #abort = new AbortController();
 
   constructor(
@@ -110,11 +112,15 @@ export class SinkWriter implements AuditWriter {
   };
 
   #settled(): void {
-    if (--this.#pending === 0 && this.#idle.length > 0) {
-      const waiters = this.#idle;
-      this.#idle = [];
-      for (const resolve of waiters) resolve();
+    this.#pending--;
+    this.#settledTotal++;
+    if (this.#idle.length === 0) return;
+    const still: FlushWaiter[] = [];
+    for (const waiter of this.#idle) {
+      if (this.#settledTotal >= waiter.target) waiter.resolve();
+      else still.push(waiter);
     }
+    this.#idle = still;
   }
 
   accept(record: AuditRecord): void {
@@ -124,6 +130,7 @@ export class SinkWriter implements AuditWriter {
     }
     this.counters.enqueued++;
     this.#pending++;
+    this.#started++;
     let result: unknown;
     try {
       result = this.sink.writeAsync(record.toEntry(), this.#abort.signal);
@@ -135,15 +142,22 @@ export class SinkWriter implements AuditWriter {
     else this.#ok();
   }
 
-  /** Waits for pending writes, at most `writeTimeoutMs`. */
+  /**
+   * Waits until as many writes have settled as had been started at the call (writes settle in
+   * any order), at most `writeTimeoutMs`.
+   */
   flush(): Promise<void> {
-    if (this.#pending === 0) return Promise.resolve();
+    const target = this.#started;
+    if (this.#settledTotal >= target) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, this.settings.writeTimeoutMs);
       timer.unref();
-      this.#idle.push(() => {
-        clearTimeout(timer);
-        resolve();
+      this.#idle.push({
+        target,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
       });
     });
   }
