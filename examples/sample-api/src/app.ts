@@ -49,6 +49,12 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
     opt.configureGracefulShutdown((g) => {
       g.shutdownDelayMs = settings.shutdownDelayMs ?? g.shutdownDelayMs;
     });
+    // One audit entry per request, with a correlation id, written in batches off the request path;
+    // the sample's own admin key joins the redacted headers.
+    opt.configureAuditTrail((a) => {
+      a.asyncWrite = true;
+      a.redactHeaders.push('X-Admin-Key');
+    });
   });
 
   kit.services.register({

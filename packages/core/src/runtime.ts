@@ -13,8 +13,10 @@ import type { KitServices } from './services.js';
  *
  * @example
  * ```ts
- * const { dropped, queueDepth } = app.kit.audit.stats();
- * await app.kit.audit.flush();
+ * if (app.kit.audit.enabled) {
+ *   await app.kit.audit.flush();
+ *   app.log.info(app.kit.audit.stats(), 'audit trail flushed');
+ * }
  * ```
  */
 export interface KitAudit {
@@ -22,7 +24,10 @@ export interface KitAudit {
   readonly enabled: boolean;
   /** Queue and sink counters. */
   stats(): AuditStats;
-  /** Writes every queued entry now (asynchronous mode); resolves at once otherwise. */
+  /**
+   * Writes every entry queued so far (asynchronous mode) or waits for pending custom-sink writes
+   * (synchronous mode, at most `writeTimeoutMs`); resolves at once when there are none.
+   */
   flush(): Promise<void>;
 }
 

@@ -322,6 +322,33 @@ describe('asynchronous mode', () => {
     }
   });
 
+  it('flush() resolves once the entries queued at the call are written, while new ones keep arriving', async () => {
+    const sink: IAuditSink = {
+      writeAsync: () => Promise.resolve(),
+      writeBatchAsync: () => sleep(5),
+    };
+    const h = await asyncApp(sink, (a) => { a.batchSize = 10; a.flushIntervalMs = 60_000; });
+    let stop = false;
+    const traffic = (async () => {
+      // inject() alone never yields to timers: let the event loop turn between bursts.
+      while (!stop) {
+        await burst(h, 5);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    try {
+      await burst(h, 25);
+      const queuedAtCall = h.app.kit.audit.stats().enqueued;
+      const flushed = await Promise.race([h.app.kit.audit.flush().then(() => true), sleep(3000).then(() => false)]);
+      assert.ok(flushed, 'flush() resolved under continuous traffic');
+      assert.ok(h.app.kit.audit.stats().written >= queuedAtCall, 'everything queued at the call is written');
+    } finally {
+      stop = true;
+      await traffic;
+      await h.app.close();
+    }
+  });
+
   it('with the logging sink, entries are formatted and logged by the background writer', async () => {
     const h = await auditApp({ audit: (a) => { a.asyncWrite = true; a.batchSize = 50; a.flushIntervalMs = 60_000; } });
     try {

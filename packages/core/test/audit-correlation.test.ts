@@ -228,13 +228,19 @@ describe("the host's own request ids", () => {
     }
   });
 
-  it('requestIdHeader keeps working on excluded paths', async () => {
+  it("requestIdHeader: Fastify applies it around Kit's genReqId; the correlation id is unaffected", async () => {
     const app = Fastify({ requestIdHeader: 'x-request-id' });
     addKit(app, [], (opt) => opt.configureAuditTrail((a) => a.excludePaths.push('/internal')));
     app.get('/internal/id', async (req) => ({ id: req.id }));
+    app.get('/id', async (req) => ({ id: req.id, cid: getCorrelationId() }));
     await useKit(app);
     try {
       assert.equal((await app.inject({ url: '/internal/id', headers: { 'x-request-id': 'from-lb' } })).json<{ id: string }>().id, 'from-lb');
+      const withHeader = await app.inject({ url: '/id', headers: { 'x-request-id': 'from-lb', 'x-correlation-id': 'corr-3' } });
+      assert.deepEqual(withHeader.json(), { id: 'from-lb', cid: 'corr-3' });
+      assert.equal(withHeader.headers['x-correlation-id'], 'corr-3');
+      const without = await app.inject({ url: '/id', headers: { 'x-correlation-id': 'corr-4' } });
+      assert.deepEqual(without.json(), { id: 'corr-4', cid: 'corr-4' });
     } finally {
       await app.close();
     }

@@ -76,6 +76,22 @@ describe('excluded paths', () => {
   it('404s are audited', async () => {
     assert.equal((await audited('/no/such/route')).audited, true);
   });
+
+  it('a %40 path Kit routes again as "@" gives one entry, for the route it reached', async () => {
+    const custom = await auditApp({ routes: (app) => app.get('/orders@1/ping', async () => ({ pong: true })) });
+    try {
+      const res = await custom.app.inject({ url: '/orders%401/ping', headers: { 'x-correlation-id': 'at-1' } });
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['x-correlation-id'], 'at-1');
+      await settle();
+      const lines = custom.logs.audit();
+      assert.equal(lines.length, 1);
+      assert.equal(lines[0]?.Path, '/orders@1/ping');
+      assert.equal(lines[0]?.StatusCode, 200);
+    } finally {
+      await custom.app.close();
+    }
+  });
 });
 
 describe('redaction', () => {

@@ -11,72 +11,81 @@ import type { AuditLogEntry, AuditStats } from '@kit/core';
 const tsx = import.meta.resolve('tsx');
 const host = fileURLToPath(new URL('./fixtures/audit/sigterm-host.ts', import.meta.url));
 
+/** The entries in the file: JSON lines of the file sink, or the audit lines pino wrote (Default format). */
 async function lines(file: string): Promise<AuditLogEntry[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
   return text
     .split('\n')
     .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as AuditLogEntry);
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.correlationId !== undefined || l.CorrelationId !== undefined)
+    .map((l) =>
+      l.CorrelationId === undefined
+        ? (l as unknown as AuditLogEntry)
+        : ({ correlationId: l.CorrelationId, path: l.Path, query: (l.Query as string).slice(1) || null } as AuditLogEntry),
+    );
 }
 
 describe('SIGTERM in a real child process', () => {
-  it('every entry of every completed request reaches the file sink, in-flight requests included', async (t) => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'kit-audit-'));
-    const file = path.join(dir, 'audit.jsonl');
-    const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, host, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-    try {
-      let out = '';
-      child.stdout.setEncoding('utf8');
-      child.stdout.on('data', (d: string) => (out += d));
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const port = await new Promise<number>((resolve, reject) => {
-        const onData = (): void => {
-          const m = /READY (\d+)/.exec(out);
-          if (m) {
-            child.stdout.off('data', onData);
-            resolve(Number(m[1]));
-          }
+  for (const sink of ['file', 'log'] as const) {
+    it(`every entry of every completed request is written (${sink === 'file' ? 'a file sink' : "the logging sink into pino's asynchronous file destination"}), in-flight requests included`, async (t) => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'kit-audit-'));
+      const file = path.join(dir, 'audit.jsonl');
+      const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, host, file, sink], { stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        let out = '';
+        child.stdout.setEncoding('utf8');
+        child.stdout.on('data', (d: string) => (out += d));
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        const port = await new Promise<number>((resolve, reject) => {
+          const onData = (): void => {
+            const m = /READY (\d+)/.exec(out);
+            if (m) {
+              child.stdout.off('data', onData);
+              resolve(Number(m[1]));
+            }
+          };
+          child.stdout.on('data', onData);
+          void exited.then((code) => reject(new Error(`host exited early with ${code}`)));
+        });
+        const base = `http://127.0.0.1:${port}`;
+
+        // 437 quick requests (8 batches of 50 go out; 37 stay queued behind a 10-minute interval) ...
+        const completed: string[] = [];
+        const request = async (url: string): Promise<void> => {
+          const res = await fetch(url).catch(() => undefined);
+          if (res?.status === 200) completed.push(res.headers.get('x-correlation-id') as string);
+          await res?.arrayBuffer();
         };
-        child.stdout.on('data', onData);
-        void exited.then((code) => reject(new Error(`host exited early with ${code}`)));
-      });
-      const base = `http://127.0.0.1:${port}`;
+        for (let i = 0; i < 437; i += 25) await Promise.all(Array.from({ length: Math.min(25, 437 - i) }, () => request(`${base}/work`)));
+        const stats = (await (await fetch(`${base}/stats`)).json()) as AuditStats;
+        completed.push('stats'); // /stats is audited like any route; its id is checked by count only
+        const inFileBeforeSignal = (await lines(file)).length;
 
-      // 437 quick requests (8 batches of 50 go out; 37 stay queued behind a 10-minute interval) ...
-      const completed: string[] = [];
-      const request = async (url: string): Promise<void> => {
-        const res = await fetch(url).catch(() => undefined);
-        if (res?.status === 200) completed.push(res.headers.get('x-correlation-id') as string);
-        await res?.arrayBuffer();
-      };
-      for (let i = 0; i < 437; i += 25) await Promise.all(Array.from({ length: Math.min(25, 437 - i) }, () => request(`${base}/work`)));
-      const stats = (await (await fetch(`${base}/stats`)).json()) as AuditStats;
-      completed.push('stats'); // /stats is audited like any route; its id is checked by count only
-      const inFileBeforeSignal = (await lines(file)).length;
+        // ... then 20 slow ones still in flight when the signal arrives.
+        const slow = Promise.all(Array.from({ length: 20 }, () => request(`${base}/work?ms=300`)));
+        await sleep(100);
+        child.kill('SIGTERM');
+        await slow;
+        const code = await exited;
 
-      // ... then 20 slow ones still in flight when the signal arrives.
-      const slow = Promise.all(Array.from({ length: 20 }, () => request(`${base}/work?ms=300`)));
-      await sleep(100);
-      child.kill('SIGTERM');
-      await slow;
-      const code = await exited;
-
-      const entries = await lines(file);
-      const finalStats = JSON.parse(/STATS (.*)/.exec(out)?.[1] ?? 'null') as AuditStats | null;
-      assert.equal(code, 0, 'the host exited 0');
-      assert.ok(inFileBeforeSignal < completed.length - 20, `entries were still queued before the signal (${inFileBeforeSignal} in the file)`);
-      assert.equal(entries.length, completed.length, 'one entry per completed request');
-      const ids = new Set(entries.map((e) => e.correlationId));
-      for (const id of completed.filter((c) => c !== 'stats')) assert.ok(ids.has(id), `entry for ${id}`);
-      assert.equal(entries.filter((e) => e.path === '/work' && e.query === 'ms=300').length, 20, 'the in-flight requests too');
-      assert.deepEqual(finalStats, { enqueued: completed.length, written: completed.length, dropped: 0, failed: 0, queueDepth: 0 });
-      t.diagnostic(
-        `SIGTERM: ${completed.length} requests completed (20 in flight at the signal); ${inFileBeforeSignal} entries in the file before ` +
-          `the signal (queue ${stats.queueDepth} at /stats), ${entries.length} after exit (code ${code}); counters ${JSON.stringify(finalStats)}`,
-      );
-    } finally {
-      child.kill('SIGKILL');
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+        const entries = await lines(file);
+        const finalStats = JSON.parse(/STATS (.*)/.exec(out)?.[1] ?? 'null') as AuditStats | null;
+        assert.equal(code, 0, 'the host exited 0');
+        assert.ok(inFileBeforeSignal < completed.length - 20, `entries were still queued before the signal (${inFileBeforeSignal} in the file)`);
+        assert.equal(entries.length, completed.length, 'one entry per completed request');
+        const ids = new Set(entries.map((e) => e.correlationId));
+        for (const id of completed.filter((c) => c !== 'stats')) assert.ok(ids.has(id), `entry for ${id}`);
+        assert.equal(entries.filter((e) => e.path === '/work' && e.query === 'ms=300').length, 20, 'the in-flight requests too');
+        assert.deepEqual(finalStats, { enqueued: completed.length, written: completed.length, dropped: 0, failed: 0, queueDepth: 0 });
+        t.diagnostic(
+          `SIGTERM (${sink} sink): ${completed.length} requests completed (20 in flight at the signal); ${inFileBeforeSignal} entries in the file before ` +
+            `the signal (queue ${stats.queueDepth} at /stats), ${entries.length} after exit (code ${code}); counters ${JSON.stringify(finalStats)}`,
+        );
+      } finally {
+        child.kill('SIGKILL');
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

@@ -1,7 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 
-/** What an incoming correlation id must look like to be forwarded (DESIGN item 16). */
+/**
+ * What an incoming correlation id must look like to be forwarded (DESIGN item 16); anything else
+ * is replaced by a new UUID.
+ *
+ * @example
+ * ```ts
+ * // Check an id before sending it to a service that applies the same rule.
+ * const id = CORRELATION_ID_PATTERN.test(upstreamId) ? upstreamId : randomUUID();
+ * ```
+ */
 export const CORRELATION_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**

@@ -1,5 +1,15 @@
 /**
- * One audit record per audited request (spec `AuditLogEntry`, DESIGN item 17).
+ * One audit record per audited request (spec `AuditLogEntry`, DESIGN item 17), as custom sinks
+ * receive it: a plain, JSON-serialisable object.
+ *
+ * @example
+ * ```ts
+ * const sink: IAuditSink = {
+ *   async writeAsync(entry: AuditLogEntry) {
+ *     if (entry.statusCode >= 500 || entry.aborted) await alerts.notify(`${entry.method} ${entry.path}`, entry.correlationId);
+ *   },
+ * };
+ * ```
  */
 export interface AuditLogEntry {
   /** ISO 8601 time the request started. */
@@ -42,15 +52,28 @@ export interface IAuditSink {
   writeBatchAsync?(entries: readonly AuditLogEntry[], signal?: AbortSignal): Promise<void>;
 }
 
-/** Counters of the audit writer, readable as `app.kit.audit.stats()`. */
+/**
+ * Counters of the audit writer, readable as `app.kit.audit.stats()`. Every audited request is
+ * counted once in `enqueued` or `dropped`; every enqueued entry ends in `written` or `failed`, or
+ * is still in `queueDepth` (or in the batch being written).
+ *
+ * @example
+ * ```ts
+ * app.get('/internal/audit', async () => app.kit.audit.stats());
+ * // { enqueued: 1200, written: 1100, dropped: 0, failed: 0, queueDepth: 100 }
+ * ```
+ */
 export interface AuditStats {
   /** Entries accepted into the queue (async) or handed to the sink (sync). */
   readonly enqueued: number;
   /** Entries the sink accepted. */
   readonly written: number;
-  /** Entries dropped because the queue was full. */
+  /**
+   * Entries dropped: the queue was full (async), 4096 custom-sink writes were pending (sync), or
+   * the queue was discarded at close because `ensureFlushOnShutdown` is false.
+   */
   readonly dropped: number;
-  /** Entries whose write failed (the sink threw or rejected). */
+  /** Entries whose write failed: the sink threw or rejected, or the call ran past `writeTimeoutMs`. */
   readonly failed: number;
   /** Entries waiting in the queue now. */
   readonly queueDepth: number;

@@ -68,7 +68,7 @@ export class AuditTrail implements KitAudit {
     const o = this.#options;
     const report = this.#report;
     if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
-    else if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report);
+    else if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs);
     else this.#writer = new SinkWriter(sink, this.#counters, report, o);
   }
 
@@ -144,6 +144,9 @@ export class AuditTrail implements KitAudit {
  *   host's `genReqId` option, `requestIdHeader`, or Fastify's counter). A host that calls
  *   `setGenReqId` after `addKit` wins for `request.id`; the correlation id is then computed in
  *   the first hook and used for the header, the entry and `getCorrelationId()` all the same.
+ *   Fastify's `requestIdHeader` option is applied by Fastify around any genReqId: when a request
+ *   carries that header, its value is `request.id`, and the correlation id again comes from the
+ *   first hook.
  * - A root `onRequest` hook sets the response header, opens the correlation context and starts
  *   the record; the response's `close` event (which fires for completed and for aborted
  *   responses alike) finishes it. No body is read and nothing waits on the sink.
@@ -158,8 +161,7 @@ export function installAuditTrail(
   const trail = new AuditTrail(app, options, factory, services);
   const isExcluded = createExcludeMatcher(options.excludePaths);
   const redactor = new Redactor(options.redactHeaders, options.redactQueryParams);
-  const headerName = options.correlationIdHeader;
-  const headerKey = headerName.toLowerCase();
+  const headerKey = options.correlationIdHeader.toLowerCase();
   const forward = options.forwardCorrelationId;
   const includeQuery = options.includeQueryString;
   const withContext = options.correlationIdContext;
@@ -205,8 +207,8 @@ export function installAuditTrail(
     }
     // reply.header(), not res.setHeader(): a header set on Node's response pushes every later
     // writeHead() onto Node's slow path. Error replies and 404s keep it; a handler that hijacks
-    // the reply writes its own headers.
-    reply.header(headerName, id);
+    // the reply writes its own headers. Fastify lower-cases names anyway: hand it the lower-case one.
+    reply.header(headerKey, id);
     const res = reply.raw as RawResponse;
     if (withContext) enterCorrelationContext(id);
     if (res[kRecord] === undefined) res.on('close', onResponseClose);

@@ -6,7 +6,16 @@ export type AuditLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fat
 
 const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
-/** The capacity of the asynchronous audit queue (spec "Limits"); new entries are dropped past it. */
+/**
+ * The capacity of the asynchronous audit queue (spec "Limits"); new entries are dropped past it.
+ * It also bounds the writes a synchronous custom sink may have pending.
+ *
+ * @example
+ * ```ts
+ * const { queueDepth } = app.kit.audit.stats();
+ * if (queueDepth > AUDIT_QUEUE_CAPACITY * 0.8) app.log.warn({ queueDepth }, 'audit queue nearly full');
+ * ```
+ */
 export const AUDIT_QUEUE_CAPACITY = 4096;
 
 /**

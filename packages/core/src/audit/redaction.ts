@@ -1,13 +1,43 @@
-/** The value written in place of a redacted header or query parameter. */
+/**
+ * The value written in place of a redacted header or query parameter; the name is kept.
+ *
+ * @example
+ * ```ts
+ * // GET /orders?token=abc  ->  entry.query === `token=${REDACTED}`  ('token=***')
+ * const leaked = entry.headers.authorization !== undefined && entry.headers.authorization !== REDACTED;
+ * ```
+ */
 export const REDACTED = '***';
 
-/** Marker appended to a value that was cut; it counts towards the cap. */
+/**
+ * Marker ending a query string or header value that was cut to its cap; it counts towards the cap.
+ *
+ * @example
+ * ```ts
+ * if (entry.query?.endsWith(TRUNCATED_MARKER)) metrics.increment('audit.query_truncated');
+ * ```
+ */
 export const TRUNCATED_MARKER = '...[truncated]';
 
-/** Longest query string kept in an entry, marker included (DESIGN item 17). */
+/**
+ * Longest query string kept in an entry, marker included (DESIGN item 17). The request itself is
+ * served whatever its length.
+ *
+ * @example
+ * ```ts
+ * assert.ok((entry.query ?? '').length <= AUDIT_QUERY_CAP);
+ * ```
+ */
 export const AUDIT_QUERY_CAP = 4096;
 
-/** Longest header value kept in an entry, marker included. */
+/**
+ * Longest header value kept in an entry, marker included.
+ *
+ * @example
+ * ```ts
+ * for (const value of Object.values(entry.headers)) assert.ok(value.length <= AUDIT_HEADER_VALUE_CAP);
+ * ```
+ */
 export const AUDIT_HEADER_VALUE_CAP = 1024;
 
 /** Cuts `value` to `cap` characters, the last of them the truncation marker. */

@@ -8,7 +8,14 @@ import type { AuditLogLevel } from './options.js';
 const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 const RESOLVED = Promise.resolve();
 
-/** Output style and levels of a `LoggingAuditSink`; Kit passes the audit trail's own settings. */
+/**
+ * Output style and levels of a `LoggingAuditSink`; Kit passes the audit trail's own settings.
+ *
+ * @example
+ * ```ts
+ * const sink = new LoggingAuditSink(app.log, { logFormat: AuditTrailFormat.JsonStyle, successLogLevel: 'debug' });
+ * ```
+ */
 export interface LoggingAuditSinkOptions {
   /** Default `AuditTrailFormat.Default`. */
   logFormat?: AuditTrailFormat;
@@ -21,6 +28,7 @@ export interface LoggingAuditSinkOptions {
 }
 
 type LevelCheck = { isLevelEnabled?: (level: string) => boolean };
+type Flushable = { flush?: (cb?: (err?: Error) => void) => void };
 
 /**
  * The default audit sink (spec `LoggingAuditSink`): writes each entry as one line through a pino
@@ -103,6 +111,29 @@ export class LoggingAuditSink implements IAuditSink {
   writeBatchAsync(entries: readonly AuditLogEntry[], _signal?: AbortSignal): Promise<void> {
     for (const entry of entries) this.write(entry);
     return RESOLVED;
+  }
+
+  /**
+   * Asks the logger to write out what its destination still buffers (pino's `flush`), waiting at
+   * most `timeoutMs`. Kit calls it when the server closes: pino's asynchronous destinations hold
+   * lines in memory, and a process that exits without flushing loses them.
+   */
+  flush(timeoutMs = 10_000): Promise<void> {
+    const flush = (this.#logger as FastifyBaseLogger & Flushable).flush;
+    if (typeof flush !== 'function') return RESOLVED;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      try {
+        flush.call(this.#logger, done);
+      } catch {
+        done(); // a destination that cannot flush (already closed): nothing more to do
+      }
+    });
   }
 }
 

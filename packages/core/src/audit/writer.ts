@@ -54,6 +54,7 @@ export class DirectLogWriter implements AuditWriter {
     private readonly sink: LoggingAuditSink,
     private readonly counters: AuditCounters,
     private readonly report: AuditFailureReporter,
+    private readonly timeoutMs: number,
   ) {}
 
   accept(record: AuditRecord): void {
@@ -67,12 +68,13 @@ export class DirectLogWriter implements AuditWriter {
     }
   }
 
+  /** Entries are handed to pino as requests complete; this flushes pino's destination. */
   flush(): Promise<void> {
-    return Promise.resolve();
+    return this.sink.flush(this.timeoutMs);
   }
 
   close(): Promise<void> {
-    return Promise.resolve();
+    return this.sink.flush(this.timeoutMs);
   }
 }
 
@@ -85,7 +87,9 @@ export class DirectLogWriter implements AuditWriter {
 export class SinkWriter implements AuditWriter {
   readonly queueDepth = 0;
   #pending = 0;
-  #idle: Array<() => void> = [];
+  #started = 0;
+  #settledTotal = 0;
+  #idle: FlushWaiter[] = [];
   readonly #abort = new AbortController();
 
   constructor(
@@ -108,11 +112,15 @@ export class SinkWriter implements AuditWriter {
   };
 
   #settled(): void {
-    if (--this.#pending === 0 && this.#idle.length > 0) {
-      const waiters = this.#idle;
-      this.#idle = [];
-      for (const resolve of waiters) resolve();
+    this.#pending--;
+    this.#settledTotal++;
+    if (this.#idle.length === 0) return;
+    const still: FlushWaiter[] = [];
+    for (const waiter of this.#idle) {
+      if (this.#settledTotal >= waiter.target) waiter.resolve();
+      else still.push(waiter);
     }
+    this.#idle = still;
   }
 
   accept(record: AuditRecord): void {
@@ -122,6 +130,7 @@ export class SinkWriter implements AuditWriter {
     }
     this.counters.enqueued++;
     this.#pending++;
+    this.#started++;
     let result: unknown;
     try {
       result = this.sink.writeAsync(record.toEntry(), this.#abort.signal);
@@ -133,15 +142,22 @@ export class SinkWriter implements AuditWriter {
     else this.#ok();
   }
 
-  /** Waits for pending writes, at most `writeTimeoutMs`. */
+  /**
+   * Waits until as many writes have settled as had been started at the call (writes settle in
+   * any order), at most `writeTimeoutMs`.
+   */
   flush(): Promise<void> {
-    if (this.#pending === 0) return Promise.resolve();
+    const target = this.#started;
+    if (this.#settledTotal >= target) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, this.settings.writeTimeoutMs);
       timer.unref();
-      this.#idle.push(() => {
-        clearTimeout(timer);
-        resolve();
+      this.#idle.push({
+        target,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
       });
     });
   }
@@ -299,15 +315,14 @@ export class BatchWriter implements AuditWriter {
   };
 
   #pump(): void {
+    // flush() callers whose entries are done resolve now, even while more keep arriving; when the
+    // writer is stalled on a hung sink, all of them do: they must not wait forever.
+    this.#wake();
     if (this.#current !== undefined) return; // its settlement pumps again
-    if (this.#unsettled >= MAX_UNSETTLED_CALLS) {
-      this.#wake(); // stalled: flush() callers must not wait forever
-      return;
-    }
+    if (this.#unsettled >= MAX_UNSETTLED_CALLS) return;
     const size = this.#ring.size;
     if (size === 0) {
       this.#due = false;
-      this.#wake();
       return;
     }
     const draining = this.#waiters.length > 0;
@@ -347,9 +362,9 @@ export class BatchWriter implements AuditWriter {
       return;
     }
     this.#current = undefined;
+    this.#wake();
     // The next batch on a later turn too.
     if (this.#ring.size > 0) this.#schedule();
-    else this.#wake();
   }
 
   #send(records: readonly AuditRecord[]): void {
@@ -432,13 +447,16 @@ export class BatchWriter implements AuditWriter {
     this.#waiters = still;
   }
 
-  flush(): Promise<void> {
+  async flush(): Promise<void> {
     const target = this.#seqIn;
-    if (this.#seqDone >= target) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      this.#waiters.push({ target, resolve });
-      this.#pump();
-    });
+    if (this.#seqDone < target) {
+      await new Promise<void>((resolve) => {
+        this.#waiters.push({ target, resolve });
+        this.#pump();
+      });
+    }
+    // Entries logged are in pino's hands; make its destination write them out too.
+    await this.#direct?.flush(this.settings.writeTimeoutMs);
   }
 
   async close(flush: boolean): Promise<void> {
