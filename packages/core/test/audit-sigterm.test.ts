@@ -27,11 +27,18 @@ async function lines(file: string): Promise<AuditLogEntry[]> {
 }
 
 describe('SIGTERM in a real child process', () => {
-  for (const sink of ['file', 'log'] as const) {
-    it(`every entry of every completed request is written (${sink === 'file' ? 'a file sink' : "the logging sink into pino's asynchronous file destination"}), in-flight requests included`, async (t) => {
+  const cases = [
+    { sink: 'file', handler: 'kit' },
+    { sink: 'log', handler: 'kit' },
+    { sink: 'file', handler: 'own' },
+  ] as const;
+  for (const { sink, handler } of cases) {
+    const what = sink === 'file' ? 'a file sink' : "the logging sink into pino's asynchronous file destination";
+    const by = handler === 'kit' ? "Kit's graceful shutdown" : "the host's own handler calling app.close()";
+    it(`every entry of every completed request is written (${what}; ${by}), in-flight requests included`, async (t) => {
       const dir = await mkdtemp(path.join(tmpdir(), 'kit-audit-'));
       const file = path.join(dir, 'audit.jsonl');
-      const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, host, file, sink], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, host, file, sink, handler], { stdio: ['ignore', 'pipe', 'inherit'] });
       try {
         let out = '';
         child.stdout.setEncoding('utf8');
@@ -79,7 +86,7 @@ describe('SIGTERM in a real child process', () => {
         assert.equal(entries.filter((e) => e.path === '/work' && e.query === 'ms=300').length, 20, 'the in-flight requests too');
         assert.deepEqual(finalStats, { enqueued: completed.length, written: completed.length, dropped: 0, failed: 0, queueDepth: 0 });
         t.diagnostic(
-          `SIGTERM (${sink} sink): ${completed.length} requests completed (20 in flight at the signal); ${inFileBeforeSignal} entries in the file before ` +
+          `SIGTERM (${sink} sink, ${handler} handler): ${completed.length} requests completed (20 in flight at the signal); ${inFileBeforeSignal} entries in the file before ` +
             `the signal (queue ${stats.queueDepth} at /stats), ${entries.length} after exit (code ${code}); counters ${JSON.stringify(finalStats)}`,
         );
       } finally {
