@@ -12,7 +12,8 @@ import type { AuditTrailOptions } from './options.js';
 import { AuditRecord } from './record.js';
 import { Redactor } from './redaction.js';
 import { LoggingAuditSink } from './sinks.js';
-import { BatchWriter, DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
+import { BatchWriter } from './batch-writer.js';
+import { DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
 
 // Per-request state rides on Node's own request and response objects under symbols: no Fastify
 // decoration (which would widen every FastifyRequest) and no closure per request.
