@@ -16,11 +16,16 @@ const full = process.argv.includes('--full');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const runs = full ? 7 : 3;
 const seconds = full ? 10 : 5;
+// Throughput: every scenario gets `cycles` slices of `sliceSeconds`.
+const cycles = Number(process.argv.find((a) => a.startsWith('--cycles='))?.slice(9) ?? (full ? 12 : 5));
+const sliceSeconds = full ? 5 : 3;
 const connections = 100;
 const memoryRequests = full ? 1_000_000 : 100_000;
 const tsx = import.meta.resolve('tsx');
 const nodeArgs = ['--conditions=kit-source', '--import', tsx];
 const exec = promisify(execFile);
+// `--node=/path/to/node`: run the servers (not autocannon) on another Node binary, e.g. Node 24.
+const nodeBin = process.argv.find((a) => a.startsWith('--node='))?.slice(7) ?? process.execPath;
 
 interface Throughput {
   id: string;
@@ -34,6 +39,9 @@ const throughput: Throughput[] = [
   { id: 'kit', label: 'Kit, audit off', server: 'kit', path: '/api/hello' },
   { id: 'audit-sync', label: 'Kit, audit sync (Default format)', server: 'kit-audit-sync', path: '/api/hello' },
   { id: 'audit-async', label: 'Kit, audit async', server: 'kit-audit-async', path: '/api/hello' },
+  { id: 'audit-capture', label: 'Kit, audit sync, entries below the log level', server: 'kit-audit-capture', path: '/api/hello' },
+  { id: 'audit-sync-noctx', label: 'Kit, audit sync, correlationIdContext off', server: 'kit-audit-sync-noctx', path: '/api/hello' },
+  { id: 'audit-async-noctx', label: 'Kit, audit async, correlationIdContext off', server: 'kit-audit-async-noctx', path: '/api/hello' },
   { id: 'fastify-logging', label: "Fastify's own request logging", server: 'fastify-logging', path: '/api/hello' },
   { id: 'pino-http', label: 'pino-http on Fastify', server: 'pino-http', path: '/api/hello' },
   { id: 'bare-livez', label: 'bare Fastify, the same /livez answer', server: 'bare-livez', path: '/livez' },
@@ -52,7 +60,7 @@ process.on('exit', () => {
 });
 
 async function startServer(scenario: string): Promise<Server> {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(here, 'server.ts'), scenario], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(nodeBin, [...nodeArgs, path.join(here, 'server.ts'), scenario], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
   const port = await new Promise<number>((resolve, reject) => {
@@ -80,7 +88,7 @@ async function load(url: string, opts: { duration?: number; amount?: number; con
   return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit });
 }
 
-async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage }> {
+async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage }> {
   return (await fetch(`${base}/bench/stats`)).json() as never;
 }
 
@@ -95,29 +103,66 @@ const log = (...a: unknown[]) => console.error('[bench]', ...a);
 
 // 1. Throughput, interleaved.
 const rps: Record<string, number[]> = {};
+// CPU time the server process spent per request (user + system, all its threads), in µs: far
+// less noisy than req/s on a shared machine, and what req/s follows when the server is the bottleneck.
+const cpu: Record<string, number[]> = {};
 const p99: Record<string, number[]> = {};
 const errors: Record<string, number> = {};
+// Audit entries dropped during the measured slices: a writer that falls behind and drops entries
+// does less work per request, so its throughput would not be comparable.
+const dropped: Record<string, number> = {};
 const selected = throughput.filter((s) => !only || only.includes(s.id) || only.includes('throughput'));
 if (selected.length > 0) {
-  for (let round = 1; round <= runs; round++) {
-    for (const s of selected) {
-      const server = await startServer(s.server);
-      await load(server.base + s.path, { duration: 1 }); // warm-up: JIT, connections
-      const r = await load(server.base + s.path, { duration: seconds });
-      await stopServer(server);
-      (rps[s.id] ??= []).push(r.requests.average);
-      (p99[s.id] ??= []).push(r.latency.p99);
+  // Every server stays up for the whole phase and the load moves between them in short slices,
+  // the starting scenario rotating each cycle: drift of the machine's speed (other tenants, CPU
+  // frequency) then falls on neighbouring slices alike, and ratios are taken within a cycle.
+  const servers = new Map<string, Server>();
+  for (const s of selected) {
+    const server = await startServer(s.server);
+    servers.set(s.id, server);
+    await load(server.base + s.path, { duration: 2 }); // warm-up: JIT, connections
+  }
+  for (let cycle = 0; cycle < cycles; cycle++) {
+    for (let k = 0; k < selected.length; k++) {
+      const s = selected[(cycle + k) % selected.length] as Throughput;
+      const server = servers.get(s.id) as Server;
+      const before = await stats(server.base);
+      const r = await load(server.base + s.path, { duration: sliceSeconds });
+      const after = await stats(server.base);
+      const cpuUs = (after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / Math.max(1, r.requests.total + 1);
+      (cpu[s.id] ??= [])[cycle] = cpuUs;
+      (rps[s.id] ??= [])[cycle] = r.requests.average;
+      (p99[s.id] ??= [])[cycle] = r.latency.p99;
       errors[s.id] = (errors[s.id] ?? 0) + r.errors + r.non2xx;
-      log(`round ${round}/${runs} ${s.id}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms`);
+      if (after.audit && before.audit) dropped[s.id] = (dropped[s.id] ?? 0) + (after.audit.dropped ?? 0) - (before.audit.dropped ?? 0);
+      log(`cycle ${cycle + 1}/${cycles} ${s.id}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms, ${cpuUs.toFixed(1)} µs CPU/request`);
     }
   }
+  for (const server of servers.values()) await stopServer(server);
   const bare = rps.bare ?? [];
   results.throughput = selected.map((s) => {
     const own = rps[s.id] ?? [];
     // /livez is compared with a bare route sending the same answer; everything else with bare hello.
     const base = s.id === 'livez' ? (rps['bare-livez'] ?? []) : bare;
     const ratios = own.map((v, i) => v / (base[i] ?? Number.NaN));
-    return { id: s.id, label: s.label, path: s.path, rps: own, medianRps: median(own), medianP99Ms: median(p99[s.id] ?? []), ratioToBare: median(ratios), errors: errors[s.id] };
+    const ownCpu = cpu[s.id] ?? [];
+    const baseCpu = s.id === 'livez' ? (cpu['bare-livez'] ?? []) : (cpu.bare ?? []);
+    // Requests per CPU-second relative to the baseline: the throughput ratio a CPU-bound server would show.
+    const cpuRatios = ownCpu.map((v, i) => (baseCpu[i] ?? Number.NaN) / v);
+    return {
+      id: s.id,
+      label: s.label,
+      path: s.path,
+      rps: own,
+      medianRps: median(own),
+      medianP99Ms: median(p99[s.id] ?? []),
+      ratioToBare: median(ratios),
+      cpuUs: ownCpu,
+      medianCpuUs: median(ownCpu),
+      cpuRatioToBare: median(cpuRatios),
+      errors: errors[s.id],
+      auditDropped: dropped[s.id],
+    };
   });
 }
 
@@ -142,7 +187,7 @@ if (!only || only.includes('startup')) {
   const times: Record<string, number[]> = { kit: [], manual: [] };
   for (let i = 0; i < (full ? 7 : 5); i++) {
     for (const mode of ['kit', 'manual']) {
-      const { stdout } = await exec(process.execPath, [...nodeArgs, path.join(here, 'startup.ts'), mode, '1000']);
+      const { stdout } = await exec(nodeBin, [...nodeArgs, path.join(here, 'startup.ts'), mode, '1000']);
       times[mode]?.push((JSON.parse(stdout) as { ms: number }).ms);
     }
   }
@@ -180,7 +225,9 @@ if (!only || only.includes('memory')) {
   log('memory', results.memory);
 }
 
-const machine = { node: process.version, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', runs, seconds, connections };
-await writeFile(path.join(here, 'results.json'), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
-await writeFile(path.join(here, 'RESULTS.md'), (await import('./report.js')).renderReport({ machine, ...results } as never));
-log('wrote bench/RESULTS.md and bench/results.json');
+const serverNode = nodeBin === process.execPath ? process.version : (await exec(nodeBin, ['-v'])).stdout.trim();
+const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', runs, seconds, cycles, sliceSeconds, connections };
+const out = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? 'RESULTS';
+await writeFile(path.join(here, `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
+await writeFile(path.join(here, `${out}.md`), (await import('./report.js')).renderReport({ machine, ...results } as never));
+log(`wrote bench/${out}.md and bench/${out}.json`);

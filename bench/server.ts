@@ -53,6 +53,9 @@ async function build(): Promise<ReturnType<typeof make>> {
     case 'kit':
     case 'kit-audit-sync':
     case 'kit-audit-async':
+    case 'kit-audit-sync-noctx':
+    case 'kit-audit-capture':
+    case 'kit-audit-async-noctx':
     case 'kit-audit-hung-sink':
     case 'kit-health': {
       const app = make({ disableRequestLogging: true });
@@ -60,6 +63,10 @@ async function build(): Promise<ReturnType<typeof make>> {
         opt.openApiPath = false;
         if (scenario === 'kit-audit-sync') opt.configureAuditTrail();
         if (scenario === 'kit-audit-async') opt.configureAuditTrail((a) => { a.asyncWrite = true; });
+        // Without the AsyncLocalStorage behind getCorrelationId(), to show what it costs.
+        if (scenario === 'kit-audit-capture') opt.configureAuditTrail((a) => { a.successLogLevel = 'debug'; });
+        if (scenario === 'kit-audit-sync-noctx') opt.configureAuditTrail((a) => { a.correlationIdContext = false; });
+        if (scenario === 'kit-audit-async-noctx') opt.configureAuditTrail((a) => { a.asyncWrite = true; a.correlationIdContext = false; });
         if (scenario === 'kit-audit-hung-sink') {
           opt.configureAuditTrail((a) => { a.asyncWrite = true; });
           const hung: IAuditSink = { writeAsync: () => new Promise<void>(() => {}) };
@@ -78,7 +85,7 @@ async function build(): Promise<ReturnType<typeof make>> {
         }
       });
       await useKit(app);
-      app.get('/bench/stats', async () => ({ checkRuns, audit: app.kit.audit.stats(), memory: process.memoryUsage() }));
+      app.get('/bench/stats', async () => ({ checkRuns, audit: app.kit.audit.stats(), memory: process.memoryUsage(), cpu: process.cpuUsage() }));
       return app;
     }
     default:
@@ -88,7 +95,7 @@ async function build(): Promise<ReturnType<typeof make>> {
 
 const app = await build();
 if (!app.hasRoute({ method: 'GET', url: '/bench/stats' })) {
-  app.get('/bench/stats', async () => ({ checkRuns, memory: process.memoryUsage() }));
+  app.get('/bench/stats', async () => ({ checkRuns, memory: process.memoryUsage(), cpu: process.cpuUsage() }));
 }
 await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`READY ${(app.server.address() as { port: number }).port}\n`);

@@ -53,6 +53,22 @@ export interface DefaultFields {
   Aborted?: true;
 }
 
+/** The keys of `DefaultFields`, in the order they are logged. */
+export const DEFAULT_FIELD_KEYS: readonly string[] = ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers', 'Aborted'];
+
+/**
+ * `DefaultFields` as JSON object members (`,"Method":"GET",...`), as pino writes the object:
+ * the same keys in the same order, non-finite numbers as `null`.
+ */
+export function defaultMembers(entry: AuditLogEntry, headersJson: string): string {
+  const ms = Number.isFinite(entry.durationMs) ? entry.durationMs : null;
+  return (
+    `,"Method":${JSON.stringify(entry.method)},"Path":${JSON.stringify(entry.path)},"Query":${JSON.stringify(querySuffix(entry))}` +
+    `,"StatusCode":${entry.statusCode},"ElapsedMs":${ms},"CorrelationId":${JSON.stringify(entry.correlationId)},"Headers":${headersJson}` +
+    (entry.aborted === true ? ',"Aborted":true' : '')
+  );
+}
+
 /** The structured fields of `Default`. */
 export function defaultFields(entry: AuditLogEntry): DefaultFields {
   const fields: DefaultFields = {
