@@ -367,4 +367,25 @@ describe('asynchronous mode', () => {
       await h.app.close();
     }
   });
+
+  it('with the logging sink, every full batch is written in the turn it is due: a busy server loses nothing', async (t) => {
+    // Regression: the writer once logged 16 entries per event-loop turn, so a server completing
+    // more requests than that per turn filled the queue and dropped most entries.
+    const h = await auditApp({ audit: (a) => { a.asyncWrite = true; } });
+    try {
+      let worst = 0;
+      for (let wave = 0; wave < 12; wave++) {
+        await burst(h, 700);
+        await new Promise((r) => setImmediate(r));
+        worst = Math.max(worst, h.app.kit.audit.stats().queueDepth);
+      }
+      assert.ok(worst < 100, `one turn after a wave at most a partial batch waits; saw ${worst}`);
+      await h.app.kit.audit.flush();
+      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 8400, written: 8400, dropped: 0, failed: 0, queueDepth: 0 });
+      assert.equal(h.logs.audit().length, 8400);
+      t.diagnostic(`12 waves of 700 requests: queue depth one turn after a wave at most ${worst}`);
+    } finally {
+      await h.app.close();
+    }
+  });
 });

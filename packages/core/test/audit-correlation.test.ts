@@ -150,6 +150,36 @@ describe('correlation ids', () => {
     }
   });
 
+  it('a custom body parser that finishes in a context of its own still hands the handler its request id', async () => {
+    // A parser that queues bodies for a timer created outside the request (a pooled decoder, say):
+    // its `done` runs in the timer's context, not the request's. Fastify runs what follows a
+    // parser's `done` in the request's async scope (since 3.25, fastify/fastify#3571), and Kit
+    // relies on that instead of entering the context again in a hook of its own.
+    const app = Fastify();
+    addKit(app, [], (opt) => {
+      opt.enableHealthChecks = false;
+      opt.configureAuditTrail();
+    });
+    const queue: Array<() => void> = [];
+    const pump = setInterval(() => queue.splice(0).forEach((f) => f()), 2);
+    app.addContentTypeParser('application/x-pooled', { parseAs: 'string' }, (_req, body, done) => {
+      queue.push(() => done(null, { text: body, seenByParser: getCorrelationId() ?? null }));
+    });
+    app.post('/pooled', async (req) => ({ cid: getCorrelationId() ?? null, body: req.body }));
+    app.put('/pooled', async () => ({ cid: getCorrelationId() ?? null }));
+    await useKit(app);
+    try {
+      for (const method of ['POST', 'PUT'] as const) {
+        const res = await app.inject({ method, url: '/pooled', headers: { 'content-type': 'application/x-pooled', 'x-correlation-id': `pooled-${method}` }, payload: 'x' });
+        assert.equal(res.json<{ cid: string }>().cid, `pooled-${method}`);
+        if (method === 'POST') assert.equal(res.json<{ body: { seenByParser: unknown } }>().body.seenByParser, null, 'the parser itself ran outside the request context');
+      }
+    } finally {
+      clearInterval(pump);
+      await app.close();
+    }
+  });
+
   it('outside a request, and on excluded paths, it is undefined', async () => {
     assert.equal(getCorrelationId(), undefined);
     const res = await h.app.inject({ url: '/healthz', headers: { 'x-correlation-id': 'ignored' } });

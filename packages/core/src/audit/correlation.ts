@@ -54,11 +54,6 @@ export function enterCorrelationContext(id: string | undefined): void {
   context.enterWith(id as string);
 }
 
-/** The current context value, to skip re-entering when it is already right. */
-export function currentCorrelationContext(): string | undefined {
-  return context.getStore();
-}
-
 /**
  * Returns `incoming` when it is a string of 1 to 128 characters from `A-Z a-z 0-9 . _ -`, else a
  * new UUID. Anything else (CR/LF, spaces, non-ASCII, too long, repeated headers joined by `,`) is

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { invalidOption } from '../errors.js';
 import type { KitAudit } from '../runtime.js';
 import { dependencyError, type KitServices } from '../services.js';
-import { correlationIdFrom, currentCorrelationContext, enterCorrelationContext } from './correlation.js';
+import { correlationIdFrom, enterCorrelationContext } from './correlation.js';
 import type { AuditStats, IAuditSink } from './entry.js';
 import { createExcludeMatcher } from './exclude.js';
 import type { AuditTrailOptions } from './options.js';
@@ -216,18 +216,6 @@ export function installAuditTrail(
     res[kRecord] = new AuditRecord(raw.method ?? 'GET', raw.url ?? '/', raw.headers, id, performance.now(), redactor, includeQuery);
     done();
   });
-
-  if (withContext) {
-    // A body is parsed in stream callbacks whose async context Kit does not control (custom
-    // content-type parsers, streams piped through other resources). What onRequest entered does
-    // reach Node's own body callbacks on Node 20 and 24 (tested with a body sent late), but entering
-    // again before validation pins the id for handlers whatever parsed the body. One sync hook.
-    app.addHook('preValidation', function kitAuditContext(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-      const id = (request.raw as RawRequest)[kCorrelationId];
-      if (typeof id === 'string' && currentCorrelationContext() !== id) enterCorrelationContext(id);
-      done();
-    });
-  }
 
   app.addHook('onClose', () => trail.close());
   return trail;

@@ -1,0 +1,151 @@
+// The logging sink's direct path (src/audit/pino-lines.ts) must write exactly the line pino would.
+// Each case writes the same entries through a logger on the direct path and through a twin logger
+// that is forced onto pino's own path by an identity `formatters.log`, and compares the bytes.
+import assert from 'node:assert/strict';
+import { tracingChannel } from 'node:diagnostics_channel';
+import { describe, it } from 'node:test';
+import pino, { type LoggerOptions } from 'pino';
+import { AuditTrailFormat, LoggingAuditSink, type AuditLogEntry } from '@kit/core';
+import { PinoLines } from '../src/audit/pino-lines.js';
+import { DEFAULT_FIELD_KEYS } from '../src/audit/formats.js';
+
+const fixedTime = () => ',"time":1700000000000';
+
+const entries: AuditLogEntry[] = [
+  { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/api/users', query: 'page=2&token=***', statusCode: 200, durationMs: 1.234, correlationId: 'c-1', headers: { host: 'example.test', 'user-agent': 'curl/8' } },
+  { timestamp: '2026-11-21T10:00:00.000Z', method: 'POST', path: '/a"quoted"\\path', query: null, statusCode: 404, durationMs: 0.5, correlationId: 'c-2', headers: { 'x-odd': 'tab\there "q" \u0001 \u2028 é 😀' } },
+  { timestamp: '2026-11-21T10:00:00.000Z', method: 'DELETE', path: '/crash\r\nforged: line', query: 'a=%0d%0a', statusCode: 500, durationMs: 12, correlationId: 'c-3', headers: {} },
+  { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/gone', query: null, statusCode: 499, durationMs: 3.5, correlationId: 'c-4', headers: { host: 'h' }, aborted: true },
+];
+
+/** A destination that keeps what it is given, write by write. */
+class Chunks {
+  readonly writes: string[] = [];
+  write(chunk: string): void {
+    this.writes.push(chunk);
+  }
+  get text(): string {
+    return this.writes.join('');
+  }
+}
+
+function pair(options: LoggerOptions, child?: Record<string, unknown>) {
+  const direct = new Chunks();
+  const generic = new Chunks();
+  let a = pino({ timestamp: fixedTime, ...options }, direct);
+  let b = pino({ timestamp: fixedTime, ...options, formatters: { ...options.formatters, log: (o: Record<string, unknown>) => o } }, generic);
+  if (child) {
+    a = a.child(child);
+    b = b.child(child);
+  }
+  return { a, b, direct, generic };
+}
+
+const configurations: Array<[string, LoggerOptions, Record<string, unknown>?]> = [
+  ['pino defaults', {}],
+  ['a custom messageKey', { messageKey: 'message' }],
+  ['no base bindings', { base: null }],
+  ['extra base bindings', { base: { service: 'shop', pid: 7 } }],
+  ['a child logger with bindings', {}, { component: 'audit', nested: { a: [1, 2] } }],
+  ['level labels and renamed bindings', { formatters: { level: (label) => ({ severity: label.toUpperCase() }), bindings: (b) => ({ host: b.hostname }) } }],
+  ['CRLF line ends', { crlf: true }],
+  ['a message prefix', { msgPrefix: '[audit] ' }],
+  ['a streamWrite hook', { hooks: { streamWrite: (s: string) => s.replace('"level"', '"lvl"') } }],
+  ['serializers for other keys (as Fastify sets them)', { serializers: { req: (r: unknown) => r, res: (r: unknown) => r } }],
+];
+
+describe('audit lines written directly to the pino destination', () => {
+  for (const [name, options, child] of configurations) {
+    it(`are byte for byte pino's own: ${name}`, () => {
+      const { a, b, direct, generic } = pair({ level: 'trace', ...options }, child);
+      assert.ok(PinoLines.create(a, DEFAULT_FIELD_KEYS), 'the direct path is taken');
+      assert.equal(PinoLines.create(b, DEFAULT_FIELD_KEYS), undefined, 'the twin is on pino\'s path');
+      for (const logFormat of Object.values(AuditTrailFormat)) {
+        const fast = new LoggingAuditSink(a, { logFormat });
+        const slow = new LoggingAuditSink(b, { logFormat });
+        for (const entry of entries) {
+          fast.write(entry);
+          slow.write(entry);
+        }
+        fast.writeMany(entries, 0, entries.length);
+        slow.writeMany(entries, 0, entries.length);
+      }
+      assert.equal(direct.text, generic.text);
+      for (const line of direct.text.split(options.crlf ? '\r\n' : '\n').filter(Boolean)) JSON.parse(line);
+    });
+  }
+
+  it('a batch reaches the destination in one write; single entries one write each', () => {
+    const { a, direct } = pair({});
+    const sink = new LoggingAuditSink(a);
+    sink.writeMany(entries, 0, entries.length);
+    assert.equal(direct.writes.length, 1);
+    assert.equal(direct.writes[0]?.split('\n').filter(Boolean).length, entries.length);
+    sink.write(entries[0] as AuditLogEntry);
+    assert.equal(direct.writes.length, 2);
+  });
+
+  it('follows the logger level as it changes at run time, and pino\'s real timestamp', () => {
+    const { a, direct } = pair({ level: 'info', timestamp: pino.stdTimeFunctions.isoTime });
+    const sink = new LoggingAuditSink(a);
+    a.level = 'error';
+    sink.writeMany(entries, 0, entries.length);
+    const lines = direct.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; time: string; StatusCode: number });
+    assert.deepEqual(lines.map((l) => l.StatusCode), [500], 'only the 500 entry is at error level or above');
+    assert.match(lines[0]?.time ?? '', /^\d{4}-\d\d-\d\dT/);
+  });
+
+  const fallbacks: Array<[string, LoggerOptions]> = [
+    ['a mixin', { mixin: () => ({ traceId: 't-1' }) }],
+    ['formatters.log', { formatters: { log: (o) => ({ ...o, extra: true }) } }],
+    ['redaction of a field', { redact: ['Headers.host'] }],
+    ['redaction with a wildcard', { redact: ['*.host'] }],
+    ['a serializer for an audit field', { serializers: { Headers: () => '[headers]' } }],
+    ['nestedKey', { nestedKey: 'payload' }],
+    ['a logMethod hook', { hooks: { logMethod(args, method) { method.apply(this, args); } } }],
+  ];
+  for (const [name, options] of fallbacks) {
+    it(`leaves the line to pino with ${name}`, () => {
+      const out = new Chunks();
+      const logger = pino({ timestamp: fixedTime, ...options }, out);
+      assert.equal(PinoLines.create(logger, DEFAULT_FIELD_KEYS), undefined);
+      const expected = new Chunks();
+      const twin = pino({ timestamp: fixedTime, ...options }, expected);
+      new LoggingAuditSink(logger).write(entries[0] as AuditLogEntry);
+      twin.info(
+        { Method: 'GET', Path: '/api/users', Query: '?page=2&token=***', StatusCode: 200, ElapsedMs: 1.234, CorrelationId: 'c-1', Headers: { host: 'example.test', 'user-agent': 'curl/8' } },
+        'HTTP GET /api/users?page=2&token=*** responded 200 in 1.234ms [CorrelationId: c-1] Headers={"host":"example.test","user-agent":"curl/8"}',
+      );
+      assert.equal(out.text, expected.text);
+    });
+  }
+
+  it('leaves the line to pino for a multistream (it routes by per-line metadata)', () => {
+    const info = new Chunks();
+    const errors = new Chunks();
+    const logger = pino({ level: 'info' }, pino.multistream([{ stream: info, level: 'info' }, { stream: errors, level: 'error' }]));
+    assert.equal(PinoLines.create(logger, DEFAULT_FIELD_KEYS), undefined);
+    new LoggingAuditSink(logger).writeMany(entries, 0, entries.length);
+    assert.equal(info.writes.length, entries.length);
+    assert.deepEqual(errors.writes.map((l) => (JSON.parse(l) as { StatusCode: number }).StatusCode), [500]);
+  });
+
+  it("leaves the line to pino while pino's asJson tracing channel has a subscriber", () => {
+    const { a, direct } = pair({});
+    const sink = new LoggingAuditSink(a);
+    const seen: unknown[] = [];
+    const channel = tracingChannel('pino_asJson');
+    const handlers = { start: (m: unknown) => seen.push(m), end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
+    channel.subscribe(handlers);
+    try {
+      sink.write(entries[0] as AuditLogEntry);
+    } finally {
+      channel.unsubscribe(handlers);
+    }
+    assert.equal(seen.length, 1, 'the subscriber saw the audit line');
+    sink.write(entries[0] as AuditLogEntry);
+    assert.equal(seen.length, 1);
+    assert.equal(direct.writes.length, 2);
+    assert.equal(direct.writes[0], direct.writes[1]);
+  });
+});
