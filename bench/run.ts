@@ -17,8 +17,8 @@ const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split('
 const runs = full ? 7 : 3;
 const seconds = full ? 10 : 5;
 // Throughput: every scenario gets `cycles` slices of `sliceSeconds`.
-const cycles = Number(process.argv.find((a) => a.startsWith('--cycles='))?.slice(9) ?? (full ? 12 : 5));
-const sliceSeconds = full ? 5 : 3;
+const cycles = Number(process.argv.find((a) => a.startsWith('--cycles='))?.slice(9) ?? (full ? 8 : 4));
+const sliceSeconds = full ? 4 : 2;
 const connections = 100;
 const memoryRequests = full ? 1_000_000 : 100_000;
 const tsx = import.meta.resolve('tsx');
@@ -101,67 +101,80 @@ const median = (xs: number[]) => {
 const results: Record<string, unknown> = {};
 const log = (...a: unknown[]) => console.error('[bench]', ...a);
 
-// 1. Throughput, interleaved.
-const rps: Record<string, number[]> = {};
-// CPU time the server process spent per request (user + system, all its threads), in µs: far
-// less noisy than req/s on a shared machine, and what req/s follows when the server is the bottleneck.
-const cpu: Record<string, number[]> = {};
-const p99: Record<string, number[]> = {};
-const errors: Record<string, number> = {};
-// Audit entries dropped during the measured slices: a writer that falls behind and drops entries
-// does less work per request, so its throughput would not be comparable.
-const dropped: Record<string, number> = {};
-const selected = throughput.filter((s) => !only || only.includes(s.id) || only.includes('throughput'));
+// 1. Throughput, in pairs. Every server stays up for the whole phase. Each scenario's slice is run
+// next to a slice of its baseline (bare Fastify; the bare /livez for Kit's /livez), the order of
+// the two alternating from cycle to cycle, and the ratio is taken within that pair: the machine's
+// speed drifts (other tenants, CPU frequency) by more than the differences measured here, but
+// hardly within two neighbouring slices. The medians over the cycles are reported.
+interface Slice {
+  rps: number;
+  p99: number;
+  cpuUs: number;
+  errors: number;
+  dropped: number;
+}
+const slices: Record<string, Slice[]> = {};
+const pairs: Record<string, Array<{ rps: number; cpu: number }>> = {};
+const baselineOf = (id: string) => (id === 'livez' ? 'bare-livez' : 'bare');
+const wanted = throughput.filter((s) => !only || only.includes(s.id) || only.includes('throughput'));
+const measured = wanted.filter((s) => s.id !== 'bare' && s.id !== 'bare-livez');
+const selected = throughput.filter((s) => wanted.includes(s) || measured.some((m) => baselineOf(m.id) === s.id));
 if (selected.length > 0) {
-  // Every server stays up for the whole phase and the load moves between them in short slices,
-  // the starting scenario rotating each cycle: drift of the machine's speed (other tenants, CPU
-  // frequency) then falls on neighbouring slices alike, and ratios are taken within a cycle.
   const servers = new Map<string, Server>();
   for (const s of selected) {
     const server = await startServer(s.server);
     servers.set(s.id, server);
     await load(server.base + s.path, { duration: 2 }); // warm-up: JIT, connections
   }
+  const slice = async (s: Throughput, cycle: number): Promise<Slice> => {
+    const server = servers.get(s.id) as Server;
+    const before = await stats(server.base);
+    const r = await load(server.base + s.path, { duration: sliceSeconds });
+    const after = await stats(server.base);
+    const out: Slice = {
+      rps: r.requests.average,
+      p99: r.latency.p99,
+      // CPU time of the server process (user + system, all its threads) per request.
+      cpuUs: (after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / Math.max(1, r.requests.total + 1),
+      errors: r.errors + r.non2xx,
+      // Audit entries dropped during the slice: a writer that falls behind does less work per
+      // request, so its throughput would not be comparable.
+      dropped: after.audit && before.audit ? (after.audit.dropped ?? 0) - (before.audit.dropped ?? 0) : 0,
+    };
+    (slices[s.id] ??= []).push(out);
+    log(`cycle ${cycle + 1}/${cycles} ${s.id}: ${Math.round(out.rps)} req/s, p99 ${out.p99} ms, ${out.cpuUs.toFixed(1)} µs CPU/request`);
+    return out;
+  };
   for (let cycle = 0; cycle < cycles; cycle++) {
-    for (let k = 0; k < selected.length; k++) {
-      const s = selected[(cycle + k) % selected.length] as Throughput;
-      const server = servers.get(s.id) as Server;
-      const before = await stats(server.base);
-      const r = await load(server.base + s.path, { duration: sliceSeconds });
-      const after = await stats(server.base);
-      const cpuUs = (after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / Math.max(1, r.requests.total + 1);
-      (cpu[s.id] ??= [])[cycle] = cpuUs;
-      (rps[s.id] ??= [])[cycle] = r.requests.average;
-      (p99[s.id] ??= [])[cycle] = r.latency.p99;
-      errors[s.id] = (errors[s.id] ?? 0) + r.errors + r.non2xx;
-      if (after.audit && before.audit) dropped[s.id] = (dropped[s.id] ?? 0) + (after.audit.dropped ?? 0) - (before.audit.dropped ?? 0);
-      log(`cycle ${cycle + 1}/${cycles} ${s.id}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms, ${cpuUs.toFixed(1)} µs CPU/request`);
+    for (let k = 0; k < measured.length; k++) {
+      const s = measured[(cycle + k) % measured.length] as Throughput;
+      const base = throughput.find((t) => t.id === baselineOf(s.id)) as Throughput;
+      const [first, second] = cycle % 2 === 0 ? [base, s] : [s, base];
+      const a = await slice(first, cycle);
+      const b = await slice(second, cycle);
+      const [own, ref] = first === s ? [a, b] : [b, a];
+      (pairs[s.id] ??= []).push({ rps: own.rps / ref.rps, cpu: ref.cpuUs / own.cpuUs });
     }
   }
   for (const server of servers.values()) await stopServer(server);
-  const bare = rps.bare ?? [];
   results.throughput = selected.map((s) => {
-    const own = rps[s.id] ?? [];
-    // /livez is compared with a bare route sending the same answer; everything else with bare hello.
-    const base = s.id === 'livez' ? (rps['bare-livez'] ?? []) : bare;
-    const ratios = own.map((v, i) => v / (base[i] ?? Number.NaN));
-    const ownCpu = cpu[s.id] ?? [];
-    const baseCpu = s.id === 'livez' ? (cpu['bare-livez'] ?? []) : (cpu.bare ?? []);
-    // Requests per CPU-second relative to the baseline: the throughput ratio a CPU-bound server would show.
-    const cpuRatios = ownCpu.map((v, i) => (baseCpu[i] ?? Number.NaN) / v);
+    const own = slices[s.id] ?? [];
+    const pair = pairs[s.id];
+    const audited = s.server.startsWith('kit-audit');
     return {
       id: s.id,
       label: s.label,
       path: s.path,
-      rps: own,
-      medianRps: median(own),
-      medianP99Ms: median(p99[s.id] ?? []),
-      ratioToBare: median(ratios),
-      cpuUs: ownCpu,
-      medianCpuUs: median(ownCpu),
-      cpuRatioToBare: median(cpuRatios),
-      errors: errors[s.id],
-      auditDropped: dropped[s.id],
+      rps: own.map((x) => x.rps),
+      medianRps: median(own.map((x) => x.rps)),
+      medianP99Ms: median(own.map((x) => x.p99)),
+      ratioToBare: pair ? median(pair.map((p) => p.rps)) : 1,
+      cpuUs: own.map((x) => x.cpuUs),
+      medianCpuUs: median(own.map((x) => x.cpuUs)),
+      // Requests per CPU-second relative to the baseline: the throughput ratio a CPU-bound server would show.
+      cpuRatioToBare: pair ? median(pair.map((p) => p.cpu)) : 1,
+      errors: own.reduce((n, x) => n + x.errors, 0),
+      auditDropped: audited ? own.reduce((n, x) => n + x.dropped, 0) : undefined,
     };
   });
 }

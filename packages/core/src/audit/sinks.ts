@@ -83,6 +83,18 @@ export class LoggingAuditSink implements IAuditSink {
     return statusCode < 400 ? this.#success : statusCode < 500 ? this.#warning : this.#error;
   }
 
+  /**
+   * Whether an entry with this status code would be written at the logger's current level.
+   *
+   * @example
+   * ```ts
+   * if (sink.isEnabledFor(entry.statusCode)) queue.push(entry);
+   * ```
+   */
+  isEnabledFor(statusCode: number): boolean {
+    return this.#isLevelEnabled === undefined || this.#isLevelEnabled(this.levelFor(statusCode));
+  }
+
   /** Writes one entry now. */
   write(entry: AuditLogEntry): void {
     const level = this.levelFor(entry.statusCode);

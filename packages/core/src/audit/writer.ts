@@ -73,6 +73,11 @@ export class DirectLogWriter implements AuditWriter {
 
   accept(record: AuditRecord): void {
     this.counters.enqueued++;
+    // Below the logger's level: nothing to write, nothing to hold until the end of the turn.
+    if (!this.sink.isEnabledFor(record.statusCode)) {
+      this.counters.written++;
+      return;
+    }
     this.#pending.push(record);
     if (!this.#scheduled) {
       this.#scheduled = true;
