@@ -1,7 +1,7 @@
 // One benchmark server per process: `node --import tsx bench/server.ts <scenario>` prints
 // "READY <port>" once it listens. Every scenario logs at info level to /dev/null through the same
 // pino destination, so the comparison is about the work done, not where it goes.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { pinoHttp } from 'pino-http';
 import { addKit, HealthCheckResult, useKit, type IAuditSink, type IKitEndpoint } from '@kit/core';
@@ -18,7 +18,10 @@ class HelloEndpoint implements IKitEndpoint {
 
 let checkRuns = 0;
 
-const make = (opts: { disableRequestLogging?: boolean } = {}) => Fastify({ loggerInstance: logger, ...opts });
+// Fastify's own "incoming request" / "request completed" lines are off except in the scenario
+// that measures them.
+const make = (opts: { disableRequestLogging?: boolean } = {}) =>
+  Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: opts.disableRequestLogging ?? false }) });
 
 async function build(): Promise<ReturnType<typeof make>> {
   switch (scenario) {
