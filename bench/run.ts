@@ -82,10 +82,14 @@ async function stopServer(server: Server): Promise<void> {
   server.child.kill('SIGKILL');
 }
 
-async function load(url: string, opts: { duration?: number; amount?: number; connections?: number }) {
+// `--rate=N`: throughput slices send N requests per second instead of as many as the server takes.
+const rate = Number(process.argv.find((a) => a.startsWith('--rate='))?.slice(7) ?? 0);
+
+async function load(url: string, opts: { duration?: number; amount?: number; connections?: number; rate?: number }) {
   // autocannon refuses an explicit `duration: undefined`: pass only what is set.
   const limit = opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.duration ?? seconds };
-  return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit });
+  const paced = opts.rate ? { overallRate: opts.rate } : {};
+  return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit, ...paced });
 }
 
 async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage }> {
@@ -129,7 +133,7 @@ if (selected.length > 0) {
   const slice = async (s: Throughput, cycle: number): Promise<Slice> => {
     const server = servers.get(s.id) as Server;
     const before = await stats(server.base);
-    const r = await load(server.base + s.path, { duration: sliceSeconds });
+    const r = await load(server.base + s.path, { duration: sliceSeconds, rate });
     const after = await stats(server.base);
     const out: Slice = {
       rps: r.requests.average,

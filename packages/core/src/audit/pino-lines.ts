@@ -2,17 +2,18 @@
 //
 // pino serialises a log call generically: every key of the merging object goes through a
 // serializer lookup, a stringifier lookup and a type switch, and the message is escaped again. An
-// audit line has a fixed shape, so Kit builds its JSON with a few `JSON.stringify` calls (about
-// 0.4 µs instead of 1.4 µs on Node 20; `bench/`) and borrows from the logger only what makes a line
-// that logger's: the level prefix, the timestamp, the bindings, the message key and prefix, the
-// line end and the destination. Those live under pino's own symbols, found by description.
+// audit line has a fixed shape, so Kit builds its JSON with a few `JSON.stringify` calls (a whole
+// Default entry in about 1.6 µs instead of 2.2 µs through `logger.info`, Node 20, measured against
+// a no-op destination) and borrows from the logger only what makes a line that logger's: the
+// level prefix, the timestamp, the bindings, the message key and prefix, the line end and the
+// destination. Those live under pino's own symbols, found by description.
 //
 // Kit takes this path only when the result is the line pino itself would write. Anything that
 // makes a line depend on more than that (a mixin, `formatters.log`, redaction, a serializer or a
 // stringifier for one of the audit keys, `nestedKey`, a `logMethod` hook, a destination that reads
 // per-line metadata such as `pino.multistream`, a subscriber to pino's `pino_asJson` tracing
 // channel), or a pino whose internals are not the expected ones, keeps the ordinary
-// `logger[level](fields, message)` call. `pino-lines.test.ts` compares both paths for each case.
+// `logger[level](fields, message)` call. `audit-pino-lines.test.ts` compares both paths for each case.
 import { tracingChannel } from 'node:diagnostics_channel';
 import type { FastifyBaseLogger } from 'fastify';
 
@@ -23,8 +24,8 @@ interface Destination {
 type Hooks = { logMethod?: unknown; streamWrite?: (line: string) => string };
 type Formatters = { log?: unknown };
 
-// The symbols pino 8 to 10 keep its state under; the first four are private (`Symbol()`), the
-// rest `Symbol.for()`.
+// pino's private symbols (`Symbol('pino.…')`, one set per copy of pino) that Kit reads, found by
+// their description; serializers, formatters and hooks sit under public `Symbol.for()` keys.
 const PRIVATE = ['pino.lsCache', 'pino.time', 'pino.chindings', 'pino.end', 'pino.stream', 'pino.messageKey', 'pino.msgPrefix', 'pino.mixin', 'pino.stringifiers', 'pino.nestedKey'] as const;
 type PrivateName = (typeof PRIVATE)[number];
 
