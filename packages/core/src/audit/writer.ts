@@ -56,8 +56,8 @@ export interface FlushWaiter {
  * the turn (`setImmediate`). Nothing is queued past the turn, nothing is dropped.
  *
  * Why not one write per entry: pino's default asynchronous destination (sonic-boom) re-measures
- * its pending buffer on every write, so a line written on its own cost about 4 µs of CPU more than
- * a line written with its neighbours (`bench/`); under load that was most of the audit's cost.
+ * its pending buffer on every write: an entry written on its own cost 6.4 µs of process CPU, one
+ * written in a batch of 100 3.7 µs (`npm run bench:lines`, Node 20).
  */
 export class DirectLogWriter implements AuditWriter {
   readonly queueDepth = 0;
