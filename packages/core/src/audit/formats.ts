@@ -63,9 +63,60 @@ export const DEFAULT_FIELD_KEYS: readonly string[] = ['Method', 'Path', 'Query',
 export function defaultMembers(entry: AuditLogEntry, headersJson: string): string {
   const ms = Number.isFinite(entry.durationMs) ? entry.durationMs : null;
   return (
-    `,"Method":${JSON.stringify(entry.method)},"Path":${JSON.stringify(entry.path)},"Query":${JSON.stringify(querySuffix(entry))}` +
-    `,"StatusCode":${entry.statusCode},"ElapsedMs":${ms},"CorrelationId":${JSON.stringify(entry.correlationId)},"Headers":${headersJson}` +
+    `,"Method":${quote(entry.method)},"Path":${quote(entry.path)},"Query":${quote(querySuffix(entry))}` +
+    `,"StatusCode":${entry.statusCode},"ElapsedMs":${ms},"CorrelationId":${quote(entry.correlationId)},"Headers":${headersJson}` +
     (entry.aborted === true ? ',"Aborted":true' : '')
+  );
+}
+
+// A string with none of these is written the same by `JSON.stringify` (between quotes) and by
+// `escapeControl`: no quote or backslash, no control character, no surrogate.
+// eslint-disable-next-line no-control-regex
+const PLAIN = /^[^"\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]*$/;
+
+/** `JSON.stringify(x)` for a string, without the call when there is nothing to escape. */
+function quote(x: string): string {
+  return PLAIN.test(x) ? `"${x}"` : JSON.stringify(x);
+}
+
+/** `x` as it appears inside the JSON string of a text message: control-escaped, then JSON-escaped. */
+function inMessage(x: string): string {
+  return PLAIN.test(x) ? x : JSON.stringify(escapeControl(x)).slice(1, -1);
+}
+
+/**
+ * The headers as JSON (exactly `JSON.stringify(headers)`) and as they appear inside the JSON
+ * string of the Default message, built in one pass when every name and value is plain.
+ */
+export function headersJsonPair(headers: Readonly<Record<string, string>>): [json: string, inMessage: string] {
+  let json = '{';
+  let quoted = '{';
+  let first = true;
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (typeof value !== 'string' || !PLAIN.test(name) || !PLAIN.test(value)) {
+      const raw = JSON.stringify(headers);
+      return [raw, inMessage(raw)];
+    }
+    if (!first) {
+      json += ',';
+      quoted += ',';
+    }
+    first = false;
+    json += `"${name}":"${value}"`;
+    quoted += `\\"${name}\\":\\"${value}\\"`;
+  }
+  return [json + '}', quoted + '}'];
+}
+
+/**
+ * The Default message already encoded as a JSON string (with its quotes): the same text as
+ * `JSON.stringify(defaultMessage(entry, headersJson))`, without escaping the whole message again.
+ */
+export function defaultMessageJson(entry: AuditLogEntry, headersInMessage: string): string {
+  return (
+    `"HTTP ${inMessage(entry.method)} ${inMessage(entry.path + querySuffix(entry))} responded ${entry.statusCode} in ${entry.durationMs}ms` +
+    ` [CorrelationId: ${inMessage(entry.correlationId)}] Headers=${headersInMessage}${abortedSuffix(entry)}"`
   );
 }
 

@@ -106,12 +106,17 @@ export class PinoLines {
    * JSON members (`,"Key":value...`, or `''`). `message` must be a string.
    */
   line(level: string, members: string, message: string): string {
+    return this.lineWithJsonMessage(level, members, JSON.stringify(message));
+  }
+
+  /** `line` for a message already encoded as a JSON string (quotes included). */
+  lineWithJsonMessage(level: string, members: string, messageJson: string): string {
     const l = this.#logger;
     const s = this.#sym;
     const prefix = l[s['pino.msgPrefix']];
-    const msg = typeof prefix === 'string' ? prefix + message : message;
+    const msg = typeof prefix === 'string' ? `"${JSON.stringify(prefix).slice(1, -1)}${messageJson.slice(1)}` : messageJson;
     const head = (l[s['pino.lsCache']] as Record<number, string>)[this.#levels[level] as number] as string;
-    const line = head + (l[s['pino.time']] as () => string)() + (l[s['pino.chindings']] as string) + members + ',' + this.#messageKey + ':' + JSON.stringify(msg) + (l[s['pino.end']] as string);
+    const line = head + (l[s['pino.time']] as () => string)() + (l[s['pino.chindings']] as string) + members + ',' + this.#messageKey + ':' + msg + (l[s['pino.end']] as string);
     const hook = this.#streamWrite;
     return hook === undefined ? line : hook(line);
   }

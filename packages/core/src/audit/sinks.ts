@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AuditTrailFormat } from '../enums.js';
 import { invalidOption } from '../errors.js';
 import type { AuditLogEntry, IAuditSink } from './entry.js';
-import { compactMessage, DEFAULT_FIELD_KEYS, defaultFields, defaultMembers, defaultMessage, dotnetLoggerMessage, jsonStyleMessage } from './formats.js';
+import { compactMessage, DEFAULT_FIELD_KEYS, defaultFields, defaultMembers, defaultMessage, defaultMessageJson, dotnetLoggerMessage, headersJsonPair, jsonStyleMessage } from './formats.js';
 import type { AuditLogLevel } from './options.js';
 import { PinoLines } from './pino-lines.js';
 
@@ -126,8 +126,8 @@ export class LoggingAuditSink implements IAuditSink {
   #line(lines: PinoLines, level: AuditLogLevel, entry: AuditLogEntry): string {
     switch (this.#format) {
       case AuditTrailFormat.Default: {
-        const headersJson = JSON.stringify(entry.headers);
-        return lines.line(level, defaultMembers(entry, headersJson), defaultMessage(entry, headersJson));
+        const [headersJson, headersInMessage] = headersJsonPair(entry.headers);
+        return lines.lineWithJsonMessage(level, defaultMembers(entry, headersJson), defaultMessageJson(entry, headersInMessage));
       }
       case AuditTrailFormat.DotnetLogger:
         return lines.line(level, '', dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));
