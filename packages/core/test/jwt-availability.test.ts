@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { jwtApp, TestAuthority } from './jwt-authority.js';
+import { startJwtFixture, stopJwtFixture, type TestAuthority } from './jwt-authority.js';
 
 async function get(app: FastifyInstance, token: string): Promise<LightMyRequestResponse> {
   return app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
@@ -27,15 +27,9 @@ describe('JWT when the authority is unavailable', () => {
   let app: FastifyInstance;
 
   beforeEach(async () => {
-    authority = await TestAuthority.start();
-    app = await jwtApp(authority);
-    mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    ({ authority, app } = await startJwtFixture());
   });
-  afterEach(async () => {
-    mock.timers.reset();
-    await app.close();
-    await authority.stop();
-  });
+  afterEach(() => stopJwtFixture({ authority, app }));
 
   it('down before the first token: 503 (not 401), the process keeps running, retries after a backoff', async () => {
     const token = await authority.sign({ expiresIn: 3600 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { HealthCheckResult, IHealthCheck } from '@kit/core';
-import { jwtApp, TestAuthority } from './jwt-authority.js';
+import { jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from './jwt-authority.js';
 
 /** Runs the `jwt` check exactly as registered through the builder. */
 async function runJwtCheck(app: FastifyInstance, signal: AbortSignal = AbortSignal.timeout(5000)): Promise<HealthCheckResult> {
@@ -36,15 +36,9 @@ describe('the jwt health check', () => {
   let app: FastifyInstance;
 
   beforeEach(async () => {
-    authority = await TestAuthority.start();
-    app = await jwtApp(authority);
-    mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    ({ authority, app } = await startJwtFixture());
   });
-  afterEach(async () => {
-    mock.timers.reset();
-    await app.close();
-    await authority.stop();
-  });
+  afterEach(() => stopJwtFixture({ authority, app }));
 
   it('healthy with the authority up: discovery document and key set both fetched', async () => {
     const result = await runJwtCheck(app);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { exportSPKI, SignJWT } from 'jose';
-import { AUDIENCE, b64url, jwtApp, TestAuthority } from './jwt-authority.js';
+import { AUDIENCE, b64url, jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from './jwt-authority.js';
 
 const CHALLENGE = /^Bearer error="invalid_token", error_description="[^"\\]+"$/;
 
@@ -213,16 +213,9 @@ describe('JWT signing keys: rotation, removal, several keys, algorithms', () => 
   let app: FastifyInstance;
 
   before(async () => {
-    authority = await TestAuthority.start({ path: '/realms/rotation/' });
-    app = await jwtApp(authority);
-    // jose's cooldown and Kit's refresh age are measured with Date.now(): move the clock instead of sleeping.
-    mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    ({ authority, app } = await startJwtFixture({ path: '/realms/rotation/' }));
   });
-  after(async () => {
-    mock.timers.reset();
-    await app.close();
-    await authority.stop();
-  });
+  after(() => stopJwtFixture({ authority, app }));
 
   it('an authority URL with a trailing slash finds the discovery document below it', async () => {
     assert.equal((await get(app, await authority.sign())).statusCode, 200);
