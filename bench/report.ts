@@ -16,7 +16,7 @@ interface ThroughputRow {
 }
 
 export interface Results {
-  machine: { node: string; cores: number; cpu: string; memoryGb: number; date: string; mode: string; runs: number; seconds: number; cycles: number; sliceSeconds: number; connections: number };
+  machine: { node: string; cores: number; cpu: string; memoryGb: number; date: string; mode: string; seconds: number; cycles: number; sliceSeconds: number; connections: number };
   throughput?: ThroughputRow[];
   healthz?: { connections: number; seconds: number; requests: number; rps: number; p99Ms: number; slowCheckRuns: number; maxWaves: number; requestsPerCheckRun: number; non2xx: number };
   startup?: { classes: number; kitMs: number[]; manualMs: number[]; medianKitMs: number; medianManualMs: number; ratio: number };

@@ -14,8 +14,9 @@ import autocannon from 'autocannon';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const full = process.argv.includes('--full');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
-const runs = full ? 7 : 3;
 const seconds = full ? 10 : 5;
+// Start-up: each of the two ways is timed this many times.
+const startupRuns = full ? 7 : 5;
 // Throughput: every scenario gets `cycles` slices of `sliceSeconds`.
 const cycles = Number(process.argv.find((a) => a.startsWith('--cycles='))?.slice(9) ?? (full ? 8 : 4));
 const sliceSeconds = full ? 4 : 2;
@@ -202,7 +203,7 @@ if (!only || only.includes('healthz')) {
 // 3. Start-up of 1,000 endpoint classes against the same routes registered by hand.
 if (!only || only.includes('startup')) {
   const times: Record<string, number[]> = { kit: [], manual: [] };
-  for (let i = 0; i < (full ? 7 : 5); i++) {
+  for (let i = 0; i < startupRuns; i++) {
     for (const mode of ['kit', 'manual']) {
       const { stdout } = await exec(nodeBin, [...nodeArgs, path.join(here, 'startup.ts'), mode, '1000']);
       times[mode]?.push((JSON.parse(stdout) as { ms: number }).ms);
@@ -243,7 +244,7 @@ if (!only || only.includes('memory')) {
 }
 
 const serverNode = nodeBin === process.execPath ? process.version : (await exec(nodeBin, ['-v'])).stdout.trim();
-const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', runs, seconds, cycles, sliceSeconds, connections };
+const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', seconds, cycles, sliceSeconds, connections };
 const out = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? 'RESULTS';
 await writeFile(path.join(here, `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
 await writeFile(path.join(here, `${out}.md`), (await import('./report.js')).renderReport({ machine, ...results } as never));

@@ -33,10 +33,8 @@ function abortedSuffix(entry: AuditLogEntry): string {
 
 /** `Default`: `HTTP {method} {path}{query} responded {statusCode} in {n}ms [CorrelationId: {id}] Headers={json}`. */
 export function defaultMessage(entry: AuditLogEntry, headersJson: string): string {
-  return escapeControl(
-    `HTTP ${entry.method} ${entry.path}${querySuffix(entry)} responded ${entry.statusCode} in ${entry.durationMs}ms` +
-      ` [CorrelationId: ${entry.correlationId}] Headers=${headersJson}${abortedSuffix(entry)}`,
-  );
+  // One template for both paths: the direct path's JSON-encoded message, decoded.
+  return JSON.parse(defaultMessageJson(entry, inMessage(headersJson))) as string;
 }
 
 /** The structured fields of `Default`, named like the message's placeholders. */

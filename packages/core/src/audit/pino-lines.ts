@@ -47,14 +47,25 @@ function pinoSymbols(logger: object): Map<string, symbol> {
  */
 export class PinoLines {
   readonly #logger: Record<symbol, unknown> & FastifyBaseLogger;
-  readonly #sym: Readonly<Record<PrivateName, symbol>>;
+  // pino's symbols, resolved once: a line reads the logger's current state under them.
+  readonly #lsCache: symbol;
+  readonly #time: symbol;
+  readonly #chindings: symbol;
+  readonly #end: symbol;
+  readonly #stream: symbol;
+  readonly #msgPrefix: symbol;
   readonly #levels: Readonly<Record<string, number>>;
   readonly #messageKey: string;
   readonly #streamWrite: ((line: string) => string) | undefined;
 
   private constructor(logger: Record<symbol, unknown> & FastifyBaseLogger, sym: Record<PrivateName, symbol>, levels: Record<string, number>) {
     this.#logger = logger;
-    this.#sym = sym;
+    this.#lsCache = sym['pino.lsCache'];
+    this.#time = sym['pino.time'];
+    this.#chindings = sym['pino.chindings'];
+    this.#end = sym['pino.end'];
+    this.#stream = sym['pino.stream'];
+    this.#msgPrefix = sym['pino.msgPrefix'];
     this.#levels = levels;
     this.#messageKey = JSON.stringify(logger[sym['pino.messageKey']]);
     this.#streamWrite = (logger[Symbol.for('pino.hooks')] as Hooks | undefined)?.streamWrite;
@@ -112,17 +123,16 @@ export class PinoLines {
   /** `line` for a message already encoded as a JSON string (quotes included). */
   lineWithJsonMessage(level: string, members: string, messageJson: string): string {
     const l = this.#logger;
-    const s = this.#sym;
-    const prefix = l[s['pino.msgPrefix']];
+    const prefix = l[this.#msgPrefix];
     const msg = typeof prefix === 'string' ? `"${JSON.stringify(prefix).slice(1, -1)}${messageJson.slice(1)}` : messageJson;
-    const head = (l[s['pino.lsCache']] as Record<number, string>)[this.#levels[level] as number] as string;
-    const line = head + (l[s['pino.time']] as () => string)() + (l[s['pino.chindings']] as string) + members + ',' + this.#messageKey + ':' + msg + (l[s['pino.end']] as string);
+    const head = (l[this.#lsCache] as Record<number, string>)[this.#levels[level] as number] as string;
+    const line = head + (l[this.#time] as () => string)() + (l[this.#chindings] as string) + members + ',' + this.#messageKey + ':' + msg + (l[this.#end] as string);
     const hook = this.#streamWrite;
     return hook === undefined ? line : hook(line);
   }
 
   /** Hands lines to the logger's destination (which may have changed since `create`). */
   write(lines: string): void {
-    (this.#logger[this.#sym['pino.stream']] as Destination).write(lines);
+    (this.#logger[this.#stream] as Destination).write(lines);
   }
 }
