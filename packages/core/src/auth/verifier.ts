@@ -129,13 +129,18 @@ function classify(err: unknown): Error {
  *   the keys fetched last keep validating tokens (jose keeps the old set when a fetch fails).
  */
 export class TokenVerifier {
-  #keys: { uri: string; set: RemoteKeySet; refreshedAt: number } | undefined;
+  #keys: { uri: string; set: RemoteKeySet; refreshedAt: number; getKey: JWTVerifyGetKey } | undefined;
+  /** jose's options for the current issuer: built when the issuer is first seen, not per request. */
+  #options: JWTVerifyOptions & { issuer: string } | undefined;
+  readonly #audiences: string[];
 
   constructor(
     readonly discovery: OpenIdDiscovery,
     readonly audiences: readonly string[],
     private readonly onKeysRefreshFailed: (err: unknown) => void = () => undefined,
-  ) {}
+  ) {
+    this.#audiences = [...audiences];
+  }
 
   /** True once a key set was fetched: tokens can be validated even if the authority goes down. */
   hasSigningKeys(): boolean {
@@ -157,13 +162,17 @@ export class TokenVerifier {
     }
 
     const metadata = await this.discovery.get();
-    const options: JWTVerifyOptions = {
-      issuer: metadata.issuer,
-      audience: [...this.audiences],
-      algorithms: [...ACCEPTED_ALGORITHMS],
-      requiredClaims: ['exp'],
-      clockTolerance: CLOCK_TOLERANCE_SECONDS,
-    };
+    let options = this.#options;
+    if (options?.issuer !== metadata.issuer) {
+      options = {
+        issuer: metadata.issuer,
+        audience: this.#audiences,
+        algorithms: [...ACCEPTED_ALGORITHMS],
+        requiredClaims: ['exp'],
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      };
+      this.#options = options;
+    }
     const getKey = this.#getKey(metadata.jwksUri);
     try {
       const { payload } = await jwtVerify(token, getKey, options);
@@ -190,17 +199,15 @@ export class TokenVerifier {
   }
 
   #getKey(jwksUri: string): JWTVerifyGetKey {
-    if (this.#keys?.uri !== jwksUri) {
-      // The discovery document named another key set (rare): start over with it.
-      const set = createRemoteJWKSet(new URL(jwksUri), {
-        cacheMaxAge: Number.POSITIVE_INFINITY,
-        cooldownDuration: KEYS_COOLDOWN_MS,
-        timeoutDuration: AUTHORITY_FETCH_TIMEOUT_MS,
-      });
-      this.#keys = { uri: jwksUri, set, refreshedAt: Date.now() };
-    }
-    const keys = this.#keys;
-    return async (header, token) => {
+    if (this.#keys?.uri === jwksUri) return this.#keys.getKey;
+    // First use, or the discovery document named another key set (rare): start over with it.
+    const set = createRemoteJWKSet(new URL(jwksUri), {
+      cacheMaxAge: Number.POSITIVE_INFINITY,
+      cooldownDuration: KEYS_COOLDOWN_MS,
+      timeoutDuration: AUTHORITY_FETCH_TIMEOUT_MS,
+    });
+    const keys = { uri: jwksUri, set, refreshedAt: Date.now(), getKey: undefined as unknown as JWTVerifyGetKey };
+    keys.getKey = async (header, token) => {
       if (Date.now() - keys.refreshedAt >= KEYS_REFRESH_MS && !keys.set.reloading) {
         keys.refreshedAt = Date.now();
         keys.set.reload().catch(this.onKeysRefreshFailed);
@@ -214,5 +221,7 @@ export class TokenVerifier {
         throw new AuthorityUnavailableError(reason, { cause: err });
       }
     };
+    this.#keys = keys;
+    return keys.getKey;
   }
 }
