@@ -269,8 +269,8 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
 
   let auditTrail: AuditTrailOptions | undefined;
   if (hidden.audit) {
-    const defaults = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath].filter((p): p is string => typeof p === 'string');
-    auditTrail = new AuditTrailOptions(defaults);
+    // The audit leaves Kit's own infrastructure paths alone by default: the same list as above.
+    auditTrail = new AuditTrailOptions(probePaths);
     hidden.audit.action?.(auditTrail);
     validateAuditTrailOptions(auditTrail);
     Object.freeze(auditTrail);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, HealthCheckResult, KitError, useKit, type KitOption } from '@kit/core';
+import { TestAuthority } from './jwt-authority.js';
 
 function addKitError(configure: (opt: KitOption) => void): KitError {
   try {
@@ -52,16 +53,22 @@ describe('configureJwt configuration errors', () => {
   });
 
   it('valid configuration registers the jwt check and fetches nothing at start-up', async () => {
+    // A real authority that counts what it is asked: start-up must not depend on it.
+    const authority = await TestAuthority.start();
     const app = Fastify();
-    // An address nothing listens on: start-up must not depend on the authority.
-    const kit = addKit(app, [], (opt) => opt.configureJwt('http://127.0.0.1:9/tenant', ['api://x']));
-    assert.deepEqual(
-      kit.healthChecks.registrations().map((r) => r.name),
-      ['jwt'],
-    );
-    await useKit(app);
-    await app.ready();
-    await app.close();
+    try {
+      const kit = addKit(app, [], (opt) => opt.configureJwt(authority.url, ['api://x']));
+      assert.deepEqual(
+        kit.healthChecks.registrations().map((r) => r.name),
+        ['jwt'],
+      );
+      await useKit(app);
+      await app.ready();
+      assert.deepEqual(authority.counts, { discovery: 0, jwks: 0, other: 0 });
+    } finally {
+      await app.close();
+      await authority.stop();
+    }
   });
 });
 

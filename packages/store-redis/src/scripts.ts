@@ -154,5 +154,3 @@ local ttl = redis.call('PTTL', KEYS[1])
 ${NOW}
 return {owner, now + ttl}`,
 );
-
-/** The reply of a script as a list, whatever the protocol. */

@@ -32,6 +32,7 @@ import {
   CRON_GET,
 } from './scripts.js';
 
+/** The reply of a script as a list, whatever the protocol. */
 function list(reply: unknown): unknown[] {
   return Array.isArray(reply) ? reply : [];
 }
