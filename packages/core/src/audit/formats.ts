@@ -33,8 +33,13 @@ function abortedSuffix(entry: AuditLogEntry): string {
 
 /** `Default`: `HTTP {method} {path}{query} responded {statusCode} in {n}ms [CorrelationId: {id}] Headers={json}`. */
 export function defaultMessage(entry: AuditLogEntry, headersJson: string): string {
-  // One template for both paths: the direct path's JSON-encoded message, decoded.
-  return JSON.parse(defaultMessageJson(entry, inMessage(headersJson))) as string;
+  // The same text as `defaultMessageJson` (the direct path); decoding that one instead cost pino's
+  // path 0.8 µs per entry, so the template is spelled twice and audit-pino-lines.test.ts holds
+  // the two together byte for byte.
+  return escapeControl(
+    `HTTP ${entry.method} ${entry.path}${querySuffix(entry)} responded ${entry.statusCode} in ${entry.durationMs}ms` +
+      ` [CorrelationId: ${entry.correlationId}] Headers=${headersJson}${abortedSuffix(entry)}`,
+  );
 }
 
 /** The structured fields of `Default`, named like the message's placeholders. */
