@@ -224,7 +224,9 @@ export class RedisConnection {
     if (error.name === 'ReplyError') reason = `server replied ${message.split(' ')[0] ?? 'an error'}`;
     else if (/timed out/i.test(message)) reason = `no reply within ${this.settings.commandTimeoutMs} ms`;
     else if (error.name === 'MaxRetriesPerRequestError') reason = 'connection lost before the reply';
-    else if (/writeable|closed/i.test(message)) reason = 'not connected';
+    // The socket went away between the `ready` check and the write (its close event not yet seen):
+    // the same answer as a call refused up front.
+    else if (/writeable|closed/i.test(message)) reason = `not connected: ${this.#failure ?? 'connection lost'}`;
     else reason = 'connection error';
     return new StoreUnavailableError('redis', reason, { cause: error });
   }

@@ -58,6 +58,11 @@ describeRedis('Redis outage while the service runs', () => {
     assert.equal((await app.inject('/limited')).statusCode, 200);
 
     await redis.stop();
+    // Should an assertion below fail, the next test still starts against a running, reconnected server.
+    t.after(async () => {
+      await redis.resume();
+      await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 3000, 'healthy again after the test');
+    });
     const toUnhealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'unhealthy', CHECK_TIMEOUT_MS, 'unhealthy');
     const [down, evalMs] = await timed(() => evaluateRedisCheck(app));
     assert.equal(down.status, 'unhealthy');
