@@ -3,6 +3,7 @@ export { addKit, useKit, type KitConfigure, type HostInstance } from './kit.js';
 export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './options.js';
 export type { KitInstance, KitAudit } from './runtime.js';
 export { KitError } from './errors.js';
+export { sendProblem, PROBLEM_JSON, type ProblemDetails } from './problem/details.js';
 export { EndpointFormat, HealthCheckDetailLevel, AuditTrailFormat, KitHttpMethod, type KitState } from './enums.js';
 export type { KitServices, ServiceClass } from './services.js';
 

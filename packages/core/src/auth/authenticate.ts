@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { KitError } from '../errors.js';
+import { sendProblem } from '../problem/details.js';
 import type { HealthChecksBuilder } from '../health/builder.js';
 import { AuthorityUnavailableError, OpenIdDiscovery } from './discovery.js';
 import { JWT_HEALTH_CHECK_NAME, JwtAuthorityHealthCheck } from './health.js';
@@ -37,15 +38,6 @@ declare module 'fastify' {
   }
 }
 
-/** Body of the 401 and 503 answers (RFC 9457 problem details). */
-interface ProblemDetails {
-  type: 'about:blank';
-  title: string;
-  status: number;
-  detail: string;
-}
-
-const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 const GUARD_STAGES = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const;
 /** `Retry-After` of a 503 while the authority is unreachable: about when discovery is retried. */
@@ -61,11 +53,6 @@ function bearerToken(header: string | undefined): string | null | undefined {
   if (!match) return undefined;
   const token = (match[1] ?? '').trim();
   return token !== '' && TOKEN68.test(token) ? token : null;
-}
-
-function sendProblem(reply: FastifyReply, problem: ProblemDetails, headers: Record<string, string>): FastifyReply {
-  // Serialized here, not by the route: a route's own `response` schema for 401/4xx must not reshape it.
-  return reply.code(problem.status).headers({ ...headers, 'content-type': PROBLEM_JSON, 'cache-control': 'no-store' }).send(JSON.stringify(problem));
 }
 
 function unauthorized(reply: FastifyReply, description: string | undefined): FastifyReply {
