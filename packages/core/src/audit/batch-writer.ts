@@ -3,7 +3,7 @@ import type { AuditLogEntry, IAuditSink } from './entry.js';
 import { AUDIT_QUEUE_CAPACITY } from './options.js';
 import type { AuditRecord } from './record.js';
 import { LoggingAuditSink } from './sinks.js';
-import { timeoutError, type AuditCounters, type AuditFailureReporter, type AuditWriter, type FlushWaiter, type WriterSettings } from './writer.js';
+import { abandonedError, timeoutError, type AuditCounters, type AuditFailureReporter, type AuditWriter, type FlushWaiter, type WriterSettings } from './writer.js';
 
 /** A fixed ring of records: push and take never allocate, and it never grows past its capacity. */
 class RecordRing {
@@ -280,6 +280,32 @@ export class BatchWriter implements AuditWriter {
     }
     // Entries logged are in pino's hands; make its destination write them out too.
     await this.#direct?.flush(this.settings.writeTimeoutMs);
+  }
+
+  abandon(): number {
+    let abandoned = 0;
+    const call = this.#current;
+    if (call !== undefined && !call.timedOut) {
+      // As a timeout would: its late settlement changes no counter.
+      call.timedOut = true;
+      clearTimeout(call.timer);
+      const left = call.size - call.handled;
+      call.controller.abort(abandonedError(left));
+      this.counters.failed += left;
+      abandoned += left;
+      call.handled = call.size;
+      this.#seqDone += call.size;
+      this.#current = undefined;
+    }
+    const left = this.#ring.take(this.#ring.size).length;
+    this.counters.failed += left;
+    this.#seqDone += left;
+    abandoned += left;
+    this.#closed = true;
+    this.#due = false;
+    for (const waiter of this.#waiters) waiter.resolve();
+    this.#waiters = [];
+    return abandoned;
   }
 
   async close(flush: boolean): Promise<void> {
