@@ -31,7 +31,7 @@ let kRouteContext: symbol | null | undefined;
 function routeSourceOf(request: FastifyRequest): RouteSource | undefined {
   if (kRouteContext === undefined) kRouteContext = Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context') ?? null;
   if (kRouteContext !== null) return (request as unknown as Record<symbol, RouteSource | undefined>)[kRouteContext];
-  return { config: { url: request.routeOptions.url } };
+  return { config: request.routeOptions.config };
 }
 
 /**

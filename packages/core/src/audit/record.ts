@@ -1,3 +1,4 @@
+import { routePatternOf } from '../route-pattern.js';
 import type { AuditLogEntry } from './entry.js';
 import { AUDIT_PATH_CAP, cap, type Redactor } from './redaction.js';
 import { traceIdFromTraceparent, type TraceIds } from './trace.js';
@@ -38,7 +39,7 @@ export interface RecordSettings {
  * a reference and reads the route pattern from it only when something formats the entry.
  */
 export interface RouteSource {
-  readonly config?: { readonly url?: unknown } | undefined;
+  readonly config?: Parameters<typeof routePatternOf>[0];
 }
 
 /** The request as far as a record reads it at completion: who was authenticated. */
@@ -150,8 +151,7 @@ export class AuditRecord implements AuditLogEntry {
 
   /** The route pattern the request matched (`/api/orders@2/:id`); `undefined` when none did (404). */
   get route(): string | undefined {
-    const url = this.#route?.config?.url;
-    return typeof url === 'string' ? url : undefined;
+    return routePatternOf(this.#route?.config);
   }
 
   get traceId(): string | undefined {
