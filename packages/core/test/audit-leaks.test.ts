@@ -61,6 +61,8 @@ async function app(options: { audit?: (a: AuditTrailOptions) => void; fastify?: 
   });
   instance.get('/validated', { schema: { querystring: { type: 'object', properties: { n: { type: 'integer' } } } } }, async () => ({ ok: true }));
   instance.get('/teapot', async (_req, reply) => reply.code(418).send('short and stout'));
+  // An onResponse hook that fails: Fastify logs "request errored" with the error.
+  instance.get('/after', { onResponse: (_req, _reply, done) => done(new Error('onResponse failed')) }, async () => ({ ok: true }));
   await useKit(instance);
   await instance.ready();
   return instance;
@@ -68,7 +70,7 @@ async function app(options: { audit?: (a: AuditTrailOptions) => void; fastify?: 
 
 /** The same secrets sent to every kind of route: 200, 404, 500, 400 (validation), 418, an excluded path. */
 async function sendEverything(instance: FastifyInstance): Promise<void> {
-  for (const path of ['/hello', '/nowhere', '/boom', '/validated', '/teapot', '/healthz', '/livez']) {
+  for (const path of ['/hello', '/nowhere', '/boom', '/validated', '/teapot', '/after', '/healthz', '/livez']) {
     const url = path === '/validated' ? `${path}?n=abc&${QUERY}` : `${path}?${QUERY}`;
     await instance.inject({ url, headers: HEADER_SECRETS });
   }
@@ -96,6 +98,8 @@ describe('no redacted value in any line of the log', () => {
         const error = log.lines().find((l) => l.msg === 'kaboom') as { req?: { url?: string }; err?: { stack?: string } } | undefined;
         assert.ok(error?.err?.stack, "the 500's error line, with its stack, stays");
         assert.match(error?.req?.url ?? '', /^\/boom\?keep=visible&token=\*\*\*&/, 'its URL redacted like the entry');
+        const errored = log.lines().find((l) => l.msg === 'request errored') as { err?: { message?: string } } | undefined;
+        assert.equal(errored?.err?.message, 'onResponse failed', '"request errored" carries an error: it stays');
       } finally {
         await instance.close();
       }
@@ -114,10 +118,10 @@ describe('no redacted value in any line of the log', () => {
       await sendEverything(instance);
       assertNoSecret(log);
       const incoming = log.lines().filter((l) => l.msg === 'incoming request') as Array<{ req: { url: string; headers: Record<string, string> } }>;
-      assert.equal(incoming.length, 7, 'one per request, excluded paths included');
+      assert.equal(incoming.length, 8, 'one per request, excluded paths included');
       assert.match(incoming[0]?.req.url ?? '', /^\/hello\?keep=visible&token=\*\*\*&access_token=\*\*\*/);
       assert.equal(incoming[0]?.req.headers.authorization, REDACTED);
-      assert.equal(log.lines().filter((l) => l.msg === 'request completed').length, 7);
+      assert.equal(log.lines().filter((l) => l.msg === 'request completed').length, 7, 'and "request errored" for /after');
       assert.ok(log.lines().some((l) => typeof l.msg === 'string' && l.msg.startsWith('Route GET:/nowhere?keep=visible&token=***')));
     } finally {
       await instance.close();
@@ -139,7 +143,7 @@ describe('no redacted value in any line of the log', () => {
         await sendEverything(instance);
         assertNoSecret(log);
         const urls = log.lines().filter((l) => l.msg === 'incoming request').map((l) => (l.req as { url: string }).url.split('?')[0]);
-        assert.deepEqual(urls, ['/hello', '/nowhere', '/boom', '/validated', '/teapot']);
+        assert.deepEqual(urls, ['/hello', '/nowhere', '/boom', '/validated', '/teapot', '/after']);
       } finally {
         await instance.close();
       }

@@ -8,6 +8,7 @@
 //
 // - `incoming request`, `request completed` and `Route ... not found` are left out while
 //   `fastifyRequestLogging` is false (the default): the audit entry is the request's line.
+//   `request errored` (a response stream that failed) stays: it carries the error.
 // - Every line that is still written sees the request through a view whose URL and headers are
 //   redacted like the entry's, so no listed parameter or header reaches the log, whatever
 //   serializer formats `req`.
@@ -94,13 +95,13 @@ export function installRequestLogging(app: FastifyInstance, settings: RecordSett
     if (typeof method !== 'function') continue;
     const drop = REQUEST_LINES.has(name) && !keepRequestLines;
     methods[name] = {
-      value: drop
-        ? function kitDropped(): void {}
-        : function kitRedacted(this: unknown, ...args: unknown[]): unknown {
-            const request = args[at];
-            if (isRequest(request)) args[at] = redactedView(request, settings);
-            return (method as ControllerMethod).apply(this, args);
-          },
+      value: function kitRequestLine(this: unknown, ...args: unknown[]): unknown {
+        // `requestCompleted(err, ...)` with an error is Fastify's "request errored" line: kept.
+        if (drop && (name !== 'requestCompleted' || args[0] == null)) return undefined;
+        const request = args[at];
+        if (isRequest(request)) args[at] = redactedView(request, settings);
+        return (method as ControllerMethod).apply(this, args);
+      },
     };
   }
   // The host's controller stays the prototype: its settings (`disableRequestLogging`, the request
