@@ -3,64 +3,17 @@
 // ends as Node ends it without a handler, and a host with signal handlers of its own sees no
 // change at all.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { AuditStats } from '@kit/core';
+import { startHostProcess, type Exit, type HostProcess } from './audit-helpers.js';
 
-const tsx = import.meta.resolve('tsx');
 const hostFile = fileURLToPath(new URL('./fixtures/audit/signal-host.ts', import.meta.url));
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-interface Host {
-  child: ChildProcess;
-  base: string;
-  file: string;
-  stdout: () => string;
-  exited: Promise<Exit>;
-  close: () => Promise<void>;
-}
-
-async function startHost(args: string[], env: Record<string, string> = {}): Promise<Host> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'kit-signal-'));
-  const file = path.join(dir, 'audit.jsonl');
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, hostFile, file, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d: string) => (out += d));
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const port = await new Promise<number>((resolve, reject) => {
-    const onData = (): void => {
-      const m = /READY (\d+)/.exec(out);
-      if (m) {
-        child.stdout.off('data', onData);
-        resolve(Number(m[1]));
-      }
-    };
-    child.stdout.on('data', onData);
-    void exited.then((e) => reject(new Error(`host exited early: ${JSON.stringify(e)}`)));
-  });
-  return {
-    child,
-    base: `http://127.0.0.1:${port}`,
-    file,
-    stdout: () => out,
-    exited,
-    close: async () => {
-      child.kill('SIGKILL');
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+function startHost(args: string[], env: Record<string, string> = {}): Promise<HostProcess> {
+  return startHostProcess(hostFile, args, env);
 }
 
 /** How Node ends a process that has no listener for `signal`: the reference Kit must match. */
@@ -100,15 +53,15 @@ async function stats(base: string): Promise<AuditStats> {
   return (await (await fetch(`${base}/stats`)).json()) as AuditStats;
 }
 
-function waitForOutput(host: Host, text: string): Promise<void> {
+function waitForOutput(host: HostProcess, text: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const check = (): void => {
       if (host.stdout().includes(text)) {
-        host.child.stdout?.off('data', check);
+        host.child.stdout.off('data', check);
         resolve();
       }
     };
-    host.child.stdout?.on('data', check);
+    host.child.stdout.on('data', check);
     void host.exited.then((e) => reject(new Error(`exited before printing ${text}: ${JSON.stringify(e)}`)));
     check();
   });
