@@ -66,8 +66,28 @@ function redactedView(request: FastifyRequest, s: RecordSettings): FastifyReques
   }) as FastifyRequest;
 }
 
-function isRequest(value: unknown): value is FastifyRequest {
-  return typeof value === 'object' && value !== null && typeof (value as { raw?: unknown }).raw === 'object';
+function viewOf(request: unknown, settings: RecordSettings): unknown {
+  const isRequest = typeof request === 'object' && request !== null && typeof (request as { raw?: unknown }).raw === 'object';
+  return isRequest ? redactedView(request as FastifyRequest, settings) : request;
+}
+
+/**
+ * One controller method, wrapped. Fixed arities, no rest parameters: `incomingRequest` and
+ * `requestCompleted` run on every request, and a dropped line must cost no more than Fastify's
+ * own `disableRequestLogging` check.
+ */
+function wrap(name: string, method: ControllerMethod, at: number, drop: boolean, settings: RecordSettings): ControllerMethod {
+  if (at === 0) {
+    return function kitRequestLine(this: unknown, request: unknown, reply: unknown, metadata: unknown): unknown {
+      if (drop) return undefined;
+      return method.call(this, viewOf(request, settings), reply, metadata);
+    };
+  }
+  return function kitRequestLine(this: unknown, first: unknown, request: unknown, reply: unknown, metadata: unknown): unknown {
+    // `requestCompleted(err, ...)` with an error is Fastify's "request errored" line: kept.
+    if (drop && (name !== 'requestCompleted' || first == null)) return undefined;
+    return method.call(this, first, viewOf(request, settings), reply, metadata);
+  };
 }
 
 /**
@@ -93,16 +113,7 @@ export function installRequestLogging(app: FastifyInstance, settings: RecordSett
   for (const [name, at] of Object.entries(REQUEST_AT)) {
     const method = original[name];
     if (typeof method !== 'function') continue;
-    const drop = REQUEST_LINES.has(name) && !keepRequestLines;
-    methods[name] = {
-      value: function kitRequestLine(this: unknown, ...args: unknown[]): unknown {
-        // `requestCompleted(err, ...)` with an error is Fastify's "request errored" line: kept.
-        if (drop && (name !== 'requestCompleted' || args[0] == null)) return undefined;
-        const request = args[at];
-        if (isRequest(request)) args[at] = redactedView(request, settings);
-        return (method as ControllerMethod).apply(this, args);
-      },
-    };
+    methods[name] = { value: wrap(name, method as ControllerMethod, at, REQUEST_LINES.has(name) && !keepRequestLines, settings) };
   }
   // The host's controller stays the prototype: its settings (`disableRequestLogging`, the request
   // id label) and its other methods apply as before.
