@@ -65,6 +65,8 @@ describe('SIGTERM in a real child process', () => {
         for (const id of completed.filter((c) => c !== 'stats')) assert.ok(ids.has(id), `entry for ${id}`);
         assert.equal(entries.filter((e) => e.path === '/work' && e.query === 'ms=300').length, 20, 'the in-flight requests too');
         assert.deepEqual(finalStats, { enqueued: completed.length, written: completed.length, dropped: 0, failed: 0, queueDepth: 0 });
+        // The signal had a handler (Kit's graceful shutdown or the host's): the audit trail's own listener stayed out.
+        assert.doesNotMatch(await readFile(file, 'utf8'), /no handler for it/);
         t.diagnostic(
           `SIGTERM (${sink} sink, ${handler} handler): ${completed.length} requests completed (20 in flight at the signal); ${inFileBeforeSignal} entries in the file before ` +
             `the signal (queue ${stats.queueDepth} at /stats), ${entries.length} after exit (code ${code}); counters ${JSON.stringify(finalStats)}`,
