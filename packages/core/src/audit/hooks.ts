@@ -12,7 +12,7 @@ import { installRequestLogging } from './request-logging.js';
 import { activeSpanIds } from './trace.js';
 import { AuditTrail, type AuditSinkFactory } from './trail.js';
 
-export { AuditTrail, type AuditSinkFactory } from './trail.js';
+export { AuditTrail } from './trail.js';
 
 // Per-request state rides on Node's own request and response objects under symbols: no Fastify
 // decoration (which would widen every FastifyRequest) and no closure per request.
