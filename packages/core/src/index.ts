@@ -12,11 +12,11 @@ export type { EndpointSource } from './endpoints/discovery.js';
 export { EndpointGroup, KitTag, KitEndpoint, KitMethod } from './endpoints/decorators.js';
 export { operationIdFor } from './endpoints/operation-ids.js';
 
-export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, type AuditLogLevel } from './audit/options.js';
+export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
 export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';
 export { LoggingAuditSink, type LoggingAuditSinkOptions } from './audit/sinks.js';
 export { getCorrelationId, CORRELATION_ID_PATTERN } from './audit/correlation.js';
-export { AUDIT_QUERY_CAP, AUDIT_HEADER_VALUE_CAP, REDACTED, TRUNCATED_MARKER } from './audit/redaction.js';
+export { AUDIT_PATH_CAP, AUDIT_QUERY_CAP, AUDIT_HEADER_VALUE_CAP, REDACTED, TRUNCATED_MARKER } from './audit/redaction.js';
 
 export {
   HealthChecksBuilder,

@@ -32,6 +32,17 @@ export interface KitAudit {
 }
 
 /**
+ * What graceful shutdown may ask of the audit trail's flush when the app closes. Not public.
+ */
+export interface AuditCloseControl {
+  /**
+   * When the flush on close is still running: gives it up, counts the entries not yet written as
+   * `failed`, and returns the error that says so; otherwise `undefined`.
+   */
+  abandonCloseFlush(drainTimeoutMs: number): Error | undefined;
+}
+
+/**
  * The running layer, `app.kit` (also returned by `addKit`).
  *
  * @example
@@ -78,7 +89,7 @@ export class KitRuntime implements KitInstance {
   readonly healthChecks = new HealthChecksBuilder();
   readonly routes = new RouteTable();
   state: KitState = 'starting';
-  audit: KitAudit = auditOff;
+  audit: KitAudit & Partial<AuditCloseControl> = auditOff;
   /** Why start-up failed, when it did: the readiness gate stays closed. */
   startupError: unknown = undefined;
   useKitCalled = false;

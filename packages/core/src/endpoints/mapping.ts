@@ -1,5 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { KitError } from '../errors.js';
+import { ROUTE_PATTERN } from '../route-pattern.js';
 import { buildService, type KitServices } from '../services.js';
 import { readEndpointMetadata } from './decorators.js';
 import { discoverEndpointClasses, type EndpointSource } from './discovery.js';
@@ -56,6 +57,8 @@ function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): vo
   // Inside a prefixed context Fastify joins 'profile' as '/api/userprofile'; the root ('' and '/') is right already.
   if (own !== '') route.url = `${prefix}/${toFastifyParams(given.replace(/^\/+/, ''))}`;
   (route as RouteOptions & { path?: string }).path = route.url;
+  // Fastify's config.url was computed before this hook: keep the pattern the route really has.
+  route.config = Object.assign({ ...route.config }, { [ROUTE_PATTERN]: route.url });
 
   const schema: SchemaWithIds = { ...(route.schema as SchemaWithIds | undefined) };
   // A hand-set schema.operationId (or config.operationId, copied by the root hook) wins.

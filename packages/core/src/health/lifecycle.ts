@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { KitError } from '../errors.js';
-import type { KitRuntime } from '../runtime.js';
+import type { AuditCloseControl, KitRuntime } from '../runtime.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './shutdown-options.js';
 
 // One shutdown per running layer: a second call, or a signal after a programmatic call, joins it.
@@ -22,9 +22,11 @@ const CLOSE_GRACE_MS = 1000;
 /**
  * `app.close()` bounded by `drainTimeoutMs`. Past the bound the remaining connections are cut, so
  * close() can still finish and run its onClose hooks (the audit trail's flush among them) within
- * a short grace, and the rejection then tells the caller the drain was not clean.
+ * a short grace, and the rejection then tells the caller the drain was not clean. When the bound
+ * finds the requests drained and the audit flush still running (a hung sink), the flush is what
+ * overran: its entries are counted failed and the rejection says so.
  */
-async function closeWithin(app: FastifyInstance, drainTimeoutMs: number): Promise<void> {
+async function closeWithin(app: FastifyInstance, drainTimeoutMs: number, audit: Partial<AuditCloseControl>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const closing = app.close();
   const bound = (ms: number) =>
@@ -34,11 +36,16 @@ async function closeWithin(app: FastifyInstance, drainTimeoutMs: number): Promis
   try {
     if ((await Promise.race([closing, bound(drainTimeoutMs)])) !== 'timeout') return;
     clearTimeout(timer);
-    app.server.closeAllConnections();
+    const flushOverran = audit.abandonCloseFlush?.(drainTimeoutMs);
+    if (flushOverran === undefined) app.server.closeAllConnections();
     await Promise.race([closing, bound(CLOSE_GRACE_MS)]);
+    if (flushOverran !== undefined) throw flushOverran;
+    // The flush may have started in the grace and hung too: its entries count as failed all the same.
+    const alsoFlush = audit.abandonCloseFlush?.(drainTimeoutMs);
     throw new KitError(
       'KIT_ERR_DRAIN_TIMEOUT',
-      `In-flight requests did not finish within gracefulShutdown.drainTimeoutMs (${drainTimeoutMs} ms); the remaining connections were closed.`,
+      `In-flight requests did not finish within gracefulShutdown.drainTimeoutMs (${drainTimeoutMs} ms); the remaining connections were closed.` +
+        (alsoFlush === undefined ? '' : ` ${alsoFlush.message}`),
     );
   } finally {
     clearTimeout(timer);
@@ -73,7 +80,7 @@ export function shutdownKit(kit: KitRuntime, reason = 'shutdown()'): Promise<voi
     app.log.info({ reason, shutdownDelayMs: delayMs, drainTimeoutMs }, `Kit: shutdown started (${reason}); readiness answers 503, closing in ${delayMs} ms`);
     if (delayMs > 0) await sleep(delayMs);
     app.log.info('Kit: closing the server and draining in-flight requests');
-    await closeWithin(app, drainTimeoutMs);
+    await closeWithin(app, drainTimeoutMs, kit.audit);
     app.log.info('Kit: server closed');
   })();
   shutdowns.set(kit, run);
