@@ -54,6 +54,9 @@ export const ACCEPTED_ALGORITHMS: readonly string[] = Object.freeze([
   'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
 ]);
 
+/** What a token carrying a `crit` header parameter is refused with. */
+const CRIT_REFUSED = 'The token has a critical header parameter that is not supported';
+
 /** Allowed clock difference with the authority when checking `exp`, `nbf` and `iat`, in seconds. */
 export const CLOCK_TOLERANCE_SECONDS = 60;
 /** A fetched key set is refreshed in the background once it is this old; requests never wait for it. */
@@ -151,15 +154,19 @@ export class TokenVerifier {
   async verify(token: string): Promise<KitUser> {
     // Structure and algorithm first: a malformed, `none` or HMAC token never costs a network call.
     if (token.split('.').length !== 3) throw new TokenRejectedError('The token is malformed');
-    let alg: unknown;
+    let header: ReturnType<typeof decodeProtectedHeader>;
     try {
-      alg = decodeProtectedHeader(token).alg;
+      header = decodeProtectedHeader(token);
     } catch (err) {
       throw new TokenRejectedError('The token is malformed', { cause: err });
     }
-    if (typeof alg !== 'string' || !ACCEPTED_ALGORITHMS.includes(alg)) {
+    if (typeof header.alg !== 'string' || !ACCEPTED_ALGORITHMS.includes(header.alg)) {
       throw new TokenRejectedError('The token signing algorithm is not accepted');
     }
+    // RFC 7515 4.1.11: a recipient must refuse a token whose `crit` names an extension it does not
+    // understand. Kit understands none (jose's `b64` is for detached payloads, never a JWT), so any
+    // `crit` is refused here, before a network call, and described as what it is.
+    if (header.crit !== undefined) throw new TokenRejectedError(CRIT_REFUSED);
 
     const metadata = await this.discovery.get();
     let options = this.#options;
