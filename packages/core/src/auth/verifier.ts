@@ -2,7 +2,9 @@ import {
   createRemoteJWKSet,
   decodeProtectedHeader,
   errors,
+  jwksCache,
   jwtVerify,
+  type JWKSCacheInput,
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
 } from 'jose';
@@ -77,6 +79,22 @@ export class TokenRejectedError extends Error {
 
 type RemoteKeySet = ReturnType<typeof createRemoteJWKSet>;
 
+/**
+ * What the verifier reports about its own exchanges with the authority's key set, so that the
+ * `jwt` check and the logs follow what token validation sees.
+ */
+export interface KeySetEvents {
+  /** A key set was fetched and is now in use. */
+  loaded?(): void;
+  /** A key set fetch failed; `background` when it was the periodic refresh no request waited for. */
+  failed?(error: AuthorityUnavailableError, background: boolean): void;
+}
+
+function keySetUnavailable(err: unknown): AuthorityUnavailableError {
+  // Timeouts, refused connections, non-200 answers, malformed key sets: the authority's fault.
+  return new AuthorityUnavailableError(err instanceof errors.JWKSTimeout ? 'key set fetch timed out' : 'key set fetch failed', { cause: err });
+}
+
 // The errors a key lookup throws because of the token (its kid or alg), not because of the authority.
 function isTokenFault(err: unknown): boolean {
   return err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys || err instanceof errors.JOSENotSupported;
@@ -140,14 +158,19 @@ export class TokenVerifier {
   constructor(
     readonly discovery: OpenIdDiscovery,
     readonly audiences: readonly string[],
-    private readonly onKeysRefreshFailed: (err: unknown) => void = () => undefined,
+    private readonly events: KeySetEvents = {},
   ) {
     this.#audiences = [...audiences];
   }
 
   /** True once a key set was fetched: tokens can be validated even if the authority goes down. */
   hasSigningKeys(): boolean {
-    return this.#keys?.set.jwks() !== undefined;
+    return this.heldKeySet() !== undefined;
+  }
+
+  /** The key set in use (a JWKS), or `undefined` before the first successful fetch. */
+  heldKeySet(): unknown {
+    return this.#keys?.set.jwks();
   }
 
   /** Returns the verified claims, or throws `TokenRejectedError` (401) or `AuthorityUnavailableError` (503). */
@@ -208,24 +231,34 @@ export class TokenVerifier {
   #getKey(jwksUri: string): JWTVerifyGetKey {
     if (this.#keys?.uri === jwksUri) return this.#keys.getKey;
     // First use, or the discovery document named another key set (rare): start over with it.
+    // jose writes `uat` into this object after every fetch it applies: the only way to tell, after
+    // a lookup, whether it fetched (a lookup that found the key in the held set fetches nothing).
+    const applied: { uat?: number } = {};
     const set = createRemoteJWKSet(new URL(jwksUri), {
       cacheMaxAge: Number.POSITIVE_INFINITY,
       cooldownDuration: KEYS_COOLDOWN_MS,
       timeoutDuration: AUTHORITY_FETCH_TIMEOUT_MS,
+      [jwksCache]: applied as JWKSCacheInput,
     });
     const keys = { uri: jwksUri, set, refreshedAt: Date.now(), getKey: undefined as unknown as JWTVerifyGetKey };
     keys.getKey = async (header, token) => {
       if (Date.now() - keys.refreshedAt >= KEYS_REFRESH_MS && !keys.set.reloading) {
         keys.refreshedAt = Date.now();
-        keys.set.reload().catch(this.onKeysRefreshFailed);
+        keys.set.reload().then(
+          () => this.events.loaded?.(),
+          (err: unknown) => this.events.failed?.(keySetUnavailable(err), true),
+        );
       }
+      const before = applied.uat;
       try {
         return await keys.set(header, token);
       } catch (err) {
         if (isTokenFault(err)) throw err;
-        // Timeouts, refused connections, non-200 answers, malformed key sets: the authority's fault.
-        const reason = err instanceof errors.JWKSTimeout ? 'key set fetch timed out' : 'key set fetch failed';
-        throw new AuthorityUnavailableError(reason, { cause: err });
+        const unavailable = keySetUnavailable(err);
+        this.events.failed?.(unavailable, false);
+        throw unavailable;
+      } finally {
+        if (applied.uat !== before) this.events.loaded?.();
       }
     };
     this.#keys = keys;
