@@ -77,7 +77,8 @@ describe('OpenAPI document of guarded routes', () => {
     assert.ok(unauthorized?.content?.['application/problem+json']);
     assert.ok(unauthorized?.headers?.['WWW-Authenticate']);
     const own = doc.paths['/api/catalog/items/{id}']?.delete?.responses ?? {};
-    assert.deepEqual(Object.keys(own).sort(), ['200', '401', '4XX']);
+    assert.deepEqual(Object.keys(own).sort(), ['200', '401', '4XX', '5XX']);
+    assert.notDeepEqual(own['4XX'], { $ref: '#/components/responses/ClientError' }, "the route's own 4xx response is kept");
     assert.equal(doc.paths['/api/catalog/items']?.get?.responses?.['401'], undefined, 'public: no 401');
   });
 

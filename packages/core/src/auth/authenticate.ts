@@ -103,9 +103,8 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
 
   let warnedIssuer = false;
   // Every exchange token validation has with the authority also refreshes the `jwt` check, so
-  // /healthz follows what requests see without a request of its own (the check exists before any
-  // event can fire: nothing is fetched before the first token or probe).
-  let check: JwtAuthorityHealthCheck | undefined;
+  // /healthz follows what requests see without a request of its own (`check` is declared below;
+  // it exists before any event can fire: nothing is fetched before the first token or probe).
   const discovery = new OpenIdDiscovery(jwt.authority, {
     loaded(metadata) {
       // Once: health probes refetch the document every 30 s.
@@ -113,21 +112,21 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
         warnedIssuer = true;
         app.log.warn({ authority: jwt.authority, issuer: metadata.issuer }, 'kit: the discovery document names an issuer other than the configured authority; tokens must carry that issuer');
       }
-      check?.reachable();
+      check.reachable();
     },
     failed(err, retryInMs) {
       app.log.warn({ err: err.cause ?? err, reason: err.reason, retryInMs }, 'kit: the token authority discovery document could not be fetched');
-      check?.unreachable('discovery document', err);
+      check.unreachable('discovery document', err);
     },
   });
   const verifier = new TokenVerifier(discovery, jwt.audiences, {
-    loaded: () => check?.reachable(),
+    loaded: () => check.reachable(),
     failed(err, background) {
       if (background) app.log.warn({ err: err.cause ?? err }, 'kit: background refresh of the token signing keys failed; the keys fetched earlier stay in use');
-      check?.unreachable('signing keys', err);
+      check.unreachable('signing keys', err);
     },
   });
-  check = new JwtAuthorityHealthCheck(discovery, () => verifier.heldKeySet());
+  const check = new JwtAuthorityHealthCheck(discovery, () => verifier.heldKeySet());
 
   const kitAuthenticate: KitAuthenticateHook = async function kitAuthenticate(request, reply) {
     const token = bearerToken(request.headers.authorization);

@@ -5,6 +5,7 @@ import { BEARER_SECURITY_SCHEME, BEARER_SECURITY_SCHEME_OBJECT } from '../auth/o
 import type { RouteTable } from '../endpoints/operation-ids.js';
 import { hostPackage } from '../host-package.js';
 import type { ResolvedKitOptions } from '../options.js';
+import { addProblemResponses, answersProblems, declareProblemComponents, PROBLEM_MARK, unauthorizedResponse } from '../problem/openapi.js';
 
 /** The name the document gives Fastify's `*` wildcard parameter. */
 const WILDCARD = 'wildcard';
@@ -16,6 +17,7 @@ type Operation = {
   summary?: string;
   security?: Array<Record<string, unknown>>;
   responses?: Record<string, unknown>;
+  [PROBLEM_MARK]?: boolean;
 };
 type Document = {
   paths?: Record<string, Record<string, unknown>>;
@@ -25,28 +27,6 @@ type Document = {
 };
 type Components = { securitySchemes?: Record<string, unknown> } & Record<string, unknown>;
 
-// What app.kitAuthenticate answers when it refuses a request, for operations that declare it.
-const UNAUTHORIZED_RESPONSE = Object.freeze({
-  description: 'The bearer token is missing or not valid.',
-  headers: {
-    'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750).', schema: { type: 'string' } },
-  },
-  content: {
-    'application/problem+json': {
-      schema: {
-        type: 'object',
-        required: ['type', 'title', 'status', 'detail'],
-        properties: {
-          type: { type: 'string' },
-          title: { type: 'string' },
-          status: { type: 'integer' },
-          detail: { type: 'string' },
-        },
-      },
-    },
-  },
-});
-
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 /**
@@ -55,13 +35,16 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
  * every tag in use at the top level, keeping descriptions the host supplied. What the host left
  * out and `redocly lint` requires gets a plain default: a summary `GET /path`, `security: []`
  * (public) on operations that declare none, and a relative server `/`. Operations guarded by
- * `app.kitAuthenticate` (their `security` names the bearer scheme) also get the 401 answer.
+ * `app.kitAuthenticate` (their `security` names the bearer scheme) also get the 401 answer, and
+ * operations whose errors Kit answers as problem details get the `4XX`/`5XX` problem responses.
  */
 export function finishDocument<T extends Document>(document: T, table: RouteTable): T {
   const tags = new Map<string, { name: string } & Record<string, unknown>>();
   for (const tag of document.tags ?? []) tags.set(tag.name, tag);
   const paths: Record<string, Record<string, unknown>> = {};
   let bearerUsed = false;
+  let problemSchemaUsed = false;
+  let problemResponsesUsed = false;
   for (const [url, item] of Object.entries(document.paths ?? {})) {
     const slashless = url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url;
     // Fastify's wildcard becomes a path parameter named '*', which OpenAPI tools reject.
@@ -82,7 +65,13 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
       if (op.security === undefined && document.security === undefined) op.security = [];
       if (op.security?.some((requirement) => BEARER_SECURITY_SCHEME in requirement)) {
         bearerUsed = true;
-        if (op.responses && !('401' in op.responses)) op.responses = { ...op.responses, 401: UNAUTHORIZED_RESPONSE };
+        if (op.responses && !('401' in op.responses)) op.responses = { ...op.responses, 401: unauthorizedResponse(true) };
+        problemSchemaUsed = true;
+      }
+      if (op[PROBLEM_MARK]) {
+        delete op[PROBLEM_MARK];
+        op.responses = addProblemResponses(op.responses ?? {});
+        problemResponsesUsed = true;
       }
       for (const tag of op.tags ?? []) if (!tags.has(tag)) tags.set(tag, { name: tag });
       out[method] = op;
@@ -104,6 +93,7 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
     const { securitySchemes: _all, ...otherComponents } = components;
     withComponents.components = Object.keys(otherSchemes).length > 0 ? { ...otherComponents, securitySchemes: otherSchemes } : otherComponents;
   }
+  if (problemSchemaUsed || problemResponsesUsed) withComponents.components = declareProblemComponents(withComponents.components ?? {}, problemResponsesUsed);
   if (!document.servers || document.servers.length === 0) document.servers = [{ url: '/' }];
   document.tags = [...tags.values()];
   return document;
@@ -128,6 +118,9 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
         ...(options.openApiInfo.description ? { description: options.openApiInfo.description } : {}),
       },
     },
+    // Routes whose errors Kit answers (opt.problemDetails) carry a marker to finishDocument, which
+    // turns it into the problem responses: only here is the Fastify route still known.
+    transform: ({ schema, url, route }) => (answersProblems(route) ? { schema: { ...schema, [PROBLEM_MARK]: true }, url } : { schema, url }),
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
       finishDocument(documentObject.openapiObject as unknown as Document, table);
