@@ -5,6 +5,7 @@ import type { HealthChecksBuilder } from '../health/builder.js';
 import { AuthorityUnavailableError, OpenIdDiscovery } from './discovery.js';
 import { JWT_HEALTH_CHECK_NAME, JwtAuthorityHealthCheck } from './health.js';
 import { BEARER_SECURITY_SCHEME, type JwtOptions } from './options.js';
+import { hasGroupSecurity } from '../openapi/security.js';
 import { TokenRejectedError, TokenVerifier, type KitUser } from './verifier.js';
 
 /**
@@ -171,9 +172,15 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
       app.log.warn('kit: this Fastify version hides context hooks; routes guarded by addHook(app.kitAuthenticate) appear public in the OpenAPI document (route-level hooks are still seen).');
     }
     for (const { route, instance } of routes) {
-      const schema = route.schema as { security?: unknown } | undefined;
-      if (schema?.security !== undefined || !isGuarded(route, instance, kitAuthenticate, hooksSymbol)) continue;
-      route.schema = { ...route.schema, security: [{ [BEARER_SECURITY_SCHEME]: [] }] } as RouteOptions['schema'];
+      const schema = route.schema as { security?: Array<Record<string, string[]>> } | undefined;
+      const fromGroup = hasGroupSecurity(route);
+      if ((schema?.security !== undefined && !fromGroup) || !isGuarded(route, instance, kitAuthenticate, hooksSymbol)) continue;
+      // A group that declared its own scheme and also runs kitAuthenticate needs both: the bearer
+      // token joins each of its requirements.
+      const bearer = { [BEARER_SECURITY_SCHEME]: [] };
+      const declared = fromGroup ? (schema?.security ?? []) : [];
+      const security = declared.length > 0 ? declared.map((requirement) => ({ ...requirement, ...bearer })) : [bearer];
+      route.schema = { ...route.schema, security } as RouteOptions['schema'];
     }
     routes.length = 0;
     done();
