@@ -55,4 +55,11 @@ export type {
 } from './stores/types.js';
 export { SagaConflictError, StoreUnavailableError } from './stores/errors.js';
 export { storeArguments, type ResolvedRateLimitOptions } from './stores/arguments.js';
+export {
+  kitRateLimitStore,
+  type KitRateLimitStoreOptions,
+  type RateLimitPluginStore,
+  type RateLimitPluginStoreClass,
+  type RateLimitStoreSource,
+} from './stores/fastify-rate-limit.js';
 export { KitStoreNames, MemoryIdempotencyStore, MemoryRateLimitStore, MemorySagaStore, MemoryCronJobStore } from './stores/memory.js';
