@@ -9,7 +9,7 @@ export { PROBLEM_DETAILS_SCHEMA } from './problem/openapi.js';
 export { EndpointFormat, HealthCheckDetailLevel, AuditTrailFormat, KitHttpMethod, type KitState } from './enums.js';
 export type { KitServices, ServiceClass } from './services.js';
 
-export type { IKitEndpoint, EndpointClass } from './endpoints/types.js';
+export type { IKitEndpoint, EndpointApp, EndpointClass } from './endpoints/types.js';
 export type { EndpointSource } from './endpoints/discovery.js';
 export { EndpointGroup, KitTag, KitEndpoint, KitMethod, type EndpointGroupOptions } from './endpoints/decorators.js';
 export type { SecuritySchemeObject } from './openapi/security.js';

@@ -6,6 +6,7 @@ import type { RouteTable } from '../endpoints/operation-ids.js';
 import { hostPackage } from '../host-package.js';
 import type { ResolvedKitOptions } from '../options.js';
 import { addProblemResponses, answersProblems, declareProblemComponents, PROBLEM_MARK, unauthorizedResponse } from '../problem/openapi.js';
+import { NamedSchemas } from './schemas.js';
 import { SECURITY_SCHEMES_MARK } from './security.js';
 
 /** The name the document gives Fastify's `*` wildcard parameter. */
@@ -42,7 +43,7 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
  * `app.kitAuthenticate` (their `security` names the bearer scheme) also get the 401 answer, and
  * operations whose errors Kit answers as problem details get the `4XX`/`5XX` problem responses.
  */
-export function finishDocument<T extends Document>(document: T, table: RouteTable): T {
+export function finishDocument<T extends Document>(document: T, table: RouteTable, named?: NamedSchemas): T {
   const tags = new Map<string, { name: string } & Record<string, unknown>>();
   for (const tag of document.tags ?? []) tags.set(tag.name, tag);
   const paths: Record<string, Record<string, unknown>> = {};
@@ -103,6 +104,11 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
     const { securitySchemes: _all, ...otherComponents } = components;
     withComponents.components = Object.keys(otherSchemes).length > 0 ? { ...otherComponents, securitySchemes: otherSchemes } : otherComponents;
   }
+  const namedSchemas = named?.components() ?? {};
+  if (Object.keys(namedSchemas).length > 0) {
+    const current = withComponents.components ?? {};
+    withComponents.components = { ...current, schemas: { ...namedSchemas, ...(current.schemas as Record<string, unknown> | undefined) } };
+  }
   if (Object.keys(groupSchemes).length > 0) {
     const current = withComponents.components ?? {};
     withComponents.components = { ...current, securitySchemes: { ...groupSchemes, ...current.securitySchemes } };
@@ -126,6 +132,9 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
   const documentPath = options.openApiPath;
   if (documentPath === false) return;
   const pkg = hostPackage();
+  // Schemas with an `$id` become named components; collected as routes are added, so a clash fails start-up.
+  const named = new NamedSchemas();
+  app.addHook('onRoute', (route) => named.collect(route));
   const swaggerOptions: SwaggerOptions = {
     openapi: {
       openapi: '3.1.0',
@@ -141,7 +150,8 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
     // Schemes a group declared must be in the document before swagger builds the operation (it
     // looks each required scheme up), so they are added here, route by route.
     transform: (input) => {
-      const { schema, url, route } = input;
+      const { url, route } = input;
+      const schema = named.rewrite(input.schema);
       const schemes = (schema as { [SECURITY_SCHEMES_MARK]?: Record<string, unknown> } | undefined)?.[SECURITY_SCHEMES_MARK];
       if (schemes && 'openapiObject' in input) {
         const openapi = input.openapiObject as { components?: Components };
@@ -152,7 +162,7 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
     },
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
-      finishDocument(documentObject.openapiObject as unknown as Document, table);
+      finishDocument(documentObject.openapiObject as unknown as Document, table, named);
       return documentObject.openapiObject;
     },
   };
