@@ -16,7 +16,7 @@ export interface GroupPlan {
   readonly tags: string[];
   readonly classes: EndpointClass[];
   /** Security schemes declared with `@EndpointGroup(name, { security })`, merged; `undefined` when none declared any. */
-  security: Record<string, SecuritySchemeObject> | undefined;
+  security?: Record<string, SecuritySchemeObject>;
 }
 
 /** Groups classes by explicit `@EndpointGroup` name or by the name derived from the class name. */
@@ -28,7 +28,7 @@ export function planGroups(classes: readonly EndpointClass[], rules: NamingRules
     const name = meta.group ?? groupNameFromClass(meta.sourceName ?? cls.name, rules);
     let group = groups.get(name);
     if (!group) {
-      group = { name, prefix: apiPrefix ? `/${apiPrefix}/${name}` : `/${name}`, tags: [], classes: [], security: undefined };
+      group = { name, prefix: apiPrefix ? `/${apiPrefix}/${name}` : `/${name}`, tags: [], classes: [] };
       groups.set(name, group);
     }
     group.classes.push(cls);
