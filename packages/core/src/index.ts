@@ -4,12 +4,15 @@ export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type Resolv
 export type { KitInstance, KitAudit } from './runtime.js';
 export { KitError } from './errors.js';
 export { sendProblem, PROBLEM_JSON, type ProblemDetails } from './problem/details.js';
+export type { ProblemValidationError } from './problem/errors.js';
+export { PROBLEM_DETAILS_SCHEMA } from './problem/openapi.js';
 export { EndpointFormat, HealthCheckDetailLevel, AuditTrailFormat, KitHttpMethod, type KitState } from './enums.js';
 export type { KitServices, ServiceClass } from './services.js';
 
-export type { IKitEndpoint, EndpointClass } from './endpoints/types.js';
+export type { IKitEndpoint, EndpointApp, EndpointClass } from './endpoints/types.js';
 export type { EndpointSource } from './endpoints/discovery.js';
-export { EndpointGroup, KitTag, KitEndpoint, KitMethod } from './endpoints/decorators.js';
+export { EndpointGroup, KitTag, KitEndpoint, KitMethod, type EndpointGroupOptions } from './endpoints/decorators.js';
+export type { SecuritySchemeObject } from './openapi/security.js';
 export { operationIdFor } from './endpoints/operation-ids.js';
 
 export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
@@ -52,4 +55,11 @@ export type {
 } from './stores/types.js';
 export { SagaConflictError, StoreUnavailableError } from './stores/errors.js';
 export { storeArguments, type ResolvedRateLimitOptions } from './stores/arguments.js';
+export {
+  kitRateLimitStore,
+  type KitRateLimitStoreOptions,
+  type RateLimitPluginStore,
+  type RateLimitPluginStoreClass,
+  type RateLimitStoreSource,
+} from './stores/fastify-rate-limit.js';
 export { KitStoreNames, MemoryIdempotencyStore, MemoryRateLimitStore, MemorySagaStore, MemoryCronJobStore } from './stores/memory.js';

@@ -16,6 +16,8 @@ import { installGracefulShutdown, trackClose } from './health/lifecycle.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { buildHealthChecks } from './health/runner.js';
 import { registerOpenApi } from './openapi/document.js';
+import { installProblemDetails } from './problem/errors.js';
+import { markProblemRoute } from './problem/openapi.js';
 import { KitOption, resolveOptions } from './options.js';
 import { KitRuntime, type KitInstance } from './runtime.js';
 import { createServices, resolveEagerSingletons, validateServices } from './services.js';
@@ -186,8 +188,16 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     const health = registerHealthRoutes(app, kit);
     trackClose(app, kit);
     installGracefulShutdown(app, kit);
-    // 2. One encapsulated plugin per endpoint group.
-    registerEndpointGroups(app, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
+    // 2. One encapsulated plugin per endpoint group, inside one scope of Kit's whose error
+    //    handler and 404 answer problem details (opt.problemDetails); the host's own root routes
+    //    and error handler are left alone.
+    app.register(async function kitRoutes(scope) {
+      if (options.problemDetails) {
+        installProblemDetails(scope);
+        scope.addHook('onRoute', markProblemRoute);
+      }
+      registerEndpointGroups(scope, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
+    });
     // Routes may still be added after useKit; the check runs again when the instance is ready.
     app.addHook('onReady', (done) => {
       try {

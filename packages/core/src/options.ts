@@ -108,6 +108,13 @@ export class KitOption {
   eagerSingletons: string[] = [];
   /** Limit for all warm-up tasks together. */
   warmupTimeoutMs = 30_000;
+  /**
+   * Errors of every endpoint-group route (validation, thrown by handlers or hooks) and the 404 of
+   * unknown routes answer RFC 9457 problem details (`application/problem+json`, with the
+   * correlation id), 5xx without the error's message; the OpenAPI document declares them. `false`
+   * keeps Fastify's default error body.
+   */
+  problemDetails = true;
 
   #audit: { action?: (options: AuditTrailOptions) => void } | undefined;
   #jwt: JwtOptions | undefined;
@@ -177,6 +184,7 @@ export interface ResolvedKitOptions {
   readonly eagerSingletons: readonly string[];
   readonly warmups: readonly WarmupTask[];
   readonly warmupTimeoutMs: number;
+  readonly problemDetails: boolean;
 }
 
 // Fastify gives ':' '*' '(' ')' a meaning in paths; '.' and '..' segments are not paths at all.
@@ -267,6 +275,8 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
     throw invalidOption('warmupTimeoutMs', opt.warmupTimeoutMs, 'a number of milliseconds from 1 to 2147483647');
   }
 
+  if (typeof opt.problemDetails !== 'boolean') throw invalidOption('problemDetails', opt.problemDetails, 'true or false');
+
   let auditTrail: AuditTrailOptions | undefined;
   if (hidden.audit) {
     // The audit leaves Kit's own infrastructure paths alone by default: the same list as above.
@@ -307,5 +317,6 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
     eagerSingletons: [...opt.eagerSingletons],
     warmups: hidden.warmups,
     warmupTimeoutMs: opt.warmupTimeoutMs,
+    problemDetails: opt.problemDetails,
   });
 }
