@@ -12,7 +12,7 @@ import type { EndpointSource } from './endpoints/discovery.js';
 import { registerEndpointGroups } from './endpoints/mapping.js';
 import { installRouteHooks } from './endpoints/route-hooks.js';
 import { KitError } from './errors.js';
-import { installGracefulShutdown, trackClose } from './health/lifecycle.js';
+import { installGracefulShutdown, trackLifecycle } from './health/lifecycle.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { buildHealthChecks } from './health/runner.js';
 import { registerOpenApi } from './openapi/document.js';
@@ -184,7 +184,7 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     // 1. Probe routes and shutdown handling, before the first await: a host that listens before
     //    this promise settles sees /healthz 503 `startup` while the steps below run.
     const health = registerHealthRoutes(app, kit);
-    trackClose(app, kit);
+    trackLifecycle(app, kit);
     installGracefulShutdown(app, kit);
     // 2. One encapsulated plugin per endpoint group.
     registerEndpointGroups(app, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
