@@ -58,12 +58,12 @@ await test('a check that hangs and ignores its signal is answered within its tim
   await app.close();
 });
 
-await test('the default per-check timeout is 5000 ms', () => {
+await test('the default per-check timeout is 800 ms, inside a kubelet probe timeout of 1 s', () => {
   const app = Fastify();
   const kit = addKit(app, [], (opt) => {
     opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => HealthCheckResult.healthy());
   });
-  assert.equal(kit.healthChecks.registrations()[0]?.timeoutMs, 5000);
+  assert.equal(kit.healthChecks.registrations()[0]?.timeoutMs, 800);
 });
 
 await test('a thrown error, sync or async, or a non-error, makes the check unhealthy', async () => {

@@ -231,3 +231,26 @@ await test('signal listeners are installed by useKit and removed when the app cl
   await b.close();
   assert.deepEqual(count(), [term, int, hup]);
 });
+
+await test('the shutdown delay defaults to 5000 ms in production and to 0 elsewhere', async (t) => {
+  const saved = process.env.NODE_ENV;
+  const cases: Array<[string | undefined, number]> = [
+    ['production', 5000],
+    ['development', 0],
+    ['test', 0],
+    [undefined, 0],
+  ];
+  try {
+    for (const [env, expected] of cases) {
+      await t.test(`NODE_ENV=${env ?? '(unset)'}: ${expected} ms`, () => {
+        if (env === undefined) delete process.env.NODE_ENV;
+        else process.env.NODE_ENV = env;
+        const kit = addKit(Fastify(), [], (opt) => opt.configureGracefulShutdown());
+        assert.equal(kit.options.gracefulShutdown?.shutdownDelayMs, expected);
+      });
+    }
+  } finally {
+    if (saved === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = saved;
+  }
+});

@@ -3,3 +3,10 @@
 
 /** Path of the liveness probe (spec: fixed). */
 export const LIVENESS_PATH = '/livez';
+
+/**
+ * Default per-check timeout. A kubelet gives up on a probe after `timeoutSeconds` (default 1 s):
+ * 800 ms leaves room for the request itself, so a hung check yields a 503 report the kubelet
+ * reads rather than a probe timeout it cannot tell apart from a dead process.
+ */
+export const DEFAULT_CHECK_TIMEOUT_MS = 800;
