@@ -6,19 +6,20 @@ import type {
   RawRequestDefaultExpression,
   RawServerBase,
 } from 'fastify';
+import type { IAuditSink } from './audit/entry.js';
 import { AuditTrail, installAuditTrail } from './audit/hooks.js';
 import { installJwt } from './auth/authenticate.js';
 import type { EndpointSource } from './endpoints/discovery.js';
 import { registerEndpointGroups } from './endpoints/mapping.js';
 import { installRouteHooks } from './endpoints/route-hooks.js';
-import { KitError } from './errors.js';
+import { callConfigure, KitError } from './errors.js';
 import { installGracefulShutdown, trackLifecycle } from './health/lifecycle.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { buildHealthChecks } from './health/runner.js';
 import { registerOpenApi } from './openapi/document.js';
-import { KitOption, resolveOptions } from './options.js';
+import { KitOption, resolveOptions, type ResolvedKitOptions } from './options.js';
 import { KitRuntime, type KitInstance } from './runtime.js';
-import { createServices, resolveEagerSingletons, validateServices } from './services.js';
+import { createServices, dependencyError, resolveEagerSingletons, validateServices } from './services.js';
 import { registerMemoryStores } from './stores/memory.js';
 import { runWarmups } from './warmup.js';
 
@@ -55,6 +56,13 @@ export type HostInstance<
   L extends FastifyBaseLogger = FastifyBaseLogger,
   T extends FastifyTypeProvider = FastifyTypeProvider,
 > = FastifyInstance<S, RawRequestDefaultExpression<S>, RawReplyDefaultExpression<S>, L, T>;
+
+// The host's sink factory runs during useKit: what it throws names the option, not just its own
+// message; a registration missing from the container keeps its precise KIT_ERR_DEPENDENCY.
+function guardedSinkFactory(factory: ResolvedKitOptions['auditSinkFactory']): ResolvedKitOptions['auditSinkFactory'] {
+  if (factory === undefined) return undefined;
+  return (services) => callConfigure('auditSinkFactory', factory, services, (err) => dependencyError(err, 'auditSinkFactory')) as IAuditSink;
+}
 
 function runtimeOf(app: FastifyInstance): KitRuntime {
   const kit = (app as { kit?: unknown }).kit;
@@ -107,13 +115,13 @@ export function addKit(
 
   // 1. Options: the host's callback, then validation; bad configuration stops here.
   const opt = new KitOption();
-  configure?.(opt);
+  if (configure) callConfigure('addKit(app, configure)', configure, opt);
   const options = resolveOptions(opt);
 
   // 2. The running layer, its container and the host's health checks: a duplicate check name
   //    throws here, before anything is attached to the instance, so addKit can be retried.
   const kit = new KitRuntime(app, options, options.container ?? createServices(), sources);
-  options.healthChecksConfigure?.(kit.healthChecks);
+  if (options.healthChecksConfigure) callConfigure('healthChecksConfigure', options.healthChecksConfigure, kit.healthChecks);
   app.decorate('kit', kit as KitInstance);
 
   // 3. Root hooks that must see every route added from now on: route tracking for the
@@ -131,12 +139,14 @@ export function addKit(
   // 6. The audit trail: correlation ids become request ids (setGenReqId, before any plugin
   //    context exists), one entry per request from a root hook (after the %40 hook of step 3,
   //    which must stay first), the queue flushed on close.
-  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, options.auditSinkFactory, kit.services);
+  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, guardedSinkFactory(options.auditSinkFactory), kit.services);
 
-  // useKit must run its synchronous part before the plugin tree loads.
+  // useKit must run its synchronous part before the plugin tree loads; without it the server
+  // would listen with no Kit route at all and answer every request 404.
   app.addHook('onReady', (done) => {
     kit.instanceReady = true;
-    done();
+    if (kit.useKitCalled) done();
+    else done(new KitError('KIT_ERR_USE_KIT_MISSING', 'addKit(app) was called but useKit(app) was not, so no endpoint group, probe or document route exists. Call `await useKit(app)` after addKit(app, ...) and before app.ready() or app.listen().'));
   });
   return kit;
 }

@@ -3,7 +3,7 @@ import { AuditTrailOptions, validateAuditTrailOptions } from './audit/options.js
 import type { IAuditSink } from './audit/entry.js';
 import { validateJwtOptions, type JwtOptions } from './auth/options.js';
 import { EndpointFormat, HealthCheckDetailLevel } from './enums.js';
-import { invalidOption } from './errors.js';
+import { assertKnownOptions, callConfigure, invalidOption, isClass } from './errors.js';
 import type { HealthChecksBuilder } from './health/builder.js';
 import { LIVENESS_PATH } from './health/constants.js';
 import { GracefulShutdownOptions, validateGracefulShutdownOptions } from './health/shutdown-options.js';
@@ -57,6 +57,11 @@ let readPrivate: (o: KitOption) => {
   shutdown: { action?: (options: GracefulShutdownOptions) => void } | undefined;
   warmups: WarmupTask[];
 };
+
+function checkAction<T>(option: string, action: T, example: string): T {
+  if (action !== undefined && typeof action !== 'function') throw invalidOption(option, action, `a function such as ${example}, or nothing`);
+  return action;
+}
 
 /**
  * Kit configuration (spec `KitOption`), handed to the configure callback of `addKit`.
@@ -116,7 +121,7 @@ export class KitOption {
 
   /** Turns the audit trail on, with defaults or adjusted by `action`. */
   configureAuditTrail(action?: (options: AuditTrailOptions) => void): this {
-    this.#audit = { action };
+    this.#audit = { action: checkAction('configureAuditTrail(action)', action, '(a) => { a.asyncWrite = true; }') };
     return this;
   }
 
@@ -128,13 +133,17 @@ export class KitOption {
 
   /** Handles SIGTERM/SIGINT: readiness turns 503, requests drain, the audit trail flushes, the process exits 0. */
   configureGracefulShutdown(action?: (options: GracefulShutdownOptions) => void): this {
-    this.#shutdown = { action };
+    this.#shutdown = { action: checkAction('configureGracefulShutdown(action)', action, '(g) => { g.drainTimeoutMs = 10_000; }') };
     return this;
   }
 
   /** Adds a warm-up task; all run in parallel during `useKit` under `warmupTimeoutMs`. */
   configureWarmup(task: WarmupTask): this {
-    if (typeof task !== 'function') throw invalidOption('configureWarmup(task)', task, 'a function or a class with warmup(signal)');
+    // A class is built from the container and must have warmup(); calling one as a function throws.
+    const isWarmupClass = typeof (task as { prototype?: Partial<IWarmup> } | undefined)?.prototype?.warmup === 'function';
+    if (typeof task !== 'function' || (isClass(task) && !isWarmupClass)) {
+      throw invalidOption('configureWarmup(task)', task, 'a function (signal) => Promise<void>, or a class with a warmup(signal) method');
+    }
     this.#warmups.push(task);
     return this;
   }
@@ -184,7 +193,12 @@ const SEGMENT = "(?!\\.\\.?(?:/|$))[A-Za-z0-9._~@!$&'+,;=-]+";
 const PATH = new RegExp(`^(/${SEGMENT})+$`);
 
 function compile(option: string, value: unknown, flags: string): RegExp {
-  if (value instanceof RegExp) return value;
+  if (value instanceof RegExp) {
+    // With g or y a RegExp remembers where its last match ended: every other class name would be
+    // matched from the wrong place.
+    if (value.global || value.sticky) throw invalidOption(option, value, 'a pattern string, or a RegExp without the g or y flag');
+    return value;
+  }
   if (typeof value !== 'string' || value.length === 0) throw invalidOption(option, value, 'a regular expression or a non-empty pattern string');
   try {
     return new RegExp(value, flags);
@@ -208,6 +222,7 @@ function oneOf<T extends string>(option: string, value: unknown, values: Record<
 
 /** Validates a configured `KitOption`; every failure is `KIT_ERR_INVALID_OPTION` naming the option and value. */
 export function resolveOptions(opt: KitOption): ResolvedKitOptions {
+  assertKnownOptions(opt, new KitOption());
   const hidden = readPrivate(opt);
   const format = oneOf('format', opt.format, EndpointFormat);
 
@@ -271,7 +286,8 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   if (hidden.audit) {
     // The audit leaves Kit's own infrastructure paths alone by default: the same list as above.
     auditTrail = new AuditTrailOptions(probePaths);
-    hidden.audit.action?.(auditTrail);
+    if (hidden.audit.action) callConfigure('configureAuditTrail(action)', hidden.audit.action, auditTrail);
+    assertKnownOptions(auditTrail, new AuditTrailOptions([]), 'auditTrail.');
     validateAuditTrailOptions(auditTrail);
     Object.freeze(auditTrail);
   }
@@ -279,7 +295,8 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   let gracefulShutdown: GracefulShutdownOptions | undefined;
   if (hidden.shutdown) {
     gracefulShutdown = new GracefulShutdownOptions();
-    hidden.shutdown.action?.(gracefulShutdown);
+    if (hidden.shutdown.action) callConfigure('configureGracefulShutdown(action)', hidden.shutdown.action, gracefulShutdown);
+    assertKnownOptions(gracefulShutdown, new GracefulShutdownOptions(), 'gracefulShutdown.');
     validateGracefulShutdownOptions(gracefulShutdown);
     Object.freeze(gracefulShutdown);
   }
