@@ -14,6 +14,7 @@ import { registerEndpointGroups } from './endpoints/mapping.js';
 import { installRouteHooks } from './endpoints/route-hooks.js';
 import { callConfigure, KitError } from './errors.js';
 import { installGracefulShutdown, trackLifecycle } from './health/lifecycle.js';
+import { redactError } from './health/redact.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { buildHealthChecks } from './health/runner.js';
 import { registerOpenApi } from './openapi/document.js';
@@ -184,7 +185,7 @@ export function useKit<S extends RawServerBase, L extends FastifyBaseLogger, T e
   const run = startKit(app, kit);
   // The documented pattern listens before awaiting this promise: a failure must neither be an
   // unhandled rejection that kills the process, nor go unexplained while /healthz stays 503.
-  run.catch((err: unknown) => app.log.error({ err }, 'Kit start-up failed; the readiness gate stays closed'));
+  run.catch((err: unknown) => app.log.error({ err: redactError(err) }, 'Kit start-up failed; the readiness gate stays closed'));
   return run;
 }
 

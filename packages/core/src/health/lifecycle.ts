@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { KitError } from '../errors.js';
 import { ConnectionDrain } from './drain.js';
+import { redactError } from './redact.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './shutdown-options.js';
 import type { KitLifecycle } from './state.js';
 
@@ -137,7 +138,7 @@ export function installGracefulShutdown(app: FastifyInstance, kit: KitLifecycle)
     void shutdownKit(kit, signal).then(
       () => 0,
       (err: unknown) => {
-        app.log.error({ err }, 'Kit: shutdown did not complete cleanly');
+        app.log.error({ err: redactError(err) }, 'Kit: shutdown did not complete cleanly');
         return 1;
       },
     ).then((code) => {

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { KitError } from '../errors.js';
 import { buildService, type KitServices, type ServiceClass } from '../services.js';
 import type { HealthChecksBuilder, HealthCheckRegistration } from './builder.js';
+import { redactError, redactForFull } from './redact.js';
 import type { HealthCheckContext, HealthStatus, IHealthCheck } from './result.js';
 
 /** One check's outcome, normalised: whatever the check returned or threw becomes this. */
@@ -43,11 +44,20 @@ function isCheckClass(check: HealthCheckRegistration['check']): check is Service
   return typeof check === 'function';
 }
 
-/** A code identifier such as `TypeError` or `ECONNREFUSED` is safe to show; arbitrary text is not. */
+/**
+ * What a check threw, for its description (which may be public): a code identifier such as
+ * `TypeError` or `ECONNREFUSED` is safe to show, arbitrary text is not. A thrown string or other
+ * non-error value is named by its type.
+ */
 function errorKind(err: unknown): string {
-  const e = err as { code?: unknown; name?: unknown } | null;
-  for (const v of [e?.code, e?.name]) if (typeof v === 'string' && /^[A-Za-z_][\w]{0,63}$/.test(v)) return v;
-  return 'Error';
+  if ((typeof err === 'object' && err !== null) || typeof err === 'function') {
+    const e = err as { code?: unknown; name?: unknown };
+    for (const v of [e.code, e.name]) if (typeof v === 'string' && /^[A-Za-z_][\w]{0,63}$/.test(v)) return v;
+  }
+  if (err instanceof Error) return 'Error';
+  if (err === null || err === undefined) return `${String(err)} instead of an Error`;
+  const type = Array.isArray(err) ? 'array' : typeof err;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type} instead of an Error`;
 }
 
 function asError(err: unknown): Error {
@@ -140,14 +150,22 @@ export class HealthCheckRunner {
   }
 
   // Logs when a check changes status, with its error, so the cause of a 503 is in the logs even
-  // when the report is StatusOnly, without writing a line for every probe of a steady state.
+  // when the report is StatusOnly, without writing a line for every probe of a steady state. A
+  // check that is not healthy at its first evaluation is logged too, with no `previous`. The texts
+  // are scrubbed as the Full report is: logs travel further than the report.
   #noteTransition(c: CheckOutcome): void {
-    const before = this.#lastStatus.get(c.name) ?? 'healthy';
+    const before = this.#lastStatus.get(c.name);
     this.#lastStatus.set(c.name, c.status);
-    if (before === c.status || !this.#log) return;
-    const fields = { check: c.name, status: c.status, previous: before, description: c.description, err: c.exception };
+    if (!this.#log || before === c.status || (before === undefined && c.status === 'healthy')) return;
+    const fields = {
+      check: c.name,
+      status: c.status,
+      ...(before === undefined ? {} : { previous: before }),
+      ...(c.description === undefined ? {} : { description: redactForFull(c.description.slice(0, 1024)) }),
+      ...(c.exception === undefined ? {} : { err: redactError(c.exception) }),
+    };
     if (c.status === 'healthy') this.#log.info(fields, `health check '${c.name}' is healthy again`);
-    else this.#log.warn(fields, `health check '${c.name}' is ${c.status}`);
+    else this.#log.warn(fields, `health check '${c.name}' is ${c.status}${before === undefined ? ' at its first evaluation' : ''}`);
   }
 }
 
