@@ -18,6 +18,7 @@ import { redactError } from './health/redact.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { buildHealthChecks } from './health/runner.js';
 import { registerOpenApi } from './openapi/document.js';
+import { registerMetrics } from './metrics/install.js';
 import { KitOption, resolveOptions, type ResolvedKitOptions } from './options.js';
 import { KitRuntime, type KitInstance } from './runtime.js';
 import { createServices, dependencyError, resolveEagerSingletons, validateServices } from './services.js';
@@ -154,8 +155,8 @@ export function addKit(
 
 /**
  * Wires everything (spec `UseKit`) and opens the readiness gate when done. The order is fixed:
- * probe routes and shutdown handling, endpoint groups, plugin loading, operationId check, DI
- * validation, eager singletons, health checks, warm-up, gate. Everything that adds routes happens
+ * probe (and metrics) routes and shutdown handling, endpoint groups, plugin loading, operationId
+ * check, DI validation, eager singletons, audit sink, metrics, health checks, warm-up, gate. Everything that adds routes happens
  * before the first `await`, so a
  * host may `listen()` before this promise settles and watch the start-up state. On failure the
  * gate stays closed and the promise rejects with the cause.
@@ -195,6 +196,7 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     // 1. Probe routes and shutdown handling, before the first await: a host that listens before
     //    this promise settles sees /healthz 503 `startup` while the steps below run.
     const health = registerHealthRoutes(app, kit);
+    const metrics = options.metrics && registerMetrics(app, options.metrics);
     trackLifecycle(app, kit);
     installGracefulShutdown(app, kit);
     // 2. One encapsulated plugin per endpoint group.
@@ -217,8 +219,10 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     resolveEagerSingletons(kit.services, options.eagerSingletons);
     //    The audit sink is built from the container now, so a missing dependency fails start-up.
     if (kit.audit instanceof AuditTrail) kit.audit.start();
-    // 6. Health checks: classes built from the container (a missing dependency fails here), builder sealed.
-    health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log));
+    // 6. Metrics (prom-client loaded, Kit's metrics defined), then the health checks: classes
+    //    built from the container (a missing dependency fails here), builder sealed.
+    const observe = metrics ? await metrics.start(kit.audit.enabled ? kit.audit : undefined) : undefined;
+    health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log, observe));
     // 7. Warm-up tasks, in parallel, under warmupTimeoutMs.
     await runWarmups(options.warmups, kit.services, options.warmupTimeoutMs);
     // 8. The readiness gate opens, unless a shutdown began during start-up.

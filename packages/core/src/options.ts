@@ -4,10 +4,12 @@ import type { IAuditSink } from './audit/entry.js';
 import { validateJwtOptions, type JwtOptions } from './auth/options.js';
 import { EndpointFormat, HealthCheckDetailLevel } from './enums.js';
 import { assertKnownOptions, callConfigure, invalidOption, isClass } from './errors.js';
+import { checkDistinctPaths, checkPath, compile, oneOf, PATH } from './option-checks.js';
 import type { HealthChecksBuilder } from './health/builder.js';
 import { LIVENESS_PATH } from './health/constants.js';
 import { GracefulShutdownOptions, validateGracefulShutdownOptions } from './health/shutdown-options.js';
 import type { UptimeClock } from './health/uptime.js';
+import { MetricsOptions, validateMetricsOptions } from './metrics/options.js';
 import type { KitServices, ServiceClass } from './services.js';
 
 /**
@@ -55,6 +57,7 @@ let readPrivate: (o: KitOption) => {
   audit: { action?: (options: AuditTrailOptions) => void } | undefined;
   jwt: JwtOptions | undefined;
   shutdown: { action?: (options: GracefulShutdownOptions) => void } | undefined;
+  metrics: { action?: (options: MetricsOptions) => void } | undefined;
   warmups: WarmupTask[];
 };
 
@@ -117,6 +120,7 @@ export class KitOption {
   #audit: { action?: (options: AuditTrailOptions) => void } | undefined;
   #jwt: JwtOptions | undefined;
   #shutdown: { action?: (options: GracefulShutdownOptions) => void } | undefined;
+  #metrics: { action?: (options: MetricsOptions) => void } | undefined;
   readonly #warmups: WarmupTask[] = [];
 
   /** Turns the audit trail on, with defaults or adjusted by `action`. */
@@ -137,6 +141,16 @@ export class KitOption {
     return this;
   }
 
+  /**
+   * Turns metrics on (off by default): the audit counters and the health check results as
+   * Prometheus metrics, served at `/metrics` or put into the host's prom-client registry. Needs
+   * the `prom-client` package.
+   */
+  configureMetrics(action?: (options: MetricsOptions) => void): this {
+    this.#metrics = { action: checkAction('configureMetrics(action)', action, '(m) => { m.path = "/internal/metrics"; }') };
+    return this;
+  }
+
   /** Adds a warm-up task; all run in parallel during `useKit` under `warmupTimeoutMs`. */
   configureWarmup(task: WarmupTask): this {
     // A class is built from the container and must have warmup(); calling one as a function throws.
@@ -149,7 +163,7 @@ export class KitOption {
   }
 
   static {
-    readPrivate = (o) => ({ audit: o.#audit, jwt: o.#jwt, shutdown: o.#shutdown, warmups: [...o.#warmups] });
+    readPrivate = (o) => ({ audit: o.#audit, jwt: o.#jwt, shutdown: o.#shutdown, metrics: o.#metrics, warmups: [...o.#warmups] });
   }
 }
 
@@ -177,6 +191,7 @@ export interface ResolvedKitOptions {
   readonly auditSinkFactory: ((services: KitServices) => IAuditSink) | undefined;
   readonly jwt: JwtOptions | undefined;
   readonly gracefulShutdown: Readonly<GracefulShutdownOptions> | undefined;
+  readonly metrics: Readonly<MetricsOptions> | undefined;
   readonly applicationVersion: string | undefined;
   readonly uptimeClock: UptimeClock | undefined;
   readonly openApiPath: string | false;
@@ -186,38 +201,6 @@ export interface ResolvedKitOptions {
   readonly eagerSingletons: readonly string[];
   readonly warmups: readonly WarmupTask[];
   readonly warmupTimeoutMs: number;
-}
-
-// Fastify gives ':' '*' '(' ')' a meaning in paths; '.' and '..' segments are not paths at all.
-const SEGMENT = "(?!\\.\\.?(?:/|$))[A-Za-z0-9._~@!$&'+,;=-]+";
-const PATH = new RegExp(`^(/${SEGMENT})+$`);
-
-function compile(option: string, value: unknown, flags: string): RegExp {
-  if (value instanceof RegExp) {
-    // With g or y a RegExp remembers where its last match ended: every other class name would be
-    // matched from the wrong place.
-    if (value.global || value.sticky) throw invalidOption(option, value, 'a pattern string, or a RegExp without the g or y flag');
-    return value;
-  }
-  if (typeof value !== 'string' || value.length === 0) throw invalidOption(option, value, 'a regular expression or a non-empty pattern string');
-  try {
-    return new RegExp(value, flags);
-  } catch (err) {
-    throw invalidOption(option, value, `a valid regular expression (${(err as Error).message})`);
-  }
-}
-
-function checkPath(option: string, value: unknown): string {
-  if (typeof value !== 'string' || !PATH.test(value)) {
-    throw invalidOption(option, value, 'an absolute path such as "/healthz" (no query, fragment, spaces or trailing "/")');
-  }
-  return value;
-}
-
-function oneOf<T extends string>(option: string, value: unknown, values: Record<string, T>): T {
-  const allowed = Object.values(values);
-  if (!allowed.includes(value as T)) throw invalidOption(option, value, `one of ${allowed.join(', ')}`);
-  return value as T;
 }
 
 /** Validates a configured `KitOption`; every failure is `KIT_ERR_INVALID_OPTION` naming the option and value. */
@@ -267,14 +250,18 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   if (injectionMode !== undefined && injectionMode !== InjectionMode.PROXY) {
     throw invalidOption('container', `a container in ${injectionMode} injection mode`, 'a container created with injectionMode: InjectionMode.PROXY');
   }
-  const probePaths = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath].filter((p): p is string => typeof p === 'string');
-  for (const [i, a] of probePaths.entries()) {
-    for (const b of probePaths.slice(i + 1)) {
-      if (a.toLowerCase() === b.toLowerCase() || b.startsWith(`${a}/`) || a.startsWith(`${b}/`)) {
-        throw invalidOption(a === healthCheckPath || b === healthCheckPath ? 'healthCheckPath' : 'openApiPath', `${a} and ${b}`, 'distinct paths for the health report, /livez, the OpenAPI document and the reference UI');
-      }
-    }
+  let metrics: MetricsOptions | undefined;
+  if (hidden.metrics) {
+    metrics = new MetricsOptions();
+    if (hidden.metrics.action) callConfigure('configureMetrics(action)', hidden.metrics.action, metrics);
+    assertKnownOptions(metrics, new MetricsOptions(), 'metrics.');
+    if (metrics.path !== false) checkPath('metrics.path', metrics.path);
+    validateMetricsOptions(metrics);
+    Object.freeze(metrics);
   }
+  const metricsPath = metrics?.path === false ? undefined : metrics?.path;
+  const probePaths = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath, metricsPath].filter((p): p is string => typeof p === 'string');
+  checkDistinctPaths(probePaths, healthCheckPath, metricsPath);
   if (!Array.isArray(opt.eagerSingletons) || opt.eagerSingletons.some((n) => typeof n !== 'string' || n === '')) {
     throw invalidOption('eagerSingletons', opt.eagerSingletons, 'an array of registration names');
   }
@@ -315,6 +302,7 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
     auditSinkFactory: opt.auditSinkFactory,
     jwt: hidden.jwt,
     gracefulShutdown,
+    metrics,
     applicationVersion: opt.applicationVersion,
     uptimeClock: opt.uptimeClock,
     openApiPath,

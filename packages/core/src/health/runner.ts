@@ -13,7 +13,12 @@ export interface CheckOutcome {
   readonly data: Readonly<Record<string, unknown>> | undefined;
   /** The thrown or attached error; only its message is ever shown, and only at `Full`. */
   readonly exception: Error | undefined;
+  /** How long the check ran, in milliseconds (its timeout when it timed out). */
+  readonly durationMs: number;
 }
+
+/** Called with each check's outcome after every evaluation (the metrics' seam). Must not throw. */
+export type CheckObserver = (outcome: CheckOutcome) => void;
 
 /** The result of one evaluation, shared by every request that joined it. */
 export interface Evaluation {
@@ -64,8 +69,9 @@ function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(typeof err === 'string' ? err : 'Non-error value thrown');
 }
 
+// durationMs is filled in by runCheck once the outcome is known.
 function outcome(name: string, status: HealthStatus, description: string | undefined, exception?: Error, data?: Readonly<Record<string, unknown>>): CheckOutcome {
-  return { name, status, description, exception, data };
+  return { name, status, description, exception, data, durationMs: 0 };
 }
 
 /** Turns whatever a check returned into an outcome; a malformed result is a failing check, not a 500. */
@@ -89,6 +95,7 @@ function normalise(name: string, value: unknown): CheckOutcome {
  * time (its promise is left to settle on its own, with its rejection handled).
  */
 export async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
+  const started = performance.now();
   const controller = new AbortController();
   const context: HealthCheckContext = { name: entry.name, tags: entry.tags, signal: controller.signal };
   let timer: NodeJS.Timeout | undefined;
@@ -105,7 +112,7 @@ export async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
     (err: unknown) => outcome(entry.name, 'unhealthy', `The check threw ${errorKind(err)}`, asError(err)),
   );
   try {
-    return await Promise.race([ran, timedOut]);
+    return { ...(await Promise.race([ran, timedOut])), durationMs: performance.now() - started };
   } finally {
     clearTimeout(timer);
   }
@@ -123,10 +130,12 @@ export class HealthCheckRunner {
   readonly #inFlight = new Map<string, Promise<Evaluation>>();
   readonly #lastStatus = new Map<string, HealthStatus>();
   readonly #log: FastifyBaseLogger | undefined;
+  readonly #observe: CheckObserver | undefined;
 
-  constructor(checks: readonly RunnableCheck[], log?: FastifyBaseLogger) {
+  constructor(checks: readonly RunnableCheck[], log?: FastifyBaseLogger, observe?: CheckObserver) {
     this.#checks = checks;
     this.#log = log;
+    this.#observe = observe;
   }
 
   /**
@@ -145,7 +154,15 @@ export class HealthCheckRunner {
 
   async #run(selected: readonly RunnableCheck[]): Promise<Evaluation> {
     const checks = await Promise.all(selected.map(runCheck));
-    for (const c of checks) this.#noteTransition(c);
+    for (const c of checks) {
+      this.#noteTransition(c);
+      // An observer's failure must not turn a probe into a 500.
+      try {
+        this.#observe?.(c);
+      } catch {
+        // nothing to do: the report is what matters here
+      }
+    }
     return { status: worstStatus(checks.map((c) => c.status)), checks, rendered: new Map() };
   }
 
@@ -175,7 +192,7 @@ export class HealthCheckRunner {
  * registered fails start-up with `KIT_ERR_DEPENDENCY` naming it, instead of failing every probe.
  * The builder is sealed afterwards: a check added later would never be built.
  */
-export function buildHealthChecks(builder: HealthChecksBuilder, services: KitServices, log?: FastifyBaseLogger): HealthCheckRunner {
+export function buildHealthChecks(builder: HealthChecksBuilder, services: KitServices, log?: FastifyBaseLogger, observe?: CheckObserver): HealthCheckRunner {
   const checks: RunnableCheck[] = [];
   for (const r of builder.registrations()) {
     let check: IHealthCheck;
@@ -192,5 +209,5 @@ export function buildHealthChecks(builder: HealthChecksBuilder, services: KitSer
     checks.push({ name: r.name, tags: r.tags, timeoutMs: r.timeoutMs, check });
   }
   builder.seal();
-  return new HealthCheckRunner(checks, log);
+  return new HealthCheckRunner(checks, log, observe);
 }
