@@ -105,8 +105,11 @@ await test('autocannon, 100 keep-alive connections, through SIGTERM: 0 resets, 0
   const connections = 100;
   const host = await startHost(t, connections);
   const c = counts();
-  const load = autocannon({ url: `${host.base}/api/work`, connections, duration: 60 });
-  load.on('response', (_client, statusCode: number) => {
+  let load!: autocannon.Instance;
+  const finished = new Promise<void>((resolve) => {
+    load = autocannon({ url: `${host.base}/api/work`, connections, duration: 60 }, () => resolve());
+  });
+  load.on('response', (_client, statusCode) => {
     if (statusCode >= 200 && statusCode < 300) c.ok += 1;
     else c.non2xx += 1;
   });
@@ -118,6 +121,7 @@ await test('autocannon, 100 keep-alive connections, through SIGTERM: 0 resets, 0
   host.kill('SIGTERM');
   const exitCode = await host.closed;
   load.stop();
+  await finished;
   const audited = auditedApiRequests(host.lines);
   report(t, 'autocannon', c, audited, exitCode);
 

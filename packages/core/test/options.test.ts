@@ -183,7 +183,7 @@ describe('configuration mistakes that passed silently or threw raw errors get co
   it('forgetting useKit fails ready() and listen() with KIT_ERR_USE_KIT_MISSING naming the fix, instead of serving 404 everywhere', async () => {
     const app = Fastify();
     addKit(app);
-    await assert.rejects(app.ready(), (err: Error & { code?: string }) => {
+    await assert.rejects(async () => void (await app.ready()), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_USE_KIT_MISSING');
       assert.match(err.message, /Call `await useKit\(app\)` after addKit\(app, \.\.\.\) and before app\.ready\(\) or app\.listen\(\)/);
       return true;
