@@ -12,7 +12,7 @@ const root = path.resolve(here, '..');
 async function startSample(env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -21,7 +21,7 @@ async function startSample(env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildP
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sample did not start:\n${out}`)), 30_000);
     child.stdout?.on('data', () => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m?.[1]) {
         clearTimeout(timer);
         resolve(m[1]);

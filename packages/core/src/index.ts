@@ -31,6 +31,7 @@ export {
 } from './health/builder.js';
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
 export { GracefulShutdownOptions } from './health/shutdown-options.js';
+export { MetricsOptions, type PrometheusRegistry } from './metrics/options.js';
 export type { HealthReport, HealthReportEntry } from './health/report.js';
 export type { UptimeClock } from './health/uptime.js';
 export type { JwtOptions } from './auth/options.js';

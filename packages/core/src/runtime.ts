@@ -5,6 +5,9 @@ import { RouteTable } from './endpoints/operation-ids.js';
 import type { KitState } from './enums.js';
 import { HealthChecksBuilder } from './health/builder.js';
 import { shutdownKit } from './health/lifecycle.js';
+import type { AuditCloseControl, KitLifecycle } from './health/state.js';
+
+export type { AuditCloseControl } from './health/state.js';
 import type { ResolvedKitOptions } from './options.js';
 import type { KitServices } from './services.js';
 
@@ -29,17 +32,6 @@ export interface KitAudit {
    * (synchronous mode, at most `writeTimeoutMs`); resolves at once when there are none.
    */
   flush(): Promise<void>;
-}
-
-/**
- * What graceful shutdown may ask of the audit trail's flush when the app closes. Not public.
- */
-export interface AuditCloseControl {
-  /**
-   * When the flush on close is still running: gives it up, counts the entries not yet written as
-   * `failed`, and returns the error that says so; otherwise `undefined`.
-   */
-  abandonCloseFlush(drainTimeoutMs: number): Error | undefined;
 }
 
 /**
@@ -85,7 +77,7 @@ const auditOff: KitAudit = Object.freeze({
 });
 
 /** The mutable state behind `app.kit`, handed to each capability's setup. Not public. */
-export class KitRuntime implements KitInstance {
+export class KitRuntime implements KitInstance, KitLifecycle {
   readonly healthChecks = new HealthChecksBuilder();
   readonly routes = new RouteTable();
   state: KitState = 'starting';

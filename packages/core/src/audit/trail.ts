@@ -10,6 +10,7 @@ import type { AuditRecord } from './record.js';
 import { flushOnSignals, type SignalFlushTarget } from './signals.js';
 import { LoggingAuditSink } from './sinks.js';
 import { DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
+import { redactError } from '../secrets.js';
 
 /** The sink factory as `KitOption.auditSinkFactory` holds it. */
 export type AuditSinkFactory = (services: KitServices) => IAuditSink;
@@ -160,7 +161,7 @@ export class AuditTrail implements KitAudit, AuditCloseControl, SignalFlushTarge
     const suppressed = this.#unreported;
     this.#unreported = 0;
     try {
-      this.#app.log.error({ err, audit: this.stats(), suppressed }, 'Kit audit trail: the audit sink failed; entries are counted as failed');
+      this.#app.log.error({ err: redactError(err), audit: this.stats(), suppressed }, 'Kit audit trail: the audit sink failed; entries are counted as failed');
     } catch {
       // The logger itself is broken: the counters still tell the story.
     }

@@ -7,6 +7,7 @@ import { JWT_HEALTH_CHECK_NAME, JwtAuthorityHealthCheck } from './health.js';
 import { BEARER_SECURITY_SCHEME, type JwtOptions } from './options.js';
 import { hasGroupSecurity } from '../openapi/security.js';
 import { TokenRejectedError, TokenVerifier, type KitUser } from './verifier.js';
+import { redactError } from '../secrets.js';
 
 /**
  * The hook `app.kitAuthenticate` is: it reads `Authorization: Bearer <token>`, verifies the token
@@ -116,14 +117,14 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
       check.reachable();
     },
     failed(err, retryInMs) {
-      app.log.warn({ err: err.cause ?? err, reason: err.reason, retryInMs }, 'kit: the token authority discovery document could not be fetched');
+      app.log.warn({ err: redactError(err.cause ?? err), reason: err.reason, retryInMs }, 'kit: the token authority discovery document could not be fetched');
       check.unreachable('discovery document', err);
     },
   });
   const verifier = new TokenVerifier(discovery, jwt.audiences, {
     loaded: () => check.reachable(),
     failed(err, background) {
-      if (background) app.log.warn({ err: err.cause ?? err }, 'kit: background refresh of the token signing keys failed; the keys fetched earlier stay in use');
+      if (background) app.log.warn({ err: redactError(err.cause ?? err) }, 'kit: background refresh of the token signing keys failed; the keys fetched earlier stay in use');
       check.unreachable('signing keys', err);
     },
   });

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KitError } from '../errors.js';
 import { sendProblem, type ProblemDetails } from './details.js';
+import { redactError } from '../secrets.js';
 
 /** What a 5xx problem says instead of the error's message: internals never reach the client. */
 export const SERVER_ERROR_DETAIL = 'The server could not complete the request.';
@@ -78,8 +79,10 @@ export function problemFromError(error: unknown, reply: FastifyReply): ProblemDe
 function kitProblemErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const problem = problemFromError(error, reply);
   const err = error instanceof Error ? error : new Error(String(error));
-  if (problem.status >= 500) request.log.error({ req: request, res: reply, err }, err.message);
-  else request.log.info({ res: reply, err }, err.message);
+  // Kit's own line: credentials in a driver's message or stack are masked like in the health report.
+  const logged = redactError(err);
+  if (problem.status >= 500) request.log.error({ req: request, res: reply, err: logged }, logged.message);
+  else request.log.info({ res: reply, err: logged }, logged.message);
   const headers = (error as ErrorLike | null)?.headers;
   return sendProblem(reply, problem, typeof headers === 'object' && headers !== null ? headers : undefined);
 }
