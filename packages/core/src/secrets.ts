@@ -111,16 +111,19 @@ function scrubForLog(text: string): string {
 export function redactError(err: unknown, depth = 0): Error {
   if (!(err instanceof Error)) return new Error(scrubForLog(typeof err === 'string' ? err : String(err)));
   const copy = Object.create(Object.getPrototypeOf(err) as object) as Error;
-  const hidden = (key: string, value: unknown): void => void Object.defineProperty(copy, key, { value, writable: true, configurable: true, enumerable: false });
-  if (Object.hasOwn(err, 'name')) hidden('name', err.name);
-  hidden('message', scrubForLog(String(err.message)));
-  if (err.stack !== undefined) hidden('stack', scrubForLog(err.stack));
+  // Own properties throughout: a host error's prototype (DOMException's AbortError and
+  // TimeoutError) has brand-checked getters for name and code that throw on a copy.
+  const define = (key: string, value: unknown, enumerable: boolean): void =>
+    void Object.defineProperty(copy, key, { value, writable: true, configurable: true, enumerable });
+  define('name', err.name, false);
+  define('message', scrubForLog(String(err.message)), false);
+  if (err.stack !== undefined) define('stack', scrubForLog(err.stack), false);
   for (const key of LOGGED_PROPERTIES) {
     const value = (err as unknown as Record<string, unknown>)[key];
-    if (typeof value === 'string') (copy as unknown as Record<string, unknown>)[key] = scrubForLog(value);
-    else if (typeof value === 'number') (copy as unknown as Record<string, unknown>)[key] = value;
+    if (typeof value === 'string') define(key, scrubForLog(value), true);
+    else if (typeof value === 'number') define(key, value, true);
   }
-  if (depth < 4 && err.cause !== undefined) hidden('cause', redactError(err.cause, depth + 1));
-  if (depth < 4 && err instanceof AggregateError) hidden('errors', err.errors.map((e: unknown) => redactError(e, depth + 1)));
+  if (depth < 4 && err.cause !== undefined) define('cause', redactError(err.cause, depth + 1), false);
+  if (depth < 4 && err instanceof AggregateError) define('errors', err.errors.map((e: unknown) => redactError(e, depth + 1)), false);
   return copy;
 }

@@ -88,3 +88,32 @@ await test('every line Kit logs is scrubbed of credentials: check errors, descri
   assert.equal(legacy?.config, undefined, 'object properties, where credentials hide, are not');
   assert.ok(lines.some((l) => l.msg === 'Kit start-up failed; the readiness gate stays closed'));
 });
+
+await test('an error whose prototype has brand-checked getters (DOMException: TimeoutError) is masked and logged, not thrown', async () => {
+  const log = capture();
+  const app = Fastify({ logger: { level: 'trace', stream: log.stream } });
+  addKit(app, [], (opt) => {
+    opt.openApiPath = false;
+    opt.healthChecksConfigure = (hc) =>
+      hc.addCheck('upstream', () => {
+        throw new DOMException('request to https://svc:s3cr3t@upstream.internal timed out', 'TimeoutError');
+      });
+  });
+  await useKit(app);
+  try {
+    const res = await app.inject('/healthz');
+    assert.equal(res.statusCode, 503);
+    const line = log
+      .text()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { msg?: string; err?: { type?: string; message?: string; code?: number } })
+      .find((l) => l.err?.message?.includes('upstream.internal'));
+    assert.ok(line, 'the status change was logged with the error');
+    assert.equal(line.err?.type, 'DOMException');
+    assert.equal(line.err?.code, 23, "DOMException's code, read from the original");
+    assert.ok(!log.text().includes('s3cr3t'), 'masked');
+  } finally {
+    await app.close();
+  }
+});

@@ -109,7 +109,7 @@ describe('configuration mistakes that passed silently or threw raw errors get co
     }
     assert.throws(
       () => addKit(Fastify(), (opt) => void ((opt as unknown as Record<string, unknown>).zzz = 1)),
-      (err: Error & { code?: string }) => err.code === 'KIT_ERR_UNKNOWN_OPTION' && /zzz = 1: the known options are format, apiPrefix, .*warmupTimeoutMs\./.test(err.message),
+      (err: Error & { code?: string }) => err.code === 'KIT_ERR_UNKNOWN_OPTION' && /zzz = 1: the known options are format, apiPrefix, .*warmupTimeoutMs, problemDetails\./.test(err.message),
     );
   });
 

@@ -25,13 +25,13 @@ function sleep(ms: number): Promise<void> {
 const CLOSE_GRACE_MS = 1000;
 
 /**
- * `app.close()` bounded by `drainTimeoutMs`. Past the bound the remaining connections are cut, so
+ * `app.close()` bounded by what is left of `drainTimeoutMs` (`remainingMs`). Past the bound the remaining connections are cut, so
  * close() can still finish and run its onClose hooks (the audit trail's flush among them) within
  * a short grace, and the rejection then tells the caller the drain was not clean. When the bound
  * finds the requests drained and the audit flush still running (a hung sink), the flush is what
  * overran: its entries are counted failed and the rejection says so.
  */
-async function closeWithin(app: FastifyInstance, drainTimeoutMs: number, audit: Partial<AuditCloseControl>): Promise<void> {
+async function closeWithin(app: FastifyInstance, remainingMs: number, drainTimeoutMs: number, audit: Partial<AuditCloseControl>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const closing = app.close();
   const bound = (ms: number) =>
@@ -39,7 +39,7 @@ async function closeWithin(app: FastifyInstance, drainTimeoutMs: number, audit: 
       timer = setTimeout(resolve, ms, 'timeout');
     });
   try {
-    if ((await Promise.race([closing, bound(drainTimeoutMs)])) !== 'timeout') return;
+    if ((await Promise.race([closing, bound(remainingMs)])) !== 'timeout') return;
     clearTimeout(timer);
     const flushOverran = audit.abandonCloseFlush?.(drainTimeoutMs);
     if (flushOverran === undefined) app.server.closeAllConnections();
@@ -88,7 +88,8 @@ export function shutdownKit(kit: KitLifecycle, reason = 'shutdown()'): Promise<v
     app.log.info('Kit: closing the server and draining in-flight requests');
     const deadline = performance.now() + drainTimeoutMs;
     await drains.get(kit)?.drain(AbortSignal.timeout(drainTimeoutMs));
-    await closeWithin(app, Math.max(0, deadline - performance.now()), kit.audit);
+    // What the connection drain used of the bound is left out; errors name the configured bound.
+    await closeWithin(app, Math.max(0, deadline - performance.now()), drainTimeoutMs, kit.audit);
     app.log.info('Kit: server closed');
   })();
   shutdowns.set(kit, run);
