@@ -67,6 +67,8 @@ async function answersPing(port: number): Promise<boolean> {
 export interface RedisServerOptions {
   /** Sets `requirepass`. */
   password?: string;
+  /** Further command-line arguments (`--databases 100`, cluster settings, ...). */
+  extraArgs?: readonly string[];
 }
 
 /** One redis-server process on a loopback port; restartable on the same port. */
@@ -116,6 +118,7 @@ export class RedisServer {
     if (this.#child) return;
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.#dir];
     if (this.options.password) args.push('--requirepass', this.options.password);
+    args.push(...(this.options.extraArgs ?? []));
     const child = spawn(redisServerBin as string, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     this.#output = '';
