@@ -49,6 +49,20 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undef
   });
 }
 
+/** Resolves when one node connection is ready, has failed or ended, or after `timeoutMs`. */
+function settled(node: Redis, timeoutMs: number): Promise<void> {
+  if (node.status === 'ready' || node.status === 'end' || timeoutMs <= 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const event of ['ready', 'error', 'end'] as const) node.off(event, done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    for (const event of ['ready', 'error', 'end'] as const) node.once(event, done);
+  });
+}
+
 /**
  * The ioredis client (a `Redis`, or a `Cluster`) behind the stores, and what Kit tracks about it:
  * whether calls may be sent, and why not. Calls while it is not ready are refused at once with
@@ -117,6 +131,11 @@ export class RedisConnection {
     });
     client.on('+node', (node: Redis) => {
       this.#nodesDown.delete(`${node.options.host ?? ''}:${String(node.options.port)}`);
+      // ioredis connects a Cluster node on its first command and, without an offline queue,
+      // refuses the commands that arrive while that connection is being made: a burst right
+      // after start-up would fail. Connecting every node as soon as the client learns of it
+      // means commands only ever go to connected nodes (and none wait in a node's queue).
+      if (node.status === 'wait') node.connect().catch(() => undefined);
     });
     client.on('connect', () => {
       this.#dbRefused = undefined;
@@ -170,8 +189,17 @@ export class RedisConnection {
    * connection, without making a Redis outage a start-up failure.
    */
   async settle(timeoutMs: number): Promise<boolean> {
-    if (this.ready) return true;
-    if (this.#closed) return false;
+    const deadline = performance.now() + timeoutMs;
+    const ready = await this.#settle(timeoutMs);
+    if (!ready || this.topology.mode !== 'cluster') return ready;
+    // A Cluster is ready once one node gave the slot map; wait for the masters' own connections too.
+    await Promise.all((this.client as Cluster).nodes('master').map((node) => settled(node, deadline - performance.now())));
+    return this.ready;
+  }
+
+  #settle(timeoutMs: number): Promise<boolean> {
+    if (this.ready) return Promise.resolve(true);
+    if (this.#closed) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const done = () => {
         clearTimeout(timer);

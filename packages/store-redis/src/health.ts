@@ -9,44 +9,45 @@ function asError(err: unknown): Error {
 }
 
 /**
- * A Cluster's state as its nodes report it (`CLUSTER INFO` from any node) and as the stores see
- * it (PING to the master of every slot range the client routes to). Addresses go into `data`
- * only, which the report shows at `Full` detail alone.
+ * A Cluster as the stores see it: every master the client routes to is asked `CLUSTER INFO`. A
+ * master that does not answer, or answers with a state other than `ok` (a restarted master
+ * refuses commands for its first two seconds), does not serve its keys. Addresses go into
+ * `data` only, which the report shows at `Full` detail alone.
  */
 async function clusterHealth(cluster: Cluster, signal: AbortSignal): Promise<HealthCheckResult> {
   const started = performance.now();
-  let info: string;
-  try {
-    info = String(await untilAborted(cluster.cluster('INFO'), signal, 'no CLUSTER INFO reply before the check timed out'));
-  } catch (err) {
-    return HealthCheckResult.unhealthy('Redis Cluster did not answer CLUSTER INFO', asError(err));
-  }
-  const clusterState = /cluster_state:(\w+)/.exec(info)?.[1] ?? 'unknown';
+  const timedOut = 'no reply before the check timed out';
+  // The client re-reads the slot map on its own only when a MOVED reply says it changed. A fresh
+  // map lets the check see a failover's new master, or a master back from a restart, before
+  // any store call happens to hit its slots.
+  await untilAborted(new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve())), signal, timedOut).catch(() => undefined);
   const masters = [...new Set(cluster.slots.map((owners) => owners?.[0]).filter((key): key is string => typeof key === 'string'))].sort();
   const nodes = new Map(cluster.nodes('all').map((node) => [`${node.options.host ?? ''}:${String(node.options.port)}`, node]));
-  const answered = await Promise.all(
+  const states = await Promise.all(
     masters.map(async (key) => {
       const node = nodes.get(key);
-      if (!node) return false;
+      if (!node) return undefined;
       try {
-        await untilAborted(node.ping(), signal, 'no PING reply before the check timed out');
-        return true;
+        const info = String(await untilAborted(node.cluster('INFO'), signal, timedOut));
+        return /cluster_state:(\w+)/.exec(info)?.[1] ?? 'unknown';
       } catch {
-        return false;
+        return undefined;
       }
     }),
   );
-  const reachable = answered.filter(Boolean).length;
+  const serving = states.filter((state) => state === 'ok').length;
+  const clusterState = serving > 0 ? 'ok' : (states.find((state) => state !== undefined) ?? 'unreachable');
   const data = {
     clusterState,
     masters: masters.length,
-    mastersReachable: reachable,
-    unreachable: masters.filter((_, i) => !answered[i]),
+    mastersServing: serving,
+    unreachable: masters.filter((_, i) => states[i] === undefined),
+    notServing: masters.filter((_, i) => states[i] !== undefined && states[i] !== 'ok'),
     latencyMs: Math.round((performance.now() - started) * 100) / 100,
   };
-  const summary = `Redis Cluster state ${clusterState}; ${reachable} of ${masters.length} masters answered PING`;
-  if (clusterState !== 'ok' || masters.length === 0) return HealthCheckResult.unhealthy(summary, undefined, data);
-  if (reachable < masters.length) return HealthCheckResult.degraded(`${summary} (calls for keys the others serve fail)`, undefined, data);
+  const summary = `Redis Cluster state ${clusterState}: ${serving} of ${masters.length} masters reachable and serving`;
+  if (serving === 0) return HealthCheckResult.unhealthy(summary, undefined, data);
+  if (serving < masters.length) return HealthCheckResult.degraded(`${summary} (calls for keys the others serve fail)`, undefined, data);
   return HealthCheckResult.healthy(summary, data);
 }
 
@@ -54,10 +55,10 @@ async function clusterHealth(cluster: Cluster, signal: AbortSignal): Promise<Hea
  * The Redis store health check (spec `StoreHealthCheck`). One server or a Sentinel master: PING,
  * abandoned when the check's signal aborts (its timeout); healthy with `data.latencyMs`,
  * unhealthy with the reason in a few address-free words (`not connected: connection refused`,
- * `not connected: the server refused database 99 (...)`). A Redis Cluster: `cluster_state` from
- * `CLUSTER INFO` and a PING to every master; unhealthy unless the state is `ok`, degraded while
- * a master does not answer, the masters' addresses in `data` (shown at `Full` detail only). Built
- * from the container (`kitRedisStore`) when registered as a class.
+ * `not connected: the server refused database 99 (...)`). A Redis Cluster: `CLUSTER INFO` from
+ * every master the client routes to; unhealthy when none reports `cluster_state:ok`, degraded
+ * while some master does not answer or does not serve, the masters' addresses in `data` (shown
+ * at `Full` detail only). Built from the container (`kitRedisStore`) when registered as a class.
  *
  * @example
  * ```ts
