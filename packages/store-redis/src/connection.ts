@@ -101,9 +101,9 @@ export class RedisConnection {
         return;
       }
       const reason = scrub(err.message, topology.secrets);
-      const failure = this.#unknownMaster && /All sentinels are unreachable/.test(err.message) && !/Last error/.test(err.message)
-        ? `no Sentinel knows a master group named "${String(topology.masterName)}"`
-        : failureOf(err);
+      // Sentinels that answer but know no such group: Redis 7 says so in an error, older ones with an empty reply.
+      const unknownMaster = /No such master/.test(err.message) || (this.#unknownMaster && /All sentinels are unreachable/.test(err.message) && !/Last error/.test(err.message));
+      const failure = unknownMaster ? `no Sentinel knows a master group named "${String(topology.masterName)}"` : failureOf(err);
       this.#failed(failure, reason);
       if (failure === 'connect timed out' && topology.server && this.#tls && !this.#diagnosis) {
         const { host, port } = topology.server;

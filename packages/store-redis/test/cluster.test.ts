@@ -9,6 +9,8 @@ import { Cluster } from 'ioredis';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
 import { storeConformance } from '../../core/test/store-conformance.ts';
+import type { LuaScript } from '../src/connection.ts';
+import * as scripts from '../src/scripts.ts';
 import { evaluateRedisCheck } from './health.ts';
 import { ask, RedisCluster, waitFor } from './redis-cluster.ts';
 import { describeRedis, skipRedis } from './redis-server.ts';
@@ -18,6 +20,17 @@ let started: Promise<RedisCluster> | undefined;
 const cluster = () => (started ??= RedisCluster.start({ masters: 3 }));
 after(async () => {
   await (await started)?.dispose();
+});
+
+it('every Lua script touches one key (KEYS[1]) and builds no key names, so none can cross Cluster hash slots', () => {
+  const all = Object.values(scripts).filter((v): v is LuaScript => typeof v === 'object' && v !== null && 'lua' in v);
+  assert.ok(all.length >= 12, `found ${all.length} scripts`);
+  for (const script of all) {
+    const keys = new Set(script.lua.match(/KEYS\[[^\]]*\]/g));
+    assert.deepEqual([...keys], ['KEYS[1]'], `${script.name} uses ${[...keys].join(', ')}; several keys need one {hash tag}`);
+    // A key name made up inside a script would escape the slot check Redis does on KEYS.
+    assert.doesNotMatch(script.lua, /redis\.call\('\w+', (?!KEYS\[1\])[^')]/, `${script.name} calls a command on something other than KEYS[1]`);
+  }
 });
 
 // Each connect() is a new client, as a second service instance would have: the first from the

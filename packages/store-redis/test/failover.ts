@@ -31,7 +31,7 @@ export interface FailoverOptions {
   consume: () => Promise<RateLimitResult>;
   /** Stops the master holding the key (SIGKILL: a crash). */
   kill: () => Promise<void>;
-  /** The redis check's status, polled every 50 ms from the stop on. */
+  /** The redis check's status, polled every 50 ms from the stop until it is healthy again. */
   health: () => Promise<HealthStatus>;
   limit: number;
   /** Calls in flight at once. */
@@ -44,7 +44,7 @@ export interface FailoverOptions {
 
 export async function runFailover(o: FailoverOptions): Promise<FailoverRun> {
   let admitted = 0;
-  let killedAt: number | undefined;
+  let killedAt: number | undefined = undefined;
   let recoveredAt: number | undefined;
   let countedByNewMaster = 0;
   let acknowledgedBeforeRecovery = 0;
@@ -89,10 +89,10 @@ export async function runFailover(o: FailoverOptions): Promise<FailoverRun> {
   killedAt = performance.now();
   await o.kill();
   const watcher = (async () => {
-    while (!done) {
+    while (healthyAgainAt === undefined && performance.now() - killedAt! < o.limitMs) {
       const status = await o.health();
       if (statuses.at(-1) !== status) statuses.push(status);
-      if (status === 'healthy' && statuses.length > 1 && healthyAgainAt === undefined) healthyAgainAt = performance.now();
+      if (status === 'healthy' && statuses.length > 1) healthyAgainAt = performance.now();
       await sleep(50);
     }
   })();
