@@ -130,7 +130,12 @@ export class RedisConnection {
       }
     });
     client.on('+node', (node: Redis) => {
-      this.#nodesDown.delete(`${node.options.host ?? ''}:${String(node.options.port)}`);
+      const key = `${node.options.host ?? ''}:${String(node.options.port)}`;
+      // While a node is down, every call routed to it makes the client create a connection to
+      // it again: only a connection that got ready ends the node's outage in the logs.
+      node.once('ready', () => {
+        if (this.#nodesDown.delete(key)) this.log?.info({ ...fields, node: key }, 'Redis Cluster node reachable again');
+      });
       // ioredis connects a Cluster node on its first command and, without an offline queue,
       // refuses the commands that arrive while that connection is being made: a burst right
       // after start-up would fail. Connecting every node as soon as the client learns of it

@@ -3,6 +3,7 @@
 // and the service's calls and redis check recover. Measured: how long calls failed, and how many
 // requests were admitted in total against the limit (replication is asynchronous).
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
@@ -16,6 +17,15 @@ const NODE_TIMEOUT_MS = 1000;
 const LIMIT = 300;
 const CONCURRENCY = 8;
 
+// The service's log lines, to see what a failover writes there.
+const logLines: Array<{ level: number; msg: string }> = [];
+const logStream = new Writable({
+  write(chunk: Buffer, _enc, callback) {
+    for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line) as { level: number; msg: string });
+    callback();
+  },
+});
+
 describeRedis('Redis Cluster failover', () => {
   let cluster: RedisCluster;
   let app: FastifyInstance;
@@ -23,7 +33,7 @@ describeRedis('Redis Cluster failover', () => {
 
   before(async () => {
     cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: NODE_TIMEOUT_MS });
-    app = Fastify();
+    app = Fastify({ logger: { level: 'info', stream: logStream } });
     addKit(app, [], (opt) => {
       opt.healthCheckDetailLevel = 'Full';
     });
@@ -68,5 +78,8 @@ describeRedis('Redis Cluster failover', () => {
     // most that many. (Across a network, whatever the replica had not received yet.)
     assert.ok(run.excess <= CONCURRENCY, `admitted ${run.admitted}, ${run.excess} over the limit of ${LIMIT}`);
     await waitFor(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy at the end');
+    const warnings = logLines.filter((l) => l.level >= 40).map((l) => l.msg);
+    t.diagnostic(`log lines at warn during the failover: ${warnings.length} (${[...new Set(warnings)].join(' | ')})`);
+    assert.ok(warnings.length > 0 && warnings.length <= 5, `a few warnings, not one per failed call: ${warnings.join('\n')}`);
   });
 });

@@ -1,6 +1,7 @@
 // The stores on the master of a real Sentinel setup (master, replica, three Sentinels): the
 // conformance suite, the redis check, a master group no Sentinel knows, and a real failover.
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -15,6 +16,15 @@ import { RedisSentinelGroup } from './redis-sentinel.ts';
 
 const LIMIT = 300;
 const CONCURRENCY = 8;
+
+// The service's log lines, to see what a failover writes there.
+const logLines: Array<{ level: number; msg: string }> = [];
+const logStream = new Writable({
+  write(chunk: Buffer, _enc, callback) {
+    for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line) as { level: number; msg: string });
+    callback();
+  },
+});
 
 let started: Promise<RedisSentinelGroup> | undefined;
 /** One Sentinel setup for the whole file; the failover test runs last. */
@@ -44,7 +54,7 @@ describeRedis('Redis Sentinel', () => {
 
   before(async () => {
     g = await group();
-    app = Fastify();
+    app = Fastify({ logger: { level: 'info', stream: logStream } });
     addKit(app, [], (opt) => {
       opt.healthCheckDetailLevel = 'Full';
     });
@@ -107,5 +117,8 @@ describeRedis('Redis Sentinel', () => {
     assert.ok(run.countedByNewMaster <= run.acknowledgedBeforeRecovery + CONCURRENCY, describeRun(run, LIMIT));
     assert.ok(run.excess <= CONCURRENCY, `admitted ${run.admitted}, ${run.excess} over the limit of ${LIMIT}`);
     await waitFor(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy at the end');
+    const warnings = logLines.filter((l) => l.level >= 40).map((l) => l.msg);
+    t.diagnostic(`log lines at warn during the failover: ${warnings.length} (${[...new Set(warnings)].join(' | ')})`);
+    assert.ok(warnings.length > 0 && warnings.length <= 5, `a few warnings, not one per failed call: ${warnings.join('\n')}`);
   });
 });
