@@ -85,7 +85,7 @@ export class RedisConnection {
   constructor(
     readonly topology: Topology,
     readonly client: Redis | Cluster,
-    private readonly timeouts: { readonly commandTimeoutMs: number; readonly connectTimeoutMs: number },
+    private readonly timeouts: { readonly commandTimeoutMs: number; readonly connectTimeoutMs: number; readonly reconnectMaxDelayMs: number },
     private readonly log: StoreLogger | undefined,
   ) {
     const fields = { redis: topology.redacted };
@@ -151,6 +151,18 @@ export class RedisConnection {
       if (this.#down) return;
       this.#down = true;
       this.log?.warn(fields, 'Redis store connection lost; reconnecting');
+    });
+    client.on('end', () => {
+      if (this.#closed) return;
+      // ioredis ends a client for good in a few corner cases (a connect attempt aborted midway,
+      // someone calling disconnect() on it): the store would stay unavailable until a restart.
+      this.#failure ??= 'connection lost';
+      if (this.#down) this.log?.debug(fields, 'Redis store client ended; reconnecting');
+      else this.log?.warn(fields, 'Redis store client ended; reconnecting');
+      this.#down = true;
+      setTimeout(() => {
+        if (!this.#closed && client.status === 'end') client.connect().catch(() => undefined);
+      }, timeouts.reconnectMaxDelayMs).unref();
     });
     client.on('ready', () => {
       this.#unknownMaster = false;

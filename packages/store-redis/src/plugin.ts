@@ -169,15 +169,16 @@ export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions =
   const keyPrefix = keyPrefixOf(options.keyPrefix);
   const commandTimeoutMs = positive('commandTimeoutMs', options.commandTimeoutMs, 2000);
   const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, 5000);
+  const reconnectMaxDelayMs = positive('reconnectMaxDelayMs', options.reconnectMaxDelayMs, 1000);
   const client = createClient(parsed, {
     commandTimeoutMs,
     connectTimeoutMs,
-    reconnectMaxDelayMs: positive('reconnectMaxDelayMs', options.reconnectMaxDelayMs, 1000),
+    reconnectMaxDelayMs,
     connectionName: options.connectionName ?? 'kit-store',
     redisOptions: options.redisOptions ?? {},
     clusterOptions: options.clusterOptions ?? {},
   });
-  const connection = new RedisConnection(parsed.topology, client, { commandTimeoutMs, connectTimeoutMs }, options.logger);
+  const connection = new RedisConnection(parsed.topology, client, { commandTimeoutMs, connectTimeoutMs, reconnectMaxDelayMs }, options.logger);
   return {
     idempotency: new RedisIdempotencyStore(connection, keyPrefix),
     rateLimit: new RedisRateLimitStore(connection, keyPrefix),

@@ -167,7 +167,6 @@ export function createClient(parsed: Parsed, settings: ClientSettings): Redis | 
   }
   const sentinel = urls.sentinels[0] as StoreUrl;
   return new Redis({
-    failoverDetector: true,
     ...common,
     name: master.host,
     sentinels: urls.sentinels.map((s) => ({ host: s.host, port: s.port ?? 26379 })),
@@ -177,6 +176,14 @@ export function createClient(parsed: Parsed, settings: ClientSettings): Redis | 
     enableTLSForSentinelMode: master.tls,
     sentinelRetryStrategy: retry,
     sentinelCommandTimeout: settings.commandTimeoutMs,
+    // ioredis' failover detector disconnects on +switch-master; if that message arrives while
+    // the client is asking a Sentinel for the master (it does that on every reconnect attempt
+    // while the old master is down), ioredis 6.0 ends the client for good. Off: a dead master
+    // closes the connection and the reconnect asks the Sentinels anyway, and a master demoted
+    // while the connection stays up answers writes with READONLY, on which the client
+    // reconnects (the command is failed, not resent) and asks the Sentinels again.
+    failoverDetector: false,
+    reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
     ...kit,
   });
 }

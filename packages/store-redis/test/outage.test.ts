@@ -94,6 +94,17 @@ describeRedis('Redis outage while the service runs', () => {
     );
   });
 
+  it('a client that ioredis ended for good (a connect aborted midway, disconnect() called on it) is connected again', async (t) => {
+    assert.equal(store.connected, true);
+    store.client.disconnect();
+    await until(async () => store.client.status === 'end', 5000, 'the client ended');
+    const err = await store.saga.get('order-1').catch((e: unknown) => e);
+    assert.ok(err instanceof StoreUnavailableError, String(err));
+    const back = await until(async () => store.connected, 10_000, 'connected again');
+    assert.equal(await store.saga.get('order-1'), undefined);
+    t.diagnostic(`ended client connected again after ${back} ms (reconnectMaxDelayMs 200)`);
+  });
+
   it('frozen (SIGSTOP): unhealthy within the check timeout, calls time out with the clear error, both recover (SIGCONT)', async (t) => {
     assert.equal((await evaluateRedisCheck(app)).status, 'healthy');
     redis.pause();

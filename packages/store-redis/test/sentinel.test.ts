@@ -18,10 +18,10 @@ const LIMIT = 300;
 const CONCURRENCY = 8;
 
 // The service's log lines, to see what a failover writes there.
-const logLines: Array<{ level: number; msg: string }> = [];
+const logLines: Array<{ level: number; msg: string; kit?: string }> = [];
 const logStream = new Writable({
   write(chunk: Buffer, _enc, callback) {
-    for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line) as { level: number; msg: string });
+    for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line) as { level: number; msg: string; kit?: string });
     callback();
   },
 });
@@ -54,7 +54,7 @@ describeRedis('Redis Sentinel', () => {
 
   before(async () => {
     g = await group();
-    app = Fastify({ logger: { level: 'info', stream: logStream } });
+    app = Fastify({ logger: { level: 'debug', stream: logStream } });
     addKit(app, [], (opt) => {
       opt.healthCheckDetailLevel = 'Full';
     });
@@ -108,6 +108,15 @@ describeRedis('Redis Sentinel', () => {
       limitMs: 30_000,
     });
     t.diagnostic(`sentinel (down-after 500 ms, quorum 2 of 3): ${describeRun(run, LIMIT)}`);
+    if (!Number.isFinite(run.recoveryMs)) {
+      // What the Sentinels and the replica said, for whoever has to find out why.
+      const role = await ask(g.replica.port, 'ROLE').catch((e: unknown) => String(e));
+      const recent = logLines.filter((l) => l.kit === 'store-redis').slice(-40).map((l) => JSON.stringify(l));
+      assert.fail(
+        `no call succeeded after the kill; replica ROLE ${JSON.stringify(role)}; client ${store.client.status}, failure "${store.failure}"\n` +
+          `${recent.join('\n')}\n${g.sentinels.map((s) => s.output).join('\n---\n')}`,
+      );
+    }
 
     assert.deepEqual(run.otherErrors, [], 'every failure was KIT_ERR_STORE_UNAVAILABLE');
     assert.equal(await g.masterPort(), g.replica.port, 'the Sentinels announce the former replica');
