@@ -216,7 +216,8 @@ export class RedisConnection {
 
   #settle(timeoutMs: number): Promise<boolean> {
     if (this.ready) return Promise.resolve(true);
-    if (this.#closed) return Promise.resolve(false);
+    // Closed, or connected to a server that refused the database: no event will change that soon.
+    if (this.#closed || this.#dbRefused !== undefined) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const done = () => {
         clearTimeout(timer);
