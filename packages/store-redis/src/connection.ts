@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { KitError, StoreUnavailableError } from '@kit/core';
 import { failureOf, tlsTimeoutReason } from './failures.js';
+import type { LuaScript } from './scripts.js';
 import type { Topology } from './topology.js';
 import { scrub } from './url.js';
+import { settled, untilAborted } from './wait.js';
 
 /**
  * The logger a store connection writes to: pino's (Fastify's `app.log`) fits. Every message and
@@ -21,47 +22,10 @@ export interface StoreLogger {
   debug(obj: object, msg: string): void;
 }
 
-/** A Lua script and its SHA1, for EVALSHA with an EVAL fallback. */
-export interface LuaScript {
-  readonly name: string;
-  readonly lua: string;
-  readonly sha: string;
-}
-
-/** Declares a script; its SHA1 is computed once. */
-export function lua(name: string, source: string): LuaScript {
-  return { name, lua: source, sha: createHash('sha1').update(source).digest('hex') };
-}
-
 // Replies with which the server says "not now" rather than "wrong command": the store is unavailable.
 const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|NOAUTH|WRONGPASS|NOREPLICAS)\b/;
 
 type ReplyErrorLike = Error & { code?: string; command?: { name?: string } };
-
-/** Rejects with a StoreUnavailableError when `signal` aborts first. */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, reason: string): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(new StoreUnavailableError('redis', reason));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new StoreUnavailableError('redis', reason));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-/** Resolves when one node connection is ready, has failed or ended, or after `timeoutMs`. */
-function settled(node: Redis, timeoutMs: number): Promise<void> {
-  if (node.status === 'ready' || node.status === 'end' || timeoutMs <= 0) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      for (const event of ['ready', 'error', 'end'] as const) node.off(event, done);
-      resolve();
-    };
-    const timer = setTimeout(done, timeoutMs);
-    for (const event of ['ready', 'error', 'end'] as const) node.once(event, done);
-  });
-}
 
 /**
  * The ioredis client (a `Redis`, or a `Cluster`) behind the stores, and what Kit tracks about it:

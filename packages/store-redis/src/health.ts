@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase } from 'fastify';
 import type { Cluster } from 'ioredis';
 import { HealthCheckResult, KitError, StoreUnavailableError, type HealthCheckContext, type IHealthCheck, type HostInstance } from '@kit/core';
-import { untilAborted } from './connection.js';
+import { untilAborted } from './wait.js';
 import { KIT_REDIS_STORE, type KitRedisStore } from './plugin.js';
 
 function asError(err: unknown): Error {

@@ -9,7 +9,7 @@ import { Cluster } from 'ioredis';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
 import { storeConformance } from '../../core/test/store-conformance.ts';
-import type { LuaScript } from '../src/connection.ts';
+import type { LuaScript } from '../src/scripts.ts';
 import * as scripts from '../src/scripts.ts';
 import { evaluateRedisCheck } from './health.ts';
 import { ask, RedisCluster, waitFor } from './redis-cluster.ts';
