@@ -2,7 +2,7 @@
 // timeout, store calls fail at once with KIT_ERR_STORE_UNAVAILABLE (HTTP 503 when unhandled),
 // and both recover when Redis comes back on the same port.
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, beforeEach, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, StoreUnavailableError, useKit, type IRateLimitStore } from '@kit/core';
@@ -47,6 +47,12 @@ describeRedis('Redis outage while the service runs', () => {
     });
     await useKit(app);
     await app.ready();
+  });
+  // Each test starts from a connected store: under load (other suites, other tenants) the first
+  // connection or a reconnection can take longer than one check's 500 ms, which is not what these
+  // tests measure.
+  beforeEach(async () => {
+    await until(async () => store.connected && (await evaluateRedisCheck(app)).status === 'healthy', 15_000, 'healthy before the test');
   });
   after(async () => {
     await app?.close();
