@@ -99,14 +99,17 @@ interface Packed {
  * holds built code only if the package's prepack built it. Tarballs are cached by sourceKey().
  */
 function packTarballs(): Packed[] {
-  const cache = path.join(root, 'node_modules', '.cache', 'kit-packaging', sourceKey());
+  const cacheRoot = path.join(root, 'node_modules', '.cache', 'kit-packaging');
+  const cache = path.join(cacheRoot, sourceKey());
   if (!existsSync(path.join(cache, 'manifest.json'))) {
+    // One entry is kept: tarballs of older sources are of no use to anyone.
+    rmSync(cacheRoot, { recursive: true, force: true });
+    mkdirSync(cacheRoot, { recursive: true });
+    const out = mkdtempSync(path.join(cacheRoot, 'partial-'));
     const stage = mkdtempSync(path.join(tmpdir(), 'kit-pack-'));
     try {
       cpSync(path.join(root, 'tsconfig.base.json'), path.join(stage, 'tsconfig.base.json'));
       symlinkSync(path.join(root, 'node_modules'), path.join(stage, 'node_modules'), 'dir');
-      const out = path.join(stage, 'out');
-      mkdirSync(out);
       for (const pkg of PACKAGES) cpSync(path.join(root, pkg), path.join(stage, pkg), { recursive: true, filter: sourceFilter });
       const manifest: Record<string, string> = {};
       for (const pkg of PACKAGES) {
@@ -118,12 +121,10 @@ function packTarballs(): Packed[] {
         manifest[pkg] = made[0]!;
       }
       writeFileSync(path.join(out, 'manifest.json'), JSON.stringify(manifest));
-      // One entry: tarballs of older sources are of no use to anyone.
-      rmSync(path.dirname(cache), { recursive: true, force: true });
-      mkdirSync(path.dirname(cache), { recursive: true });
       renameSync(out, cache);
     } finally {
       rmSync(stage, { recursive: true, force: true });
+      rmSync(out, { recursive: true, force: true });
     }
   }
   const manifest = JSON.parse(readFileSync(path.join(cache, 'manifest.json'), 'utf8')) as Record<string, string>;
