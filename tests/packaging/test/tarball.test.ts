@@ -94,8 +94,30 @@ interface Packed {
 }
 
 /**
+ * The stage's node_modules: links to the workspace's installed tools and dependencies, except that
+ * the packed packages resolve to their copies in the stage, so one package builds against the
+ * others as a fresh clone would, whatever the workspace's own dist/ holds.
+ */
+function linkNodeModules(stage: string): void {
+  const names = new Map(PACKAGES.map((dir) => [readManifest(path.join(root, dir)).name, path.join(stage, dir)]));
+  const link = (relative: string) => {
+    const own = names.get(relative);
+    symlinkSync(own ?? path.join(root, 'node_modules', relative), path.join(stage, 'node_modules', relative), 'dir');
+  };
+  mkdirSync(path.join(stage, 'node_modules'));
+  for (const entry of readdirSync(path.join(root, 'node_modules'))) {
+    if (!entry.startsWith('@') || ![...names.keys()].some((n) => n.startsWith(`${entry}/`))) {
+      link(entry);
+      continue;
+    }
+    mkdirSync(path.join(stage, 'node_modules', entry));
+    for (const member of readdirSync(path.join(root, 'node_modules', entry))) link(`${entry}/${member}`);
+  }
+}
+
+/**
  * Packs every package from a copy of its sources beside a copy of tsconfig.base.json, with the
- * workspace's node_modules linked in for the build tools. No dist/ exists there, so a tarball
+ * workspace's node_modules linked in (linkNodeModules). No dist/ exists there, so a tarball
  * holds built code only if the package's prepack built it. Tarballs are cached by sourceKey().
  */
 function packTarballs(): Packed[] {
@@ -109,7 +131,7 @@ function packTarballs(): Packed[] {
     const stage = mkdtempSync(path.join(tmpdir(), 'kit-pack-'));
     try {
       cpSync(path.join(root, 'tsconfig.base.json'), path.join(stage, 'tsconfig.base.json'));
-      symlinkSync(path.join(root, 'node_modules'), path.join(stage, 'node_modules'), 'dir');
+      linkNodeModules(stage);
       for (const pkg of PACKAGES) cpSync(path.join(root, pkg), path.join(stage, pkg), { recursive: true, filter: sourceFilter });
       const manifest: Record<string, string> = {};
       for (const pkg of PACKAGES) {
