@@ -1,4 +1,9 @@
 // The public surface of @kit/core, and nothing else.
+
+// Kit registers @fastify/swagger, whose types add `summary`, `tags`, `hide`… to Fastify's route
+// schema. tsc only copies a reference into the declarations it emits when asked (`preserve`);
+// without it a host compiling against dist/ gets TS2353 on `schema: { summary }`.
+/// <reference types="@fastify/swagger" preserve="true" />
 export { addKit, useKit, type KitConfigure, type HostInstance } from './kit.js';
 export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './options.js';
 export type { KitInstance, KitAudit } from './runtime.js';
