@@ -11,6 +11,7 @@ export type { IKitEndpoint, EndpointClass } from './endpoints/types.js';
 export type { EndpointSource } from './endpoints/discovery.js';
 export { EndpointGroup, KitTag, KitEndpoint, KitMethod } from './endpoints/decorators.js';
 export { operationIdFor } from './endpoints/operation-ids.js';
+export { KitRouteContributor, type RouteContributor, type RouteContributorContext } from './endpoints/contributors.js';
 
 export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, type AuditLogLevel } from './audit/options.js';
 export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';
