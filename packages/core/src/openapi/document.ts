@@ -128,6 +128,11 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
         ...(options.openApiInfo.description ? { description: options.openApiInfo.description } : {}),
       },
     },
+    // A schema added with addSchema({ $id: 'Money', ... }) is the component `Money` (swagger's
+    // default names them def-0, def-1...); an $id that is not a valid component name keeps def-N.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' && /^[A-Za-z0-9._-]+$/.test(json.$id) ? json.$id : `def-${i}`),
+    },
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
       finishDocument(documentObject.openapiObject as unknown as Document, table);
