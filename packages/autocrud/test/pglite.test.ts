@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { crudSuite } from './suite/crud.ts';
 import type { EngineUnderTest } from './suite/fixtures.ts';
 import { hostileSuite } from './suite/hostile.ts';
+import { startupSuite } from './suite/startup.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -22,3 +23,4 @@ const engine: EngineUnderTest = {
 
 crudSuite(engine);
 hostileSuite(engine);
+startupSuite(engine);

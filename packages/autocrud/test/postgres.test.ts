@@ -4,6 +4,7 @@ import { after, before } from 'node:test';
 import { crudSuite } from './suite/crud.ts';
 import type { EngineUnderTest } from './suite/fixtures.ts';
 import { hostileSuite } from './suite/hostile.ts';
+import { startupSuite } from './suite/startup.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -27,4 +28,5 @@ describePostgres('PostgreSQL', () => {
 
   crudSuite(engine);
   hostileSuite(engine);
+  startupSuite(engine);
 });

@@ -12,6 +12,7 @@ import { addKitAutoCrud, sqliteAvailable } from '@kit/autocrud';
 import { crudSuite } from './suite/crud.ts';
 import type { EngineUnderTest } from './suite/fixtures.ts';
 import { hostileSuite } from './suite/hostile.ts';
+import { startupSuite } from './suite/startup.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -58,4 +59,5 @@ if (!sqliteAvailable()) {
   };
   crudSuite(engine);
   hostileSuite(engine);
+  startupSuite(engine);
 }
