@@ -205,7 +205,7 @@ const PROBLEM_TEXT: Readonly<Record<number, string>> = {
 export function problemResponse(status: 400 | 404 | 409 | 503): Schema {
   return {
     description: PROBLEM_TEXT[status],
-    ...(status === 503 ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } } } : {}),
+    ...(status === 503 ? { headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } } } : {}),
     content: { 'application/problem+json': { schema: PROBLEM } },
   };
 }
