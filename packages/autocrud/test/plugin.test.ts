@@ -140,6 +140,18 @@ describe('addKitAutoCrud', () => {
     await app.close();
   });
 
+  it('calls made while the database first starts wait for that start instead of failing (warm-ups, early requests)', async () => {
+    const app = Fastify();
+    addKit(app, [ProductEndpoint]);
+    const crud = addKitAutoCrud(app, pglite, { createTables: true });
+    await useKit(app);
+    const products = crud.repository(Product);
+    const window = { filters: [], sort: [], offset: 0, limit: 1 };
+    const [, first, second] = await Promise.all([app.ready(), products.list(window), products.list(window)]);
+    assert.equal(first.total, second.total);
+    await app.close();
+  });
+
   it('the url in the handle has no password', async () => {
     const app = Fastify();
     addKit(app, []);

@@ -79,7 +79,14 @@ export class Database {
   async #ensureReady(): Promise<void> {
     if (this.#up && this.#unverified.size === 0) return;
     if (this.#closed) throw new DatabaseUnavailableError('closed');
-    // One attempt at a time; everyone else fails fast rather than piling up behind it.
+    // The first start (PGlite's WASM, the first connection): callers during it wait for it, so that
+    // start-up work (warm-ups, early requests) is not refused. It is bounded: a server gets
+    // connectTimeoutMs, an embedded engine opens or fails.
+    if (this.#attempt && this.#reason === 'not started') {
+      await this.#attempt.catch(() => undefined);
+      return this.#ensureReady();
+    }
+    // Later, one attempt at a time; everyone else fails fast rather than piling up behind it.
     if (this.#attempt || Date.now() < this.#retryAt) throw this.#schemaError ?? new DatabaseUnavailableError(this.#reason);
     this.#attempt = this.#connect();
     try {
