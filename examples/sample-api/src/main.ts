@@ -1,4 +1,5 @@
 import { useKit } from '@kit/core';
+import type { KitAutoCrud } from '@kit/autocrud';
 import { createApp, settingsFromEnv } from './app.js';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -14,6 +15,7 @@ const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${(app.server.ad
 console.log(`
 Sample shop API is listening on ${base}
   API           ${base}/api/users   ${base}/api/orders@2   ${base}/api/admin/jobs (x-admin-key)
+  Products      ${app.kit.services.hasRegistration('kitAutoCrud') ? `${base}/api/products (database: ${app.kit.services.resolve<KitAutoCrud>('kitAutoCrud').url})` : 'off: set DATABASE_URL'}
   OpenAPI       ${base}/openapi.json
   Reference UI  ${base}/docs
   Health        ${base}/healthz   ${base}/livez
