@@ -152,6 +152,28 @@ describe('addKitAutoCrud', () => {
     await app.close();
   });
 
+  it('a field with a schema default may be left out: POST leaves it to the column default, PUT resets it', async () => {
+    const Setting = defineEntity({
+      name: 'Setting',
+      table: 'settings',
+      schema: { type: 'object', required: ['id', 'key', 'enabled'], properties: { id: { type: 'integer' }, key: { type: 'string' }, enabled: { type: 'boolean', default: true } } },
+      writable: ['key', 'enabled'],
+    });
+    @AutoCrud(Setting)
+    class SettingsEndpoint {}
+    await pglite.exec('drop table if exists settings');
+    const app = await crudApp(engine, {}, undefined, [SettingsEndpoint]);
+    const created = await app.inject({ method: 'POST', url: '/api/settings', payload: { key: 'dark-mode' } });
+    assert.equal(created.statusCode, 201, created.body);
+    const { id } = created.json<{ id: number; enabled: boolean }>();
+    assert.equal(created.json<{ enabled: boolean }>().enabled, true);
+    assert.equal((await app.inject({ method: 'PUT', url: `/api/settings/${id}`, payload: { key: 'dark-mode', enabled: false } })).json<{ enabled: boolean }>().enabled, false);
+    const reset = await app.inject({ method: 'PUT', url: `/api/settings/${id}`, payload: { key: 'dark-mode' } });
+    assert.equal(reset.statusCode, 200, reset.body);
+    assert.equal(reset.json<{ enabled: boolean }>().enabled, true);
+    await app.close();
+  });
+
   it('the url in the handle has no password', async () => {
     const app = Fastify();
     addKit(app, []);

@@ -131,9 +131,10 @@ export class EntityRepository<R extends object = Row> {
     for (const name of this.entity.writable) {
       const field = this.entity.field(name) as EntityField;
       const value = Object.prototype.hasOwnProperty.call(input, name) ? input[name] : undefined;
-      // A replacement clears what it leaves out; a creation leaves it to the column's default.
+      // A creation leaves what it leaves out to the column's default; a replacement resets it to
+      // the schema's default, or NULL.
       if (value === undefined && !replace) continue;
-      values[field.column] = encodeValue(this.flavour, value ?? null);
+      values[field.column] = encodeValue(this.flavour, value ?? field.schema.default ?? null);
     }
     return values;
   }
@@ -149,7 +150,8 @@ export class EntityRepository<R extends object = Row> {
   }
 
   /**
-   * Replaces the writable fields of the row (a field `input` leaves out becomes NULL) and returns
+   * Replaces the writable fields of the row (a field `input` leaves out becomes its schema
+   * `default`, or NULL) and returns
    * the stored row, or `undefined` when there is no such row (or it is soft-deleted).
    */
   async update(key: unknown, input: Readonly<Record<string, unknown>>): Promise<R | undefined> {

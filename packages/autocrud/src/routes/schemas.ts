@@ -35,7 +35,8 @@ export function inputSchema(entity: Entity): Schema {
   for (const name of entity.writable) {
     const field = entity.field(name) as EntityField;
     properties[name] = field.schema;
-    if (field.required) required.push(name);
+    // A field with a default may be left out: the column's default fills it.
+    if (field.required && !('default' in field.schema)) required.push(name);
   }
   return {
     $id: inputName(entity),
