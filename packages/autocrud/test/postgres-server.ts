@@ -9,6 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it, type SuiteContext } from 'node:test';
 import pg from 'pg';
+import { freePort } from '../../store-redis/test/redis-server.ts';
 
 const run = promisify(execFile);
 const inCi = process.env.CI === 'true';
@@ -59,18 +60,6 @@ async function exec(bin: string, args: string[]): Promise<string> {
     const e = err as { stdout?: string; stderr?: string; message: string };
     throw new Error(`${bin} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
   }
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const running = new Set<PostgresServer>();
