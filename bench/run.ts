@@ -33,7 +33,28 @@ interface Throughput {
   label: string;
   server: string;
   path: string;
+  /** The realistic route: POST /api/orders, a 1 KB JSON body, a 2 KB answer, ten request headers. */
+  real?: boolean;
 }
+
+// The realistic request: a 1 KB order and the ten headers a browser or gateway typically sends
+// (two of them redacted by the audit trail's defaults).
+const realBody = JSON.stringify({
+  customerId: 'cus_4f1e2d3c',
+  currency: 'EUR',
+  lines: Array.from({ length: 9 }, (_, i) => ({ sku: `SKU-${100000 + i * 7919}`, name: `Stainless steel water bottle, 750 ml #${i}`, quantity: 1 + (i % 3), unitPrice: 12.5 + i })),
+});
+const realHeaders = {
+  'content-type': 'application/json',
+  accept: 'application/json',
+  'accept-encoding': 'gzip, deflate, br',
+  'accept-language': 'en-GB,en;q=0.9',
+  'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+  authorization: 'Bearer eyJhbGciOiJSUzI1NiIsImtpZCI6ImJlbmNoIn0.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl',
+  cookie: 'session=5b2c8a1f0e9d4c7b; theme=dark',
+  'x-forwarded-for': '203.0.113.7',
+  'x-request-source': 'checkout-web',
+};
 
 const throughput: Throughput[] = [
   { id: 'bare', label: 'bare Fastify, hello route', server: 'bare', path: '/api/hello' },
@@ -47,6 +68,16 @@ const throughput: Throughput[] = [
   { id: 'pino-http', label: 'pino-http on Fastify', server: 'pino-http', path: '/api/hello' },
   { id: 'bare-livez', label: 'bare Fastify, the same /livez answer', server: 'bare-livez', path: '/livez' },
   { id: 'livez', label: 'Kit /livez', server: 'kit-health', path: '/livez' },
+  // The ladder from bare Fastify to an audit: what each piece costs on its own.
+  { id: 'hooks-empty', label: 'empty onRequest + onResponse hooks', server: 'hooks-empty', path: '/api/hello' },
+  { id: 'uuid-header', label: 'onRequest setting a UUID response header', server: 'uuid-header', path: '/api/hello' },
+  { id: 'floor', label: 'hand-written minimal audit (the floor)', server: 'floor', path: '/api/hello' },
+  // The realistic route: the same scenarios on a request that reads and answers JSON.
+  { id: 'bare-real', label: 'bare Fastify, realistic route', server: 'bare', path: '/api/orders', real: true },
+  { id: 'floor-real', label: 'hand-written minimal audit, realistic route', server: 'floor', path: '/api/orders', real: true },
+  { id: 'audit-sync-real', label: 'Kit, audit sync, realistic route', server: 'kit-audit-sync', path: '/api/orders', real: true },
+  { id: 'audit-async-real', label: 'Kit, audit async, realistic route', server: 'kit-audit-async', path: '/api/orders', real: true },
+  { id: 'pino-http-real', label: 'pino-http on Fastify, realistic route', server: 'pino-http', path: '/api/orders', real: true },
 ];
 
 interface Server {
@@ -60,8 +91,8 @@ process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-async function startServer(scenario: string): Promise<Server> {
-  const child = spawn(nodeBin, [...nodeArgs, path.join(here, 'server.ts'), scenario], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function startServer(scenario: string, real = false): Promise<Server> {
+  const child = spawn(nodeBin, [...nodeArgs, path.join(here, 'server.ts'), scenario, ...(real ? ['real'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
   const port = await new Promise<number>((resolve, reject) => {
@@ -86,11 +117,12 @@ async function stopServer(server: Server): Promise<void> {
 // `--rate=N`: throughput slices send N requests per second instead of as many as the server takes.
 const rate = Number(process.argv.find((a) => a.startsWith('--rate='))?.slice(7) ?? 0);
 
-async function load(url: string, opts: { duration?: number; amount?: number; connections?: number; rate?: number }) {
+async function load(url: string, opts: { duration?: number; amount?: number; connections?: number; rate?: number; real?: boolean }) {
   // autocannon refuses an explicit `duration: undefined`: pass only what is set.
   const limit = opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.duration ?? seconds };
   const paced = opts.rate ? { overallRate: opts.rate } : {};
-  return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit, ...paced });
+  const request = opts.real ? { method: 'POST' as const, body: realBody, headers: realHeaders } : {};
+  return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit, ...paced, ...request });
 }
 
 async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage }> {
@@ -120,21 +152,21 @@ interface Slice {
 }
 const slices: Record<string, Slice[]> = {};
 const pairs: Record<string, Array<{ rps: number; cpu: number }>> = {};
-const baselineOf = (id: string) => (id === 'livez' ? 'bare-livez' : 'bare');
+const baselineOf = (id: string) => (id === 'livez' ? 'bare-livez' : id.endsWith('-real') ? 'bare-real' : 'bare');
 const wanted = throughput.filter((s) => !only || only.includes(s.id) || only.includes('throughput'));
-const measured = wanted.filter((s) => s.id !== 'bare' && s.id !== 'bare-livez');
+const measured = wanted.filter((s) => s.id !== 'bare' && s.id !== 'bare-livez' && s.id !== 'bare-real');
 const selected = throughput.filter((s) => wanted.includes(s) || measured.some((m) => baselineOf(m.id) === s.id));
 if (selected.length > 0) {
   const servers = new Map<string, Server>();
   for (const s of selected) {
-    const server = await startServer(s.server);
+    const server = await startServer(s.server, s.real);
     servers.set(s.id, server);
-    await load(server.base + s.path, { duration: 2 }); // warm-up: JIT, connections
+    await load(server.base + s.path, { duration: 2, real: s.real }); // warm-up: JIT, connections
   }
   const slice = async (s: Throughput, cycle: number): Promise<Slice> => {
     const server = servers.get(s.id) as Server;
     const before = await stats(server.base);
-    const r = await load(server.base + s.path, { duration: sliceSeconds, rate });
+    const r = await load(server.base + s.path, { duration: sliceSeconds, rate, real: s.real });
     const after = await stats(server.base);
     const out: Slice = {
       rps: r.requests.average,

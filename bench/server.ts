@@ -1,18 +1,36 @@
 // One benchmark server per process: `node --import tsx bench/server.ts <scenario>` prints
 // "READY <port>" once it listens. Every scenario logs at info level to /dev/null through the same
 // pino destination, so the comparison is about the work done, not where it goes.
+import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { pinoHttp } from 'pino-http';
 import { addKit, HealthCheckResult, useKit, type IAuditSink, type IKitEndpoint } from '@kit/core';
 
 const scenario = process.argv[2] ?? 'bare';
+// `real`: the realistic route (POST /api/orders, a 1 KB JSON body in, a 2 KB JSON answer out)
+// instead of the hello route.
+const realistic = process.argv[3] === 'real';
 const destination = pino.destination({ dest: '/dev/null', sync: false });
 const logger = pino({ level: 'info' }, destination);
+
+/** The realistic route's answer: the order priced line by line, about 2 KB of JSON. */
+function priceOrder(body: unknown): unknown {
+  const order = body as { customerId: string; currency: string; lines: Array<{ sku: string; name: string; quantity: number; unitPrice: number }> };
+  const lines = order.lines.map((l, i) => ({ ...l, line: i + 1, total: Math.round(l.quantity * l.unitPrice * 100) / 100, taxRate: 0.2, status: 'reserved', warehouse: 'eu-west-1a' }));
+  const net = lines.reduce((sum, l) => sum + l.total, 0);
+  return { id: 'ord_7f3c9a2e', customerId: order.customerId, currency: order.currency, status: 'accepted', lines, net, tax: Math.round(net * 20) / 100, createdAt: '2026-11-23T10:00:00.000Z', links: { self: '/api/orders/ord_7f3c9a2e', customer: `/api/customers/${order.customerId}` } };
+}
 
 class HelloEndpoint implements IKitEndpoint {
   addRoutes(app: FastifyInstance) {
     app.get('', async () => ({ hello: 'world' }));
+  }
+}
+
+class OrdersEndpoint implements IKitEndpoint {
+  addRoutes(app: FastifyInstance) {
+    app.post('', async (request) => priceOrder(request.body));
   }
 }
 
@@ -23,11 +41,64 @@ let checkRuns = 0;
 const make = (opts: { disableRequestLogging?: boolean } = {}) =>
   Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: opts.disableRequestLogging ?? false }) });
 
+/** The route under test on a bare instance: hello, or the realistic one. */
+function addRoute(app: ReturnType<typeof make>): void {
+  if (realistic) app.post('/api/orders', async (request) => priceOrder(request.body));
+  else app.get('/api/hello', async () => ({ hello: 'world' }));
+}
+
 async function build(): Promise<ReturnType<typeof make>> {
   switch (scenario) {
     case 'bare': {
       const app = make({ disableRequestLogging: true });
-      app.get('/api/hello', async () => ({ hello: 'world' }));
+      addRoute(app);
+      return app;
+    }
+    case 'hooks-empty': {
+      // What any audit built on Fastify's hooks pays before doing anything.
+      const app = make({ disableRequestLogging: true });
+      app.addHook('onRequest', (_request, _reply, done) => done());
+      app.addHook('onResponse', (_request, _reply, done) => done());
+      addRoute(app);
+      return app;
+    }
+    case 'uuid-header': {
+      const app = make({ disableRequestLogging: true });
+      app.addHook('onRequest', (_request, reply, done) => {
+        reply.header('x-correlation-id', randomUUID());
+        done();
+      });
+      addRoute(app);
+      return app;
+    }
+    case 'floor': {
+      // The hand-written minimal audit a real implementation should beat, since it does nothing
+      // clever: a UUID header, JSON.stringify(request.headers), one Default-format line per
+      // request pushed to an array and written once per turn of the event loop.
+      const app = make({ disableRequestLogging: true });
+      const prefix = `{"level":30,"time":`;
+      const suffix = `,"pid":${process.pid},"hostname":${JSON.stringify(logger.bindings().hostname ?? '')},"msg":`;
+      const pending: string[] = [];
+      let scheduled = false;
+      const flush = () => {
+        scheduled = false;
+        destination.write(pending.join(''));
+        pending.length = 0;
+      };
+      app.addHook('onRequest', (_request, reply, done) => {
+        reply.header('x-correlation-id', randomUUID());
+        done();
+      });
+      app.addHook('onResponse', (request, reply, done) => {
+        const message = `HTTP ${request.method} ${request.url} responded ${reply.statusCode} in ${reply.elapsedTime.toFixed(3)}ms [CorrelationId: ${String(reply.getHeader('x-correlation-id'))}] Headers=${JSON.stringify(request.headers)}`;
+        pending.push(`${prefix}${Date.now()}${suffix}${JSON.stringify(message)}}\n`);
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+        done();
+      });
+      addRoute(app);
       return app;
     }
     case 'bare-livez': {
@@ -40,7 +111,7 @@ async function build(): Promise<ReturnType<typeof make>> {
     }
     case 'fastify-logging': {
       const app = make();
-      app.get('/api/hello', async () => ({ hello: 'world' }));
+      addRoute(app);
       return app;
     }
     case 'pino-http': {
@@ -50,7 +121,7 @@ async function build(): Promise<ReturnType<typeof make>> {
         httpLogger(request.raw, reply.raw);
         done();
       });
-      app.get('/api/hello', async () => ({ hello: 'world' }));
+      addRoute(app);
       return app;
     }
     case 'kit':
@@ -62,7 +133,7 @@ async function build(): Promise<ReturnType<typeof make>> {
     case 'kit-audit-hung-sink':
     case 'kit-health': {
       const app = make({ disableRequestLogging: true });
-      addKit(app, [HelloEndpoint], (opt) => {
+      addKit(app, [realistic ? OrdersEndpoint : HelloEndpoint], (opt) => {
         opt.openApiPath = false;
         if (scenario === 'kit-audit-sync') opt.configureAuditTrail();
         if (scenario === 'kit-audit-async') opt.configureAuditTrail((a) => { a.asyncWrite = true; });

@@ -30,7 +30,8 @@ describe('sample: the protected account group', () => {
   it('the document marks the account routes, and only them, with bearer security', async () => {
     const doc = (await app.inject('/openapi.json')).json<{ paths: Record<string, Record<string, { security?: unknown[] }>> }>();
     assert.deepEqual(doc.paths['/api/account/me']?.get?.security, [{ bearerAuth: [] }]);
-    assert.deepEqual(doc.paths['/api/users']?.get?.security, []);
+    assert.equal(doc.paths['/api/users']?.get?.security, undefined, 'no guard Kit can see, none declared: not claimed public');
+    assert.deepEqual(doc.paths['/api/admin/users']?.get?.security, [{ adminKey: [] }]);
   });
 });
 

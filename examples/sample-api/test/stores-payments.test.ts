@@ -71,6 +71,19 @@ describeRedis('sample /api/payments with REDIS_URL: two instances share the stor
     assert.equal(body.checks.redis?.status, 'healthy', res.body);
   });
 
+  it('@fastify/rate-limit counts in Redis: 20 payments a minute per client across both instances, then 429 on either', async () => {
+    // A client address of its own, so the other tests' payments keep theirs.
+    const payFrom = (app: FastifyInstance, key: string) =>
+      app.inject({ method: 'POST', url: '/api/payments', remoteAddress: '10.9.9.9', headers: { 'idempotency-key': key }, payload: { orderId: '100', amountCents: 4200 } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 22; i++) statuses.push((await payFrom(i % 2 === 0 ? one : two, `shared-limit-${i}`)).statusCode);
+    assert.deepEqual(statuses, [...Array<number>(20).fill(201), 429, 429]);
+    const refused = await payFrom(one, 'shared-limit-last');
+    assert.equal(refused.headers['ratelimit-remaining'], '0');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.match(String(refused.headers['content-type']), /^application\/problem\+json/);
+  });
+
   it('a retry that lands on the other instance replays the first response', async () => {
     const first = await pay(one, 'shared-key');
     const retry = await pay(two, 'shared-key');

@@ -4,20 +4,23 @@ export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type Resolv
 export type { KitInstance, KitAudit } from './runtime.js';
 export { KitError } from './errors.js';
 export { sendProblem, PROBLEM_JSON, type ProblemDetails } from './problem/details.js';
+export type { ProblemValidationError } from './problem/errors.js';
+export { PROBLEM_DETAILS_SCHEMA } from './problem/openapi.js';
 export { EndpointFormat, HealthCheckDetailLevel, AuditTrailFormat, KitHttpMethod, type KitState } from './enums.js';
 export type { KitServices, ServiceClass } from './services.js';
 
-export type { IKitEndpoint, EndpointClass } from './endpoints/types.js';
+export type { IKitEndpoint, EndpointApp, EndpointClass } from './endpoints/types.js';
 export type { EndpointSource } from './endpoints/discovery.js';
-export { EndpointGroup, KitTag, KitEndpoint, KitMethod } from './endpoints/decorators.js';
+export { EndpointGroup, KitTag, KitEndpoint, KitMethod, type EndpointGroupOptions } from './endpoints/decorators.js';
+export type { SecuritySchemeObject } from './openapi/security.js';
 export { operationIdFor } from './endpoints/operation-ids.js';
 export { KitRouteContributor, type RouteContributor, type RouteContributorContext } from './endpoints/contributors.js';
 
-export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, type AuditLogLevel } from './audit/options.js';
+export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
 export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';
 export { LoggingAuditSink, type LoggingAuditSinkOptions } from './audit/sinks.js';
 export { getCorrelationId, CORRELATION_ID_PATTERN } from './audit/correlation.js';
-export { AUDIT_QUERY_CAP, AUDIT_HEADER_VALUE_CAP, REDACTED, TRUNCATED_MARKER } from './audit/redaction.js';
+export { AUDIT_PATH_CAP, AUDIT_QUERY_CAP, AUDIT_HEADER_VALUE_CAP, REDACTED, TRUNCATED_MARKER } from './audit/redaction.js';
 
 export {
   HealthChecksBuilder,
@@ -29,6 +32,7 @@ export {
 } from './health/builder.js';
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
 export { GracefulShutdownOptions } from './health/shutdown-options.js';
+export { MetricsOptions, type PrometheusRegistry } from './metrics/options.js';
 export type { HealthReport, HealthReportEntry } from './health/report.js';
 export type { UptimeClock } from './health/uptime.js';
 export type { JwtOptions } from './auth/options.js';
@@ -53,4 +57,11 @@ export type {
 } from './stores/types.js';
 export { SagaConflictError, StoreUnavailableError } from './stores/errors.js';
 export { storeArguments, type ResolvedRateLimitOptions } from './stores/arguments.js';
+export {
+  kitRateLimitStore,
+  type KitRateLimitStoreOptions,
+  type RateLimitPluginStore,
+  type RateLimitPluginStoreClass,
+  type RateLimitStoreSource,
+} from './stores/fastify-rate-limit.js';
 export { KitStoreNames, MemoryIdempotencyStore, MemoryRateLimitStore, MemorySagaStore, MemoryCronJobStore } from './stores/memory.js';

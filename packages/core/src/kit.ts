@@ -6,19 +6,24 @@ import type {
   RawRequestDefaultExpression,
   RawServerBase,
 } from 'fastify';
+import type { IAuditSink } from './audit/entry.js';
 import { AuditTrail, installAuditTrail } from './audit/hooks.js';
 import { installJwt } from './auth/authenticate.js';
 import type { EndpointSource } from './endpoints/discovery.js';
 import { registerEndpointGroups } from './endpoints/mapping.js';
 import { installRouteHooks } from './endpoints/route-hooks.js';
-import { KitError } from './errors.js';
-import { installGracefulShutdown, trackClose } from './health/lifecycle.js';
+import { callConfigure, KitError } from './errors.js';
+import { installGracefulShutdown, trackLifecycle } from './health/lifecycle.js';
+import { redactError } from './secrets.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { buildHealthChecks } from './health/runner.js';
 import { registerOpenApi } from './openapi/document.js';
-import { KitOption, resolveOptions } from './options.js';
+import { registerMetrics } from './metrics/install.js';
+import { installProblemDetails } from './problem/errors.js';
+import { markProblemRoute } from './problem/openapi.js';
+import { KitOption, resolveOptions, type ResolvedKitOptions } from './options.js';
 import { KitRuntime, type KitInstance } from './runtime.js';
-import { createServices, resolveEagerSingletons, validateServices } from './services.js';
+import { createServices, dependencyError, resolveEagerSingletons, validateServices } from './services.js';
 import { registerMemoryStores } from './stores/memory.js';
 import { runWarmups } from './warmup.js';
 
@@ -55,6 +60,13 @@ export type HostInstance<
   L extends FastifyBaseLogger = FastifyBaseLogger,
   T extends FastifyTypeProvider = FastifyTypeProvider,
 > = FastifyInstance<S, RawRequestDefaultExpression<S>, RawReplyDefaultExpression<S>, L, T>;
+
+// The host's sink factory runs during useKit: what it throws names the option, not just its own
+// message; a registration missing from the container keeps its precise KIT_ERR_DEPENDENCY.
+function guardedSinkFactory(factory: ResolvedKitOptions['auditSinkFactory']): ResolvedKitOptions['auditSinkFactory'] {
+  if (factory === undefined) return undefined;
+  return (services) => callConfigure('auditSinkFactory', factory, services, (err) => dependencyError(err, 'auditSinkFactory')) as IAuditSink;
+}
 
 function runtimeOf(app: FastifyInstance): KitRuntime {
   const kit = (app as { kit?: unknown }).kit;
@@ -107,13 +119,13 @@ export function addKit(
 
   // 1. Options: the host's callback, then validation; bad configuration stops here.
   const opt = new KitOption();
-  configure?.(opt);
+  if (configure) callConfigure('addKit(app, configure)', configure, opt);
   const options = resolveOptions(opt);
 
   // 2. The running layer, its container and the host's health checks: a duplicate check name
   //    throws here, before anything is attached to the instance, so addKit can be retried.
   const kit = new KitRuntime(app, options, options.container ?? createServices(), sources);
-  options.healthChecksConfigure?.(kit.healthChecks);
+  if (options.healthChecksConfigure) callConfigure('healthChecksConfigure', options.healthChecksConfigure, kit.healthChecks);
   app.decorate('kit', kit as KitInstance);
 
   // 3. Root hooks that must see every route added from now on: route tracking for the
@@ -131,20 +143,22 @@ export function addKit(
   // 6. The audit trail: correlation ids become request ids (setGenReqId, before any plugin
   //    context exists), one entry per request from a root hook (after the %40 hook of step 3,
   //    which must stay first), the queue flushed on close.
-  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, options.auditSinkFactory, kit.services);
+  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, guardedSinkFactory(options.auditSinkFactory), kit.services);
 
-  // useKit must run its synchronous part before the plugin tree loads.
+  // useKit must run its synchronous part before the plugin tree loads; without it the server
+  // would listen with no Kit route at all and answer every request 404.
   app.addHook('onReady', (done) => {
     kit.instanceReady = true;
-    done();
+    if (kit.useKitCalled) done();
+    else done(new KitError('KIT_ERR_USE_KIT_MISSING', 'addKit(app) was called but useKit(app) was not, so no endpoint group, probe or document route exists. Call `await useKit(app)` after addKit(app, ...) and before app.ready() or app.listen().'));
   });
   return kit;
 }
 
 /**
  * Wires everything (spec `UseKit`) and opens the readiness gate when done. The order is fixed:
- * probe routes and shutdown handling, endpoint groups, plugin loading, operationId check, DI
- * validation, eager singletons, health checks, warm-up, gate. Everything that adds routes happens
+ * probe (and metrics) routes and shutdown handling, endpoint groups, plugin loading, operationId
+ * check, DI validation, eager singletons, audit sink, metrics, health checks, warm-up, gate. Everything that adds routes happens
  * before the first `await`, so a
  * host may `listen()` before this promise settles and watch the start-up state. On failure the
  * gate stays closed and the promise rejects with the cause.
@@ -174,7 +188,7 @@ export function useKit<S extends RawServerBase, L extends FastifyBaseLogger, T e
   const run = startKit(app, kit);
   // The documented pattern listens before awaiting this promise: a failure must neither be an
   // unhandled rejection that kills the process, nor go unexplained while /healthz stays 503.
-  run.catch((err: unknown) => app.log.error({ err }, 'Kit start-up failed; the readiness gate stays closed'));
+  run.catch((err: unknown) => app.log.error({ err: redactError(err) }, 'Kit start-up failed; the readiness gate stays closed'));
   return run;
 }
 
@@ -184,10 +198,19 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     // 1. Probe routes and shutdown handling, before the first await: a host that listens before
     //    this promise settles sees /healthz 503 `startup` while the steps below run.
     const health = registerHealthRoutes(app, kit);
-    trackClose(app, kit);
+    const metrics = options.metrics && registerMetrics(app, options.metrics);
+    trackLifecycle(app, kit);
     installGracefulShutdown(app, kit);
-    // 2. One encapsulated plugin per endpoint group.
-    registerEndpointGroups(app, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
+    // 2. One encapsulated plugin per endpoint group, inside one scope of Kit's whose error
+    //    handler and 404 answer problem details (opt.problemDetails); the host's own root routes
+    //    and error handler are left alone.
+    app.register(async function kitRoutes(scope) {
+      if (options.problemDetails) {
+        installProblemDetails(scope);
+        scope.addHook('onRoute', markProblemRoute);
+      }
+      registerEndpointGroups(scope, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
+    });
     // Routes may still be added after useKit; the check runs again when the instance is ready.
     app.addHook('onReady', (done) => {
       try {
@@ -206,8 +229,10 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     resolveEagerSingletons(kit.services, options.eagerSingletons);
     //    The audit sink is built from the container now, so a missing dependency fails start-up.
     if (kit.audit instanceof AuditTrail) kit.audit.start();
-    // 6. Health checks: classes built from the container (a missing dependency fails here), builder sealed.
-    health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log));
+    // 6. Metrics (prom-client loaded, Kit's metrics defined), then the health checks: classes
+    //    built from the container (a missing dependency fails here), builder sealed.
+    const observe = metrics ? await metrics.start(kit.audit.enabled ? kit.audit : undefined) : undefined;
+    health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log, observe));
     // 7. Warm-up tasks, in parallel, under warmupTimeoutMs.
     await runWarmups(options.warmups, kit.services, options.warmupTimeoutMs);
     // 8. The readiness gate opens, unless a shutdown began during start-up.

@@ -3,11 +3,13 @@ import { AuditTrailOptions, validateAuditTrailOptions } from './audit/options.js
 import type { IAuditSink } from './audit/entry.js';
 import { validateJwtOptions, type JwtOptions } from './auth/options.js';
 import { EndpointFormat, HealthCheckDetailLevel } from './enums.js';
-import { invalidOption } from './errors.js';
-import { LIVENESS_PATH } from './health/routes.js';
+import { assertKnownOptions, callConfigure, invalidOption, isClass } from './errors.js';
+import { checkDistinctPaths, checkPath, compile, oneOf, PATH } from './option-checks.js';
 import type { HealthChecksBuilder } from './health/builder.js';
+import { LIVENESS_PATH } from './health/constants.js';
 import { GracefulShutdownOptions, validateGracefulShutdownOptions } from './health/shutdown-options.js';
 import type { UptimeClock } from './health/uptime.js';
+import { MetricsOptions, validateMetricsOptions } from './metrics/options.js';
 import type { KitServices, ServiceClass } from './services.js';
 
 /**
@@ -55,8 +57,14 @@ let readPrivate: (o: KitOption) => {
   audit: { action?: (options: AuditTrailOptions) => void } | undefined;
   jwt: JwtOptions | undefined;
   shutdown: { action?: (options: GracefulShutdownOptions) => void } | undefined;
+  metrics: { action?: (options: MetricsOptions) => void } | undefined;
   warmups: WarmupTask[];
 };
+
+function checkAction<T>(option: string, action: T, example: string): T {
+  if (action !== undefined && typeof action !== 'function') throw invalidOption(option, action, `a function such as ${example}, or nothing`);
+  return action;
+}
 
 /**
  * Kit configuration (spec `KitOption`), handed to the configure callback of `addKit`.
@@ -108,15 +116,23 @@ export class KitOption {
   eagerSingletons: string[] = [];
   /** Limit for all warm-up tasks together. */
   warmupTimeoutMs = 30_000;
+  /**
+   * Errors of every endpoint-group route (validation, thrown by handlers or hooks) and the 404 of
+   * unknown routes answer RFC 9457 problem details (`application/problem+json`, with the
+   * correlation id), 5xx without the error's message; the OpenAPI document declares them. `false`
+   * keeps Fastify's default error body.
+   */
+  problemDetails = true;
 
   #audit: { action?: (options: AuditTrailOptions) => void } | undefined;
   #jwt: JwtOptions | undefined;
   #shutdown: { action?: (options: GracefulShutdownOptions) => void } | undefined;
+  #metrics: { action?: (options: MetricsOptions) => void } | undefined;
   readonly #warmups: WarmupTask[] = [];
 
   /** Turns the audit trail on, with defaults or adjusted by `action`. */
   configureAuditTrail(action?: (options: AuditTrailOptions) => void): this {
-    this.#audit = { action };
+    this.#audit = { action: checkAction('configureAuditTrail(action)', action, '(a) => { a.asyncWrite = true; }') };
     return this;
   }
 
@@ -128,19 +144,33 @@ export class KitOption {
 
   /** Handles SIGTERM/SIGINT: readiness turns 503, requests drain, the audit trail flushes, the process exits 0. */
   configureGracefulShutdown(action?: (options: GracefulShutdownOptions) => void): this {
-    this.#shutdown = { action };
+    this.#shutdown = { action: checkAction('configureGracefulShutdown(action)', action, '(g) => { g.drainTimeoutMs = 10_000; }') };
+    return this;
+  }
+
+  /**
+   * Turns metrics on (off by default): the audit counters and the health check results as
+   * Prometheus metrics, served at `/metrics` or put into the host's prom-client registry. Needs
+   * the `prom-client` package.
+   */
+  configureMetrics(action?: (options: MetricsOptions) => void): this {
+    this.#metrics = { action: checkAction('configureMetrics(action)', action, '(m) => { m.path = "/internal/metrics"; }') };
     return this;
   }
 
   /** Adds a warm-up task; all run in parallel during `useKit` under `warmupTimeoutMs`. */
   configureWarmup(task: WarmupTask): this {
-    if (typeof task !== 'function') throw invalidOption('configureWarmup(task)', task, 'a function or a class with warmup(signal)');
+    // A class is built from the container and must have warmup(); calling one as a function throws.
+    const isWarmupClass = typeof (task as { prototype?: Partial<IWarmup> } | undefined)?.prototype?.warmup === 'function';
+    if (typeof task !== 'function' || (isClass(task) && !isWarmupClass)) {
+      throw invalidOption('configureWarmup(task)', task, 'a function (signal) => Promise<void>, or a class with a warmup(signal) method');
+    }
     this.#warmups.push(task);
     return this;
   }
 
   static {
-    readPrivate = (o) => ({ audit: o.#audit, jwt: o.#jwt, shutdown: o.#shutdown, warmups: [...o.#warmups] });
+    readPrivate = (o) => ({ audit: o.#audit, jwt: o.#jwt, shutdown: o.#shutdown, metrics: o.#metrics, warmups: [...o.#warmups] });
   }
 }
 
@@ -168,6 +198,7 @@ export interface ResolvedKitOptions {
   readonly auditSinkFactory: ((services: KitServices) => IAuditSink) | undefined;
   readonly jwt: JwtOptions | undefined;
   readonly gracefulShutdown: Readonly<GracefulShutdownOptions> | undefined;
+  readonly metrics: Readonly<MetricsOptions> | undefined;
   readonly applicationVersion: string | undefined;
   readonly uptimeClock: UptimeClock | undefined;
   readonly openApiPath: string | false;
@@ -177,37 +208,12 @@ export interface ResolvedKitOptions {
   readonly eagerSingletons: readonly string[];
   readonly warmups: readonly WarmupTask[];
   readonly warmupTimeoutMs: number;
-}
-
-// Fastify gives ':' '*' '(' ')' a meaning in paths; '.' and '..' segments are not paths at all.
-const SEGMENT = "(?!\\.\\.?(?:/|$))[A-Za-z0-9._~@!$&'+,;=-]+";
-const PATH = new RegExp(`^(/${SEGMENT})+$`);
-
-function compile(option: string, value: unknown, flags: string): RegExp {
-  if (value instanceof RegExp) return value;
-  if (typeof value !== 'string' || value.length === 0) throw invalidOption(option, value, 'a regular expression or a non-empty pattern string');
-  try {
-    return new RegExp(value, flags);
-  } catch (err) {
-    throw invalidOption(option, value, `a valid regular expression (${(err as Error).message})`);
-  }
-}
-
-function checkPath(option: string, value: unknown): string {
-  if (typeof value !== 'string' || !PATH.test(value)) {
-    throw invalidOption(option, value, 'an absolute path such as "/healthz" (no query, fragment, spaces or trailing "/")');
-  }
-  return value;
-}
-
-function oneOf<T extends string>(option: string, value: unknown, values: Record<string, T>): T {
-  const allowed = Object.values(values);
-  if (!allowed.includes(value as T)) throw invalidOption(option, value, `one of ${allowed.join(', ')}`);
-  return value as T;
+  readonly problemDetails: boolean;
 }
 
 /** Validates a configured `KitOption`; every failure is `KIT_ERR_INVALID_OPTION` naming the option and value. */
 export function resolveOptions(opt: KitOption): ResolvedKitOptions {
+  assertKnownOptions(opt, new KitOption());
   const hidden = readPrivate(opt);
   const format = oneOf('format', opt.format, EndpointFormat);
 
@@ -252,14 +258,18 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   if (injectionMode !== undefined && injectionMode !== InjectionMode.PROXY) {
     throw invalidOption('container', `a container in ${injectionMode} injection mode`, 'a container created with injectionMode: InjectionMode.PROXY');
   }
-  const probePaths = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath].filter((p): p is string => typeof p === 'string');
-  for (const [i, a] of probePaths.entries()) {
-    for (const b of probePaths.slice(i + 1)) {
-      if (a.toLowerCase() === b.toLowerCase() || b.startsWith(`${a}/`) || a.startsWith(`${b}/`)) {
-        throw invalidOption(a === healthCheckPath || b === healthCheckPath ? 'healthCheckPath' : 'openApiPath', `${a} and ${b}`, 'distinct paths for the health report, /livez, the OpenAPI document and the reference UI');
-      }
-    }
+  let metrics: MetricsOptions | undefined;
+  if (hidden.metrics) {
+    metrics = new MetricsOptions();
+    if (hidden.metrics.action) callConfigure('configureMetrics(action)', hidden.metrics.action, metrics);
+    assertKnownOptions(metrics, new MetricsOptions(), 'metrics.');
+    if (metrics.path !== false) checkPath('metrics.path', metrics.path);
+    validateMetricsOptions(metrics);
+    Object.freeze(metrics);
   }
+  const metricsPath = metrics?.path === false ? undefined : metrics?.path;
+  const probePaths = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath, metricsPath].filter((p): p is string => typeof p === 'string');
+  checkDistinctPaths(probePaths, healthCheckPath, metricsPath);
   if (!Array.isArray(opt.eagerSingletons) || opt.eagerSingletons.some((n) => typeof n !== 'string' || n === '')) {
     throw invalidOption('eagerSingletons', opt.eagerSingletons, 'an array of registration names');
   }
@@ -267,11 +277,14 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
     throw invalidOption('warmupTimeoutMs', opt.warmupTimeoutMs, 'a number of milliseconds from 1 to 2147483647');
   }
 
+  if (typeof opt.problemDetails !== 'boolean') throw invalidOption('problemDetails', opt.problemDetails, 'true or false');
+
   let auditTrail: AuditTrailOptions | undefined;
   if (hidden.audit) {
     // The audit leaves Kit's own infrastructure paths alone by default: the same list as above.
     auditTrail = new AuditTrailOptions(probePaths);
-    hidden.audit.action?.(auditTrail);
+    if (hidden.audit.action) callConfigure('configureAuditTrail(action)', hidden.audit.action, auditTrail);
+    assertKnownOptions(auditTrail, new AuditTrailOptions([]), 'auditTrail.');
     validateAuditTrailOptions(auditTrail);
     Object.freeze(auditTrail);
   }
@@ -279,7 +292,8 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   let gracefulShutdown: GracefulShutdownOptions | undefined;
   if (hidden.shutdown) {
     gracefulShutdown = new GracefulShutdownOptions();
-    hidden.shutdown.action?.(gracefulShutdown);
+    if (hidden.shutdown.action) callConfigure('configureGracefulShutdown(action)', hidden.shutdown.action, gracefulShutdown);
+    assertKnownOptions(gracefulShutdown, new GracefulShutdownOptions(), 'gracefulShutdown.');
     validateGracefulShutdownOptions(gracefulShutdown);
     Object.freeze(gracefulShutdown);
   }
@@ -298,6 +312,7 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
     auditSinkFactory: opt.auditSinkFactory,
     jwt: hidden.jwt,
     gracefulShutdown,
+    metrics,
     applicationVersion: opt.applicationVersion,
     uptimeClock: opt.uptimeClock,
     openApiPath,
@@ -307,5 +322,6 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
     eagerSingletons: [...opt.eagerSingletons],
     warmups: hidden.warmups,
     warmupTimeoutMs: opt.warmupTimeoutMs,
+    problemDetails: opt.problemDetails,
   });
 }

@@ -5,6 +5,9 @@ import { RouteTable } from './endpoints/operation-ids.js';
 import type { KitState } from './enums.js';
 import { HealthChecksBuilder } from './health/builder.js';
 import { shutdownKit } from './health/lifecycle.js';
+import type { AuditCloseControl, KitLifecycle } from './health/state.js';
+
+export type { AuditCloseControl } from './health/state.js';
 import type { ResolvedKitOptions } from './options.js';
 import type { KitServices } from './services.js';
 
@@ -74,11 +77,11 @@ const auditOff: KitAudit = Object.freeze({
 });
 
 /** The mutable state behind `app.kit`, handed to each capability's setup. Not public. */
-export class KitRuntime implements KitInstance {
+export class KitRuntime implements KitInstance, KitLifecycle {
   readonly healthChecks = new HealthChecksBuilder();
   readonly routes = new RouteTable();
   state: KitState = 'starting';
-  audit: KitAudit = auditOff;
+  audit: KitAudit & Partial<AuditCloseControl> = auditOff;
   /** Why start-up failed, when it did: the readiness gate stays closed. */
   startupError: unknown = undefined;
   useKitCalled = false;

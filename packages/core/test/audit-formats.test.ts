@@ -7,10 +7,28 @@ import { auditApp, LEVEL, settle, type AuditApp, type LogLine } from './audit-he
 const HEADERS = '{"x-correlation-id":"fmt-1","user-agent":"lightMyRequest","host":"localhost:80"}';
 
 const CASES = [
-  { url: '/hello?a=1', status: 200, level: LEVEL.info, target: '/hello?a=1' },
-  { url: '/nowhere', status: 404, level: LEVEL.warn, target: '/nowhere' },
-  { url: '/boom', status: 500, level: LEVEL.error, target: '/boom' },
+  { url: '/hello?a=1', status: 200, level: LEVEL.info, target: '/hello?a=1', route: '/hello' },
+  { url: '/nowhere', status: 404, level: LEVEL.warn, target: '/nowhere', route: undefined },
+  { url: '/boom', status: 500, level: LEVEL.error, target: '/boom', route: '/boom' },
 ] as const;
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** The members a text format writes beside its message: the pino line's own keys, then these. */
+function contextOf(line: LogLine): Record<string, unknown> {
+  const { level: _level, time: _time, pid: _pid, hostname: _hostname, msg: _msg, ...rest } = line;
+  for (const key of ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers', 'Aborted']) delete rest[key];
+  return rest;
+}
+
+/** The context members: when the request started (a recent ISO time), and the route when one matched. */
+function assertContext(line: LogLine, route: string | undefined): void {
+  const context = contextOf(line);
+  assert.deepEqual(Object.keys(context), route === undefined ? ['StartedAt'] : ['StartedAt', 'Route'], 'the context fields, in order, and nothing else');
+  assert.match(context.StartedAt as string, ISO);
+  assert.ok(Math.abs(Date.parse(context.StartedAt as string) - Date.now()) < 5000, 'the request start');
+  assert.equal(context.Route, route);
+}
 
 /** The one audit line of a request to `url`, with its duration as written. */
 async function lineFor(h: AuditApp, url: string): Promise<{ line: LogLine; n: string }> {
@@ -49,13 +67,17 @@ describe('audit formats: exact text and pino level for 200, 404 and 500', () => 
       assert.deepEqual(line.Headers, JSON.parse(HEADERS));
       assert.equal(`${line.Path as string}${line.Query as string}`, c.target, '{Path}{Query} rebuilds the target');
       assert.equal(line.Aborted, undefined);
+      const keys = Object.keys(line);
+      assert.deepEqual(keys.slice(keys.indexOf('Method'), keys.indexOf('Headers') + 1), ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers'], 'the spec\'s fields first');
+      assertContext(line, c.route);
     });
 
     it(`DotnetLogger, ${c.status}`, async () => {
       const { line, n } = await lineFor(apps.DotnetLogger as AuditApp, c.url);
       assert.equal(line.level, c.level);
       assert.equal(line.msg, `GET ${c.target} => ${c.status} in ${n}ms [fmt-1] Headers=${HEADERS}`);
-      assert.equal(line.Method, undefined, 'a single message, no structured fields');
+      assert.equal(line.Method, undefined, 'a single message template: the spec\'s fields are in it, not beside it');
+      assertContext(line, c.route);
     });
 
     it(`JsonStyle, ${c.status}`, async () => {
@@ -75,18 +97,21 @@ describe('audit formats: exact text and pino level for 200, 404 and 500', () => 
           correlationId: 'fmt-1',
           timestamp: '',
           headers: JSON.parse(HEADERS),
+          ...(c.route === undefined ? {} : { route: c.route }),
         },
       );
+      assert.deepEqual(Object.keys(message), ['method', 'path', 'statusCode', 'query', 'durationMs', 'correlationId', 'timestamp', 'headers', ...(c.route === undefined ? [] : ['route'])]);
       assert.equal(typeof message.durationMs, 'number');
-      assert.match(message.timestamp as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.match(message.timestamp as string, ISO);
       assert.ok(Math.abs(Date.parse(message.timestamp as string) - Date.now()) < 5000, 'the request start');
-      assert.equal(line.method, undefined, 'a single message, no structured fields');
+      assert.deepEqual(contextOf(line), {}, 'a single message, no structured fields: its keys carry the context');
     });
 
     it(`Compact, ${c.status}`, async () => {
       const { line, n } = await lineFor(apps.Compact as AuditApp, c.url);
       assert.equal(line.level, c.level);
       assert.equal(line.msg, `GET ${c.target} ${c.status} ${n}ms`);
+      assertContext(line, c.route);
     });
   }
 

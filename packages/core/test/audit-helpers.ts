@@ -1,6 +1,11 @@
 // Shared by the audit-*.test.ts files: a real Fastify with Kit and the audit trail, its pino
 // output captured line by line through a destination stream, and a few sinks to observe.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { addKit, useKit, type AuditLogEntry, type AuditTrailOptions, type IAuditSink, type KitOption } from '@kit/core';
 
@@ -139,4 +144,64 @@ export function readAll(socket: net.Socket): Promise<string> {
 /** The port of a listening app. */
 export function portOf(app: FastifyInstance): number {
   return (app.server.address() as net.AddressInfo).port;
+}
+
+/** How a child process ended. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A host script running in a child process, with an audit file of its own. */
+export interface HostProcess {
+  child: ChildProcessByStdio<null, Readable, null>;
+  /** `http://127.0.0.1:<port>` of the host. */
+  base: string;
+  /** The audit file (a temporary directory's), the script's first argument. */
+  file: string;
+  /** Everything the host printed so far. */
+  stdout(): string;
+  exited: Promise<Exit>;
+  /** Kills the host (SIGKILL) and removes its directory. */
+  close(): Promise<void>;
+}
+
+const tsx = import.meta.resolve('tsx');
+
+/**
+ * Runs `node --import tsx <script> <audit-file> ...args` and resolves once it prints
+ * `READY <port>`; rejects if it exits first.
+ */
+export async function startHostProcess(script: string, args: readonly string[], env: Record<string, string> = {}): Promise<HostProcess> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'kit-audit-'));
+  const file = path.join(dir, 'audit.jsonl');
+  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, script, file, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d: string) => (out += d));
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const close = async (): Promise<void> => {
+    child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      const onData = (): void => {
+        const m = /READY (\d+)/.exec(out);
+        if (m) {
+          child.stdout.off('data', onData);
+          resolve(Number(m[1]));
+        }
+      };
+      child.stdout.on('data', onData);
+      void exited.then((e) => reject(new Error(`host exited early: ${JSON.stringify(e)}`)));
+    });
+    return { child, base: `http://127.0.0.1:${port}`, file, stdout: () => out, exited, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

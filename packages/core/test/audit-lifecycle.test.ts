@@ -142,7 +142,7 @@ describe('synchronous mode with a custom sink', () => {
       assert.equal(calls.length, 1);
       assert.equal(h.app.kit.audit.stats().written, 0, 'not settled yet');
       const { entry } = calls[0] as { entry: AuditLogEntry };
-      assert.deepEqual(Object.keys(entry), ['timestamp', 'method', 'path', 'query', 'statusCode', 'durationMs', 'correlationId', 'headers']);
+      assert.deepEqual(Object.keys(entry), ['timestamp', 'method', 'path', 'query', 'statusCode', 'durationMs', 'correlationId', 'headers', 'route']);
       assert.deepEqual(
         { ...entry, timestamp: '', durationMs: 0 },
         {
@@ -154,6 +154,7 @@ describe('synchronous mode with a custom sink', () => {
           durationMs: 0,
           correlationId: 'sink-1',
           headers: { 'x-correlation-id': 'sink-1', cookie: '***', 'user-agent': 'lightMyRequest', host: 'localhost:80' },
+          route: '/hello',
         },
       );
       assert.equal(JSON.parse(JSON.stringify(entry)).correlationId, 'sink-1', 'a plain, serialisable object');
@@ -161,6 +162,7 @@ describe('synchronous mode with a custom sink', () => {
       await waitFor(() => h.app.kit.audit.stats().written === 1, 1000, 'written');
       assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 1, written: 1, dropped: 0, failed: 0, queueDepth: 0 });
     } finally {
+      release(); // a failed assertion above must not leave close() waiting on the sink
       await h.app.close();
     }
   });

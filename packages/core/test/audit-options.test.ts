@@ -6,6 +6,8 @@ import {
   AUDIT_QUEUE_CAPACITY,
   AuditTrailFormat,
   AuditTrailOptions,
+  DEFAULT_REDACT_HEADERS,
+  DEFAULT_REDACT_QUERY_PARAMS,
   LoggingAuditSink,
   useKit,
   type AuditTrailOptions as Options,
@@ -61,8 +63,8 @@ describe('audit trail options', () => {
           warningLogLevel: 'warn',
           errorLogLevel: 'error',
           excludePaths: ['/healthz', '/livez', '/openapi.json', '/docs'],
-          redactHeaders: ['Authorization', 'Proxy-Authorization', 'X-Api-Key', 'Cookie'],
-          redactQueryParams: ['token', 'access_token', 'api_key', 'apikey', 'secret', 'password'],
+          redactHeaders: [...DEFAULT_REDACT_HEADERS],
+          redactQueryParams: [...DEFAULT_REDACT_QUERY_PARAMS],
           includeQueryString: true,
           correlationIdHeader: 'X-Correlation-Id',
           forwardCorrelationId: true,
@@ -73,8 +75,14 @@ describe('audit trail options', () => {
           writeTimeoutMs: 10_000,
           correlationIdContext: true,
           logFormat: AuditTrailFormat.Default,
+          fastifyRequestLogging: false,
         },
       );
+      for (const name of ['Authorization', 'Proxy-Authorization', 'Cookie', 'X-Api-Key', 'X-Auth-Token']) assert.ok(DEFAULT_REDACT_HEADERS.includes(name), name);
+      for (const name of ['token', 'access_token', 'refresh_token', 'id_token', 'client_secret', 'code', 'jwt', 'password', 'authorization', 'api_key', 'secret']) {
+        assert.ok(DEFAULT_REDACT_QUERY_PARAMS.includes(name), name);
+      }
+      assert.ok(Object.isFrozen(DEFAULT_REDACT_HEADERS) && Object.isFrozen(DEFAULT_REDACT_QUERY_PARAMS), 'the exported defaults cannot be changed by accident');
       assert.equal(h.app.kit.audit.enabled, true);
       assert.equal(AUDIT_QUEUE_CAPACITY, 4096);
       const res = await h.app.inject('/hello');
@@ -124,6 +132,7 @@ describe('audit trail options', () => {
     rejects((a) => { a.writeTimeoutMs = -1; }, 'writeTimeoutMs', '-1');
     rejects((a) => { a.correlationIdContext = 'no' as never; }, 'correlationIdContext', '"no"');
     rejects((a) => { a.logFormat = 'Pretty' as never; }, 'logFormat', '"Pretty"');
+    rejects((a) => { a.fastifyRequestLogging = 'on' as never; }, 'fastifyRequestLogging', '"on"');
   });
 
   it('the extremes of the ranges are accepted', () => {

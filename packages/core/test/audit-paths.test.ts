@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AUDIT_HEADER_VALUE_CAP, AUDIT_QUERY_CAP, AuditTrailFormat, REDACTED, TRUNCATED_MARKER } from '@kit/core';
+import { AUDIT_HEADER_VALUE_CAP, AUDIT_PATH_CAP, AUDIT_QUERY_CAP, AuditTrailFormat, REDACTED, TRUNCATED_MARKER } from '@kit/core';
 import { auditApp, settle, type AuditApp, type LogLine } from './audit-helpers.js';
 
 describe('excluded paths', () => {
@@ -172,6 +172,25 @@ describe('redaction', () => {
     assert.ok(!JSON.stringify(line).includes('late-secret'));
     assert.ok(JSON.stringify(line).length < 3 * AUDIT_QUERY_CAP + 2000, 'the line stays small');
   });
+
+  for (const size of [12 * 1024, 100 * 1024]) {
+    it(`a ${size / 1024} KB path is served, and logged capped at ${AUDIT_PATH_CAP} characters with a marker saying it was cut`, async () => {
+      const path = `/hello/${'p'.repeat(size)}`;
+      h.logs.clear();
+      const res = await h.app.inject(`${path}?a=1&token=t`);
+      assert.equal(res.statusCode, 404, 'served (no such route)');
+      await settle();
+      const line = h.logs.audit()[0] as LogLine;
+      const logged = line.Path as string;
+      assert.equal(logged.length, AUDIT_PATH_CAP);
+      assert.ok(logged.endsWith(TRUNCATED_MARKER), 'the entry says the path was cut');
+      assert.ok(path.startsWith(logged.slice(0, -TRUNCATED_MARKER.length)));
+      assert.equal(line.Query, '?a=1&token=***', 'the query is kept whole');
+      assert.ok((line.msg as string).includes(`${logged}?a=1&token=***`), 'the message logs the same cut path');
+      const bytes = JSON.stringify(line).length;
+      assert.ok(bytes < 3 * AUDIT_PATH_CAP, `the line stays small: ${bytes} characters for a ${size}-character path`);
+    });
+  }
 
   it('a redacted value cut by the cap is still redacted', async () => {
     const line = await entry(`/hello?pad=${'p'.repeat(AUDIT_QUERY_CAP - 20)}&token=${'s'.repeat(500)}`);

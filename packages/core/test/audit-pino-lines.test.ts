@@ -12,8 +12,21 @@ import { DEFAULT_FIELD_KEYS } from '../src/audit/formats.js';
 const fixedTime = () => ',"time":1700000000000';
 
 const entries: AuditLogEntry[] = [
-  { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/api/users', query: 'page=2&token=***', statusCode: 200, durationMs: 1.234, correlationId: 'c-1', headers: { host: 'example.test', 'user-agent': 'curl/8' } },
-  { timestamp: '2026-11-21T10:00:00.000Z', method: 'POST', path: '/a"quoted"\\path', query: null, statusCode: 404, durationMs: 0.5, correlationId: 'c-2', headers: { 'x-odd': 'tab\there "q" \u0001 \u2028 é 😀' } },
+  {
+    timestamp: '2026-11-21T10:00:00.000Z',
+    method: 'GET',
+    path: '/api/users',
+    query: 'page=2&token=***',
+    statusCode: 200,
+    durationMs: 1.234,
+    correlationId: 'c-1',
+    headers: { host: 'example.test', 'user-agent': 'curl/8' },
+    route: '/api/users',
+    user: 'ada',
+    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    spanId: '00f067aa0ba902b7',
+  },
+  { timestamp: '2026-11-21T10:00:00.000Z', method: 'POST', path: '/a"quoted"\\path', query: null, statusCode: 404, durationMs: 0.5, correlationId: 'c-2', headers: { 'x-odd': 'tab\there "q" \u0001 \u2028 é 😀' }, user: 'odd "user"\n\u2028' },
   { timestamp: '2026-11-21T10:00:00.000Z', method: 'DELETE', path: '/crash\r\nforged: line', query: 'a=%0d%0a', statusCode: 500, durationMs: 12, correlationId: 'c-3', headers: {} },
   { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/gone', query: null, statusCode: 499, durationMs: 3.5, correlationId: 'c-4', headers: { host: 'h' }, aborted: true },
 ];
@@ -113,7 +126,20 @@ describe('audit lines written directly to the pino destination', () => {
       const twin = pino({ timestamp: fixedTime, ...options }, expected);
       new LoggingAuditSink(logger).write(entries[0] as AuditLogEntry);
       twin.info(
-        { Method: 'GET', Path: '/api/users', Query: '?page=2&token=***', StatusCode: 200, ElapsedMs: 1.234, CorrelationId: 'c-1', Headers: { host: 'example.test', 'user-agent': 'curl/8' } },
+        {
+          Method: 'GET',
+          Path: '/api/users',
+          Query: '?page=2&token=***',
+          StatusCode: 200,
+          ElapsedMs: 1.234,
+          CorrelationId: 'c-1',
+          Headers: { host: 'example.test', 'user-agent': 'curl/8' },
+          StartedAt: '2026-11-21T10:00:00.000Z',
+          Route: '/api/users',
+          User: 'ada',
+          TraceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+          SpanId: '00f067aa0ba902b7',
+        },
         'HTTP GET /api/users?page=2&token=*** responded 200 in 1.234ms [CorrelationId: c-1] Headers={"host":"example.test","user-agent":"curl/8"}',
       );
       assert.equal(out.text, expected.text);

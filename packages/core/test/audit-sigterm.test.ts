@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { AuditLogEntry, AuditStats } from '@kit/core';
+import { startHostProcess } from './audit-helpers.js';
 
-const tsx = import.meta.resolve('tsx');
 const host = fileURLToPath(new URL('./fixtures/audit/sigterm-host.ts', import.meta.url));
 
 /** The entries in the file: JSON lines of the file sink, or the audit lines pino wrote (Default format). */
@@ -36,26 +33,9 @@ describe('SIGTERM in a real child process', () => {
     const what = sink === 'file' ? 'a file sink' : "the logging sink into pino's asynchronous file destination";
     const by = handler === 'kit' ? "Kit's graceful shutdown" : "the host's own handler calling app.close()";
     it(`every entry of every completed request is written (${what}; ${by}), in-flight requests included`, async (t) => {
-      const dir = await mkdtemp(path.join(tmpdir(), 'kit-audit-'));
-      const file = path.join(dir, 'audit.jsonl');
-      const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, host, file, sink, handler], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const h = await startHostProcess(host, [sink, handler]);
       try {
-        let out = '';
-        child.stdout.setEncoding('utf8');
-        child.stdout.on('data', (d: string) => (out += d));
-        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-        const port = await new Promise<number>((resolve, reject) => {
-          const onData = (): void => {
-            const m = /READY (\d+)/.exec(out);
-            if (m) {
-              child.stdout.off('data', onData);
-              resolve(Number(m[1]));
-            }
-          };
-          child.stdout.on('data', onData);
-          void exited.then((code) => reject(new Error(`host exited early with ${code}`)));
-        });
-        const base = `http://127.0.0.1:${port}`;
+        const { base, file } = h;
 
         // 437 quick requests (8 batches of 50 go out; 37 stay queued behind a 10-minute interval) ...
         const completed: string[] = [];
@@ -72,12 +52,12 @@ describe('SIGTERM in a real child process', () => {
         // ... then 20 slow ones still in flight when the signal arrives.
         const slow = Promise.all(Array.from({ length: 20 }, () => request(`${base}/work?ms=300`)));
         await sleep(100);
-        child.kill('SIGTERM');
+        h.child.kill('SIGTERM');
         await slow;
-        const code = await exited;
+        const { code } = await h.exited;
 
         const entries = await lines(file);
-        const finalStats = JSON.parse(/STATS (.*)/.exec(out)?.[1] ?? 'null') as AuditStats | null;
+        const finalStats = JSON.parse(/STATS (.*)/.exec(h.stdout())?.[1] ?? 'null') as AuditStats | null;
         assert.equal(code, 0, 'the host exited 0');
         assert.ok(inFileBeforeSignal < completed.length - 20, `entries were still queued before the signal (${inFileBeforeSignal} in the file)`);
         assert.equal(entries.length, completed.length, 'one entry per completed request');
@@ -85,13 +65,14 @@ describe('SIGTERM in a real child process', () => {
         for (const id of completed.filter((c) => c !== 'stats')) assert.ok(ids.has(id), `entry for ${id}`);
         assert.equal(entries.filter((e) => e.path === '/work' && e.query === 'ms=300').length, 20, 'the in-flight requests too');
         assert.deepEqual(finalStats, { enqueued: completed.length, written: completed.length, dropped: 0, failed: 0, queueDepth: 0 });
+        // The signal had a handler (Kit's graceful shutdown or the host's): the audit trail's own listener stayed out.
+        assert.doesNotMatch(await readFile(file, 'utf8'), /no handler for it/);
         t.diagnostic(
           `SIGTERM (${sink} sink, ${handler} handler): ${completed.length} requests completed (20 in flight at the signal); ${inFileBeforeSignal} entries in the file before ` +
             `the signal (queue ${stats.queueDepth} at /stats), ${entries.length} after exit (code ${code}); counters ${JSON.stringify(finalStats)}`,
         );
       } finally {
-        child.kill('SIGKILL');
-        await rm(dir, { recursive: true, force: true });
+        await h.close();
       }
     });
   }

@@ -58,12 +58,12 @@ await test('a check that hangs and ignores its signal is answered within its tim
   await app.close();
 });
 
-await test('the default per-check timeout is 5000 ms', () => {
+await test('the default per-check timeout is 800 ms, inside a kubelet probe timeout of 1 s', () => {
   const app = Fastify();
   const kit = addKit(app, [], (opt) => {
     opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => HealthCheckResult.healthy());
   });
-  assert.equal(kit.healthChecks.registrations()[0]?.timeoutMs, 5000);
+  assert.equal(kit.healthChecks.registrations()[0]?.timeoutMs, 800);
 });
 
 await test('a thrown error, sync or async, or a non-error, makes the check unhealthy', async () => {
@@ -80,6 +80,12 @@ await test('a thrown error, sync or async, or a non-error, makes the check unhea
         })
         .addCheck('string', () => {
           throw 'just a string' as unknown as Error;
+        })
+        .addCheck('nothing', () => {
+          throw undefined as unknown as Error;
+        })
+        .addCheck('object', () => {
+          throw { reason: 'no' } as unknown as Error;
         });
   });
   const res = await app.inject('/healthz');
@@ -87,7 +93,9 @@ await test('a thrown error, sync or async, or a non-error, makes the check unhea
   assert.deepEqual(json(res).checks, {
     sync: { status: 'unhealthy', description: 'The check threw TypeError', data: null, exception: 'bad type' },
     async: { status: 'unhealthy', description: 'The check threw ECONNREFUSED', data: null, exception: 'refused' },
-    string: { status: 'unhealthy', description: 'The check threw Error', data: null, exception: 'just a string' },
+    string: { status: 'unhealthy', description: 'The check threw a string instead of an Error', data: null, exception: 'just a string' },
+    nothing: { status: 'unhealthy', description: 'The check threw undefined instead of an Error', data: null, exception: 'Non-error value thrown' },
+    object: { status: 'unhealthy', description: 'The check threw an object instead of an Error', data: null, exception: 'Non-error value thrown' },
   });
   await app.close();
 });
@@ -263,7 +271,7 @@ await test('a plugin check surfaces like a host check; late additions are refuse
 });
 
 await test('a check changing status is logged once per change, with its error', async () => {
-  const lines: Array<{ level: number; msg: string; check?: string; err?: { message?: string } }> = [];
+  const lines: Array<{ level: number; msg: string; check?: string; previous?: string; err?: { message?: string } }> = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
       for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as (typeof lines)[number]);
@@ -283,12 +291,13 @@ await test('a check changing status is logged once per change, with its error', 
   await app.inject('/healthz');
   const health = lines.filter((l) => l.check === 'db');
   assert.deepEqual(
-    health.map((l) => [l.level, l.msg]),
+    health.map((l) => [l.level, l.msg, l.previous]),
     [
-      [40, "health check 'db' is unhealthy"],
-      [30, "health check 'db' is healthy again"],
+      [40, "health check 'db' is unhealthy at its first evaluation", undefined],
+      [30, "health check 'db' is healthy again", 'unhealthy'],
     ],
   );
+  assert.ok(!('previous' in (health[0] ?? {})), 'no made-up previous status at the first evaluation');
   assert.equal(health[0]?.err?.message, 'refused');
   await app.close();
 });

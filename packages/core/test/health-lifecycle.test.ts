@@ -99,23 +99,49 @@ await test('app.kit.shutdown(): 503 shutdown at once, requests served through th
   assert.equal(app.kit.state, 'shuttingDown');
 });
 
-await test('during the shutdown delay idle keep-alive connections are closed, so clients reconnect elsewhere', async () => {
-  const app = newApp((opt) => opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = 600)));
+await test('keep-alive connections are served through the delay; once the drain begins each next response says Connection: close', async () => {
+  const app = newApp((opt) => opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = 300)));
   await useKit(app);
   const base = await listen(app);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const sockets = new Set<unknown>();
   app.server.on('connection', (socket) => sockets.add(socket));
   assert.equal((await get(`${base}/work`, agent)).status, 200);
-  assert.equal((await get(`${base}/work`, agent)).status, 200);
-  assert.equal(sockets.size, 1, 'before shutdown the agent reuses its connection');
   const done = app.kit.shutdown();
-  assert.equal((await get(`${base}/work`, agent)).status, 200);
-  await sleep(50);
-  assert.equal((await get(`${base}/work`, agent)).status, 200, 'still served during the delay');
-  assert.ok(sockets.size >= 2, `the idle connection was closed and a new one opened (${sockets.size} connections)`);
-  agent.destroy();
+  const during = await get(`${base}/work`, agent);
+  assert.equal(during.status, 200);
+  assert.equal(during.headers.connection, 'keep-alive', 'no forced reconnect during the delay: a reconnect could land here again');
+  assert.equal(sockets.size, 1, 'the client kept its connection');
+  // The drain begins: the server stops listening, the kept-alive connection stays open.
+  while (app.server.listening) await sleep(10);
+  const next = await get(`${base}/work`, agent);
+  assert.equal(next.status, 200, 'the next request on the open connection is answered, not cut');
+  assert.equal(next.headers.connection, 'close');
+  assert.equal(sockets.size, 1, 'on the same connection');
+  await assert.rejects(get(`${base}/work`, agent), { code: 'ECONNREFUSED' }, 'the client reconnects, and is refused before sending');
   await done;
+  agent.destroy();
+});
+
+await test('a request in flight when the drain begins is answered with Connection: close; an idle connection is closed after the grace', async () => {
+  const app = newApp((opt) => opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = 0)));
+  await useKit(app);
+  const base = await listen(app);
+  const busy = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const idle = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  assert.equal((await get(`${base}/work`, idle)).status, 200);
+  const idleSocket = Object.values(idle.freeSockets)[0]?.[0];
+  assert.ok(idleSocket, 'the idle agent holds an open connection');
+  const closedIdle = new Promise<void>((resolve) => idleSocket.once('close', () => resolve()));
+  const inFlight = get(`${base}/slow?ms=300`, busy);
+  await sleep(50);
+  await app.kit.shutdown();
+  const res = await inFlight;
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.connection, 'close');
+  await closedIdle;
+  busy.destroy();
+  idle.destroy();
 });
 
 await test('shutdown drains an in-flight request and runs the onClose hooks before resolving', async () => {
@@ -204,4 +230,27 @@ await test('signal listeners are installed by useKit and removed when the app cl
   await a.close();
   await b.close();
   assert.deepEqual(count(), [term, int, hup]);
+});
+
+await test('the shutdown delay defaults to 5000 ms in production and to 0 elsewhere', async (t) => {
+  const saved = process.env.NODE_ENV;
+  const cases: Array<[string | undefined, number]> = [
+    ['production', 5000],
+    ['development', 0],
+    ['test', 0],
+    [undefined, 0],
+  ];
+  try {
+    for (const [env, expected] of cases) {
+      await t.test(`NODE_ENV=${env ?? '(unset)'}: ${expected} ms`, () => {
+        if (env === undefined) delete process.env.NODE_ENV;
+        else process.env.NODE_ENV = env;
+        const kit = addKit(Fastify(), [], (opt) => opt.configureGracefulShutdown());
+        assert.equal(kit.options.gracefulShutdown?.shutdownDelayMs, expected);
+      });
+    }
+  } finally {
+    if (saved === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = saved;
+  }
 });

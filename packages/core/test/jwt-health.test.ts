@@ -77,6 +77,9 @@ describe('the jwt health check', () => {
     const ok = await app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
     assert.equal(ok.statusCode, 200);
     await authority.stop();
+    // Token validation's fetch just said healthy: the check probes again once that is 30 s old.
+    assert.equal((await runJwtCheck(app)).status, 'healthy');
+    mock.timers.tick(30_000);
     const result = await runJwtCheck(app);
     assert.equal(result.status, 'degraded');
     assert.equal(result.description, 'The token authority is unreachable; signing keys fetched earlier are still in use.');
@@ -120,6 +123,56 @@ describe('the jwt health check', () => {
     const res = await app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(authority.counts, { discovery: 1, jwks: 2, other: 0 });
+  });
+});
+
+describe('the jwt check follows what token validation sees, without requests of its own', () => {
+  let authority: TestAuthority;
+  let app: FastifyInstance;
+
+  beforeEach(async () => {
+    ({ authority, app } = await startJwtFixture());
+  });
+  afterEach(() => stopJwtFixture({ authority, app }));
+
+  const me = (token: string) => app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
+
+  it('the authority returns: the first token validated turns the check healthy at once, not 30 s later', async () => {
+    await authority.stop();
+    assert.equal((await runJwtCheck(app)).status, 'unhealthy');
+    await authority.restart();
+    mock.timers.tick(1000); // past the discovery retry wait the failed probe started
+    const token = await authority.sign();
+    assert.equal((await me(token)).statusCode, 200);
+    const seen = { ...authority.counts };
+    const result = await runJwtCheck(app);
+    assert.equal(result.status, 'healthy', fullOutput(result));
+    assert.deepEqual(result.data, { signingKeys: 1 });
+    assert.deepEqual(authority.counts, seen, 'the check itself asked the authority nothing');
+  });
+
+  it('an outage starts: the first request that cannot reach the authority turns the check unhealthy at once', async () => {
+    assert.equal((await runJwtCheck(app)).status, 'healthy');
+    await authority.stop();
+    const token = await authority.sign();
+    assert.equal((await me(token)).statusCode, 503, 'no key set was ever fetched by token validation');
+    const result = await runJwtCheck(app);
+    assert.equal(result.status, 'unhealthy', fullOutput(result));
+    // The verifier's failure (the key set), not a probe of the check's own (which would fail at discovery).
+    assert.deepEqual(result.data, { stage: 'signing keys', reason: 'key set fetch failed' });
+    assertNoAddress(result, authority);
+  });
+
+  it('an outage found by a key rotation while keys are held turns the check degraded at once', async () => {
+    assert.equal((await me(await authority.sign())).statusCode, 200);
+    assert.equal((await runJwtCheck(app)).status, 'healthy');
+    await authority.stop();
+    const rotated = await authority.addKey('RS256');
+    mock.timers.tick(30_000); // past jose's refetch cooldown; the check's own result lapses too
+    assert.equal((await me(await authority.sign({ kid: rotated.kid }))).statusCode, 503);
+    const result = await runJwtCheck(app);
+    assert.equal(result.status, 'degraded', fullOutput(result));
+    assert.deepEqual(result.data, { stage: 'signing keys', reason: 'key set fetch failed' });
   });
 });
 

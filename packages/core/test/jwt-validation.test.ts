@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { exportSPKI, SignJWT } from 'jose';
+import { CompactSign, exportSPKI, SignJWT } from 'jose';
 import { AUDIENCE, b64url, jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from './jwt-authority.js';
 
 const CHALLENGE = /^Bearer error="invalid_token", error_description="[^"\\]+"$/;
@@ -161,6 +161,20 @@ describe('JWT validation against a real OpenID provider', () => {
         .sign(secret);
       assertRejected(await get(app, token), token, /The token signing algorithm is not accepted/);
     }
+  });
+
+  it('a critical header parameter Kit does not understand (RFC 7515 4.1.11): 401 saying so, without a provider request', async () => {
+    const key = authority.keys.get(authority.currentKid);
+    assert.ok(key);
+    const now = Math.floor(Date.now() / 1000);
+    const payload = new TextEncoder().encode(JSON.stringify({ iss: authority.url, aud: AUDIENCE, sub: 'user-42', iat: now, exp: now + 300 }));
+    const before = { ...authority.counts };
+    for (const crit of [['urn:example:binding'], ['exp']]) {
+      const header = { alg: key.alg, kid: key.kid, typ: 'JWT', crit, ...Object.fromEntries(crit.map((name) => [name, 1])) };
+      const token = await new CompactSign(payload).setProtectedHeader(header).sign(key.privateKey, { crit: Object.fromEntries(crit.map((name) => [name, true])) });
+      assertRejected(await get(app, token), token, /The token has a critical header parameter that is not supported/);
+    }
+    assert.deepEqual(authority.counts, before);
   });
 
   it('a tampered payload fails the signature check: 401', async () => {

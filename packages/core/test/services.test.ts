@@ -198,7 +198,7 @@ describe('service container', () => {
   it('useKit after app.ready() is KIT_ERR_ALREADY_USED with the fix in the message', async () => {
     const app = Fastify();
     addKit(app, []);
-    await app.ready();
+    await assert.rejects(async () => void (await app.ready()), { code: 'KIT_ERR_USE_KIT_MISSING' });
     await assert.rejects(useKit(app), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_ALREADY_USED');
       assert.match(err.message, /before app\.ready\(\) or app\.listen\(\)|call it before/);

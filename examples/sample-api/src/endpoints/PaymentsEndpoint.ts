@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
-import type { IIdempotencyStore, IKitEndpoint, IRateLimitStore } from '@kit/core';
+import { kitRateLimitStore, sendProblem, type IIdempotencyStore, type IKitEndpoint } from '@kit/core';
 
 /** A captured payment (a type alias, so it is a JSON value the stores accept). */
 type Payment = { id: string; orderId: string; amountCents: number; status: 'captured'; createdAt: string };
@@ -16,21 +17,25 @@ const payment = {
     createdAt: { type: 'string' },
   },
 } as const;
-const message = { type: 'object', properties: { message: { type: 'string' } } } as const;
 
 /** Payments a client may create at most per minute (per client IP). */
 const PAYMENTS_PER_MINUTE = 20;
 
 /**
- * /api/payments: shows the stores. `POST` is rate-limited per client IP and idempotent on the
- * `Idempotency-Key` header: a retry with the same key and body replays the first response
+ * /api/payments: shows the stores. `POST` is rate-limited per client IP by @fastify/rate-limit
+ * counting in Kit's `rateLimitStore` (its headers and 429, Kit's atomic store), and idempotent on
+ * the `Idempotency-Key` header: a retry with the same key and body replays the first response
  * (`Idempotent-Replayed: true`) instead of charging twice. With `REDIS_URL` set, both hold across
  * every instance of the service; otherwise Kit's in-memory stores hold within this process.
  */
 export class PaymentsEndpoint implements IKitEndpoint {
-  constructor(private readonly deps: { idempotencyStore: IIdempotencyStore; rateLimitStore: IRateLimitStore }) {}
+  constructor(private readonly deps: { idempotencyStore: IIdempotencyStore }) {}
 
-  addRoutes(app: FastifyInstance): void {
+  async addRoutes(app: FastifyInstance): Promise<void> {
+    // Registered in the group (awaited, so its route hook sees the routes below); only routes with
+    // config.rateLimit are limited.
+    await app.register(rateLimit, { global: false, enableDraftSpec: true, store: kitRateLimitStore(app) });
+
     app.post<{ Body: { orderId: string; amountCents: number }; Headers: { 'idempotency-key': string } }>(
       '',
       {
@@ -46,16 +51,11 @@ export class PaymentsEndpoint implements IKitEndpoint {
             required: ['orderId', 'amountCents'],
             properties: { orderId: { type: 'string', minLength: 1 }, amountCents: { type: 'integer', minimum: 1 } },
           },
-          response: { 201: payment, 409: message, 422: message, 429: message },
+          response: { 201: payment },
         },
+        config: { rateLimit: { max: PAYMENTS_PER_MINUTE, timeWindow: 60_000 } },
       },
       async (request, reply) => {
-        const limit = await this.deps.rateLimitStore.consume(`payments:${request.ip}`, { limit: PAYMENTS_PER_MINUTE, windowMs: 60_000 });
-        reply.header('ratelimit-limit', limit.limit).header('ratelimit-remaining', limit.remaining);
-        if (!limit.allowed) {
-          return reply.code(429).header('retry-after', Math.ceil(limit.retryAfterMs / 1000)).send({ message: 'Too many payments; retry later.' });
-        }
-
         const key = `payments:${request.headers['idempotency-key']}`;
         const fingerprint = createHash('sha256').update(JSON.stringify(request.body)).digest('hex');
         const reservation = await this.deps.idempotencyStore.reserve(key, { ttlMs: 30_000, fingerprint });
@@ -63,12 +63,13 @@ export class PaymentsEndpoint implements IKitEndpoint {
           case 'completed':
             return reply.code(201).header('idempotent-replayed', 'true').send(reservation.response);
           case 'pending':
-            return reply
-              .code(409)
-              .header('retry-after', Math.ceil(reservation.retryAfterMs / 1000))
-              .send({ message: 'A request with this Idempotency-Key is in progress.' });
+            return sendProblem(
+              reply,
+              { type: 'about:blank', title: 'Conflict', status: 409, detail: 'A request with this Idempotency-Key is in progress.' },
+              { 'retry-after': String(Math.ceil(reservation.retryAfterMs / 1000)) },
+            );
           case 'mismatch':
-            return reply.code(422).send({ message: 'This Idempotency-Key was used for a different request.' });
+            return sendProblem(reply, { type: 'about:blank', title: 'Unprocessable Content', status: 422, detail: 'This Idempotency-Key was used for a different request.' });
         }
 
         try {

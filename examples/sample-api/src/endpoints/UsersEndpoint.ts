@@ -1,46 +1,33 @@
-import type { FastifyInstance } from 'fastify';
-import type { IKitEndpoint } from '@kit/core';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@fastify/type-provider-typebox';
+import { sendProblem, type EndpointApp, type IKitEndpoint } from '@kit/core';
+import { IdParams, NewUser, User } from '../schemas.js';
 import type { UserRepository } from '../services/users.js';
 
-const user = {
-  type: 'object',
-  required: ['id', 'name', 'email'],
-  properties: { id: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' } },
-} as const;
-
-/** /api/users/... : group "users", tag "users". */
-export class UsersEndpoint implements IKitEndpoint {
+/**
+ * /api/users/... : group "users", tag "users". Typed with TypeBox: `IKitEndpoint<TypeBoxTypeProvider>`
+ * and `EndpointApp<TypeBoxTypeProvider>` make each route's schema type `request.params`,
+ * `request.body` and what the reply may send.
+ */
+export class UsersEndpoint implements IKitEndpoint<TypeBoxTypeProvider> {
   readonly #users: UserRepository;
 
   constructor({ userRepository }: { userRepository: UserRepository }) {
     this.#users = userRepository;
   }
 
-  addRoutes(app: FastifyInstance): void {
-    app.get('', { schema: { summary: 'List users', response: { 200: { type: 'array', items: user } } } }, async () => this.#users.list());
+  addRoutes(app: EndpointApp<TypeBoxTypeProvider>): void {
+    app.get('', { schema: { summary: 'List users', response: { 200: Type.Array(User) } } }, async () => this.#users.list());
 
-    app.get<{ Params: { id: string } }>(
-      '{id}',
-      {
-        schema: {
-          summary: 'Get one user',
-          params: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
-          response: { 200: user, 404: { type: 'object', properties: { message: { type: 'string' } } } },
-        },
-      },
-      async (request, reply) => this.#users.get(request.params.id) ?? reply.code(404).send({ message: 'user not found' }),
-    );
+    app.get('{id}', { schema: { summary: 'Get one user', params: IdParams, response: { 200: User } } }, async (request, reply) => {
+      const user = this.#users.get(request.params.id);
+      if (!user) return sendProblem(reply, { type: 'about:blank', title: 'Not Found', status: 404, detail: `No user ${request.params.id}.` });
+      return user;
+    });
 
-    app.post<{ Body: { name: string; email: string } }>(
+    app.post(
       '',
-      {
-        schema: {
-          summary: 'Create a user',
-          operationId: 'createUser',
-          body: { type: 'object', required: ['name', 'email'], properties: { name: { type: 'string' }, email: { type: 'string' } } },
-          response: { 201: user },
-        },
-      },
+      { schema: { summary: 'Create a user', operationId: 'createUser', body: NewUser, response: { 201: User } } },
       async (request, reply) => reply.code(201).send(this.#users.add(request.body.name, request.body.email)),
     );
   }

@@ -2,38 +2,9 @@
 import type { AuditLogEntry, IAuditSink } from './entry.js';
 import { AUDIT_QUEUE_CAPACITY } from './options.js';
 import type { AuditRecord } from './record.js';
+import { RecordRing } from './ring.js';
 import { LoggingAuditSink } from './sinks.js';
-import { timeoutError, type AuditCounters, type AuditFailureReporter, type AuditWriter, type FlushWaiter, type WriterSettings } from './writer.js';
-
-/** A fixed ring of records: push and take never allocate, and it never grows past its capacity. */
-class RecordRing {
-  readonly #slots: Array<AuditRecord | undefined>;
-  #head = 0;
-  size = 0;
-
-  constructor(readonly capacity: number) {
-    this.#slots = new Array<AuditRecord | undefined>(capacity).fill(undefined);
-  }
-
-  push(record: AuditRecord): boolean {
-    if (this.size === this.capacity) return false;
-    this.#slots[(this.#head + this.size) % this.capacity] = record;
-    this.size++;
-    return true;
-  }
-
-  take(count: number): AuditRecord[] {
-    const n = Math.min(count, this.size);
-    const out = new Array<AuditRecord>(n);
-    for (let i = 0; i < n; i++) {
-      out[i] = this.#slots[this.#head] as AuditRecord;
-      this.#slots[this.#head] = undefined;
-      this.#head = (this.#head + 1) % this.capacity;
-    }
-    this.size -= n;
-    return out;
-  }
-}
+import { abandonedError, timeoutError, type AuditCounters, type AuditFailureReporter, type AuditWriter, type FlushWaiter, type WriterSettings } from './writer.js';
 
 /** One call into the sink. */
 interface SinkCall {
@@ -280,6 +251,32 @@ export class BatchWriter implements AuditWriter {
     }
     // Entries logged are in pino's hands; make its destination write them out too.
     await this.#direct?.flush(this.settings.writeTimeoutMs);
+  }
+
+  abandon(): number {
+    let abandoned = 0;
+    const call = this.#current;
+    if (call !== undefined && !call.timedOut) {
+      // As a timeout would: its late settlement changes no counter.
+      call.timedOut = true;
+      clearTimeout(call.timer);
+      const left = call.size - call.handled;
+      call.controller.abort(abandonedError(left));
+      this.counters.failed += left;
+      abandoned += left;
+      call.handled = call.size;
+      this.#seqDone += call.size;
+      this.#current = undefined;
+    }
+    const left = this.#ring.take(this.#ring.size).length;
+    this.counters.failed += left;
+    this.#seqDone += left;
+    abandoned += left;
+    this.#closed = true;
+    this.#due = false;
+    for (const waiter of this.#waiters) waiter.resolve();
+    this.#waiters = [];
+    return abandoned;
   }
 
   async close(flush: boolean): Promise<void> {

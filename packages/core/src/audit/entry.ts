@@ -15,7 +15,10 @@ export interface AuditLogEntry {
   /** ISO 8601 time the request started. */
   readonly timestamp: string;
   readonly method: string;
-  /** Path without the query string. */
+  /**
+   * Path without the query string, as received; capped at 4096 characters (`AUDIT_PATH_CAP`), a
+   * cut path ending with `TRUNCATED_MARKER`.
+   */
   readonly path: string;
   /** Redacted query string without `?`, capped at 4096 characters; `null` when absent or excluded. */
   readonly query: string | null;
@@ -27,6 +30,20 @@ export interface AuditLogEntry {
   readonly headers: Readonly<Record<string, string>>;
   /** Present and true when the client went away before the response completed. */
   readonly aborted?: boolean;
+  /** The route pattern the request matched (`/api/orders@2/:id`); absent when none did (404). */
+  readonly route?: string;
+  /**
+   * The authenticated subject: `request.user.sub` when the response completed, as
+   * `app.kitAuthenticate` sets it (capped at 256 characters); absent on unauthenticated requests.
+   */
+  readonly user?: string;
+  /**
+   * W3C trace id (32 hex digits): the active OpenTelemetry span's when the SDK is registered,
+   * else the one of a valid incoming `traceparent` header; absent otherwise.
+   */
+  readonly traceId?: string;
+  /** Span id (16 hex digits) of the OpenTelemetry span active when the request reached Kit. */
+  readonly spanId?: string;
 }
 
 /**

@@ -42,8 +42,52 @@ export function defaultMessage(entry: AuditLogEntry, headersJson: string): strin
   );
 }
 
-/** The structured fields of `Default`, named like the message's placeholders. */
-export interface DefaultFields {
+/**
+ * What every text format (`Default`, `DotnetLogger`, `Compact`) logs beside its message, after
+ * the spec's own fields: when the request started (the line's `time` is when it was written,
+ * which in asynchronous mode is up to `flushIntervalMs` later), the route pattern, the
+ * authenticated subject and the trace ids. Absent values are left out. The messages stay
+ * byte for byte the spec's templates.
+ */
+export interface ContextFields {
+  /** ISO 8601 time the request started (`entry.timestamp`). */
+  StartedAt: string;
+  /** The route pattern (`/api/orders@2/:id`); absent on a 404. */
+  Route?: string;
+  /** The authenticated subject (`request.user.sub`). */
+  User?: string;
+  TraceId?: string;
+  SpanId?: string;
+}
+
+/** The keys of `ContextFields`, in the order they are logged. */
+export const CONTEXT_FIELD_KEYS: readonly string[] = ['StartedAt', 'Route', 'User', 'TraceId', 'SpanId'];
+
+/** `ContextFields` as JSON object members (`,"StartedAt":"...",...`), as pino writes the object. */
+export function contextMembers(entry: AuditLogEntry): string {
+  let out = `,"StartedAt":${quote(entry.timestamp)}`;
+  const { route, user, traceId, spanId } = entry;
+  if (route !== undefined) out += `,"Route":${quote(route)}`;
+  if (user !== undefined) out += `,"User":${quote(user)}`;
+  if (traceId !== undefined) out += `,"TraceId":${quote(traceId)}`;
+  if (spanId !== undefined) out += `,"SpanId":${quote(spanId)}`;
+  return out;
+}
+
+/** `ContextFields` as an object, for pino's own path. */
+export function contextFields(entry: AuditLogEntry, into: Partial<ContextFields> = {}): ContextFields {
+  const fields = into as ContextFields;
+  fields.StartedAt = entry.timestamp;
+  const { route, user, traceId, spanId } = entry;
+  if (route !== undefined) fields.Route = route;
+  if (user !== undefined) fields.User = user;
+  if (traceId !== undefined) fields.TraceId = traceId;
+  if (spanId !== undefined) fields.SpanId = spanId;
+  return fields;
+}
+
+/** The structured fields of `Default`, named like the message's placeholders, then `ContextFields`. */
+export interface DefaultFields extends Partial<ContextFields> {
   Method: string;
   Path: string;
   /** `?a=1`, or `''` without a query: `{Path}{Query}` rebuilds the logged target exactly. */
@@ -56,8 +100,8 @@ export interface DefaultFields {
   Aborted?: true;
 }
 
-/** The keys of `DefaultFields`, in the order they are logged. */
-export const DEFAULT_FIELD_KEYS: readonly string[] = ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers', 'Aborted'];
+/** The keys of `DefaultFields`, in the order they are logged (the other text formats log `CONTEXT_FIELD_KEYS`). */
+export const DEFAULT_FIELD_KEYS: readonly string[] = ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers', 'Aborted', ...CONTEXT_FIELD_KEYS];
 
 /**
  * `DefaultFields` as JSON object members (`,"Method":"GET",...`), as pino writes the object:
@@ -68,7 +112,8 @@ export function defaultMembers(entry: AuditLogEntry, headersJson: string): strin
   return (
     `,"Method":${quote(entry.method)},"Path":${quote(entry.path)},"Query":${quote(querySuffix(entry))}` +
     `,"StatusCode":${entry.statusCode},"ElapsedMs":${ms},"CorrelationId":${quote(entry.correlationId)},"Headers":${headersJson}` +
-    (entry.aborted === true ? ',"Aborted":true' : '')
+    (entry.aborted === true ? ',"Aborted":true' : '') +
+    contextMembers(entry)
   );
 }
 
@@ -135,6 +180,7 @@ export function defaultFields(entry: AuditLogEntry): DefaultFields {
     Headers: entry.headers,
   };
   if (entry.aborted === true) fields.Aborted = true;
+  contextFields(entry, fields);
   return fields;
 }
 
@@ -146,7 +192,11 @@ export function dotnetLoggerMessage(entry: AuditLogEntry, headersJson: string): 
   );
 }
 
-/** `JsonStyle`: one JSON object, first keys `method`, `path`, `statusCode`, then the rest of the entry. */
+/**
+ * `JsonStyle`: one JSON object, first keys `method`, `path`, `statusCode`, then the rest of the
+ * entry (`query`, `durationMs`, `correlationId`, `timestamp`, `headers`, and when present
+ * `aborted`, `route`, `user`, `traceId`, `spanId`).
+ */
 export function jsonStyleMessage(entry: AuditLogEntry): string {
   const json = JSON.stringify({
     method: entry.method,
@@ -158,6 +208,10 @@ export function jsonStyleMessage(entry: AuditLogEntry): string {
     timestamp: entry.timestamp,
     headers: entry.headers,
     aborted: entry.aborted === true ? true : undefined,
+    route: entry.route,
+    user: entry.user,
+    traceId: entry.traceId,
+    spanId: entry.spanId,
   });
   return escapeControl(json);
 }

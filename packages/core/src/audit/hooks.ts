@@ -2,18 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { invalidOption } from '../errors.js';
-import type { KitAudit } from '../runtime.js';
-import { dependencyError, type KitServices } from '../services.js';
+import type { KitServices } from '../services.js';
 import { correlationIdFrom, enterCorrelationContext } from './correlation.js';
-import type { AuditStats, IAuditSink } from './entry.js';
 import { createExcludeMatcher } from './exclude.js';
 import type { AuditTrailOptions } from './options.js';
-import { AuditRecord } from './record.js';
+import { AuditRecord, type RecordSettings, type RouteSource } from './record.js';
 import { Redactor } from './redaction.js';
-import { LoggingAuditSink } from './sinks.js';
-import { BatchWriter } from './batch-writer.js';
-import { DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
+import { installRequestLogging } from './request-logging.js';
+import { activeSpanIds } from './trace.js';
+import { AuditTrail, type AuditSinkFactory } from './trail.js';
+
+export { AuditTrail } from './trail.js';
 
 // Per-request state rides on Node's own request and response objects under symbols: no Fastify
 // decoration (which would widen every FastifyRequest) and no closure per request.
@@ -25,115 +24,14 @@ type RawRequest = IncomingMessage & { [kCorrelationId]?: string | null };
 type RawResponse = ServerResponse & { [kRecord]?: AuditRecord | undefined };
 type GenReqId = (this: unknown, req: IncomingMessage) => string;
 
-/** The sink factory as `KitOption.auditSinkFactory` holds it. */
-export type AuditSinkFactory = (services: KitServices) => IAuditSink;
-
-/** How often, at most, a failing or hanging sink is reported in the log. */
-const REPORT_EVERY_MS = 10_000;
-
-/**
- * The running audit trail, `app.kit.audit` when `configureAuditTrail` was called. Owns the
- * counters and the writer; `installAuditTrail` wires it into Fastify.
- *
- * @example
- * ```ts
- * const { enqueued, written, dropped, failed, queueDepth } = app.kit.audit.stats();
- * await app.kit.audit.flush();
- * ```
- */
-export class AuditTrail implements KitAudit {
-  readonly enabled = true;
-  readonly #counters: AuditCounters = { enqueued: 0, written: 0, dropped: 0, failed: 0 };
-  readonly #app: FastifyInstance;
-  readonly #options: Readonly<AuditTrailOptions>;
-  readonly #factory: AuditSinkFactory | undefined;
-  readonly #services: KitServices;
-  #writer: AuditWriter | undefined;
-  #lastReport = -Infinity;
-  #unreported = 0;
-
-  constructor(app: FastifyInstance, options: Readonly<AuditTrailOptions>, factory: AuditSinkFactory | undefined, services: KitServices) {
-    this.#app = app;
-    this.#options = options;
-    this.#factory = factory;
-    this.#services = services;
-  }
-
-  /**
-   * Builds the sink and its writer. `useKit` calls it after DI validation so that a factory
-   * resolving a missing service fails start-up; a request that completes earlier starts it lazily.
-   */
-  start(): void {
-    if (this.#writer !== undefined) return;
-    const sink = this.#createSink();
-    const o = this.#options;
-    const report = this.#report;
-    if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
-    else if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs);
-    else this.#writer = new SinkWriter(sink, this.#counters, report, o);
-  }
-
-  #createSink(): IAuditSink {
-    const factory = this.#factory;
-    if (factory === undefined) return new LoggingAuditSink(this.#app.log, this.#options);
-    let sink: unknown;
-    try {
-      sink = factory(this.#services);
-    } catch (err) {
-      throw dependencyError(err, 'auditSinkFactory');
-    }
-    if (typeof (sink as IAuditSink | null)?.writeAsync !== 'function') {
-      throw invalidOption('auditSinkFactory', sink, 'a factory returning an IAuditSink (an object with writeAsync(entry, signal))');
-    }
-    return sink as IAuditSink;
-  }
-
-  /** Hands a finished record to the writer; never throws into Node's response machinery. */
-  accept(record: AuditRecord): void {
-    let writer = this.#writer;
-    if (writer === undefined) {
-      try {
-        this.start();
-      } catch (err) {
-        this.#counters.failed++;
-        this.#report(err);
-        return;
-      }
-      writer = this.#writer as AuditWriter;
-    }
-    writer.accept(record);
-  }
-
-  stats(): AuditStats {
-    return snapshot(this.#counters, this.#writer);
-  }
-
-  flush(): Promise<void> {
-    return this.#writer?.flush() ?? Promise.resolve();
-  }
-
-  /** The `onClose` step: flush (or discard) what is queued. */
-  close(): Promise<void> {
-    return this.#writer?.close(this.#options.ensureFlushOnShutdown) ?? Promise.resolve();
-  }
-
-  // Sink failures are counted every time but logged at most once per REPORT_EVERY_MS, so a
-  // broken sink under load cannot flood the log it may itself be writing to.
-  readonly #report = (err: unknown): void => {
-    const now = Date.now();
-    if (now - this.#lastReport < REPORT_EVERY_MS) {
-      this.#unreported++;
-      return;
-    }
-    this.#lastReport = now;
-    const suppressed = this.#unreported;
-    this.#unreported = 0;
-    try {
-      this.#app.log.error({ err, audit: this.stats(), suppressed }, 'Kit audit trail: the audit sink failed; entries are counted as failed');
-    } catch {
-      // The logger itself is broken: the counters still tell the story.
-    }
-  };
+// Fastify's per-route context sits on each request under this symbol: one object per route, so a
+// record can keep it and read the route pattern only when the entry is formatted. The public
+// `request.routeOptions` builds a new 13-key object on every read (about 120 ns here).
+let kRouteContext: symbol | null | undefined;
+function routeSourceOf(request: FastifyRequest): RouteSource | undefined {
+  if (kRouteContext === undefined) kRouteContext = Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context') ?? null;
+  if (kRouteContext !== null) return (request as unknown as Record<symbol, RouteSource | undefined>)[kRouteContext];
+  return { config: request.routeOptions.config };
 }
 
 /**
@@ -151,7 +49,10 @@ export class AuditTrail implements KitAudit {
  * - A root `onRequest` hook sets the response header, opens the correlation context and starts
  *   the record; the response's `close` event (which fires for completed and for aborted
  *   responses alike) finishes it. No body is read and nothing waits on the sink.
- * - An `onClose` hook flushes the queue when the server closes.
+ * - Fastify's log controller is wrapped (`request-logging.ts`): its per-request lines are left
+ *   out unless `fastifyRequestLogging`, and no line it writes shows a redacted value.
+ * - An `onClose` hook flushes the queue when the server closes; SIGTERM/SIGINT that nothing else
+ *   handles flush it too (`signals.ts`).
  */
 export function installAuditTrail(
   app: FastifyInstance,
@@ -162,10 +63,11 @@ export function installAuditTrail(
   const trail = new AuditTrail(app, options, factory, services);
   const isExcluded = createExcludeMatcher(options.excludePaths);
   const redactor = new Redactor(options.redactHeaders, options.redactQueryParams);
+  const settings: RecordSettings = { redactor, includeQuery: options.includeQueryString };
   const headerKey = options.correlationIdHeader.toLowerCase();
   const forward = options.forwardCorrelationId;
-  const includeQuery = options.includeQueryString;
   const withContext = options.correlationIdContext;
+  installRequestLogging(app, settings, options.fastifyRequestLogging);
 
   function correlationIdOf(raw: RawRequest): string | null {
     if (isExcluded(raw.url ?? '/')) return null;
@@ -213,7 +115,11 @@ export function installAuditTrail(
     const res = reply.raw as RawResponse;
     if (withContext) enterCorrelationContext(id);
     if (res[kRecord] === undefined) res.on('close', onResponseClose);
-    res[kRecord] = new AuditRecord(raw.method ?? 'GET', raw.url ?? '/', raw.headers, id, performance.now(), redactor, includeQuery);
+    const record = new AuditRecord(raw.method ?? 'GET', raw.url ?? '/', raw.headers, id, performance.now(), settings, routeSourceOf(request), request);
+    // With the OpenTelemetry SDK registered, the span of this request (an HTTP server span) is active here.
+    const span = activeSpanIds();
+    if (span !== undefined) record.setTrace(span);
+    res[kRecord] = record;
     done();
   });
 

@@ -19,6 +19,72 @@ const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'f
 export const AUDIT_QUEUE_CAPACITY = 4096;
 
 /**
+ * The headers `redactHeaders` lists by default: credentials and session or anti-forgery tokens.
+ *
+ * @example
+ * ```ts
+ * addKit(app, (opt) => opt.configureAuditTrail((a) => {
+ *   a.redactHeaders = [...DEFAULT_REDACT_HEADERS, 'X-Admin-Key'];
+ * }));
+ * ```
+ */
+export const DEFAULT_REDACT_HEADERS: readonly string[] = Object.freeze([
+  'Authorization',
+  'Proxy-Authorization',
+  'Cookie',
+  'X-Api-Key',
+  'X-Auth-Token',
+  'X-Access-Token',
+  'X-Amz-Security-Token',
+  'X-CSRF-Token',
+  'X-XSRF-Token',
+]);
+
+/**
+ * The query parameters `redactQueryParams` lists by default: tokens and codes of OAuth 2 and
+ * OpenID Connect (`access_token`, `refresh_token`, `id_token`, `code`, `code_verifier`,
+ * `client_secret`, `client_assertion`, `assertion`), API keys, passwords, session ids, signatures
+ * of pre-signed URLs (`sig` of Azure SAS, `X-Amz-Signature`, `X-Amz-Credential`,
+ * `X-Amz-Security-Token`) and `authorization` sent as a parameter.
+ *
+ * @example
+ * ```ts
+ * addKit(app, (opt) => opt.configureAuditTrail((a) => {
+ *   a.redactQueryParams = [...DEFAULT_REDACT_QUERY_PARAMS, 'otp'];
+ * }));
+ * ```
+ */
+export const DEFAULT_REDACT_QUERY_PARAMS: readonly string[] = Object.freeze([
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'code',
+  'code_verifier',
+  'client_secret',
+  'client_assertion',
+  'assertion',
+  'jwt',
+  'api_key',
+  'apikey',
+  'key',
+  'secret',
+  'password',
+  'passwd',
+  'pwd',
+  'authorization',
+  'auth',
+  'session',
+  'sessionid',
+  'session_id',
+  'signature',
+  'sig',
+  'x-amz-signature',
+  'x-amz-credential',
+  'x-amz-security-token',
+]);
+
+/**
  * Audit trail settings (spec `AuditTrailOptions`), given to the action of
  * `opt.configureAuditTrail(action)`. Defaults are the spec's and DESIGN.md's.
  *
@@ -44,10 +110,17 @@ export class AuditTrailOptions {
    * Defaults to the health path, `/livez`, the OpenAPI document path and the reference UI path.
    */
   excludePaths: string[];
-  /** Request headers whose values are written as `***` (case-insensitive). */
-  redactHeaders: string[] = ['Authorization', 'Proxy-Authorization', 'X-Api-Key', 'Cookie'];
-  /** Query parameters whose values are written as `***` (case-insensitive). */
-  redactQueryParams: string[] = ['token', 'access_token', 'api_key', 'apikey', 'secret', 'password'];
+  /**
+   * Request headers whose values are written as `***` (case-insensitive), in the audit entry and
+   * in every line Fastify logs for the request. Defaults: `DEFAULT_REDACT_HEADERS`.
+   */
+  redactHeaders: string[] = [...DEFAULT_REDACT_HEADERS];
+  /**
+   * Query parameters whose values are written as `***` (case-insensitive, percent-decoded; a
+   * bracketed or dotted name such as `token[]` or `user[password]` by each of its parts), in the
+   * audit entry and in every line Fastify logs for the request. Defaults: `DEFAULT_REDACT_QUERY_PARAMS`.
+   */
+  redactQueryParams: string[] = [...DEFAULT_REDACT_QUERY_PARAMS];
   /** Whether the (redacted) query string is part of the logged path. */
   includeQueryString = true;
   /** Name of the correlation header, read from requests and set on responses. */
@@ -60,7 +133,12 @@ export class AuditTrailOptions {
   batchSize = 100;
   /** Maximum wait, in milliseconds, before a partial batch is flushed. */
   flushIntervalMs = 5000;
-  /** Flush queued entries when the server closes (`app.close()`, which graceful shutdown calls). */
+  /**
+   * Flush queued entries when the server closes (`app.close()`, which graceful shutdown calls),
+   * and on SIGTERM or SIGINT when nothing else in the process handles that signal: Kit then
+   * writes what is queued (at most `writeTimeoutMs`) and lets the signal end the process as Node
+   * would without a handler.
+   */
   ensureFlushOnShutdown = true;
   /**
    * Longest time one sink call (a batch in asynchronous mode) may take. When it runs out the
@@ -76,6 +154,14 @@ export class AuditTrailOptions {
   correlationIdContext = true;
   /** Output style of each entry. */
   logFormat: AuditTrailFormat = AuditTrailFormat.Default;
+  /**
+   * Fastify's own per-request lines (`incoming request`, `request completed`, `Route ... not
+   * found`). Off while the audit trail is on: the entry is the request's line, and those lines
+   * would say the same thing twice. `true` leaves them to Fastify's own setting
+   * (`logController`). Either way the URL and headers in every line Fastify logs for a request
+   * (its error lines included) are redacted like the entry's. Not in the spec.
+   */
+  fastifyRequestLogging = false;
 
   constructor(defaultExcludePaths: readonly string[]) {
     this.excludePaths = [...defaultExcludePaths];
@@ -110,7 +196,7 @@ export function validateAuditTrailOptions(a: AuditTrailOptions): void {
   if (!Object.values(AuditTrailFormat).includes(a.logFormat)) {
     throw invalidOption('auditTrail.logFormat', a.logFormat, `one of ${Object.values(AuditTrailFormat).join(', ')}`);
   }
-  for (const key of ['includeQueryString', 'forwardCorrelationId', 'asyncWrite', 'ensureFlushOnShutdown', 'correlationIdContext'] as const) {
+  for (const key of ['includeQueryString', 'forwardCorrelationId', 'asyncWrite', 'ensureFlushOnShutdown', 'correlationIdContext', 'fastifyRequestLogging'] as const) {
     if (typeof a[key] !== 'boolean') throw invalidOption(`auditTrail.${key}`, a[key], 'true or false');
   }
 }

@@ -41,6 +41,12 @@ function pinoSymbols(logger: object): Map<string, symbol> {
   return found;
 }
 
+/** The destination a pino logger writes to (pino's `stream` symbol), or `undefined` for another logger. */
+export function pinoDestinationOf(logger: object): unknown {
+  const symbol = pinoSymbols(logger).get('pino.stream');
+  return symbol === undefined ? undefined : (logger as Record<symbol, unknown>)[symbol];
+}
+
 /**
  * Writes complete audit lines for one pino logger. `create` returns `undefined` when the logger's
  * configuration needs pino's generic path.

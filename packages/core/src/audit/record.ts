@@ -1,10 +1,15 @@
+import { routePatternOf } from '../route-pattern.js';
 import type { AuditLogEntry } from './entry.js';
-import type { Redactor } from './redaction.js';
+import { AUDIT_PATH_CAP, cap, type Redactor } from './redaction.js';
+import { traceIdFromTraceparent, type TraceIds } from './trace.js';
 
 type RawHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 /** URLs longer than this are split and copied when the response completes (see `complete`). */
 const LONG_URL = 1024;
+
+/** Longest subject kept in an entry: a host's own `request.user` may hold anything. */
+const SUBJECT_CAP = 256;
 
 // V8 keeps a slice of a long string as a view on the whole string. Copying the piece lets a
 // queued record hold only what it logs, not a 16 KB (or, over inject, 100 KB) request line.
@@ -12,12 +17,42 @@ function detach(value: string): string {
   return value.length < 13 ? value : (' ' + value).slice(1);
 }
 
+// Entries of one busy millisecond share their start time: format it once.
+let isoMs = Number.NaN;
+let iso = '';
+function isoOf(ms: number): string {
+  if (ms !== isoMs) {
+    iso = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return iso;
+}
+
+/** Settings every record of one audit trail shares, built once at start-up. */
+export interface RecordSettings {
+  readonly redactor: Redactor;
+  readonly includeQuery: boolean;
+}
+
 /**
- * One audited request as the hooks capture it: the raw pieces (URL, headers object, clock
- * readings) on the request path, and the redacted, formatted parts computed only when something
- * reads them, which in asynchronous mode is the background writer. It satisfies `AuditLogEntry`
- * so the formats and the logging sink read records and plain entries alike; custom sinks get a
- * plain copy from `toEntry()`.
+ * Fastify's per-route context (one object per route, alive as long as the route): a record keeps
+ * a reference and reads the route pattern from it only when something formats the entry.
+ */
+export interface RouteSource {
+  readonly config?: Parameters<typeof routePatternOf>[0];
+}
+
+/** The request as far as a record reads it at completion: who was authenticated. */
+export interface UserSource {
+  readonly user?: unknown;
+}
+
+/**
+ * One audited request as the hooks capture it: the raw pieces (URL, headers object, route
+ * context, clock readings) on the request path, and the redacted, formatted parts computed only
+ * when something reads them, which in asynchronous mode is the background writer. It satisfies
+ * `AuditLogEntry` so the formats and the logging sink read records and plain entries alike;
+ * custom sinks get a plain copy from `toEntry()`.
  */
 export class AuditRecord implements AuditLogEntry {
   readonly method: string;
@@ -26,17 +61,22 @@ export class AuditRecord implements AuditLogEntry {
   durationMs = 0;
   /** `true` when the client went away first; `undefined` otherwise, as in a plain entry. */
   aborted: true | undefined = undefined;
+  /** The authenticated subject, read from `request.user.sub` when the response completes. */
+  user: string | undefined = undefined;
 
   /** `performance.now()` at the first hook. */
   readonly startedAt: number;
   readonly #epochMs: number;
-  readonly #redactor: Redactor;
-  readonly #includeQuery: boolean;
+  readonly #settings: RecordSettings;
+  readonly #route: RouteSource | undefined;
+  #request: UserSource | undefined;
   #url: string | null;
   #rawHeaders: RawHeaders | null;
   #path: string | undefined = undefined;
   #query: string | null | undefined = undefined;
   #headers: Readonly<Record<string, string>> | undefined = undefined;
+  /** `null`: looked for, none found. */
+  #trace: TraceIds | null | undefined = undefined;
 
   constructor(
     method: string,
@@ -44,8 +84,9 @@ export class AuditRecord implements AuditLogEntry {
     headers: RawHeaders,
     correlationId: string,
     startedAt: number,
-    redactor: Redactor,
-    includeQuery: boolean,
+    settings: RecordSettings,
+    route: RouteSource | undefined,
+    request: UserSource | undefined,
   ) {
     this.method = method;
     this.#url = url;
@@ -53,8 +94,14 @@ export class AuditRecord implements AuditLogEntry {
     this.correlationId = correlationId;
     this.startedAt = startedAt;
     this.#epochMs = Date.now();
-    this.#redactor = redactor;
-    this.#includeQuery = includeQuery;
+    this.#settings = settings;
+    this.#route = route;
+    this.#request = request;
+  }
+
+  /** The ids of the OpenTelemetry span active at the first hook (they win over `traceparent`). */
+  setTrace(ids: TraceIds): void {
+    this.#trace = ids;
   }
 
   /** Records the outcome. `aborted` entries that never sent headers are logged as 499 (nginx's "client closed request"). */
@@ -62,6 +109,13 @@ export class AuditRecord implements AuditLogEntry {
     this.statusCode = statusCode;
     this.durationMs = Math.round((finishedAt - this.startedAt) * 1000) / 1000;
     if (aborted) this.aborted = true;
+    const request = this.#request;
+    if (request !== undefined) {
+      // Set by app.kitAuthenticate (or any auth plugin that follows the `request.user` convention).
+      const sub = (request.user as { sub?: unknown } | null | undefined)?.sub;
+      if (typeof sub === 'string' && sub !== '') this.user = sub.length > SUBJECT_CAP ? cap(sub, SUBJECT_CAP) : sub;
+      this.#request = undefined;
+    }
     const url = this.#url;
     if (url !== null && url.length > LONG_URL) {
       this.#path = detach(this.path);
@@ -71,15 +125,17 @@ export class AuditRecord implements AuditLogEntry {
     }
   }
 
+  /** ISO 8601 time the request started. */
   get timestamp(): string {
-    return new Date(this.#epochMs).toISOString();
+    return isoOf(this.#epochMs);
   }
 
   get path(): string {
     if (this.#path === undefined) {
       const url = this.#url ?? '';
       const q = url.indexOf('?');
-      this.#path = q === -1 ? url : url.slice(0, q);
+      const path = q === -1 ? url : url.slice(0, q);
+      this.#path = path.length > AUDIT_PATH_CAP ? cap(path, AUDIT_PATH_CAP) : path;
     }
     return this.#path;
   }
@@ -88,14 +144,36 @@ export class AuditRecord implements AuditLogEntry {
     if (this.#query === undefined) {
       const url = this.#url ?? '';
       const q = url.indexOf('?');
-      this.#query = q === -1 || !this.#includeQuery ? null : this.#redactor.query(url.slice(q + 1));
+      this.#query = q === -1 || !this.#settings.includeQuery ? null : this.#settings.redactor.query(url.slice(q + 1));
     }
     return this.#query;
   }
 
+  /** The route pattern the request matched (`/api/orders@2/:id`); `undefined` when none did (404). */
+  get route(): string | undefined {
+    return routePatternOf(this.#route?.config);
+  }
+
+  get traceId(): string | undefined {
+    return this.#traceIds()?.traceId;
+  }
+
+  get spanId(): string | undefined {
+    return this.#traceIds()?.spanId;
+  }
+
+  #traceIds(): TraceIds | null {
+    if (this.#trace === undefined) {
+      const traceId = traceIdFromTraceparent(this.#rawHeaders?.traceparent);
+      this.#trace = traceId === undefined ? null : { traceId, spanId: undefined };
+    }
+    return this.#trace;
+  }
+
   get headers(): Readonly<Record<string, string>> {
     if (this.#headers === undefined) {
-      this.#headers = this.#redactor.headers(this.#rawHeaders ?? {}, false);
+      this.#traceIds(); // reads the raw headers, which are released below
+      this.#headers = this.#settings.redactor.headers(this.#rawHeaders ?? {}, false);
       this.#rawHeaders = null;
     }
     return this.#headers;
@@ -103,7 +181,8 @@ export class AuditRecord implements AuditLogEntry {
 
   /** A plain, self-contained `AuditLogEntry` for custom sinks (own headers object, ISO timestamp). */
   toEntry(): AuditLogEntry {
-    const headers = this.#headers === undefined ? this.#redactor.headers(this.#rawHeaders ?? {}, true) : { ...this.#headers };
+    const trace = this.#traceIds();
+    const headers = this.#headers === undefined ? this.#settings.redactor.headers(this.#rawHeaders ?? {}, true) : { ...this.#headers };
     const entry: { -readonly [K in keyof AuditLogEntry]: AuditLogEntry[K] } = {
       timestamp: this.timestamp,
       method: this.method,
@@ -115,6 +194,13 @@ export class AuditRecord implements AuditLogEntry {
       headers,
     };
     if (this.aborted) entry.aborted = true;
+    const route = this.route;
+    if (route !== undefined) entry.route = route;
+    if (this.user !== undefined) entry.user = this.user;
+    if (trace !== null) {
+      entry.traceId = trace.traceId;
+      if (trace.spanId !== undefined) entry.spanId = trace.spanId;
+    }
     return entry;
   }
 }

@@ -31,6 +31,17 @@ export const TRUNCATED_MARKER = '...[truncated]';
 export const AUDIT_QUERY_CAP = 4096;
 
 /**
+ * Longest path kept in an entry, marker included: a 12 KB path would otherwise make a 24 KB line
+ * (the path is in the message and in a field). The request itself is served whatever its length.
+ *
+ * @example
+ * ```ts
+ * if (entry.path.endsWith(TRUNCATED_MARKER)) metrics.increment('audit.path_truncated');
+ * ```
+ */
+export const AUDIT_PATH_CAP = 4096;
+
+/**
  * Longest header value kept in an entry, marker included.
  *
  * @example
@@ -91,9 +102,11 @@ export class Redactor {
   }
 
   /**
-   * The query string (without `?`) as logged: values of listed parameters become `***` (names
-   * are compared percent-decoded and case-insensitively, so `%74oken=x` is redacted like
-   * `token=x`), then the result is capped at 4096 characters. Everything else is kept verbatim.
+   * The query string (without `?`) as logged: values of listed parameters become `***`, then the
+   * result is capped at 4096 characters. Everything else is kept verbatim. Names are compared
+   * percent-decoded and case-insensitively (`%74oken=x` is redacted like `token=x`), and a
+   * bracketed or dotted name by each of its parts (`token[]`, `user[password]`,
+   * `user.password`), as `qs`-style parsers turn them into nested values.
    */
   query(raw: string): string {
     if (this.#params.size === 0 || raw.length === 0) return cap(raw, AUDIT_QUERY_CAP);
@@ -108,7 +121,7 @@ export class Redactor {
       const eq = input.indexOf('=', start);
       const nameEnd = eq === -1 || eq > end ? end : eq;
       const name = input.slice(start, nameEnd);
-      const pair = this.#params.has(normalizeParamName(name)) && nameEnd < end ? `${name}=${REDACTED}` : null;
+      const pair = nameEnd < end && this.#listed(normalizeParamName(name)) ? `${name}=${REDACTED}` : null;
       if (pair !== null) changed = true;
       out += (start === 0 ? '' : '&') + (pair ?? input.slice(start, end));
       start = end + 1;
@@ -118,7 +131,18 @@ export class Redactor {
     if (input !== raw) out += TRUNCATED_MARKER; // guarantees the cap below marks the cut
     return cap(out, AUDIT_QUERY_CAP);
   }
+
+  /** Whether a (normalised) parameter name, or one of its bracketed or dotted parts, is listed. */
+  #listed(name: string): boolean {
+    if (this.#params.has(name)) return true;
+    if (!NESTED.test(name)) return false;
+    for (const part of name.split(PARTS)) if (part !== '' && this.#params.has(part)) return true;
+    return false;
+  }
 }
+
+const NESTED = /[[\].]/;
+const PARTS = /[[\].]+/;
 
 // Node and light-my-request lower-case header names; a key added by hand may not be, and must
 // not slip past the lower-cased redaction set.

@@ -2,7 +2,19 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AuditTrailFormat } from '../enums.js';
 import { invalidOption } from '../errors.js';
 import type { AuditLogEntry, IAuditSink } from './entry.js';
-import { compactMessage, DEFAULT_FIELD_KEYS, defaultFields, defaultMembers, defaultMessage, defaultMessageJson, dotnetLoggerMessage, headersJsonPair, jsonStyleMessage } from './formats.js';
+import {
+  compactMessage,
+  contextFields,
+  contextMembers,
+  DEFAULT_FIELD_KEYS,
+  defaultFields,
+  defaultMembers,
+  defaultMessage,
+  defaultMessageJson,
+  dotnetLoggerMessage,
+  headersJsonPair,
+  jsonStyleMessage,
+} from './formats.js';
 import type { AuditLogLevel } from './options.js';
 import { PinoLines } from './pino-lines.js';
 
@@ -130,11 +142,11 @@ export class LoggingAuditSink implements IAuditSink {
         return lines.lineWithJsonMessage(level, defaultMembers(entry, headersJson), defaultMessageJson(entry, headersInMessage));
       }
       case AuditTrailFormat.DotnetLogger:
-        return lines.line(level, '', dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));
+        return lines.line(level, contextMembers(entry), dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));
       case AuditTrailFormat.JsonStyle:
         return lines.line(level, '', jsonStyleMessage(entry));
       case AuditTrailFormat.Compact:
-        return lines.line(level, '', compactMessage(entry));
+        return lines.line(level, contextMembers(entry), compactMessage(entry));
     }
   }
 
@@ -146,13 +158,13 @@ export class LoggingAuditSink implements IAuditSink {
         logger[level](defaultFields(entry), defaultMessage(entry, JSON.stringify(entry.headers)));
         return;
       case AuditTrailFormat.DotnetLogger:
-        logger[level](dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));
+        logger[level](contextFields(entry), dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));
         return;
       case AuditTrailFormat.JsonStyle:
         logger[level](jsonStyleMessage(entry));
         return;
       case AuditTrailFormat.Compact:
-        logger[level](compactMessage(entry));
+        logger[level](contextFields(entry), compactMessage(entry));
         return;
     }
   }

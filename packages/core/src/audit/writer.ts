@@ -23,6 +23,11 @@ export interface AuditWriter {
   flush(): Promise<void>;
   /** Stops the writer: flushes first when `flush` is true, else discards what is queued (counted `dropped`). */
   close(flush: boolean): Promise<void>;
+  /**
+   * Gives up on every entry not yet written (queued, or in a sink call still running): they are
+   * counted `failed`, pending `flush()` and `close()` calls return. Returns how many.
+   */
+  abandon(): number;
 }
 
 /** Settings of the writers, from `AuditTrailOptions`. */
@@ -40,6 +45,13 @@ export function timeoutError(ms: number, count: number): KitError {
   return new KitError(
     'KIT_ERR_AUDIT_WRITE_TIMEOUT',
     `The audit sink did not settle a write of ${count} entr${count === 1 ? 'y' : 'ies'} within writeTimeoutMs = ${ms}; the entries are counted as failed.`,
+  );
+}
+
+export function abandonedError(count: number): KitError {
+  return new KitError(
+    'KIT_ERR_AUDIT_FLUSH_TIMEOUT',
+    `The audit flush on shutdown ran out of time; ${count} entr${count === 1 ? 'y' : 'ies'} not yet written ${count === 1 ? 'is' : 'are'} counted as failed.`,
   );
 }
 
@@ -108,6 +120,11 @@ export class DirectLogWriter implements AuditWriter {
   close(): Promise<void> {
     return this.flush();
   }
+
+  /** Entries handed to the logger are written as far as Kit can tell; nothing to give up. */
+  abandon(): number {
+    return 0;
+  }
 }
 
 /**
@@ -122,6 +139,7 @@ export class SinkWriter implements AuditWriter {
   #started = 0;
   #settledTotal = 0;
   #idle: FlushWaiter[] = [];
+  #abandoned = false;
   readonly #abort = new AbortController();
 
   constructor(
@@ -133,11 +151,13 @@ export class SinkWriter implements AuditWriter {
 
   // Bound once: no closure per request.
   readonly #ok = (): void => {
+    if (this.#abandoned) return; // already counted failed
     this.counters.written++;
     this.#settled();
   };
 
   readonly #fail = (err: unknown): void => {
+    if (this.#abandoned) return;
     this.counters.failed++;
     this.report(err);
     this.#settled();
@@ -198,6 +218,17 @@ export class SinkWriter implements AuditWriter {
     await this.flush();
     // Whatever is still pending is told to give up.
     if (this.#pending > 0) this.#abort.abort(timeoutError(this.settings.writeTimeoutMs, this.#pending));
+  }
+
+  abandon(): number {
+    const left = this.#abandoned ? 0 : this.#pending;
+    this.#abandoned = true;
+    this.counters.failed += left;
+    this.#pending = 0;
+    for (const waiter of this.#idle) waiter.resolve();
+    this.#idle = [];
+    if (left > 0) this.#abort.abort(abandonedError(left));
+    return left;
   }
 }
 

@@ -5,7 +5,9 @@ import type { HealthChecksBuilder } from '../health/builder.js';
 import { AuthorityUnavailableError, OpenIdDiscovery } from './discovery.js';
 import { JWT_HEALTH_CHECK_NAME, JwtAuthorityHealthCheck } from './health.js';
 import { BEARER_SECURITY_SCHEME, type JwtOptions } from './options.js';
+import { hasGroupSecurity } from '../openapi/security.js';
 import { TokenRejectedError, TokenVerifier, type KitUser } from './verifier.js';
+import { redactError } from '../secrets.js';
 
 /**
  * The hook `app.kitAuthenticate` is: it reads `Authorization: Bearer <token>`, verifies the token
@@ -102,6 +104,9 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
   }
 
   let warnedIssuer = false;
+  // Every exchange token validation has with the authority also refreshes the `jwt` check, so
+  // /healthz follows what requests see without a request of its own (`check` is declared below;
+  // it exists before any event can fire: nothing is fetched before the first token or probe).
   const discovery = new OpenIdDiscovery(jwt.authority, {
     loaded(metadata) {
       // Once: health probes refetch the document every 30 s.
@@ -109,14 +114,21 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
         warnedIssuer = true;
         app.log.warn({ authority: jwt.authority, issuer: metadata.issuer }, 'kit: the discovery document names an issuer other than the configured authority; tokens must carry that issuer');
       }
+      check.reachable();
     },
     failed(err, retryInMs) {
-      app.log.warn({ err: err.cause ?? err, reason: err.reason, retryInMs }, 'kit: the token authority discovery document could not be fetched');
+      app.log.warn({ err: redactError(err.cause ?? err), reason: err.reason, retryInMs }, 'kit: the token authority discovery document could not be fetched');
+      check.unreachable('discovery document', err);
     },
   });
-  const verifier = new TokenVerifier(discovery, jwt.audiences, (err) => {
-    app.log.warn({ err }, 'kit: background refresh of the token signing keys failed; the keys fetched earlier stay in use');
+  const verifier = new TokenVerifier(discovery, jwt.audiences, {
+    loaded: () => check.reachable(),
+    failed(err, background) {
+      if (background) app.log.warn({ err: redactError(err.cause ?? err) }, 'kit: background refresh of the token signing keys failed; the keys fetched earlier stay in use');
+      check.unreachable('signing keys', err);
+    },
   });
+  const check = new JwtAuthorityHealthCheck(discovery, () => verifier.heldKeySet());
 
   const kitAuthenticate: KitAuthenticateHook = async function kitAuthenticate(request, reply) {
     const token = bearerToken(request.headers.authorization);
@@ -147,7 +159,7 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
   if (healthChecks.has(JWT_HEALTH_CHECK_NAME)) {
     throw new KitError('KIT_ERR_DUPLICATE_HEALTH_CHECK', `A health check named '${JWT_HEALTH_CHECK_NAME}' is already registered; that name is the check configureJwt adds.`);
   }
-  healthChecks.addCheck(JWT_HEALTH_CHECK_NAME, new JwtAuthorityHealthCheck(discovery, () => verifier.hasSigningKeys()));
+  healthChecks.addCheck(JWT_HEALTH_CHECK_NAME, check);
 
   // OpenAPI: every route the hook guards declares `security: [{ bearerAuth: [] }]`, decided at
   // `ready` when all hooks are known and before the document is first built.
@@ -161,9 +173,15 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
       app.log.warn('kit: this Fastify version hides context hooks; routes guarded by addHook(app.kitAuthenticate) appear public in the OpenAPI document (route-level hooks are still seen).');
     }
     for (const { route, instance } of routes) {
-      const schema = route.schema as { security?: unknown } | undefined;
-      if (schema?.security !== undefined || !isGuarded(route, instance, kitAuthenticate, hooksSymbol)) continue;
-      route.schema = { ...route.schema, security: [{ [BEARER_SECURITY_SCHEME]: [] }] } as RouteOptions['schema'];
+      const schema = route.schema as { security?: Array<Record<string, string[]>> } | undefined;
+      const fromGroup = hasGroupSecurity(route);
+      if ((schema?.security !== undefined && !fromGroup) || !isGuarded(route, instance, kitAuthenticate, hooksSymbol)) continue;
+      // A group that declared its own scheme and also runs kitAuthenticate needs both: the bearer
+      // token joins each of its requirements.
+      const bearer = { [BEARER_SECURITY_SCHEME]: [] };
+      const declared = fromGroup ? (schema?.security ?? []) : [];
+      const security = declared.length > 0 ? declared.map((requirement) => ({ ...requirement, ...bearer })) : [bearer];
+      route.schema = { ...route.schema, security } as RouteOptions['schema'];
     }
     routes.length = 0;
     done();

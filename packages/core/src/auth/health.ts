@@ -13,11 +13,16 @@ function signingKeyCount(jwks: unknown): number {
   return keys.filter((k): k is Record<string, unknown> => typeof k === 'object' && k !== null && typeof k.kty === 'string' && k.use !== 'enc').length;
 }
 
+/** Where an exchange with the authority failed: the first fetch, or the key set it names. */
+export type AuthorityStage = 'discovery document' | 'signing keys';
+
 /**
  * The `jwt` check: can the token authority be reached? It fetches the discovery document (the same
  * fetch token validation uses, so a success also refreshes the cached document) and the key set it
- * names, and checks the set holds a signing key. Its result is cached {@link JWT_HEALTH_CACHE_MS},
- * so frequent probes do not become load on the authority.
+ * names, and checks the set holds a signing key. Its result is kept {@link JWT_HEALTH_CACHE_MS},
+ * so frequent probes do not become load on the authority; but every exchange token validation
+ * itself has with the authority (first use, an unknown `kid`, the background refreshes) replaces
+ * the kept result at once, so the report says what requests see without costing a request more.
  *
  * - reachable: `healthy`;
  * - unreachable but keys fetched earlier are still held, so tokens keep being validated: `degraded`
@@ -31,9 +36,12 @@ export class JwtAuthorityHealthCheck implements IHealthCheck {
   #cached: { at: number; result: HealthCheckResult } | undefined;
   #pending: Promise<HealthCheckResult> | undefined;
 
+  /**
+   * @param heldKeySet The key set token validation holds (`undefined` before the first fetch).
+   */
   constructor(
     private readonly discovery: OpenIdDiscovery,
-    private readonly hasSigningKeys: () => boolean,
+    private readonly heldKeySet: () => unknown,
   ) {}
 
   checkHealth({ signal }: HealthCheckContext): Promise<HealthCheckResult> {
@@ -50,8 +58,36 @@ export class JwtAuthorityHealthCheck implements IHealthCheck {
     return this.#pending;
   }
 
+  /**
+   * Token validation reached the authority: a discovery document or a key set was fetched. The
+   * result is `healthy` with the held set's key count; a discovery document fetched while no key set
+   * is held yet changes nothing (the key set fetch that follows decides).
+   */
+  reachable(): void {
+    const held = this.heldKeySet();
+    if (held === undefined) return;
+    let signingKeys: number;
+    try {
+      signingKeys = signingKeyCount(held);
+    } catch (err) {
+      this.unreachable('signing keys', err as AuthorityUnavailableError);
+      return;
+    }
+    if (signingKeys === 0) this.unreachable('signing keys', new AuthorityUnavailableError('key set holds no signing key'));
+    else this.#keep(HealthCheckResult.healthy('The token authority is reachable.', { signingKeys }));
+  }
+
+  /** Token validation failed to reach the authority at `stage`: `degraded` or `unhealthy` from now on. */
+  unreachable(stage: AuthorityStage, err: unknown): void {
+    this.#keep(this.#failure(stage, err));
+  }
+
+  #keep(result: HealthCheckResult): void {
+    this.#cached = { at: Date.now(), result };
+  }
+
   async #probe(signal: AbortSignal): Promise<HealthCheckResult> {
-    let stage = 'discovery document';
+    let stage: AuthorityStage = 'discovery document';
     try {
       const metadata = await this.discovery.fetch(signal);
       stage = 'signing keys';
@@ -59,14 +95,18 @@ export class JwtAuthorityHealthCheck implements IHealthCheck {
       if (signingKeys === 0) throw new AuthorityUnavailableError('key set holds no signing key');
       return HealthCheckResult.healthy('The token authority is reachable.', { signingKeys });
     } catch (err) {
-      const reason = err instanceof AuthorityUnavailableError ? err.reason : 'unexpected error';
-      // A fresh error without cause or stack frames of fetch internals: the original may name the address.
-      const exception = new Error(`${stage}: ${reason}`);
-      exception.stack = `Error: ${exception.message}`;
-      const data = { stage, reason };
-      return this.hasSigningKeys()
-        ? HealthCheckResult.degraded('The token authority is unreachable; signing keys fetched earlier are still in use.', exception, data)
-        : HealthCheckResult.unhealthy('The token authority is unreachable; tokens cannot be validated.', exception, data);
+      return this.#failure(stage, err);
     }
+  }
+
+  #failure(stage: AuthorityStage, err: unknown): HealthCheckResult {
+    const reason = err instanceof AuthorityUnavailableError ? err.reason : 'unexpected error';
+    // A fresh error without cause or stack frames of fetch internals: the original may name the address.
+    const exception = new Error(`${stage}: ${reason}`);
+    exception.stack = `Error: ${exception.message}`;
+    const data = { stage, reason };
+    return this.heldKeySet() !== undefined
+      ? HealthCheckResult.degraded('The token authority is unreachable; signing keys fetched earlier are still in use.', exception, data)
+      : HealthCheckResult.unhealthy('The token authority is unreachable; tokens cannot be validated.', exception, data);
   }
 }

@@ -2,7 +2,9 @@ import {
   createRemoteJWKSet,
   decodeProtectedHeader,
   errors,
+  jwksCache,
   jwtVerify,
+  type JWKSCacheInput,
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
 } from 'jose';
@@ -54,6 +56,9 @@ export const ACCEPTED_ALGORITHMS: readonly string[] = Object.freeze([
   'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
 ]);
 
+/** What a token carrying a `crit` header parameter is refused with. */
+const CRIT_REFUSED = 'The token has a critical header parameter that is not supported';
+
 /** Allowed clock difference with the authority when checking `exp`, `nbf` and `iat`, in seconds. */
 export const CLOCK_TOLERANCE_SECONDS = 60;
 /** A fetched key set is refreshed in the background once it is this old; requests never wait for it. */
@@ -73,6 +78,22 @@ export class TokenRejectedError extends Error {
 }
 
 type RemoteKeySet = ReturnType<typeof createRemoteJWKSet>;
+
+/**
+ * What the verifier reports about its own exchanges with the authority's key set, so that the
+ * `jwt` check and the logs follow what token validation sees.
+ */
+export interface KeySetEvents {
+  /** A key set was fetched and is now in use. */
+  loaded?(): void;
+  /** A key set fetch failed; `background` when it was the periodic refresh no request waited for. */
+  failed?(error: AuthorityUnavailableError, background: boolean): void;
+}
+
+function keySetUnavailable(err: unknown): AuthorityUnavailableError {
+  // Timeouts, refused connections, non-200 answers, malformed key sets: the authority's fault.
+  return new AuthorityUnavailableError(err instanceof errors.JWKSTimeout ? 'key set fetch timed out' : 'key set fetch failed', { cause: err });
+}
 
 // The errors a key lookup throws because of the token (its kid or alg), not because of the authority.
 function isTokenFault(err: unknown): boolean {
@@ -137,29 +158,38 @@ export class TokenVerifier {
   constructor(
     readonly discovery: OpenIdDiscovery,
     readonly audiences: readonly string[],
-    private readonly onKeysRefreshFailed: (err: unknown) => void = () => undefined,
+    private readonly events: KeySetEvents = {},
   ) {
     this.#audiences = [...audiences];
   }
 
   /** True once a key set was fetched: tokens can be validated even if the authority goes down. */
   hasSigningKeys(): boolean {
-    return this.#keys?.set.jwks() !== undefined;
+    return this.heldKeySet() !== undefined;
+  }
+
+  /** The key set in use (a JWKS), or `undefined` before the first successful fetch. */
+  heldKeySet(): unknown {
+    return this.#keys?.set.jwks();
   }
 
   /** Returns the verified claims, or throws `TokenRejectedError` (401) or `AuthorityUnavailableError` (503). */
   async verify(token: string): Promise<KitUser> {
     // Structure and algorithm first: a malformed, `none` or HMAC token never costs a network call.
     if (token.split('.').length !== 3) throw new TokenRejectedError('The token is malformed');
-    let alg: unknown;
+    let header: ReturnType<typeof decodeProtectedHeader>;
     try {
-      alg = decodeProtectedHeader(token).alg;
+      header = decodeProtectedHeader(token);
     } catch (err) {
       throw new TokenRejectedError('The token is malformed', { cause: err });
     }
-    if (typeof alg !== 'string' || !ACCEPTED_ALGORITHMS.includes(alg)) {
+    if (typeof header.alg !== 'string' || !ACCEPTED_ALGORITHMS.includes(header.alg)) {
       throw new TokenRejectedError('The token signing algorithm is not accepted');
     }
+    // RFC 7515 4.1.11: a recipient must refuse a token whose `crit` names an extension it does not
+    // understand. Kit understands none (jose's `b64` is for detached payloads, never a JWT), so any
+    // `crit` is refused here, before a network call, and described as what it is.
+    if (header.crit !== undefined) throw new TokenRejectedError(CRIT_REFUSED);
 
     const metadata = await this.discovery.get();
     let options = this.#options;
@@ -201,24 +231,34 @@ export class TokenVerifier {
   #getKey(jwksUri: string): JWTVerifyGetKey {
     if (this.#keys?.uri === jwksUri) return this.#keys.getKey;
     // First use, or the discovery document named another key set (rare): start over with it.
+    // jose writes `uat` into this object after every fetch it applies: the only way to tell, after
+    // a lookup, whether it fetched (a lookup that found the key in the held set fetches nothing).
+    const applied: { uat?: number } = {};
     const set = createRemoteJWKSet(new URL(jwksUri), {
       cacheMaxAge: Number.POSITIVE_INFINITY,
       cooldownDuration: KEYS_COOLDOWN_MS,
       timeoutDuration: AUTHORITY_FETCH_TIMEOUT_MS,
+      [jwksCache]: applied as JWKSCacheInput,
     });
     const keys = { uri: jwksUri, set, refreshedAt: Date.now(), getKey: undefined as unknown as JWTVerifyGetKey };
     keys.getKey = async (header, token) => {
       if (Date.now() - keys.refreshedAt >= KEYS_REFRESH_MS && !keys.set.reloading) {
         keys.refreshedAt = Date.now();
-        keys.set.reload().catch(this.onKeysRefreshFailed);
+        keys.set.reload().then(
+          () => this.events.loaded?.(),
+          (err: unknown) => this.events.failed?.(keySetUnavailable(err), true),
+        );
       }
+      const before = applied.uat;
       try {
         return await keys.set(header, token);
       } catch (err) {
         if (isTokenFault(err)) throw err;
-        // Timeouts, refused connections, non-200 answers, malformed key sets: the authority's fault.
-        const reason = err instanceof errors.JWKSTimeout ? 'key set fetch timed out' : 'key set fetch failed';
-        throw new AuthorityUnavailableError(reason, { cause: err });
+        const unavailable = keySetUnavailable(err);
+        this.events.failed?.(unavailable, false);
+        throw unavailable;
+      } finally {
+        if (applied.uat !== before) this.events.loaded?.();
       }
     };
     this.#keys = keys;

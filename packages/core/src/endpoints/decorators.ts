@@ -1,5 +1,6 @@
 import { KitError } from '../errors.js';
 import { KitHttpMethod } from '../enums.js';
+import { validateSecuritySchemes, type SecuritySchemeObject } from '../openapi/security.js';
 
 // Node 20 has no Symbol.metadata; TypeScript's and esbuild's decorator helpers only attach
 // metadata when it exists, so it must be defined before any decorated class is evaluated, that is,
@@ -13,6 +14,7 @@ const TAGS = Symbol.for('kit.endpoint.tags');
 const LEGACY = Symbol.for('kit.endpoint.legacy');
 const NAME = Symbol.for('kit.endpoint.className');
 const ROUTES = Symbol.for('kit.endpoint.routes');
+const SECURITY = Symbol.for('kit.endpoint.security');
 
 /** A route declared with the deprecated `@KitMethod`. */
 export interface LegacyRoute {
@@ -29,6 +31,26 @@ export interface EndpointMetadata {
   readonly tags: readonly string[];
   readonly legacy: boolean;
   readonly legacyRoutes: readonly LegacyRoute[];
+  /** The `security` option of `@EndpointGroup`, when given. */
+  readonly security: Readonly<Record<string, SecuritySchemeObject>> | undefined;
+}
+
+/**
+ * Options of `@EndpointGroup`.
+ *
+ * @example
+ * ```ts
+ * const options: EndpointGroupOptions = { security: { adminKey: { type: 'apiKey', in: 'header', name: 'x-admin-key' } } };
+ * ```
+ */
+export interface EndpointGroupOptions {
+  /**
+   * How the group's routes are guarded, for the OpenAPI document: named security schemes that go
+   * into `components.securitySchemes`; every route of the group requires one of them (a route's
+   * own `schema.security` wins). `{}` declares the group public. Kit cannot see what a hook of
+   * yours checks: this is how the document learns it.
+   */
+  security?: Record<string, SecuritySchemeObject>;
 }
 
 type Metadata = Record<PropertyKey, unknown>;
@@ -51,30 +73,41 @@ export function readEndpointMetadata(cls: abstract new (...args: never[]) => unk
     tags: own<string[]>(metadata, TAGS) ?? [],
     legacy: own<boolean>(metadata, LEGACY) === true,
     legacyRoutes: own<LegacyRoute[]>(metadata, ROUTES) ?? [],
+    security: own<Readonly<Record<string, SecuritySchemeObject>>>(metadata, SECURITY),
   };
 }
 
 /**
  * Puts the class into the named group (spec `[EndpointGroup]`): every class with the same name
  * shares the URL prefix, the OpenAPI tag and the hooks any of them adds. The name is used as given.
+ * `options.security` documents how the group's routes are guarded (see {@link EndpointGroupOptions});
+ * the schemes of all classes of a group are merged.
  *
  * @example
  * ```ts
- * @EndpointGroup('admin')
+ * @EndpointGroup('admin', { security: { adminKey: { type: 'apiKey', in: 'header', name: 'x-admin-key' } } })
  * export class AdminUsersEndpoint implements IKitEndpoint {
- *   addRoutes(app: FastifyInstance) { app.get('users', listUsers); }   // GET /api/admin/users
+ *   addRoutes(app: FastifyInstance) {
+ *     app.addHook('onRequest', requireAdminKey);       // the guard itself is yours
+ *     app.get('users', listUsers);                     // GET /api/admin/users, security: [{ adminKey: [] }]
+ *   }
  * }
  * ```
  */
-export function EndpointGroup(name: string) {
+export function EndpointGroup(name: string, options?: EndpointGroupOptions) {
   if (typeof name !== 'string' || !/^[A-Za-z0-9._~@-]+$/.test(name) || name === '.' || name === '..') {
     throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup(${JSON.stringify(name)}): a group name must be one URL segment of letters, digits, ".", "_", "~", "@" or "-".`);
   }
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup('${name}', options): options must be an object such as { security: { ... } }.`);
+  }
+  const security = options?.security === undefined ? undefined : validateSecuritySchemes(`@EndpointGroup('${name}', { security })`, options.security);
   return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
     if (own(context.metadata as Metadata, GROUP) !== undefined) {
       throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup is not repeatable (class ${String(context.name)}).`);
     }
     context.metadata[GROUP] = name;
+    if (security !== undefined) context.metadata[SECURITY] = security;
     rememberName(context);
   };
 }

@@ -1,11 +1,13 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { KitError } from '../errors.js';
+import { ROUTE_PATTERN } from '../route-pattern.js';
 import { buildService, type KitServices } from '../services.js';
 import { readRouteContributors, routeKey } from './contributors.js';
 import { readEndpointMetadata } from './decorators.js';
 import { discoverEndpointClasses, type EndpointSource } from './discovery.js';
 import { groupNameFromClass, type NamingRules } from './naming.js';
 import { operationIdFor, relativeRoutePath, toFastifyParams, type RouteTable } from './operation-ids.js';
+import { groupRequirements, markGroupSecurity, mergeSecuritySchemes, SECURITY_SCHEMES_MARK, type SecuritySchemeObject } from '../openapi/security.js';
 import type { EndpointClass, IKitEndpoint } from './types.js';
 
 /** One route group: its name (URL segment and default tag), URL prefix, tags and classes. */
@@ -15,11 +17,14 @@ export interface GroupPlan {
   /** `@KitTag` tags merged across the classes in declaration order; empty means `[name]`. */
   readonly tags: string[];
   readonly classes: EndpointClass[];
+  /** Security schemes declared with `@EndpointGroup(name, { security })`, merged; `undefined` when none declared any. */
+  security?: Record<string, SecuritySchemeObject>;
 }
 
 /** Groups classes by explicit `@EndpointGroup` name or by the name derived from the class name. */
 export function planGroups(classes: readonly EndpointClass[], rules: NamingRules, apiPrefix: string): GroupPlan[] {
   const groups = new Map<string, GroupPlan>();
+  const schemeOwners = new Map<string, { where: string; json: string }>();
   for (const cls of classes) {
     const meta = readEndpointMetadata(cls);
     const name = meta.group ?? groupNameFromClass(meta.sourceName ?? cls.name, rules);
@@ -30,6 +35,7 @@ export function planGroups(classes: readonly EndpointClass[], rules: NamingRules
     }
     group.classes.push(cls);
     for (const tag of meta.tags) if (!group.tags.includes(tag)) group.tags.push(tag);
+    if (meta.security) mergeSecuritySchemes((group.security ??= {}), meta.security, `class ${meta.sourceName ?? cls.name} (group ${name})`, schemeOwners);
   }
   return [...groups.values()];
 }
@@ -60,6 +66,8 @@ function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): st
   // Inside a prefixed context Fastify joins 'profile' as '/api/userprofile'; the root ('' and '/') is right already.
   if (own !== '') route.url = `${prefix}/${toFastifyParams(given.replace(/^\/+/, ''))}`;
   (route as RouteOptions & { path?: string }).path = route.url;
+  // Fastify's config.url was computed before this hook: keep the pattern the route really has.
+  route.config = Object.assign({ ...route.config }, { [ROUTE_PATTERN]: route.url });
 
   const schema: SchemaWithIds = { ...(route.schema as SchemaWithIds | undefined) };
   // A hand-set schema.operationId (or config.operationId, copied by the root hook) wins.
@@ -70,6 +78,14 @@ function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): st
         : operationIdFor(group.name, Array.isArray(route.method) ? (route.method[0] as string) : route.method, relative);
   }
   schema.tags ??= group.tags.length > 0 ? [...group.tags] : [group.name];
+  if (group.security) {
+    // The schemes travel to the document with the operation; the requirement only where the host set none.
+    schema[SECURITY_SCHEMES_MARK] = group.security;
+    if (schema.security === undefined) {
+      schema.security = groupRequirements(group.security);
+      markGroupSecurity(route);
+    }
+  }
   route.schema = schema;
   return relative;
 }

@@ -1,5 +1,6 @@
 import { KitError, invalidOption, show } from '../errors.js';
 import type { ServiceClass } from '../services.js';
+import { DEFAULT_CHECK_TIMEOUT_MS } from './constants.js';
 import type { HealthCheckContext, HealthCheckResult, IHealthCheck } from './result.js';
 
 /**
@@ -51,7 +52,7 @@ export type HealthCheckSource = HealthCheckFunction | IHealthCheck | HealthCheck
 export interface HealthCheckOptions {
   /** Tags for `/healthz?tag=...` filtering. */
   tags?: readonly string[];
-  /** Per-check timeout in milliseconds (default 5000). */
+  /** Per-check timeout in milliseconds (default 800, inside a kubelet's default 1 s probe timeout). */
   timeoutMs?: number;
 }
 
@@ -70,9 +71,6 @@ export interface HealthCheckRegistration {
   /** Either a ready check, or a class still to be built from the container at `useKit`. */
   readonly check: IHealthCheck | ServiceClass<IHealthCheck>;
 }
-
-/** Default per-check timeout. */
-export const DEFAULT_CHECK_TIMEOUT_MS = 5000;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 

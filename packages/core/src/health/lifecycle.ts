@@ -1,11 +1,16 @@
 import { constants } from 'node:os';
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { KitError } from '../errors.js';
-import type { KitRuntime } from '../runtime.js';
+import { ConnectionDrain } from './drain.js';
+import { redactError } from '../secrets.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './shutdown-options.js';
+import type { AuditCloseControl, KitLifecycle } from './state.js';
 
 // One shutdown per running layer: a second call, or a signal after a programmatic call, joins it.
-const shutdowns = new WeakMap<KitRuntime, Promise<void>>();
+const shutdowns = new WeakMap<KitLifecycle, Promise<void>>();
+// The connections of each layer's server, tracked from useKit on so the drain can close them one by one.
+const drains = new WeakMap<KitLifecycle, ConnectionDrain>();
 
 // Signal-driven shutdowns of every Kit app in this process. The process exits when the last one
 // has closed, so two apps in one process do not cut each other's drain short.
@@ -20,11 +25,13 @@ function sleep(ms: number): Promise<void> {
 const CLOSE_GRACE_MS = 1000;
 
 /**
- * `app.close()` bounded by `drainTimeoutMs`. Past the bound the remaining connections are cut, so
+ * `app.close()` bounded by what is left of `drainTimeoutMs` (`remainingMs`). Past the bound the remaining connections are cut, so
  * close() can still finish and run its onClose hooks (the audit trail's flush among them) within
- * a short grace, and the rejection then tells the caller the drain was not clean.
+ * a short grace, and the rejection then tells the caller the drain was not clean. When the bound
+ * finds the requests drained and the audit flush still running (a hung sink), the flush is what
+ * overran: its entries are counted failed and the rejection says so.
  */
-async function closeWithin(app: FastifyInstance, drainTimeoutMs: number): Promise<void> {
+async function closeWithin(app: FastifyInstance, remainingMs: number, drainTimeoutMs: number, audit: Partial<AuditCloseControl>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const closing = app.close();
   const bound = (ms: number) =>
@@ -32,13 +39,18 @@ async function closeWithin(app: FastifyInstance, drainTimeoutMs: number): Promis
       timer = setTimeout(resolve, ms, 'timeout');
     });
   try {
-    if ((await Promise.race([closing, bound(drainTimeoutMs)])) !== 'timeout') return;
+    if ((await Promise.race([closing, bound(remainingMs)])) !== 'timeout') return;
     clearTimeout(timer);
-    app.server.closeAllConnections();
+    const flushOverran = audit.abandonCloseFlush?.(drainTimeoutMs);
+    if (flushOverran === undefined) app.server.closeAllConnections();
     await Promise.race([closing, bound(CLOSE_GRACE_MS)]);
+    if (flushOverran !== undefined) throw flushOverran;
+    // The flush may have started in the grace and hung too: its entries count as failed all the same.
+    const alsoFlush = audit.abandonCloseFlush?.(drainTimeoutMs);
     throw new KitError(
       'KIT_ERR_DRAIN_TIMEOUT',
-      `In-flight requests did not finish within gracefulShutdown.drainTimeoutMs (${drainTimeoutMs} ms); the remaining connections were closed.`,
+      `In-flight requests did not finish within gracefulShutdown.drainTimeoutMs (${drainTimeoutMs} ms); the remaining connections were closed.` +
+        (alsoFlush === undefined ? '' : ` ${alsoFlush.message}`),
     );
   } finally {
     clearTimeout(timer);
@@ -52,28 +64,32 @@ async function closeWithin(app: FastifyInstance, drainTimeoutMs: number): Promis
  *    the server keeps serving every route (`/livez` included).
  * 2. `shutdownDelayMs` passes, so load balancers and Kubernetes endpoints stop routing here while
  *    requests still succeed (skipped when the server is not listening: nothing can arrive).
- * 3. `app.close()`: no new connections, in-flight requests drain, onClose hooks run (the audit
- *    trail flushes there), bounded by `drainTimeoutMs`.
+ *    Keep-alive connections stay open and are served as usual.
+ * 3. The connection drain: no new connections; every response now says `Connection: close`, so
+ *    each keep-alive client gets its next request answered and then reconnects elsewhere; a
+ *    connection idle for `IDLE_GRACE_MS` is closed.
+ * 4. `app.close()`: in-flight requests finish, onClose hooks run (the audit trail flushes there).
+ *    Steps 3 and 4 together are bounded by `drainTimeoutMs`.
  *
- * Readiness must turn 503 before `close()`: once Fastify is closing it answers every new request
- * with its own 503 before any route runs.
+ * Readiness must turn 503 before `close()`, and the connections must be drained before it: once
+ * Fastify is closing it answers every new request with its own 503 before any route runs.
  */
-export function shutdownKit(kit: KitRuntime, reason = 'shutdown()'): Promise<void> {
+export function shutdownKit(kit: KitLifecycle, reason = 'shutdown()'): Promise<void> {
   const running = shutdowns.get(kit);
   if (running) return running;
   const { app } = kit;
   const g = kit.options.gracefulShutdown;
   kit.state = 'shuttingDown';
-  // Keep-alive clients would stay on this instance for the whole delay; a short idle timeout
-  // makes them reconnect, and the load balancer (which sees the 503) sends them elsewhere.
-  app.server.keepAliveTimeout = 1;
   const delayMs = app.server.listening ? (g?.shutdownDelayMs ?? 0) : 0;
   const drainTimeoutMs = g?.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
   const run = (async () => {
     app.log.info({ reason, shutdownDelayMs: delayMs, drainTimeoutMs }, `Kit: shutdown started (${reason}); readiness answers 503, closing in ${delayMs} ms`);
     if (delayMs > 0) await sleep(delayMs);
     app.log.info('Kit: closing the server and draining in-flight requests');
-    await closeWithin(app, drainTimeoutMs);
+    const deadline = performance.now() + drainTimeoutMs;
+    await drains.get(kit)?.drain(AbortSignal.timeout(drainTimeoutMs));
+    // What the connection drain used of the bound is left out; errors name the configured bound.
+    await closeWithin(app, Math.max(0, deadline - performance.now()), drainTimeoutMs, kit.audit);
     app.log.info('Kit: server closed');
   })();
   shutdowns.set(kit, run);
@@ -115,7 +131,7 @@ function flushThenExit(app: FastifyInstance, code: number): void {
  * when the app closes without a signal (tests, in-process hosts), so nothing leaks; after a
  * signal they stay until the exit so that the second signal is still caught.
  */
-export function installGracefulShutdown(app: FastifyInstance, kit: KitRuntime): void {
+export function installGracefulShutdown(app: FastifyInstance, kit: KitLifecycle): void {
   const g = kit.options.gracefulShutdown;
   if (!g) return;
   let received = 0;
@@ -130,7 +146,7 @@ export function installGracefulShutdown(app: FastifyInstance, kit: KitRuntime): 
     void shutdownKit(kit, signal).then(
       () => 0,
       (err: unknown) => {
-        app.log.error({ err }, 'Kit: shutdown did not complete cleanly');
+        app.log.error({ err: redactError(err) }, 'Kit: shutdown did not complete cleanly');
         return 1;
       },
     ).then((code) => {
@@ -150,10 +166,13 @@ export function installGracefulShutdown(app: FastifyInstance, kit: KitRuntime): 
 }
 
 /**
- * Marks an app closed by other means (`app.close()` from the host) as shutting down, so
- * `app.kit.state` tells the truth and a late readiness probe is not answered 200.
+ * Tracks the server's connections for the drain of `shutdownKit` (HTTP/1 servers; an HTTP/2
+ * server is closed by `app.close()` alone), and marks an app closed by other means (`app.close()`
+ * from the host) as shutting down, so `app.kit.state` tells the truth and a late readiness probe
+ * is not answered 200.
  */
-export function trackClose(app: FastifyInstance, kit: KitRuntime): void {
+export function trackLifecycle(app: FastifyInstance, kit: KitLifecycle): void {
+  if (app.initialConfig.http2 !== true) drains.set(kit, new ConnectionDrain(app.server as Server));
   app.addHook('preClose', (done) => {
     kit.state = 'shuttingDown';
     done();

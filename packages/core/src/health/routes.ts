@@ -1,12 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hostPackage } from '../host-package.js';
-import type { KitRuntime } from '../runtime.js';
 import { ReportWriter, statusCodeOf } from './report.js';
+import { LIVENESS_PATH } from './constants.js';
 import type { HealthCheckRunner } from './runner.js';
+import type { KitLifecycle } from './state.js';
 import { formatUptime, processUptimeClock } from './uptime.js';
-
-/** Path of the liveness probe (spec: fixed). */
-export const LIVENESS_PATH = '/livez';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 // The liveness answer never changes: written once, sent as a string so Fastify skips serialisation.
@@ -35,7 +33,7 @@ function tagsOf(request: FastifyRequest): readonly string[] {
  * Both routes are left out of the OpenAPI document: they are infrastructure endpoints for
  * orchestrators and load balancers, not part of the service's API.
  */
-export function registerHealthRoutes(app: FastifyInstance, kit: KitRuntime): HealthEndpoints {
+export function registerHealthRoutes(app: FastifyInstance, kit: KitLifecycle): HealthEndpoints {
   const { options } = kit;
   let runner: HealthCheckRunner | undefined;
   const endpoints: HealthEndpoints = {

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { KitError } from '../errors.js';
 import { buildService, type KitServices, type ServiceClass } from '../services.js';
 import type { HealthChecksBuilder, HealthCheckRegistration } from './builder.js';
+import { redactError, redactForFull } from '../secrets.js';
 import type { HealthCheckContext, HealthStatus, IHealthCheck } from './result.js';
 
 /** One check's outcome, normalised: whatever the check returned or threw becomes this. */
@@ -12,7 +13,12 @@ export interface CheckOutcome {
   readonly data: Readonly<Record<string, unknown>> | undefined;
   /** The thrown or attached error; only its message is ever shown, and only at `Full`. */
   readonly exception: Error | undefined;
+  /** How long the check ran, in milliseconds (its timeout when it timed out). */
+  readonly durationMs: number;
 }
+
+/** Called with each check's outcome after every evaluation (the metrics' seam). Must not throw. */
+export type CheckObserver = (outcome: CheckOutcome) => void;
 
 /** The result of one evaluation, shared by every request that joined it. */
 export interface Evaluation {
@@ -43,19 +49,29 @@ function isCheckClass(check: HealthCheckRegistration['check']): check is Service
   return typeof check === 'function';
 }
 
-/** A code identifier such as `TypeError` or `ECONNREFUSED` is safe to show; arbitrary text is not. */
+/**
+ * What a check threw, for its description (which may be public): a code identifier such as
+ * `TypeError` or `ECONNREFUSED` is safe to show, arbitrary text is not. A thrown string or other
+ * non-error value is named by its type.
+ */
 function errorKind(err: unknown): string {
-  const e = err as { code?: unknown; name?: unknown } | null;
-  for (const v of [e?.code, e?.name]) if (typeof v === 'string' && /^[A-Za-z_][\w]{0,63}$/.test(v)) return v;
-  return 'Error';
+  if ((typeof err === 'object' && err !== null) || typeof err === 'function') {
+    const e = err as { code?: unknown; name?: unknown };
+    for (const v of [e.code, e.name]) if (typeof v === 'string' && /^[A-Za-z_][\w]{0,63}$/.test(v)) return v;
+  }
+  if (err instanceof Error) return 'Error';
+  if (err === null || err === undefined) return `${String(err)} instead of an Error`;
+  const type = Array.isArray(err) ? 'array' : typeof err;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type} instead of an Error`;
 }
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(typeof err === 'string' ? err : 'Non-error value thrown');
 }
 
+// durationMs is filled in by runCheck once the outcome is known.
 function outcome(name: string, status: HealthStatus, description: string | undefined, exception?: Error, data?: Readonly<Record<string, unknown>>): CheckOutcome {
-  return { name, status, description, exception, data };
+  return { name, status, description, exception, data, durationMs: 0 };
 }
 
 /** Turns whatever a check returned into an outcome; a malformed result is a failing check, not a 500. */
@@ -79,6 +95,7 @@ function normalise(name: string, value: unknown): CheckOutcome {
  * time (its promise is left to settle on its own, with its rejection handled).
  */
 export async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
+  const started = performance.now();
   const controller = new AbortController();
   const context: HealthCheckContext = { name: entry.name, tags: entry.tags, signal: controller.signal };
   let timer: NodeJS.Timeout | undefined;
@@ -95,7 +112,7 @@ export async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
     (err: unknown) => outcome(entry.name, 'unhealthy', `The check threw ${errorKind(err)}`, asError(err)),
   );
   try {
-    return await Promise.race([ran, timedOut]);
+    return { ...(await Promise.race([ran, timedOut])), durationMs: performance.now() - started };
   } finally {
     clearTimeout(timer);
   }
@@ -113,10 +130,12 @@ export class HealthCheckRunner {
   readonly #inFlight = new Map<string, Promise<Evaluation>>();
   readonly #lastStatus = new Map<string, HealthStatus>();
   readonly #log: FastifyBaseLogger | undefined;
+  readonly #observe: CheckObserver | undefined;
 
-  constructor(checks: readonly RunnableCheck[], log?: FastifyBaseLogger) {
+  constructor(checks: readonly RunnableCheck[], log?: FastifyBaseLogger, observe?: CheckObserver) {
     this.#checks = checks;
     this.#log = log;
+    this.#observe = observe;
   }
 
   /**
@@ -135,19 +154,35 @@ export class HealthCheckRunner {
 
   async #run(selected: readonly RunnableCheck[]): Promise<Evaluation> {
     const checks = await Promise.all(selected.map(runCheck));
-    for (const c of checks) this.#noteTransition(c);
+    for (const c of checks) {
+      this.#noteTransition(c);
+      // An observer's failure must not turn a probe into a 500.
+      try {
+        this.#observe?.(c);
+      } catch {
+        // nothing to do: the report is what matters here
+      }
+    }
     return { status: worstStatus(checks.map((c) => c.status)), checks, rendered: new Map() };
   }
 
   // Logs when a check changes status, with its error, so the cause of a 503 is in the logs even
-  // when the report is StatusOnly, without writing a line for every probe of a steady state.
+  // when the report is StatusOnly, without writing a line for every probe of a steady state. A
+  // check that is not healthy at its first evaluation is logged too, with no `previous`. The texts
+  // are scrubbed as the Full report is: logs travel further than the report.
   #noteTransition(c: CheckOutcome): void {
-    const before = this.#lastStatus.get(c.name) ?? 'healthy';
+    const before = this.#lastStatus.get(c.name);
     this.#lastStatus.set(c.name, c.status);
-    if (before === c.status || !this.#log) return;
-    const fields = { check: c.name, status: c.status, previous: before, description: c.description, err: c.exception };
+    if (!this.#log || before === c.status || (before === undefined && c.status === 'healthy')) return;
+    const fields = {
+      check: c.name,
+      status: c.status,
+      ...(before === undefined ? {} : { previous: before }),
+      ...(c.description === undefined ? {} : { description: redactForFull(c.description.slice(0, 1024)) }),
+      ...(c.exception === undefined ? {} : { err: redactError(c.exception) }),
+    };
     if (c.status === 'healthy') this.#log.info(fields, `health check '${c.name}' is healthy again`);
-    else this.#log.warn(fields, `health check '${c.name}' is ${c.status}`);
+    else this.#log.warn(fields, `health check '${c.name}' is ${c.status}${before === undefined ? ' at its first evaluation' : ''}`);
   }
 }
 
@@ -157,7 +192,7 @@ export class HealthCheckRunner {
  * registered fails start-up with `KIT_ERR_DEPENDENCY` naming it, instead of failing every probe.
  * The builder is sealed afterwards: a check added later would never be built.
  */
-export function buildHealthChecks(builder: HealthChecksBuilder, services: KitServices, log?: FastifyBaseLogger): HealthCheckRunner {
+export function buildHealthChecks(builder: HealthChecksBuilder, services: KitServices, log?: FastifyBaseLogger, observe?: CheckObserver): HealthCheckRunner {
   const checks: RunnableCheck[] = [];
   for (const r of builder.registrations()) {
     let check: IHealthCheck;
@@ -174,5 +209,5 @@ export function buildHealthChecks(builder: HealthChecksBuilder, services: KitSer
     checks.push({ name: r.name, tags: r.tags, timeoutMs: r.timeoutMs, check });
   }
   builder.seal();
-  return new HealthCheckRunner(checks, log);
+  return new HealthCheckRunner(checks, log, observe);
 }

@@ -4,6 +4,9 @@ import { invalidOption } from '../errors.js';
 /** Default of `GracefulShutdownOptions.drainTimeoutMs`, also used by `app.kit.shutdown()` without configuration. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
+/** Default of `GracefulShutdownOptions.shutdownDelayMs` when `NODE_ENV === 'production'`; 0 otherwise. */
+export const PRODUCTION_SHUTDOWN_DELAY_MS = 5000;
+
 /**
  * Graceful shutdown settings, given to the action of `opt.configureGracefulShutdown(action)`.
  *
@@ -15,8 +18,13 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 export class GracefulShutdownOptions {
   /** Signals that start the shutdown. A second signal exits at once (code 128 + signal number). */
   signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-  /** How long requests keep being served, with `/healthz` at 503, before the server closes. */
-  shutdownDelayMs = 5000;
+  /**
+   * How long requests keep being served, with `/healthz` at 503, before the server closes.
+   * Default 5000 when `NODE_ENV === 'production'`, else 0: outside production no load balancer
+   * needs the time, and a watcher restarting the process (`tsx watch`, `node --watch`) should not
+   * wait for it.
+   */
+  shutdownDelayMs = process.env.NODE_ENV === 'production' ? PRODUCTION_SHUTDOWN_DELAY_MS : 0;
   /**
    * How long `app.close()` may take: in-flight requests draining and the onClose hooks (the audit
    * flush among them). Past it the remaining connections are cut and the process exits 1.

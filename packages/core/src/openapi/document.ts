@@ -5,6 +5,9 @@ import { BEARER_SECURITY_SCHEME, BEARER_SECURITY_SCHEME_OBJECT } from '../auth/o
 import type { RouteTable } from '../endpoints/operation-ids.js';
 import { hostPackage } from '../host-package.js';
 import type { ResolvedKitOptions } from '../options.js';
+import { addProblemResponses, answersProblems, declareProblemComponents, PROBLEM_MARK, unauthorizedResponse } from '../problem/openapi.js';
+import { NamedSchemas } from './schemas.js';
+import { SECURITY_SCHEMES_MARK } from './security.js';
 
 /** The name the document gives Fastify's `*` wildcard parameter. */
 const WILDCARD = 'wildcard';
@@ -16,6 +19,8 @@ type Operation = {
   summary?: string;
   security?: Array<Record<string, unknown>>;
   responses?: Record<string, unknown>;
+  [PROBLEM_MARK]?: boolean;
+  [SECURITY_SCHEMES_MARK]?: Record<string, unknown>;
 };
 type Document = {
   paths?: Record<string, Record<string, unknown>>;
@@ -25,43 +30,28 @@ type Document = {
 };
 type Components = { securitySchemes?: Record<string, unknown> } & Record<string, unknown>;
 
-// What app.kitAuthenticate answers when it refuses a request, for operations that declare it.
-const UNAUTHORIZED_RESPONSE = Object.freeze({
-  description: 'The bearer token is missing or not valid.',
-  headers: {
-    'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750).', schema: { type: 'string' } },
-  },
-  content: {
-    'application/problem+json': {
-      schema: {
-        type: 'object',
-        required: ['type', 'title', 'status', 'detail'],
-        properties: {
-          type: { type: 'string' },
-          title: { type: 'string' },
-          status: { type: 'integer' },
-          detail: { type: 'string' },
-        },
-      },
-    },
-  },
-});
-
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 /**
  * Gives each method of a multi-method route its own operationId, drops the trailing `/` Fastify
  * leaves on a group root (`'/'` is registered as both `/api/user` and `/api/user/`), and lists
  * every tag in use at the top level, keeping descriptions the host supplied. What the host left
- * out and `redocly lint` requires gets a plain default: a summary `GET /path`, `security: []`
- * (public) on operations that declare none, and a relative server `/`. Operations guarded by
- * `app.kitAuthenticate` (their `security` names the bearer scheme) also get the 401 answer.
+ * out and `redocly lint` requires gets a plain default: a summary `GET /path`, a root
+ * `security: []` when some operation's security is unknown (never on the operation: Kit cannot
+ * tell a public route from one a host hook guards), and a relative server `/`. Schemes groups
+ * declare go into `components.securitySchemes`. Operations guarded by
+ * `app.kitAuthenticate` (their `security` names the bearer scheme) also get the 401 answer, and
+ * operations whose errors Kit answers as problem details get the `4XX`/`5XX` problem responses.
  */
-export function finishDocument<T extends Document>(document: T, table: RouteTable): T {
+export function finishDocument<T extends Document>(document: T, table: RouteTable, named?: NamedSchemas): T {
   const tags = new Map<string, { name: string } & Record<string, unknown>>();
   for (const tag of document.tags ?? []) tags.set(tag.name, tag);
   const paths: Record<string, Record<string, unknown>> = {};
   let bearerUsed = false;
+  let problemSchemaUsed = false;
+  let securityUnknown = false;
+  const groupSchemes: Record<string, unknown> = {};
+  let problemResponsesUsed = false;
   for (const [url, item] of Object.entries(document.paths ?? {})) {
     const slashless = url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url;
     // Fastify's wildcard becomes a path parameter named '*', which OpenAPI tools reject.
@@ -79,10 +69,20 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
       }
       if (op.operationId) op.operationId = table.operationIdOf(op.operationId, method.toUpperCase());
       op.summary ??= `${method.toUpperCase()} ${trimmed}`;
-      if (op.security === undefined && document.security === undefined) op.security = [];
+      if (op[SECURITY_SCHEMES_MARK]) {
+        Object.assign(groupSchemes, op[SECURITY_SCHEMES_MARK]);
+        delete op[SECURITY_SCHEMES_MARK];
+      }
+      if (op.security === undefined) securityUnknown = true;
       if (op.security?.some((requirement) => BEARER_SECURITY_SCHEME in requirement)) {
         bearerUsed = true;
-        if (op.responses && !('401' in op.responses)) op.responses = { ...op.responses, 401: UNAUTHORIZED_RESPONSE };
+        if (op.responses && !('401' in op.responses)) op.responses = { ...op.responses, 401: unauthorizedResponse(true) };
+        problemSchemaUsed = true;
+      }
+      if (op[PROBLEM_MARK]) {
+        delete op[PROBLEM_MARK];
+        op.responses = addProblemResponses(op.responses ?? {});
+        problemResponsesUsed = true;
       }
       for (const tag of op.tags ?? []) if (!tags.has(tag)) tags.set(tag, { name: tag });
       out[method] = op;
@@ -104,6 +104,20 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
     const { securitySchemes: _all, ...otherComponents } = components;
     withComponents.components = Object.keys(otherSchemes).length > 0 ? { ...otherComponents, securitySchemes: otherSchemes } : otherComponents;
   }
+  const namedSchemas = named?.components() ?? {};
+  if (Object.keys(namedSchemas).length > 0) {
+    const current = withComponents.components ?? {};
+    withComponents.components = { ...current, schemas: { ...namedSchemas, ...(current.schemas as Record<string, unknown> | undefined) } };
+  }
+  if (Object.keys(groupSchemes).length > 0) {
+    const current = withComponents.components ?? {};
+    withComponents.components = { ...current, securitySchemes: { ...groupSchemes, ...current.securitySchemes } };
+  }
+  // An operation whose guard Kit cannot see carries no `security` of its own (it is not declared
+  // public); redocly's recommended rules require one on the operation or the root, so the root
+  // states the API-wide default: no requirement declared. A host root `security` wins.
+  if (securityUnknown && document.security === undefined) document.security = [];
+  if (problemSchemaUsed || problemResponsesUsed) withComponents.components = declareProblemComponents(withComponents.components ?? {}, problemResponsesUsed);
   if (!document.servers || document.servers.length === 0) document.servers = [{ url: '/' }];
   document.tags = [...tags.values()];
   return document;
@@ -118,6 +132,9 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
   const documentPath = options.openApiPath;
   if (documentPath === false) return;
   const pkg = hostPackage();
+  // Schemas with an `$id` become named components; collected as routes are added, so a clash fails start-up.
+  const named = new NamedSchemas();
+  app.addHook('onRoute', (route) => named.collect(route));
   const swaggerOptions: SwaggerOptions = {
     openapi: {
       openapi: '3.1.0',
@@ -133,9 +150,24 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' && /^[A-Za-z0-9._-]+$/.test(json.$id) ? json.$id : `def-${i}`),
     },
+    // Routes whose errors Kit answers (opt.problemDetails) carry a marker to finishDocument, which
+    // turns it into the problem responses: only here is the Fastify route still known.
+    // Schemes a group declared must be in the document before swagger builds the operation (it
+    // looks each required scheme up), so they are added here, route by route.
+    transform: (input) => {
+      const { url, route } = input;
+      const schema = named.rewrite(input.schema);
+      const schemes = (schema as { [SECURITY_SCHEMES_MARK]?: Record<string, unknown> } | undefined)?.[SECURITY_SCHEMES_MARK];
+      if (schemes && 'openapiObject' in input) {
+        const openapi = input.openapiObject as { components?: Components };
+        const components = (openapi.components ??= {});
+        components.securitySchemes = { ...schemes, ...components.securitySchemes };
+      }
+      return answersProblems(route) ? { schema: { ...schema, [PROBLEM_MARK]: true }, url } : { schema, url };
+    },
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
-      finishDocument(documentObject.openapiObject as unknown as Document, table);
+      finishDocument(documentObject.openapiObject as unknown as Document, table, named);
       return documentObject.openapiObject;
     },
   };

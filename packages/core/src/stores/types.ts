@@ -179,16 +179,15 @@ export interface RateLimitResult {
  * Atomic rate counting (registered as `rateLimitStore`). Check and count are one atomic step, so
  * across any number of instances sharing the store at most `limit` units are admitted per window.
  *
+ * For HTTP routes, `kitRateLimitStore` puts it behind `@fastify/rate-limit` (headers, 429,
+ * per-route options); call it directly for everything else:
+ *
  * @example
  * ```ts
  * const limiter = app.kit.services.resolve<IRateLimitStore>('rateLimitStore');
- * app.addHook('onRequest', async (request, reply) => {
- *   const r = await limiter.consume(`ip:${request.ip}`, { limit: 100, windowMs: 60_000 });
- *   reply.header('ratelimit-remaining', r.remaining);
- *   if (!r.allowed) {
- *     return reply.code(429).header('retry-after', Math.ceil(r.retryAfterMs / 1000)).send();
- *   }
- * });
+ * // At most 1000 outgoing e-mails per tenant and hour, across every worker.
+ * const r = await limiter.consume(`mail:${tenantId}`, { limit: 1000, windowMs: 3_600_000 });
+ * if (!r.allowed) await delay(r.retryAfterMs);
  * ```
  */
 export interface IRateLimitStore {

@@ -84,3 +84,46 @@ export function redactForFull(text: string): string {
     .replace(URL_PATTERN, maskUrl)
     .replace(SECRET_PAIR, maskPair);
 }
+
+// Stacks are useful for a few frames; a cap bounds the scrubbing work and the line.
+const MAX_LOGGED_TEXT = 8192;
+// The properties of an error worth a log line besides message and stack; all primitives.
+// Anything else (a driver's `config`, a client's `options`, a command's arguments) is left out:
+// that is where credentials hide.
+const LOGGED_PROPERTIES = ['code', 'errno', 'syscall', 'address', 'port', 'statusCode'];
+
+function scrubForLog(text: string): string {
+  return redactForFull(text.length > MAX_LOGGED_TEXT ? `${text.slice(0, MAX_LOGGED_TEXT)}…` : text);
+}
+
+/**
+ * For log lines: a copy of an error that keeps its class (the logger's `type`), a scrubbed
+ * message and stack, a few primitive properties (`code`, `errno`, `syscall`, `address`, `port`,
+ * `statusCode`) and a scrubbed cause chain, masked as at `Full` (`postgres://***@db:5432/app`,
+ * `Password=***`). The logger's error serializer would otherwise copy every enumerable property
+ * of the original, credentials included. A thrown non-error becomes an `Error` with its text.
+ *
+ * @example
+ * ```ts
+ * app.log.warn({ err: redactError(err) }, 'the cache could not be reached');
+ * ```
+ */
+export function redactError(err: unknown, depth = 0): Error {
+  if (!(err instanceof Error)) return new Error(scrubForLog(typeof err === 'string' ? err : String(err)));
+  const copy = Object.create(Object.getPrototypeOf(err) as object) as Error;
+  // Own properties throughout: a host error's prototype (DOMException's AbortError and
+  // TimeoutError) has brand-checked getters for name and code that throw on a copy.
+  const define = (key: string, value: unknown, enumerable: boolean): void =>
+    void Object.defineProperty(copy, key, { value, writable: true, configurable: true, enumerable });
+  define('name', err.name, false);
+  define('message', scrubForLog(String(err.message)), false);
+  if (err.stack !== undefined) define('stack', scrubForLog(err.stack), false);
+  for (const key of LOGGED_PROPERTIES) {
+    const value = (err as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'string') define(key, scrubForLog(value), true);
+    else if (typeof value === 'number') define(key, value, true);
+  }
+  if (depth < 4 && err.cause !== undefined) define('cause', redactError(err.cause, depth + 1), false);
+  if (depth < 4 && err instanceof AggregateError) define('errors', err.errors.map((e: unknown) => redactError(e, depth + 1)), false);
+  return copy;
+}

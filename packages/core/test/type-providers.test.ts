@@ -1,0 +1,54 @@
+// Runs the TypeScript compiler on types/type-providers.ts (TypeBox and Zod schemas typing
+// request and reply inside addRoutes), and on a copy typed with a plain FastifyInstance, where the
+// provider is lost: that copy must fail, or the type-level test could not catch a regression.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..', '..');
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+
+async function compile(source: string): Promise<{ ok: boolean; output: string }> {
+  await mkdir(path.join(repo, '.tmp'), { recursive: true });
+  const dir = await mkdtemp(path.join(repo, '.tmp', 'type-providers-'));
+  try {
+    await writeFile(path.join(dir, 'endpoints.ts'), source);
+    await writeFile(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({ extends: path.join(repo, 'tsconfig.base.json'), compilerOptions: { noEmit: true, declaration: false, declarationMap: false, sourceMap: false }, files: ['endpoints.ts'] }),
+    );
+    await run(process.execPath, [tsc, '-p', dir], { cwd: dir });
+    return { ok: true, output: '' };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('typed routes with a type provider (TypeScript compiler)', () => {
+  it('IKitEndpoint<P> and EndpointApp<P> keep TypeBox\'s and Zod\'s inference in addRoutes', { timeout: 120_000 }, async () => {
+    const source = await readFile(path.join(here, 'types', 'type-providers.ts'), 'utf8');
+    const typed = await compile(source);
+    assert.ok(typed.ok, typed.output);
+
+    // The same endpoints with the provider dropped, as `addRoutes(app: FastifyInstance)` does.
+    const lost = source
+      .replace("import type { EndpointApp, IKitEndpoint } from '@kit/core';", "import type { FastifyInstance } from 'fastify';\nimport type { IKitEndpoint } from '@kit/core';")
+      .replaceAll(/IKitEndpoint<\w+>/g, 'IKitEndpoint')
+      .replaceAll(/EndpointApp<\w+>/g, 'FastifyInstance');
+    assert.notEqual(lost, source);
+    const untyped = await compile(lost);
+    assert.equal(untyped.ok, false, 'without the provider the type-level assertions must fail');
+    assert.match(untyped.output, /error TS/);
+    assert.match(untyped.output, /Unused '@ts-expect-error' directive|is not assignable|unknown/);
+  });
+});
