@@ -206,8 +206,23 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   }
   app.kit.services.register({ [KIT_AUTOCRUD]: asValue(runtime) });
 
+  // Fastify gives an onReady hook pluginTimeout (10 s by default) before failing start-up; PGlite's
+  // first start can take longer on a loaded machine. Past 80% of it, start-up goes on and the
+  // database keeps starting: calls wait for that first start, the check reports it.
+  const pluginTimeout = app.initialConfig.pluginTimeout ?? 10_000;
+  const budgetMs = pluginTimeout > 0 ? Math.floor(pluginTimeout * 0.8) : undefined;
   app.addHook('onReady', async () => {
-    if (!(await database.start())) {
+    const started = database.start();
+    let timer: NodeJS.Timeout | undefined;
+    const slow = budgetMs === undefined ? new Promise<never>(() => undefined) : new Promise<'slow'>((resolve) => (timer = setTimeout(resolve, budgetMs, 'slow')));
+    const outcome = await Promise.race([started, slow]).finally(() => clearTimeout(timer));
+    if (outcome === 'slow') {
+      log.warn({ database: runtime.url, waitedMs: budgetMs }, 'AutoCrud database still starting; serving anyway: its routes wait for it, and the check reports it');
+      started.then(
+        (ok) => log.info({ ready: ok }, 'AutoCrud database start finished'),
+        (err: unknown) => log.error({ err }, 'AutoCrud database could not start; its routes answer 503'),
+      );
+    } else if (!outcome) {
       log.warn({ database: runtime.url }, 'AutoCrud database not reachable at start-up; serving anyway: its routes answer 503 and the check is unhealthy until it is');
     }
   });

@@ -15,12 +15,12 @@ class SingleSessionPool implements PostgresPool {
   readonly #client: PostgresPoolClient;
 
   constructor(
-    private readonly pglite: PGlite,
+    private readonly session: () => PGlite,
     private readonly owned: boolean,
   ) {
     const client = {
       query: async <R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> => {
-        const result = await this.pglite.query<R>(sql, [...parameters]);
+        const result = await this.session().query<R>(sql, [...parameters]);
         return { command: (result.command ?? 'SELECT') as PostgresQueryResult<R>['command'], rowCount: result.affectedRows ?? result.rows.length, rows: result.rows };
       },
       release: () => {
@@ -39,7 +39,8 @@ class SingleSessionPool implements PostgresPool {
   }
 
   async end(): Promise<void> {
-    if (this.owned && !this.pglite.closed) await this.pglite.close();
+    const pglite = this.session();
+    if (this.owned && !pglite.closed) await pglite.close();
   }
 }
 
@@ -48,13 +49,15 @@ class SingleSessionPool implements PostgresPool {
  * instance the host made, the engine uses it and leaves closing it to the host.
  */
 export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' }>, instance?: PGlite): Engine {
-  // Starts now: WASM start-up takes seconds and runs while the rest of the service starts.
-  const pglite = instance ?? new PGlite(target.directory);
-  const ready = pglite.waitReady.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  const db = new Kysely<DynamicDatabase>({ dialect: new PostgresDialect({ pool: new SingleSessionPool(pglite, instance === undefined) }) });
+  // Started by open(), during app.ready(): its WASM start-up runs on this thread for seconds, and
+  // while plugins load it would count against their start-up timeout.
+  let pglite = instance;
+  let ready: Promise<unknown> | undefined;
+  const session = () => {
+    if (!pglite) throw new DatabaseUnavailableError('not started');
+    return pglite;
+  };
+  const db = new Kysely<DynamicDatabase>({ dialect: new PostgresDialect({ pool: new SingleSessionPool(session, instance === undefined) }) });
   let closed = false;
 
   return {
@@ -62,23 +65,28 @@ export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' 
     flavour: 'postgres',
     db,
     async open() {
+      if (closed) throw new DatabaseUnavailableError('closed');
+      pglite ??= new PGlite(target.directory);
+      ready ??= pglite.waitReady.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       const failure = await ready;
       if (failure !== undefined) {
         throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', `PGlite could not start (${target.redacted}): ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
       }
-      if (closed) throw new DatabaseUnavailableError('closed');
     },
     classify(err) {
       const code = (err as { code?: unknown } | null)?.code;
       if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return classifySqlState(code) ?? 'other';
-      return pglite.closed || closed ? 'unavailable' : 'other';
+      return err instanceof DatabaseUnavailableError || pglite?.closed || closed ? 'unavailable' : 'other';
     },
-    reason: () => (closed || pglite.closed ? 'closed' : 'not started'),
+    reason: () => (closed || pglite?.closed ? 'closed' : 'not started'),
     async close() {
       if (closed) return;
       closed = true;
       await ready;
-      await db.destroy();
+      if (pglite) await db.destroy();
     },
   };
 }
