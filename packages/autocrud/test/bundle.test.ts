@@ -39,7 +39,7 @@ const doc = (await app.inject('/openapi.json')).json();
 const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId)).sort();
 console.log(JSON.stringify({
   ids,
-  components: Object.keys(doc.components.schemas).sort(),
+  components: ['Product', 'ProductInput'].filter((name) => name in doc.components.schemas),
   get: (await app.inject('/api/product/1')).statusCode,
   badKey: (await app.inject('/api/product/x')).statusCode,
 }));

@@ -12,13 +12,18 @@ import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schem
 export const RETRY_AFTER_SECONDS = 5;
 
 /** Where a parameter at fault is. */
-export type ParameterLocation = 'query' | 'path' | 'body';
+/** Where a parameter at fault is, named as Kit's own validation problems name it. */
+export type ParameterLocation = 'querystring' | 'params' | 'body';
 
-/** One parameter at fault, as the 400 answer's `errors` lists it. */
+/** One parameter at fault, as the 400 answer's `errors` lists it (with a JSON pointer added, as in Kit's own problems). */
 export interface InvalidParameter {
   readonly in: ParameterLocation;
   readonly name: string;
   readonly detail: string;
+}
+
+function pointerTo(name: string): string {
+  return name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 }
 
 const TITLES: Readonly<Record<number, string>> = {
@@ -36,12 +41,12 @@ export function problem(status: number, detail: string, extra?: Record<string, u
   return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra };
 }
 
-const WHERE: Readonly<Record<ParameterLocation, string>> = { query: 'Query parameter', path: 'Path parameter', body: 'Body field' };
+const WHERE: Readonly<Record<ParameterLocation, string>> = { querystring: 'Query parameter', params: 'Path parameter', body: 'Body field' };
 
 /** Answers 400 naming the parameter. */
 export function badRequest(reply: FastifyReply, fault: InvalidParameter): FastifyReply {
   const subject = fault.in === 'body' && fault.name === '' ? 'The body' : `${WHERE[fault.in]} '${fault.name}'`;
-  return sendProblem(reply, problem(400, `${subject} ${fault.detail}.`, { errors: [fault] }));
+  return sendProblem(reply, problem(400, `${subject} ${fault.detail}.`, { errors: [{ in: fault.in, name: fault.name, pointer: pointerTo(fault.name), detail: fault.detail }] }));
 }
 
 /** Answers 404 for a primary key with no (visible) row. */
@@ -86,7 +91,7 @@ function unknownQueryParameter(entity: Entity, name: string): string {
 function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, e: AjvError): InvalidParameter {
   if (e.keyword === 'additionalProperties') {
     const name = String(e.params.additionalProperty);
-    return { in: 'query', name, detail: unknownQueryParameter(entity, name) };
+    return { in: 'querystring', name, detail: unknownQueryParameter(entity, name) };
   }
   const name = pointerHead(e.instancePath);
   const filter = filters.get(name);
@@ -102,7 +107,7 @@ function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterP
   } else {
     detail = e.message ?? 'is not valid';
   }
-  return { in: 'query', name, detail };
+  return { in: 'querystring', name, detail };
 }
 
 function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
@@ -123,7 +128,7 @@ function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterP
     case 'querystring':
       return describeQueryError(entity, filters, first);
     case 'params':
-      return { in: 'path', name: pointerHead(first.instancePath), detail: first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid') };
+      return { in: 'params', name: pointerHead(first.instancePath), detail: first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid') };
     default:
       return describeBodyError(entity, first);
   }

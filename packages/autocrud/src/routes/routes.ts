@@ -54,14 +54,14 @@ function readList(query: Record<string, unknown>, entity: Entity, filters: Reado
       const values: unknown[] = [];
       for (const item of String(raw).split(',')) {
         const value = listValue(filter.field, item);
-        if (typeof value === 'object' && value !== null) return { in: 'query', name, detail: (value as { fault: string }).fault };
+        if (typeof value === 'object' && value !== null) return { in: 'querystring', name, detail: (value as { fault: string }).fault };
         values.push(value);
       }
       conditions.push({ field: filter.field.name, op: filter.op, value: values });
       continue;
     }
     const fault = typeof raw === 'string' ? textFault(raw) : undefined;
-    if (fault) return { in: 'query', name, detail: fault };
+    if (fault) return { in: 'querystring', name, detail: fault };
     conditions.push({ field: filter.field.name, op: filter.op, value: raw });
   }
   const sort: SortKey[] = [];
@@ -69,7 +69,7 @@ function readList(query: Record<string, unknown>, entity: Entity, filters: Reado
     for (const key of query.sort.split(',')) {
       const descending = key.startsWith('-');
       const field = descending ? key.slice(1) : key;
-      if (sort.some((s) => s.field === field)) return { in: 'query', name: 'sort', detail: `names ${field} twice` };
+      if (sort.some((s) => s.field === field)) return { in: 'querystring', name: 'sort', detail: `names ${field} twice` };
       sort.push({ field, descending });
     }
   }

@@ -183,13 +183,19 @@ const PROBLEM: Schema = {
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },
+    correlationId: { type: 'string', description: 'The request\'s correlation id, when the audit trail is on.' },
     errors: {
       type: 'array',
       description: 'For 400: the parameters at fault.',
       items: {
         type: 'object',
-        required: ['in', 'name', 'detail'],
-        properties: { in: { type: 'string', enum: ['query', 'path', 'body'] }, name: { type: 'string' }, detail: { type: 'string' } },
+        required: ['in', 'name', 'pointer', 'detail'],
+        properties: {
+          in: { type: 'string', enum: ['querystring', 'params', 'body'] },
+          name: { type: 'string', description: 'The query or path parameter, or the body field.' },
+          pointer: { type: 'string', description: 'A JSON pointer into that part of the request.' },
+          detail: { type: 'string' },
+        },
       },
     },
   },

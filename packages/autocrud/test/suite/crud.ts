@@ -68,12 +68,12 @@ export function crudSuite(engine: EngineUnderTest): void {
       assert.deepEqual(past.json(), { items: [], total: 5, page: 9, pageSize: 2, totalPages: 3 });
       assert.equal((await call(app, '/api/product?pageSize=5000')).json<{ pageSize: number }>().pageSize, 100);
       assert.equal((await call(app, '/api/product?pageSize=1e300')).json<{ pageSize: number }>().pageSize, 100);
-      assertBadParameter(await call(app, '/api/product?page=0'), 'query', 'page');
-      assertBadParameter(await call(app, '/api/product?page=1000001'), 'query', 'page');
-      assertBadParameter(await call(app, '/api/product?page=2.5'), 'query', 'page', /integer/);
-      assertBadParameter(await call(app, '/api/product?pageSize=0'), 'query', 'pageSize');
-      assertBadParameter(await call(app, '/api/product?pageSize=-3'), 'query', 'pageSize');
-      assertBadParameter(await call(app, '/api/product?page=abc'), 'query', 'page', /integer/);
+      assertBadParameter(await call(app, '/api/product?page=0'), 'querystring', 'page');
+      assertBadParameter(await call(app, '/api/product?page=1000001'), 'querystring', 'page');
+      assertBadParameter(await call(app, '/api/product?page=2.5'), 'querystring', 'page', /integer/);
+      assertBadParameter(await call(app, '/api/product?pageSize=0'), 'querystring', 'pageSize');
+      assertBadParameter(await call(app, '/api/product?pageSize=-3'), 'querystring', 'pageSize');
+      assertBadParameter(await call(app, '/api/product?page=abc'), 'querystring', 'page', /integer/);
       assert.equal((await call(app, '/api/product?page=1000000')).statusCode, 200);
     });
 
@@ -83,9 +83,9 @@ export function crudSuite(engine: EngineUnderTest): void {
       assert.deepEqual(names(await call(app, '/api/product?sort=-stock')), ['banana', 'apple', 'carrot', 'durian', 'dragon_fruit%']);
       // (durian's tag 'Fruit' is left out: where capitals sort depends on the database's collation)
       assert.deepEqual(names(await call(app, '/api/product?sort=tag,-name&filter[name][ne]=durian')), ['dragon_fruit%', 'banana', 'apple', 'carrot']);
-      assertBadParameter(await call(app, '/api/product?sort=weight'), 'query', 'sort', /fields of Product/);
-      assertBadParameter(await call(app, '/api/product?sort=name,-name'), 'query', 'sort', /twice/);
-      assertBadParameter(await call(app, '/api/product?sort=is_deleted'), 'query', 'sort');
+      assertBadParameter(await call(app, '/api/product?sort=weight'), 'querystring', 'sort', /fields of Product/);
+      assertBadParameter(await call(app, '/api/product?sort=name,-name'), 'querystring', 'sort', /twice/);
+      assertBadParameter(await call(app, '/api/product?sort=is_deleted'), 'querystring', 'sort');
     });
 
     it('filters: eq (both spellings), ne, gt, gte, lt, lte on numbers; all conditions must hold', async () => {
@@ -112,7 +112,7 @@ export function crudSuite(engine: EngineUnderTest): void {
       assert.deepEqual(names(await call(app, '/api/product?filter[name][like]=n_f')), ['dragon_fruit%']);
       assert.deepEqual(names(await call(app, '/api/product?filter[name][like]=a%25n')), []);
       assert.deepEqual(names(await call(app, '/api/product?filter[name][like]=%5C')), []);
-      assertBadParameter(await call(app, '/api/product?filter[price][like]=1'), 'query', 'filter[price][like]', /does not apply to the number field price/);
+      assertBadParameter(await call(app, '/api/product?filter[price][like]=1'), 'querystring', 'filter[price][like]', /does not apply to the number field price/);
     });
 
     it('filters: in and nin take comma-separated values (at most 100), null true/false is IS NULL / IS NOT NULL', async () => {
@@ -123,25 +123,25 @@ export function crudSuite(engine: EngineUnderTest): void {
       assert.deepEqual(names(await call(app, '/api/product?filter[tag][null]=false&filter[stock][null]=false')), ['apple', 'dragon_fruit%', 'durian']);
       const hundred = Array.from({ length: 100 }, (_, i) => i + 1).join(',');
       assert.equal((await call(app, `/api/product?filter[id][in]=${hundred}`)).statusCode, 200);
-      assertBadParameter(await call(app, `/api/product?filter[id][in]=${hundred},101`), 'query', 'filter[id][in]', /1 to 100 integer values/);
-      assertBadParameter(await call(app, '/api/product?filter[id][in]=1,two'), 'query', 'filter[id][in]');
-      assertBadParameter(await call(app, '/api/product?filter[id][in]=9999999999999999'), 'query', 'filter[id][in]', /safe integer/);
-      assertBadParameter(await call(app, '/api/product?filter[id][in]='), 'query', 'filter[id][in]');
-      assertBadParameter(await call(app, '/api/product?filter[stock][null]=maybe'), 'query', 'filter[stock][null]', /true or false/);
-      assertBadParameter(await call(app, `/api/product?filter[name][in]=a,${'x'.repeat(201)}`), 'query', 'filter[name][in]', /at most 200 characters/);
+      assertBadParameter(await call(app, `/api/product?filter[id][in]=${hundred},101`), 'querystring', 'filter[id][in]', /1 to 100 integer values/);
+      assertBadParameter(await call(app, '/api/product?filter[id][in]=1,two'), 'querystring', 'filter[id][in]');
+      assertBadParameter(await call(app, '/api/product?filter[id][in]=9999999999999999'), 'querystring', 'filter[id][in]', /safe integer/);
+      assertBadParameter(await call(app, '/api/product?filter[id][in]='), 'querystring', 'filter[id][in]');
+      assertBadParameter(await call(app, '/api/product?filter[stock][null]=maybe'), 'querystring', 'filter[stock][null]', /true or false/);
+      assertBadParameter(await call(app, `/api/product?filter[name][in]=a,${'x'.repeat(201)}`), 'querystring', 'filter[name][in]', /at most 200 characters/);
     });
 
     it('filters: only real fields and operators; malformed values for the type and over-long values are refused', async () => {
-      assertBadParameter(await call(app, '/api/product?filter[weight]=1'), 'query', 'filter[weight]', /names no field of Product/);
-      assertBadParameter(await call(app, '/api/product?filter[price][between]=1'), 'query', 'filter[price][between]', /unknown operator/);
-      assertBadParameter(await call(app, '/api/product?filter[price][lt]=cheap'), 'query', 'filter[price][lt]', /must be a number/);
-      assertBadParameter(await call(app, '/api/product?filter[id]=1.5'), 'query', 'filter[id]', /integer/);
-      assertBadParameter(await call(app, '/api/product?filter[isDeleted][gt]=true'), 'query', 'filter[isDeleted][gt]', /does not apply/);
-      assertBadParameter(await call(app, '/api/product?filter[isDeleted]=yes'), 'query', 'filter[isDeleted]', /true or false/);
-      assertBadParameter(await call(app, `/api/product?filter[name]=${'x'.repeat(201)}`), 'query', 'filter[name]', /at most 200 characters/);
+      assertBadParameter(await call(app, '/api/product?filter[weight]=1'), 'querystring', 'filter[weight]', /names no field of Product/);
+      assertBadParameter(await call(app, '/api/product?filter[price][between]=1'), 'querystring', 'filter[price][between]', /unknown operator/);
+      assertBadParameter(await call(app, '/api/product?filter[price][lt]=cheap'), 'querystring', 'filter[price][lt]', /must be a number/);
+      assertBadParameter(await call(app, '/api/product?filter[id]=1.5'), 'querystring', 'filter[id]', /integer/);
+      assertBadParameter(await call(app, '/api/product?filter[isDeleted][gt]=true'), 'querystring', 'filter[isDeleted][gt]', /does not apply/);
+      assertBadParameter(await call(app, '/api/product?filter[isDeleted]=yes'), 'querystring', 'filter[isDeleted]', /true or false/);
+      assertBadParameter(await call(app, `/api/product?filter[name]=${'x'.repeat(201)}`), 'querystring', 'filter[name]', /at most 200 characters/);
       assert.equal((await call(app, `/api/product?filter[name]=${'x'.repeat(200)}`)).statusCode, 200);
-      assertBadParameter(await call(app, '/api/product?filter[name]=a&filter[name]=b'), 'query', 'filter[name]', /must be a string/);
-      assertBadParameter(await call(app, '/api/product?limit=5'), 'query', 'limit', /not accepted/);
+      assertBadParameter(await call(app, '/api/product?filter[name]=a&filter[name]=b'), 'querystring', 'filter[name]', /must be a string/);
+      assertBadParameter(await call(app, '/api/product?limit=5'), 'querystring', 'limit', /not accepted/);
     });
 
     it('GET /{pk}: the row, 404 for none, 400 for a wrong-typed key', async () => {
@@ -150,9 +150,9 @@ export function crudSuite(engine: EngineUnderTest): void {
       assert.equal(missing.statusCode, 404);
       assert.match(String(missing.headers['content-type']), /^application\/problem\+json/);
       assert.equal(missing.json<{ title: string }>().title, 'Not Found');
-      assertBadParameter(await call(app, '/api/product/apple'), 'path', 'id', /integer/);
-      assertBadParameter(await call(app, '/api/product/1.5'), 'path', 'id', /integer/);
-      assertBadParameter(await call(app, '/api/product/99999999999999999999'), 'path', 'id');
+      assertBadParameter(await call(app, '/api/product/apple'), 'params', 'id', /integer/);
+      assertBadParameter(await call(app, '/api/product/1.5'), 'params', 'id', /integer/);
+      assertBadParameter(await call(app, '/api/product/99999999999999999999'), 'params', 'id');
     });
 
     it('PUT /{pk} replaces the writable fields (left-out optional ones become null) and answers the stored row', async () => {
@@ -174,7 +174,7 @@ export function crudSuite(engine: EngineUnderTest): void {
       assertBadParameter(await call(app, { method: 'POST', url: '/api/product', payload: { name: 'fig', price: -1 } }), 'body', 'price', />= 0/);
       assertBadParameter(await call(app, { method: 'POST', url: '/api/product', payload: { name: '', price: 1 } }), 'body', 'name');
       assertBadParameter(await call(app, { method: 'POST', url: '/api/product', payload: [{ name: 'fig', price: 1 }] }), 'body', '', /JSON object/);
-      assertBadParameter(await call(app, { method: 'PUT', url: '/api/product/zero', payload: { name: 'fig', price: 1 } }), 'path', 'id');
+      assertBadParameter(await call(app, { method: 'PUT', url: '/api/product/zero', payload: { name: 'fig', price: 1 } }), 'params', 'id');
       assert.deepEqual((await call(app, `/api/product/${ids.apple}`)).json(), before);
       assert.equal((await call(app, '/api/product')).json<{ total: number }>().total, 5);
     });
@@ -218,7 +218,7 @@ export function crudSuite(engine: EngineUnderTest): void {
       assert.equal(all.statusCode, 200);
       assert.deepEqual(all.json<ProductRow[]>().map((p) => p.name), ['apple', 'banana', 'carrot', 'dragon_fruit%']);
       // Reviews do not allow ListAll: /all is a primary key there, and not an integer.
-      assertBadParameter(await call(app, '/api/reviews/all'), 'path', 'id');
+      assertBadParameter(await call(app, '/api/reviews/all'), 'params', 'id');
     });
 
     it('only the allowed operations exist, and a hand-written route of the same method and path wins', async () => {
@@ -241,9 +241,9 @@ export function crudSuite(engine: EngineUnderTest): void {
       assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       assert.deepEqual((await call(app, `/api/tags/${id}`)).json(), { id, label: 'organic' });
       assert.deepEqual(names(await call(app, `/api/tags?filter[id][in]=${id}`)).length, 1);
-      assertBadParameter(await call(app, '/api/tags/not-a-uuid'), 'path', 'id', /uuid/);
-      assertBadParameter(await call(app, '/api/tags?filter[id]=nope'), 'query', 'filter[id]', /uuid/);
-      assertBadParameter(await call(app, '/api/tags?filter[id][like]=a'), 'query', 'filter[id][like]', /does not apply/);
+      assertBadParameter(await call(app, '/api/tags/not-a-uuid'), 'params', 'id', /uuid/);
+      assertBadParameter(await call(app, '/api/tags?filter[id]=nope'), 'querystring', 'filter[id]', /uuid/);
+      assertBadParameter(await call(app, '/api/tags?filter[id][like]=a'), 'querystring', 'filter[id][like]', /does not apply/);
       assert.equal((await call(app, { method: 'DELETE', url: `/api/tags/${id}` })).statusCode, 204);
     });
 

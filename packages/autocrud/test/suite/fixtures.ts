@@ -131,13 +131,14 @@ export async function call(app: FastifyInstance, options: InjectOptions | string
 }
 
 /** A 400 problem answer naming `name` in `where`. */
-export function assertBadParameter(res: LightMyRequestResponse, where: 'query' | 'path' | 'body', name: string, detail?: RegExp): void {
+export function assertBadParameter(res: LightMyRequestResponse, where: 'querystring' | 'params' | 'body', name: string, detail?: RegExp): void {
   assert.equal(res.statusCode, 400, res.body);
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  const body = res.json<{ title: string; detail: string; errors: Array<{ in: string; name: string; detail: string }> }>();
+  const body = res.json<{ title: string; detail: string; errors: Array<{ in: string; name: string; pointer: string; detail: string }> }>();
   assert.equal(body.title, 'Bad Request');
   assert.equal(body.errors[0]?.in, where, res.body);
   assert.equal(body.errors[0]?.name, name, res.body);
+  assert.equal(body.errors[0]?.pointer, name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, res.body);
   assert.ok(body.detail.includes(`'${name}'`) || (name === '' && body.detail.startsWith('The body')), body.detail);
   if (detail) assert.match(body.errors[0]?.detail ?? '', detail);
 }
