@@ -19,6 +19,7 @@ export type { EndpointSource } from './endpoints/discovery.js';
 export { EndpointGroup, KitTag, KitEndpoint, KitMethod, type EndpointGroupOptions } from './endpoints/decorators.js';
 export type { SecuritySchemeObject } from './openapi/security.js';
 export { operationIdFor } from './endpoints/operation-ids.js';
+export { KitRouteContributor, type RouteContributor, type RouteContributorContext } from './endpoints/contributors.js';
 
 export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
 export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';
