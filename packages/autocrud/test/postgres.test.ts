@@ -22,6 +22,9 @@ describePostgres('PostgreSQL', () => {
     async sql(text) {
       return (await server.sql(text)).rows as Array<Record<string, unknown>>;
     },
+    async lockWaiters() {
+      return Number((await server.sql('select count(*) as n from pg_locks where not granted')).rows[0].n);
+    },
     // Another session locks the table against writes until released.
     async hold(table) {
       const client = new pg.Client({ connectionString: server.url });

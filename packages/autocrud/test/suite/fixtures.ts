@@ -20,6 +20,8 @@ export interface EngineUnderTest {
    * so a waiting write would block the whole process).
    */
   hold?(table: string): Promise<() => Promise<void>>;
+  /** How many statements wait for a lock right now; where the engine can tell (a server, not one session). */
+  lockWaiters?(): Promise<number>;
 }
 
 // TypeBox; soft delete on a column whose name differs from the field; the table is made by the suite

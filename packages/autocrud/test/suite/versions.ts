@@ -3,6 +3,7 @@
 // requireIfMatch (428), If-None-Match (304), and every generated write incrementing the version.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { KIT_AUTOCRUD, VersionConflictError, type KitAutoCrud } from '@kit/autocrud';
 import { assertBadParameter, assertProblem, call, crudApp, Document, suiteTables, type EngineUnderTest } from './fixtures.ts';
@@ -133,14 +134,25 @@ export function versionSuite(engine: EngineUnderTest): void {
 
     it('concurrent writes with the same If-Match: exactly one wins, every other one is 412 (the check is in the UPDATE itself)', async (t) => {
       const { id } = (await createDocument('race')).json<DocumentRow>();
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => put(app, `/api/documents/${id}`, { title: `writer ${i}` }, '"1"')));
+      // On a server, the ten writes are made to queue at the table together (reads still pass), so
+      // that a check made before the UPDATE would let all of them through.
+      const release = engine.lockWaiters && engine.hold ? await engine.hold('documents') : undefined;
+      const pending = Promise.all(Array.from({ length: 10 }, (_, i) => put(app, `/api/documents/${id}`, { title: `writer ${i}` }, '"1"')));
+      if (release) {
+        try {
+          while ((await engine.lockWaiters?.()) !== 10) await sleep(10);
+        } finally {
+          await release();
+        }
+      }
+      const answers = await pending;
       const won = answers.filter((r) => r.statusCode === 200);
       assert.equal(won.length, 1, answers.map((r) => r.statusCode).join(','));
       assert.equal(answers.filter((r) => r.statusCode === 412).length, 9);
       const row = await stored('documents', id);
       assert.equal(row?.title, won[0]?.json<DocumentRow>().title);
       assert.equal(Number(row?.version), 2);
-      t.diagnostic(`winner: ${String(row?.title)}`);
+      t.diagnostic(`winner: ${String(row?.title)}${release ? ' (all ten queued at the table first)' : ''}`);
     });
 
     it('an entity without a version field: its rows have no ETag, so If-Match with tags is 412; * writes', async () => {
