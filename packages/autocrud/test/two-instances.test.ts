@@ -66,7 +66,10 @@ async function create(hosts: Host[], host: number, title: string, key?: string):
 }
 
 const skip = skipPostgres || skipRedis;
-const describeBoth = (name: string, fn: () => void) => (skip ? it(name, (t) => t.skip(skip)) : describe(name, fn));
+function describeBoth(name: string, fn: () => void): void {
+  if (skip) it(name, (t) => t.skip(skip));
+  else describe(name, fn);
+}
 
 describeBoth('two instances sharing PostgreSQL and Redis', () => {
   let database: PostgresServer;
