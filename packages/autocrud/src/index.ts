@@ -1,5 +1,5 @@
 // The public surface of @kit/autocrud, and nothing else.
-export { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud } from './plugin.js';
+export { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud, type PGliteInstance } from './plugin.js';
 export { AutoCrud, type AutoCrudOptions } from './decorator.js';
 export { CrudOperations } from './operations.js';
 export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityRow, type EntitySchema, type FieldType, type RowOf } from './entity.js';

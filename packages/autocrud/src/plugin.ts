@@ -173,17 +173,36 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
   }
 }
 
-/** A PGlite instance the host made (duck-typed: two copies of PGlite may be installed). */
-function isPGlite(value: unknown): value is PGlite {
-  return typeof value === 'object' && value !== null && typeof (value as PGlite).query === 'function' && 'waitReady' in value;
+/**
+ * A PGlite instance the host made, passed to `addKitAutoCrud` instead of a connection string.
+ * Typed by shape, not by PGlite's class: PGlite's own declarations need `@types/emscripten`,
+ * which it does not depend on, so naming its class here would break `skipLibCheck: false`
+ * builds of every host; and two copies of PGlite may be installed.
+ *
+ * @example
+ * ```ts
+ * import { PGlite } from '@electric-sql/pglite';
+ * const db = new PGlite('./data');
+ * addKitAutoCrud(app, db);           // the host closes db itself
+ * ```
+ */
+export interface PGliteInstance {
+  query(...args: never[]): Promise<unknown>;
+  readonly waitReady: Promise<void>;
+  close(): Promise<void>;
 }
 
-function targetOf(url: string | URL | PGlite): ConnectionTarget {
+/** A PGlite instance the host made (duck-typed: two copies of PGlite may be installed). */
+function isPGlite(value: unknown): value is PGliteInstance {
+  return typeof value === 'object' && value !== null && typeof (value as PGliteInstance).query === 'function' && 'waitReady' in value;
+}
+
+function targetOf(url: string | URL | PGliteInstance): ConnectionTarget {
   if (isPGlite(url)) return { kind: 'pglite', directory: undefined, redacted: 'pglite: (an instance passed in)' };
   return parseConnectionString(url instanceof URL ? url.href : url);
 }
 
-function createEngine(url: string | URL | PGlite, options: ResolvedAutoCrudOptions, log: FastifyBaseLogger): Engine {
+function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoCrudOptions, log: FastifyBaseLogger): Engine {
   const target = targetOf(url);
   switch (target.kind) {
     case 'postgres':
@@ -193,7 +212,7 @@ function createEngine(url: string | URL | PGlite, options: ResolvedAutoCrudOptio
         onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: an idle PostgreSQL connection failed and was dropped'),
       });
     case 'pglite':
-      return pgliteEngine(target, isPGlite(url) ? url : undefined);
+      return pgliteEngine(target, isPGlite(url) ? (url as unknown as PGlite) : undefined);
     case 'sqlite':
       return sqliteEngine(target);
   }
@@ -220,7 +239,7 @@ function createEngine(url: string | URL | PGlite, options: ResolvedAutoCrudOptio
  */
 export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
   host: HostInstance<S, L, T>,
-  url: string | URL | PGlite,
+  url: string | URL | PGliteInstance,
   options: KitAutoCrudOptions = {},
 ): KitAutoCrud {
   const app = host as unknown as FastifyInstance;

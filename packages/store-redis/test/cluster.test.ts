@@ -13,7 +13,7 @@ import type { LuaScript } from '../src/scripts.ts';
 import * as scripts from '../src/scripts.ts';
 import { evaluateRedisCheck } from './health.ts';
 import { ask, RedisCluster, waitFor } from './redis-cluster.ts';
-import { describeRedis, skipRedis } from './redis-server.ts';
+import { connectedStores, describeRedis, skipRedis } from './redis-server.ts';
 
 let started: Promise<RedisCluster> | undefined;
 /** One cluster for the whole file, started by whichever suite needs it first. */
@@ -45,7 +45,7 @@ storeConformance('redis cluster (3 masters)', {
     const c = await cluster();
     const stores = connections++ % 2 === 0 ? createRedisStores(c.urls, { keyPrefix: 'conformance:' }) : createRedisStores(c.urls[1]!, { cluster: true, keyPrefix: 'conformance:' });
     assert.equal(stores.mode, 'cluster');
-    assert.equal(await stores.waitUntilConnected(), true);
+    await connectedStores(stores);
     return { idempotency: stores.idempotency, rateLimit: stores.rateLimit, saga: stores.saga, cronJob: stores.cronJob, close: () => stores.close() };
   },
 });

@@ -208,3 +208,22 @@ export function describeRedis(name: string, fn: (s: SuiteContext) => void | Prom
   if (reason) it(name, (t) => t.skip(reason));
   else describe(name, fn);
 }
+
+/**
+ * The conformance suite's `connect`: the stores once connected, as a host's start-up would have
+ * them. `waitUntilConnected()` answers at the first failed attempt; a client that then connects on
+ * its own (seen once for a second Cluster client on a loaded CI machine) is given up to `limitMs`.
+ * A client that never connects is closed before the error is thrown: left open, its reconnect
+ * timers would hold the test process open for good.
+ */
+export async function connectedStores<T extends { connected: boolean; failure: string | undefined; waitUntilConnected(): Promise<boolean>; close(): Promise<void> }>(stores: T, limitMs = 15_000): Promise<T> {
+  if (await stores.waitUntilConnected()) return stores;
+  const first = stores.failure;
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    if (stores.connected) return stores;
+    await sleep(20);
+  }
+  await stores.close();
+  throw new Error(`the stores did not connect within ${limitMs} ms (first attempt: ${first}; now: ${stores.failure})`);
+}

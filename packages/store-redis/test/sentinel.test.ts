@@ -11,7 +11,7 @@ import { storeConformance } from '../../core/test/store-conformance.ts';
 import { describeRun, runFailover } from './failover.ts';
 import { evaluateRedisCheck } from './health.ts';
 import { ask, waitFor } from './redis-cluster.ts';
-import { describeRedis, skipRedis } from './redis-server.ts';
+import { connectedStores, describeRedis, skipRedis } from './redis-server.ts';
 import { RedisSentinelGroup } from './redis-sentinel.ts';
 
 const LIMIT = 300;
@@ -42,7 +42,7 @@ storeConformance('redis sentinel (master, replica, 3 sentinels)', {
     const g = await group();
     const stores = createRedisStores(g.url, { sentinels: g.sentinelUrls, keyPrefix: 'conformance:' });
     assert.equal(stores.mode, 'sentinel');
-    assert.equal(await stores.waitUntilConnected(), true);
+    await connectedStores(stores);
     return { idempotency: stores.idempotency, rateLimit: stores.rateLimit, saga: stores.saga, cronJob: stores.cronJob, close: () => stores.close() };
   },
 });

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { RedisServer, skipRedis } from '../../../packages/store-redis/test/redis-server.ts';
 
 /** Every publishable package, by folder. A new one is one line here (the first test insists). */
-const PACKAGES = ['packages/core', 'packages/store-redis'];
+const PACKAGES = ['packages/core', 'packages/store-redis', 'packages/autocrud'];
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = fileURLToPath(new URL('../fixture/', import.meta.url));
@@ -31,6 +31,7 @@ interface Manifest {
   scripts?: Record<string, string>;
   repository?: { type?: string; url?: string; directory?: string };
   publishConfig?: { access?: string };
+  dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
 }
@@ -132,7 +133,13 @@ function packTarballs(): Packed[] {
     try {
       cpSync(path.join(root, 'tsconfig.base.json'), path.join(stage, 'tsconfig.base.json'));
       linkNodeModules(stage);
-      for (const pkg of PACKAGES) cpSync(path.join(root, pkg), path.join(stage, pkg), { recursive: true, filter: sourceFilter });
+      for (const pkg of PACKAGES) {
+        cpSync(path.join(root, pkg), path.join(stage, pkg), { recursive: true, filter: sourceFilter });
+        // A package's own node_modules holds what npm could not hoist (autocrud's ajv 8 beside
+        // the root's ajv 6): the build must resolve the versions the package declares.
+        const own = path.join(root, pkg, 'node_modules');
+        if (existsSync(own)) symlinkSync(own, path.join(stage, pkg, 'node_modules'), 'dir');
+      }
       const manifest: Record<string, string> = {};
       for (const pkg of PACKAGES) {
         const before = new Set(readdirSync(out));
@@ -175,7 +182,13 @@ function install(packed: Packed[]): Installed {
   const app = mkdtempSync(path.join(tmpdir(), 'kit-tarball-app-'));
   appDir = app;
   const rootManifest = readManifest(root);
-  const dependencies: Record<string, string> = { fastify: readManifest(path.join(root, 'packages/core')).peerDependencies?.fastify ?? '^5.0.0' };
+  const sample = readManifest(path.join(root, 'examples/sample-api')).dependencies ?? {};
+  const dependencies: Record<string, string> = {
+    fastify: readManifest(path.join(root, 'packages/core')).peerDependencies?.fastify ?? '^5.0.0',
+    // What a user adds for TypeBox-typed routes and entities, at the versions the sample uses.
+    '@sinclair/typebox': sample['@sinclair/typebox'] ?? '*',
+    '@fastify/type-provider-typebox': sample['@fastify/type-provider-typebox'] ?? '*',
+  };
   for (const p of packed) dependencies[p.name] = `file:${p.tarball}`;
   writeFileSync(
     path.join(app, 'package.json'),
@@ -283,7 +296,7 @@ describe('the packages as a user installs them (npm pack, a fresh project, stric
     assert.equal(status, 0, `tsc failed against the installed packages:\n${output}`);
   });
 
-  it('the compiled service runs under plain node: routes, OpenAPI summaries, Redis stores, health, and every audit entry flushed on SIGTERM', { skip: skipRedis, timeout: 600_000 }, async (t) => {
+  it('the compiled service runs under plain node: routes (TypeBox-typed, AutoCrud on PGlite), OpenAPI summaries, Redis stores, health, and every audit entry flushed on SIGTERM', { skip: skipRedis, timeout: 600_000 }, async (t) => {
     const { app, skipped } = installed();
     if (skipped) return t.skip(skipped);
     assert.equal(compiled().status, 0, 'the service compiles (the previous test)');
@@ -297,7 +310,7 @@ describe('the packages as a user installs them (npm pack, a fresh project, stric
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       const ready = await new Promise<{ address: string; packageExports: Record<string, number> }>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the service did not start within 30 s:\n${output}`)), 30_000);
+        const timer = setTimeout(() => reject(new Error(`the service did not start within 60 s:\n${output}`)), 60_000);
         child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
         child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
@@ -336,17 +349,33 @@ describe('the packages as a user installs them (npm pack, a fresh project, stric
       assert.deepEqual(orders, [201, 201, 429], 'two orders per minute, counted in Redis');
       assert.match(await redisCommand(redis.port, 'DBSIZE'), /^:[1-9]/, 'the rate-limit store wrote to the real Redis');
 
+      // A TypeBox-typed route and the AutoCrud routes over the embedded database.
+      assert.deepEqual(await call('POST', '/api/parts', { name: 'bolt', size: 3 }), { status: 201, body: { name: 'bolt', size: 3, label: 'BOLT-3' } });
+      assert.equal((await call('POST', '/api/parts', { name: 'bolt', size: 'three' })).status, 400, 'the TypeBox schema is enforced');
+      const created = await call('POST', '/api/products', { name: 'Lamp', price: 12.5 });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const product = created.body as { id: number; name: string; price: number };
+      assert.deepEqual({ name: product.name, price: product.price }, { name: 'Lamp', price: 12.5 });
+      await call('POST', '/api/products', { name: 'Sofa', price: 499 });
+      assert.deepEqual(await call('GET', `/api/products/${product.id}`), { status: 200, body: product });
+      const cheap = (await call('GET', '/api/products?filter[price][lt]=100')).body as { items: unknown[]; total: number };
+      assert.deepEqual({ items: cheap.items, total: cheap.total }, { items: [product], total: 1 });
+      assert.equal((await call('POST', '/api/products', { name: 'Lamp', price: 1, id: 99 })).status, 400, 'the primary key is not writable');
+
       const doc = (await call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { summary?: string; tags?: string[] }>> };
       assert.equal(doc.paths['/api/widgets']?.get?.summary, 'List widgets');
       assert.deepEqual(doc.paths['/api/widgets']?.get?.tags, ['catalog']);
       assert.equal(doc.paths['/api/widgets/{id}']?.get?.summary, 'One widget');
       assert.equal(doc.paths['/api/widgets/{id}/orders']?.post?.summary, 'Order a widget');
+      assert.equal(doc.paths['/api/parts']?.post?.summary, 'Make a part');
+      assert.ok(doc.paths['/api/products']?.get && doc.paths['/api/products/{id}']?.put, 'the generated routes are documented');
 
       const health = await call('GET', '/healthz');
       assert.equal(health.status, 200, JSON.stringify(health.body));
       const checks = (health.body as { checks: Record<string, { status: string }> }).checks;
       assert.equal(checks.redis?.status, 'healthy');
       assert.equal(checks.self?.status, 'healthy');
+      assert.equal(checks.database?.status, 'healthy', 'the AutoCrud check surfaced by itself');
 
       child.kill('SIGTERM');
       assert.equal(await exited, 0, `exit code after SIGTERM:\n${output}`);
