@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { encodeValue } from './flavour.js';
 import { condition, keyset, notDeleted, orderOf, type Eb, type ListOptions } from './query.js';
 import { VersionConflictError } from './errors.js';
+import { Slot, statement, StatementCache, type Statement } from './statements.js';
 
 /** A row as the API shows it: field names, JSON values. */
 export type Row = Record<string, unknown>;
@@ -29,6 +30,9 @@ export interface WriteOptions {
 
 /** Runs a query against the database with availability and error mapping (see `Database.run`). */
 export type Runner = <T>(query: (db: Db) => Promise<T>) => Promise<T>;
+
+/** Runs a compiled statement (prepared under `name` where the engine can) and returns its rows. */
+export type Executor = (query: CompiledQuery, name: string) => Promise<Row[]>;
 
 /**
  * A column value as the API shows it: pg returns int8 and numeric as strings and PGlite int8 as
@@ -62,11 +66,16 @@ export class EntityRepository<R extends object = Row> {
   readonly #pk: EntityField;
   readonly #selection;
   readonly #version: EntityField | undefined;
+  // The fixed-shape queries, compiled once (see statements.ts): the read by key, and an insert per
+  // set of columns the bodies bring.
+  #byKeyStatement: Statement | undefined;
+  readonly #inserts = new StatementCache();
 
   constructor(
     readonly entity: Entity,
     private readonly flavour: SqlFlavour,
     private readonly run: Runner,
+    private readonly execute: Executor,
   ) {
     this.#table = entity.table;
     this.#pk = entity.field(entity.primaryKey) as EntityField;
@@ -147,11 +156,13 @@ export class EntityRepository<R extends object = Row> {
   /** The row with this primary key, unless absent or soft-deleted. */
   async get(key: unknown): Promise<R | undefined> {
     return this.run(async (db) => {
-      const row = await db
-        .selectFrom(this.#table)
-        .select(this.#selection)
-        .where((eb) => this.#byKey(eb, key))
-        .executeTakeFirst();
+      const read = (this.#byKeyStatement ??= statement(
+        db
+          .selectFrom(this.#table)
+          .select(this.#selection)
+          .where((eb) => this.#byKey(eb, new Slot('key'))),
+      ));
+      const [row] = await this.execute(read.bind({ key }), read.name);
       return row ? this.#decode(row) : undefined;
     });
   }
@@ -174,9 +185,15 @@ export class EntityRepository<R extends object = Row> {
     const values = this.#values(input, false);
     if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
     if (this.#version) values[this.#version.column] = 1;
+    const columns = Object.keys(values);
     return this.run(async (db) => {
-      const insert = Object.keys(values).length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(values);
-      return this.#decode(await insert.returning(this.#selection).executeTakeFirstOrThrow());
+      const insert = this.#inserts.get(columns.join('\u0000'), () => {
+        const slots = Object.fromEntries(columns.map((c) => [c, new Slot(c)]));
+        return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
+      });
+      const [row] = await this.execute(insert.bind(values), insert.name);
+      if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
+      return this.#decode(row);
     });
   }
 

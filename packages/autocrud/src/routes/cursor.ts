@@ -4,7 +4,7 @@
 // order, filters) and the payload. A token that was altered, made up, or issued for another query
 // fails the check and is a 400; only then are its values read, and each is checked against its
 // field's type before it reaches the mapper as a bound parameter.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { EntityField } from '../entity.js';
 
 const FORMAT = 'kit-autocrud-cursor-v1';
@@ -22,7 +22,9 @@ export interface CursorCodec {
 
 /** A codec keyed by `secret`, or by 32 random bytes of this process when there is none. */
 export function cursorCodec(secret: string | undefined): CursorCodec {
-  const key = secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8');
+  // A KeyObject made once: given raw bytes, createHmac makes one at every call (about 20 µs more per
+  // list answer on Node 24, bench/RESULTS-autocrud.md).
+  const key = createSecretKey(secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8'));
   const tag = (scope: string, payload: string) => createHmac('sha256', key).update(`${FORMAT}\0${scope}\0${payload}`).digest().subarray(0, TAG_BYTES);
   return {
     encode(scope, values) {
