@@ -132,7 +132,8 @@ export class Database {
    * `ConstraintViolationError` or `InvalidValueError`, anything else is rethrown as is.
    */
   async run<T>(query: (db: Db) => Promise<T>): Promise<T> {
-    await this.#ensureReady();
+    // Ready is the common case: no await (and its microtask turns) on the way to the query.
+    if (!this.available) await this.#ensureReady();
     try {
       return await query(this.engine.db);
     } catch (err) {

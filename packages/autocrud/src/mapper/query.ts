@@ -2,7 +2,8 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import type { DynamicDatabase, SqlFlavour } from './engine.js';
-import { contains, encodeValue } from './flavour.js';
+import { contains, containsPattern, encodeValue } from './flavour.js';
+import { Slot } from './statements.js';
 
 /** The filter operators, as the list route's `filter[field][op]` names them. */
 export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'like', 'in', 'nin', 'null'] as const;
@@ -72,7 +73,7 @@ export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filte
   const column = sql.ref(field.column);
   switch (filter.op) {
     case 'like':
-      return contains(flavour, field.column, String(filter.value));
+      return contains(flavour, field.column, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value)));
     case 'null':
       return filter.value === true ? eb(column, 'is', null) : eb(column, 'is not', null);
     case 'in':
@@ -142,4 +143,42 @@ export function keyset(eb: Eb, flavour: SqlFlavour, entity: Entity, order: reado
   });
   const after = disjuncts.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(disjuncts);
   return bound ? eb.and([bound, after]) : after;
+}
+
+/** A list's filters and keyset position with slots in place of their values, and what fills the slots. */
+export interface SlottedList {
+  /** Names what the SQL depends on (fields, operators, list lengths, sort, where NULLs are): equal shapes, equal SQL. */
+  readonly shape: string;
+  readonly filters: readonly Filter[];
+  readonly after: readonly unknown[] | undefined;
+  /** Every slot's value, as bound (see {@link condition} and {@link keyset}). */
+  readonly values: Record<string, unknown>;
+}
+
+/**
+ * The list's conditions for a statement compiled once per shape (see statements.ts). A NULL in
+ * `after` and the `null` operator's value change the SQL, so they are part of the shape; every
+ * other value fills a slot.
+ */
+export function slotList(flavour: SqlFlavour, filters: readonly Filter[], order: readonly SortKey[], after: readonly unknown[] | undefined): SlottedList {
+  const values: Record<string, unknown> = {};
+  const shape: string[] = [];
+  const slotted = filters.map((f, i): Filter => {
+    if (f.op === 'null') {
+      shape.push(`${f.field}\u0000null\u0000${String(f.value)}`);
+      return f;
+    }
+    if (f.op === 'in' || f.op === 'nin') {
+      const list = f.value as readonly unknown[];
+      shape.push(`${f.field}\u0000${f.op}\u0000${list.length}`);
+      return { ...f, value: list.map((v, j) => ((values[`f${i}.${j}`] = encodeValue(flavour, v)), new Slot(`f${i}.${j}`))) };
+    }
+    shape.push(`${f.field}\u0000${f.op}`);
+    values[`f${i}`] = f.op === 'like' ? containsPattern(flavour, String(f.value)) : encodeValue(flavour, f.value);
+    return { ...f, value: new Slot(`f${i}`) };
+  });
+  shape.push(order.map((k) => (k.descending ? '-' : '') + k.field).join(','));
+  const position = after?.map((v, i) => (v === null ? null : ((values[`a${i}`] = encodeValue(flavour, v)), new Slot(`a${i}`))));
+  shape.push(position === undefined ? '' : position.map((v) => (v === null ? 'n' : 'v')).join(''));
+  return { shape: shape.join('\u0001'), filters: slotted, after: position, values };
 }

@@ -4,7 +4,7 @@ import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { encodeValue } from './flavour.js';
-import { condition, keyset, notDeleted, orderOf, type Eb, type ListOptions } from './query.js';
+import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions } from './query.js';
 import { VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 
@@ -66,10 +66,12 @@ export class EntityRepository<R extends object = Row> {
   readonly #pk: EntityField;
   readonly #selection;
   readonly #version: EntityField | undefined;
-  // The fixed-shape queries, compiled once (see statements.ts): the read by key, and an insert per
-  // set of columns the bodies bring.
+  // Queries compiled once per shape (see statements.ts): the read by key, an insert per set of
+  // columns the bodies bring, the lists by their filters and order.
   #byKeyStatement: Statement | undefined;
   readonly #inserts = new StatementCache();
+  // The lists, by shape (see slotList): pages and counts.
+  readonly #lists = new StatementCache();
 
   constructor(
     readonly entity: Entity,
@@ -112,31 +114,36 @@ export class EntityRepository<R extends object = Row> {
   list(options: ListOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
   list(options: ListOptions): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions): Promise<{ rows: R[]; total?: number }> {
-    const filtered = (db: Db) =>
-      db.selectFrom(this.#table).where((eb) =>
-        this.#where(eb, [
-          notDeleted(eb, this.flavour, this.entity),
-          ...options.filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f)),
-        ]),
-      );
     const order = orderOf(this.entity, options.sort);
-    const after = options.after;
-    if (after !== undefined && after.length !== order.length) {
-      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `list({ after }): expected ${order.length} values (the sort keys, then the primary key), got ${after.length}.`);
+    if (options.after !== undefined && options.after.length !== order.length) {
+      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `list({ after }): expected ${order.length} values (the sort keys, then the primary key), got ${options.after.length}.`);
     }
+    const { shape, filters, after, values } = slotList(this.flavour, options.filters, order, options.after);
+    const skip = after === undefined && options.offset > 0;
+    values.limit = options.limit;
+    if (skip) values.offset = options.offset;
     return this.run(async (db) => {
-      let page = filtered(db).select(this.#selection);
-      if (after !== undefined) page = page.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
-      for (const key of order) {
-        const column = sql.ref((this.entity.field(key.field) as EntityField).column);
-        // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
-        page = page.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
-      }
-      page = page.limit(options.limit);
-      if (after === undefined && options.offset > 0) page = page.offset(options.offset);
-      if (options.count === false) return { rows: (await page.execute()).map((r) => this.#decode(r)) };
-      const [rows, count] = await Promise.all([page.execute(), filtered(db).select(sql<number>`count(*)`.as('total')).executeTakeFirstOrThrow()]);
-      return { rows: rows.map((r) => this.#decode(r)), total: Number(count.total) };
+      const filtered = () =>
+        db.selectFrom(this.#table).where((eb) =>
+          this.#where(eb, [notDeleted(eb, this.flavour, this.entity), ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f))]),
+        );
+      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}`, () => {
+        let query = filtered().select(this.#selection);
+        if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
+        for (const key of order) {
+          const column = sql.ref((this.entity.field(key.field) as EntityField).column);
+          // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
+          query = query.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
+        }
+        // Slots stand for the numbers until the statement is bound.
+        query = query.limit(new Slot('limit') as unknown as number);
+        return skip ? query.offset(new Slot('offset') as unknown as number) : query;
+      });
+      const rows = this.execute(page.bind(values), page.name);
+      if (options.count === false) return { rows: (await rows).map((r) => this.#decode(r)) };
+      const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
+      const [found, [counted]] = await Promise.all([rows, this.execute(count.bind(values), count.name)]);
+      return { rows: found.map((r) => this.#decode(r)), total: Number(counted?.total) };
     });
   }
 
