@@ -88,15 +88,15 @@ async function profileOf(kind: ServerKind): Promise<void> {
   });
   const requests = run.requests.total;
   const perRequest = (us: number) => (us / requests).toFixed(1);
-  console.log(`### ${kind}, ${route}: ${Math.round(run.requests.average)} req/s under the profiler, ${perRequest(busy)} µs busy main thread per request`, '');
-  console.log('| module (self time) | µs per request | share |', '|---|---:|---:|');
-  for (const [m, us] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, 16)) console.log(`| ${m} | ${perRequest(us)} | ${((100 * us) / busy).toFixed(1)}% |`);
-  console.log('', '| function (self time, top 12) | µs per request |', '|---|---:|');
-  for (const [f, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`| ${f} | ${perRequest(us)} |`);
-  console.log('');
+  const lines = [`### ${kind}, ${route}: ${Math.round(run.requests.average)} req/s under the profiler, ${perRequest(busy)} µs busy main thread per request`, ''];
+  lines.push('| module (self time) | µs per request | share |', '|---|---:|---:|');
+  for (const [m, us] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, 16)) lines.push(`| ${m} | ${perRequest(us)} | ${((100 * us) / busy).toFixed(1)}% |`);
+  lines.push('', '| function (self time, top 12) | µs per request |', '|---|---:|');
+  for (const [f, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 12)) lines.push(`| ${f} | ${perRequest(us)} |`);
+  console.log(`${lines.join('\n')}\n`);
 }
 
-console.log(`Servers on Node ${version}, ${os.cpus().length} cores, ${seconds} s of load per server (32 connections) after a 3 s warm-up; ${ROWS.toLocaleString('en-US')} rows.`, '');
+console.log(`Servers on Node ${version}, ${os.cpus().length} cores, ${seconds} s of load per server (32 connections) after a 3 s warm-up; ${ROWS.toLocaleString('en-US')} rows.\n`);
 for (const kind of kinds) await profileOf(kind);
 await database.dispose();
 process.exit(0);

@@ -60,7 +60,8 @@ export function renderCrudReport(r: CrudResults): string {
   lines.push('# AutoCrud benchmark: Kit against Platformatic and a hand-written route', '');
   lines.push(
     `Node ${m.node} for the servers (the harness on ${m.harnessNode}), ${m.cores} cores (${m.cpu}), PostgreSQL ${m.postgres}; ${m.date}. ` +
-      `Load average (1, 5, 15 min) ${m.loadAverage.start.join(', ')} at the start and ${m.loadAverage.end.join(', ')} at the end: the machine is shared with other sessions.`,
+      `Load average (1, 5, 15 min) ${m.loadAverage.start.join(', ')} at the start and ${m.loadAverage.end.join(', ')} at the end: the machine is shared with other sessions, ` +
+      `which ran their own benchmarks and tests meanwhile. That is why every ratio is taken within a pair of neighbouring slices, never between absolute numbers, and why absolute req/s are low and vary from slice to slice.`,
     '',
   );
   lines.push('Regenerate:', '', '```sh', r.settings.command, '```', '');
@@ -74,11 +75,12 @@ export function renderCrudReport(r: CrudResults): string {
   );
 
   lines.push('## Throughput', '');
-  lines.push('| route | server | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | errors |', '|---|---|---:|---:|---:|---:|---:|');
+  lines.push('Medians over every slice of each server (it appears in two pairs per cycle). CPU per request: the server process (user + system, all threads) and every PostgreSQL process (10 ms ticks from /proc, so rough).', '');
+  lines.push('| route | server | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | both | errors |', '|---|---|---:|---:|---:|---:|---:|---:|');
   for (const t of r.throughput) {
     for (const kind of ['kit', 'platformatic', 'floor'] as ServerKind[]) {
       const s = t.servers[kind];
-      lines.push(`| ${ROUTE_TEXT[t.route]} | ${NAMES[kind]} | ${n(s.rps)} | ${n(s.p99Ms)} | ${n(s.cpuUs)} | ${n(s.dbCpuUs)} | ${s.errors} |`);
+      lines.push(`| ${ROUTE_TEXT[t.route]} | ${NAMES[kind]} | ${n(s.rps)} | ${n(s.p99Ms)} | ${n(s.cpuUs)} | ${n(s.dbCpuUs)} | ${n(s.cpuUs + s.dbCpuUs)} | ${s.errors} |`);
     }
   }
   lines.push('');
@@ -107,5 +109,6 @@ export function renderCrudReport(r: CrudResults): string {
     }
     lines.push('');
   }
+  lines.push('Where the time goes, and what was changed because of it: [PROFILE-autocrud.md](PROFILE-autocrud.md) (`npm run bench:crud:profile`).', '');
   return `${lines.join('\n')}\n`;
 }

@@ -55,7 +55,11 @@ for (const statement of INDEXES) await database.sql(statement);
 const generation = { rows: ROWS, fillMs: Math.round(filledMs), totalMs: Math.round(performance.now() - started) };
 log(`products: ${ROWS} rows in ${generation.fillMs} ms, with indexes and vacuum ${generation.totalMs} ms`);
 
-/** CPU time (µs, user + system) of every PostgreSQL process: the postmaster's children, and itself. */
+/**
+ * CPU time (µs, user + system) of every PostgreSQL process: the postmaster, its live children, and
+ * the children it has reaped (a pool closes idle connections, and their backends' time must not
+ * vanish from the sum).
+ */
 function databaseCpuUs(): number {
   const postmaster = Number(readFileSync(path.join(database.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const tick = 1e6 / 100;
@@ -67,6 +71,7 @@ function databaseCpuUs(): number {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue;
       total += (Number(fields[11]) + Number(fields[12])) * tick;
+      if (Number(entry) === postmaster) total += (Number(fields[13]) + Number(fields[14])) * tick;
     } catch {
       // The process ended while being read.
     }
