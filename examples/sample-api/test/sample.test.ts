@@ -19,7 +19,9 @@ async function startSample(env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildP
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sample did not start:\n${out}`)), 30_000);
+    // Generous: this waits for tsx to compile the sample and PGlite to initdb in memory, which took
+    // over 30 s on a 2-core CI machine under load; a sample that fails to start exits and says so.
+    const timer = setTimeout(() => reject(new Error(`sample did not start within 120 s:\n${out}`)), 120_000);
     child.stdout?.on('data', () => {
       const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m?.[1]) {

@@ -37,7 +37,7 @@ async function startHost(redisUrl: string, keyPrefix: string): Promise<Host> {
   const first = await Promise.race([
     new Promise<string>((resolve) => lines.once('line', resolve)),
     new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`host exited with ${code}:\n${stderr}`)))),
-    sleep(30_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 30 s:\n${stderr}`))),
+    sleep(90_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 90 s:\n${stderr}`))),
   ]);
   const { port, owner } = JSON.parse(first) as { port: number; owner: string };
   return { child, base: `http://127.0.0.1:${port}`, owner, stderr: () => stderr };
