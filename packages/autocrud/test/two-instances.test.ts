@@ -42,7 +42,8 @@ async function startHost(env: Record<string, string>): Promise<Host> {
   const first = await Promise.race([
     new Promise<string>((resolve) => lines.once('line', resolve)),
     new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`host exited with ${code}:\n${stderr}`)))),
-    sleep(60_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 60 s:\n${stderr}`))),
+    // As the store-redis two-process test: a fresh-clone CI run on a loaded machine compiles the host with tsx first.
+    sleep(90_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 90 s:\n${stderr}`))),
   ]);
   const { port } = JSON.parse(first) as { port: number };
   return { child, base: `http://127.0.0.1:${port}` };
