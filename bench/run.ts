@@ -2,7 +2,7 @@
 // the 1,000,000-request memory run). Each server runs in its own process; autocannon drives it
 // from this one over loopback. Scenarios are interleaved round by round, so the machine's noise
 // falls on all of them alike, and ratios are taken within a round, then the median is reported.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import { median, spawnServer, stopServer, type ServerProcess } from './harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const full = process.argv.includes('--full');
@@ -80,38 +81,10 @@ const throughput: Throughput[] = [
   { id: 'pino-http-real', label: 'pino-http on Fastify, realistic route', server: 'pino-http', path: '/api/orders', real: true },
 ];
 
-interface Server {
-  child: ChildProcess;
-  base: string;
-}
-
-// A crash here must not leave a server behind (it would hold the terminal's pipes open).
-const children = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
+type Server = ServerProcess;
 
 async function startServer(scenario: string, real = false): Promise<Server> {
-  const child = spawn(nodeBin, [...nodeArgs, path.join(here, 'server.ts'), scenario, ...(real ? ['real'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /READY (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`server ${scenario} exited with ${code}`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
-}
-
-async function stopServer(server: Server): Promise<void> {
-  const exited = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  server.child.kill('SIGKILL');
+  return spawnServer(nodeBin, [...nodeArgs, path.join(here, 'server.ts'), scenario, ...(real ? ['real'] : [])], scenario);
 }
 
 // `--rate=N`: throughput slices send N requests per second instead of as many as the server takes.
@@ -128,12 +101,6 @@ async function load(url: string, opts: { duration?: number; amount?: number; con
 async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage }> {
   return (await fetch(`${base}/bench/stats`)).json() as never;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 
 const results: Record<string, unknown> = {};
 const log = (...a: unknown[]) => console.error('[bench]', ...a);

@@ -27,6 +27,8 @@ export interface SampleSettings {
    * when unset): `postgres://…`, `pglite:[dir]` or `sqlite:<file>`. Without it, no /api/products.
    */
   databaseUrl?: string;
+  /** The key /api/products signs its list cursors with (CURSOR_SECRET, at least 32 characters): the same on every instance. */
+  cursorSecret?: string;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSettings {
@@ -38,6 +40,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
     shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? undefined : Number(env.SHUTDOWN_DELAY_MS),
     redisUrl: env.REDIS_URL || undefined,
     databaseUrl: env.DATABASE_URL || 'pglite:',
+    cursorSecret: env.CURSOR_SECRET || undefined,
   };
 }
 
@@ -89,8 +92,11 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
   }
 
   // Products (/api/products): AutoCrud over DATABASE_URL, or PGlite in memory for `npm start`;
-  // missing tables are created, and a warm-up fills an empty catalogue.
-  if (settings.databaseUrl) addKitAutoCrud(app, settings.databaseUrl, { createTables: true });
+  // missing tables are created, and a warm-up fills an empty catalogue. Idempotent creates use the
+  // same idempotencyStore as /api/payments (Redis with REDIS_URL).
+  if (settings.databaseUrl) {
+    addKitAutoCrud(app, settings.databaseUrl, { createTables: true, ...(settings.cursorSecret ? { cursorSecret: settings.cursorSecret } : {}) });
+  }
 
   return app;
 }

@@ -1,6 +1,6 @@
 // The sample's /api/products (AutoCrud): a typed client generated from the running sample's
-// /openapi.json by openapi-typescript compiles under strict tsc and performs create, read, update,
-// list and delete against it; the document passes redocly; DATABASE_URL switches to PostgreSQL.
+// /openapi.json by openapi-typescript compiles under strict tsc and performs create (idempotent),
+// read (ETag), update (If-Match), list (offset and cursor) and delete against it; the document passes redocly; DATABASE_URL switches to PostgreSQL.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -27,23 +27,38 @@ import type { paths } from './api.js';
 
 export async function roundTrip(baseUrl: string) {
   const client = createClient<paths>({ baseUrl });
-  const created = await client.POST('/api/products', { body: { name: 'Milk jug', price: 12.5 } });
+  // At most once per Idempotency-Key: the retry replays the first answer.
+  const key = 'milk-jug-' + Date.now();
+  const create = () => client.POST('/api/products', { params: { header: { 'idempotency-key': key } }, body: { name: 'Milk jug', price: 12.5 } });
+  const created = await create();
   if (!created.data) throw new Error('create failed: ' + JSON.stringify(created.error));
+  const retried = await create();
   const id: number = created.data.id;
   const location = created.response.headers.get('location');
   const read = await client.GET('/api/products/{id}', { params: { path: { id } } });
-  const updated = await client.PUT('/api/products/{id}', { params: { path: { id } }, body: { name: 'Milk jug', price: 14 } });
+  const etag = read.response.headers.get('etag') ?? '';
+  // If-Match: the write happens only on the version read; a second one with the same ETag is 412.
+  const updated = await client.PUT('/api/products/{id}', { params: { path: { id }, header: { 'if-match': etag } }, body: { name: 'Milk jug', price: 14 } });
+  const stale = await client.PUT('/api/products/{id}', { params: { path: { id }, header: { 'if-match': etag } }, body: { name: 'Milk jug', price: 99 } });
   const list = await client.GET('/api/products', { params: { query: { 'filter[name][like]': 'jug', 'filter[price][gte]': 10, sort: '-price', pageSize: 5 } } });
-  const removed = await client.DELETE('/api/products/{id}', { params: { path: { id } } });
+  // Cursor paging: the first page's next, then the page after it.
+  const first = await client.GET('/api/products', { params: { query: { sort: '-price', pageSize: 2, count: false } } });
+  const after: string | null | undefined = first.data?.next;
+  const second = after ? await client.GET('/api/products', { params: { query: { sort: '-price', pageSize: 2, after } } }) : undefined;
+  const removed = await client.DELETE('/api/products/{id}', { params: { path: { id }, header: { 'if-match': updated.response.headers.get('etag') ?? '' } } });
   const gone = await client.GET('/api/products/{id}', { params: { path: { id } } });
   const names: string[] = (list.data?.items ?? []).map((p) => p.name);
   const total: number | undefined = list.data?.total;
   return {
     location: location === '/api/products/' + id,
+    replayed: retried.response.headers.get('idempotent-replayed') === 'true' && retried.data?.id === id,
     read: read.data?.name,
+    etag,
     updated: updated.data?.price,
+    staleStatus: stale.response.status,
     names,
     total,
+    pages: [first.data?.items.map((p) => p.price), second?.data?.items.map((p) => p.price)],
     deleted: removed.response.status,
     gone: gone.response.status,
     goneTitle: gone.error?.title,
@@ -92,10 +107,17 @@ describe('the sample\'s /api/products with a generated typed client', () => {
     const client = (await import(pathToFileURL(path.join(dir, 'client.ts')).href)) as { roundTrip(base: string): Promise<unknown> };
     assert.deepEqual(await client.roundTrip(base), {
       location: true,
+      replayed: true,
       read: 'Milk jug',
+      etag: '"1"',
       updated: 14,
+      staleStatus: 412,
       names: ['Milk jug'],
       total: 1,
+      pages: [
+        [89, 39],
+        [14, 6.5],
+      ],
       deleted: 204,
       gone: 404,
       goneTitle: 'Not Found',

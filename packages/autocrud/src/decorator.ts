@@ -1,20 +1,31 @@
 import { KitError, KitRouteContributor } from '@kit/core';
 import type { Entity } from './entity.js';
 import { allows, CrudOperations } from './operations.js';
-import { CONTRIBUTE, KIT_AUTOCRUD, type AutoCrudContributor } from './plugin.js';
+import { requireIfMatchOption, resolveIdempotency, type IdempotencyOptions } from './options.js';
+import { CONTRIBUTE, KIT_AUTOCRUD, type AutoCrudClassSettings, type AutoCrudContributor } from './plugin.js';
 
 /**
  * Options of `@AutoCrud`.
  *
  * @example
  * ```ts
- * @AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.ListAll } satisfies AutoCrudOptions)
+ * @AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.ListAll, idempotency: true, requireIfMatch: true } satisfies AutoCrudOptions)
  * export class ProductEndpoint {}
  * ```
  */
 export interface AutoCrudOptions {
   /** The routes to generate, as {@link CrudOperations} flags (default `CrudOperations.All`). */
   operations?: number;
+  /**
+   * Exactly-once creates for this class: `POST` with `Idempotency-Key` runs at most once per key.
+   * `true`, `false` or the key TTLs; default: what `addKitAutoCrud`'s `idempotency` says (off).
+   */
+  idempotency?: boolean | IdempotencyOptions;
+  /**
+   * `PUT` and `DELETE` need `If-Match` (428 without); the entity must declare a `version` field.
+   * Default: what `addKitAutoCrud`'s `requireIfMatch` says (false).
+   */
+  requireIfMatch?: boolean;
 }
 
 /**
@@ -54,6 +65,14 @@ export function AutoCrud(entity: Entity, options: AutoCrudOptions = {}) {
       );
     }
   }
+  const where = `@AutoCrud(${entity.name}) options`;
+  // Checked here, at once; resolved against the global options when the routes are made.
+  resolveIdempotency(`${where}.idempotency`, options.idempotency, undefined);
+  const requireIfMatch = requireIfMatchOption(`${where}.requireIfMatch`, options.requireIfMatch);
+  if (requireIfMatch && entity.version === undefined) {
+    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `${where}.requireIfMatch: entity ${entity.name} declares no version field; add one with defineEntity({ version: '<integer field>' }).`);
+  }
+  const settings: AutoCrudClassSettings = { operations, idempotency: options.idempotency, requireIfMatch };
   return KitRouteContributor((group, context) => {
     const runtime = context.services.hasRegistration(KIT_AUTOCRUD) ? context.services.resolve<Partial<AutoCrudContributor>>(KIT_AUTOCRUD) : undefined;
     const contribute = runtime?.[CONTRIBUTE];
@@ -63,6 +82,6 @@ export function AutoCrud(entity: Entity, options: AutoCrudOptions = {}) {
         `${context.className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.`,
       );
     }
-    return contribute.call(runtime, group, context, entity, operations);
+    return contribute.call(runtime, group, context, entity, settings);
   });
 }

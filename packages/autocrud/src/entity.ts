@@ -62,6 +62,12 @@ export interface EntityDefinition<S extends EntitySchema> {
   writable: readonly FieldName<S>[];
   /** A boolean field: `DELETE` sets it and reads skip rows where it is true. */
   softDelete?: FieldName<S>;
+  /**
+   * An integer field Kit keeps as the row's version: 1 on create, +1 on every generated write.
+   * `GET /{pk}` answers it as the `ETag`; `PUT` and `DELETE` with `If-Match` succeed only on the
+   * current version (412 otherwise).
+   */
+  version?: FieldName<S>;
   /** Column names that differ from field names (`{ isDeleted: 'is_deleted' }`). */
   columns?: Partial<Record<FieldName<S>, string>>;
 }
@@ -95,6 +101,8 @@ export interface Entity<S extends EntitySchema = EntitySchema> {
   readonly schema: S;
   readonly writable: readonly string[];
   readonly softDelete: string | undefined;
+  /** The version field (optimistic concurrency), if the entity declares one. */
+  readonly version: string | undefined;
   readonly fields: readonly EntityField[];
   /** Fields by name. */
   field(name: string): EntityField | undefined;
@@ -236,12 +244,22 @@ export function defineEntity<const S extends EntitySchema>(definition: EntityDef
     if (field.type !== 'boolean' || softDelete === primaryKey) throw entityError(name, `softDelete '${softDelete}' must be a boolean field.`);
   }
 
+  const version = definition.version;
+  if (version !== undefined) {
+    const field = byName.get(version);
+    if (!field) throw entityError(name, `version '${version}' is not a field of the schema.`);
+    if (field.type !== 'integer' || field.nullable || version === primaryKey || version === softDelete) {
+      throw entityError(name, `version '${version}' must be a non-nullable integer field other than the primary key and the soft-delete field.`);
+    }
+  }
+
   if (!Array.isArray(definition.writable)) throw entityError(name, 'writable must be an array of field names (it may be empty).');
   const writable = [...new Set(definition.writable as readonly string[])];
   for (const field of writable) {
     if (!byName.has(field)) throw entityError(name, `writable names '${field}', which is not a field of the schema.`);
     if (field === primaryKey) throw entityError(name, `the primary key '${field}' cannot be writable.`);
     if (field === softDelete) throw entityError(name, `the soft-delete field '${field}' cannot be writable.`);
+    if (field === version) throw entityError(name, `the version field '${field}' cannot be writable: Kit increments it on every write.`);
   }
   return Object.freeze({
     name,
@@ -250,6 +268,7 @@ export function defineEntity<const S extends EntitySchema>(definition: EntityDef
     schema: schema as unknown as S,
     writable: Object.freeze(writable),
     softDelete,
+    version,
     fields: Object.freeze(fields),
     field: (fieldName: string) => byName.get(fieldName),
   });

@@ -2,6 +2,31 @@ import { KitError } from '@kit/core';
 import type { PageLimits } from './routes/schemas.js';
 
 /**
+ * How idempotent creates keep their keys (`idempotency: { ... }` of `addKitAutoCrud` or `@AutoCrud`).
+ *
+ * @example
+ * ```ts
+ * addKitAutoCrud(app, url, { idempotency: { ttlMs: 60 * 60 * 1000, reservationTtlMs: 10_000 } satisfies IdempotencyOptions });
+ * ```
+ */
+export interface IdempotencyOptions {
+  /** How long the answer of a create is replayed for its key (default 86,400,000: a day). */
+  ttlMs?: number;
+  /**
+   * How long a key stays reserved while its create runs (default 30,000). A request holding it that
+   * dies frees it after this; a create that takes longer than this may run twice. Keep it above
+   * the database's statement timeout.
+   */
+  reservationTtlMs?: number;
+}
+
+/** Idempotent creates, resolved: off (`undefined`) or on with these TTLs. */
+export interface ResolvedIdempotency {
+  readonly ttlMs: number;
+  readonly reservationTtlMs: number;
+}
+
+/**
  * Options of `addKitAutoCrud`.
  *
  * @example
@@ -33,6 +58,23 @@ export interface KitAutoCrudOptions {
   connectTimeoutMs?: number;
   /** The `database` health check: name (default `database`), tags (default `['ready']`), timeout (default 800 ms). */
   healthCheck?: { name?: string; tags?: readonly string[]; timeoutMs?: number };
+  /**
+   * Exactly-once creates for every `@AutoCrud` class (a class's own `idempotency` wins): a `POST`
+   * with `Idempotency-Key` runs at most once per key, through Kit's `idempotencyStore` (in memory,
+   * or Redis with `@kit/store-redis`). `true`, or the key TTLs. Default off.
+   */
+  idempotency?: boolean | IdempotencyOptions;
+  /**
+   * `PUT` and `DELETE` need `If-Match` (428 without) on every class (a class's own
+   * `requireIfMatch` wins); each such entity must declare a `version` field. Default false.
+   */
+  requireIfMatch?: boolean;
+  /**
+   * The key list cursors are signed with: at least 32 characters, the same on every instance that
+   * serves the API (a cursor from an instance with another key is a 400). Default: random bytes of
+   * this process, so cursors hold within one process only.
+   */
+  cursorSecret?: string;
 }
 
 /** The options with defaults applied and checked. */
@@ -43,6 +85,9 @@ export interface ResolvedAutoCrudOptions {
   readonly poolSize: number;
   readonly connectTimeoutMs: number;
   readonly healthCheck: { readonly name: string; readonly tags: readonly string[]; readonly timeoutMs: number };
+  readonly idempotency: ResolvedIdempotency | undefined;
+  readonly requireIfMatch: boolean;
+  readonly cursorSecret: string | undefined;
 }
 
 function invalidOption(option: string, value: unknown, expected: string): KitError {
@@ -50,15 +95,50 @@ function invalidOption(option: string, value: unknown, expected: string): KitErr
   return new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option ${option} = ${shown}: expected ${expected}.`);
 }
 
-function positiveInteger(option: string, value: unknown, fallback: number): number {
+function positiveInteger(option: string, value: unknown, fallback: number, prefix = 'addKitAutoCrud options.'): number {
   const v = value ?? fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw invalidOption(`addKitAutoCrud options.${option}`, v, 'a positive integer');
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw invalidOption(`${prefix}${option}`, v, 'a positive integer');
   return v;
 }
 
 function flag(option: string, value: unknown): boolean {
   if (value !== undefined && typeof value !== 'boolean') throw invalidOption(`addKitAutoCrud options.${option}`, value, 'true or false');
   return value === true;
+}
+
+const IDEMPOTENCY_DEFAULTS: ResolvedIdempotency = { ttlMs: 86_400_000, reservationTtlMs: 30_000 };
+
+/**
+ * `idempotency` of `addKitAutoCrud` (`where` names it in errors) or of a class, over `inherited`
+ * (the global setting, for a class). `undefined` inherits; `false` is off.
+ */
+export function resolveIdempotency(where: string, value: unknown, inherited: ResolvedIdempotency | undefined): ResolvedIdempotency | undefined {
+  if (value === undefined) return inherited;
+  if (value === false) return undefined;
+  if (value === true) return inherited ?? IDEMPOTENCY_DEFAULTS;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidOption(where, value, 'true, false or { ttlMs?, reservationTtlMs? }');
+  const given = value as IdempotencyOptions;
+  const base = inherited ?? IDEMPOTENCY_DEFAULTS;
+  return {
+    ttlMs: positiveInteger(`${where}.ttlMs`, given.ttlMs, base.ttlMs, ''),
+    reservationTtlMs: positiveInteger(`${where}.reservationTtlMs`, given.reservationTtlMs, base.reservationTtlMs, ''),
+  };
+}
+
+/** `requireIfMatch` (`where` names it in errors). */
+export function requireIfMatchOption(where: string, value: unknown): boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') throw invalidOption(where, value, 'true or false');
+  return value;
+}
+
+function cursorSecret(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length < 32) {
+    // Never echo a secret: only its length is shown.
+    const shown = typeof value === 'string' ? `a string of ${value.length} characters` : typeof value;
+    throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option addKitAutoCrud options.cursorSecret = (${shown}): expected a string of at least 32 characters, the same on every instance.`);
+  }
+  return value;
 }
 
 /** Applies defaults; throws `KIT_ERR_INVALID_OPTION` naming the option and value. */
@@ -79,5 +159,8 @@ export function resolveOptions(options: KitAutoCrudOptions): ResolvedAutoCrudOpt
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, 5000),
     // name and tags are checked by the health-check builder, which names them in its error.
     healthCheck: { name: health.name ?? 'database', tags: health.tags ?? ['ready'], timeoutMs: positiveInteger('healthCheck.timeoutMs', health.timeoutMs, 800) },
+    idempotency: resolveIdempotency('addKitAutoCrud options.idempotency', options.idempotency, undefined),
+    requireIfMatch: requireIfMatchOption('addKitAutoCrud options.requireIfMatch', options.requireIfMatch) ?? false,
+    cursorSecret: cursorSecret(options.cursorSecret),
   };
 }

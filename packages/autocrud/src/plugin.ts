@@ -1,6 +1,8 @@
 import { asValue } from 'awilix';
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase, RouteOptions } from 'fastify';
-import { KitError, type HostInstance, type RouteContributorContext } from '@kit/core';
+import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type RouteContributorContext } from '@kit/core';
+import { allows, CrudOperations } from './operations.js';
+import { cursorCodec, type CursorCodec } from './routes/cursor.js';
 import type { Entity, EntityRow } from './entity.js';
 import { DatabaseHealthCheck } from './health.js';
 import type { PGlite } from '@electric-sql/pglite';
@@ -11,7 +13,7 @@ import { pgliteEngine } from './mapper/pglite.js';
 import { postgresEngine } from './mapper/postgres.js';
 import type { EntityRepository } from './mapper/repository.js';
 import { sqliteEngine } from './mapper/sqlite.js';
-import { resolveOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
+import { resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
 import { inputSchema, rowSchema } from './routes/schemas.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
@@ -56,9 +58,27 @@ export interface KitAutoCrud {
 /** How `@AutoCrud`'s contributor reaches the runtime without importing this module's state. */
 export const CONTRIBUTE = Symbol.for('kit.autocrud.contribute');
 
+/** A class's own settings, as the runtime receives them (`undefined`: the global option applies). */
+export interface AutoCrudClassSettings {
+  readonly operations: number;
+  readonly idempotency: boolean | IdempotencyOptions | undefined;
+  readonly requireIfMatch: boolean | undefined;
+}
+
 /** The contributor's entry point on the runtime. */
 export interface AutoCrudContributor {
-  [CONTRIBUTE](group: FastifyInstance, context: RouteContributorContext, entity: Entity, operations: number): RouteOptions[];
+  [CONTRIBUTE](group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[];
+}
+
+/** Kit's idempotency store (memory by default, Redis with @kit/store-redis), from the container. */
+function idempotencyStore(context: RouteContributorContext, entity: Entity): IIdempotencyStore {
+  if (!context.services.hasRegistration(KitStoreNames.idempotency)) {
+    throw new KitError(
+      'KIT_ERR_AUTOCRUD_ENTITY',
+      `Idempotent creates of ${entity.name} (${context.className}) need Kit's '${KitStoreNames.idempotency}', and none is registered: register an IIdempotencyStore under that name, or turn idempotency off for this class.`,
+    );
+  }
+  return context.services.resolve<IIdempotencyStore>(KitStoreNames.idempotency);
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -69,13 +89,17 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
   readonly #validation: CrudValidation = createValidation();
   /** Component names in the document, by entity: two entities may not share one. */
   readonly #components = new Map<string, Entity>();
+  readonly #cursors: CursorCodec;
+  #warnedCursors = false;
 
   constructor(
     readonly database: Database,
     readonly url: string,
     private readonly options: ResolvedAutoCrudOptions,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.#cursors = cursorCodec(options.cursorSecret);
+  }
 
   get engine(): EngineKind {
     return this.database.engine.kind;
@@ -97,7 +121,16 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     return this.database.close();
   }
 
-  [CONTRIBUTE](group: FastifyInstance, context: RouteContributorContext, entity: Entity, operations: number): RouteOptions[] {
+  [CONTRIBUTE](group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[] {
+    const { operations } = settings;
+    const requireIfMatch = settings.requireIfMatch ?? this.options.requireIfMatch;
+    if (requireIfMatch && entity.version === undefined && (allows(operations, CrudOperations.Update) || allows(operations, CrudOperations.Delete))) {
+      throw new KitError(
+        'KIT_ERR_AUTOCRUD_ENTITY',
+        `addKitAutoCrud options.requireIfMatch is on, but entity ${entity.name} (${context.className}) declares no version field: add one with defineEntity({ version: '<integer field>' }), or pass requireIfMatch: false to its @AutoCrud.`,
+      );
+    }
+    const idempotency = resolveIdempotency(`@AutoCrud(${entity.name}) options.idempotency`, settings.idempotency, this.options.idempotency);
     const repository = this.database.register(entity);
     for (const schema of [rowSchema(entity), inputSchema(entity)] as Array<{ $id: string } & Record<string, unknown>>) {
       const owner = this.#components.get(schema.$id);
@@ -118,6 +151,13 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
         `AutoCrud routes of ${context.className} (${context.prefix}) require no authentication: anyone who reaches the service can change ${entity.table}. Pass requireAuthorization: true to addKitAutoCrud to require a bearer token.`,
       );
     }
+    if (allows(operations, CrudOperations.List) && this.options.cursorSecret === undefined && this.engine === 'postgres' && !this.#warnedCursors) {
+      this.#warnedCursors = true;
+      this.log.warn(
+        { class: context.className },
+        'AutoCrud list cursors are signed with a key of this process: a cursor from one instance is refused by another. Pass cursorSecret (the same on every instance) to addKitAutoCrud when more than one instance serves the API.',
+      );
+    }
     return crudRoutes({
       entity,
       operations,
@@ -125,6 +165,9 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       repository,
       validation: this.#validation,
       prefix: context.prefix,
+      cursors: this.#cursors,
+      requireIfMatch,
+      ...(idempotency && allows(operations, CrudOperations.Create) ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } } : {}),
       ...(this.options.requireAuthorization ? { authenticate: group.kitAuthenticate } : {}),
     });
   }

@@ -4,7 +4,10 @@ import { after, before } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import { crudSuite } from './suite/crud.ts';
 import type { EngineUnderTest } from './suite/fixtures.ts';
+import { cursorSuite } from './suite/cursors.ts';
 import { hostileSuite } from './suite/hostile.ts';
+import { idempotencySuite } from './suite/idempotency.ts';
+import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
 
 const pglite = new PGlite();
@@ -19,8 +22,27 @@ const engine: EngineUnderTest = {
     const result = await pglite.query<Record<string, unknown>>(text);
     return result.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
   },
+  // PGlite runs one statement at a time, a transaction exclusively: an open one makes Kit's wait.
+  async hold() {
+    let begun!: () => void;
+    let open!: () => void;
+    const started = new Promise<void>((resolve) => (begun = resolve));
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const done = pglite.transaction(async () => {
+      begun();
+      await gate;
+    });
+    await started;
+    return async () => {
+      open();
+      await done;
+    };
+  },
 };
 
 crudSuite(engine);
 hostileSuite(engine);
 startupSuite(engine);
+idempotencySuite(engine);
+versionSuite(engine);
+cursorSuite(engine);

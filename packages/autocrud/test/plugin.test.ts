@@ -14,7 +14,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, KIT_AUTOCRUD, redactConnectionString, type KitAutoCrud } from '@kit/autocrud';
 import { redoclyLint } from '../../core/test/redocly.ts';
-import { crudApp, Product, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
+import { crudApp, DocumentsEndpoint, LedgersEndpoint, Product, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -48,6 +48,11 @@ describe('defineEntity', () => {
     entityError({ columns: { colour: 'c' } }, /columns names 'colour'/);
     entityError({ columns: { name: 'active' } }, /fields 'name' and 'active' map to the same column 'active'/);
     entityError({ columns: { name: 'bad name' } }, /columns.name = "bad name" is not an identifier/);
+    entityError({ version: 'revision' }, /version 'revision' is not a field/);
+    entityError({ version: 'name' }, /version 'name' must be a non-nullable integer field/);
+    entityError({ version: 'id' }, /version 'id' must be a non-nullable integer field other than the primary key/);
+    entityError({ schema: Type.Object({ id: Type.Integer(), name: Type.String(), v: Type.Union([Type.Integer(), Type.Null()]) }), version: 'v' }, /version 'v' must be a non-nullable integer/);
+    entityError({ schema: Type.Object({ id: Type.Integer(), name: Type.String(), v: Type.Integer() }), version: 'v', writable: ['name', 'v'] }, /the version field 'v' cannot be writable/);
   });
 
   it('a TypeBox schema and the same plain JSON Schema literal make the same entity', () => {
@@ -76,6 +81,15 @@ describe('defineEntity', () => {
     assert.throws(() => AutoCrud(readOnly, { operations: 64 }), { code: 'KIT_ERR_AUTOCRUD_ENTITY' });
     assert.throws(() => AutoCrud({} as never), { code: 'KIT_ERR_AUTOCRUD_ENTITY' });
   });
+
+  it('@AutoCrud checks its idempotency and requireIfMatch options at once', () => {
+    const unversioned = defineEntity({ name: 'Thing', table: 'things', schema, writable: ['name'] });
+    assert.throws(() => AutoCrud(unversioned, { requireIfMatch: true }), { code: 'KIT_ERR_AUTOCRUD_ENTITY', message: /requireIfMatch: entity Thing declares no version field/ });
+    assert.throws(() => AutoCrud(unversioned, { requireIfMatch: 'yes' as never }), { code: 'KIT_ERR_INVALID_OPTION', message: /@AutoCrud\(Thing\) options\.requireIfMatch = "yes"/ });
+    assert.throws(() => AutoCrud(unversioned, { idempotency: 'on' as never }), { code: 'KIT_ERR_INVALID_OPTION', message: /options\.idempotency = "on": expected true, false or \{ ttlMs\?, reservationTtlMs\? \}/ });
+    assert.throws(() => AutoCrud(unversioned, { idempotency: { ttlMs: -5 } }), { code: 'KIT_ERR_INVALID_OPTION', message: /options\.idempotency\.ttlMs = -5: expected a positive integer/ });
+    assert.doesNotThrow(() => AutoCrud(unversioned, { idempotency: { reservationTtlMs: 5000 } }));
+  });
 });
 
 describe('addKitAutoCrud', () => {
@@ -92,6 +106,10 @@ describe('addKitAutoCrud', () => {
       ['pglite:', { createTables: 'yes' }, /options\.createTables = "yes": expected true or false/],
       ['pglite:', { healthCheck: { timeoutMs: 0 } }, /options\.healthCheck\.timeoutMs = 0/],
       ['pglite:', { healthCheck: { name: 'data base' } }, /addCheck\(name\) = "data base"/],
+      ['pglite:', { idempotency: 'yes' }, /options\.idempotency = "yes": expected true, false or/],
+      ['pglite:', { idempotency: { reservationTtlMs: 0 } }, /options\.idempotency\.reservationTtlMs = 0: expected a positive integer/],
+      ['pglite:', { requireIfMatch: 1 }, /options\.requireIfMatch = 1: expected true or false/],
+      ['pglite:', { cursorSecret: 'hunter2' }, /options\.cursorSecret = \(a string of 7 characters\): expected a string of at least 32 characters/],
     ];
     for (const [url, options, message] of cases) {
       const app = Fastify();
@@ -131,6 +149,14 @@ describe('addKitAutoCrud', () => {
     const app = Fastify();
     addKit(app, [ProductEndpoint]);
     await assert.rejects(useKit(app), { code: 'KIT_ERR_AUTOCRUD_NOT_ADDED', message: /ProductEndpoint is an @AutoCrud class/ });
+    await app.close();
+  });
+
+  it('requireIfMatch on for every class fails start-up on an entity with no version field that can be written, naming it', async () => {
+    const app = Fastify();
+    addKit(app, [ProductEndpoint]);
+    addKitAutoCrud(app, pglite, { requireIfMatch: true });
+    await assert.rejects(useKit(app), { code: 'KIT_ERR_AUTOCRUD_ENTITY', message: /requireIfMatch is on, but entity Product \(ProductEndpoint\) declares no version field/ });
     await app.close();
   });
 
@@ -273,6 +299,47 @@ describe('with a database', () => {
     const query = (list?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
     for (const name of ['page', 'pageSize', 'sort', 'filter[name]', 'filter[name][like]', 'filter[price][in]', 'filter[stock][null]']) assert.ok(query.includes(name), name);
     assert.ok(!query.includes('filter[price][like]'));
+    const { ok, output } = await redoclyLint(doc);
+    assert.ok(ok, output);
+  });
+});
+
+describe('the document of versioned, idempotent, cursor-paged routes', () => {
+  let app: FastifyInstance;
+  before(async () => {
+    for (const statement of suiteTables('postgres')) await engine.sql(statement);
+    app = await crudApp(engine, {}, undefined, [DocumentsEndpoint, LedgersEndpoint]);
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  type Operation = { parameters?: Array<{ name: string; in: string; required?: boolean }>; responses: Record<string, { headers?: Record<string, unknown> }> };
+  const operations = async () => (await app.inject('/openapi.json')).json<{ paths: Record<string, Record<string, Operation>> }>();
+  const headerNames = (op: Operation | undefined) => (op?.parameters ?? []).filter((p) => p.in === 'header').map((p) => `${p.name.toLowerCase()}${p.required ? '!' : ''}`);
+
+  it('declares Idempotency-Key, Idempotent-Replayed, ETag, If-Match, If-None-Match, after, count and the 304/409/412/422/428 answers, and passes redocly lint', async () => {
+    const doc = await operations();
+    const documents = doc.paths['/api/documents'];
+    const document = doc.paths['/api/documents/{id}'];
+    const ledger = doc.paths['/api/ledgers/{id}'];
+    assert.deepEqual(headerNames(documents?.post), ['idempotency-key']);
+    assert.deepEqual(Object.keys(documents?.post?.responses['201']?.headers ?? {}).sort(), ['ETag', 'Idempotent-Replayed', 'Location']);
+    assert.deepEqual(Object.keys(documents?.post?.responses ?? {}).filter((code) => /^\d+$/.test(code)).sort(), ['201', '400', '409', '422', '503']);
+    assert.ok(documents?.post?.responses['409']?.headers?.['Retry-After']);
+    const query = (documents?.get?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+    assert.ok(query.includes('after') && query.includes('count'));
+    assert.deepEqual(headerNames(document?.get), ['if-none-match']);
+    assert.ok(document?.get?.responses['200']?.headers?.ETag);
+    assert.ok(document?.get?.responses['304']);
+    assert.deepEqual(headerNames(document?.put), ['if-match']);
+    assert.ok(document?.put?.responses['200']?.headers?.ETag);
+    assert.ok(document?.put?.responses['412']?.headers?.ETag);
+    assert.equal(document?.put?.responses['428'], undefined);
+    assert.deepEqual(headerNames(ledger?.put), ['if-match!']);
+    assert.deepEqual(headerNames(ledger?.delete), ['if-match!']);
+    assert.ok(ledger?.delete?.responses['428'] && ledger.delete.responses['412']);
+    assert.deepEqual(headerNames(doc.paths['/api/ledgers']?.post), [], 'no Idempotency-Key where idempotency is off');
     const { ok, output } = await redoclyLint(doc);
     assert.ok(ok, output);
   });

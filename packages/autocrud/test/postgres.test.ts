@@ -3,7 +3,11 @@
 import { after, before } from 'node:test';
 import { crudSuite } from './suite/crud.ts';
 import type { EngineUnderTest } from './suite/fixtures.ts';
+import pg from 'pg';
+import { cursorSuite } from './suite/cursors.ts';
 import { hostileSuite } from './suite/hostile.ts';
+import { idempotencySuite } from './suite/idempotency.ts';
+import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
@@ -18,6 +22,20 @@ describePostgres('PostgreSQL', () => {
     async sql(text) {
       return (await server.sql(text)).rows as Array<Record<string, unknown>>;
     },
+    async lockWaiters() {
+      return Number((await server.sql('select count(*) as n from pg_locks where not granted')).rows[0].n);
+    },
+    // Another session locks the table against writes until released.
+    async hold(table) {
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      await client.query('begin');
+      await client.query(`lock table ${table} in exclusive mode`);
+      return async () => {
+        await client.query('commit');
+        await client.end();
+      };
+    },
   };
   before(async () => {
     server = await PostgresServer.start();
@@ -29,4 +47,7 @@ describePostgres('PostgreSQL', () => {
   crudSuite(engine);
   hostileSuite(engine);
   startupSuite(engine);
+  idempotencySuite(engine);
+  versionSuite(engine);
+  cursorSuite(engine);
 });

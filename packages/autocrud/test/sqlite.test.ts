@@ -11,7 +11,10 @@ import { addKit } from '@kit/core';
 import { addKitAutoCrud, sqliteAvailable } from '@kit/autocrud';
 import { crudSuite } from './suite/crud.ts';
 import type { EngineUnderTest } from './suite/fixtures.ts';
+import { cursorSuite } from './suite/cursors.ts';
 import { hostileSuite } from './suite/hostile.ts';
+import { idempotencySuite } from './suite/idempotency.ts';
+import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
 
 interface DatabaseSync {
@@ -23,6 +26,7 @@ if (!sqliteAvailable()) {
   const reason = `node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`;
   it('AutoCrud conformance on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud hostile input on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud idempotent creates, versions and cursors on node:sqlite', (t) => t.skip(reason));
 
   describe('the sqlite: engine on a runtime without node:sqlite', () => {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
@@ -60,4 +64,7 @@ if (!sqliteAvailable()) {
   crudSuite(engine);
   hostileSuite(engine);
   startupSuite(engine);
+  idempotencySuite(engine);
+  versionSuite(engine);
+  cursorSuite(engine);
 }

@@ -50,7 +50,7 @@ export class Database {
     if (!repository) {
       this.#entities.add(entity);
       this.#unverified.add(entity);
-      repository = new EntityRepository(entity, this.engine.flavour, (query) => this.run(query));
+      repository = new EntityRepository(entity, this.engine.flavour, (query) => this.run(query), (query, name) => this.#execute(query, name));
       this.#repositories.set(entity, repository);
     }
     return repository;
@@ -132,7 +132,8 @@ export class Database {
    * `ConstraintViolationError` or `InvalidValueError`, anything else is rethrown as is.
    */
   async run<T>(query: (db: Db) => Promise<T>): Promise<T> {
-    await this.#ensureReady();
+    // Ready is the common case: no await (and its microtask turns) on the way to the query.
+    if (!this.available) await this.#ensureReady();
     try {
       return await query(this.engine.db);
     } catch (err) {
@@ -149,6 +150,12 @@ export class Database {
           throw err;
       }
     }
+  }
+
+  /** A compiled statement on the engine's own path when it has one (prepared statements), else through Kysely. */
+  async #execute(query: CompiledQuery, name: string): Promise<Row[]> {
+    const engine = this.engine;
+    return engine.execute ? engine.execute(query, name) : (await engine.db.executeQuery<Row>(query)).rows;
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { EngineKind } from './connection-string.js';
 import type { ErrorClass } from './errors.js';
 
@@ -29,6 +29,12 @@ export interface Engine {
   classify(err: unknown): ErrorClass;
   /** A short, address-free reason for an `unavailable` error (`connection refused`). */
   reason(err: unknown): string;
+  /**
+   * Runs a compiled statement, prepared once per connection under `name` (unless empty), and
+   * returns its rows. Only engines whose driver prepares statements have it; the others run the
+   * statement through `db`.
+   */
+  execute?(query: CompiledQuery, name: string): Promise<Array<Record<string, unknown>>>;
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }

@@ -61,6 +61,24 @@ export class InvalidValueError extends KitError {
 }
 
 /**
+ * A conditional write (`ifVersion`) found the row at another version: nothing was written.
+ * `currentVersion` is the row's version now. The routes answer 412 with its `ETag`.
+ *
+ * @example
+ * ```ts
+ * try { await products.update(7, { name: 'Kettle', price: 40 }, { ifVersion: [3] }); } catch (err) {
+ *   if (err instanceof VersionConflictError) console.log('someone else wrote version', err.currentVersion);
+ * }
+ * ```
+ */
+export class VersionConflictError extends KitError {
+  constructor(readonly currentVersion: number) {
+    super('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', `The row is at version ${currentVersion}, not the one the write was conditioned on; nothing was written. Read it again and retry.`);
+    this.name = 'VersionConflictError';
+  }
+}
+
+/**
  * A table or column an entity needs is missing, or of an incompatible type. At start-up this
  * fails `app.ready()`; found later (the database came back different), calls fail with it.
  *

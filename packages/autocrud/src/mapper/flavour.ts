@@ -18,10 +18,16 @@ function escapeLike(text: string): string {
 /**
  * "column contains text", case-sensitive on both flavours: PostgreSQL's LIKE is; SQLite's is not
  * for ASCII letters, so it uses instr(), which compares bytes and has no wildcards at all.
+ * `pattern` is what {@link containsPattern} makes of the text (or a statement's slot for it).
  */
-export function contains(flavour: SqlFlavour, column: string, text: string): RawBuilder<boolean> {
-  if (flavour === 'sqlite') return sql<boolean>`instr(${sql.ref(column)}, ${text}) > 0`;
-  return sql<boolean>`${sql.ref(column)} like ${`%${escapeLike(text)}%`}`;
+export function contains(flavour: SqlFlavour, column: string, pattern: unknown): RawBuilder<boolean> {
+  if (flavour === 'sqlite') return sql<boolean>`instr(${sql.ref(column)}, ${pattern}) > 0`;
+  return sql<boolean>`${sql.ref(column)} like ${pattern}`;
+}
+
+/** The value `contains` binds for `text`. */
+export function containsPattern(flavour: SqlFlavour, text: string): string {
+  return flavour === 'sqlite' ? text : `%${escapeLike(text)}%`;
 }
 
 /** The column type `createTables` declares for a field. */

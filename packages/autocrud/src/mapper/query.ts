@@ -2,7 +2,8 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import type { DynamicDatabase, SqlFlavour } from './engine.js';
-import { contains, encodeValue } from './flavour.js';
+import { contains, containsPattern, encodeValue } from './flavour.js';
+import { Slot } from './statements.js';
 
 /** The filter operators, as the list route's `filter[field][op]` names them. */
 export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'like', 'in', 'nin', 'null'] as const;
@@ -24,13 +25,34 @@ export interface SortKey {
 
 /**
  * A page of a list: conditions (all must hold), sort keys (the primary key is appended as the
- * last key so that pages are stable), and a window.
+ * last key so that pages are stable, see {@link orderOf}), and a window: `offset` rows skipped,
+ * or, for keyset paging, the rows `after` a position.
+ *
+ * @example
+ * ```ts
+ * const first = await products.list({ filters: [], sort: [{ field: 'price', descending: true }], offset: 0, limit: 20, count: false });
+ * const last = first.rows.at(-1)!;
+ * const second = await products.list({ filters: [], sort: [{ field: 'price', descending: true }], offset: 0, limit: 20, count: false, after: [last.price, last.id] });
+ * ```
  */
 export interface ListOptions {
   readonly filters: readonly Filter[];
   readonly sort: readonly SortKey[];
   readonly offset: number;
   readonly limit: number;
+  /**
+   * Keyset paging: the values of the last row of the previous page, one per key of
+   * `orderOf(entity, sort)` (the sort keys, then the primary key). The page holds the rows that
+   * come after that position, whatever was inserted or deleted before it since.
+   */
+  readonly after?: readonly unknown[];
+  /** Count the rows the filters match (`total`); default true. Counting a large table costs more than a page. */
+  readonly count?: boolean;
+}
+
+/** The order a list uses: the sort keys, then the primary key (ascending) unless it is one of them. */
+export function orderOf(entity: Entity, sort: readonly SortKey[]): readonly SortKey[] {
+  return sort.some((s) => s.field === entity.primaryKey) ? sort : [...sort, { field: entity.primaryKey, descending: false }];
 }
 
 /** Which operators apply to a field, by its type (and `like` only to free text). */
@@ -51,7 +73,7 @@ export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filte
   const column = sql.ref(field.column);
   switch (filter.op) {
     case 'like':
-      return contains(flavour, field.column, String(filter.value));
+      return contains(flavour, field.column, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value)));
     case 'null':
       return filter.value === true ? eb(column, 'is', null) : eb(column, 'is not', null);
     case 'in':
@@ -71,4 +93,92 @@ export function notDeleted(eb: Eb, flavour: SqlFlavour, entity: Entity): Express
   const column = sql.ref(field.column);
   const isFalse = eb(column, '=', encodeValue(flavour, false));
   return field.nullable ? eb.or([isFalse, eb(column, 'is', null)]) : isFalse;
+}
+
+/** A column that can hold NULL: a nullable field, or an optional one (absent from answers when NULL). */
+function mayBeNull(field: EntityField): boolean {
+  return field.nullable || !field.required;
+}
+
+/** `column` equal to `value` in the list order's sense: NULL equals NULL. */
+function same(eb: Eb, column: ReturnType<typeof sql.ref>, value: unknown): Expression<SqlBool> {
+  return value === null ? eb(column, 'is', null) : eb(column, '=', value);
+}
+
+/**
+ * Rows strictly after `value` on one key. NULLs sort last ascending and first descending (as the
+ * list orders them), so after a NULL ascending there is nothing, and after a NULL descending
+ * every non-NULL value. `undefined`: no row.
+ */
+function beyond(eb: Eb, column: ReturnType<typeof sql.ref>, nullable: boolean, descending: boolean, value: unknown): Expression<SqlBool> | undefined {
+  if (value === null) return descending ? eb(column, 'is not', null) : undefined;
+  const strict = eb(column, descending ? '<' : '>', value);
+  return !descending && nullable ? eb.or([strict, eb(column, 'is', null)]) : strict;
+}
+
+/**
+ * The keyset condition: rows after the position `values` in `order` (see {@link orderOf}), i.e.
+ * `k1 > v1 OR (k1 = v1 AND k2 > v2) OR ...` with each key's direction and NULL placement. The
+ * first key's non-strict bound is added as its own conjunct, so that an index on it bounds the
+ * scan instead of filtering from the start. Values are bound parameters.
+ */
+export function keyset(eb: Eb, flavour: SqlFlavour, entity: Entity, order: readonly SortKey[], values: readonly unknown[]): Expression<SqlBool> {
+  const disjuncts: Expression<SqlBool>[] = [];
+  const prefix: Expression<SqlBool>[] = [];
+  let bound: Expression<SqlBool> | undefined;
+  order.forEach((key, i) => {
+    const field = entity.field(key.field) as EntityField;
+    const column = sql.ref(field.column);
+    const nullable = field.name !== entity.primaryKey && mayBeNull(field);
+    const value = values[i] === null ? null : encodeValue(flavour, values[i]);
+    const step = beyond(eb, column, nullable, key.descending, value);
+    if (step) disjuncts.push(prefix.length === 0 ? step : eb.and([...prefix, step]));
+    if (i === 0 && value !== null) {
+      const notBefore = eb(column, key.descending ? '<=' : '>=', value);
+      bound = !key.descending && nullable ? eb.or([notBefore, eb(column, 'is', null)]) : notBefore;
+    } else if (i === 0 && !key.descending) {
+      bound = eb(column, 'is', null);
+    }
+    prefix.push(same(eb, column, value));
+  });
+  const after = disjuncts.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(disjuncts);
+  return bound ? eb.and([bound, after]) : after;
+}
+
+/** A list's filters and keyset position with slots in place of their values, and what fills the slots. */
+export interface SlottedList {
+  /** Names what the SQL depends on (fields, operators, list lengths, sort, where NULLs are): equal shapes, equal SQL. */
+  readonly shape: string;
+  readonly filters: readonly Filter[];
+  readonly after: readonly unknown[] | undefined;
+  /** Every slot's value, as bound (see {@link condition} and {@link keyset}). */
+  readonly values: Record<string, unknown>;
+}
+
+/**
+ * The list's conditions for a statement compiled once per shape (see statements.ts). A NULL in
+ * `after` and the `null` operator's value change the SQL, so they are part of the shape; every
+ * other value fills a slot.
+ */
+export function slotList(flavour: SqlFlavour, filters: readonly Filter[], order: readonly SortKey[], after: readonly unknown[] | undefined): SlottedList {
+  const values: Record<string, unknown> = {};
+  const shape: string[] = [];
+  const slotted = filters.map((f, i): Filter => {
+    if (f.op === 'null') {
+      shape.push(`${f.field}\u0000null\u0000${String(f.value)}`);
+      return f;
+    }
+    if (f.op === 'in' || f.op === 'nin') {
+      const list = f.value as readonly unknown[];
+      shape.push(`${f.field}\u0000${f.op}\u0000${list.length}`);
+      return { ...f, value: list.map((v, j) => ((values[`f${i}.${j}`] = encodeValue(flavour, v)), new Slot(`f${i}.${j}`))) };
+    }
+    shape.push(`${f.field}\u0000${f.op}`);
+    values[`f${i}`] = f.op === 'like' ? containsPattern(flavour, String(f.value)) : encodeValue(flavour, f.value);
+    return { ...f, value: new Slot(`f${i}`) };
+  });
+  shape.push(order.map((k) => (k.descending ? '-' : '') + k.field).join(','));
+  const position = after?.map((v, i) => (v === null ? null : ((values[`a${i}`] = encodeValue(flavour, v)), new Slot(`a${i}`))));
+  shape.push(position === undefined ? '' : position.map((v) => (v === null ? 'n' : 'v')).join(''));
+  return { shape: shape.join('\u0001'), filters: slotted, after: position, values };
 }

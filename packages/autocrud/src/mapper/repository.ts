@@ -1,15 +1,38 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { KitError } from '@kit/core';
+import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { encodeValue } from './flavour.js';
-import { condition, notDeleted, type Eb, type ListOptions } from './query.js';
+import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions } from './query.js';
+import { VersionConflictError } from './errors.js';
+import { Slot, statement, StatementCache, type Statement } from './statements.js';
 
 /** A row as the API shows it: field names, JSON values. */
 export type Row = Record<string, unknown>;
 
+/**
+ * Options of a write on one row.
+ *
+ * @example
+ * ```ts
+ * await products.update(7, { name: 'Kettle', price: 40 }, { ifVersion: [3] } satisfies WriteOptions);
+ * ```
+ */
+export interface WriteOptions {
+  /**
+   * Write only while the row is at one of these versions (the entity's `version` field), checked
+   * in the same statement: otherwise nothing is written and `VersionConflictError` is thrown. An
+   * empty list never matches.
+   */
+  readonly ifVersion?: readonly number[];
+}
+
 /** Runs a query against the database with availability and error mapping (see `Database.run`). */
 export type Runner = <T>(query: (db: Db) => Promise<T>) => Promise<T>;
+
+/** Runs a compiled statement (prepared under `name` where the engine can) and returns its rows. */
+export type Executor = (query: CompiledQuery, name: string) => Promise<Row[]>;
 
 /**
  * A column value as the API shows it: pg returns int8 and numeric as strings and PGlite int8 as
@@ -42,15 +65,24 @@ export class EntityRepository<R extends object = Row> {
   readonly #table: string;
   readonly #pk: EntityField;
   readonly #selection;
+  readonly #version: EntityField | undefined;
+  // Queries compiled once per shape (see statements.ts): the read by key, an insert per set of
+  // columns the bodies bring, the lists by their filters and order.
+  #byKeyStatement: Statement | undefined;
+  readonly #inserts = new StatementCache();
+  // The lists, by shape (see slotList): pages and counts.
+  readonly #lists = new StatementCache();
 
   constructor(
     readonly entity: Entity,
     private readonly flavour: SqlFlavour,
     private readonly run: Runner,
+    private readonly execute: Executor,
   ) {
     this.#table = entity.table;
     this.#pk = entity.field(entity.primaryKey) as EntityField;
     this.#selection = entity.fields.map((f) => sql.ref(f.column).as(f.name));
+    this.#version = entity.version === undefined ? undefined : entity.field(entity.version);
   }
 
   #decode(row: Row): R {
@@ -75,29 +107,43 @@ export class EntityRepository<R extends object = Row> {
     return this.#where(eb, [eb(sql.ref(this.#pk.column), '=', key), notDeleted(eb, this.flavour, this.entity)]);
   }
 
-  /** One page and the number of rows all the filters match. */
-  async list(options: ListOptions): Promise<{ rows: R[]; total: number }> {
-    const filtered = (db: Db) =>
-      db.selectFrom(this.#table).where((eb) =>
-        this.#where(eb, [
-          notDeleted(eb, this.flavour, this.entity),
-          ...options.filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f)),
-        ]),
-      );
-    const order = [...options.sort];
-    if (!order.some((s) => s.field === this.entity.primaryKey)) order.push({ field: this.entity.primaryKey, descending: false });
+  /**
+   * One page, and the number of rows all the filters match (unless `count: false`). With `after`,
+   * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
+   */
+  list(options: ListOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
+  list(options: ListOptions): Promise<{ rows: R[]; total: number }>;
+  async list(options: ListOptions): Promise<{ rows: R[]; total?: number }> {
+    const order = orderOf(this.entity, options.sort);
+    if (options.after !== undefined && options.after.length !== order.length) {
+      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `list({ after }): expected ${order.length} values (the sort keys, then the primary key), got ${options.after.length}.`);
+    }
+    const { shape, filters, after, values } = slotList(this.flavour, options.filters, order, options.after);
+    const skip = after === undefined && options.offset > 0;
+    values.limit = options.limit;
+    if (skip) values.offset = options.offset;
     return this.run(async (db) => {
-      let page = filtered(db).select(this.#selection);
-      for (const key of order) {
-        const column = sql.ref((this.entity.field(key.field) as EntityField).column);
-        // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
-        page = page.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
-      }
-      const [rows, count] = await Promise.all([
-        page.limit(options.limit).offset(options.offset).execute(),
-        filtered(db).select(sql<number>`count(*)`.as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows: rows.map((r) => this.#decode(r)), total: Number(count.total) };
+      const filtered = () =>
+        db.selectFrom(this.#table).where((eb) =>
+          this.#where(eb, [notDeleted(eb, this.flavour, this.entity), ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f))]),
+        );
+      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}`, () => {
+        let query = filtered().select(this.#selection);
+        if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
+        for (const key of order) {
+          const column = sql.ref((this.entity.field(key.field) as EntityField).column);
+          // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
+          query = query.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
+        }
+        // Slots stand for the numbers until the statement is bound.
+        query = query.limit(new Slot('limit') as unknown as number);
+        return skip ? query.offset(new Slot('offset') as unknown as number) : query;
+      });
+      const rows = this.execute(page.bind(values), page.name);
+      if (options.count === false) return { rows: (await rows).map((r) => this.#decode(r)) };
+      const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
+      const [found, [counted]] = await Promise.all([rows, this.execute(count.bind(values), count.name)]);
+      return { rows: found.map((r) => this.#decode(r)), total: Number(counted?.total) };
     });
   }
 
@@ -117,11 +163,13 @@ export class EntityRepository<R extends object = Row> {
   /** The row with this primary key, unless absent or soft-deleted. */
   async get(key: unknown): Promise<R | undefined> {
     return this.run(async (db) => {
-      const row = await db
-        .selectFrom(this.#table)
-        .select(this.#selection)
-        .where((eb) => this.#byKey(eb, key))
-        .executeTakeFirst();
+      const read = (this.#byKeyStatement ??= statement(
+        db
+          .selectFrom(this.#table)
+          .select(this.#selection)
+          .where((eb) => this.#byKey(eb, new Slot('key'))),
+      ));
+      const [row] = await this.execute(read.bind({ key }), read.name);
       return row ? this.#decode(row) : undefined;
     });
   }
@@ -139,50 +187,101 @@ export class EntityRepository<R extends object = Row> {
     return values;
   }
 
-  /** Inserts the writable fields of `input` (others are ignored) and returns the stored row. */
+  /** Inserts the writable fields of `input` (others are ignored) and returns the stored row (its version 1). */
   async create(input: Readonly<Record<string, unknown>>): Promise<R> {
     const values = this.#values(input, false);
     if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
+    if (this.#version) values[this.#version.column] = 1;
+    const columns = Object.keys(values);
     return this.run(async (db) => {
-      const insert = Object.keys(values).length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(values);
-      return this.#decode(await insert.returning(this.#selection).executeTakeFirstOrThrow());
+      const insert = this.#inserts.get(columns.join('\u0000'), () => {
+        const slots = Object.fromEntries(columns.map((c) => [c, new Slot(c)]));
+        return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
+      });
+      const [row] = await this.execute(insert.bind(values), insert.name);
+      if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
+      return this.#decode(row);
     });
+  }
+
+  /** The row's key condition, plus the version condition of a conditional write. */
+  #target(eb: Eb, key: unknown, ifVersion: readonly number[] | undefined): Expression<SqlBool> {
+    const byKey = this.#byKey(eb, key);
+    if (ifVersion === undefined || !this.#version) return byKey;
+    return eb.and([byKey, eb(sql.ref(this.#version.column), 'in', [...ifVersion])]);
+  }
+
+  /** After a conditional write changed nothing: undefined when there is no row, else the conflict. */
+  async #conflict(db: Db, key: unknown): Promise<undefined> {
+    const version = this.#version as EntityField;
+    const row = await db
+      .selectFrom(this.#table)
+      .select(sql.ref(version.column).as('version'))
+      .where((eb) => this.#byKey(eb, key))
+      .executeTakeFirst();
+    if (row) throw new VersionConflictError(Number(row.version));
+    return undefined;
+  }
+
+  #checkCondition(options: WriteOptions | undefined): readonly number[] | undefined {
+    const ifVersion = options?.ifVersion;
+    if (ifVersion !== undefined && !this.#version) {
+      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `ifVersion: entity ${this.entity.name} declares no version field (defineEntity({ version: ... })).`);
+    }
+    return ifVersion;
   }
 
   /**
    * Replaces the writable fields of the row (a field `input` leaves out becomes its schema
-   * `default`, or NULL) and returns
-   * the stored row, or `undefined` when there is no such row (or it is soft-deleted).
+   * `default`, or NULL), increments its version, and returns the stored row, or `undefined` when
+   * there is no such row (or it is soft-deleted). With `ifVersion`, the write happens only while
+   * the row is at one of those versions (checked in the same statement); otherwise nothing is
+   * written and `VersionConflictError` carries the current version.
    */
-  async update(key: unknown, input: Readonly<Record<string, unknown>>): Promise<R | undefined> {
-    const values = this.#values(input, true);
+  async update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<R | undefined> {
+    const ifVersion = this.#checkCondition(options);
+    const values: Record<string, unknown> = this.#values(input, true);
+    if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
     return this.run(async (db) => {
+      if (ifVersion?.length === 0) return this.#conflict(db, key);
       const row = await db
         .updateTable(this.#table)
         .set(values)
-        .where((eb) => this.#byKey(eb, key))
+        .where((eb) => this.#target(eb, key, ifVersion))
         .returning(this.#selection)
         .executeTakeFirst();
-      return row ? this.#decode(row) : undefined;
+      if (row) return this.#decode(row);
+      return ifVersion === undefined ? undefined : this.#conflict(db, key);
     });
   }
 
-  /** Soft-deletes (when the entity opts in) or deletes the row; false when there was none. */
-  async delete(key: unknown): Promise<boolean> {
+  /**
+   * Soft-deletes (when the entity opts in; the version is incremented) or deletes the row; false
+   * when there was none. `ifVersion` as for {@link EntityRepository.update}.
+   */
+  async delete(key: unknown, options?: WriteOptions): Promise<boolean> {
+    const ifVersion = this.#checkCondition(options);
     const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
     return this.run(async (db) => {
-      const result = soft
-        ? await db
-            .updateTable(this.#table)
-            .set({ [soft.column]: encodeValue(this.flavour, true) })
-            .where((eb) => this.#byKey(eb, key))
-            .executeTakeFirst()
-        : await db
-            .deleteFrom(this.#table)
-            .where((eb) => this.#byKey(eb, key))
-            .executeTakeFirst();
+      if (ifVersion?.length === 0) return (await this.#conflict(db, key)) ?? false;
+      let result: { numUpdatedRows: bigint } | { numDeletedRows: bigint };
+      if (soft) {
+        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, true) };
+        if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
+        result = await db
+          .updateTable(this.#table)
+          .set(values)
+          .where((eb) => this.#target(eb, key, ifVersion))
+          .executeTakeFirst();
+      } else {
+        result = await db
+          .deleteFrom(this.#table)
+          .where((eb) => this.#target(eb, key, ifVersion))
+          .executeTakeFirst();
+      }
       const affected = 'numUpdatedRows' in result ? result.numUpdatedRows : result.numDeletedRows;
-      return affected > 0n;
+      if (affected > 0n) return true;
+      return ifVersion === undefined ? false : ((await this.#conflict(db, key)) ?? false);
     });
   }
 }

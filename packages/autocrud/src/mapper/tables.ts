@@ -35,6 +35,7 @@ async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise
         return col;
       }
       if (field.name === entity.softDelete) return col.notNull().defaultTo(false);
+      if (field.name === entity.version) return col.notNull().defaultTo(1);
       if (field.required && !field.nullable) col = col.notNull();
       const fallback = field.schema.default;
       if (fallback !== undefined && fallback !== null && typeof fallback !== 'object') col = col.defaultTo(fallback);

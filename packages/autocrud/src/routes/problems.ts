@@ -4,16 +4,16 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type ProblemDetails } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { ConstraintViolationError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError } from '../mapper/errors.js';
+import { ConstraintViolationError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, VersionConflictError } from '../mapper/errors.js';
+import { etagOf } from './conditional.js';
 import { operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
 
 /** `Retry-After` of a 503 while the database is unavailable, in seconds. */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** Where a parameter at fault is. */
 /** Where a parameter at fault is, named as Kit's own validation problems name it. */
-export type ParameterLocation = 'querystring' | 'params' | 'body';
+export type ParameterLocation = 'querystring' | 'params' | 'headers' | 'body';
 
 /** One parameter at fault, as the 400 answer's `errors` lists it (with a JSON pointer added, as in Kit's own problems). */
 export interface InvalidParameter {
@@ -30,8 +30,11 @@ const TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   404: 'Not Found',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  428: 'Precondition Required',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -41,12 +44,17 @@ export function problem(status: number, detail: string, extra?: Record<string, u
   return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra };
 }
 
-const WHERE: Readonly<Record<ParameterLocation, string>> = { querystring: 'Query parameter', params: 'Path parameter', body: 'Body field' };
+const WHERE: Readonly<Record<ParameterLocation, string>> = { querystring: 'Query parameter', params: 'Path parameter', headers: 'Header', body: 'Body field' };
 
 /** Answers 400 naming the parameter. */
 export function badRequest(reply: FastifyReply, fault: InvalidParameter): FastifyReply {
   const subject = fault.in === 'body' && fault.name === '' ? 'The body' : `${WHERE[fault.in]} '${fault.name}'`;
   return sendProblem(reply, problem(400, `${subject} ${fault.detail}.`, { errors: [{ in: fault.in, name: fault.name, pointer: pointerTo(fault.name), detail: fault.detail }] }));
+}
+
+/** Answers 428: the write needs `If-Match`. */
+export function preconditionRequired(reply: FastifyReply, entity: Entity): FastifyReply {
+  return sendProblem(reply, problem(428, `Writes to ${entity.name} need If-Match: send the ETag of the row as read (GET answers it), so that no one else's write is overwritten.`));
 }
 
 /** Answers 404 for a primary key with no (visible) row. */
@@ -121,6 +129,12 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
   return { in: 'body', name, detail: e.keyword === 'type' ? typeText(e.params) : (e.message ?? 'is not valid') };
 }
 
+/** A header as documented (`Idempotency-Key`), from ajv's lower-case name. */
+function headerName(e: AjvError): string {
+  const name = e.keyword === 'required' ? String(e.params.missingProperty) : pointerHead(e.instancePath);
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+}
+
 /** The parameter at fault in Fastify's validation error. */
 function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, error: FastifyError): InvalidParameter {
   const first = (error.validation?.[0] ?? { keyword: '', instancePath: '', params: {} }) as unknown as AjvError;
@@ -129,6 +143,8 @@ function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterP
       return describeQueryError(entity, filters, first);
     case 'params':
       return { in: 'params', name: pointerHead(first.instancePath), detail: first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid') };
+    case 'headers':
+      return { in: 'headers', name: headerName(first), detail: first.keyword === 'pattern' ? 'must be 1 to 255 visible ASCII characters (a UUID, for example)' : (first.message ?? 'is not valid') };
     default:
       return describeBodyError(entity, first);
   }
@@ -140,7 +156,12 @@ function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterP
  */
 export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, FilterParameter>) {
   return function autoCrudErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-    if (error.validation) return badRequest(reply, describeValidation(entity, filters, error));
+    if (error.validation) {
+      const [first] = error.validation as unknown as AjvError[];
+      // A required If-Match (requireIfMatch) is declared in the schema, for the document; missing, it is a 428.
+      if (error.validationContext === 'headers' && first?.keyword === 'required' && first.params.missingProperty === 'if-match') return preconditionRequired(reply, entity);
+      return badRequest(reply, describeValidation(entity, filters, error));
+    }
     if (error instanceof DatabaseUnavailableError) {
       return sendProblem(reply, problem(503, 'The database is unavailable; try again later.'), { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
@@ -150,6 +171,13 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
     }
     if (error instanceof ConstraintViolationError) {
       return sendProblem(reply, problem(409, error.kind === 'unique' ? `The ${entity.name} conflicts with an existing one (a unique value is taken).` : `The ${entity.name} conflicts with related data.`));
+    }
+    if (error instanceof VersionConflictError) {
+      return sendProblem(
+        reply,
+        problem(412, `The ${entity.name} changed since it was read: it is at version ${error.currentVersion} now, and nothing was written. Read it again and retry with its ETag.`),
+        { etag: etagOf(error.currentVersion) },
+      );
     }
     if (error instanceof InvalidValueError) return sendProblem(reply, problem(400, `A value cannot be stored in the ${entity.name}: out of range for its column or against a database constraint.`));
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;

@@ -1,22 +1,38 @@
 // The generated routes of one entity, as route options for the group: schemas from the entity,
 // handlers that call the repository, problem answers for everything else. No SQL here.
 import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
-import type { Entity, EntityField } from '../entity.js';
-import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
-import type { Row } from '../mapper/repository.js';
+import type { Entity } from '../entity.js';
+import type { Row, WriteOptions } from '../mapper/repository.js';
 import { allows, CrudOperations } from '../operations.js';
-import { badRequest, crudErrorHandler, notFound, type InvalidParameter } from './problems.js';
-import { inputName, keyParams, listQuery, pageSchema, problemResponse, ref, type FilterParameter, type PageLimits } from './schemas.js';
+import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
+import type { CursorCodec } from './cursor.js';
+import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
+import { listHandler, textFault, type ListRepository } from './list.js';
+import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem, type InvalidParameter } from './problems.js';
+import {
+  etagHeader,
+  idempotencyHeaders,
+  ifMatchHeaders,
+  ifNoneMatchHeaders,
+  inputName,
+  keyParams,
+  listQuery,
+  pageSchema,
+  problemResponse,
+  ref,
+  RETRY_AFTER_HEADER,
+  type PageLimits,
+} from './schemas.js';
 import type { CrudValidation } from './validation.js';
+import { sendProblem } from '@kit/core';
 
 /** What the routes need of the mapper: the repository's operations, nothing of SQL. */
-export interface CrudRepository {
-  list(options: ListOptions): Promise<{ rows: Row[]; total: number }>;
+export interface CrudRepository extends ListRepository {
   all(): Promise<Row[]>;
   get(key: unknown): Promise<Row | undefined>;
   create(input: Readonly<Record<string, unknown>>): Promise<Row>;
-  update(key: unknown, input: Readonly<Record<string, unknown>>): Promise<Row | undefined>;
-  delete(key: unknown): Promise<boolean>;
+  update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
+  delete(key: unknown, options?: WriteOptions): Promise<boolean>;
 }
 
 /** Everything the routes of one `@AutoCrud` class are made from. */
@@ -30,66 +46,12 @@ export interface CrudRouteSettings {
   readonly prefix: string;
   /** `app.kitAuthenticate` when every route requires a bearer token. */
   readonly authenticate?: onRequestHookHandler;
-}
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * Text no engine stores faithfully: PostgreSQL refuses NUL, and a lone surrogate would be stored
- * as U+FFFD. Refused up front, the same on every engine.
- */
-function textFault(value: string): string | undefined {
-  if (value.includes('\u0000')) return 'must not contain NUL characters';
-  if (LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (no lone surrogates)';
-  return undefined;
-}
-
-/** The list request from a validated query string, or the parameter at fault. */
-function readList(query: Record<string, unknown>, entity: Entity, filters: ReadonlyMap<string, FilterParameter>, limits: PageLimits): ListOptions | InvalidParameter {
-  const conditions: Filter[] = [];
-  for (const [name, raw] of Object.entries(query)) {
-    const filter = filters.get(name);
-    if (!filter) continue;
-    if (filter.op === 'in' || filter.op === 'nin') {
-      const values: unknown[] = [];
-      for (const item of String(raw).split(',')) {
-        const value = listValue(filter.field, item);
-        if (typeof value === 'object' && value !== null) return { in: 'querystring', name, detail: (value as { fault: string }).fault };
-        values.push(value);
-      }
-      conditions.push({ field: filter.field.name, op: filter.op, value: values });
-      continue;
-    }
-    const fault = typeof raw === 'string' ? textFault(raw) : undefined;
-    if (fault) return { in: 'querystring', name, detail: fault };
-    conditions.push({ field: filter.field.name, op: filter.op, value: raw });
-  }
-  const sort: SortKey[] = [];
-  if (typeof query.sort === 'string') {
-    for (const key of query.sort.split(',')) {
-      const descending = key.startsWith('-');
-      const field = descending ? key.slice(1) : key;
-      if (sort.some((s) => s.field === field)) return { in: 'querystring', name: 'sort', detail: `names ${field} twice` };
-      sort.push({ field, descending });
-    }
-  }
-  const page = query.page as number;
-  const pageSize = Math.min(query.pageSize as number, limits.maxPageSize);
-  return { filters: conditions, sort, offset: (page - 1) * pageSize, limit: pageSize };
-}
-
-/** One value of an `in`/`nin` list, converted to the field's type (the pattern has checked its shape). */
-function listValue(field: EntityField, text: string): unknown {
-  if (field.type === 'integer') {
-    const n = Number(text);
-    return Number.isSafeInteger(n) ? n : { fault: `holds ${text}, which is not a safe integer` };
-  }
-  if (field.type === 'number') {
-    const n = Number(text);
-    return Number.isFinite(n) ? n : { fault: `holds ${text}, which is not a finite number` };
-  }
-  const fault = textFault(text);
-  return fault ? { fault } : text;
+  /** Signs and checks the list's cursors. */
+  readonly cursors: CursorCodec;
+  /** Exactly-once creates with `Idempotency-Key`; absent: off. */
+  readonly idempotency?: IdempotencySettings;
+  /** `PUT` and `DELETE` without `If-Match` are 428. */
+  readonly requireIfMatch: boolean;
 }
 
 /** The body's string fields that no engine stores faithfully. */
@@ -106,14 +68,13 @@ function documented(schema: Record<string, unknown>): FastifySchema {
   return schema as FastifySchema;
 }
 
-function isFault(value: unknown): value is InvalidParameter {
-  return typeof value === 'object' && value !== null && 'detail' in value && 'in' in value;
-}
+const IF_MATCH_FORMAT = 'must be * or a comma-separated list of entity-tags ("3", W/"3")';
 
 /** The route options of one entity's generated routes, relative to its group. */
 export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
-  const { entity, operations, limits, repository, validation } = settings;
+  const { entity, operations, limits, repository, validation, cursors, idempotency, requireIfMatch, prefix } = settings;
   const pk = entity.primaryKey;
+  const version = entity.version;
   const { schema: querystring, filters } = listQuery(entity, limits);
   const common = {
     errorHandler: crudErrorHandler(entity, filters),
@@ -121,6 +82,28 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     ...(settings.authenticate ? { onRequest: settings.authenticate } : {}),
   };
   const keyOf = (request: FastifyRequest) => (request.params as Record<string, unknown>)[pk];
+  const etag = version === undefined ? undefined : (row: Row) => etagOf(row[version]);
+  const rowHeaders = version === undefined ? {} : { headers: etagHeader(entity) };
+
+  /**
+   * The version condition `If-Match` puts on a write, or the answer when the write must not run:
+   * 428 without it under requireIfMatch, 400 when malformed, 412/404 for an entity without a
+   * version (its rows have no ETag, so no list of tags can match).
+   */
+  const condition = async (request: FastifyRequest, reply: FastifyReply): Promise<WriteOptions | FastifyReply> => {
+    const header = request.headers['if-match'];
+    if (header === undefined) {
+      return requireIfMatch ? preconditionRequired(reply, entity) : {};
+    }
+    const preconditions = parsePreconditions(header);
+    if (!preconditions) return badRequest(reply, { in: 'headers', name: 'If-Match', detail: IF_MATCH_FORMAT });
+    if (preconditions.any) return {};
+    if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
+    const exists = (await repository.get(keyOf(request))) !== undefined;
+    return exists ? sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`)) : notFound(reply, entity, keyOf(request));
+  };
+  const answered = (value: WriteOptions | FastifyReply): value is FastifyReply => 'sent' in value;
+
   const routes: RouteOptions[] = [];
 
   if (allows(operations, CrudOperations.List)) {
@@ -130,17 +113,12 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       url: '',
       schema: documented({
         summary: `List ${entity.name} rows, a page at a time`,
-        description: 'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, in, nin, null; all must hold.',
+        description:
+          'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, in, nin, null; all must hold. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging).',
         querystring,
         response: { 200: pageSchema(entity), 400: problemResponse(400), 503: problemResponse(503) },
       }),
-      handler: async (request, reply: FastifyReply) => {
-        const list = readList(request.query as Record<string, unknown>, entity, filters, limits);
-        if (isFault(list)) return badRequest(reply, list);
-        const { rows, total } = await repository.list(list);
-        const page = list.offset / list.limit + 1;
-        return { items: rows, total, page, pageSize: list.limit, totalPages: Math.ceil(total / list.limit) };
-      },
+      handler: listHandler({ entity, filters, limits, repository, cursors }),
     });
   }
   if (allows(operations, CrudOperations.ListAll)) {
@@ -164,23 +142,54 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       schema: documented({
         summary: `Get one ${entity.name}`,
         params,
-        response: { 200: ref(entity.name), 400: problemResponse(400), 404: problemResponse(404), 503: problemResponse(503) },
+        ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
+        response: {
+          200: { description: `The ${entity.name}.`, ...rowHeaders, ...ref(entity.name) },
+          ...(version === undefined ? {} : { 304: { description: 'Not modified: the ETag in If-None-Match is current.', ...rowHeaders, type: 'null' } }),
+          400: problemResponse(400),
+          404: problemResponse(404),
+          503: problemResponse(503),
+        },
       }),
-      handler: async (request, reply) => (await repository.get(keyOf(request))) ?? notFound(reply, entity, keyOf(request)),
+      handler: async (request, reply) => {
+        const row = await repository.get(keyOf(request));
+        if (!row) return notFound(reply, entity, keyOf(request));
+        if (etag) {
+          const current = etag(row);
+          reply.header('etag', current);
+          const held = request.headers['if-none-match'];
+          const preconditions = held === undefined ? undefined : parsePreconditions(held);
+          if (preconditions && !noneMatch(preconditions, current)) return reply.code(304).send();
+        }
+        return row;
+      },
     });
   }
   if (allows(operations, CrudOperations.Create)) {
+    const created = (row: Row): CreatedAnswer => ({ location: `${prefix}/${encodeURIComponent(String(row[pk]))}`, etag: etag?.(row), row });
     routes.push({
       ...common,
       method: 'POST',
       url: '',
       schema: documented({
-        summary: `Create a ${entity.name}`,
+        summary: `Create a ${entity.name}${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
+        ...(idempotency ? { headers: idempotencyHeaders() } : {}),
         body: ref(inputName(entity)),
         response: {
-          201: { description: `The ${entity.name} as stored; Location names it.`, headers: { Location: { type: 'string' } }, ...ref(entity.name) },
+          201: {
+            description: `The ${entity.name} as stored; Location names it.${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
+            headers: {
+              Location: { type: 'string' },
+              ...(version === undefined ? {} : etagHeader(entity)),
+              ...(idempotency ? { 'Idempotent-Replayed': { type: 'string', enum: ['true', 'false'], description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key.' } } : {}),
+            },
+            ...ref(entity.name),
+          },
           400: problemResponse(400),
-          409: problemResponse(409),
+          409: idempotency
+            ? problemResponse(409, { description: 'A unique or foreign-key constraint; or a request with the same Idempotency-Key is still in progress (Retry-After).', headers: RETRY_AFTER_HEADER })
+            : problemResponse(409),
+          ...(idempotency ? { 422: problemResponse(422) } : {}),
           503: problemResponse(503),
         },
       }),
@@ -188,14 +197,19 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const body = request.body as Record<string, unknown>;
         const fault = bodyFault(body);
         if (fault) return badRequest(reply, fault);
-        const row = await repository.create(body);
-        return reply
-          .code(201)
-          .header('location', `${settings.prefix}/${encodeURIComponent(String(row[pk]))}`)
-          .send(row);
+        const key = request.headers[IDEMPOTENCY_HEADER];
+        const create = async () => created(await repository.create(body));
+        if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
+        return sendCreated(reply, await create());
       },
     });
   }
+  const conditional = version !== undefined || requireIfMatch;
+  const writeResponses = {
+    ...(conditional ? { 412: problemResponse(412) } : {}),
+    ...(requireIfMatch ? { 428: problemResponse(428) } : {}),
+    503: problemResponse(503),
+  };
   if (allows(operations, CrudOperations.Update)) {
     routes.push({
       ...common,
@@ -204,14 +218,26 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       schema: documented({
         summary: `Replace the writable fields of a ${entity.name}`,
         params,
+        ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         body: ref(inputName(entity)),
-        response: { 200: ref(entity.name), 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), 503: problemResponse(503) },
+        response: {
+          200: { description: `The ${entity.name} as stored.`, ...rowHeaders, ...ref(entity.name) },
+          400: problemResponse(400),
+          404: problemResponse(404),
+          409: problemResponse(409),
+          ...writeResponses,
+        },
       }),
       handler: async (request, reply) => {
         const body = request.body as Record<string, unknown>;
         const fault = bodyFault(body);
         if (fault) return badRequest(reply, fault);
-        return (await repository.update(keyOf(request), body)) ?? notFound(reply, entity, keyOf(request));
+        const options = await condition(request, reply);
+        if (answered(options)) return options;
+        const row = await repository.update(keyOf(request), body, options);
+        if (!row) return notFound(reply, entity, keyOf(request));
+        if (etag) reply.header('etag', etag(row));
+        return row;
       },
     });
   }
@@ -223,10 +249,13 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       schema: documented({
         summary: entity.softDelete ? `Delete a ${entity.name} (soft: it disappears from every read)` : `Delete a ${entity.name}`,
         params,
-        response: { 204: { description: 'Deleted.', type: 'null' }, 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), 503: problemResponse(503) },
+        ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
+        response: { 204: { description: 'Deleted.', type: 'null' }, 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), ...writeResponses },
       }),
       handler: async (request, reply) => {
-        if (!(await repository.delete(keyOf(request)))) return notFound(reply, entity, keyOf(request));
+        const options = await condition(request, reply);
+        if (answered(options)) return options;
+        if (!(await repository.delete(keyOf(request), options))) return notFound(reply, entity, keyOf(request));
         return reply.code(204).send();
       },
     });

@@ -3,6 +3,7 @@
 // clients get them typed), path parameters and problem answers.
 import type { Entity, EntityField } from '../entity.js';
 import { operatorsFor, type FilterOperator } from '../mapper/query.js';
+import { MAX_CURSOR_LENGTH } from './cursor.js';
 
 /** Paging limits of the list route. */
 export interface PageLimits {
@@ -123,6 +124,13 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
       default: limits.defaultPageSize,
       description: `Rows per page (default ${limits.defaultPageSize}); above ${limits.maxPageSize} it is ${limits.maxPageSize}.`,
     },
+    after: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_CURSOR_LENGTH,
+      description: 'A cursor: the `next` of the previous page, unchanged. The page holds the rows after it in the same order (keyset paging: stable while rows are inserted or deleted before it, and as fast deep in the list as at its start). Use with the same sort and filters; not with page.',
+    },
+    count: { type: 'boolean', default: true, description: 'Count the rows the filters match (`total`, `totalPages`). `false` skips the count, which on a large table costs more than the page.' },
     sort: {
       type: 'string',
       maxLength: fieldNames.join(',-').length + 1,
@@ -164,15 +172,63 @@ export function keyParams(entity: Entity): Schema {
 export function pageSchema(entity: Entity): Schema {
   return {
     type: 'object',
-    required: ['items', 'total', 'page', 'pageSize', 'totalPages'],
+    required: ['items', 'pageSize', 'next'],
     properties: {
       items: { type: 'array', items: ref(entity.name) },
-      total: { type: 'integer', description: 'Rows matching the filters, on all pages.' },
-      page: { type: 'integer' },
+      total: { type: 'integer', description: 'Rows matching the filters, on all pages (absent with count=false).' },
+      page: { type: 'integer', description: 'The page number (absent on a cursor page).' },
       pageSize: { type: 'integer', description: 'The page size in effect (the requested one, capped).' },
-      totalPages: { type: 'integer' },
+      totalPages: { type: 'integer', description: 'Absent with count=false.' },
+      next: { type: ['string', 'null'], description: 'The cursor of the next page (pass it as `after`), or null on the last page.' },
     },
   };
+}
+
+/** The `Idempotency-Key` request header of an idempotent create. */
+export function idempotencyHeaders(): Schema {
+  return {
+    type: 'object',
+    properties: {
+      'idempotency-key': {
+        type: 'string',
+        minLength: 1,
+        maxLength: 255,
+        pattern: '^[\\x21-\\x7E]+$',
+        description:
+          'Makes the create happen at most once: a retry with the same key and body answers the first result (Idempotent-Replayed: true) and creates nothing; the same key with another body is 422; while the first request runs, 409 with Retry-After. Keys are kept for a day by default.',
+      },
+    },
+  };
+}
+
+/** The `If-Match` request header of a conditional write. */
+export function ifMatchHeaders(entity: Entity, required: boolean): Schema {
+  return {
+    type: 'object',
+    ...(required ? { required: ['if-match'] } : {}),
+    properties: {
+      'if-match': {
+        type: 'string',
+        maxLength: 1024,
+        description: `The ETag of the ${entity.name} as read (GET answers it): the write happens only while the row is at that version, else 412 and nothing changes.${required ? ' Required: without it the write is 428.' : ''}`,
+      },
+    },
+  };
+}
+
+/** The `If-None-Match` request header of a conditional GET. */
+export function ifNoneMatchHeaders(entity: Entity): Schema {
+  return {
+    type: 'object',
+    properties: {
+      'if-none-match': { type: 'string', maxLength: 1024, description: `An ETag of the ${entity.name} the client holds: 304 (no body) while it is current.` },
+    },
+  };
+}
+
+/** The `ETag` response header of a versioned row. */
+export function etagHeader(entity: Entity): Schema {
+  return { ETag: { type: 'string', description: `The ${entity.name}'s version, for If-Match and If-None-Match.` } };
 }
 
 const PROBLEM: Schema = {
@@ -191,7 +247,7 @@ const PROBLEM: Schema = {
         type: 'object',
         required: ['in', 'name', 'pointer', 'detail'],
         properties: {
-          in: { type: 'string', enum: ['querystring', 'params', 'body'] },
+          in: { type: 'string', enum: ['querystring', 'params', 'headers', 'body'] },
           name: { type: 'string', description: 'The query or path parameter, or the body field.' },
           pointer: { type: 'string', description: 'A JSON pointer into that part of the request.' },
           detail: { type: 'string' },
@@ -201,18 +257,33 @@ const PROBLEM: Schema = {
   },
 };
 
-const PROBLEM_TEXT: Readonly<Record<number, string>> = {
+const PROBLEM_TEXT: Readonly<Record<ProblemStatus, string>> = {
   400: 'A parameter or the body is not valid; `errors` names it.',
   404: 'No such row (or it was deleted).',
   409: 'The write conflicts with a unique or foreign-key constraint.',
+  412: 'If-Match named another version: the row changed since it was read, and nothing was written. ETag is the current version.',
+  422: 'The Idempotency-Key was used for another body; nothing was created.',
+  428: 'The write needs If-Match: the ETag of the row as read.',
   503: 'The database is unavailable; retry after `Retry-After` seconds.',
 };
 
-/** A problem-details answer for the document. */
-export function problemResponse(status: 400 | 404 | 409 | 503): Schema {
+/** The problem answers the routes document. */
+export type ProblemStatus = 400 | 404 | 409 | 412 | 422 | 428 | 503;
+
+/** The `Retry-After` header of an answer. */
+export const RETRY_AFTER_HEADER: Schema = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } };
+
+const DEFAULT_HEADERS: Partial<Record<ProblemStatus, Schema>> = {
+  412: { ETag: { type: 'string', description: 'The current version.' } },
+  503: RETRY_AFTER_HEADER,
+};
+
+/** A problem-details answer for the document; `description` and `headers` replace the defaults. */
+export function problemResponse(status: ProblemStatus, options: { description?: string; headers?: Schema } = {}): Schema {
+  const headers = options.headers ?? DEFAULT_HEADERS[status];
   return {
-    description: PROBLEM_TEXT[status],
-    ...(status === 503 ? { headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } } } : {}),
+    description: options.description ?? PROBLEM_TEXT[status],
+    ...(headers ? { headers } : {}),
     content: { 'application/problem+json': { schema: PROBLEM } },
   };
 }

@@ -77,7 +77,7 @@ export function startupSuite(engine: EngineUnderTest): void {
       let app: FastifyInstance;
       before(async () => {
         authority = await TestAuthority.start();
-        app = await crudApp(engine, { requireAuthorization: true }, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [ProductEndpoint]);
+        app = await crudApp(engine, { requireAuthorization: true, idempotency: true }, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [ProductEndpoint]);
       });
       after(async () => {
         await app?.close();
@@ -101,6 +101,20 @@ export function startupSuite(engine: EngineUnderTest): void {
         assert.equal((await app.inject({ url: '/api/product?filter[name]=sneaky', headers })).json<{ total: number }>().total, 0);
         const created = await app.inject({ method: 'POST', url: '/api/product', headers, payload: { name: 'signed', price: 1 } });
         assert.equal(created.statusCode, 201, created.body);
+      });
+
+      it('an Idempotency-Key is the caller\'s own: another user with the same key creates (and is not replayed the first user\'s answer)', async () => {
+        const key = 'shared-key-1';
+        const alice = { authorization: `Bearer ${await authority.sign({ claims: { sub: 'alice' } })}`, 'idempotency-key': key };
+        const bob = { authorization: `Bearer ${await authority.sign({ claims: { sub: 'bob' } })}`, 'idempotency-key': key };
+        const first = await app.inject({ method: 'POST', url: '/api/product', headers: alice, payload: { name: 'alice-1', price: 1 } });
+        assert.equal(first.headers['idempotent-replayed'], 'false', first.body);
+        const other = await app.inject({ method: 'POST', url: '/api/product', headers: bob, payload: { name: 'bob-1', price: 1 } });
+        assert.equal(other.statusCode, 201, other.body);
+        assert.equal(other.headers['idempotent-replayed'], 'false');
+        const again = await app.inject({ method: 'POST', url: '/api/product', headers: alice, payload: { name: 'alice-1', price: 1 } });
+        assert.equal(again.headers['idempotent-replayed'], 'true');
+        assert.deepEqual(again.json(), first.json());
       });
 
       it('the document declares the bearer scheme and the 401 answer on every generated operation', async () => {

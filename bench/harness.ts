@@ -1,0 +1,47 @@
+// What the benchmarks share: servers in their own processes (each prints `READY <port>` once it
+// listens) that cannot outlive the harness, and the median.
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** A server process and its loopback base URL. */
+export interface ServerProcess {
+  child: ChildProcess;
+  base: string;
+}
+
+// A crash of the harness must not leave a server behind (it would hold the terminal's pipes open).
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** Starts `node <args>` and resolves once it printed `READY <port>`; rejects if it exits first. */
+export async function spawnServer(nodeBin: string, args: readonly string[], label: string): Promise<ServerProcess> {
+  const child = spawn(nodeBin, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`server ${label} exited with ${code}`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+/** SIGTERM, then SIGKILL after 5 s. */
+export async function stopServer(server: ServerProcess): Promise<void> {
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  server.child.kill('SIGKILL');
+}
+
+/** The median (the mean of the middle two for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}

@@ -1,0 +1,110 @@
+// Exactly-once creates: a POST carrying `Idempotency-Key` runs through Kit's idempotency store.
+// The first request with a key reserves it, inserts, and stores its answer; a retry with the same
+// key and body gets that answer again (`Idempotent-Replayed: true`) and inserts nothing; the same
+// key with another body is 422; a retry while the first still runs is 409 with Retry-After.
+// Shared stores (Redis) make this hold across every instance of the service.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendProblem, type IIdempotencyStore, type JsonValue } from '@kit/core';
+import type { Entity } from '../entity.js';
+import { problem, RETRY_AFTER_SECONDS } from './problems.js';
+
+/** How idempotent creates behave (resolved from the options). */
+export interface IdempotencySettings {
+  readonly store: IIdempotencyStore;
+  /** How long a completed create is replayed. */
+  readonly ttlMs: number;
+  /** How long a key stays reserved while its create runs (a holder that died frees it after this). */
+  readonly reservationTtlMs: number;
+}
+
+/** The header, as Fastify's lower-cased request headers carry it. */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+/** What a create answered, as stored for replays. */
+export interface CreatedAnswer {
+  readonly location: string;
+  readonly etag: string | undefined;
+  readonly row: Record<string, unknown>;
+}
+
+type StoredAnswer = { status: 201; location: string; etag: string | null; body: JsonValue };
+
+/**
+ * The store key: the group's prefix, the caller when the request is authenticated (so that one
+ * client's key never replays another's answer), and the client's key.
+ */
+function storeKey(request: FastifyRequest, prefix: string, key: string): string {
+  const user = (request as { user?: { iss?: unknown; sub?: unknown } }).user;
+  const caller = user && (user.sub !== undefined || user.iss !== undefined) ? createHash('sha256').update(`${String(user.iss)}\0${String(user.sub)}`).digest('base64url').slice(0, 22) : '-';
+  return `autocrud:${prefix}:${caller}:${key}`;
+}
+
+/** A digest of the body's writable fields in the entity's order, so that key order does not matter. */
+function fingerprint(entity: Entity, body: Readonly<Record<string, unknown>>): string {
+  const fields = entity.writable.filter((name) => Object.prototype.hasOwnProperty.call(body, name)).map((name) => [name, body[name]]);
+  return createHash('sha256').update(JSON.stringify(fields)).digest('base64url');
+}
+
+function send(reply: FastifyReply, answer: CreatedAnswer | StoredAnswer, replayed: boolean): FastifyReply {
+  const etag = 'row' in answer ? answer.etag : (answer.etag ?? undefined);
+  reply.code(201).header('location', answer.location).header('idempotent-replayed', String(replayed));
+  if (etag !== undefined) reply.header('etag', etag);
+  return reply.send('row' in answer ? answer.row : answer.body);
+}
+
+/** Answers a plain create (no key): 201, Location, ETag when versioned. */
+export function sendCreated(reply: FastifyReply, answer: CreatedAnswer): FastifyReply {
+  reply.code(201).header('location', answer.location);
+  if (answer.etag !== undefined) reply.header('etag', answer.etag);
+  return reply.send(answer.row);
+}
+
+/** Runs `create` at most once per key (see the top of this file) and answers the request. */
+export async function idempotentCreate(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  settings: IdempotencySettings,
+  scope: { entity: Entity; prefix: string; key: string; body: Readonly<Record<string, unknown>> },
+  create: () => Promise<CreatedAnswer>,
+): Promise<FastifyReply> {
+  const key = storeKey(request, scope.prefix, scope.key);
+  let reservation;
+  try {
+    reservation = await settings.store.reserve(key, { ttlMs: settings.reservationTtlMs, fingerprint: fingerprint(scope.entity, scope.body) });
+  } catch (err) {
+    request.log.warn({ err }, 'AutoCrud: the idempotency store failed; the create was not run');
+    return sendProblem(reply, problem(503, 'Idempotency-Key cannot be honoured right now (its store is unavailable); nothing was created. Try again later.'), {
+      'retry-after': String(RETRY_AFTER_SECONDS),
+    });
+  }
+  switch (reservation.outcome) {
+    case 'completed':
+      return send(reply, reservation.response as StoredAnswer, true);
+    case 'pending':
+      return sendProblem(reply, problem(409, `A request with this Idempotency-Key is still in progress; nothing was created. Retry after it completes to get its answer.`), {
+        'retry-after': String(Math.max(1, Math.ceil(reservation.retryAfterMs / 1000))),
+      });
+    case 'mismatch':
+      return sendProblem(reply, problem(422, `This Idempotency-Key was used for a ${scope.entity.name} with another body; nothing was created. Use a new key for a new ${scope.entity.name}.`));
+  }
+  request.log.debug({ idempotencyKey: scope.key, prefix: scope.prefix }, 'AutoCrud: Idempotency-Key reserved; creating');
+  let answer: CreatedAnswer;
+  try {
+    answer = await create();
+  } catch (err) {
+    // Nothing was inserted: free the key so that the client's retry runs again.
+    await settings.store.release(key, reservation.token).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'AutoCrud: an idempotency key could not be released'));
+    throw err;
+  }
+  const stored: StoredAnswer = { status: 201, location: answer.location, etag: answer.etag ?? null, body: answer.row as JsonValue };
+  const kept = await settings.store.complete(key, reservation.token, stored, { ttlMs: settings.ttlMs }).catch((err: unknown) => {
+    request.log.warn({ err }, 'AutoCrud: the answer of an idempotent create could not be stored');
+    return false;
+  });
+  if (!kept) {
+    // The row exists; a retry is refused (409) until the reservation lapses, then runs again.
+    request.log.warn({ key: scope.key, prefix: scope.prefix }, 'AutoCrud: an idempotent create outlived its reservation or its store; a retry after the reservation lapses would create again');
+  }
+  return send(reply, answer, false);
+}

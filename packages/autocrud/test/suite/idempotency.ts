@@ -1,0 +1,163 @@
+// Exactly-once creates on one engine: a retry with the same Idempotency-Key and body replays the
+// first answer and inserts nothing; another body is 422; a duplicate while the first is in flight
+// is 409 with Retry-After; a failed create frees its key. Rows are counted in the database itself.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { AutoCrud } from '@kit/autocrud';
+import { assertBadParameter, assertProblem, call, countRows, crudApp, ENDPOINTS, suiteTables, Tag, type EngineUnderTest } from './fixtures.ts';
+
+// The same entity as TagsEndpoint, in another group, with idempotency turned off for the class.
+@AutoCrud(Tag, { idempotency: false })
+class LabelsEndpoint {}
+
+/** Log lines of the app, to wait on what it reports instead of on time. */
+class LogLines {
+  readonly lines: Array<{ msg: string; idempotencyKey?: string }> = [];
+  #waiters: Array<() => void> = [];
+  readonly stream = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) this.lines.push(JSON.parse(line) as { msg: string });
+      for (const wake of this.#waiters.splice(0)) wake();
+      done();
+    },
+  });
+
+  /** Resolves once a line matches. */
+  async until(match: (line: { msg: string; idempotencyKey?: string }) => boolean): Promise<void> {
+    while (!this.lines.some(match)) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+function post(app: FastifyInstance, url: string, payload: unknown, key?: string): Promise<LightMyRequestResponse> {
+  return call(app, { method: 'POST', url, payload: payload as Record<string, unknown>, headers: key === undefined ? {} : { 'idempotency-key': key } });
+}
+
+export function idempotencySuite(engine: EngineUnderTest): void {
+  describe(`AutoCrud idempotent creates on ${engine.name}`, () => {
+    let app: FastifyInstance;
+    const log = new LogLines();
+
+    before(async () => {
+      for (const statement of suiteTables(engine.flavour)) await engine.sql(statement);
+      // On for every class (DocumentsEndpoint has it of its own), off for LabelsEndpoint.
+      app = await crudApp(engine, { idempotency: { reservationTtlMs: 20_000 } }, undefined, [...ENDPOINTS, LabelsEndpoint], { logger: { level: 'debug', stream: log.stream } });
+    });
+    after(async () => {
+      await app?.close();
+    });
+
+    it('a retry with the same key and body answers the first result with Idempotent-Replayed: true and creates nothing', async () => {
+      const key = randomUUID();
+      const first = await post(app, '/api/documents', { title: 'alpha', words: 3 }, key);
+      assert.equal(first.statusCode, 201, first.body);
+      assert.equal(first.headers['idempotent-replayed'], 'false');
+      const row = first.json<{ id: number; version: number }>();
+      assert.equal(first.headers.location, `/api/documents/${row.id}`);
+      assert.equal(first.headers.etag, '"1"');
+
+      // The row changes afterwards: a replay still answers the first result.
+      assert.equal((await call(app, { method: 'PUT', url: `/api/documents/${row.id}`, payload: { title: 'alpha', words: 4 } })).statusCode, 200);
+      for (const payload of [{ title: 'alpha', words: 3 }, { words: 3, title: 'alpha' }]) {
+        const again = await post(app, '/api/documents', payload, key);
+        assert.equal(again.statusCode, 201, again.body);
+        assert.equal(again.headers['idempotent-replayed'], 'true');
+        assert.equal(again.headers.location, first.headers.location);
+        assert.equal(again.headers.etag, '"1"');
+        assert.deepEqual(again.json(), first.json());
+      }
+      assert.equal(await countRows(engine, 'documents', "title = 'alpha'"), 1);
+    });
+
+    it('the same key with another body is 422 and creates nothing', async () => {
+      const key = randomUUID();
+      assert.equal((await post(app, '/api/documents', { title: 'beta' }, key)).statusCode, 201);
+      const other = await post(app, '/api/documents', { title: 'beta-2' }, key);
+      assertProblem(other, 422, 'Unprocessable Content');
+      assert.match(other.json<{ detail: string }>().detail, /another body/);
+      assert.equal(await countRows(engine, 'documents', "title = 'beta-2'"), 0);
+      // A field left out is another body too (it would take the column's default).
+      assertProblem(await post(app, '/api/documents', { title: 'beta', words: null }, key), 422);
+    });
+
+    it('a duplicate while the first is in flight is 409 with Retry-After; the first then completes and is replayed', async (t) => {
+      if (!engine.hold) return t.skip(`${engine.name} runs queries synchronously: a create cannot be held in flight (the burst test below covers concurrency)`);
+      const key = randomUUID();
+      const release = await engine.hold('documents');
+      let first: Promise<LightMyRequestResponse> | undefined;
+      try {
+        first = post(app, '/api/documents', { title: 'gamma' }, key);
+        // The first request has its key and waits for the table.
+        await log.until((line) => line.idempotencyKey === key && /reserved/.test(line.msg));
+        const duplicate = await post(app, '/api/documents', { title: 'gamma' }, key);
+        assertProblem(duplicate, 409, 'Conflict');
+        assert.match(duplicate.json<{ detail: string }>().detail, /still in progress/);
+        assert.ok(Number(duplicate.headers['retry-after']) >= 1, `Retry-After: ${String(duplicate.headers['retry-after'])}`);
+        // Another body with the key is refused as such even while the first runs.
+        assertProblem(await post(app, '/api/documents', { title: 'gamma-2' }, key), 422);
+      } finally {
+        await release();
+      }
+      const done = await first;
+      assert.equal(done.statusCode, 201, done.body);
+      assert.equal(done.headers['idempotent-replayed'], 'false');
+      const replay = await post(app, '/api/documents', { title: 'gamma' }, key);
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      assert.deepEqual(replay.json(), done.json());
+      assert.equal(await countRows(engine, 'documents', "title like 'gamma%'"), 1);
+    });
+
+    it('a burst of 20 concurrent requests with one key creates exactly one row; the others replay it or are told to retry', async (t) => {
+      const key = randomUUID();
+      const answers = await Promise.all(Array.from({ length: 20 }, () => post(app, '/api/documents', { title: 'delta' }, key)));
+      const fresh = answers.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === 'false');
+      const replayed = answers.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === 'true');
+      const busy = answers.filter((r) => r.statusCode === 409);
+      assert.equal(fresh.length, 1, answers.map((r) => r.statusCode).join(','));
+      assert.equal(fresh.length + replayed.length + busy.length, 20);
+      for (const r of replayed) assert.deepEqual(r.json(), fresh[0]?.json());
+      for (const r of busy) assert.ok(Number(r.headers['retry-after']) >= 1);
+      assert.equal(await countRows(engine, 'documents', "title = 'delta'"), 1);
+      t.diagnostic(`1 created, ${replayed.length} replayed, ${busy.length} told to retry`);
+    });
+
+    it('a create the database refuses frees its key: the retry runs again instead of replaying the failure', async () => {
+      const key = randomUUID();
+      const orphan = { productId: 424242, text: 'no such product' };
+      for (let i = 0; i < 2; i++) {
+        const res = await post(app, '/api/reviews', orphan, key);
+        assertProblem(res, 409);
+        assert.doesNotMatch(res.json<{ detail: string }>().detail, /in progress/);
+      }
+      // The key is free again: another body with it runs.
+      const product = await post(app, '/api/product', { name: 'reviewed', price: 1 });
+      const created = await post(app, '/api/reviews', { productId: product.json<{ id: number }>().id, text: 'fine' }, key);
+      assert.equal(created.statusCode, 201, created.body);
+      assert.equal(await countRows(engine, 'reviews', 'product_id = 424242'), 0);
+    });
+
+    it('without Idempotency-Key a create is a plain create; a class can turn idempotency off; keys are per group', async () => {
+      for (let i = 0; i < 2; i++) {
+        const res = await post(app, '/api/documents', { title: 'epsilon' });
+        assert.equal(res.statusCode, 201);
+        assert.equal(res.headers['idempotent-replayed'], undefined);
+      }
+      assert.equal(await countRows(engine, 'documents', "title = 'epsilon'"), 2);
+      const key = randomUUID();
+      for (let i = 0; i < 2; i++) assert.equal((await post(app, '/api/labels', { label: 'zeta' }, key)).headers['idempotent-replayed'], undefined);
+      assert.equal(await countRows(engine, 'tags', "label = 'zeta'"), 2);
+      // The same key in two groups is two keys.
+      assert.equal((await post(app, '/api/tags', { label: 'eta' }, key)).headers['idempotent-replayed'], 'false');
+      assert.equal((await post(app, '/api/documents', { title: 'eta' }, key)).headers['idempotent-replayed'], 'false');
+    });
+
+    it('a malformed Idempotency-Key is a 400 naming the header and creates nothing', async () => {
+      for (const key of ['has space', 'x'.repeat(256), 'tab\tkey', 'ünïcode']) {
+        assertBadParameter(await post(app, '/api/documents', { title: 'theta' }, key), 'headers', 'Idempotency-Key');
+      }
+      assert.equal(await countRows(engine, 'documents', "title = 'theta'"), 0);
+    });
+  });
+}
