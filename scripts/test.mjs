@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-const roots = ['packages', 'examples', 'docs'];
+const roots = ['packages', 'examples', 'docs', 'tests'];
 const files = [];
 function walk(dir) {
   for (const name of readdirSync(dir).sort()) {

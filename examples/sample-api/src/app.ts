@@ -2,6 +2,9 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { asClass, asValue } from 'awilix';
 import { addKit, useKit } from '@kit/core';
 import { addKitStore, useKitStoreHealthCheck } from '@kit/store-redis';
+import { addKitAutoCrud } from '@kit/autocrud';
+import { ProductsEndpoint } from './catalog/ProductsEndpoint.js';
+import { SeedProducts } from './catalog/SeedProducts.js';
 import { OrderRepository } from './services/orders.js';
 import { UserRepository } from './services/users.js';
 import { DiskSpaceHealthCheck } from './health/DiskSpaceHealthCheck.js';
@@ -19,6 +22,11 @@ export interface SampleSettings {
   shutdownDelayMs?: number;
   /** Redis for the idempotency, rate-limit, saga and cron stores; Kit's in-memory stores when absent. */
   redisUrl?: string;
+  /**
+   * The database of /api/products (DATABASE_URL; `npm start` uses the embedded PGlite, `pglite:`,
+   * when unset): `postgres://…`, `pglite:[dir]` or `sqlite:<file>`. Without it, no /api/products.
+   */
+  databaseUrl?: string;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSettings {
@@ -29,6 +37,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
     jwtAudiences: (env.JWT_AUDIENCE ?? '').split(',').map((a) => a.trim()).filter((a) => a !== ''),
     shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? undefined : Number(env.SHUTDOWN_DELAY_MS),
     redisUrl: env.REDIS_URL || undefined,
+    databaseUrl: env.DATABASE_URL || 'pglite:',
   };
 }
 
@@ -39,7 +48,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
 export function createApp(settings: SampleSettings = settingsFromEnv()): FastifyInstance {
   const app = Fastify({ logger: settings.logger });
 
-  const kit = addKit(app, [new URL('./endpoints/', import.meta.url)], (opt) => {
+  const sources = [new URL('./endpoints/', import.meta.url), ...(settings.databaseUrl ? [ProductsEndpoint] : [])];
+  const kit = addKit(app, sources, (opt) => {
     opt.openApiInfo = { title: 'Sample shop API', description: 'Users, orders and admin jobs, grouped by Kit.' };
     // Bearer tokens for /api/account, only when an authority is given: `npm start` needs no network.
     if (settings.jwtAuthority) opt.configureJwt(settings.jwtAuthority, settings.jwtAudiences ?? []);
@@ -55,12 +65,14 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
       a.asyncWrite = true;
       a.redactHeaders.push('X-Admin-Key');
     });
+    if (settings.databaseUrl) opt.configureWarmup(SeedProducts);
   });
 
   kit.services.register({
     userRepository: asClass(UserRepository).singleton(),
     orderRepository: asClass(OrderRepository).singleton(),
     adminApiKey: asValue(settings.adminApiKey),
+    logger: asValue(app.log),
     healthSettings: asValue<HealthSettings>({
       eventLoopDelayDegradedMs: 200,
       diskPath: process.cwd(),
@@ -75,6 +87,10 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
     addKitStore(app, settings.redisUrl, { keyPrefix: 'sample-api:' });
     useKitStoreHealthCheck(app);
   }
+
+  // Products (/api/products): AutoCrud over DATABASE_URL, or PGlite in memory for `npm start`;
+  // missing tables are created, and a warm-up fills an empty catalogue.
+  if (settings.databaseUrl) addKitAutoCrud(app, settings.databaseUrl, { createTables: true });
 
   return app;
 }

@@ -1,5 +1,6 @@
 import type { FastifyServerOptions } from 'fastify';
 import { useKit } from '@kit/core';
+import type { KitAutoCrud } from '@kit/autocrud';
 import { createApp, settingsFromEnv } from './app.js';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -26,6 +27,9 @@ app.log.info(
   {
     api: `${base}/api/users   ${base}/api/orders@2   ${base}/api/admin/jobs (x-admin-key)`,
     openApi: `${base}/openapi.json`,
+    products: app.kit.services.hasRegistration('kitAutoCrud')
+      ? `${base}/api/products (database: ${app.kit.services.resolve<KitAutoCrud>('kitAutoCrud').url})`
+      : 'off: set DATABASE_URL',
     referenceUi: `${base}/docs`,
     health: `${base}/healthz   ${base}/livez`,
     account: app.kit.options.jwt

@@ -55,6 +55,13 @@ describe('sample service', () => {
     assert.equal((await fetch(`${sample.base}/api/legacyReports/daily/mon`)).status, 200);
   });
 
+  it('answers /api/products on the embedded default database (PGlite), with the starter products', async () => {
+    const res = await fetch(`${sample.base}/api/products`);
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { total: number }).total, 3);
+    assert.ok(sample.output().includes(`${sample.base}/api/products`));
+  });
+
   it('serves /docs with local assets', async () => {
     const res = await fetch(`${sample.base}/docs/`);
     assert.equal(res.status, 200);

@@ -1,4 +1,9 @@
 // The public surface of @kit/core, and nothing else.
+
+// Kit registers @fastify/swagger, whose types add `summary`, `tags`, `hide`… to Fastify's route
+// schema. tsc only copies a reference into the declarations it emits when asked (`preserve`);
+// without it a host compiling against dist/ gets TS2353 on `schema: { summary }`.
+/// <reference types="@fastify/swagger" preserve="true" />
 export { addKit, useKit, type KitConfigure, type HostInstance } from './kit.js';
 export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './options.js';
 export type { KitInstance, KitAudit } from './runtime.js';
@@ -14,6 +19,7 @@ export type { EndpointSource } from './endpoints/discovery.js';
 export { EndpointGroup, KitTag, KitEndpoint, KitMethod, type EndpointGroupOptions } from './endpoints/decorators.js';
 export type { SecuritySchemeObject } from './openapi/security.js';
 export { operationIdFor } from './endpoints/operation-ids.js';
+export { KitRouteContributor, type RouteContributor, type RouteContributorContext } from './endpoints/contributors.js';
 
 export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
 export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';

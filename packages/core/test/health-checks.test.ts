@@ -101,15 +101,30 @@ await test('a thrown error, sync or async, or a non-error, makes the check unhea
 });
 
 await test('100 concurrent probes over real sockets run a slow check once', async () => {
+  // The check stays open until the server has received every request of its wave, so the wave
+  // cannot outlast it on a slow machine (a fixed sleep did: 2 runs when the sockets trickled in).
   let runs = 0;
-  const app = await kitApp((opt) => {
-    opt.healthChecksConfigure = (hc) =>
-      hc.addCheck('slow', async () => {
-        runs += 1;
-        await sleep(300);
-        return HealthCheckResult.healthy('took 300 ms');
-      });
+  let arrived = 0;
+  const waiting: Array<{ count: number; resolve: () => void }> = [];
+  const arrivals = (count: number) => new Promise<void>((resolve) => (arrived >= count ? resolve() : waiting.push({ count, resolve })));
+  const app = Fastify();
+  app.addHook('onRequest', async (request) => {
+    if (!request.url.startsWith('/healthz')) return;
+    arrived += 1;
+    for (const w of waiting.filter((x) => arrived >= x.count)) w.resolve();
   });
+  await kitApp((opt) => {
+    opt.healthChecksConfigure = (hc) =>
+      hc.addCheck(
+        'slow',
+        async () => {
+          runs += 1;
+          await arrivals(runs * 100);
+          return HealthCheckResult.healthy('held until the wave arrived');
+        },
+        { timeoutMs: 30_000 },
+      );
+  }, app);
   const base = await listening(app);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
   try {

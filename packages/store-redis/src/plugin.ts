@@ -1,13 +1,10 @@
 import { asValue } from 'awilix';
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase } from 'fastify';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import {
-  HealthCheckResult,
   KitError,
   KitStoreNames,
-  type HealthCheckContext,
   type ICronJobStore,
-  type IHealthCheck,
   type IIdempotencyStore,
   type IRateLimitStore,
   type ISagaStore,
@@ -15,7 +12,7 @@ import {
 } from '@kit/core';
 import { RedisConnection, type StoreLogger } from './connection.js';
 import { RedisCronJobStore, RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore } from './stores.js';
-import { parseStoreUrl } from './url.js';
+import { createClient, resolveTopology, type StoreMode, type StoreUrlInput } from './topology.js';
 
 /**
  * Options of `addKitStore` and `createRedisStores`.
@@ -41,11 +38,31 @@ export interface KitStoreOptions {
   /** `CLIENT SETNAME` of the connection (default `kit-store`), to find it in `CLIENT LIST`. */
   connectionName?: string;
   /**
-   * Further ioredis options (`tls`, `family`, `username`, ...). Kit sets and keeps
-   * `enableOfflineQueue: false`, `maxRetriesPerRequest: 0`, `autoResendUnfulfilledCommands: false`,
-   * `commandTimeout`, `connectTimeout`, `retryStrategy` and `connectionName` from the options above.
+   * The URL is a seed node of a Redis Cluster (ioredis `Cluster`), as a list of URLs always is.
+   * Cluster URLs take no database index: a Cluster has database 0 only.
+   */
+  cluster?: boolean;
+  /**
+   * Sentinel mode: the Sentinels to ask for the master (`redis://[:password@]host[:26379]`, all
+   * with the same scheme and credentials). The store URL's host then names the master group, as
+   * in `redis://:password@mymaster/0`; its credentials, database and scheme are the master's.
+   */
+  sentinels?: ReadonlyArray<string | URL>;
+  /**
+   * Further ioredis options (`tls`, `family`, `username`, `natMap`, ...); in a Cluster, the
+   * options of each node connection. Kit sets and keeps `enableOfflineQueue: false`,
+   * `maxRetriesPerRequest: 0`, `autoResendUnfulfilledCommands: false`, `commandTimeout`,
+   * `connectTimeout`, `retryStrategy` (and `sentinelRetryStrategy`) and `connectionName` from the
+   * options above; what the URL says (host, credentials, database) wins over these.
    */
   redisOptions?: RedisOptions;
+  /**
+   * Further ioredis `Cluster` options (`natMap`, `scaleReads`, `slotsRefreshInterval`, ...). Kit
+   * sets and keeps `enableOfflineQueue: false`, `lazyConnect: false`, `clusterRetryStrategy`, and
+   * `retryDelayOnFailover: 0` and `retryDelayOnClusterDown: 0` (a command whose node was lost is
+   * failed, never sent again); MOVED and ASK redirects are followed.
+   */
+  clusterOptions?: Omit<ClusterOptions, 'redisOptions'>;
   /** Where connection events are logged (`addKitStore` uses `app.log`). Messages are redacted. */
   logger?: StoreLogger;
 }
@@ -64,18 +81,32 @@ export interface KitRedisStore {
   readonly rateLimit: IRateLimitStore;
   readonly saga: ISagaStore;
   readonly cronJob: ICronJobStore;
-  /** The store URL with its password replaced by `***`: safe to print. */
+  /**
+   * The store URL with its password replaced by `***`: safe to print. A Cluster lists its seed
+   * URLs; Sentinel mode adds the Sentinels after the master's URL.
+   */
   readonly url: string;
+  /** `server` (one Redis), `cluster` or `sentinel`. */
+  readonly mode: StoreMode;
   /** The key prefix in use. */
   readonly keyPrefix: string;
   /**
-   * The underlying ioredis client. It has no offline queue: commands sent while disconnected
-   * fail at once. Do not close it yourself; use `close()`.
+   * The underlying ioredis client: a `Redis` (one server, or the Sentinel group's master) or a
+   * `Cluster`. It has no offline queue: commands sent while disconnected fail at once. Do not
+   * close it yourself; use `close()`.
    */
-  readonly client: Redis;
-  /** True while the connection is up. */
+  readonly client: Redis | Cluster;
+  /** True while store calls can be sent. */
   readonly connected: boolean;
-  /** PING round trip in milliseconds; rejects with `KIT_ERR_STORE_UNAVAILABLE` when down or when `signal` aborts. */
+  /**
+   * Why store calls are refused right now, in a few words without an address
+   * (`connection refused`, `the server refused database 99 (...)`); undefined while connected.
+   */
+  readonly failure: string | undefined;
+  /**
+   * PING round trip in milliseconds (in a Cluster: to every master, the slowest); rejects with
+   * `KIT_ERR_STORE_UNAVAILABLE` when down or when `signal` aborts.
+   */
   ping(signal?: AbortSignal): Promise<number>;
   /** Resolves when connected, when the first attempt failed, or after `connectTimeoutMs`; true when connected. */
   waitUntilConnected(): Promise<boolean>;
@@ -101,9 +132,29 @@ function positive(option: string, value: number | undefined, fallback: number): 
   return v;
 }
 
+// A hash tag left open in the prefix ("kit{") would make Redis hash two keys of one record to
+// different Cluster slots; one closed around nothing ("kit{}") is ignored by Redis, which is
+// just as surprising. A whole tag ("{orders}:") is fine: it puts every key in one slot.
+function keyPrefixOf(value: unknown): string {
+  const prefix = value ?? 'kit:';
+  if (typeof prefix !== 'string' || prefix.length > 256) {
+    throw new KitError('KIT_ERR_INVALID_OPTION', 'Invalid Kit option addKitStore options.keyPrefix: expected a string of at most 256 characters.');
+  }
+  const open = prefix.indexOf('{');
+  if (open !== -1 && prefix.indexOf('}', open) <= open + 1) {
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `Invalid Kit option addKitStore options.keyPrefix = ${JSON.stringify(prefix)}: a "{" must open a whole Redis Cluster hash tag ("{orders}:"), or leave braces out.`,
+    );
+  }
+  return prefix;
+}
+
 /**
  * Connects the four Redis stores without Fastify (workers, scripts, tests). In a Fastify service
- * use `addKitStore`, which also registers them and closes the connection with the app.
+ * use `addKitStore`, which also registers them and closes the connection with the app. `url` is
+ * one server's URL, or a list of Redis Cluster seed URLs; see {@link KitStoreOptions} for
+ * `cluster` and `sentinels`.
  *
  * @example
  * ```ts
@@ -113,34 +164,35 @@ function positive(option: string, value: number | undefined, fallback: number): 
  * await stores.close();
  * ```
  */
-export function createRedisStores(url: string | URL, options: KitStoreOptions = {}): KitRedisStore {
-  const parsed = parseStoreUrl(url);
-  const keyPrefix = options.keyPrefix ?? 'kit:';
-  if (typeof keyPrefix !== 'string' || keyPrefix.length > 256) {
-    throw new KitError('KIT_ERR_INVALID_OPTION', 'Invalid Kit option addKitStore options.keyPrefix: expected a string of at most 256 characters.');
-  }
+export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions = {}): KitRedisStore {
+  const parsed = resolveTopology(url, options);
+  const keyPrefix = keyPrefixOf(options.keyPrefix);
+  const commandTimeoutMs = positive('commandTimeoutMs', options.commandTimeoutMs, 2000);
   const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, 5000);
-  const connection = new RedisConnection(
-    parsed,
-    {
-      commandTimeoutMs: positive('commandTimeoutMs', options.commandTimeoutMs, 2000),
-      connectTimeoutMs,
-      reconnectMaxDelayMs: positive('reconnectMaxDelayMs', options.reconnectMaxDelayMs, 1000),
-      connectionName: options.connectionName ?? 'kit-store',
-      redisOptions: options.redisOptions ?? {},
-    },
-    options.logger,
-  );
+  const reconnectMaxDelayMs = positive('reconnectMaxDelayMs', options.reconnectMaxDelayMs, 1000);
+  const client = createClient(parsed, {
+    commandTimeoutMs,
+    connectTimeoutMs,
+    reconnectMaxDelayMs,
+    connectionName: options.connectionName ?? 'kit-store',
+    redisOptions: options.redisOptions ?? {},
+    clusterOptions: options.clusterOptions ?? {},
+  });
+  const connection = new RedisConnection(parsed.topology, client, { commandTimeoutMs, connectTimeoutMs, reconnectMaxDelayMs }, options.logger);
   return {
     idempotency: new RedisIdempotencyStore(connection, keyPrefix),
     rateLimit: new RedisRateLimitStore(connection, keyPrefix),
     saga: new RedisSagaStore(connection, keyPrefix),
     cronJob: new RedisCronJobStore(connection, keyPrefix),
-    url: parsed.redacted,
+    url: parsed.topology.redacted,
+    mode: parsed.topology.mode,
     keyPrefix,
-    client: connection.client,
+    client,
     get connected() {
       return connection.ready;
+    },
+    get failure() {
+      return connection.failure;
     },
     ping: (signal) => connection.ping(signal),
     waitUntilConnected: () => connection.settle(connectTimeoutMs),
@@ -155,7 +207,8 @@ export function createRedisStores(url: string | URL, options: KitStoreOptions = 
  * `listen()`) waits up to `connectTimeoutMs` for the connection but does not fail when Redis is
  * down: store calls fail with `KIT_ERR_STORE_UNAVAILABLE` until it is up. The connection closes
  * in `onClose`. No health check is added: call `useKitStoreHealthCheck(app)` for that.
- * The password in `url` is never logged or put into errors.
+ * The password in `url` is never logged or put into errors. `url` is one server's URL, or a list
+ * of Redis Cluster seed URLs; with `options.sentinels`, the master group of a Sentinel setup.
  *
  * @example
  * ```ts
@@ -164,11 +217,16 @@ export function createRedisStores(url: string | URL, options: KitStoreOptions = 
  * addKitStore(app, process.env.REDIS_URL!, { keyPrefix: 'orders:' });
  * useKitStoreHealthCheck(app);
  * await useKit(app);
+ *
+ * // A Redis Cluster (any reachable seeds; the client discovers the rest):
+ * addKitStore(app, ['redis://:secret@10.0.0.1:6379', 'redis://:secret@10.0.0.2:6379']);
+ * // The master named "orders" of a Sentinel setup, database 2:
+ * addKitStore(app, 'redis://:secret@orders/2', { sentinels: ['redis://10.0.0.1:26379', 'redis://10.0.0.2:26379'] });
  * ```
  */
 export function addKitStore<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
   host: HostInstance<S, L, T>,
-  url: string | URL,
+  url: StoreUrlInput,
   options: KitStoreOptions = {},
 ): KitRedisStore {
   const app = host as unknown as FastifyInstance;
@@ -192,73 +250,11 @@ export function addKitStore<S extends RawServerBase, L extends FastifyBaseLogger
   });
   app.addHook('onReady', async () => {
     if (!(await store.waitUntilConnected())) {
-      logger.warn({ redis: store.url }, 'Redis store not reachable at start-up; serving anyway, store calls fail with KIT_ERR_STORE_UNAVAILABLE until it is');
+      logger.warn({ redis: store.url, failure: store.failure }, 'Redis store not usable at start-up; serving anyway, store calls fail with KIT_ERR_STORE_UNAVAILABLE until it is');
     }
   });
   app.addHook('onClose', async () => {
     await store.close();
   });
   return store;
-}
-
-/**
- * The Redis store health check (spec `StoreHealthCheck`): PING, abandoned when the check's
- * signal aborts (its timeout). Healthy with `data.latencyMs`; unhealthy with a generic
- * description and an exception that names no address or credential. Built from the container
- * (`kitRedisStore`) when registered as a class.
- *
- * @example
- * ```ts
- * // What useKitStoreHealthCheck(app) does, by hand:
- * app.kit.healthChecks.addCheck('redis', StoreHealthCheck, { tags: ['ready'], timeoutMs: 800 });
- * ```
- */
-export class StoreHealthCheck implements IHealthCheck {
-  constructor(private readonly deps: { kitRedisStore: KitRedisStore }) {}
-
-  async checkHealth({ signal }: HealthCheckContext): Promise<HealthCheckResult> {
-    try {
-      const latencyMs = await this.deps.kitRedisStore.ping(signal);
-      return HealthCheckResult.healthy('Redis answered PING', { latencyMs });
-    } catch (err) {
-      return HealthCheckResult.unhealthy('Redis did not answer PING', err instanceof Error ? err : new Error(String(err)));
-    }
-  }
-}
-
-/**
- * Options of {@link useKitStoreHealthCheck}.
- *
- * @example
- * ```ts
- * useKitStoreHealthCheck(app, { timeoutMs: 500 } satisfies KitStoreHealthCheckOptions);
- * ```
- */
-export interface KitStoreHealthCheckOptions {
-  /** The check's timeout (default 800 ms, so `/healthz` still answers within Kubernetes' default 1 s probe timeout). */
-  timeoutMs?: number;
-}
-
-/**
- * Surfaces the store in `/healthz` (spec `UseKitStoreHealthCheck()`): adds a
- * {@link StoreHealthCheck} named `redis` with tag `ready`. Call it after `addKitStore` and before
- * `useKit` completes. Without it, no store check appears.
- *
- * @example
- * ```ts
- * addKitStore(app, process.env.REDIS_URL!);
- * useKitStoreHealthCheck(app, { timeoutMs: 500 });
- * await useKit(app);   // GET /healthz now lists checks.redis
- * ```
- */
-export function useKitStoreHealthCheck<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
-  host: HostInstance<S, L, T>,
-  options: KitStoreHealthCheckOptions = {},
-): void {
-  const app = host as unknown as FastifyInstance;
-  if (!app.hasDecorator('kit') || !app.kit.services.hasRegistration(KIT_REDIS_STORE)) {
-    throw new KitError('KIT_ERR_STORE_NOT_ADDED', 'useKitStoreHealthCheck(app) needs addKitStore(app, url) first.');
-  }
-  const check = new StoreHealthCheck({ kitRedisStore: app.kit.services.resolve<KitRedisStore>(KIT_REDIS_STORE) });
-  app.kit.healthChecks.addCheck('redis', check, { tags: ['ready'], timeoutMs: options.timeoutMs ?? 800 });
 }

@@ -1,7 +1,20 @@
 // The Lua scripts of the Redis stores, one per atomic operation.
-import { lua } from './connection.js';
+import { createHash } from 'node:crypto';
 
-// Every script touches exactly one key (cluster-safe) and reads the time from the server
+/** A Lua script and its SHA1, for EVALSHA with an EVAL fallback. */
+export interface LuaScript {
+  readonly name: string;
+  readonly lua: string;
+  readonly sha: string;
+}
+
+/** Declares a script; its SHA1 is computed once. */
+export function lua(name: string, source: string): LuaScript {
+  return { name, lua: source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+// Every script touches exactly one key, KEYS[1] (so none can cross Cluster hash slots; a test in
+// test/cluster.test.ts checks it), and reads the time from the server
 // (`TIME`), so instances with skewed clocks still agree on windows and expiries. Redis >= 5
 // replicates script effects, which makes TIME in a writing script safe.
 const NOW = `local t = redis.call('TIME')

@@ -4,7 +4,7 @@ import { after, before, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRedisStores, type KitRedisStore } from '@kit/store-redis';
 import { storeConformance } from '../../core/test/store-conformance.ts';
-import { describeRedis, RedisServer, skipRedis } from './redis-server.ts';
+import { connectedStores, describeRedis, RedisServer, skipRedis } from './redis-server.ts';
 
 let server: RedisServer | undefined;
 
@@ -16,8 +16,7 @@ storeConformance('redis', {
     server = await RedisServer.start();
   },
   connect: async () => {
-    const stores = createRedisStores(server!.url, { keyPrefix: 'conformance:' });
-    assert.equal(await stores.waitUntilConnected(), true);
+    const stores = await connectedStores(createRedisStores(server!.url, { keyPrefix: 'conformance:' }));
     return { idempotency: stores.idempotency, rateLimit: stores.rateLimit, saga: stores.saga, cronJob: stores.cronJob, close: () => stores.close() };
   },
   after: async () => {

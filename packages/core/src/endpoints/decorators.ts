@@ -59,7 +59,8 @@ function own<T>(metadata: Metadata, key: symbol): T | undefined {
   return Object.prototype.hasOwnProperty.call(metadata, key) ? (metadata[key] as T) : undefined;
 }
 
-function rememberName(context: ClassDecoratorContext): void {
+/** Records the class's source name (immune to bundler renaming) for group naming. */
+export function rememberName(context: ClassDecoratorContext): void {
   if (context.name) context.metadata[NAME] = context.name;
 }
 

@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { KitError, show } from '../errors.js';
+import { readRouteContributors } from './contributors.js';
 import { readEndpointMetadata } from './decorators.js';
 import type { EndpointClass } from './types.js';
 
@@ -27,11 +28,11 @@ export function typeScriptLoaderActive(): boolean {
   return /tsx|ts-node|@swc-node|esbuild-register|--experimental-strip-types|--experimental-transform-types/.test(flags);
 }
 
-/** An exported class with an `addRoutes` method, or one decorated `@KitEndpoint()`. */
+/** An exported class with an `addRoutes` method, one decorated `@KitEndpoint()`, or one with a route contributor. */
 export function isEndpointClass(value: unknown): value is EndpointClass {
   if (typeof value !== 'function' || typeof value.prototype !== 'object' || value.prototype === null) return false;
   if (typeof (value.prototype as { addRoutes?: unknown }).addRoutes === 'function') return true;
-  return readEndpointMetadata(value as EndpointClass).legacy;
+  return readEndpointMetadata(value as EndpointClass).legacy || readRouteContributors(value as EndpointClass).length > 0;
 }
 
 function isModuleFile(name: string, withTs: boolean): boolean {
@@ -106,7 +107,7 @@ export async function discoverEndpointClasses(sources: readonly EndpointSource[]
       await scanDirectory(fileURLToPath(source), found, source.href);
     } else if (typeof source === 'function') {
       if (!isEndpointClass(source)) {
-        throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${show(source)} is not an endpoint class: implement IKitEndpoint (an addRoutes(app) method) or decorate it @KitEndpoint().`);
+        throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${show(source)} is not an endpoint class: implement IKitEndpoint (an addRoutes(app) method), decorate it @KitEndpoint(), or give it a route contributor (@KitRouteContributor).`);
       }
       found.add(source);
     } else if (typeof source === 'object' && source !== null) collect(source, found);

@@ -2,6 +2,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { KitError } from '../errors.js';
 import { ROUTE_PATTERN } from '../route-pattern.js';
 import { buildService, type KitServices } from '../services.js';
+import { readRouteContributors, routeKey } from './contributors.js';
 import { readEndpointMetadata } from './decorators.js';
 import { discoverEndpointClasses, type EndpointSource } from './discovery.js';
 import { groupNameFromClass, type NamingRules } from './naming.js';
@@ -52,8 +53,11 @@ function warnLegacy(cls: EndpointClass, name: string): void {
 
 type SchemaWithIds = { operationId?: string; tags?: string[] } & Record<string, unknown>;
 
-/** Rewrites a group's routes: relative paths under the prefix, `{id}` params, tags and operationId. */
-function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): void {
+/**
+ * Rewrites a group's routes: relative paths under the prefix, `{id}` params, tags and operationId.
+ * Returns the path relative to the group.
+ */
+function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): string {
   const given = (route as RouteOptions & { routePath?: string }).routePath ?? '';
   // A plugin registered inside addRoutes adds its own prefix below the group's.
   const prefix = (route as RouteOptions & { prefix?: string }).prefix ?? group.prefix;
@@ -83,6 +87,32 @@ function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): vo
     }
   }
   route.schema = schema;
+  return relative;
+}
+
+function methodsOf(route: Pick<RouteOptions, 'method'>): string[] {
+  return (Array.isArray(route.method) ? route.method : [route.method]) as string[];
+}
+
+/**
+ * Registers what the group's route contributors describe, leaving out every method the group's
+ * hand-written routes already serve at that path: a hand-written route wins. Runs after all the group's `addRoutes`
+ * (and the plugins they registered), so "already" covers the whole group whatever the class order.
+ */
+async function addContributedRoutes(ctx: FastifyInstance, group: GroupPlan, declared: ReadonlySet<string>, services: KitServices): Promise<void> {
+  for (const cls of group.classes) {
+    const contributors = readRouteContributors(cls);
+    if (contributors.length === 0) continue;
+    const className = readEndpointMetadata(cls).sourceName ?? cls.name;
+    for (const contribute of contributors) {
+      for (const route of await contribute(ctx, { className, group: group.name, prefix: group.prefix, services })) {
+        const relative = relativeRoutePath(route.url);
+        const free = methodsOf(route).filter((method) => !declared.has(routeKey(method, relative)));
+        if (free.length === 0) continue;
+        ctx.route(free.length === methodsOf(route).length ? route : { ...route, method: free });
+      }
+    }
+  }
 }
 
 async function addClassRoutes(ctx: FastifyInstance, cls: EndpointClass, services: KitServices): Promise<void> {
@@ -124,8 +154,16 @@ export function registerEndpointGroups(
     const groups = planGroups(await discoverEndpointClasses(sources), rules, apiPrefix);
     for (const group of groups) {
       const plugin = async function kitGroup(ctx: FastifyInstance): Promise<void> {
-        ctx.addHook('onRoute', (route) => nameRoute(route, group, table));
+        const declared = new Set<string>();
+        ctx.addHook('onRoute', (route) => {
+          const relative = nameRoute(route, group, table);
+          for (const method of methodsOf(route)) declared.add(routeKey(method, relative));
+        });
         for (const cls of group.classes) await addClassRoutes(ctx, cls, services);
+        // Plugins registered inside addRoutes load now, so their routes count as declared too.
+        await ctx.after();
+        // A copy: two contributors describing the same route is a mistake Fastify reports.
+        await addContributedRoutes(ctx, group, new Set(declared), services);
       };
       // A display name spares Fastify a scan of require.cache per plugin (measurable at 1,000
       // groups) and names the group in app.printPlugins().

@@ -145,6 +145,11 @@ export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOption
         ...(options.openApiInfo.description ? { description: options.openApiInfo.description } : {}),
       },
     },
+    // A schema added with addSchema({ $id: 'Money', ... }) is the component `Money` (swagger's
+    // default names them def-0, def-1...); an $id that is not a valid component name keeps def-N.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' && /^[A-Za-z0-9._-]+$/.test(json.$id) ? json.$id : `def-${i}`),
+    },
     // Routes whose errors Kit answers (opt.problemDetails) carry a marker to finishDocument, which
     // turns it into the problem responses: only here is the Fastify route still known.
     // Schemes a group declared must be in the document before swagger builds the operation (it

@@ -1,0 +1,68 @@
+import { KitError, KitRouteContributor } from '@kit/core';
+import type { Entity } from './entity.js';
+import { allows, CrudOperations } from './operations.js';
+import { CONTRIBUTE, KIT_AUTOCRUD, type AutoCrudContributor } from './plugin.js';
+
+/**
+ * Options of `@AutoCrud`.
+ *
+ * @example
+ * ```ts
+ * @AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.ListAll } satisfies AutoCrudOptions)
+ * export class ProductEndpoint {}
+ * ```
+ */
+export interface AutoCrudOptions {
+  /** The routes to generate, as {@link CrudOperations} flags (default `CrudOperations.All`). */
+  operations?: number;
+}
+
+/**
+ * Makes an endpoint class serve an entity: its group (the class name rule or `@EndpointGroup`)
+ * gets `GET /` (a filtered, sorted page), `GET /{pk}`, `POST /`, `PUT /{pk}`, `DELETE /{pk}`,
+ * and with `CrudOperations.ListAll` also `GET /all`. `addRoutes` is optional; a route it declares
+ * with the same method and path replaces the generated one. Needs `addKitAutoCrud(app, url)`.
+ * Throws `KIT_ERR_AUTOCRUD_ENTITY` at once when Create or Update is allowed on an entity with no
+ * writable field.
+ *
+ * @example
+ * ```ts
+ * @AutoCrud(Product)                                   // /api/product, all five operations
+ * export class ProductEndpoint implements IKitEndpoint {
+ *   addRoutes(app: FastifyInstance) {
+ *     app.get('{id}', async () => ({ hand: 'written' }));   // replaces the generated GET /{id}
+ *   }
+ * }
+ * ```
+ */
+export function AutoCrud(entity: Entity, options: AutoCrudOptions = {}) {
+  if (typeof entity !== 'object' || entity === null || typeof entity.field !== 'function') {
+    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', '@AutoCrud(entity): pass an entity made by defineEntity({ ... }).');
+  }
+  const operations = options.operations ?? CrudOperations.All;
+  if (!Number.isInteger(operations) || operations < 1 || operations > 63) {
+    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `@AutoCrud(${entity.name}, { operations: ${String(operations)} }): combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll).`);
+  }
+  for (const [name, flag] of [
+    ['Create', CrudOperations.Create],
+    ['Update', CrudOperations.Update],
+  ] as const) {
+    if (allows(operations, flag) && entity.writable.length === 0) {
+      throw new KitError(
+        'KIT_ERR_AUTOCRUD_ENTITY',
+        `@AutoCrud(${entity.name}): ${name} is allowed but the entity has no writable field; list fields in defineEntity({ writable: [...] }) or leave CrudOperations.${name} out.`,
+      );
+    }
+  }
+  return KitRouteContributor((group, context) => {
+    const runtime = context.services.hasRegistration(KIT_AUTOCRUD) ? context.services.resolve<Partial<AutoCrudContributor>>(KIT_AUTOCRUD) : undefined;
+    const contribute = runtime?.[CONTRIBUTE];
+    if (!runtime || typeof contribute !== 'function') {
+      throw new KitError(
+        'KIT_ERR_AUTOCRUD_NOT_ADDED',
+        `${context.className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.`,
+      );
+    }
+    return contribute.call(runtime, group, context, entity, operations);
+  });
+}

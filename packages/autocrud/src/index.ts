@@ -1,0 +1,12 @@
+// The public surface of @kit/autocrud, and nothing else.
+export { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud, type PGliteInstance } from './plugin.js';
+export { AutoCrud, type AutoCrudOptions } from './decorator.js';
+export { CrudOperations } from './operations.js';
+export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityRow, type EntitySchema, type FieldType, type RowOf } from './entity.js';
+export type { KitAutoCrudOptions } from './options.js';
+export { DatabaseHealthCheck } from './health.js';
+export { EntityRepository, type Row } from './mapper/repository.js';
+export type { ListOptions, Filter, FilterOperator, SortKey } from './mapper/query.js';
+export { DatabaseUnavailableError, ConstraintViolationError, InvalidValueError, SchemaMismatchError } from './mapper/errors.js';
+export { redactConnectionString, type EngineKind } from './mapper/connection-string.js';
+export { sqliteAvailable } from './mapper/sqlite.js';

@@ -1,0 +1,192 @@
+import { CompiledQuery } from 'kysely';
+import { KitError } from '@kit/core';
+import type { Entity } from '../entity.js';
+import type { Db, Engine } from './engine.js';
+import { ConstraintViolationError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError } from './errors.js';
+import { EntityRepository, type Row } from './repository.js';
+import { prepareTables } from './tables.js';
+
+/** Where the database reports state changes (pino's `app.log` fits). */
+export interface DatabaseLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** After a failed attempt to reach the database, calls fail at once for this long instead of each trying again. */
+const RETRY_AFTER_FAILURE_MS = 250;
+
+/**
+ * One database for every entity: the engine, the schema check, and the availability rule the
+ * routes rely on. While the database is unreachable, calls fail at once with
+ * `DatabaseUnavailableError` (one attempt at a time reconnects; nothing waits in a queue), and
+ * the first call after it is back goes through. Knows nothing of HTTP.
+ */
+export class Database {
+  readonly #entities = new Set<Entity>();
+  readonly #unverified = new Set<Entity>();
+  readonly #repositories = new Map<Entity, EntityRepository>();
+  #up = false;
+  #reason = 'not started';
+  #attempt: Promise<void> | undefined;
+  #retryAt = 0;
+  #schemaError: SchemaMismatchError | undefined;
+  #closed = false;
+
+  constructor(
+    readonly engine: Engine,
+    private readonly createTables: boolean,
+    private readonly log: DatabaseLog,
+  ) {}
+
+  /** True while the database answered the last call and every entity's table checked out. */
+  get available(): boolean {
+    return this.#up && this.#unverified.size === 0;
+  }
+
+  /** Adds an entity; its table is checked (or created) before its first query. */
+  register(entity: Entity): EntityRepository {
+    let repository = this.#repositories.get(entity);
+    if (!repository) {
+      this.#entities.add(entity);
+      this.#unverified.add(entity);
+      repository = new EntityRepository(entity, this.engine.flavour, (query) => this.run(query));
+      this.#repositories.set(entity, repository);
+    }
+    return repository;
+  }
+
+  /** The repository of an entity (registered on first use). */
+  repository<R extends object = Row>(entity: Entity): EntityRepository<R> {
+    return this.register(entity) as unknown as EntityRepository<R>;
+  }
+
+  /**
+   * Opens the engine and checks the tables, for start-up. Resolves true when ready, false when a
+   * server is unreachable (start-up goes on; calls answer "unavailable" until it is back). Rejects
+   * on what cannot heal by waiting: a schema that does not fit, an engine that cannot open.
+   */
+  async start(): Promise<boolean> {
+    try {
+      await this.#ensureReady();
+      return true;
+    } catch (err) {
+      if (err instanceof DatabaseUnavailableError) return false;
+      throw err;
+    }
+  }
+
+  async #ensureReady(): Promise<void> {
+    if (this.#up && this.#unverified.size === 0) return;
+    if (this.#closed) throw new DatabaseUnavailableError('closed');
+    // The first start (PGlite's WASM, the first connection): callers during it wait for it, so that
+    // start-up work (warm-ups, early requests) is not refused. It is bounded: a server gets
+    // connectTimeoutMs, an embedded engine opens or fails.
+    if (this.#attempt && this.#reason === 'not started') {
+      await this.#attempt.catch(() => undefined);
+      return this.#ensureReady();
+    }
+    // Later, one attempt at a time; everyone else fails fast rather than piling up behind it.
+    if (this.#attempt || Date.now() < this.#retryAt) throw this.#schemaError ?? new DatabaseUnavailableError(this.#reason);
+    this.#attempt = this.#connect();
+    try {
+      await this.#attempt;
+    } finally {
+      this.#attempt = undefined;
+    }
+  }
+
+  async #connect(): Promise<void> {
+    try {
+      await this.engine.open();
+      const pending = [...this.#unverified];
+      await prepareTables(this.engine.db, this.engine.flavour, pending, this.createTables);
+      for (const entity of pending) this.#unverified.delete(entity);
+      if (!this.#up) this.log.info({ engine: this.engine.kind }, this.#reason === 'not started' ? 'AutoCrud database ready' : 'AutoCrud database reachable again');
+      this.#up = true;
+      this.#schemaError = undefined;
+    } catch (err) {
+      this.#retryAt = Date.now() + RETRY_AFTER_FAILURE_MS;
+      if (err instanceof SchemaMismatchError) {
+        this.#schemaError = err;
+        throw err;
+      }
+      if (err instanceof KitError && err.code !== 'KIT_ERR_DATABASE_UNAVAILABLE') throw err;
+      throw this.#unavailable(err);
+    }
+  }
+
+  /** Marks the database down (logged once per outage) and returns the error for the caller. */
+  #unavailable(err: unknown): DatabaseUnavailableError {
+    const reason = err instanceof DatabaseUnavailableError ? err.reason : this.engine.reason(err);
+    if (this.#up || this.#reason === 'not started') {
+      this.log.warn({ engine: this.engine.kind, reason }, 'AutoCrud database unavailable; its routes answer 503 until it is back');
+    }
+    this.#up = false;
+    this.#reason = reason;
+    return err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(reason, { cause: err });
+  }
+
+  /**
+   * Runs `query` once the database is ready; a driver error becomes `DatabaseUnavailableError`,
+   * `ConstraintViolationError` or `InvalidValueError`, anything else is rethrown as is.
+   */
+  async run<T>(query: (db: Db) => Promise<T>): Promise<T> {
+    await this.#ensureReady();
+    try {
+      return await query(this.engine.db);
+    } catch (err) {
+      switch (this.engine.classify(err)) {
+        case 'unavailable':
+          throw this.#unavailable(err);
+        case 'unique':
+          throw new ConstraintViolationError('unique', { cause: err });
+        case 'foreignKey':
+          throw new ConstraintViolationError('foreignKey', { cause: err });
+        case 'invalid':
+          throw new InvalidValueError({ cause: err });
+        default:
+          throw err;
+      }
+    }
+  }
+
+  /**
+   * `SELECT 1`, abandoned when `signal` aborts; resolves with the round trip in milliseconds. When
+   * the database answers but was marked down, it also reconnects the entities (the health check
+   * thereby heals the routes). Rejects with `DatabaseUnavailableError` or `SchemaMismatchError`.
+   */
+  async ping(signal?: AbortSignal): Promise<number> {
+    const started = performance.now();
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(new DatabaseUnavailableError('no answer before the check timed out'));
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    const probe = async () => {
+      if (!this.available) {
+        if (this.#attempt) throw this.#schemaError ?? new DatabaseUnavailableError(this.#reason);
+        this.#retryAt = 0;
+        await this.#ensureReady();
+      }
+      await this.run((db) => db.executeQuery(CompiledQuery.raw('select 1')));
+    };
+    try {
+      await Promise.race([probe(), aborted]);
+    } finally {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+    return Math.round((performance.now() - started) * 100) / 100;
+  }
+
+  /** Closes the engine; later calls fail with `DatabaseUnavailableError('closed')`. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#up = false;
+    this.#reason = 'closed';
+    await this.#attempt?.catch(() => undefined);
+    await this.engine.close();
+  }
+}

@@ -1,0 +1,57 @@
+import type { Kysely } from 'kysely';
+import type { EngineKind } from './connection-string.js';
+import type { ErrorClass } from './errors.js';
+
+/** Tables by name, rows as records: entities are declared at run time, so the builder is untyped. */
+export type DynamicDatabase = Record<string, Record<string, unknown>>;
+
+/** Kysely over one of the engines. */
+export type Db = Kysely<DynamicDatabase>;
+
+/** The two SQL flavours the engines speak: PGlite is PostgreSQL. */
+export type SqlFlavour = 'postgres' | 'sqlite';
+
+/**
+ * One database engine: a Kysely instance plus what only the engine knows (how to wait until it
+ * accepts queries, how to read its errors, how to close it). Everything else is shared.
+ */
+export interface Engine {
+  readonly kind: EngineKind;
+  readonly flavour: SqlFlavour;
+  readonly db: Db;
+  /**
+   * Resolves once the engine accepts queries. Rejects with `DatabaseUnavailableError` when a
+   * server cannot be reached (worth retrying), or with a `KitError` when it can never work
+   * (for example a PGlite directory that cannot be opened).
+   */
+  open(): Promise<void>;
+  /** What a driver error means to the caller. */
+  classify(err: unknown): ErrorClass;
+  /** A short, address-free reason for an `unavailable` error (`connection refused`). */
+  reason(err: unknown): string;
+  /** Closes connections; idempotent. */
+  close(): Promise<void>;
+}
+
+/** The SQLSTATE classes and codes PostgreSQL and PGlite report, mapped for the caller. */
+export function classifySqlState(code: string): ErrorClass | undefined {
+  if (code === '23505') return 'unique';
+  if (code === '23503') return 'foreignKey';
+  if (code === '23502' || code === '23514' || code.startsWith('22')) return 'invalid';
+  // connection exceptions, shutdown/startup, resource exhaustion, statement timeout, login and catalog
+  if (code.startsWith('08') || code.startsWith('53') || /^57P0[1-4]$/.test(code) || code === '57014' || code.startsWith('28') || code === '3D000') return 'unavailable';
+  return undefined;
+}
+
+/** An address-free reason for a SQLSTATE that means "unavailable". */
+export function sqlStateReason(code: string): string | undefined {
+  if (code === '57P01' || code === '57P02') return 'server shutting down';
+  if (code === '57P03') return 'server starting up';
+  if (code === '53300') return 'too many connections';
+  if (code === '57014') return 'query cancelled (statement timeout)';
+  if (code.startsWith('28')) return 'authentication failed';
+  if (code === '3D000') return 'database does not exist';
+  if (code.startsWith('53')) return 'server out of resources';
+  if (code.startsWith('08')) return 'connection error';
+  return undefined;
+}

@@ -1,0 +1,27 @@
+/**
+ * The operations an `@AutoCrud` class serves, as flags: combine with `|`. `All` is the first
+ * five; `ListAll` (`GET /all`, the whole table) is never on by default.
+ *
+ * @example
+ * ```ts
+ * @AutoCrud(Product, { operations: CrudOperations.List | CrudOperations.Get })   // read-only
+ * export class ProductEndpoint {}
+ * ```
+ */
+export const CrudOperations = {
+  List: 1,
+  Get: 2,
+  Create: 4,
+  Update: 8,
+  Delete: 16,
+  All: 31,
+  ListAll: 32,
+} as const;
+
+/** A combination of {@link CrudOperations} flags. */
+export type CrudOperations = number;
+
+/** True when `operations` includes `flag`. */
+export function allows(operations: number, flag: number): boolean {
+  return (operations & flag) === flag;
+}

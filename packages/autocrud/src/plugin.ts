@@ -1,0 +1,252 @@
+import { asValue } from 'awilix';
+import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase, RouteOptions } from 'fastify';
+import { KitError, type HostInstance, type RouteContributorContext } from '@kit/core';
+import type { Entity, EntityRow } from './entity.js';
+import { DatabaseHealthCheck } from './health.js';
+import type { PGlite } from '@electric-sql/pglite';
+import { parseConnectionString, type ConnectionTarget, type EngineKind } from './mapper/connection-string.js';
+import { Database, type DatabaseLog } from './mapper/database.js';
+import type { Engine } from './mapper/engine.js';
+import { pgliteEngine } from './mapper/pglite.js';
+import { postgresEngine } from './mapper/postgres.js';
+import type { EntityRepository } from './mapper/repository.js';
+import { sqliteEngine } from './mapper/sqlite.js';
+import { resolveOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
+import { crudRoutes } from './routes/routes.js';
+import { inputSchema, rowSchema } from './routes/schemas.js';
+import { createValidation, type CrudValidation } from './routes/validation.js';
+
+/**
+ * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
+ *
+ * @example
+ * ```ts
+ * const crud = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD);   // 'kitAutoCrud'
+ * ```
+ */
+export const KIT_AUTOCRUD = 'kitAutoCrud';
+
+/**
+ * The running AutoCrud database, as `addKitAutoCrud` returns it and the container holds it.
+ *
+ * @example
+ * ```ts
+ * const crud = addKitAutoCrud(app, 'pglite:');
+ * app.get('/api/stats/cheap-products', async () => {
+ *   const { total } = await crud.repository(Product).list({ filters: [{ field: 'price', op: 'lt', value: 10 }], sort: [], offset: 0, limit: 1 });
+ *   return { total };
+ * });
+ * ```
+ */
+export interface KitAutoCrud {
+  /** The engine the connection string picked. */
+  readonly engine: EngineKind;
+  /** The connection string with its password replaced by `***`. */
+  readonly url: string;
+  /** True while the database answers and every entity's table fits. */
+  readonly available: boolean;
+  /** The mapper for an entity (the one the generated routes use), for hand-written routes and jobs. */
+  repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>>;
+  /** `SELECT 1`; resolves with the round trip in ms, rejects with `KIT_ERR_DATABASE_UNAVAILABLE` (or `KIT_ERR_AUTOCRUD_SCHEMA`). */
+  ping(signal?: AbortSignal): Promise<number>;
+  /** Closes the database (idempotent); `addKitAutoCrud` calls it in `onClose`. */
+  close(): Promise<void>;
+}
+
+/** How `@AutoCrud`'s contributor reaches the runtime without importing this module's state. */
+export const CONTRIBUTE = Symbol.for('kit.autocrud.contribute');
+
+/** The contributor's entry point on the runtime. */
+export interface AutoCrudContributor {
+  [CONTRIBUTE](group: FastifyInstance, context: RouteContributorContext, entity: Entity, operations: number): RouteOptions[];
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
+  readonly #validation: CrudValidation = createValidation();
+  /** Component names in the document, by entity: two entities may not share one. */
+  readonly #components = new Map<string, Entity>();
+
+  constructor(
+    readonly database: Database,
+    readonly url: string,
+    private readonly options: ResolvedAutoCrudOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  get engine(): EngineKind {
+    return this.database.engine.kind;
+  }
+
+  get available(): boolean {
+    return this.database.available;
+  }
+
+  repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>> {
+    return this.database.repository<EntityRow<E>>(entity);
+  }
+
+  ping(signal?: AbortSignal): Promise<number> {
+    return this.database.ping(signal);
+  }
+
+  close(): Promise<void> {
+    return this.database.close();
+  }
+
+  [CONTRIBUTE](group: FastifyInstance, context: RouteContributorContext, entity: Entity, operations: number): RouteOptions[] {
+    const repository = this.database.register(entity);
+    for (const schema of [rowSchema(entity), inputSchema(entity)] as Array<{ $id: string } & Record<string, unknown>>) {
+      const owner = this.#components.get(schema.$id);
+      if (owner && owner !== entity) {
+        throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `Two entities use the component schema name '${schema.$id}' (${context.className} and another @AutoCrud class); give one of them another name.`);
+      }
+      this.#components.set(schema.$id, entity);
+      const existing: unknown = group.getSchema(schema.$id);
+      if (existing === undefined) group.addSchema(schema);
+      else if (!sameJson(existing, schema)) {
+        throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `A schema with $id '${schema.$id}' is already added to the app, with other content; give entity ${entity.name} another name.`);
+      }
+      this.#validation.addSchema(schema);
+    }
+    if (!this.options.requireAuthorization) {
+      this.log.warn(
+        { class: context.className, prefix: context.prefix },
+        `AutoCrud routes of ${context.className} (${context.prefix}) require no authentication: anyone who reaches the service can change ${entity.table}. Pass requireAuthorization: true to addKitAutoCrud to require a bearer token.`,
+      );
+    }
+    return crudRoutes({
+      entity,
+      operations,
+      limits: this.options.limits,
+      repository,
+      validation: this.#validation,
+      prefix: context.prefix,
+      ...(this.options.requireAuthorization ? { authenticate: group.kitAuthenticate } : {}),
+    });
+  }
+}
+
+/**
+ * A PGlite instance the host made, passed to `addKitAutoCrud` instead of a connection string.
+ * Typed by shape, not by PGlite's class: PGlite's own declarations need `@types/emscripten`,
+ * which it does not depend on, so naming its class here would break `skipLibCheck: false`
+ * builds of every host; and two copies of PGlite may be installed.
+ *
+ * @example
+ * ```ts
+ * import { PGlite } from '@electric-sql/pglite';
+ * const db = new PGlite('./data');
+ * addKitAutoCrud(app, db);           // the host closes db itself
+ * ```
+ */
+export interface PGliteInstance {
+  query(...args: never[]): Promise<unknown>;
+  readonly waitReady: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A PGlite instance the host made (duck-typed: two copies of PGlite may be installed). */
+function isPGlite(value: unknown): value is PGliteInstance {
+  return typeof value === 'object' && value !== null && typeof (value as PGliteInstance).query === 'function' && 'waitReady' in value;
+}
+
+function targetOf(url: string | URL | PGliteInstance): ConnectionTarget {
+  if (isPGlite(url)) return { kind: 'pglite', directory: undefined, redacted: 'pglite: (an instance passed in)' };
+  return parseConnectionString(url instanceof URL ? url.href : url);
+}
+
+function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoCrudOptions, log: FastifyBaseLogger): Engine {
+  const target = targetOf(url);
+  switch (target.kind) {
+    case 'postgres':
+      return postgresEngine(target, {
+        poolSize: options.poolSize,
+        connectTimeoutMs: options.connectTimeoutMs,
+        onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: an idle PostgreSQL connection failed and was dropped'),
+      });
+    case 'pglite':
+      return pgliteEngine(target, isPGlite(url) ? (url as unknown as PGlite) : undefined);
+    case 'sqlite':
+      return sqliteEngine(target);
+  }
+}
+
+/**
+ * Registers the AutoCrud database (call it between `addKit` and `useKit`): `@AutoCrud` classes
+ * get their routes from it, the `database` health check (tag `ready`) is added by itself, and the
+ * {@link KitAutoCrud} handle is registered as `kitAutoCrud`. The engine comes from `url`:
+ * `postgres://…`, `pglite:` / `pglite:<dir>` (embedded, no server), `sqlite::memory:` /
+ * `sqlite:<file>` (Node >= 22.13), or a `PGlite` instance the host made (and closes itself). During `app.ready()` the tables are checked (or created with
+ * `createTables`): a missing table or column fails start-up naming it. A PostgreSQL server that
+ * cannot be reached does not: start-up waits up to `connectTimeoutMs`, then the routes answer 503
+ * with `Retry-After` and the check is unhealthy until it answers. Closed in `onClose`.
+ *
+ * @example
+ * ```ts
+ * const app = Fastify({ logger: true });
+ * addKit(app, [new URL('./endpoints/', import.meta.url)]);
+ * addKitAutoCrud(app, process.env.DATABASE_URL ?? 'pglite:', { createTables: true });
+ * await useKit(app);
+ * await app.listen({ port: 3000 });
+ * ```
+ */
+export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+  host: HostInstance<S, L, T>,
+  url: string | URL | PGliteInstance,
+  options: KitAutoCrudOptions = {},
+): KitAutoCrud {
+  const app = host as unknown as FastifyInstance;
+  if (!app.hasDecorator('kit')) {
+    throw new KitError('KIT_ERR_NOT_ADDED', 'addKitAutoCrud(app, url) was called on an instance without Kit: call addKit(app, ...) first.');
+  }
+  if (app.kit.services.hasRegistration(KIT_AUTOCRUD)) {
+    throw new KitError('KIT_ERR_AUTOCRUD_ALREADY_ADDED', 'addKitAutoCrud(app, url) was called twice on the same Fastify instance; one database serves every @AutoCrud class.');
+  }
+  if (app.kit.state !== 'starting') {
+    throw new KitError('KIT_ERR_AUTOCRUD_TOO_LATE', 'addKitAutoCrud(app, url) was called after useKit(app) completed; call it between addKit and useKit.');
+  }
+  const resolved = resolveOptions(options);
+  const log = app.log.child({ kit: 'autocrud' });
+  const engine = createEngine(url, resolved, log);
+  const database = new Database(engine, resolved.createTables, log as DatabaseLog);
+  const runtime = new AutoCrudRuntime(database, targetOf(url).redacted, resolved, log);
+  try {
+    app.kit.healthChecks.addCheck(resolved.healthCheck.name, new DatabaseHealthCheck({ kitAutoCrud: runtime }), {
+      tags: resolved.healthCheck.tags,
+      timeoutMs: resolved.healthCheck.timeoutMs,
+    });
+  } catch (err) {
+    void engine.close();
+    throw err;
+  }
+  app.kit.services.register({ [KIT_AUTOCRUD]: asValue(runtime) });
+
+  // Fastify gives an onReady hook pluginTimeout (10 s by default) before failing start-up; PGlite's
+  // first start can take longer on a loaded machine. Past 80% of it, start-up goes on and the
+  // database keeps starting: calls wait for that first start, the check reports it.
+  const pluginTimeout = app.initialConfig.pluginTimeout ?? 10_000;
+  const budgetMs = pluginTimeout > 0 ? Math.floor(pluginTimeout * 0.8) : undefined;
+  app.addHook('onReady', async () => {
+    const started = database.start();
+    let timer: NodeJS.Timeout | undefined;
+    const slow = budgetMs === undefined ? new Promise<never>(() => undefined) : new Promise<'slow'>((resolve) => (timer = setTimeout(resolve, budgetMs, 'slow')));
+    const outcome = await Promise.race([started, slow]).finally(() => clearTimeout(timer));
+    if (outcome === 'slow') {
+      log.warn({ database: runtime.url, waitedMs: budgetMs }, 'AutoCrud database still starting; serving anyway: its routes wait for it, and the check reports it');
+      started.then(
+        (ok) => log.info({ ready: ok }, 'AutoCrud database start finished'),
+        (err: unknown) => log.error({ err }, 'AutoCrud database could not start; its routes answer 503'),
+      );
+    } else if (!outcome) {
+      log.warn({ database: runtime.url }, 'AutoCrud database not reachable at start-up; serving anyway: its routes answer 503 and the check is unhealthy until it is');
+    }
+  });
+  app.addHook('onClose', async () => {
+    await database.close();
+  });
+  return runtime;
+}

@@ -1,0 +1,165 @@
+// Every answer of a generated route that is not a success is a problem-details body. This file
+// turns validation errors into a 400 naming the parameter, and the mapper's errors into 409, 400
+// and 503; nothing the database said (SQL, constraint names, hosts) reaches the client.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { sendProblem, type ProblemDetails } from '@kit/core';
+import type { Entity } from '../entity.js';
+import { ConstraintViolationError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError } from '../mapper/errors.js';
+import { operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
+import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
+
+/** `Retry-After` of a 503 while the database is unavailable, in seconds. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** Where a parameter at fault is. */
+/** Where a parameter at fault is, named as Kit's own validation problems name it. */
+export type ParameterLocation = 'querystring' | 'params' | 'body';
+
+/** One parameter at fault, as the 400 answer's `errors` lists it (with a JSON pointer added, as in Kit's own problems). */
+export interface InvalidParameter {
+  readonly in: ParameterLocation;
+  readonly name: string;
+  readonly detail: string;
+}
+
+function pointerTo(name: string): string {
+  return name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+}
+
+const TITLES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** A problem-details body; `title` from the status. */
+export function problem(status: number, detail: string, extra?: Record<string, unknown>): ProblemDetails {
+  return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra };
+}
+
+const WHERE: Readonly<Record<ParameterLocation, string>> = { querystring: 'Query parameter', params: 'Path parameter', body: 'Body field' };
+
+/** Answers 400 naming the parameter. */
+export function badRequest(reply: FastifyReply, fault: InvalidParameter): FastifyReply {
+  const subject = fault.in === 'body' && fault.name === '' ? 'The body' : `${WHERE[fault.in]} '${fault.name}'`;
+  return sendProblem(reply, problem(400, `${subject} ${fault.detail}.`, { errors: [{ in: fault.in, name: fault.name, pointer: pointerTo(fault.name), detail: fault.detail }] }));
+}
+
+/** Answers 404 for a primary key with no (visible) row. */
+export function notFound(reply: FastifyReply, entity: Entity, key: unknown): FastifyReply {
+  return sendProblem(reply, problem(404, `No ${entity.name} with ${entity.primaryKey} ${JSON.stringify(key)}.`));
+}
+
+/** A JSON Pointer's first segment, unescaped (`/filter[a]~1b` -> `filter[a]/b`). */
+function pointerHead(pointer: string): string {
+  const head = pointer.split('/')[1] ?? '';
+  return head.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const ARTICLE: Readonly<Record<string, string>> = { integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'a JSON object', array: 'an array', null: 'null' };
+
+function typeText(params: Record<string, unknown>): string {
+  const types = String(params.type).split(',');
+  return `must be ${types.map((t) => ARTICLE[t] ?? t).join(' or ')}`;
+}
+
+/** Why a query parameter the schema does not list is refused, as precisely as its name allows. */
+function unknownQueryParameter(entity: Entity, name: string): string {
+  const match = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/.exec(name);
+  if (!match) {
+    if (name.startsWith('filter')) return 'is malformed: write filter[field]=value or filter[field][operator]=value';
+    return 'is not accepted: the list takes page, pageSize, sort and filter[field][operator]';
+  }
+  const [, fieldName = '', op] = match;
+  const field = entity.fields.find((f) => f.name === fieldName);
+  if (!field) return `names no field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}`;
+  if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op)) return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
+  return `uses an operator that does not apply to the ${field.type} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
+}
+
+function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, e: AjvError): InvalidParameter {
+  if (e.keyword === 'additionalProperties') {
+    const name = String(e.params.additionalProperty);
+    return { in: 'querystring', name, detail: unknownQueryParameter(entity, name) };
+  }
+  const name = pointerHead(e.instancePath);
+  const filter = filters.get(name);
+  let detail: string;
+  if (e.keyword === 'pattern' && filter) {
+    detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${filter.field.format === 'uuid' ? 'UUID' : filter.field.type} values${filter.field.type === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
+  } else if (e.keyword === 'pattern' && name === 'sort') {
+    detail = `must list fields of ${entity.name} (${entity.fields.map((f) => f.name).join(', ')}), comma-separated, each optionally prefixed with -`;
+  } else if (e.keyword === 'type') {
+    detail = typeText(e.params);
+  } else if (e.keyword === 'maxLength' && filter) {
+    detail = `must be at most ${String(e.params.limit)} characters`;
+  } else {
+    detail = e.message ?? 'is not valid';
+  }
+  return { in: 'querystring', name, detail };
+}
+
+function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
+  if (e.keyword === 'additionalProperties') {
+    const name = String(e.params.additionalProperty);
+    const known = entity.fields.some((f) => f.name === name);
+    return { in: 'body', name, detail: known ? 'is read-only' : `is not a field of ${entity.name}` };
+  }
+  if (e.keyword === 'required') return { in: 'body', name: String(e.params.missingProperty), detail: 'is required' };
+  const name = e.instancePath.slice(1).replace(/~1/g, '/').replace(/~0/g, '~');
+  return { in: 'body', name, detail: e.keyword === 'type' ? typeText(e.params) : (e.message ?? 'is not valid') };
+}
+
+/** The parameter at fault in Fastify's validation error. */
+function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, error: FastifyError): InvalidParameter {
+  const first = (error.validation?.[0] ?? { keyword: '', instancePath: '', params: {} }) as unknown as AjvError;
+  switch (error.validationContext) {
+    case 'querystring':
+      return describeQueryError(entity, filters, first);
+    case 'params':
+      return { in: 'params', name: pointerHead(first.instancePath), detail: first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid') };
+    default:
+      return describeBodyError(entity, first);
+  }
+}
+
+/**
+ * The `errorHandler` of every generated route: validation errors, unparsable bodies and the
+ * mapper's errors become problem details; anything else is a logged 500 that says nothing more.
+ */
+export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, FilterParameter>) {
+  return function autoCrudErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    if (error.validation) return badRequest(reply, describeValidation(entity, filters, error));
+    if (error instanceof DatabaseUnavailableError) {
+      return sendProblem(reply, problem(503, 'The database is unavailable; try again later.'), { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
+    if (error instanceof SchemaMismatchError) {
+      request.log.error({ err: error }, 'AutoCrud: the database schema does not fit the entities');
+      return sendProblem(reply, problem(503, 'The database is not ready for this resource; try again later.'), { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
+    if (error instanceof ConstraintViolationError) {
+      return sendProblem(reply, problem(409, error.kind === 'unique' ? `The ${entity.name} conflicts with an existing one (a unique value is taken).` : `The ${entity.name} conflicts with related data.`));
+    }
+    if (error instanceof InvalidValueError) return sendProblem(reply, problem(400, `A value cannot be stored in the ${entity.name}: out of range for its column or against a database constraint.`));
+    const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (status >= 400 && status < 500) {
+      // Fastify's own client errors: an unparsable, too large or wrongly typed body.
+      const detail =
+        status === 415 ? 'The body must be application/json.' : status === 413 ? 'The body is too large.' : status === 400 ? 'The body is not valid JSON.' : 'The request is not valid.';
+      return sendProblem(reply, problem(status, detail));
+    }
+    request.log.error({ err: error }, 'AutoCrud route failed');
+    return sendProblem(reply, problem(500, 'The request could not be completed.'));
+  };
+}

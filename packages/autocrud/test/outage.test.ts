@@ -1,0 +1,125 @@
+// PostgreSQL stopped and restarted while the service runs, and down when the service starts: the
+// generated routes answer 503 with Retry-After, the `database` check turns unhealthy within its
+// timeout, calls fail at once instead of queueing, and both recover when the server is back,
+// without restarting the service.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
+import { describePostgres, PostgresServer } from './postgres-server.ts';
+
+const CHECK_TIMEOUT_MS = 500;
+
+/** Polls `probe` every 20 ms until it returns true; resolves with the elapsed milliseconds. */
+async function until(probe: () => Promise<boolean>, limitMs: number, what: string): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    if (await probe()) return Math.round(performance.now() - started);
+    await sleep(20);
+  }
+  throw new Error(`${what} did not happen within ${limitMs} ms`);
+}
+
+interface Check {
+  status: string;
+  description?: string;
+  exception?: string | null;
+}
+
+async function databaseCheck(app: FastifyInstance): Promise<{ check: Check; res: LightMyRequestResponse; ms: number }> {
+  const started = performance.now();
+  const res = await app.inject('/healthz?tag=ready');
+  const ms = Math.round(performance.now() - started);
+  const check = res.json<{ checks: Record<string, Check> }>().checks.database;
+  assert.ok(check, res.body);
+  assert.equal(res.statusCode, check.status === 'unhealthy' ? 503 : 200, res.body);
+  return { check, res, ms };
+}
+
+function assertUnavailable(res: LightMyRequestResponse, server: PostgresServer): void {
+  assert.equal(res.statusCode, 503, res.body);
+  assert.equal(res.headers['retry-after'], '5');
+  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
+  assert.equal(res.json<{ title: string }>().title, 'Service Unavailable');
+  assertNoAddress(res.body, server);
+}
+
+function assertNoAddress(body: string, server: PostgresServer): void {
+  for (const secret of ['127.0.0.1', String(server.port), 'kit@', 'postgres://', 'ECONNREFUSED']) assert.ok(!body.includes(secret), `${secret} in ${body}`);
+}
+
+describePostgres('PostgreSQL outage while the service runs', () => {
+  let server: PostgresServer;
+  let app: FastifyInstance;
+  let engine: EngineUnderTest;
+
+  before(async () => {
+    server = await PostgresServer.start();
+    engine = { name: 'PostgreSQL', flavour: 'postgres', connection: server.url, sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>> };
+    for (const statement of suiteTables('postgres')) await engine.sql(statement);
+    app = await crudApp(engine, { connectTimeoutMs: 1000, healthCheck: { timeoutMs: CHECK_TIMEOUT_MS } }, undefined, [ProductEndpoint]);
+  });
+  after(async () => {
+    await app?.close();
+    await server?.dispose();
+  });
+
+  it('stopped: 503 with Retry-After and the check unhealthy within its timeout, nothing queued; restarted: both recover', async (t) => {
+    const created = await app.inject({ method: 'POST', url: '/api/product', payload: { name: 'apple', price: 1 } });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json<{ id: number }>().id;
+    assert.equal((await databaseCheck(app)).check.status, 'healthy');
+
+    await server.stop();
+    // Should an assertion fail, the server still comes back for the next test.
+    t.after(() => server.resume());
+
+    assertUnavailable(await app.inject(`/api/product/${id}`), server);
+    assertUnavailable(await app.inject({ method: 'POST', url: '/api/product', payload: { name: 'lost', price: 1 } }), server);
+    assertUnavailable(await app.inject('/api/product?filter[price][gt]=0'), server);
+
+    const down = await databaseCheck(app);
+    assert.equal(down.check.status, 'unhealthy');
+    assert.equal(down.check.description, 'Database did not answer SELECT 1');
+    assert.ok(down.ms <= CHECK_TIMEOUT_MS + 150, `the check took ${down.ms} ms`);
+    assertNoAddress(down.res.body, server);
+
+    // A burst during the outage fails at once: nothing waits for the database, nothing is replayed later.
+    const started = performance.now();
+    const burst = await Promise.all(Array.from({ length: 100 }, (_, i) => app.inject({ method: 'POST', url: '/api/product', payload: { name: `burst-${i}`, price: 1 } })));
+    const burstMs = Math.round(performance.now() - started);
+    assert.ok(burst.every((r) => r.statusCode === 503));
+
+    const restartStarted = performance.now();
+    await server.resume();
+    const toHealthy = await until(async () => (await databaseCheck(app)).check.status === 'healthy', 5000, 'the check healthy again');
+    assert.equal((await app.inject(`/api/product/${id}`)).statusCode, 200);
+    const after = await app.inject({ method: 'POST', url: '/api/product', payload: { name: 'after', price: 2 } });
+    assert.equal(after.statusCode, 201, after.body);
+    const rows = await engine.sql("select name from products where name like 'burst-%' or name = 'lost'");
+    assert.deepEqual(rows, [], 'no write of the outage was applied later');
+    t.diagnostic(
+      `stopped: check unhealthy in ${down.ms} ms (timeout ${CHECK_TIMEOUT_MS} ms); 100 writes refused in ${burstMs} ms; ` +
+        `healthy again ${toHealthy} ms after the restart began (${Math.round(performance.now() - restartStarted)} ms incl. the first requests)`,
+    );
+  });
+
+  it('down at start-up: start-up completes, routes answer 503 and the check is unhealthy until the server answers', async (t) => {
+    await server.stop();
+    t.after(() => server.resume());
+    const started = performance.now();
+    const late = await crudApp(engine, { connectTimeoutMs: 1000, healthCheck: { timeoutMs: CHECK_TIMEOUT_MS } }, undefined, [ProductEndpoint]);
+    const startMs = Math.round(performance.now() - started);
+    try {
+      assertUnavailable(await late.inject('/api/product'), server);
+      assert.equal((await databaseCheck(late)).check.status, 'unhealthy');
+      await server.resume();
+      const toHealthy = await until(async () => (await databaseCheck(late)).check.status === 'healthy', 5000, 'the check healthy');
+      assert.equal((await late.inject('/api/product')).statusCode, 200);
+      t.diagnostic(`started without the database in ${startMs} ms; healthy ${toHealthy} ms after the server came up`);
+    } finally {
+      await late.close();
+    }
+  });
+});

@@ -1,0 +1,279 @@
+// The plugin's configuration surface: entity definitions, @AutoCrud, addKitAutoCrud's options and
+// guards, connection strings, the OpenAPI document (named components, operationIds, redocly
+// lint), the page-size options, and the repository handle. One PGlite instance serves the file.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { PGlite } from '@electric-sql/pglite';
+import { Type } from '@sinclair/typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { addKit, useKit } from '@kit/core';
+import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, KIT_AUTOCRUD, redactConnectionString, type KitAutoCrud } from '@kit/autocrud';
+import { redoclyLint } from '../../core/test/redocly.ts';
+import { crudApp, Product, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
+
+const pglite = new PGlite();
+before(() => pglite.waitReady);
+after(() => pglite.close());
+const engine: EngineUnderTest = { name: 'PGlite', flavour: 'postgres', connection: pglite, sql: async (text) => (await pglite.query<Record<string, unknown>>(text)).rows };
+
+const schema = Type.Object({ id: Type.Integer(), name: Type.String(), active: Type.Boolean() });
+
+function entityError(definition: Record<string, unknown>, message: RegExp): void {
+  assert.throws(() => defineEntity({ name: 'Thing', table: 'things', schema, writable: ['name'], ...definition } as never), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'KIT_ERR_AUTOCRUD_ENTITY');
+    assert.match(err.message, message);
+    return true;
+  });
+}
+
+describe('defineEntity', () => {
+  it('refuses mistakes, naming the field', () => {
+    entityError({ schema: { type: 'array' } }, /schema must be a JSON Schema object/);
+    entityError({ name: '1st' }, /name must start with a letter/);
+    entityError({ table: 'things; drop table x' }, /table .* must be an identifier/);
+    entityError({ primaryKey: 'uuid' }, /primary key 'uuid' is not a field/);
+    entityError({ schema: Type.Object({ id: Type.Boolean(), name: Type.String() }) }, /primary key 'id' must be an integer .* or a string with format 'uuid'/);
+    entityError({ schema: Type.Object({ id: Type.Union([Type.Integer(), Type.Null()]), name: Type.String() }) }, /primary key 'id' cannot be nullable/);
+    entityError({ writable: ['name', 'colour'] }, /writable names 'colour', which is not a field/);
+    entityError({ writable: ['id', 'name'] }, /the primary key 'id' cannot be writable/);
+    entityError({ softDelete: 'name' }, /softDelete 'name' must be a boolean field/);
+    entityError({ softDelete: 'active', writable: ['active'] }, /the soft-delete field 'active' cannot be writable/);
+    entityError({ schema: Type.Object({ id: Type.Integer(), name: Type.String(), tags: Type.Array(Type.String()) }) }, /field 'tags' must be of type integer, number, string or boolean/);
+    entityError({ schema: Type.Object({ id: Type.Integer(), 'na-me': Type.String() }), writable: [] }, /field 'na-me' must be an identifier/);
+    entityError({ columns: { colour: 'c' } }, /columns names 'colour'/);
+    entityError({ columns: { name: 'active' } }, /fields 'name' and 'active' map to the same column 'active'/);
+    entityError({ columns: { name: 'bad name' } }, /columns.name = "bad name" is not an identifier/);
+  });
+
+  it('a TypeBox schema and the same plain JSON Schema literal make the same entity', () => {
+    const typebox = defineEntity({ name: 'Thing', table: 'things', schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 9 }), note: Type.Optional(Type.Union([Type.String(), Type.Null()])) }), writable: ['name', 'note'] });
+    const plain = defineEntity({
+      name: 'Thing',
+      table: 'things',
+      schema: {
+        type: 'object',
+        required: ['id', 'name'],
+        properties: { id: { type: 'integer' }, name: { type: 'string', maxLength: 9 }, note: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
+      },
+      writable: ['name', 'note'],
+    });
+    assert.deepEqual(JSON.parse(JSON.stringify(typebox.schema)), JSON.parse(JSON.stringify(plain.schema)));
+    assert.deepEqual(typebox.fields, plain.fields);
+    assert.deepEqual(Object.getOwnPropertySymbols(typebox.schema), [], 'no TypeBox symbols survive');
+  });
+
+  it('@AutoCrud refuses Create or Update on an entity with no writable field, and unknown operation flags', () => {
+    const readOnly = defineEntity({ name: 'Log', table: 'logs', schema, writable: [] });
+    assert.throws(() => AutoCrud(readOnly), { code: 'KIT_ERR_AUTOCRUD_ENTITY', message: /Create is allowed but the entity has no writable field/ });
+    assert.throws(() => AutoCrud(readOnly, { operations: CrudOperations.List | CrudOperations.Update }), { message: /Update is allowed/ });
+    assert.doesNotThrow(() => AutoCrud(readOnly, { operations: CrudOperations.List | CrudOperations.Get | CrudOperations.Delete }));
+    assert.throws(() => AutoCrud(readOnly, { operations: 0 }), { code: 'KIT_ERR_AUTOCRUD_ENTITY' });
+    assert.throws(() => AutoCrud(readOnly, { operations: 64 }), { code: 'KIT_ERR_AUTOCRUD_ENTITY' });
+    assert.throws(() => AutoCrud({} as never), { code: 'KIT_ERR_AUTOCRUD_ENTITY' });
+  });
+});
+
+describe('addKitAutoCrud', () => {
+  it('refuses bad options and connection strings at once, naming the option and value (never the password)', () => {
+    const cases: Array<[unknown, Record<string, unknown>, RegExp]> = [
+      ['mysql://root:hunter2@db/shop', {}, /addKitAutoCrud\(app, url\): "mysql:\/\/root:\*\*\*@db\/shop": expected postgres:\/\//],
+      ['', {}, /expected postgres:\/\//],
+      ["postgres://kit:hunter2@/shop", {}, /"postgres:\/\/kit:\*\*\*@\/shop": expected a valid URL/],
+      ['sqlite:', {}, /'sqlite::memory:' or 'sqlite:<file>'/],
+      ['pglite:', { defaultPageSize: 0 }, /options\.defaultPageSize = 0: expected a positive integer/],
+      ['pglite:', { defaultPageSize: 50, maxPageSize: 40 }, /options\.defaultPageSize = 50: expected at most maxPageSize \(40\)/],
+      ['pglite:', { maxPageNumber: -1 }, /options\.maxPageNumber = -1/],
+      ['pglite:', { poolSize: '10' }, /options\.poolSize = "10"/],
+      ['pglite:', { createTables: 'yes' }, /options\.createTables = "yes": expected true or false/],
+      ['pglite:', { healthCheck: { timeoutMs: 0 } }, /options\.healthCheck\.timeoutMs = 0/],
+      ['pglite:', { healthCheck: { name: 'data base' } }, /addCheck\(name\) = "data base"/],
+    ];
+    for (const [url, options, message] of cases) {
+      const app = Fastify();
+      addKit(app, []);
+      assert.throws(() => addKitAutoCrud(app, url as string, options), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'KIT_ERR_INVALID_OPTION', err.message);
+        assert.match(err.message, message);
+        assert.ok(!err.message.includes('hunter2'));
+        return true;
+      });
+    }
+    assert.equal(redactConnectionString('postgres://kit:s3cret@db:5432/shop?sslpassword=x&application_name=a'), 'postgres://kit:***@db:5432/shop?sslpassword=***&application_name=a');
+  });
+
+  it('guards its place in the start-up: after addKit, once, before useKit completes; a check name already taken is refused', async () => {
+    assert.throws(() => addKitAutoCrud(Fastify(), pglite), { code: 'KIT_ERR_NOT_ADDED' });
+    const app = Fastify();
+    addKit(app, [], (opt) => {
+      opt.healthChecksConfigure = (hc) => hc.addCheck('database', async () => ({ status: 'healthy' }));
+    });
+    assert.throws(() => addKitAutoCrud(app, pglite), { code: 'KIT_ERR_DUPLICATE_HEALTH_CHECK' });
+    const crud = addKitAutoCrud(app, pglite, { healthCheck: { name: 'catalog-db' } });
+    assert.throws(() => addKitAutoCrud(app, pglite), { code: 'KIT_ERR_AUTOCRUD_ALREADY_ADDED' });
+    await useKit(app);
+    assert.throws(() => addKitAutoCrud(Object.assign(app), pglite), { code: 'KIT_ERR_AUTOCRUD_ALREADY_ADDED' });
+    assert.equal(app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD), crud);
+    assert.equal(crud.engine, 'pglite');
+    await app.close();
+    const late = Fastify();
+    addKit(late, []);
+    await useKit(late);
+    assert.throws(() => addKitAutoCrud(late, pglite), { code: 'KIT_ERR_AUTOCRUD_TOO_LATE' });
+    await late.close();
+  });
+
+  it('an @AutoCrud class without addKitAutoCrud fails start-up with KIT_ERR_AUTOCRUD_NOT_ADDED naming it', async () => {
+    const app = Fastify();
+    addKit(app, [ProductEndpoint]);
+    await assert.rejects(useKit(app), { code: 'KIT_ERR_AUTOCRUD_NOT_ADDED', message: /ProductEndpoint is an @AutoCrud class/ });
+    await app.close();
+  });
+
+  it('two entities may not share a component name', async () => {
+    const Other = defineEntity({ name: 'Product', table: 'other_products', schema, writable: ['name'] });
+    @AutoCrud(Other)
+    class OtherProductEndpoint {}
+    const app = Fastify();
+    addKit(app, [ProductEndpoint, OtherProductEndpoint]);
+    addKitAutoCrud(app, pglite);
+    await assert.rejects(useKit(app), { code: 'KIT_ERR_AUTOCRUD_ENTITY', message: /component schema name 'Product'/ });
+    await app.close();
+  });
+
+  it('calls made while the database first starts wait for that start instead of failing (warm-ups, early requests)', async () => {
+    const app = Fastify();
+    addKit(app, [ProductEndpoint]);
+    const crud = addKitAutoCrud(app, pglite, { createTables: true });
+    await useKit(app);
+    const products = crud.repository(Product);
+    const window = { filters: [], sort: [], offset: 0, limit: 1 };
+    const [, first, second] = await Promise.all([app.ready(), products.list(window), products.list(window)]);
+    assert.equal(first.total, second.total);
+    await app.close();
+  });
+
+  it('a field with a schema default may be left out: POST leaves it to the column default, PUT resets it', async () => {
+    const Setting = defineEntity({
+      name: 'Setting',
+      table: 'settings',
+      schema: { type: 'object', required: ['id', 'key', 'enabled'], properties: { id: { type: 'integer' }, key: { type: 'string' }, enabled: { type: 'boolean', default: true } } },
+      writable: ['key', 'enabled'],
+    });
+    @AutoCrud(Setting)
+    class SettingsEndpoint {}
+    await pglite.exec('drop table if exists settings');
+    const app = await crudApp(engine, {}, undefined, [SettingsEndpoint]);
+    const created = await app.inject({ method: 'POST', url: '/api/settings', payload: { key: 'dark-mode' } });
+    assert.equal(created.statusCode, 201, created.body);
+    const { id } = created.json<{ id: number; enabled: boolean }>();
+    assert.equal(created.json<{ enabled: boolean }>().enabled, true);
+    assert.equal((await app.inject({ method: 'PUT', url: `/api/settings/${id}`, payload: { key: 'dark-mode', enabled: false } })).json<{ enabled: boolean }>().enabled, false);
+    const reset = await app.inject({ method: 'PUT', url: `/api/settings/${id}`, payload: { key: 'dark-mode' } });
+    assert.equal(reset.statusCode, 200, reset.body);
+    assert.equal(reset.json<{ enabled: boolean }>().enabled, true);
+    await app.close();
+  });
+
+  it('PGlite starts during app.ready(), not while plugins load, and start-up does not wait for it past the plugin timeout', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kit-pglite-'));
+    const data = path.join(dir, 'data');
+    try {
+      // A plugin timeout PGlite's start-up (seconds of WASM on this thread) would blow.
+      const app = Fastify({ pluginTimeout: 1000 });
+      addKit(app, [ProductEndpoint]);
+      addKitAutoCrud(app, `pglite:${data}`, { createTables: true });
+      await useKit(app);
+      await sleep(1500);
+      assert.equal(existsSync(data), false, 'no PGlite directory before ready()');
+      // ready() does not wait past 80% of the plugin timeout; a request waits for the first start.
+      await app.ready();
+      assert.equal((await app.inject('/api/product')).statusCode, 200);
+      assert.equal(existsSync(data), true);
+      await app.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the url in the handle has no password', async () => {
+    const app = Fastify();
+    addKit(app, []);
+    const crud = addKitAutoCrud(app, 'postgres://kit:hunter2@127.0.0.1:1/shop');
+    assert.equal(crud.url, 'postgres://kit:***@127.0.0.1:1/shop');
+    assert.equal(crud.engine, 'postgres');
+    await crud.close();
+  });
+});
+
+describe('with a database', () => {
+  let app: FastifyInstance;
+  before(async () => {
+    for (const statement of suiteTables('postgres')) await engine.sql(statement);
+    app = await crudApp(engine, { defaultPageSize: 2, maxPageSize: 3, maxPageNumber: 4 }, (opt) => {
+      opt.openApiInfo = { title: 'AutoCrud test', description: 'Generated routes.' };
+    }, [ProductEndpoint]);
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  it('the page-size options: the default, the clamp, the highest page', async () => {
+    const crud = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD);
+    const products = crud.repository(Product);
+    for (const name of ['a', 'b', 'c', 'd']) await products.create({ name, price: 1 });
+    const first = (await app.inject('/api/product')).json<{ items: unknown[]; pageSize: number; totalPages: number }>();
+    assert.deepEqual([first.items.length, first.pageSize, first.totalPages], [2, 2, 2]);
+    assert.equal((await app.inject('/api/product?pageSize=50')).json<{ pageSize: number }>().pageSize, 3);
+    assert.equal((await app.inject('/api/product?page=4')).statusCode, 200);
+    assert.equal((await app.inject('/api/product?page=5')).statusCode, 400);
+  });
+
+  it('the repository handle is the mapper the routes use (typed rows, filters, soft delete)', async () => {
+    const products = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Product);
+    const page = await products.list({ filters: [{ field: 'name', op: 'in', value: ['a', 'c'] }], sort: [{ field: 'name', descending: true }], offset: 0, limit: 10 });
+    assert.deepEqual(
+      page.rows.map((r) => r.name),
+      ['c', 'a'],
+    );
+    assert.equal(page.total, 2);
+    const c = page.rows[0];
+    assert.ok(c);
+    assert.equal(await products.delete(c.id), true);
+    assert.equal(await products.get(c.id), undefined);
+    assert.equal((await app.inject(`/api/product/${c.id}`)).statusCode, 404);
+  });
+
+  it('the document: named component schemas, the request and response bodies, operationIds by the group rule, and no redocly errors', async () => {
+    const doc = (await app.inject('/openapi.json')).json<{
+      components: { schemas: Record<string, { properties?: Record<string, unknown>; additionalProperties?: boolean }> };
+      paths: Record<string, Record<string, { operationId: string; requestBody?: unknown; responses: Record<string, unknown>; parameters?: Array<{ name: string; in: string }> }>>;
+    }>();
+    assert.deepEqual(Object.keys(doc.components.schemas.Product?.properties ?? {}), ['id', 'name', 'price', 'stock', 'tag', 'isDeleted']);
+    assert.deepEqual(Object.keys(doc.components.schemas.ProductInput?.properties ?? {}), ['name', 'price', 'stock', 'tag']);
+    assert.equal(doc.components.schemas.ProductInput?.additionalProperties, false);
+    const ids = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+    assert.deepEqual(ids.sort(), [
+      'DELETE /api/product/{id} product_DELETE_id',
+      'GET /api/product product_GET',
+      'GET /api/product/all product_GET_all',
+      'GET /api/product/{id} product_GET_id',
+      'POST /api/product product_POST',
+      'PUT /api/product/{id} product_PUT_id',
+    ]);
+    const post = doc.paths['/api/product']?.post;
+    assert.match(JSON.stringify(post?.requestBody), /#\/components\/schemas\/ProductInput/);
+    assert.match(JSON.stringify(post?.responses['201']), /#\/components\/schemas\/Product"/);
+    assert.match(JSON.stringify(post?.responses['409']), /application\/problem\+json/);
+    const list = doc.paths['/api/product']?.get;
+    const query = (list?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+    for (const name of ['page', 'pageSize', 'sort', 'filter[name]', 'filter[name][like]', 'filter[price][in]', 'filter[stock][null]']) assert.ok(query.includes(name), name);
+    assert.ok(!query.includes('filter[price][like]'));
+    const { ok, output } = await redoclyLint(doc);
+    assert.ok(ok, output);
+  });
+});

@@ -1,0 +1,171 @@
+// Starts a real PostgreSQL server for the tests from Debian's binaries: initdb into a temporary
+// directory, pg_ctl on a free loopback port, stop and start again (data kept) for outage tests.
+// Never relies on a system service. Outside CI missing binaries skip the PostgreSQL tests
+// (reported as skipped); with CI=true they fail them.
+import { execFile, spawnSync } from 'node:child_process';
+import { accessSync, chmodSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, it, type SuiteContext } from 'node:test';
+import pg from 'pg';
+import { freePort } from '../../store-redis/test/redis-server.ts';
+
+const run = promisify(execFile);
+const inCi = process.env.CI === 'true';
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `KIT_PG_BIN` when set, else the newest `/usr/lib/postgresql/<version>/bin` holding initdb and pg_ctl. */
+export function findPostgresBin(): string | undefined {
+  const explicit = process.env.KIT_PG_BIN;
+  if (explicit !== undefined) return executable(path.join(explicit, 'initdb')) ? explicit : undefined;
+  let versions: string[];
+  try {
+    versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
+  } catch {
+    return undefined;
+  }
+  return versions.map((v) => `/usr/lib/postgresql/${v}/bin`).find((bin) => executable(path.join(bin, 'initdb')) && executable(path.join(bin, 'pg_ctl')));
+}
+
+export const postgresBin = findPostgresBin();
+
+/**
+ * The `skip` reason for PostgreSQL suites outside CI when the binaries are missing; `false`
+ * otherwise. In CI nothing is skipped: `PostgresServer.start` throws and the suite fails.
+ */
+export const skipPostgres: string | false = !postgresBin && !inCi ? 'PostgreSQL binaries not installed (apt-get install postgresql)' : false;
+
+// initdb refuses to run as root: as root the server runs as the `postgres` user.
+const asRoot = process.getuid?.() === 0;
+
+function command(bin: string, args: string[]): [string, string[]] {
+  return asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(postgresBin as string, bin), ...args]] : [path.join(postgresBin as string, bin), args];
+}
+
+async function exec(bin: string, args: string[]): Promise<string> {
+  const [file, argv] = command(bin, args);
+  try {
+    const { stdout, stderr } = await run(file, argv, { timeout: 60_000 });
+    return stdout + stderr;
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${bin} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+  }
+}
+
+const running = new Set<PostgresServer>();
+// A test process that dies must not leave servers behind.
+process.once('exit', () => {
+  for (const server of running) server.stopNow();
+});
+
+/** One PostgreSQL server in a temporary directory, on a loopback port; restartable with its data. */
+export class PostgresServer {
+  #running = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  /** initdb (user `kit`, trust auth, C locale) and start on a free port; waits until it accepts connections. */
+  static async start(): Promise<PostgresServer> {
+    if (!postgresBin) {
+      throw new Error(
+        inCi
+          ? 'PostgreSQL binaries not installed: with CI=true the PostgreSQL tests fail instead of skipping (install them, e.g. apt-get install postgresql).'
+          : 'PostgreSQL binaries not installed',
+      );
+    }
+    const dir = mkdtempSync(path.join(tmpdir(), 'kit-pg-'));
+    if (asRoot) {
+      chmodSync(dir, 0o777);
+      spawnSync('chown', ['postgres', dir]);
+    }
+    const data = path.join(dir, 'data');
+    await exec('initdb', ['-D', data, '-U', 'kit', '--auth=trust', '--locale=C', '--encoding=UTF8', '--no-sync']);
+    for (let attempt = 1; ; attempt++) {
+      const server = new PostgresServer(dir, await freePort());
+      try {
+        await server.resume();
+        return server;
+      } catch (err) {
+        // Another process may have taken the port between freePort() and the bind.
+        if (attempt >= 3) {
+          rmSync(dir, { recursive: true, force: true });
+          throw err;
+        }
+      }
+    }
+  }
+
+  get url(): string {
+    return `postgres://kit@127.0.0.1:${this.port}/postgres`;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** Starts (again) on the same port with the same data; resolves once it accepts connections. */
+  async resume(): Promise<void> {
+    if (this.#running) return;
+    const options = `-c listen_addresses=127.0.0.1 -p ${this.port} -k ${this.dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-l', path.join(this.dir, 'server.log'), '-o', options, '-w', '-t', '30', 'start']);
+    this.#running = true;
+    running.add(this);
+  }
+
+  /** Stops the server (fast shutdown: sessions are terminated) and waits until it is down. */
+  async stop(): Promise<void> {
+    if (!this.#running) return;
+    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', 'fast', '-w', '-t', '30', 'stop']);
+    this.#running = false;
+    running.delete(this);
+  }
+
+  /** Immediate shutdown, synchronously (for the exit handler). */
+  stopNow(): void {
+    if (!this.#running) return;
+    const [file, argv] = command('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
+    spawnSync(file, argv);
+    this.#running = false;
+    running.delete(this);
+  }
+
+  /** Runs SQL on the server through its own short-lived connection. */
+  async sql(text: string): Promise<pg.QueryResult> {
+    const client = new pg.Client({ connectionString: this.url });
+    await client.connect();
+    try {
+      return await client.query(text);
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** Stops the server and removes its directory. */
+  async dispose(): Promise<void> {
+    await this.stop().catch(() => this.stopNow());
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `describe` for suites that need PostgreSQL: without the binaries (outside CI) it registers a
+ * single test that reports itself skipped with the reason, so the summary counts it.
+ */
+export function describePostgres(name: string, fn: (s: SuiteContext) => void | Promise<void>): void {
+  const reason = skipPostgres;
+  if (reason) it(name, (t) => t.skip(reason));
+  else describe(name, fn);
+}

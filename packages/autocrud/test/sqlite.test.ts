@@ -1,0 +1,63 @@
+// The conformance and hostile-input suites on SQLite through node:sqlite (Node >= 22.13). On a
+// runtime without it, the suites report themselves skipped and the engine's clear start-up error
+// is checked instead.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import Fastify from 'fastify';
+import { addKit } from '@kit/core';
+import { addKitAutoCrud, sqliteAvailable } from '@kit/autocrud';
+import { crudSuite } from './suite/crud.ts';
+import type { EngineUnderTest } from './suite/fixtures.ts';
+import { hostileSuite } from './suite/hostile.ts';
+import { startupSuite } from './suite/startup.ts';
+
+interface DatabaseSync {
+  prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
+  close(): void;
+}
+
+if (!sqliteAvailable()) {
+  const reason = `node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`;
+  it('AutoCrud conformance on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud hostile input on node:sqlite', (t) => t.skip(reason));
+
+  describe('the sqlite: engine on a runtime without node:sqlite', () => {
+    it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
+      const app = Fastify();
+      addKit(app, []);
+      assert.throws(() => addKitAutoCrud(app, 'sqlite::memory:'), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED');
+        assert.match(err.message, /Node >= 22\.13/);
+        assert.ok(err.message.includes(process.version), err.message);
+        assert.match(err.message, /'pglite:'/);
+        return true;
+      });
+    });
+  });
+} else {
+  const dir = mkdtempSync(path.join(tmpdir(), 'kit-sqlite-'));
+  const file = path.join(dir, 'suite.db');
+  const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => DatabaseSync };
+  const direct = new DatabaseSync(file);
+  after(() => {
+    direct.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const engine: EngineUnderTest = {
+    name: 'node:sqlite',
+    flavour: 'sqlite',
+    connection: `sqlite:${file}`,
+    async sql(text) {
+      const stmt = direct.prepare(text);
+      if (/^\s*select/i.test(text)) return stmt.all();
+      stmt.run();
+      return [];
+    },
+  };
+  crudSuite(engine);
+  hostileSuite(engine);
+  startupSuite(engine);
+}

@@ -1,0 +1,145 @@
+// Start-up on one engine: the schema check naming what is missing, createTables, and the
+// requireAuthorization option (401 without a token, the bearer scheme in the document).
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { Type } from '@sinclair/typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { addKit, useKit } from '@kit/core';
+import { addKitAutoCrud, AutoCrud, defineEntity } from '@kit/autocrud';
+import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
+import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './fixtures.ts';
+
+const Broken = defineEntity({
+  name: 'BrokenThing',
+  table: 'broken_things',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String(), weight: Type.Number() }),
+  writable: ['name', 'weight'],
+});
+@AutoCrud(Broken)
+class BrokenThingsEndpoint {}
+
+const Mistyped = defineEntity({
+  name: 'MistypedThing',
+  table: 'broken_things',
+  schema: Type.Object({ id: Type.Integer(), name: Type.Integer() }),
+  writable: ['name'],
+});
+@AutoCrud(Mistyped)
+class MistypedThingsEndpoint {}
+
+const Ghost = defineEntity({ name: 'Ghost', table: 'ghosts', schema: Type.Object({ id: Type.Integer(), name: Type.String() }), writable: ['name'] });
+@AutoCrud(Ghost)
+class GhostsEndpoint {}
+
+async function startupError(engine: EngineUnderTest, endpoint: new () => object, createTables: boolean): Promise<Error & { code?: string }> {
+  const app = Fastify();
+  addKit(app, [endpoint]);
+  addKitAutoCrud(app, engine.connection, { createTables });
+  try {
+    await useKit(app);
+    await app.ready();
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    return err as Error & { code?: string };
+  }
+  await app.close();
+  assert.fail('start-up did not fail');
+}
+
+export function startupSuite(engine: EngineUnderTest): void {
+  describe(`AutoCrud start-up and options on ${engine.name}`, () => {
+    before(async () => {
+      for (const statement of suiteTables(engine.flavour)) await engine.sql(statement);
+      await engine.sql('create table broken_things (id integer primary key, name text)');
+    });
+
+    it('a missing table fails start-up naming it (without createTables)', async () => {
+      const err = await startupError(engine, GhostsEndpoint, false);
+      assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SCHEMA');
+      assert.match(err.message, /Table 'ghosts' \(entity Ghost\) does not exist.*createTables: true/);
+    });
+
+    it('a missing column fails start-up naming the table and the column, even with createTables', async () => {
+      const err = await startupError(engine, BrokenThingsEndpoint, true);
+      assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SCHEMA');
+      assert.match(err.message, /Table 'broken_things' has no column 'weight' \(entity BrokenThing, field weight\)/);
+    });
+
+    it('a column that cannot hold the field type fails start-up naming both', async () => {
+      const err = await startupError(engine, MistypedThingsEndpoint, false);
+      assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SCHEMA');
+      assert.match(err.message, /Column 'broken_things\.name' is \w+, which cannot hold field MistypedThing\.name of type integer/);
+    });
+
+    describe('requireAuthorization', () => {
+      let authority: TestAuthority;
+      let app: FastifyInstance;
+      before(async () => {
+        authority = await TestAuthority.start();
+        app = await crudApp(engine, { requireAuthorization: true }, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [ProductEndpoint]);
+      });
+      after(async () => {
+        await app?.close();
+        await authority?.stop();
+      });
+
+      it('every generated route answers 401 without a bearer token and changes nothing; with one it works', async () => {
+        for (const [method, url] of [
+          ['GET', '/api/product'],
+          ['GET', '/api/product/all'],
+          ['GET', '/api/product/1'],
+          ['POST', '/api/product'],
+          ['PUT', '/api/product/1'],
+          ['DELETE', '/api/product/1'],
+        ] as const) {
+          const res = await app.inject({ method, url, ...(method === 'POST' || method === 'PUT' ? { payload: { name: 'sneaky', price: 1 } } : {}) });
+          assert.equal(res.statusCode, 401, `${method} ${url}: ${res.body}`);
+          assert.match(String(res.headers['www-authenticate']), /^Bearer/);
+        }
+        const headers = { authorization: `Bearer ${await authority.sign()}` };
+        assert.equal((await app.inject({ url: '/api/product?filter[name]=sneaky', headers })).json<{ total: number }>().total, 0);
+        const created = await app.inject({ method: 'POST', url: '/api/product', headers, payload: { name: 'signed', price: 1 } });
+        assert.equal(created.statusCode, 201, created.body);
+      });
+
+      it('the document declares the bearer scheme and the 401 answer on every generated operation', async () => {
+        const doc = (await app.inject('/openapi.json')).json<{ paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> }>();
+        for (const [path, item] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/api/product'))) {
+          for (const [method, op] of Object.entries(item)) {
+            assert.deepEqual(op.security, [{ bearerAuth: [] }], `${method} ${path}`);
+            assert.ok(op.responses['401'], `${method} ${path} documents 401`);
+          }
+        }
+      });
+    });
+
+    it('requireAuthorization without configureJwt fails start-up with KIT_ERR_JWT_NOT_CONFIGURED', async () => {
+      const app = Fastify();
+      addKit(app, [ProductEndpoint]);
+      addKitAutoCrud(app, engine.connection, { requireAuthorization: true });
+      await assert.rejects(useKit(app), { code: 'KIT_ERR_JWT_NOT_CONFIGURED' });
+      await app.close();
+    });
+
+    it('without requireAuthorization, start-up warns that the generated routes are open', async () => {
+      const lines: string[] = [];
+      const stream = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      });
+      const app = Fastify({ logger: { level: 'warn', stream } });
+      addKit(app, [ProductEndpoint]);
+      addKitAutoCrud(app, engine.connection);
+      await useKit(app);
+      await app.ready();
+      await app.close();
+      const warning = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => /require no authentication/.test(l.msg));
+      assert.ok(warning, lines.join(''));
+      assert.equal(warning.level, 40);
+      assert.match(warning.msg, /ProductEndpoint \(\/api\/product\).*requireAuthorization: true/);
+    });
+  });
+}

@@ -1,0 +1,118 @@
+// The route-contributor seam: a decorator from another package attaches a function that describes
+// routes for a class; Kit registers them inside the class's group, after every addRoutes of the
+// group, skipping any method and path the group's hand-written routes already serve.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
+import { addKit, EndpointGroup, KitRouteContributor, KitTag, useKit, type IKitEndpoint, type RouteContributorContext } from '@kit/core';
+import { kitApp, openApiOf, operations } from './helpers.js';
+
+// What a plugin's decorator looks like: a factory returning KitRouteContributor(fn).
+function Crudish(resource: string) {
+  return KitRouteContributor((_group, context: RouteContributorContext): RouteOptions[] => [
+    { method: 'GET', url: '', handler: async () => ({ from: 'contributor', resource, list: true }) },
+    { method: 'GET', url: '{id}', handler: async (req) => ({ from: 'contributor', resource, params: req.params, context: { ...context, services: undefined } }) },
+    { method: ['PUT', 'PATCH'], url: '{id}', handler: async () => ({ from: 'contributor', resource, write: true }) },
+  ]);
+}
+
+@Crudish('widget')
+class WidgetEndpoint {}
+
+@Crudish('gadget')
+class GadgetEndpoint implements IKitEndpoint {
+  addRoutes(app: FastifyInstance) {
+    // Same method and path as a contributed route, spelled differently: the hand-written one wins.
+    app.get(':gadgetId', async (req) => ({ from: 'hand-written', params: req.params }));
+    // PATCH is hand-written; PUT at the same path still comes from the contributor.
+    app.patch('{id}', async () => ({ from: 'hand-written', patch: true }));
+    // A route added by a plugin registered inside addRoutes counts as hand-written too.
+    void app.register(async (sub) => {
+      sub.get('/', async () => ({ from: 'hand-written plugin' }));
+    });
+  }
+}
+
+@EndpointGroup('tools') @KitTag('Tools')
+@Crudish('hammer')
+class HammerEndpoint {}
+
+@EndpointGroup('tools')
+class ToolsHooksEndpoint implements IKitEndpoint {
+  addRoutes(app: FastifyInstance) {
+    // A group-wide hook from another class of the group applies to the contributed routes.
+    app.addHook('onSend', async (_req, reply) => {
+      reply.header('x-group', 'tools');
+    });
+    app.get('manual', async () => ({ from: 'hand-written' }));
+  }
+}
+
+describe('route contributors (@KitRouteContributor)', () => {
+  it('make a class without addRoutes an endpoint class; its routes get the group prefix, operationIds and tags', async () => {
+    const app = await kitApp([WidgetEndpoint]);
+    const list = await app.inject('/api/widget');
+    assert.equal(list.statusCode, 200);
+    assert.deepEqual(list.json(), { from: 'contributor', resource: 'widget', list: true });
+    const one = await app.inject('/api/widget/7');
+    assert.deepEqual(one.json<{ params: unknown; context: unknown }>().params, { id: '7' });
+    assert.deepEqual(one.json<{ context: unknown }>().context, { className: 'WidgetEndpoint', group: 'widget', prefix: '/api/widget' });
+    assert.equal((await app.inject({ method: 'PATCH', url: '/api/widget/7' })).statusCode, 200);
+    const ops = operations(await openApiOf(app));
+    assert.equal(ops['GET /api/widget']?.operationId, 'widget_GET');
+    assert.equal(ops['GET /api/widget/{id}']?.operationId, 'widget_GET_id');
+    assert.equal(ops['PUT /api/widget/{id}']?.operationId, 'widget_PUT_id');
+    assert.equal(ops['PATCH /api/widget/{id}']?.operationId, 'widget_PATCH_id');
+    assert.deepEqual(ops['GET /api/widget/{id}']?.tags, ['widget']);
+    await app.close();
+  });
+
+  it('a hand-written route of the same method and path wins (parameter names and spelling aside), also from a nested plugin', async () => {
+    const app = await kitApp([GadgetEndpoint]);
+    assert.deepEqual((await app.inject('/api/gadget/3')).json(), { from: 'hand-written', params: { gadgetId: '3' } });
+    assert.deepEqual((await app.inject({ method: 'PATCH', url: '/api/gadget/3' })).json(), { from: 'hand-written', patch: true });
+    assert.deepEqual((await app.inject({ method: 'PUT', url: '/api/gadget/3' })).json(), { from: 'contributor', resource: 'gadget', write: true });
+    assert.deepEqual((await app.inject('/api/gadget')).json(), { from: 'hand-written plugin' });
+    await app.close();
+  });
+
+  for (const order of [
+    [HammerEndpoint, ToolsHooksEndpoint],
+    [ToolsHooksEndpoint, HammerEndpoint],
+  ]) {
+    it(`contributed routes share the group context with its other classes (order ${order.map((c) => c.name).join(', ')})`, async () => {
+      const app = await kitApp(order);
+      const res = await app.inject('/api/tools/1');
+      assert.equal(res.json<{ resource: string }>().resource, 'hammer');
+      assert.equal(res.headers['x-group'], 'tools', 'the hook of another class of the group applies');
+      assert.equal((await app.inject('/api/tools/manual')).statusCode, 200);
+      const ops = operations(await openApiOf(app));
+      assert.deepEqual(ops['GET /api/tools/{id}']?.tags, ['Tools']);
+      await app.close();
+    });
+  }
+
+  it('two contributors describing the same route in one group fail start-up (Fastify names the route)', async () => {
+    @EndpointGroup('twice') @Crudish('a')
+    class TwiceA {}
+    @EndpointGroup('twice') @Crudish('b')
+    class TwiceB {}
+    const app = Fastify();
+    addKit(app, [TwiceA, TwiceB]);
+    await assert.rejects(useKit(app), /already declared for route '\/api\/twice'/);
+  });
+
+  it('a contributor that throws fails start-up with its error', async () => {
+    @KitRouteContributor(() => {
+      throw new Error('entity Product is not registered');
+    })
+    class BrokenEndpoint {}
+    const app = Fastify();
+    addKit(app, [BrokenEndpoint]);
+    await assert.rejects(useKit(app), /entity Product is not registered/);
+  });
+
+  it('refuses a contributor that is not a function', () => {
+    assert.throws(() => KitRouteContributor('nope' as never), { code: 'KIT_ERR_INVALID_ROUTE' });
+  });
+});
