@@ -98,7 +98,8 @@ async function count(id: string, run: number, dir: string): Promise<void> {
     'valgrind',
     ['--tool=callgrind', `--callgrind-out-file=${prefix}.cg`, '--smc-check=all-non-file', '--dump-instr=no', '--dump-line=no', '--compress-strings=no',
       nodeBin, '--expose-gc', ...(breakdown ? ['--perf-basic-prof'] : []), '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'server.ts'), server, ...(real ? ['real'] : [])],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KIT_BENCH_GC: '1' } },
+    // In the dump directory: with --perf-basic-prof, V8 also leaves an isolate-*.log in its working directory.
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KIT_BENCH_GC: '1' }, cwd: dir },
   );
   try {
     const port = await new Promise<number>((resolve, reject) => {
