@@ -14,7 +14,8 @@
 //
 // What varies from run to run is when V8 compiles and collects. Under valgrind the warm-up must be
 // long (the default 30,000 requests): after 8,000 the optimising compiler still took a third of a
-// bare server's instructions. So the headline number leaves the JIT compilers out ("steady"), the
+// bare server's instructions. The warm-up runs with callgrind's instrumentation off
+// (`--instr-atstart=no`, switched on just before the counted window), several times faster. So the headline number leaves the JIT compilers out ("steady"), the
 // collector stays in (it is part of what a request costs) and the bytes allocated per request are
 // shown beside it, which do not depend on when a collection falls. `--repeat` shows the spread.
 //
@@ -96,7 +97,7 @@ async function count(id: string, run: number, dir: string): Promise<void> {
   const prefix = path.join(dir, `${id}.${run}`);
   const child = spawn(
     'valgrind',
-    ['--tool=callgrind', `--callgrind-out-file=${prefix}.cg`, '--smc-check=all-non-file', '--dump-instr=no', '--dump-line=no', '--compress-strings=no',
+    ['--tool=callgrind', `--callgrind-out-file=${prefix}.cg`, '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--dump-line=no', '--compress-strings=no',
       nodeBin, '--expose-gc', ...(breakdown ? ['--perf-basic-prof'] : []), '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'server.ts'), server, ...(real ? ['real'] : [])],
     // In the dump directory: with --perf-basic-prof, V8 also leaves an isolate-*.log in its working directory.
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KIT_BENCH_GC: '1' }, cwd: dir },
@@ -116,6 +117,7 @@ async function count(id: string, run: number, dir: string): Promise<void> {
     await drive(url, warmup, real);
     // A full collection first: every counted window starts from the same heap state.
     const before = await gcOf(base, true);
+    await exec('callgrind_control', ['--instr=on', String(child.pid)]);
     await exec('callgrind_control', ['--zero', String(child.pid)]);
     const served = await drive(url, requests, real);
     await exec('callgrind_control', ['--dump', String(child.pid)]);
