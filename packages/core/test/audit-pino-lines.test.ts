@@ -93,7 +93,7 @@ describe('audit lines written directly to the pino destination', () => {
   // them shows. Every character class the check looks for appears in some field. (Lone
   // surrogates are left out: pino writes them raw, Kit escapes them as JSON.stringify does, before
   // this change as after it.)
-  it('are byte for byte pino\'s own when one field at a time needs escaping', () => {
+  it('are byte for byte pino\'s own when one field at a time needs escaping, short or long', () => {
     const base: AuditLogEntry = { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/p', query: 'a=1', statusCode: 200, durationMs: 1, correlationId: 'id-1', headers: { host: 'h', accept: '*/*' } };
     const odd = ['"', '\\', '\u0000', '\u001f', '\u007f', '\u0085', '\u009f', '\u2028', '\u2029', '\ud83d\ude00', 'é', '~'];
     const variants: AuditLogEntry[] = [base];
@@ -107,6 +107,9 @@ describe('audit lines written directly to the pino destination', () => {
         { ...base, headers: { host: 'h', [`x-n${c}`]: 'v' } },
         { ...base, headers: { host: `h${c}`, accept: '*/*' } },
         { ...base, route: `/r${c}`, user: `u${c}`, aborted: true },
+        // Longer than 24 characters: checked by the regular expression instead of the loop.
+        { ...base, path: `/${'a'.repeat(30)}${c}b`, correlationId: `${'i'.repeat(30)}${c}` },
+        { ...base, headers: { host: 'h', 'user-agent': `${'Mozilla/5.0 '.repeat(4)}${c}` } },
       );
     }
     for (const options of [{}, { msgPrefix: '[audit] ' }] as LoggerOptions[]) {
