@@ -13,6 +13,8 @@ interface ThroughputRow {
   cpuRatioToBare: number;
   errors: number;
   auditDropped?: number;
+  /** Medians per request from /proc: CPU µs by thread group, system calls, context switches. */
+  proc?: { mainUs: number; poolUs: number; otherUs: number; syscr: number; syscw: number; voluntarySwitches: number; involuntarySwitches: number };
 }
 
 export interface Results {
@@ -53,6 +55,21 @@ export function renderReport(r: Results): string {
       lines.push(`| ${t.label} | \`${t.path}\` | ${n(t.medianRps)} | ${n(t.medianP99Ms)} | ${n(t.ratioToBare, 3)} | ${n(t.medianCpuUs, 1)} | ${n(t.cpuRatioToBare, 3)} | ${drops} | ${t.rps.map((v) => n(v)).join(', ')} |`);
     }
     lines.push('');
+    if (r.throughput.some((t) => t.proc)) {
+      lines.push(
+        '### Where the server\'s CPU goes',
+        '',
+        'Medians per request over the same slices, from `/proc`: CPU time of the main thread, of libuv\'s thread pool (which runs the log destination\'s file writes; Node 22 and later name its threads, on Node 20 it counts under the other threads), and of the other threads (V8\'s garbage-collector and compiler helpers); the write- and read-type system calls of the process (a socket write per response, the destination\'s file writes, the pool waking the main thread), and the context switches of all threads. Clock ticks are 10 ms, so the thread split is coarse on short slices.',
+        '',
+        '| scenario | main thread µs | pool µs | other threads µs | write syscalls | read syscalls | voluntary switches |',
+        '|---|---:|---:|---:|---:|---:|---:|',
+      );
+      for (const t of r.throughput) {
+        const p = t.proc;
+        if (p) lines.push(`| ${t.label} | ${n(p.mainUs, 1)} | ${n(p.poolUs, 1)} | ${n(p.otherUs, 1)} | ${n(p.syscw, 2)} | ${n(p.syscr, 2)} | ${n(p.voluntarySwitches, 2)} |`);
+      }
+      lines.push('');
+    }
     const by = Object.fromEntries(r.throughput.map((t) => [t.id, t]));
     const rivals = Math.max(by['fastify-logging']?.medianRps ?? 0, by['pino-http']?.medianRps ?? 0);
     // An audit scenario that dropped entries did less work than it claims: it cannot meet a bar.

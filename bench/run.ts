@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { median, spawnServer, stopServer, type ServerProcess } from './harness.js';
+import type { ProcStats } from './proc-stats.js';
+import { requestOptions } from './requests.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const full = process.argv.includes('--full');
@@ -37,25 +39,6 @@ interface Throughput {
   /** The realistic route: POST /api/orders, a 1 KB JSON body, a 2 KB answer, ten request headers. */
   real?: boolean;
 }
-
-// The realistic request: a 1 KB order and the ten headers a browser or gateway typically sends
-// (two of them redacted by the audit trail's defaults).
-const realBody = JSON.stringify({
-  customerId: 'cus_4f1e2d3c',
-  currency: 'EUR',
-  lines: Array.from({ length: 9 }, (_, i) => ({ sku: `SKU-${100000 + i * 7919}`, name: `Stainless steel water bottle, 750 ml #${i}`, quantity: 1 + (i % 3), unitPrice: 12.5 + i })),
-});
-const realHeaders = {
-  'content-type': 'application/json',
-  accept: 'application/json',
-  'accept-encoding': 'gzip, deflate, br',
-  'accept-language': 'en-GB,en;q=0.9',
-  'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
-  authorization: 'Bearer eyJhbGciOiJSUzI1NiIsImtpZCI6ImJlbmNoIn0.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl',
-  cookie: 'session=5b2c8a1f0e9d4c7b; theme=dark',
-  'x-forwarded-for': '203.0.113.7',
-  'x-request-source': 'checkout-web',
-};
 
 const throughput: Throughput[] = [
   { id: 'bare', label: 'bare Fastify, hello route', server: 'bare', path: '/api/hello' },
@@ -94,12 +77,18 @@ async function load(url: string, opts: { duration?: number; amount?: number; con
   // autocannon refuses an explicit `duration: undefined`: pass only what is set.
   const limit = opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.duration ?? seconds };
   const paced = opts.rate ? { overallRate: opts.rate } : {};
-  const request = opts.real ? { method: 'POST' as const, body: realBody, headers: realHeaders } : {};
-  return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit, ...paced, ...request });
+  return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit, ...paced, ...requestOptions(opts.real) });
 }
 
-async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage }> {
+async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage; proc?: ProcStats }> {
   return (await fetch(`${base}/bench/stats`)).json() as never;
+}
+
+function perRequest(before: ProcStats | undefined, after: ProcStats | undefined, requests: number): ProcStats | undefined {
+  if (!before || !after) return undefined;
+  const out = {} as ProcStats;
+  for (const k of Object.keys(after) as Array<keyof ProcStats>) out[k] = (after[k] - before[k]) / Math.max(1, requests);
+  return out;
 }
 
 const results: Record<string, unknown> = {};
@@ -116,6 +105,8 @@ interface Slice {
   cpuUs: number;
   errors: number;
   dropped: number;
+  /** Per request, from /proc: where the CPU went and the system calls (absent off Linux). */
+  proc?: ProcStats;
 }
 const slices: Record<string, Slice[]> = {};
 const pairs: Record<string, Array<{ rps: number; cpu: number }>> = {};
@@ -144,6 +135,7 @@ if (selected.length > 0) {
       // Audit entries dropped during the slice: a writer that falls behind does less work per
       // request, so its throughput would not be comparable.
       dropped: after.audit && before.audit ? (after.audit.dropped ?? 0) - (before.audit.dropped ?? 0) : 0,
+      proc: perRequest(before.proc, after.proc, r.requests.total + 1),
     };
     (slices[s.id] ??= []).push(out);
     log(`cycle ${cycle + 1}/${cycles} ${s.id}: ${Math.round(out.rps)} req/s, p99 ${out.p99} ms, ${out.cpuUs.toFixed(1)} µs CPU/request`);
@@ -179,6 +171,8 @@ if (selected.length > 0) {
       cpuRatioToBare: pair ? median(pair.map((p) => p.cpu)) : 1,
       errors: own.reduce((n, x) => n + x.errors, 0),
       auditDropped: audited ? own.reduce((n, x) => n + x.dropped, 0) : undefined,
+      // Medians per request of where the CPU went (main thread, libuv's pool, other threads) and the system calls.
+      proc: own.every((x) => x.proc) ? Object.fromEntries(Object.keys(own[0]?.proc ?? {}).map((k) => [k, median(own.map((x) => (x.proc as unknown as Record<string, number>)[k] as number))])) : undefined,
     };
   });
 }

@@ -6,6 +6,8 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { pinoHttp } from 'pino-http';
 import { addKit, HealthCheckResult, useKit, type IAuditSink, type IKitEndpoint } from '@kit/core';
+import { gcStats, startGcStats } from './gc-stats.js';
+import { procStats } from './proc-stats.js';
 
 const scenario = process.argv[2] ?? 'bare';
 // `real`: the realistic route (POST /api/orders, a 1 KB JSON body in, a 2 KB JSON answer out)
@@ -159,7 +161,7 @@ async function build(): Promise<ReturnType<typeof make>> {
         }
       });
       await useKit(app);
-      app.get('/bench/stats', async () => ({ checkRuns, audit: app.kit.audit.stats(), memory: process.memoryUsage(), cpu: process.cpuUsage() }));
+      app.get('/bench/stats', async (request) => ({ checkRuns, audit: app.kit.audit.stats(), memory: process.memoryUsage(), cpu: process.cpuUsage(), gc: gcStats('collect' in (request.query as object)), proc: procStats() }));
       return app;
     }
     default:
@@ -169,8 +171,9 @@ async function build(): Promise<ReturnType<typeof make>> {
 
 const app = await build();
 if (!app.hasRoute({ method: 'GET', url: '/bench/stats' })) {
-  app.get('/bench/stats', async () => ({ checkRuns, memory: process.memoryUsage(), cpu: process.cpuUsage() }));
+  app.get('/bench/stats', async (request) => ({ checkRuns, memory: process.memoryUsage(), cpu: process.cpuUsage(), gc: gcStats('collect' in (request.query as object)), proc: procStats() }));
 }
+startGcStats();
 await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`READY ${(app.server.address() as { port: number }).port}\n`);
 process.on('SIGTERM', () => {

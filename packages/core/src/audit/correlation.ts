@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from './uuid.js';
 
 /**
  * What an incoming correlation id must look like to be forwarded (DESIGN item 16); anything else
@@ -61,5 +61,5 @@ export function enterCorrelationContext(id: string | undefined): void {
  */
 export function correlationIdFrom(incoming: unknown): string {
   if (typeof incoming === 'string' && incoming.length <= 128 && CORRELATION_ID_PATTERN.test(incoming)) return incoming;
-  return randomUUID();
+  return newUuid();
 }

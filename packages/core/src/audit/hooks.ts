@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { KitServices } from '../services.js';
@@ -8,6 +7,7 @@ import { createExcludeMatcher } from './exclude.js';
 import type { AuditTrailOptions } from './options.js';
 import { AuditRecord, type RecordSettings, type RouteSource } from './record.js';
 import { Redactor } from './redaction.js';
+import { newUuid } from './uuid.js';
 import { installRequestLogging } from './request-logging.js';
 import { activeSpanIds } from './trace.js';
 import { AuditTrail, type AuditSinkFactory } from './trail.js';
@@ -71,7 +71,7 @@ export function installAuditTrail(
 
   function correlationIdOf(raw: RawRequest): string | null {
     if (isExcluded(raw.url ?? '/')) return null;
-    return forward ? correlationIdFrom(raw.headers[headerKey]) : randomUUID();
+    return forward ? correlationIdFrom(raw.headers[headerKey]) : newUuid();
   }
 
   const previous = (app as unknown as { genReqId?: GenReqId }).genReqId;

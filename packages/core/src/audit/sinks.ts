@@ -8,11 +8,9 @@ import {
   contextMembers,
   DEFAULT_FIELD_KEYS,
   defaultFields,
-  defaultMembers,
+  defaultLineParts,
   defaultMessage,
-  defaultMessageJson,
   dotnetLoggerMessage,
-  headersJsonPair,
   jsonStyleMessage,
 } from './formats.js';
 import type { AuditLogLevel } from './options.js';
@@ -138,8 +136,8 @@ export class LoggingAuditSink implements IAuditSink {
   #line(lines: PinoLines, level: AuditLogLevel, entry: AuditLogEntry): string {
     switch (this.#format) {
       case AuditTrailFormat.Default: {
-        const [headersJson, headersInMessage] = headersJsonPair(entry.headers);
-        return lines.lineWithJsonMessage(level, defaultMembers(entry, headersJson), defaultMessageJson(entry, headersInMessage));
+        const { members, messageJson } = defaultLineParts(entry);
+        return lines.lineWithJsonMessage(level, members, messageJson);
       }
       case AuditTrailFormat.DotnetLogger:
         return lines.line(level, contextMembers(entry), dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));

@@ -1,0 +1,48 @@
+import { randomFillSync } from 'node:crypto';
+
+// Random (version 4) UUIDs for correlation ids, made 128 at a time. `crypto.randomUUID()` takes
+// its bytes from a cache too, but assembles each id from 20 small strings: about 2,800 CPU
+// instructions per id on Node 20 (counted with `npm run bench:instructions`), most of it string
+// concatenation. Here one native call fills the random bytes of 128 ids, one loop writes them as
+// text into a buffer, one native call turns the buffer into a string, and each id is a slice of
+// it. The bytes come from the same CSPRNG (`randomFillSync`), so the ids are as unpredictable as
+// `randomUUID()`'s; a slice keeps its 4.6 KB batch alive only while the id lives.
+
+const PER_BATCH = 128;
+const UUID_LENGTH = 36;
+const random = Buffer.allocUnsafeSlow(16 * PER_BATCH);
+const text = Buffer.allocUnsafeSlow(UUID_LENGTH * PER_BATCH);
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+const DASH = 0x2d;
+
+let batch = '';
+let next = PER_BATCH;
+
+function refill(): void {
+  randomFillSync(random);
+  let out = 0;
+  for (let id = 0; id < PER_BATCH; id++) {
+    const r = id * 16;
+    // RFC 9562: version 4 in the high nibble of byte 6, variant 10 in the top bits of byte 8.
+    random[r + 6] = ((random[r + 6] as number) & 0x0f) | 0x40;
+    random[r + 8] = ((random[r + 8] as number) & 0x3f) | 0x80;
+    for (let j = 0; j < 16; j++) {
+      if (j === 4 || j === 6 || j === 8 || j === 10) text[out++] = DASH;
+      const b = random[r + j] as number;
+      text[out++] = HEX[b >> 4] as number;
+      text[out++] = HEX[b & 15] as number;
+    }
+  }
+  batch = text.toString('latin1', 0, out);
+  next = 0;
+}
+
+/**
+ * A new random UUID (version 4, lower-case, `xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`), like
+ * `crypto.randomUUID()`, at a fraction of its cost per call.
+ */
+export function newUuid(): string {
+  if (next === PER_BATCH) refill();
+  const start = next++ * UUID_LENGTH;
+  return batch.slice(start, start + UUID_LENGTH);
+}
