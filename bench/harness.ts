@@ -19,16 +19,29 @@ export async function spawnServer(nodeBin: string, args: readonly string[], labe
   const child = spawn(nodeBin, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
-  const port = await new Promise<number>((resolve, reject) => {
+  const port = await readyPort(child, `server ${label}`);
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+/** The port a bench server prints as `READY <port>` once it listens; rejects if it exits first. */
+export function readyPort(child: ChildProcess, label: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /READY (\d+)/.exec(out);
       if (m) resolve(Number(m[1]));
     });
-    child.once('exit', (code) => reject(new Error(`server ${label} exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${label} exited with ${code}`)));
   });
-  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+/** The parts of a V8 `.cpuprofile` the profile reports read. */
+export interface CpuProfile {
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string }; children?: number[] }>;
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
 }
 
 /** SIGTERM, then SIGKILL after 5 s. */

@@ -31,6 +31,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import { readyPort } from './harness.js';
 import { ITEMS, itemOf, itemsOf, perRequest, readCallgrind, type Item } from './callgrind.js';
 import type { GcStats } from './gc-stats.js';
 import { requestOptions } from './requests.js';
@@ -103,15 +104,7 @@ async function count(id: string, run: number, dir: string): Promise<void> {
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KIT_BENCH_GC: '1' }, cwd: dir },
   );
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /READY (\d+)/.exec(out);
-        if (m) resolve(Number(m[1]));
-      });
-      child.once('exit', (code) => reject(new Error(`${id} exited with ${code}`)));
-    });
+    const port = await readyPort(child, id);
     const base = `http://127.0.0.1:${port}`;
     const url = `${base}${real ? '/api/orders' : '/api/hello'}`;
     await drive(url, warmup, real);

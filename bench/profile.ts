@@ -12,17 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { readyPort, type CpuProfile } from './harness.js';
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+type Profile = CpuProfile;
+type ProfileNode = CpuProfile['nodes'][number];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -34,15 +27,7 @@ const dir = await mkdtemp(path.join(os.tmpdir(), 'kit-profile-'));
 const child = spawn(nodeBin, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'server.ts'), scenario], {
   stdio: ['ignore', 'pipe', 'ignore'],
 });
-const port = await new Promise<number>((resolve, reject) => {
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-    const m = /READY (\d+)/.exec(out);
-    if (m) resolve(Number(m[1]));
-  });
-  child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-});
+const port = await readyPort(child, 'server');
 const url = `http://127.0.0.1:${port}/api/hello`;
 await autocannon({ url, connections: 100, duration: 2 }); // warm-up
 const run = await autocannon({ url, connections: 100, duration: seconds });

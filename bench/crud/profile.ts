@@ -12,20 +12,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
-import { spawnServer, stopServer } from '../harness.js';
+import { spawnServer, stopServer, type CpuProfile } from '../harness.js';
 import { CREATE_BODY, FILL, INDEXES, POOL_SIZE, ROUTES, ROWS, SCHEMA, type RouteId, type ServerKind } from './shape.js';
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-}
+type Profile = CpuProfile;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
