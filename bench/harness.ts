@@ -1,6 +1,8 @@
 // What the benchmarks share: servers in their own processes (each prints `READY <port>` once it
 // listens) that cannot outlive the harness, and the median.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 
 /** A server process and its loopback base URL. */
 export interface ServerProcess {
@@ -42,6 +44,19 @@ export interface CpuProfile {
   samples: number[];
   timeDeltas: number[];
   startTime: number;
+}
+
+/**
+ * The main thread's profile from a `--cpu-prof-dir` (the largest file: tsx's loader thread writes
+ * a small one too); the directory is removed.
+ */
+export async function readMainProfile(dir: string): Promise<CpuProfile> {
+  const files = await Promise.all((await readdir(dir)).map(async (f) => ({ f, size: (await stat(path.join(dir, f))).size })));
+  const main = files.sort((a, b) => b.size - a.size)[0];
+  if (!main) throw new Error('no profile written');
+  const profile = JSON.parse(await readFile(path.join(dir, main.f), 'utf8')) as CpuProfile;
+  await rm(dir, { recursive: true, force: true });
+  return profile;
 }
 
 /** SIGTERM, then SIGKILL after 5 s. */

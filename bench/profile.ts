@@ -7,14 +7,13 @@
 //
 // The server is `bench/server.ts <scenario>`; autocannon drives it like `npm run bench`.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { readyPort, type CpuProfile } from './harness.js';
+import { readyPort, type CpuProfile, readMainProfile } from './harness.js';
 
-type Profile = CpuProfile;
 type ProfileNode = CpuProfile['nodes'][number];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,12 +34,7 @@ const exited = new Promise((r) => child.once('exit', r));
 child.kill('SIGTERM');
 await exited;
 
-// The main thread's profile is the largest file (tsx's loader thread writes a small one).
-const files = await Promise.all((await readdir(dir)).map(async (f) => ({ f, size: (await stat(path.join(dir, f))).size })));
-const main = files.sort((a, b) => b.size - a.size)[0];
-if (!main) throw new Error('no profile written');
-const profile = JSON.parse(await readFile(path.join(dir, main.f), 'utf8')) as Profile;
-await rm(dir, { recursive: true, force: true });
+const profile = await readMainProfile(dir);
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();

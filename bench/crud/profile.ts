@@ -6,16 +6,15 @@
 //   npm run bench:crud:profile -- <route> [kinds] [seconds] --node=/path/to/node24
 //   npm run bench:crud:profile -- page kit,floor,platformatic 8 --node=...
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
-import { spawnServer, stopServer, type CpuProfile } from '../harness.js';
+import { readMainProfile, spawnServer, stopServer } from '../harness.js';
 import { CREATE_BODY, FILL, INDEXES, POOL_SIZE, ROUTES, ROWS, SCHEMA, type RouteId, type ServerKind } from './shape.js';
 
-type Profile = CpuProfile;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -54,11 +53,7 @@ async function profileOf(kind: ServerKind): Promise<void> {
   const run = await autocannon({ ...options, connections: 32, duration: seconds });
   const to = Number(process.hrtime.bigint() / 1000n);
   await stopServer(server);
-  const files = await Promise.all((await readdir(dir)).map(async (f) => ({ f, size: (await stat(path.join(dir, f))).size })));
-  const main = files.sort((a, b) => b.size - a.size)[0];
-  if (!main) throw new Error('no profile written');
-  const profile = JSON.parse(await readFile(path.join(dir, main.f), 'utf8')) as Profile;
-  await rm(dir, { recursive: true, force: true });
+  const profile = await readMainProfile(dir);
 
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const byModule = new Map<string, number>();
