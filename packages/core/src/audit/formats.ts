@@ -172,6 +172,21 @@ export function defaultLineParts(entry: AuditLogEntry): { members: string; messa
   const plainPath = isPlain(path);
   const plainQuery = isPlain(query);
   const plainId = isPlain(correlationId);
+  const aborted = entry.aborted === true;
+  if (plainMethod && plainPath && plainQuery && plainId && Number.isFinite(durationMs)) {
+    // The common entry: nothing to escape. Each `+` of two longer strings is a rope node that
+    // the destination flattens again, so the constant pieces are joined in the source and the
+    // duration is turned into text once (`npm run bench:instructions`).
+    const ms = `${durationMs}`;
+    return {
+      members:
+        ',"Method":"' + method + '","Path":"' + path + '","Query":"' + query + '","StatusCode":' + statusCode + ',"ElapsedMs":' + ms +
+        ',"CorrelationId":"' + correlationId + '","Headers":' + headersJson + (aborted ? ',"Aborted":true' : '') + contextMembers(entry),
+      messageJson:
+        '"HTTP ' + method + ' ' + path + query + ' responded ' + statusCode + ' in ' + ms + 'ms [CorrelationId: ' + correlationId +
+        '] Headers=' + headersInMessage + (aborted ? ' (aborted)"' : '"'),
+    };
+  }
   const ms = Number.isFinite(durationMs) ? durationMs : null;
   const members =
     ',"Method":' + (plainMethod ? '"' + method + '"' : JSON.stringify(method)) +
@@ -180,7 +195,7 @@ export function defaultLineParts(entry: AuditLogEntry): { members: string; messa
     ',"StatusCode":' + statusCode + ',"ElapsedMs":' + ms +
     ',"CorrelationId":' + (plainId ? '"' + correlationId + '"' : JSON.stringify(correlationId)) +
     ',"Headers":' + headersJson +
-    (entry.aborted === true ? ',"Aborted":true' : '') +
+    (aborted ? ',"Aborted":true' : '') +
     contextMembers(entry);
   const messageJson =
     '"HTTP ' + (plainMethod ? method : inMessage(method)) + ' ' +

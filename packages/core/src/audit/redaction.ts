@@ -95,7 +95,8 @@ export class Redactor {
     for (const name in raw) {
       const value = raw[name];
       if (value === undefined) continue;
-      if (this.#headers.has(name.toLowerCase())) out[name] = REDACTED;
+      // Node hands header names lower-cased already: no new string per header for the lookup.
+      if (this.#headers.has(hasUpperCase(name) ? name.toLowerCase() : name)) out[name] = REDACTED;
       else out[name] = cap(typeof value === 'string' ? value : value.join(', '), AUDIT_HEADER_VALUE_CAP);
     }
     return out;
