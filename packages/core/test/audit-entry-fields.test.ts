@@ -6,6 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isoOf } from '../src/audit/record.js';
+import { defaultLineParts } from '../src/audit/formats.js';
+import { AuditRecord } from '../src/audit/record.js';
+import { DEFAULT_REDACT_HEADERS } from '../src/audit/options.js';
 import { Redactor } from '../src/audit/redaction.js';
 
 const expected = (ms: number): string => new Date(ms).toISOString();
@@ -47,4 +50,32 @@ describe('header redaction by name', () => {
     const out = redactor.headers({ Authorization: 'Bearer a', 'X-API-KEY': 'k', authorization: 'Bearer b', 'User-Agent': 'ua', host: 'h' }, false);
     assert.deepEqual(out, { Authorization: '***', 'X-API-KEY': '***', authorization: '***', 'User-Agent': 'ua', host: 'h' });
   });
+});
+
+describe('the Default line of a record', () => {
+  // A record writes its headers' JSON straight from the request's headers; a plain entry (the
+  // record's own toEntry()) goes through the redacted headers object. The text must be the same.
+  const redactor = new Redactor(DEFAULT_REDACT_HEADERS, ['token']);
+  const cases: Array<Record<string, string | string[] | undefined>> = [
+    { host: 'localhost:3000' },
+    { host: 'h', authorization: 'Bearer secret', cookie: 'a=b', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)' },
+    { host: 'h', 'X-Api-Key': 'k-1', Accept: 'text/html' },
+    { host: 'h', 'set-cookie': ['a=1', 'b=2'], authorization: 'x' },
+    { host: 'h', 'x-long': 'v'.repeat(5000) },
+    { host: 'h', 'x-quote': 'say "hi" \\ back', authorization: 'x' },
+    { host: 'h', 'x-ctl': 'a\u0001b\u2028c', 'x-latin': 'caf\u00e9' },
+    { host: 'h', gone: undefined, 'x-after': 'kept' },
+    {},
+  ];
+  for (const [i, headers] of cases.entries()) {
+    it(`is the same whether built from the request's headers or from the entry (case ${i})`, () => {
+      const record = new AuditRecord('GET', '/p?token=t&a=1', headers, `id-${i}`, 1, { redactor, includeQuery: true }, undefined, undefined);
+      record.complete(200, 3.25, false);
+      const direct = defaultLineParts(record);
+      const plain = defaultLineParts(record.toEntry());
+      assert.deepEqual(direct, plain);
+      for (const secret of ['Bearer secret', 'a=b', 'k-1']) assert.ok(!direct.members.includes(secret) && !direct.messageJson.includes(secret), secret);
+      JSON.parse(`{"x":1${direct.members},"msg":${direct.messageJson}}`);
+    });
+  }
 });
