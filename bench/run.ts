@@ -56,9 +56,11 @@ const throughput: Throughput[] = [
   { id: 'hooks-empty', label: 'empty onRequest + onResponse hooks', server: 'hooks-empty', path: '/api/hello' },
   { id: 'uuid-header', label: 'onRequest setting a UUID response header', server: 'uuid-header', path: '/api/hello' },
   { id: 'floor', label: 'hand-written minimal audit (the floor)', server: 'floor', path: '/api/hello' },
+  { id: 'floor-fields', label: "hand-written audit writing the Default line's fields too", server: 'floor-fields', path: '/api/hello' },
   // The realistic route: the same scenarios on a request that reads and answers JSON.
   { id: 'bare-real', label: 'bare Fastify, realistic route', server: 'bare', path: '/api/orders', real: true },
   { id: 'floor-real', label: 'hand-written minimal audit, realistic route', server: 'floor', path: '/api/orders', real: true },
+  { id: 'floor-fields-real', label: "hand-written audit writing the Default line's fields, realistic route", server: 'floor-fields', path: '/api/orders', real: true },
   { id: 'audit-sync-real', label: 'Kit, audit sync, realistic route', server: 'kit-audit-sync', path: '/api/orders', real: true },
   { id: 'audit-async-real', label: 'Kit, audit async, realistic route', server: 'kit-audit-async', path: '/api/orders', real: true },
   { id: 'pino-http-real', label: 'pino-http on Fastify, realistic route', server: 'pino-http', path: '/api/orders', real: true },

@@ -29,6 +29,9 @@ const entries: AuditLogEntry[] = [
   { timestamp: '2026-11-21T10:00:00.000Z', method: 'POST', path: '/a"quoted"\\path', query: null, statusCode: 404, durationMs: 0.5, correlationId: 'c-2', headers: { 'x-odd': 'tab\there "q" \u0001 \u2028 é 😀' }, user: 'odd "user"\n\u2028' },
   { timestamp: '2026-11-21T10:00:00.000Z', method: 'DELETE', path: '/crash\r\nforged: line', query: 'a=%0d%0a', statusCode: 500, durationMs: 12, correlationId: 'c-3', headers: {} },
   { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/gone', query: null, statusCode: 499, durationMs: 3.5, correlationId: 'c-4', headers: { host: 'h' }, aborted: true },
+  // Plain text, a query, a duration pino writes as null in the fields but as text in the message.
+  { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/plain', query: 'a=1&b=2', statusCode: 200, durationMs: Number.NaN, correlationId: 'c-5', headers: { host: 'h' } },
+  { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/plain', query: 'a=1', statusCode: 200, durationMs: 1e21, correlationId: 'c-6', headers: { host: 'h' }, aborted: true },
 ];
 
 /** A destination that keeps what it is given, write by write. */

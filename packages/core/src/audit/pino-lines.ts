@@ -61,6 +61,7 @@ export class PinoLines {
   readonly #stream: symbol;
   readonly #msgPrefix: symbol;
   readonly #levels: Readonly<Record<string, number>>;
+  /** `,"msg":` for pino's default message key. */
   readonly #messageKey: string;
   readonly #streamWrite: ((line: string) => string) | undefined;
 
@@ -73,7 +74,7 @@ export class PinoLines {
     this.#stream = sym['pino.stream'];
     this.#msgPrefix = sym['pino.msgPrefix'];
     this.#levels = levels;
-    this.#messageKey = JSON.stringify(logger[sym['pino.messageKey']]);
+    this.#messageKey = `,${JSON.stringify(logger[sym['pino.messageKey']])}:`;
     this.#streamWrite = (logger[Symbol.for('pino.hooks')] as Hooks | undefined)?.streamWrite;
   }
 
@@ -132,7 +133,7 @@ export class PinoLines {
     const prefix = l[this.#msgPrefix];
     const msg = typeof prefix === 'string' ? `"${JSON.stringify(prefix).slice(1, -1)}${messageJson.slice(1)}` : messageJson;
     const head = (l[this.#lsCache] as Record<number, string>)[this.#levels[level] as number] as string;
-    const line = head + (l[this.#time] as () => string)() + (l[this.#chindings] as string) + members + ',' + this.#messageKey + ':' + msg + (l[this.#end] as string);
+    const line = head + (l[this.#time] as () => string)() + (l[this.#chindings] as string) + members + this.#messageKey + msg + (l[this.#end] as string);
     const hook = this.#streamWrite;
     return hook === undefined ? line : hook(line);
   }

@@ -95,10 +95,15 @@ export class Redactor {
     for (const name in raw) {
       const value = raw[name];
       if (value === undefined) continue;
-      if (this.#headers.has(name.toLowerCase())) out[name] = REDACTED;
+      if (this.redactsHeader(name)) out[name] = REDACTED;
       else out[name] = cap(typeof value === 'string' ? value : value.join(', '), AUDIT_HEADER_VALUE_CAP);
     }
     return out;
+  }
+
+  /** Whether a header of this name is logged as `***` (names compared case-insensitively). */
+  redactsHeader(name: string): boolean {
+    return this.#headers.has(hasUpperCase(name) ? name.toLowerCase() : name);
   }
 
   /**
