@@ -1,6 +1,6 @@
 import { routePatternOf } from '../route-pattern.js';
 import type { AuditLogEntry } from './entry.js';
-import { kHeadersJsonPair, redactedHeadersJsonPair } from './formats.js';
+import { kHeadersJsonPair, plainHeadersJsonPair } from './formats.js';
 import { AUDIT_PATH_CAP, cap, type Redactor } from './redaction.js';
 import { traceIdFromTraceparent, type TraceIds } from './trace.js';
 
@@ -195,10 +195,10 @@ export class AuditRecord implements AuditLogEntry {
     return this.#headers;
   }
 
-  /** The Default line's headers JSON straight from the request's headers (see `redactedHeadersJsonPair`). */
+  /** The Default line's headers JSON straight from the request's headers (see `plainHeadersJsonPair`). */
   [kHeadersJsonPair](): [json: string, inMessage: string] | undefined {
     const raw = this.#rawHeaders;
-    return this.#headers === undefined && raw !== null ? redactedHeadersJsonPair(raw, this.#settings.redactor) : undefined;
+    return this.#headers === undefined && raw !== null ? plainHeadersJsonPair(raw, this.#settings.redactor) : undefined;
   }
 
   /** A plain, self-contained `AuditLogEntry` for custom sinks (own headers object, ISO timestamp). */
