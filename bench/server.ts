@@ -2,7 +2,7 @@
 // "READY <port>" once it listens. Every scenario logs at info level to /dev/null through the same
 // pino destination, so the comparison is about the work done, not where it goes.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { pinoHttp } from 'pino-http';
 import { addKit, HealthCheckResult, useKit, type IAuditSink, type IKitEndpoint } from '@kit/core';
@@ -49,6 +49,35 @@ function addRoute(app: ReturnType<typeof make>): void {
   else app.get('/api/hello', async () => ({ hello: 'world' }));
 }
 
+/**
+ * A hand-written audit on a bare instance: a UUID correlation header on every response, and the
+ * line `lineOf` makes for each request pushed to an array, written once per turn of the event loop.
+ */
+function handWrittenAudit(lineOf: (request: FastifyRequest, reply: FastifyReply) => string): ReturnType<typeof make> {
+  const app = make({ disableRequestLogging: true });
+  const pending: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    destination.write(pending.join(''));
+    pending.length = 0;
+  };
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('x-correlation-id', randomUUID());
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    pending.push(lineOf(request, reply));
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+    done();
+  });
+  addRoute(app);
+  return app;
+}
+
 async function build(): Promise<ReturnType<typeof make>> {
   switch (scenario) {
     case 'bare': {
@@ -77,31 +106,12 @@ async function build(): Promise<ReturnType<typeof make>> {
       // The hand-written minimal audit a real implementation should beat, since it does nothing
       // clever: a UUID header, JSON.stringify(request.headers), one Default-format line per
       // request pushed to an array and written once per turn of the event loop.
-      const app = make({ disableRequestLogging: true });
       const prefix = `{"level":30,"time":`;
       const suffix = `,"pid":${process.pid},"hostname":${JSON.stringify(logger.bindings().hostname ?? '')},"msg":`;
-      const pending: string[] = [];
-      let scheduled = false;
-      const flush = () => {
-        scheduled = false;
-        destination.write(pending.join(''));
-        pending.length = 0;
-      };
-      app.addHook('onRequest', (_request, reply, done) => {
-        reply.header('x-correlation-id', randomUUID());
-        done();
-      });
-      app.addHook('onResponse', (request, reply, done) => {
+      return handWrittenAudit((request, reply) => {
         const message = `HTTP ${request.method} ${request.url} responded ${reply.statusCode} in ${reply.elapsedTime.toFixed(3)}ms [CorrelationId: ${String(reply.getHeader('x-correlation-id'))}] Headers=${JSON.stringify(request.headers)}`;
-        pending.push(`${prefix}${Date.now()}${suffix}${JSON.stringify(message)}}\n`);
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-        done();
+        return `${prefix}${Date.now()}${suffix}${JSON.stringify(message)}}\n`;
       });
-      addRoute(app);
-      return app;
     }
     case 'floor-fields': {
       // The same hand-written hook writing what Kit's Default line holds: the message template's
@@ -109,22 +119,10 @@ async function build(): Promise<ReturnType<typeof make>> {
       // start time, the spec's default headers redacted. A plain object through JSON.stringify,
       // as one would write it by hand. It separates what the Default format costs from what Kit's
       // implementation of it costs.
-      const app = make({ disableRequestLogging: true });
       const prefix = `{"level":30,"time":`;
       const suffix = `,"pid":${process.pid},"hostname":${JSON.stringify(logger.bindings().hostname ?? '')}`;
       const redacted = new Set(['authorization', 'cookie', 'set-cookie', 'x-api-key', 'proxy-authorization']);
-      const pending: string[] = [];
-      let scheduled = false;
-      const flush = () => {
-        scheduled = false;
-        destination.write(pending.join(''));
-        pending.length = 0;
-      };
-      app.addHook('onRequest', (_request, reply, done) => {
-        reply.header('x-correlation-id', randomUUID());
-        done();
-      });
-      app.addHook('onResponse', (request, reply, done) => {
+      return handWrittenAudit((request, reply) => {
         const headers: Record<string, unknown> = {};
         for (const name in request.headers) headers[name] = redacted.has(name) ? '[REDACTED]' : request.headers[name];
         const url = request.url;
@@ -139,15 +137,8 @@ async function build(): Promise<ReturnType<typeof make>> {
           StartedAt: new Date(Date.now() - reply.elapsedTime).toISOString(), Route: request.routeOptions.url,
           msg: `HTTP ${request.method} ${path}${query} responded ${reply.statusCode} in ${elapsed}ms [CorrelationId: ${id}] Headers=${headersJson}`,
         };
-        pending.push(`${prefix}${Date.now()}${suffix},${JSON.stringify(fields).slice(1)}\n`);
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-        done();
+        return `${prefix}${Date.now()}${suffix},${JSON.stringify(fields).slice(1)}\n`;
       });
-      addRoute(app);
-      return app;
     }
     case 'bare-livez': {
       // The denominator of the /livez bar: the same bytes and headers from a bare route.
