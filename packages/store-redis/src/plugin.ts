@@ -14,6 +14,9 @@ import { RedisConnection, type StoreLogger } from './connection.js';
 import { RedisCronJobStore, RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore } from './stores.js';
 import { createClient, resolveTopology, type StoreMode, type StoreUrlInput } from './topology.js';
 
+/** How much longer than the connect timeout start-up waits for the first attempt's outcome. */
+const SETTLE_MARGIN_MS = 250;
+
 /**
  * Options of `addKitStore` and `createRedisStores`.
  *
@@ -108,7 +111,7 @@ export interface KitRedisStore {
    * `KIT_ERR_STORE_UNAVAILABLE` when down or when `signal` aborts.
    */
   ping(signal?: AbortSignal): Promise<number>;
-  /** Resolves when connected, when the first attempt failed, or after `connectTimeoutMs`; true when connected. */
+  /** Resolves when connected, when the first attempt failed, or after `connectTimeoutMs` plus 250 ms; true when connected. */
   waitUntilConnected(): Promise<boolean>;
   /** Closes the connection (idempotent); `addKitStore` calls it in `onClose`. */
   close(): Promise<void>;
@@ -195,7 +198,10 @@ export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions =
       return connection.failure;
     },
     ping: (signal) => connection.ping(signal),
-    waitUntilConnected: () => connection.settle(connectTimeoutMs),
+    // The client's own connect timer and this wait would both be connectTimeoutMs: on a loaded
+    // machine the wait could end first and report 'connecting' instead of the first attempt's
+    // outcome (a fresh-clone CI run on Node 26 saw it). The margin lets the attempt's error land.
+    waitUntilConnected: () => connection.settle(connectTimeoutMs + SETTLE_MARGIN_MS),
     close: () => connection.close(),
   };
 }
