@@ -128,6 +128,11 @@ function quote(x: string): string {
   return isPlain(x) ? `"${x}"` : JSON.stringify(x);
 }
 
+/** `x` JSON-escaped, without the quotes: what goes between the quotes of a JSON string. */
+function jsonInner(x: string): string {
+  return JSON.stringify(x).slice(1, -1);
+}
+
 /** `x` as it appears inside the JSON string of a text message: control-escaped, then JSON-escaped. */
 function inMessage(x: string): string {
   return isPlain(x) ? x : JSON.stringify(escapeControl(x)).slice(1, -1);
@@ -193,36 +198,22 @@ export function defaultLineParts(entry: AuditLogEntry): { members: string; messa
   const plainQuery = isPlain(query);
   const plainId = isPlain(correlationId);
   const aborted = entry.aborted === true;
-  if (plainMethod && plainPath && plainQuery && plainId && Number.isFinite(durationMs)) {
-    // The common entry: nothing to escape. Each `+` of two longer strings is a rope node that
-    // the destination flattens again, so the constant pieces are joined in the source and the
-    // duration is turned into text once (`npm run bench:instructions`).
-    const ms = `${durationMs}`;
-    return {
-      members:
-        ',"Method":"' + method + '","Path":"' + path + '","Query":"' + query + '","StatusCode":' + statusCode + ',"ElapsedMs":' + ms +
-        ',"CorrelationId":"' + correlationId + '","Headers":' + headersJson + (aborted ? ',"Aborted":true' : '') + contextMembers(entry),
-      messageJson:
-        '"HTTP ' + method + ' ' + path + query + ' responded ' + statusCode + ' in ' + ms + 'ms [CorrelationId: ' + correlationId +
-        '] Headers=' + headersInMessage + (aborted ? ' (aborted)"' : '"'),
-    };
-  }
-  const ms = Number.isFinite(durationMs) ? durationMs : null;
-  const members =
-    ',"Method":' + (plainMethod ? '"' + method + '"' : JSON.stringify(method)) +
-    ',"Path":' + (plainPath ? '"' + path + '"' : JSON.stringify(path)) +
-    ',"Query":' + (plainQuery ? '"' + query + '"' : JSON.stringify(query)) +
-    ',"StatusCode":' + statusCode + ',"ElapsedMs":' + ms +
-    ',"CorrelationId":' + (plainId ? '"' + correlationId + '"' : JSON.stringify(correlationId)) +
-    ',"Headers":' + headersJson +
-    (aborted ? ',"Aborted":true' : '') +
-    contextMembers(entry);
-  const messageJson =
-    '"HTTP ' + (plainMethod ? method : inMessage(method)) + ' ' +
-    (plainPath ? path : inMessage(path)) + (plainQuery ? query : inMessage(query)) +
-    ' responded ' + statusCode + ' in ' + durationMs + 'ms [CorrelationId: ' +
-    (plainId ? correlationId : inMessage(correlationId)) + '] Headers=' + headersInMessage + abortedSuffix(entry) + '"';
-  return { members, messageJson };
+  // Each `+` of two longer strings is a rope node that the destination flattens again, so the
+  // constant pieces are joined in the source and the duration is turned into text once
+  // (`npm run bench:instructions`). A value that is not plain is escaped in its place.
+  const ms = `${durationMs}`;
+  return {
+    members:
+      ',"Method":"' + (plainMethod ? method : jsonInner(method)) + '","Path":"' + (plainPath ? path : jsonInner(path)) +
+      '","Query":"' + (plainQuery ? query : jsonInner(query)) + '","StatusCode":' + statusCode +
+      ',"ElapsedMs":' + (Number.isFinite(durationMs) ? ms : 'null') +
+      ',"CorrelationId":"' + (plainId ? correlationId : jsonInner(correlationId)) + '","Headers":' + headersJson +
+      (aborted ? ',"Aborted":true' : '') + contextMembers(entry),
+    messageJson:
+      '"HTTP ' + (plainMethod ? method : inMessage(method)) + ' ' + (plainPath ? path : inMessage(path)) + (plainQuery ? query : inMessage(query)) +
+      ' responded ' + statusCode + ' in ' + ms + 'ms [CorrelationId: ' + (plainId ? correlationId : inMessage(correlationId)) +
+      '] Headers=' + headersInMessage + (aborted ? ' (aborted)"' : '"'),
+  };
 }
 
 /** The structured fields of `Default`. */
