@@ -5,9 +5,8 @@
 // across second, day and year boundaries, in any order, and outside the four-digit years.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isoOf } from '../src/audit/record.js';
 import { defaultLineParts } from '../src/audit/formats.js';
-import { AuditRecord } from '../src/audit/record.js';
+import { AuditRecord, isoOf } from '../src/audit/record.js';
 import { DEFAULT_REDACT_HEADERS } from '../src/audit/options.js';
 import { Redactor } from '../src/audit/redaction.js';
 
