@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { pinoHttp } from 'pino-http';
-import { addKit, HealthCheckResult, useKit, type IAuditSink, type IKitEndpoint } from '@kit/core';
+import { addKit, DEFAULT_REDACT_HEADERS, HealthCheckResult, useKit, type IAuditSink, type IKitEndpoint } from '@kit/core';
 import { gcStats, startGcStats } from './gc-stats.js';
 import { procStats } from './proc-stats.js';
 
@@ -121,7 +121,7 @@ async function build(): Promise<ReturnType<typeof make>> {
       // implementation of it costs.
       const prefix = `{"level":30,"time":`;
       const suffix = `,"pid":${process.pid},"hostname":${JSON.stringify(logger.bindings().hostname ?? '')}`;
-      const redacted = new Set(['authorization', 'cookie', 'set-cookie', 'x-api-key', 'proxy-authorization']);
+      const redacted = new Set(DEFAULT_REDACT_HEADERS.map((name) => name.toLowerCase()));
       return handWrittenAudit((request, reply) => {
         const headers: Record<string, unknown> = {};
         for (const name in request.headers) headers[name] = redacted.has(name) ? '[REDACTED]' : request.headers[name];

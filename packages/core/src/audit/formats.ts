@@ -135,7 +135,7 @@ function jsonInner(x: string): string {
 
 /** `x` as it appears inside the JSON string of a text message: control-escaped, then JSON-escaped. */
 function inMessage(x: string): string {
-  return isPlain(x) ? x : JSON.stringify(escapeControl(x)).slice(1, -1);
+  return isPlain(x) ? x : jsonInner(escapeControl(x));
 }
 
 /**
