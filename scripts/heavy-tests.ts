@@ -1,0 +1,24 @@
+// Heavy tests: fault injection under load (a database stopped, crashed or locked while requests
+// run), several processes on one store, a rolling deploy behind a load balancer. Each takes tens
+// of seconds and needs the machine's cores to itself, so CI runs them once, on one Node line
+// (.ci/run sets KIT_HEAVY_TESTS=skip for the other lines); `npm test` on a developer's machine
+// runs them unless KIT_HEAVY_TESTS=skip is set.
+import { it } from 'node:test';
+
+/** The skip reason for heavy tests in this run, or `false` when they run. */
+export const skipHeavy: string | false =
+  process.env.KIT_HEAVY_TESTS === 'skip' ? 'heavy fault/fleet tests run once per CI run, on the Node line .ci/run names (KIT_HEAVY_TESTS=skip here)' : false;
+
+/**
+ * Registers `fn` as a heavy suite, or, when heavy tests are skipped, a single test that reports
+ * itself skipped with the reason (so the summary counts it).
+ *
+ * @example
+ * ```ts
+ * heavy('PostgreSQL chaos under load', () => { describe(...); });
+ * ```
+ */
+export function heavy(name: string, fn: () => void): void {
+  if (skipHeavy) it(name, (t) => t.skip(skipHeavy as string));
+  else fn();
+}
