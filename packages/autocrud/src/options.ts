@@ -56,6 +56,17 @@ export interface KitAutoCrudOptions {
   poolSize?: number;
   /** How long start-up waits for a PostgreSQL server, and the limit of each connection attempt (default 5000 ms). */
   connectTimeoutMs?: number;
+  /**
+   * How long a query may wait for a connection: a free one of the pool (PostgreSQL), the single
+   * session (PGlite) or the file's lock (SQLite). Past it the request answers 503 with
+   * `Retry-After` and the database is not reported down: it is busy, not gone. Default 2000 ms.
+   */
+  acquireTimeoutMs?: number;
+  /**
+   * How long one statement may run before it is cancelled (the request answers 504, nothing of it
+   * is written). Default 10,000 ms; keep it below `idempotency.reservationTtlMs`.
+   */
+  statementTimeoutMs?: number;
   /** The `database` health check: name (default `database`), tags (default `['ready']`), timeout (default 800 ms). */
   healthCheck?: { name?: string; tags?: readonly string[]; timeoutMs?: number };
   /**
@@ -84,6 +95,8 @@ export interface ResolvedAutoCrudOptions {
   readonly requireAuthorization: boolean;
   readonly poolSize: number;
   readonly connectTimeoutMs: number;
+  readonly acquireTimeoutMs: number;
+  readonly statementTimeoutMs: number;
   readonly healthCheck: { readonly name: string; readonly tags: readonly string[]; readonly timeoutMs: number };
   readonly idempotency: ResolvedIdempotency | undefined;
   readonly requireIfMatch: boolean;
@@ -157,6 +170,8 @@ export function resolveOptions(options: KitAutoCrudOptions): ResolvedAutoCrudOpt
     requireAuthorization: flag('requireAuthorization', options.requireAuthorization),
     poolSize: positiveInteger('poolSize', options.poolSize, 10),
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, 5000),
+    acquireTimeoutMs: positiveInteger('acquireTimeoutMs', options.acquireTimeoutMs, 2000),
+    statementTimeoutMs: positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000),
     // name and tags are checked by the health-check builder, which names them in its error.
     healthCheck: { name: health.name ?? 'database', tags: health.tags ?? ['ready'], timeoutMs: positiveInteger('healthCheck.timeoutMs', health.timeoutMs, 800) },
     idempotency: resolveIdempotency('addKitAutoCrud options.idempotency', options.idempotency, undefined),

@@ -255,7 +255,7 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   const resolved = resolveOptions(options);
   const log = app.log.child({ kit: 'autocrud' });
   const engine = createEngine(url, resolved, log);
-  const database = new Database(engine, resolved.createTables, log as DatabaseLog);
+  const database = new Database(engine, resolved.createTables, log as DatabaseLog, { acquireTimeoutMs: resolved.acquireTimeoutMs, statementTimeoutMs: resolved.statementTimeoutMs });
   const runtime = new AutoCrudRuntime(database, targetOf(url).redacted, resolved, log);
   try {
     app.kit.healthChecks.addCheck(resolved.healthCheck.name, new DatabaseHealthCheck({ kitAutoCrud: runtime }), {

@@ -325,7 +325,7 @@ describe('the document of versioned, idempotent, cursor-paged routes', () => {
     const ledger = doc.paths['/api/ledgers/{id}'];
     assert.deepEqual(headerNames(documents?.post), ['idempotency-key']);
     assert.deepEqual(Object.keys(documents?.post?.responses['201']?.headers ?? {}).sort(), ['ETag', 'Idempotent-Replayed', 'Location']);
-    assert.deepEqual(Object.keys(documents?.post?.responses ?? {}).filter((code) => /^\d+$/.test(code)).sort(), ['201', '400', '409', '422', '503']);
+    assert.deepEqual(Object.keys(documents?.post?.responses ?? {}).filter((code) => /^\d+$/.test(code)).sort(), ['201', '400', '409', '422', '503', '504']);
     assert.ok(documents?.post?.responses['409']?.headers?.['Retry-After']);
     const query = (documents?.get?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
     assert.ok(query.includes('after') && query.includes('count'));

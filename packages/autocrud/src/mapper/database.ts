@@ -2,7 +2,7 @@ import { CompiledQuery } from 'kysely';
 import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
 import type { Db, Engine } from './engine.js';
-import { ConstraintViolationError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError } from './errors.js';
+import { ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
 
@@ -11,6 +11,14 @@ export interface DatabaseLog {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
+}
+
+/** The bounds every query runs under (see `acquireTimeoutMs` and `statementTimeoutMs` of the options). */
+export interface DatabaseLimits {
+  /** How long a query may wait for a connection (a pooled one, or an embedded engine's session or lock). */
+  readonly acquireTimeoutMs: number;
+  /** How long one statement may run before the database cancels it. */
+  readonly statementTimeoutMs: number;
 }
 
 /** After a failed attempt to reach the database, calls fail at once for this long instead of each trying again. */
@@ -37,6 +45,7 @@ export class Database {
     readonly engine: Engine,
     private readonly createTables: boolean,
     private readonly log: DatabaseLog,
+    readonly limits: DatabaseLimits,
   ) {}
 
   /** True while the database answered the last call and every entity's table checked out. */
@@ -140,6 +149,11 @@ export class Database {
       switch (this.engine.classify(err)) {
         case 'unavailable':
           throw this.#unavailable(err);
+        case 'busy':
+          // Saturated, not down: the database stays marked up and nothing is logged as an outage.
+          throw err instanceof DatabaseBusyError ? err : new DatabaseBusyError(this.limits.acquireTimeoutMs, { cause: err });
+        case 'timeout':
+          throw err instanceof StatementTimeoutError ? err : new StatementTimeoutError(this.limits.statementTimeoutMs, { cause: err });
         case 'unique':
           throw new ConstraintViolationError('unique', { cause: err });
         case 'foreignKey':

@@ -23,6 +23,47 @@ export class DatabaseUnavailableError extends KitError {
 }
 
 /**
+ * No connection could be had within `acquireTimeoutMs` (every pooled connection busy, or an
+ * embedded engine's single session or file lock held): the database is up, only saturated. The
+ * query was not run. The routes answer 503 with `Retry-After`; unlike
+ * {@link DatabaseUnavailableError} it does not mark the database down, and no log line calls it
+ * unavailable.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof DatabaseBusyError) metrics.busy.inc(); }
+ * ```
+ */
+export class DatabaseBusyError extends KitError {
+  constructor(
+    readonly waitedMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super('KIT_ERR_DATABASE_BUSY', `No database connection became free within ${waitedMs} ms (acquireTimeoutMs); the query was not run. Retry shortly, or raise poolSize.`, options);
+    this.name = 'DatabaseBusyError';
+  }
+}
+
+/**
+ * A statement ran longer than `statementTimeoutMs` and was cancelled by the database: nothing of
+ * it was written. The routes answer 504.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof StatementTimeoutError) app.log.warn({ limitMs: err.limitMs }, 'slow query cancelled'); }
+ * ```
+ */
+export class StatementTimeoutError extends KitError {
+  constructor(
+    readonly limitMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super('KIT_ERR_DATABASE_TIMEOUT', `The statement ran longer than ${limitMs} ms (statementTimeoutMs) and was cancelled; nothing of it was written.`, options);
+    this.name = 'StatementTimeoutError';
+  }
+}
+
+/**
  * A write broke a unique or foreign-key constraint: nothing was written. The routes answer 409.
  *
  * @example
@@ -94,5 +135,9 @@ export class SchemaMismatchError extends KitError {
   }
 }
 
-/** How an engine classifies a driver error. */
-export type ErrorClass = 'unavailable' | 'unique' | 'foreignKey' | 'invalid' | 'other';
+/**
+ * How an engine classifies a driver error: `unavailable` (the database cannot be reached: marks it
+ * down), `busy` (no connection within acquireTimeoutMs: the database is up), `timeout` (cancelled
+ * by statementTimeoutMs), a constraint, an invalid value, or anything else.
+ */
+export type ErrorClass = 'unavailable' | 'busy' | 'timeout' | 'unique' | 'foreignKey' | 'invalid' | 'other';

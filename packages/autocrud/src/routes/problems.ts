@@ -4,13 +4,15 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type ProblemDetails } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { ConstraintViolationError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, VersionConflictError } from '../mapper/errors.js';
+import { ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, VersionConflictError } from '../mapper/errors.js';
 import { etagOf } from './conditional.js';
 import { operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
 
 /** `Retry-After` of a 503 while the database is unavailable, in seconds. */
 export const RETRY_AFTER_SECONDS = 5;
+/** `Retry-After` of a 503 while the database is busy (no free connection): it frees up in moments. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
 
 /** Where a parameter at fault is, named as Kit's own validation problems name it. */
 export type ParameterLocation = 'querystring' | 'params' | 'headers' | 'body';
@@ -37,6 +39,7 @@ const TITLES: Readonly<Record<number, string>> = {
   428: 'Precondition Required',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 /** A problem-details body; `title` from the status. */
@@ -164,6 +167,14 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
     }
     if (error instanceof DatabaseUnavailableError) {
       return sendProblem(reply, problem(503, 'The database is unavailable; try again later.'), { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
+    if (error instanceof DatabaseBusyError) {
+      return sendProblem(reply, problem(503, 'The database is busy (no connection became free in time); nothing was done. Try again in a moment.'), {
+        'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
+      });
+    }
+    if (error instanceof StatementTimeoutError) {
+      return sendProblem(reply, problem(504, 'The database did not complete the request in time; it was cancelled and nothing of it was written.'));
     }
     if (error instanceof SchemaMismatchError) {
       request.log.error({ err: error }, 'AutoCrud: the database schema does not fit the entities');

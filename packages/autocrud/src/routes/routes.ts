@@ -116,7 +116,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         description:
           'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, in, nin, null; all must hold. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging).',
         querystring,
-        response: { 200: pageSchema(entity), 400: problemResponse(400), 503: problemResponse(503) },
+        response: { 200: pageSchema(entity), 400: problemResponse(400), 503: problemResponse(503), 504: problemResponse(504) },
       }),
       handler: listHandler({ entity, filters, limits, repository, cursors }),
     });
@@ -128,7 +128,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       url: 'all',
       schema: documented({
         summary: `Every ${entity.name} row, unpaged`,
-        response: { 200: { type: 'array', items: ref(entity.name) }, 503: problemResponse(503) },
+        response: { 200: { type: 'array', items: ref(entity.name) }, 503: problemResponse(503), 504: problemResponse(504) },
       }),
       handler: async () => repository.all(),
     });
@@ -148,7 +148,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           ...(version === undefined ? {} : { 304: { description: 'Not modified: the ETag in If-None-Match is current.', ...rowHeaders, type: 'null' } }),
           400: problemResponse(400),
           404: problemResponse(404),
-          503: problemResponse(503),
+          503: problemResponse(503), 504: problemResponse(504),
         },
       }),
       handler: async (request, reply) => {
@@ -190,7 +190,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
             ? problemResponse(409, { description: 'A unique or foreign-key constraint; or a request with the same Idempotency-Key is still in progress (Retry-After).', headers: RETRY_AFTER_HEADER })
             : problemResponse(409),
           ...(idempotency ? { 422: problemResponse(422) } : {}),
-          503: problemResponse(503),
+          503: problemResponse(503), 504: problemResponse(504),
         },
       }),
       handler: async (request, reply) => {
@@ -208,7 +208,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   const writeResponses = {
     ...(conditional ? { 412: problemResponse(412) } : {}),
     ...(requireIfMatch ? { 428: problemResponse(428) } : {}),
-    503: problemResponse(503),
+    503: problemResponse(503), 504: problemResponse(504),
   };
   if (allows(operations, CrudOperations.Update)) {
     routes.push({

@@ -264,11 +264,12 @@ const PROBLEM_TEXT: Readonly<Record<ProblemStatus, string>> = {
   412: 'If-Match named another version: the row changed since it was read, and nothing was written. ETag is the current version.',
   422: 'The Idempotency-Key was used for another body; nothing was created.',
   428: 'The write needs If-Match: the ETag of the row as read.',
-  503: 'The database is unavailable; retry after `Retry-After` seconds.',
+  503: 'The database is unavailable or busy; retry after `Retry-After` seconds.',
+  504: 'The statement ran longer than the service allows and was cancelled; nothing of it was written.',
 };
 
 /** The problem answers the routes document. */
-export type ProblemStatus = 400 | 404 | 409 | 412 | 422 | 428 | 503;
+export type ProblemStatus = 400 | 404 | 409 | 412 | 422 | 428 | 503 | 504;
 
 /** The `Retry-After` header of an answer. */
 export const RETRY_AFTER_HEADER: Schema = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } };
