@@ -4,20 +4,20 @@
 // schema. tsc only copies a reference into the declarations it emits when asked (`preserve`);
 // without it a host compiling against dist/ gets TS2353 on `schema: { summary }`.
 /// <reference types="@fastify/swagger" preserve="true" />
-export { addKit, useKit, type KitConfigure, type HostInstance } from './kit.js';
-export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './options.js';
-export type { KitInstance, KitAudit } from './runtime.js';
-export { KitError } from './errors.js';
+export { addKit, useKit, type KitConfigure, type HostInstance } from './kit/kit.js';
+export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './kit/options.js';
+export type { KitInstance, KitAudit } from './kit/runtime.js';
+export { KitError } from './shared/errors.js';
 export { sendProblem, PROBLEM_JSON, type ProblemDetails } from './problem/details.js';
 export type { ProblemValidationError } from './problem/errors.js';
 export { PROBLEM_DETAILS_SCHEMA } from './problem/openapi.js';
-export { EndpointFormat, HealthCheckDetailLevel, AuditTrailFormat, KitHttpMethod, type KitState } from './enums.js';
-export type { KitServices, ServiceClass } from './services.js';
+export { EndpointFormat, HealthCheckDetailLevel, AuditTrailFormat, KitHttpMethod, type KitState } from './shared/enums.js';
+export type { KitServices, ServiceClass } from './shared/services.js';
 
 export type { IKitEndpoint, EndpointApp, EndpointClass } from './endpoints/types.js';
 export type { EndpointSource } from './endpoints/discovery.js';
 export { EndpointGroup, KitTag, KitEndpoint, KitMethod, type EndpointGroupOptions } from './endpoints/decorators.js';
-export type { SecuritySchemeObject } from './openapi/security.js';
+export type { SecuritySchemeObject } from './shared/security-schemes.js';
 export { operationIdFor } from './endpoints/operation-ids.js';
 export { KitRouteContributor, type RouteContributor, type RouteContributorContext } from './endpoints/contributors.js';
 

@@ -1,5 +1,5 @@
-import { AuditTrailFormat } from '../enums.js';
-import { invalidOption } from '../errors.js';
+import { AuditTrailFormat } from '../shared/enums.js';
+import { invalidOption } from '../shared/errors.js';
 
 /** A pino level name used for audit entries. */
 export type AuditLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';

@@ -1,4 +1,4 @@
-import { routePatternOf } from '../route-pattern.js';
+import { routePatternOf } from '../shared/route-pattern.js';
 import type { AuditLogEntry } from './entry.js';
 import { kHeadersJsonPair, plainHeadersJsonPair } from './formats.js';
 import { AUDIT_PATH_CAP, cap, type Redactor } from './redaction.js';

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { AuditTrailFormat } from '../enums.js';
-import { invalidOption } from '../errors.js';
+import { AuditTrailFormat } from '../shared/enums.js';
+import { invalidOption } from '../shared/errors.js';
 import type { AuditLogEntry, IAuditSink } from './entry.js';
 import {
   compactMessage,

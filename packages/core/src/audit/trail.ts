@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import { invalidOption, KitError } from '../errors.js';
-import type { AuditCloseControl, KitAudit } from '../runtime.js';
-import { dependencyError, type KitServices } from '../services.js';
+import { invalidOption, KitError } from '../shared/errors.js';
+import type { AuditCloseControl, KitAudit } from '../kit/runtime.js';
+import { dependencyError, type KitServices } from '../shared/services.js';
 import { BatchWriter } from './batch-writer.js';
 import { flushDestinationForExit } from './destination.js';
 import type { AuditStats, IAuditSink } from './entry.js';
 import type { AuditTrailOptions } from './options.js';
 import type { AuditRecord } from './record.js';
-import { flushOnSignals, type SignalFlushTarget } from './signals.js';
+import { flushOnSignals, type SignalFlushTarget } from '../lifecycle/signals.js';
 import { LoggingAuditSink } from './sinks.js';
 import { DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
-import { redactError } from '../secrets.js';
+import { redactError } from '../shared/secrets.js';
 
 /** The sink factory as `KitOption.auditSinkFactory` holds it. */
 export type AuditSinkFactory = (services: KitServices) => IAuditSink;

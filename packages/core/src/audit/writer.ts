@@ -1,4 +1,4 @@
-import { KitError } from '../errors.js';
+import { KitError } from '../shared/errors.js';
 import type { AuditStats, IAuditSink } from './entry.js';
 import { AUDIT_QUEUE_CAPACITY } from './options.js';
 import type { AuditRecord } from './record.js';

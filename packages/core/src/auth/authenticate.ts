@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { KitError } from '../errors.js';
+import { KitError } from '../shared/errors.js';
 import { sendProblem } from '../problem/details.js';
 import type { HealthChecksBuilder } from '../health/builder.js';
 import { AuthorityUnavailableError, OpenIdDiscovery } from './discovery.js';
 import { JWT_HEALTH_CHECK_NAME, JwtAuthorityHealthCheck } from './health.js';
 import { BEARER_SECURITY_SCHEME, type JwtOptions } from './options.js';
-import { hasGroupSecurity } from '../openapi/security.js';
+import { hasGroupSecurity } from '../shared/security-schemes.js';
 import { TokenRejectedError, TokenVerifier, type KitUser } from './verifier.js';
-import { redactError } from '../secrets.js';
+import { redactError } from '../shared/secrets.js';
 
 /**
  * The hook `app.kitAuthenticate` is: it reads `Authorization: Bearer <token>`, verifies the token

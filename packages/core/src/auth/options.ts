@@ -1,4 +1,4 @@
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../shared/errors.js';
 
 /**
  * Token validation settings recorded by `opt.configureJwt(authority, audiences)`, readable as

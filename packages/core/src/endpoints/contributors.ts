@@ -1,6 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { KitError } from '../errors.js';
-import type { KitServices } from '../services.js';
+import { KitError } from '../shared/errors.js';
+import type { KitServices } from '../shared/services.js';
 import { rememberName } from './decorators.js';
 
 // A registered symbol, like the other endpoint metadata: a class decorated through one copy of

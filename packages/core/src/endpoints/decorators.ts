@@ -1,6 +1,6 @@
-import { KitError } from '../errors.js';
-import { KitHttpMethod } from '../enums.js';
-import { validateSecuritySchemes, type SecuritySchemeObject } from '../openapi/security.js';
+import { KitError } from '../shared/errors.js';
+import { KitHttpMethod } from '../shared/enums.js';
+import { validateSecuritySchemes, type SecuritySchemeObject } from '../shared/security-schemes.js';
 
 // Node 20 has no Symbol.metadata; TypeScript's and esbuild's decorator helpers only attach
 // metadata when it exists, so it must be defined before any decorated class is evaluated, that is,

@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { KitError, show } from '../errors.js';
+import { KitError, show } from '../shared/errors.js';
 import { readRouteContributors } from './contributors.js';
 import { readEndpointMetadata } from './decorators.js';
 import type { EndpointClass } from './types.js';

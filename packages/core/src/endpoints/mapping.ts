@@ -1,13 +1,13 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { KitError } from '../errors.js';
-import { ROUTE_PATTERN } from '../route-pattern.js';
-import { buildService, type KitServices } from '../services.js';
+import { KitError } from '../shared/errors.js';
+import { ROUTE_PATTERN } from '../shared/route-pattern.js';
+import { buildService, type KitServices } from '../shared/services.js';
 import { readRouteContributors, routeKey } from './contributors.js';
 import { readEndpointMetadata } from './decorators.js';
 import { discoverEndpointClasses, type EndpointSource } from './discovery.js';
 import { groupNameFromClass, type NamingRules } from './naming.js';
 import { operationIdFor, relativeRoutePath, toFastifyParams, type RouteTable } from './operation-ids.js';
-import { groupRequirements, markGroupSecurity, mergeSecuritySchemes, SECURITY_SCHEMES_MARK, type SecuritySchemeObject } from '../openapi/security.js';
+import { groupRequirements, markGroupSecurity, mergeSecuritySchemes, SECURITY_SCHEMES_MARK, type SecuritySchemeObject } from '../shared/security-schemes.js';
 import type { EndpointClass, IKitEndpoint } from './types.js';
 
 /** One route group: its name (URL segment and default tag), URL prefix, tags and classes. */

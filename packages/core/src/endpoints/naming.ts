@@ -1,5 +1,5 @@
-import { EndpointFormat } from '../enums.js';
-import { KitError } from '../errors.js';
+import { EndpointFormat } from '../shared/enums.js';
+import { KitError } from '../shared/errors.js';
 
 /** The naming settings, compiled. */
 export interface NamingRules {

@@ -1,5 +1,5 @@
 import type { RouteOptions } from 'fastify';
-import { KitError } from '../errors.js';
+import { KitError } from '../shared/errors.js';
 
 /**
  * A route path as written inside `addRoutes`, made relative: no leading or trailing `/`, and

@@ -1,5 +1,5 @@
-import { KitError, invalidOption, show } from '../errors.js';
-import type { ServiceClass } from '../services.js';
+import { KitError, invalidOption, show } from '../shared/errors.js';
+import type { ServiceClass } from '../shared/services.js';
 import { DEFAULT_CHECK_TIMEOUT_MS } from './constants.js';
 import type { HealthCheckContext, HealthCheckResult, IHealthCheck } from './result.js';
 

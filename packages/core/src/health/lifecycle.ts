@@ -1,9 +1,9 @@
 import { constants } from 'node:os';
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { KitError } from '../errors.js';
+import { KitError } from '../shared/errors.js';
 import { ConnectionDrain } from './drain.js';
-import { redactError } from '../secrets.js';
+import { redactError } from '../shared/secrets.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './shutdown-options.js';
 import type { AuditCloseControl, KitLifecycle } from './state.js';
 

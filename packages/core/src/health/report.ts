@@ -1,5 +1,5 @@
-import { HealthCheckDetailLevel } from '../enums.js';
-import { redactForDescription, redactForFull } from '../secrets.js';
+import { HealthCheckDetailLevel } from '../shared/enums.js';
+import { redactForDescription, redactForFull } from '../shared/secrets.js';
 import type { CheckOutcome, Evaluation } from './runner.js';
 import type { HealthStatus } from './result.js';
 

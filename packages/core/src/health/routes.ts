@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hostPackage } from '../host-package.js';
+import { hostPackage } from '../shared/host-package.js';
 import { ReportWriter, statusCodeOf } from './report.js';
 import { LIVENESS_PATH } from './constants.js';
 import type { HealthCheckRunner } from './runner.js';

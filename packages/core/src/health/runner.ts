@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { KitError } from '../errors.js';
-import { buildService, type KitServices, type ServiceClass } from '../services.js';
+import { KitError } from '../shared/errors.js';
+import { buildService, type KitServices, type ServiceClass } from '../shared/services.js';
 import type { HealthChecksBuilder, HealthCheckRegistration } from './builder.js';
-import { redactError, redactForFull } from '../secrets.js';
+import { redactError, redactForFull } from '../shared/secrets.js';
 import type { HealthCheckContext, HealthStatus, IHealthCheck } from './result.js';
 
 /** One check's outcome, normalised: whatever the check returned or threw becomes this. */

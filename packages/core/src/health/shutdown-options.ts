@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../shared/errors.js';
 
 /** Default of `GracefulShutdownOptions.drainTimeoutMs`, also used by `app.kit.shutdown()` without configuration. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { KitState } from '../enums.js';
-import type { ResolvedKitOptions } from '../options.js';
+import type { KitState } from '../shared/enums.js';
+import type { ResolvedKitOptions } from '../kit/options.js';
 
 /**
  * What the probes and the shutdown sequence read and write of the running layer. `KitRuntime`

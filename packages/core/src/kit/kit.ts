@@ -6,25 +6,25 @@ import type {
   RawRequestDefaultExpression,
   RawServerBase,
 } from 'fastify';
-import type { IAuditSink } from './audit/entry.js';
-import { AuditTrail, installAuditTrail } from './audit/hooks.js';
-import { installJwt } from './auth/authenticate.js';
-import type { EndpointSource } from './endpoints/discovery.js';
-import { registerEndpointGroups } from './endpoints/mapping.js';
-import { installRouteHooks } from './endpoints/route-hooks.js';
-import { callConfigure, KitError } from './errors.js';
-import { installGracefulShutdown, trackLifecycle } from './health/lifecycle.js';
-import { redactError } from './secrets.js';
-import { registerHealthRoutes } from './health/routes.js';
-import { buildHealthChecks } from './health/runner.js';
-import { registerOpenApi } from './openapi/document.js';
-import { registerMetrics } from './metrics/install.js';
-import { installProblemDetails } from './problem/errors.js';
-import { markProblemRoute } from './problem/openapi.js';
+import type { IAuditSink } from '../audit/entry.js';
+import { AuditTrail, installAuditTrail } from '../audit/hooks.js';
+import { installJwt } from '../auth/authenticate.js';
+import type { EndpointSource } from '../endpoints/discovery.js';
+import { registerEndpointGroups } from '../endpoints/mapping.js';
+import { installRouteHooks } from '../endpoints/route-hooks.js';
+import { callConfigure, KitError } from '../shared/errors.js';
+import { installGracefulShutdown, trackLifecycle } from '../health/lifecycle.js';
+import { redactError } from '../shared/secrets.js';
+import { registerHealthRoutes } from '../health/routes.js';
+import { buildHealthChecks } from '../health/runner.js';
+import { registerOpenApi } from '../openapi/document.js';
+import { registerMetrics } from '../metrics/install.js';
+import { installProblemDetails } from '../problem/errors.js';
+import { markProblemRoute } from '../problem/openapi.js';
 import { KitOption, resolveOptions, type ResolvedKitOptions } from './options.js';
 import { KitRuntime, type KitInstance } from './runtime.js';
-import { createServices, dependencyError, resolveEagerSingletons, validateServices } from './services.js';
-import { registerMemoryStores } from './stores/memory.js';
+import { createServices, dependencyError, resolveEagerSingletons, validateServices } from '../shared/services.js';
+import { registerMemoryStores } from '../stores/memory.js';
 import { runWarmups } from './warmup.js';
 
 declare module 'fastify' {

@@ -1,16 +1,16 @@
 import { InjectionMode } from 'awilix';
-import { AuditTrailOptions, validateAuditTrailOptions } from './audit/options.js';
-import type { IAuditSink } from './audit/entry.js';
-import { validateJwtOptions, type JwtOptions } from './auth/options.js';
-import { EndpointFormat, HealthCheckDetailLevel } from './enums.js';
-import { assertKnownOptions, callConfigure, invalidOption, isClass } from './errors.js';
-import { checkDistinctPaths, checkPath, compile, oneOf, PATH } from './option-checks.js';
-import type { HealthChecksBuilder } from './health/builder.js';
-import { LIVENESS_PATH } from './health/constants.js';
-import { GracefulShutdownOptions, validateGracefulShutdownOptions } from './health/shutdown-options.js';
-import type { UptimeClock } from './health/uptime.js';
-import { MetricsOptions, validateMetricsOptions } from './metrics/options.js';
-import type { KitServices, ServiceClass } from './services.js';
+import { AuditTrailOptions, validateAuditTrailOptions } from '../audit/options.js';
+import type { IAuditSink } from '../audit/entry.js';
+import { validateJwtOptions, type JwtOptions } from '../auth/options.js';
+import { EndpointFormat, HealthCheckDetailLevel } from '../shared/enums.js';
+import { assertKnownOptions, callConfigure, invalidOption, isClass } from '../shared/errors.js';
+import { checkDistinctPaths, checkPath, compile, oneOf, PATH } from '../shared/option-checks.js';
+import type { HealthChecksBuilder } from '../health/builder.js';
+import { LIVENESS_PATH } from '../health/constants.js';
+import { GracefulShutdownOptions, validateGracefulShutdownOptions } from '../health/shutdown-options.js';
+import type { UptimeClock } from '../health/uptime.js';
+import { MetricsOptions, validateMetricsOptions } from '../metrics/options.js';
+import type { KitServices, ServiceClass } from '../shared/services.js';
 
 /**
  * A warm-up task class: built from the container, its `warmup` runs before the readiness gate opens.

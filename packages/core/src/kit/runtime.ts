@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import type { AuditStats } from './audit/entry.js';
-import type { EndpointSource } from './endpoints/discovery.js';
-import { RouteTable } from './endpoints/operation-ids.js';
-import type { KitState } from './enums.js';
-import { HealthChecksBuilder } from './health/builder.js';
-import { shutdownKit } from './health/lifecycle.js';
-import type { AuditCloseControl, KitLifecycle } from './health/state.js';
+import type { AuditStats } from '../audit/entry.js';
+import type { EndpointSource } from '../endpoints/discovery.js';
+import { RouteTable } from '../endpoints/operation-ids.js';
+import type { KitState } from '../shared/enums.js';
+import { HealthChecksBuilder } from '../health/builder.js';
+import { shutdownKit } from '../health/lifecycle.js';
+import type { AuditCloseControl, KitLifecycle } from '../health/state.js';
 
-export type { AuditCloseControl } from './health/state.js';
+export type { AuditCloseControl } from '../health/state.js';
 import type { ResolvedKitOptions } from './options.js';
-import type { KitServices } from './services.js';
+import type { KitServices } from '../shared/services.js';
 
 /**
  * The audit trail as the running layer exposes it (`app.kit.audit`).

@@ -1,6 +1,6 @@
-import { KitError } from './errors.js';
+import { KitError } from '../shared/errors.js';
 import type { IWarmup, WarmupTask } from './options.js';
-import { buildService, type KitServices, type ServiceClass } from './services.js';
+import { buildService, type KitServices, type ServiceClass } from '../shared/services.js';
 
 function isWarmupClass(task: WarmupTask): task is ServiceClass<IWarmup> {
   return typeof (task.prototype as Partial<IWarmup> | undefined)?.warmup === 'function';

@@ -1,4 +1,4 @@
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../shared/errors.js';
 
 /**
  * What Kit needs of a prom-client `Registry` (a host's own, so its `/metrics` carries Kit's

@@ -1,7 +1,7 @@
 import type * as PromClientModule from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AuditStats } from '../audit/entry.js';
-import { KitError } from '../errors.js';
+import { KitError } from '../shared/errors.js';
 import type { CheckOutcome } from '../health/runner.js';
 import type { PrometheusRegistry } from './options.js';
 

@@ -3,11 +3,11 @@ import { fastifySwaggerUi } from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { BEARER_SECURITY_SCHEME, BEARER_SECURITY_SCHEME_OBJECT } from '../auth/options.js';
 import type { RouteTable } from '../endpoints/operation-ids.js';
-import { hostPackage } from '../host-package.js';
-import type { ResolvedKitOptions } from '../options.js';
+import { hostPackage } from '../shared/host-package.js';
+import type { ResolvedKitOptions } from '../kit/options.js';
 import { addProblemResponses, answersProblems, declareProblemComponents, PROBLEM_MARK, unauthorizedResponse } from '../problem/openapi.js';
 import { NamedSchemas } from './schemas.js';
-import { SECURITY_SCHEMES_MARK } from './security.js';
+import { SECURITY_SCHEMES_MARK } from '../shared/security-schemes.js';
 
 /** The name the document gives Fastify's `*` wildcard parameter. */
 const WILDCARD = 'wildcard';

@@ -4,7 +4,7 @@
 // generated clients get one named type. Only the document changes; validation and serialization
 // keep the route's own schema.
 import type { FastifySchema, RouteOptions } from 'fastify';
-import { KitError } from '../errors.js';
+import { KitError } from '../shared/errors.js';
 
 type Json = Record<string, unknown>;
 

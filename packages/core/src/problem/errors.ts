@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { KitError } from '../errors.js';
+import { KitError } from '../shared/errors.js';
 import { sendProblem, type ProblemDetails } from './details.js';
-import { redactError } from '../secrets.js';
+import { redactError } from '../shared/secrets.js';
 
 /** What a 5xx problem says instead of the error's message: internals never reach the client. */
 export const SERVER_ERROR_DETAIL = 'The server could not complete the request.';

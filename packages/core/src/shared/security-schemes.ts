@@ -1,7 +1,7 @@
 // Security a group declares (`@EndpointGroup(name, { security })`): validated when the decorator
 // runs, written on each route of the group by the group's naming hook, and collected into
 // `components.securitySchemes` when the document is built.
-import { KitError, show } from '../errors.js';
+import { KitError, show } from './errors.js';
 
 /**
  * An OpenAPI 3.1 security scheme object, as it appears under `components.securitySchemes`.

@@ -1,4 +1,4 @@
-import { KitError, show } from '../errors.js';
+import { KitError, show } from '../shared/errors.js';
 import type { JsonValue, RateLimitAlgorithm, RateLimitOptions } from './types.js';
 
 const MAX_KEY_LENGTH = 1024;

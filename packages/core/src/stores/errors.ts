@@ -1,4 +1,4 @@
-import { KitError, show } from '../errors.js';
+import { KitError, show } from '../shared/errors.js';
 
 /**
  * `KIT_ERR_SAGA_CONFLICT`: a saga write named a version that is not the stored one (another

@@ -1,7 +1,7 @@
 // A store for @fastify/rate-limit backed by Kit's `rateLimitStore`. Typed structurally: @kit/core
 // neither imports nor requires @fastify/rate-limit (hosts that use it have it).
-import { KitError, show } from '../errors.js';
-import type { KitServices } from '../services.js';
+import { KitError, show } from '../shared/errors.js';
+import type { KitServices } from '../shared/services.js';
 import { KitStoreNames } from './memory.js';
 import type { IRateLimitStore, RateLimitAlgorithm } from './types.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { asFunction } from 'awilix';
-import type { KitServices } from '../services.js';
+import type { KitServices } from '../shared/services.js';
 import { storeArguments } from './arguments.js';
 import { SagaConflictError } from './errors.js';
 import type {
