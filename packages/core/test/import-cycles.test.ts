@@ -1,6 +1,8 @@
-// Imports flow one way: no module of packages/*/src may reach itself again through its imports.
-// Type-only imports count too (`import type`, `export type … from`): a type that flows back up is
-// the start of the next value cycle, and it couples the modules all the same.
+// Imports flow one way: no module of packages/*/src may reach itself again through its imports,
+// and in @kit/core no folder imports a folder on its own floor or above it (FLOORS below; the
+// floors are drawn in docs/decisions.md, "Core's floors"). Type-only imports count too
+// (`import type`, `export type … from`): a type that flows back up is the start of the next value
+// cycle, and it couples the modules all the same.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -121,4 +123,77 @@ test('the cycle finder finds a circle through type-only imports and names it', (
   ]);
   const { importedFiles } = ts.preProcessFile("import type { A } from './a.js';\nexport type { B } from './b.js';\n", true, true);
   assert.deepEqual(importedFiles.map((f) => f.fileName), ['./a.js', './b.js']);
+});
+
+/**
+ * @kit/core's folders, ground first. A folder imports only folders on lower floors (and itself):
+ * capabilities sit on the shared ground and the process lifecycle, the composition layer (kit/)
+ * on top of every capability, the public surface (index.ts) on top of all. Two folders on one
+ * floor do not import each other. A new folder needs its floor here.
+ */
+const CORE_FLOORS: ReadonlyArray<readonly string[]> = [
+  ['shared'], // helpers every floor uses: KitError and the error catalogue, enums, secrets, option checks, the container
+  ['lifecycle'], // the one owner of process signals, and the order an app closes in
+  ['audit', 'health', 'stores', 'endpoints'], // capabilities that need no other capability
+  ['problem', 'metrics'], // problem details carry the audit's correlation id; metrics read audit and health counters
+  ['auth'], // adds the jwt health check, answers 401 as problem details
+  ['openapi'], // documents problem answers and the bearer scheme
+  ['kit'], // addKit/useKit: the start-up sequence, options, the running layer
+  ['.'], // index.ts, the public surface
+];
+
+/** Every import from one folder of `src` to another that does not run strictly down the floors. */
+function upwardImports(graph: ReadonlyMap<string, readonly string[]>, src: string, floors: ReadonlyArray<readonly string[]>): string[] {
+  const floorOf = new Map(floors.flatMap((names, i) => names.map((n) => [n, i] as const)));
+  const folderOf = (file: string): string => path.relative(src, file).split(path.sep).slice(0, -1)[0] ?? '.';
+  const out: string[] = [];
+  for (const [file, imports] of graph) {
+    const from = folderOf(file);
+    if (!floorOf.has(from)) {
+      out.push(`${path.relative(src, file)}: folder ${from}/ is on no floor (add it to CORE_FLOORS)`);
+      continue;
+    }
+    for (const target of imports) {
+      if (!target.startsWith(src)) continue;
+      const to = folderOf(target);
+      if (to === from) continue;
+      if ((floorOf.get(to) ?? Infinity) >= (floorOf.get(from) as number)) out.push(`${path.relative(src, file)} -> ${path.relative(src, target)} (floor of ${from}/: ${floorOf.get(from)}, of ${to}/: ${floorOf.get(to) ?? 'none'})`);
+    }
+  }
+  return out.sort();
+}
+
+test("no import in @kit/core runs up its floors or sideways between folders of one floor", () => {
+  const src = path.join(ROOT, 'packages', 'core', 'src');
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(src)) graph.set(file, importsOf(file));
+  const folders = new Set([...graph.keys()].map((f) => path.relative(src, f).split(path.sep).slice(0, -1)[0] ?? '.'));
+  assert.deepEqual([...folders].sort(), CORE_FLOORS.flat().sort(), 'every folder of src/ is on a floor, and every floor names a folder that exists');
+  const upward = upwardImports(graph, src, CORE_FLOORS);
+  assert.deepEqual(upward, [], `imports against the floors:\n${upward.join('\n')}`);
+});
+
+test("the floor check names an import that runs up, one that runs sideways, and a folder on no floor", () => {
+  const src = '/r/src';
+  const graph = new Map<string, string[]>([
+    ['/r/src/index.ts', ['/r/src/kit/kit.ts']],
+    ['/r/src/kit/kit.ts', ['/r/src/audit/trail.ts', '/r/src/shared/errors.ts']],
+    ['/r/src/audit/trail.ts', ['/r/src/kit/runtime.ts', '/r/src/health/state.ts', '/r/src/audit/entry.ts']],
+    ['/r/src/new/x.ts', []],
+  ]);
+  assert.deepEqual(upwardImports(graph, src, [['shared'], ['audit', 'health'], ['kit'], ['.']]), [
+    'audit/trail.ts -> health/state.ts (floor of audit/: 1, of health/: 1)',
+    'audit/trail.ts -> kit/runtime.ts (floor of audit/: 1, of kit/: 2)',
+    'new/x.ts: folder new/ is on no floor (add it to CORE_FLOORS)',
+  ]);
+});
+
+test("@kit/autocrud: the SQL layer (mapper/) imports nothing of the route layer (routes/) nor of Fastify", () => {
+  const src = path.join(ROOT, 'packages', 'autocrud', 'src');
+  const offending: string[] = [];
+  for (const file of sourceFiles(path.join(src, 'mapper'))) {
+    for (const target of importsOf(file)) if (target.startsWith(path.join(src, 'routes'))) offending.push(`${path.relative(src, file)} -> ${path.relative(src, target)}`);
+    if (/from 'fastify'/.test(readFileSync(file, 'utf8'))) offending.push(`${path.relative(src, file)} -> fastify`);
+  }
+  assert.deepEqual(offending, []);
 });

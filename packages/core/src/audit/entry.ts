@@ -95,3 +95,26 @@ export interface AuditStats {
   /** Entries waiting in the queue now. */
   readonly queueDepth: number;
 }
+
+/**
+ * The audit trail as the running layer exposes it (`app.kit.audit`).
+ *
+ * @example
+ * ```ts
+ * if (app.kit.audit.enabled) {
+ *   await app.kit.audit.flush();
+ *   app.log.info(app.kit.audit.stats(), 'audit trail flushed');
+ * }
+ * ```
+ */
+export interface KitAudit {
+  /** True when `configureAuditTrail` was called. */
+  readonly enabled: boolean;
+  /** Queue and sink counters. */
+  stats(): AuditStats;
+  /**
+   * Writes every entry queued so far (asynchronous mode) or waits for pending custom-sink writes
+   * (synchronous mode, at most `writeTimeoutMs`); resolves at once when there are none.
+   */
+  flush(): Promise<void>;
+}

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { invalidOption, KitError } from '../shared/errors.js';
-import type { AuditCloseControl, KitAudit } from '../kit/runtime.js';
 import { dependencyError, type KitServices } from '../shared/services.js';
 import { BatchWriter } from './batch-writer.js';
 import { flushDestinationForExit } from './destination.js';
-import type { AuditStats, IAuditSink } from './entry.js';
+import type { AuditStats, IAuditSink, KitAudit } from './entry.js';
 import type { AuditTrailOptions } from './options.js';
 import type { AuditRecord } from './record.js';
 import { flushOnSignals, type SignalFlushTarget } from '../lifecycle/signals.js';
@@ -28,7 +27,7 @@ const REPORT_EVERY_MS = 10_000;
  * await app.kit.audit.flush();
  * ```
  */
-export class AuditTrail implements KitAudit, AuditCloseControl, SignalFlushTarget {
+export class AuditTrail implements KitAudit, SignalFlushTarget {
   readonly enabled = true;
   readonly #counters: AuditCounters = { enqueued: 0, written: 0, dropped: 0, failed: 0 };
   readonly #app: FastifyInstance;

@@ -1,6 +1,20 @@
 import type { FastifyInstance } from 'fastify';
-import type { KitState } from '../shared/enums.js';
-import type { ResolvedKitOptions } from '../kit/options.js';
+import type { HealthCheckDetailLevel, KitState } from '../shared/enums.js';
+import type { GracefulShutdownOptions } from './shutdown-options.js';
+import type { UptimeClock } from './uptime.js';
+
+/**
+ * What the probes and the shutdown sequence read of Kit's options (`ResolvedKitOptions` is one):
+ * declared here, so that health, a floor below the composition layer, does not import it.
+ */
+export interface HealthSettings {
+  readonly enableHealthChecks: boolean;
+  readonly healthCheckPath: string;
+  readonly healthCheckDetailLevel: HealthCheckDetailLevel;
+  readonly applicationVersion: string | undefined;
+  readonly uptimeClock: UptimeClock | undefined;
+  readonly gracefulShutdown: Readonly<GracefulShutdownOptions> | undefined;
+}
 
 /**
  * What the probes and the shutdown sequence read and write of the running layer. `KitRuntime`
@@ -9,7 +23,7 @@ import type { ResolvedKitOptions } from '../kit/options.js';
  */
 export interface KitLifecycle {
   readonly app: FastifyInstance;
-  readonly options: ResolvedKitOptions;
+  readonly options: HealthSettings;
   state: KitState;
   /** Why start-up failed, when it did: the readiness gate stays closed. */
   startupError: unknown;

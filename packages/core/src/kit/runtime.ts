@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AuditStats } from '../audit/entry.js';
+import type { KitAudit } from '../audit/entry.js';
 import type { EndpointSource } from '../endpoints/discovery.js';
 import { RouteTable } from '../endpoints/operation-ids.js';
 import type { KitState } from '../shared/enums.js';
@@ -8,31 +8,9 @@ import { shutdownKit } from '../health/lifecycle.js';
 import type { AuditCloseControl, KitLifecycle } from '../health/state.js';
 
 export type { AuditCloseControl } from '../health/state.js';
+export type { KitAudit } from '../audit/entry.js';
 import type { ResolvedKitOptions } from './options.js';
 import type { KitServices } from '../shared/services.js';
-
-/**
- * The audit trail as the running layer exposes it (`app.kit.audit`).
- *
- * @example
- * ```ts
- * if (app.kit.audit.enabled) {
- *   await app.kit.audit.flush();
- *   app.log.info(app.kit.audit.stats(), 'audit trail flushed');
- * }
- * ```
- */
-export interface KitAudit {
-  /** True when `configureAuditTrail` was called. */
-  readonly enabled: boolean;
-  /** Queue and sink counters. */
-  stats(): AuditStats;
-  /**
-   * Writes every entry queued so far (asynchronous mode) or waits for pending custom-sink writes
-   * (synchronous mode, at most `writeTimeoutMs`); resolves at once when there are none.
-   */
-  flush(): Promise<void>;
-}
 
 /**
  * The running layer, `app.kit` (also returned by `addKit`).

@@ -1,13 +1,29 @@
 import { fastifySwagger, type SwaggerOptions } from '@fastify/swagger';
 import { fastifySwaggerUi } from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { BEARER_SECURITY_SCHEME, BEARER_SECURITY_SCHEME_OBJECT } from '../auth/options.js';
-import type { RouteTable } from '../endpoints/operation-ids.js';
+import { BEARER_SECURITY_SCHEME, BEARER_SECURITY_SCHEME_OBJECT, type JwtOptions } from '../auth/options.js';
 import { hostPackage } from '../shared/host-package.js';
-import type { ResolvedKitOptions } from '../kit/options.js';
 import { addProblemResponses, answersProblems, declareProblemComponents, PROBLEM_MARK, unauthorizedResponse } from '../problem/openapi.js';
 import { NamedSchemas } from './schemas.js';
 import { SECURITY_SCHEMES_MARK } from '../shared/security-schemes.js';
+
+/**
+ * The operationIds as the endpoint mapping decided them (`RouteTable` in endpoints/): read
+ * through this shape so that the document, a floor below the endpoints, does not import them.
+ */
+export interface OperationIds {
+  /** The id an operation of `method` ends up with in the document. */
+  operationIdOf(operationId: string, method: string): string;
+}
+
+/** What the document reads of Kit's options (`ResolvedKitOptions` is one). */
+export interface OpenApiSettings {
+  readonly openApiPath: string | false;
+  readonly docsPath: string | false;
+  readonly openApiInfo: Readonly<{ title?: string; version?: string; description?: string }>;
+  readonly applicationVersion: string | undefined;
+  readonly jwt: JwtOptions | undefined;
+}
 
 /** The name the document gives Fastify's `*` wildcard parameter. */
 const WILDCARD = 'wildcard';
@@ -43,7 +59,7 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
  * `app.kitAuthenticate` (their `security` names the bearer scheme) also get the 401 answer, and
  * operations whose errors Kit answers as problem details get the `4XX`/`5XX` problem responses.
  */
-export function finishDocument<T extends Document>(document: T, table: RouteTable, named?: NamedSchemas): T {
+export function finishDocument<T extends Document>(document: T, table: OperationIds, named?: NamedSchemas): T {
   const tags = new Map<string, { name: string } & Record<string, unknown>>();
   for (const tag of document.tags ?? []) tags.set(tag.name, tag);
   const paths: Record<string, Record<string, unknown>> = {};
@@ -128,7 +144,7 @@ export function finishDocument<T extends Document>(document: T, table: RouteTabl
  * assets served locally). It must be registered before any route: swagger collects routes as they
  * are added.
  */
-export function registerOpenApi(app: FastifyInstance, options: ResolvedKitOptions, table: RouteTable): void {
+export function registerOpenApi(app: FastifyInstance, options: OpenApiSettings, table: OperationIds): void {
   const documentPath = options.openApiPath;
   if (documentPath === false) return;
   const pkg = hostPackage();
