@@ -1,47 +1,9 @@
-import type { FastifyInstance, RouteOptions } from 'fastify';
 import { KitError } from '../shared/errors.js';
-import type { KitServices } from '../shared/services.js';
-import { rememberName } from './decorators.js';
+import { CONTRIBUTORS, own, rememberName, type Metadata } from './metadata.js';
+import type { RouteContributor } from './types.js';
 
-// A registered symbol, like the other endpoint metadata: a class decorated through one copy of
-// @kit/core (src and dist, or two versions in one tree) is still read by another.
-const CONTRIBUTORS = Symbol.for('kit.endpoint.routeContributors');
+export type { RouteContributor, RouteContributorContext } from './types.js';
 
-/**
- * What a {@link RouteContributor} receives besides the group's Fastify instance.
- *
- * @example
- * ```ts
- * const contributor: RouteContributor = (group, { className, prefix }: RouteContributorContext) => [
- *   { method: 'GET', url: 'about', handler: async () => ({ className, prefix }) },
- * ];
- * ```
- */
-export interface RouteContributorContext {
-  /** The decorated class's name as written in source. */
-  readonly className: string;
-  /** The group the class belongs to (URL segment and default tag), e.g. `product`. */
-  readonly group: string;
-  /** The group's URL prefix, e.g. `/api/product`. */
-  readonly prefix: string;
-  /** The Kit service container (`app.kit.services`), for the contributor's own dependencies. */
-  readonly services: KitServices;
-}
-
-/**
- * Describes routes for an endpoint class on its behalf; attached to a class with
- * {@link KitRouteContributor}. It runs inside the class's group context (so the group's prefix,
- * tags, operationIds and hooks apply) after every class of the group has run `addRoutes` and the
- * plugins those registered have loaded. It returns the routes instead of registering them: Kit
- * registers each one unless the group already has a route with the same method and path, so a
- * hand-written route always wins. Paths are relative to the group, as in `addRoutes`.
- *
- * @example
- * ```ts
- * const pingRoutes: RouteContributor = () => [{ method: 'GET', url: 'ping', handler: async () => 'pong' }];
- * ```
- */
-export type RouteContributor = (group: FastifyInstance, context: RouteContributorContext) => readonly RouteOptions[] | Promise<readonly RouteOptions[]>;
 
 /**
  * Attaches a {@link RouteContributor} to a class, which makes the class an endpoint class even
@@ -65,19 +27,11 @@ export function KitRouteContributor(contributor: RouteContributor) {
     throw new KitError('KIT_ERR_INVALID_ROUTE', 'KitRouteContributor(contributor): the contributor must be a function (group, context) => routes.');
   }
   return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
-    const metadata = context.metadata as Record<PropertyKey, unknown>;
-    const own = Object.prototype.hasOwnProperty.call(metadata, CONTRIBUTORS) ? (metadata[CONTRIBUTORS] as RouteContributor[]) : [];
+    const metadata = context.metadata as Metadata;
     // Class decorators apply bottom-up; prepending keeps the declaration order.
-    metadata[CONTRIBUTORS] = [contributor, ...own];
+    metadata[CONTRIBUTORS] = [contributor, ...(own<RouteContributor[]>(metadata, CONTRIBUTORS) ?? [])];
     rememberName(context);
   };
-}
-
-/** The contributors attached to `cls` itself (not to its base class). */
-export function readRouteContributors(cls: abstract new (...args: never[]) => unknown): readonly RouteContributor[] {
-  const metadata = (cls as { [Symbol.metadata]?: Record<PropertyKey, unknown> | null })[Symbol.metadata];
-  if (!metadata || !Object.prototype.hasOwnProperty.call(metadata, CONTRIBUTORS)) return [];
-  return metadata[CONTRIBUTORS] as RouteContributor[];
 }
 
 /**

@@ -1,39 +1,7 @@
 import { KitError } from '../shared/errors.js';
 import { KitHttpMethod } from '../shared/enums.js';
 import { validateSecuritySchemes, type SecuritySchemeObject } from '../shared/security-schemes.js';
-
-// Node 20 has no Symbol.metadata; TypeScript's and esbuild's decorator helpers only attach
-// metadata when it exists, so it must be defined before any decorated class is evaluated, that is,
-// here, in the module every decorated class imports. Symbol.for matches esbuild's own fallback.
-(Symbol as { metadata?: symbol }).metadata ??= Symbol.for('Symbol.metadata');
-
-// Registered symbols: a class decorated through one copy of @kit/core (src and dist, or two
-// versions in one tree) is still read by another.
-const GROUP = Symbol.for('kit.endpoint.group');
-const TAGS = Symbol.for('kit.endpoint.tags');
-const LEGACY = Symbol.for('kit.endpoint.legacy');
-const NAME = Symbol.for('kit.endpoint.className');
-const ROUTES = Symbol.for('kit.endpoint.routes');
-const SECURITY = Symbol.for('kit.endpoint.security');
-
-/** A route declared with the deprecated `@KitMethod`. */
-export interface LegacyRoute {
-  readonly path: string;
-  readonly method: KitHttpMethod;
-  readonly key: string | symbol;
-}
-
-/** What the decorators recorded on a class. */
-export interface EndpointMetadata {
-  /** The class name as written in source (from the decorator context, immune to bundler renaming). */
-  readonly sourceName: string | undefined;
-  readonly group: string | undefined;
-  readonly tags: readonly string[];
-  readonly legacy: boolean;
-  readonly legacyRoutes: readonly LegacyRoute[];
-  /** The `security` option of `@EndpointGroup`, when given. */
-  readonly security: Readonly<Record<string, SecuritySchemeObject>> | undefined;
-}
+import { GROUP, LEGACY, own, rememberName, ROUTES, SECURITY, TAGS, type LegacyRoute, type Metadata } from './metadata.js';
 
 /**
  * Options of `@EndpointGroup`.
@@ -51,30 +19,6 @@ export interface EndpointGroupOptions {
    * yours checks: this is how the document learns it.
    */
   security?: Record<string, SecuritySchemeObject>;
-}
-
-type Metadata = Record<PropertyKey, unknown>;
-
-function own<T>(metadata: Metadata, key: symbol): T | undefined {
-  return Object.prototype.hasOwnProperty.call(metadata, key) ? (metadata[key] as T) : undefined;
-}
-
-/** Records the class's source name (immune to bundler renaming) for group naming. */
-export function rememberName(context: ClassDecoratorContext): void {
-  if (context.name) context.metadata[NAME] = context.name;
-}
-
-/** Reads what Kit decorators recorded on `cls` (its own declarations, not its base class's). */
-export function readEndpointMetadata(cls: abstract new (...args: never[]) => unknown): EndpointMetadata {
-  const metadata = ((cls as { [Symbol.metadata]?: Metadata | null })[Symbol.metadata] ?? {}) as Metadata;
-  return {
-    sourceName: own<string>(metadata, NAME),
-    group: own<string>(metadata, GROUP),
-    tags: own<string[]>(metadata, TAGS) ?? [],
-    legacy: own<boolean>(metadata, LEGACY) === true,
-    legacyRoutes: own<LegacyRoute[]>(metadata, ROUTES) ?? [],
-    security: own<Readonly<Record<string, SecuritySchemeObject>>>(metadata, SECURITY),
-  };
 }
 
 /**

@@ -2,9 +2,14 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { KitError, show } from '../shared/errors.js';
-import { readRouteContributors } from './contributors.js';
-import { readEndpointMetadata } from './decorators.js';
+import { readEndpointMetadata, type EndpointMetadata } from './metadata.js';
 import type { EndpointClass } from './types.js';
+
+/** An endpoint class found in the sources, with what its decorators recorded (read once, here). */
+export interface DiscoveredClass {
+  readonly cls: EndpointClass;
+  readonly meta: EndpointMetadata;
+}
 
 /**
  * Where endpoint classes come from: a directory (path string, relative to the working directory,
@@ -28,11 +33,16 @@ export function typeScriptLoaderActive(): boolean {
   return /tsx|ts-node|@swc-node|esbuild-register|--experimental-strip-types|--experimental-transform-types/.test(flags);
 }
 
-/** An exported class with an `addRoutes` method, one decorated `@KitEndpoint()`, or one with a route contributor. */
-export function isEndpointClass(value: unknown): value is EndpointClass {
-  if (typeof value !== 'function' || typeof value.prototype !== 'object' || value.prototype === null) return false;
-  if (typeof (value.prototype as { addRoutes?: unknown }).addRoutes === 'function') return true;
-  return readEndpointMetadata(value as EndpointClass).legacy || readRouteContributors(value as EndpointClass).length > 0;
+/**
+ * `value` with its metadata when it is an endpoint class: an exported class with an `addRoutes`
+ * method, one decorated `@KitEndpoint()`, or one with a route contributor.
+ */
+function endpointOf(value: unknown): DiscoveredClass | undefined {
+  if (typeof value !== 'function' || typeof value.prototype !== 'object' || value.prototype === null) return undefined;
+  const cls = value as EndpointClass;
+  const meta = readEndpointMetadata(cls);
+  const hasRoutes = typeof (value.prototype as { addRoutes?: unknown }).addRoutes === 'function';
+  return hasRoutes || meta.legacy || meta.contributors.length > 0 ? { cls, meta } : undefined;
 }
 
 function isModuleFile(name: string, withTs: boolean): boolean {
@@ -66,11 +76,21 @@ async function listModules(dir: string, withTs: boolean): Promise<string[]> {
   return files;
 }
 
-function collect(namespace: Readonly<Record<string, unknown>>, into: Set<EndpointClass>): void {
-  for (const value of Object.values(namespace)) if (isEndpointClass(value)) into.add(value);
+/** Found classes, each once, in the order first found. */
+type Found = Map<EndpointClass, DiscoveredClass>;
+
+function add(found: Found, value: unknown): boolean {
+  if (found.has(value as EndpointClass)) return true;
+  const endpoint = endpointOf(value);
+  if (endpoint) found.set(endpoint.cls, endpoint);
+  return endpoint !== undefined;
 }
 
-async function scanDirectory(dir: string, into: Set<EndpointClass>, origin: string): Promise<void> {
+function collect(namespace: Readonly<Record<string, unknown>>, into: Found): void {
+  for (const value of Object.values(namespace)) add(into, value);
+}
+
+async function scanDirectory(dir: string, into: Found, origin: string): Promise<void> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) {
     throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${origin} is not a directory (resolved to ${dir}). Pass an existing directory, an endpoint class or a module namespace.`);
@@ -92,13 +112,13 @@ export function defaultEndpointsDirectory(): string | undefined {
   return entry ? path.join(path.dirname(path.resolve(entry)), 'endpoints') : undefined;
 }
 
-/** Loads every endpoint class named by `sources`, in a stable order, each class once. */
-export async function discoverEndpointClasses(sources: readonly EndpointSource[] | undefined): Promise<EndpointClass[]> {
-  const found = new Set<EndpointClass>();
+/** Loads every endpoint class named by `sources`, in a stable order, each class once, with its metadata. */
+export async function discoverEndpointClasses(sources: readonly EndpointSource[] | undefined): Promise<DiscoveredClass[]> {
+  const found: Found = new Map();
   if (sources === undefined) {
     const dir = defaultEndpointsDirectory();
     if (dir && (await stat(dir).catch(() => undefined))?.isDirectory()) await scanDirectory(dir, found, JSON.stringify(dir));
-    return [...found];
+    return [...found.values()];
   }
   for (const source of sources) {
     if (typeof source === 'string') await scanDirectory(path.resolve(source), found, JSON.stringify(source));
@@ -106,12 +126,11 @@ export async function discoverEndpointClasses(sources: readonly EndpointSource[]
       if (source.protocol !== 'file:') throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${source.href} is not a file: URL.`);
       await scanDirectory(fileURLToPath(source), found, source.href);
     } else if (typeof source === 'function') {
-      if (!isEndpointClass(source)) {
+      if (!add(found, source)) {
         throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${show(source)} is not an endpoint class: implement IKitEndpoint (an addRoutes(app) method), decorate it @KitEndpoint(), or give it a route contributor (@KitRouteContributor).`);
       }
-      found.add(source);
     } else if (typeof source === 'object' && source !== null) collect(source, found);
     else throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${show(source)} is not a directory, URL, class or module namespace.`);
   }
-  return [...found];
+  return [...found.values()];
 }

@@ -2,9 +2,8 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { KitError } from '../shared/errors.js';
 import { ROUTE_PATTERN } from '../shared/route-pattern.js';
 import { buildService, type KitServices } from '../shared/services.js';
-import { readRouteContributors, routeKey } from './contributors.js';
-import { readEndpointMetadata } from './decorators.js';
-import { discoverEndpointClasses, type EndpointSource } from './discovery.js';
+import { routeKey } from './contributors.js';
+import { discoverEndpointClasses, type DiscoveredClass, type EndpointSource } from './discovery.js';
 import { groupNameFromClass, type NamingRules } from './naming.js';
 import { operationIdFor, relativeRoutePath, toFastifyParams, type RouteTable } from './operation-ids.js';
 import { groupRequirements, markGroupSecurity, mergeSecuritySchemes, SECURITY_SCHEMES_MARK, type SecuritySchemeObject } from '../shared/security-schemes.js';
@@ -16,24 +15,24 @@ export interface GroupPlan {
   readonly prefix: string;
   /** `@KitTag` tags merged across the classes in declaration order; empty means `[name]`. */
   readonly tags: string[];
-  readonly classes: EndpointClass[];
+  readonly classes: DiscoveredClass[];
   /** Security schemes declared with `@EndpointGroup(name, { security })`, merged; `undefined` when none declared any. */
   security?: Record<string, SecuritySchemeObject>;
 }
 
 /** Groups classes by explicit `@EndpointGroup` name or by the name derived from the class name. */
-export function planGroups(classes: readonly EndpointClass[], rules: NamingRules, apiPrefix: string): GroupPlan[] {
+export function planGroups(classes: readonly DiscoveredClass[], rules: NamingRules, apiPrefix: string): GroupPlan[] {
   const groups = new Map<string, GroupPlan>();
   const schemeOwners = new Map<string, { where: string; json: string }>();
-  for (const cls of classes) {
-    const meta = readEndpointMetadata(cls);
+  for (const found of classes) {
+    const { cls, meta } = found;
     const name = meta.group ?? groupNameFromClass(meta.sourceName ?? cls.name, rules);
     let group = groups.get(name);
     if (!group) {
       group = { name, prefix: apiPrefix ? `/${apiPrefix}/${name}` : `/${name}`, tags: [], classes: [] };
       groups.set(name, group);
     }
-    group.classes.push(cls);
+    group.classes.push(found);
     for (const tag of meta.tags) if (!group.tags.includes(tag)) group.tags.push(tag);
     if (meta.security) mergeSecuritySchemes((group.security ??= {}), meta.security, `class ${meta.sourceName ?? cls.name} (group ${name})`, schemeOwners);
   }
@@ -100,11 +99,10 @@ function methodsOf(route: Pick<RouteOptions, 'method'>): string[] {
  * (and the plugins they registered), so "already" covers the whole group whatever the class order.
  */
 async function addContributedRoutes(ctx: FastifyInstance, group: GroupPlan, declared: ReadonlySet<string>, services: KitServices): Promise<void> {
-  for (const cls of group.classes) {
-    const contributors = readRouteContributors(cls);
-    if (contributors.length === 0) continue;
-    const className = readEndpointMetadata(cls).sourceName ?? cls.name;
-    for (const contribute of contributors) {
+  for (const { cls, meta } of group.classes) {
+    if (meta.contributors.length === 0) continue;
+    const className = meta.sourceName ?? cls.name;
+    for (const contribute of meta.contributors) {
       for (const route of await contribute(ctx, { className, group: group.name, prefix: group.prefix, services })) {
         const relative = relativeRoutePath(route.url);
         const free = methodsOf(route).filter((method) => !declared.has(routeKey(method, relative)));
@@ -115,8 +113,7 @@ async function addContributedRoutes(ctx: FastifyInstance, group: GroupPlan, decl
   }
 }
 
-async function addClassRoutes(ctx: FastifyInstance, cls: EndpointClass, services: KitServices): Promise<void> {
-  const meta = readEndpointMetadata(cls);
+async function addClassRoutes(ctx: FastifyInstance, { cls, meta }: DiscoveredClass, services: KitServices): Promise<void> {
   const className = meta.sourceName ?? cls.name;
   const instance = buildService(services, cls, className) as Partial<IKitEndpoint> & Record<string | symbol, unknown>;
   if (meta.legacy) {
@@ -159,7 +156,7 @@ export function registerEndpointGroups(
           const relative = nameRoute(route, group, table);
           for (const method of methodsOf(route)) declared.add(routeKey(method, relative));
         });
-        for (const cls of group.classes) await addClassRoutes(ctx, cls, services);
+        for (const found of group.classes) await addClassRoutes(ctx, found, services);
         // Plugins registered inside addRoutes load now, so their routes count as declared too.
         await ctx.after();
         // A copy: two contributors describing the same route is a mistake Fastify reports.

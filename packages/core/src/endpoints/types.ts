@@ -6,7 +6,9 @@ import type {
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
+  RouteOptions,
 } from 'fastify';
+import type { KitServices } from '../shared/services.js';
 
 /**
  * The Fastify instance `addRoutes` receives, typed with a type provider `P` (TypeBox, Zod, JSON
@@ -64,3 +66,39 @@ export interface IKitEndpoint<P extends FastifyTypeProvider = FastifyTypeProvide
  * ```
  */
 export type EndpointClass = new (...args: never[]) => object;
+
+/**
+ * What a {@link RouteContributor} receives besides the group's Fastify instance.
+ *
+ * @example
+ * ```ts
+ * const contributor: RouteContributor = (group, { className, prefix }: RouteContributorContext) => [
+ *   { method: 'GET', url: 'about', handler: async () => ({ className, prefix }) },
+ * ];
+ * ```
+ */
+export interface RouteContributorContext {
+  /** The decorated class's name as written in source. */
+  readonly className: string;
+  /** The group the class belongs to (URL segment and default tag), e.g. `product`. */
+  readonly group: string;
+  /** The group's URL prefix, e.g. `/api/product`. */
+  readonly prefix: string;
+  /** The Kit service container (`app.kit.services`), for the contributor's own dependencies. */
+  readonly services: KitServices;
+}
+
+/**
+ * Describes routes for an endpoint class on its behalf; attached to a class with
+ * {@link KitRouteContributor}. It runs inside the class's group context (so the group's prefix,
+ * tags, operationIds and hooks apply) after every class of the group has run `addRoutes` and the
+ * plugins those registered have loaded. It returns the routes instead of registering them: Kit
+ * registers each one unless the group already has a route with the same method and path, so a
+ * hand-written route always wins. Paths are relative to the group, as in `addRoutes`.
+ *
+ * @example
+ * ```ts
+ * const pingRoutes: RouteContributor = () => [{ method: 'GET', url: 'ping', handler: async () => 'pong' }];
+ * ```
+ */
+export type RouteContributor = (group: FastifyInstance, context: RouteContributorContext) => readonly RouteOptions[] | Promise<readonly RouteOptions[]>;
