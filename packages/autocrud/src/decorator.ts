@@ -2,7 +2,7 @@ import { KitError, KitRouteContributor } from '@kit/core';
 import type { Entity } from './entity.js';
 import { allows, CrudOperations } from './operations.js';
 import { requireIfMatchOption, resolveIdempotency, type IdempotencyOptions } from './options.js';
-import { CONTRIBUTE, KIT_AUTOCRUD, type AutoCrudClassSettings, type AutoCrudContributor } from './plugin.js';
+import { autoCrudFor, type AutoCrudClassSettings } from './plugin.js';
 
 /**
  * Options of `@AutoCrud`.
@@ -73,15 +73,5 @@ export function AutoCrud(entity: Entity, options: AutoCrudOptions = {}) {
     throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `${where}.requireIfMatch: entity ${entity.name} declares no version field; add one with defineEntity({ version: '<integer field>' }).`);
   }
   const settings: AutoCrudClassSettings = { operations, idempotency: options.idempotency, requireIfMatch };
-  return KitRouteContributor((group, context) => {
-    const runtime = context.services.hasRegistration(KIT_AUTOCRUD) ? context.services.resolve<Partial<AutoCrudContributor>>(KIT_AUTOCRUD) : undefined;
-    const contribute = runtime?.[CONTRIBUTE];
-    if (!runtime || typeof contribute !== 'function') {
-      throw new KitError(
-        'KIT_ERR_AUTOCRUD_NOT_ADDED',
-        `${context.className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.`,
-      );
-    }
-    return contribute.call(runtime, group, context, entity, settings);
-  });
+  return KitRouteContributor((group, context) => autoCrudFor(context.services, context.className).routesFor(group, context, entity, settings));
 }

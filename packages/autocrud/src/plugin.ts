@@ -1,6 +1,6 @@
 import { asValue } from 'awilix';
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase, RouteOptions } from 'fastify';
-import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type RouteContributorContext } from '@kit/core';
+import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type KitServices, type RouteContributorContext } from '@kit/core';
 import { allows, CrudOperations } from './operations.js';
 import { cursorCodec, type CursorCodec } from './routes/cursor.js';
 import type { Entity, EntityRow } from './entity.js';
@@ -55,9 +55,6 @@ export interface KitAutoCrud {
   close(): Promise<void>;
 }
 
-/** How `@AutoCrud`'s contributor reaches the runtime without importing this module's state. */
-export const CONTRIBUTE = Symbol.for('kit.autocrud.contribute');
-
 /** A class's own settings, as the runtime receives them (`undefined`: the global option applies). */
 export interface AutoCrudClassSettings {
   readonly operations: number;
@@ -65,9 +62,30 @@ export interface AutoCrudClassSettings {
   readonly requireIfMatch: boolean | undefined;
 }
 
-/** The contributor's entry point on the runtime. */
+/** What `@AutoCrud`'s route contributor asks of the app's AutoCrud database. */
 export interface AutoCrudContributor {
-  [CONTRIBUTE](group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[];
+  routesFor(group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[];
+}
+
+// The AutoCrud database of each Kit app, by the app's container (the container @AutoCrud's
+// contributor receives): the seam between the decorator and addKitAutoCrud.
+const runtimes = new WeakMap<KitServices, AutoCrudContributor>();
+
+/**
+ * The AutoCrud database `addKitAutoCrud` set up for the app whose container is `services`, for
+ * `@AutoCrud`'s contributor. Throws `KIT_ERR_AUTOCRUD_NOT_ADDED` naming the class when there is
+ * none, or when another copy of `@kit/autocrud` registered it.
+ */
+export function autoCrudFor(services: KitServices, className: string): AutoCrudContributor {
+  const runtime = runtimes.get(services);
+  if (runtime) return runtime;
+  const elsewhere = services.hasRegistration(KIT_AUTOCRUD)
+    ? ` One is registered, by another copy of @kit/autocrud: import AutoCrud and addKitAutoCrud from the same copy (npm ls @kit/autocrud).`
+    : '';
+  throw new KitError(
+    'KIT_ERR_AUTOCRUD_NOT_ADDED',
+    `${className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.${elsewhere}`,
+  );
 }
 
 /** Kit's idempotency store (memory by default, Redis with @kit/store-redis), from the container. */
@@ -121,7 +139,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     return this.database.close();
   }
 
-  [CONTRIBUTE](group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[] {
+  routesFor(group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[] {
     const { operations } = settings;
     const requireIfMatch = settings.requireIfMatch ?? this.options.requireIfMatch;
     if (requireIfMatch && entity.version === undefined && (allows(operations, CrudOperations.Update) || allows(operations, CrudOperations.Delete))) {
@@ -267,6 +285,7 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
     throw err;
   }
   app.kit.services.register({ [KIT_AUTOCRUD]: asValue(runtime) });
+  runtimes.set(app.kit.services, runtime);
 
   // Fastify gives an onReady hook pluginTimeout (10 s by default) before failing start-up; PGlite's
   // first start can take longer on a loaded machine. Past 80% of it, start-up goes on and the

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
+import { asValue } from 'awilix';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
@@ -150,6 +151,11 @@ describe('addKitAutoCrud', () => {
     addKit(app, [ProductEndpoint]);
     await assert.rejects(useKit(app), { code: 'KIT_ERR_AUTOCRUD_NOT_ADDED', message: /ProductEndpoint is an @AutoCrud class/ });
     await app.close();
+    // A handle registered under the name by something else (another copy of the package) is not this copy's database.
+    const other = Fastify();
+    addKit(other, [ProductEndpoint]).services.register({ [KIT_AUTOCRUD]: asValue({}) });
+    await assert.rejects(useKit(other), { code: 'KIT_ERR_AUTOCRUD_NOT_ADDED', message: /by another copy of @kit\/autocrud/ });
+    await other.close();
   });
 
   it('requireIfMatch on for every class fails start-up on an entity with no version field that can be written, naming it', async () => {
@@ -272,6 +278,24 @@ describe('with a database', () => {
     assert.equal(await products.delete(c.id), true);
     assert.equal(await products.get(c.id), undefined);
     assert.equal((await app.inject(`/api/product/${c.id}`)).statusCode, 404);
+  });
+
+  it("a list request makes its order once: the route's order (for its cursor) is the one the query uses", async (t) => {
+    const products = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Product);
+    const order = products.order.bind(products);
+    const made: Array<readonly unknown[]> = [];
+    t.mock.method(products, 'order', (sort: Parameters<typeof order>[0]) => {
+      const result = order(sort);
+      if (result !== sort) made.push(result);
+      return result;
+    });
+    const page = (await app.inject('/api/product?sort=-name&pageSize=2')).json<{ items: Array<{ name: string }>; next: string }>();
+    assert.equal(made.length, 1, 'one order made for the request');
+    assert.deepEqual(made[0], [{ field: 'name', descending: true }, { field: 'id', descending: false }]);
+    const second = (await app.inject(`/api/product?sort=-name&pageSize=2&after=${encodeURIComponent(page.next)}`)).json<{ items: Array<{ name: string }> }>();
+    assert.equal(made.length, 2, 'and one for the next page');
+    assert.ok(second.items.every((r) => r.name < (page.items.at(-1)?.name ?? '')), 'the cursor continues in that order');
+    assert.equal(order(made[0] as never), made[0], 'an order passed back is used as it is');
   });
 
   it('the document: named component schemas, the request and response bodies, operationIds by the group rule, and no redocly errors', async () => {

@@ -25,7 +25,7 @@ export interface SortKey {
 
 /**
  * A page of a list: conditions (all must hold), sort keys (the primary key is appended as the
- * last key so that pages are stable, see {@link orderOf}), and a window: `offset` rows skipped,
+ * last key so that pages are stable, see `EntityRepository.order`), and a window: `offset` rows skipped,
  * or, for keyset paging, the rows `after` a position.
  *
  * @example
@@ -42,7 +42,7 @@ export interface ListOptions {
   readonly limit: number;
   /**
    * Keyset paging: the values of the last row of the previous page, one per key of
-   * `orderOf(entity, sort)` (the sort keys, then the primary key). The page holds the rows that
+   * `repository.order(sort)` (the sort keys, then the primary key). The page holds the rows that
    * come after that position, whatever was inserted or deleted before it since.
    */
   readonly after?: readonly unknown[];

@@ -4,7 +4,7 @@ import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { encodeValue } from './flavour.js';
-import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions } from './query.js';
+import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
 import { VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 
@@ -72,6 +72,9 @@ export class EntityRepository<R extends object = Row> {
   readonly #inserts = new StatementCache();
   // The lists, by shape (see slotList): pages and counts.
   readonly #lists = new StatementCache();
+  // The orders order() made: list() takes one as it is, so a caller that needs the order first
+  // (the list route, for its cursors) and the query share one.
+  readonly #orders = new WeakSet<readonly SortKey[]>();
 
   constructor(
     readonly entity: Entity,
@@ -108,13 +111,33 @@ export class EntityRepository<R extends object = Row> {
   }
 
   /**
+   * The order a list sorted by `sort` uses: the sort keys, then the primary key (ascending) unless
+   * it is one of them, so that pages are stable. `ListOptions.after` holds one value per key of
+   * it. Passed to `list()` as `sort`, it is used as it is.
+   *
+   * @example
+   * ```ts
+   * const order = products.order([{ field: 'price', descending: true }]);   // price desc, then id
+   * const page = await products.list({ filters: [], sort: order, offset: 0, limit: 20, count: false });
+   * const last = page.rows.at(-1)!;
+   * const next = await products.list({ filters: [], sort: order, offset: 0, limit: 20, count: false, after: order.map((k) => last[k.field as keyof typeof last]) });
+   * ```
+   */
+  order(sort: readonly SortKey[]): readonly SortKey[] {
+    if (this.#orders.has(sort)) return sort;
+    const order = Object.freeze([...orderOf(this.entity, sort)]);
+    this.#orders.add(order);
+    return order;
+  }
+
+  /**
    * One page, and the number of rows all the filters match (unless `count: false`). With `after`,
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
    */
   list(options: ListOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
   list(options: ListOptions): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions): Promise<{ rows: R[]; total?: number }> {
-    const order = orderOf(this.entity, options.sort);
+    const order = this.order(options.sort);
     if (options.after !== undefined && options.after.length !== order.length) {
       throw new KitError('KIT_ERR_INVALID_ARGUMENT', `list({ after }): expected ${order.length} values (the sort keys, then the primary key), got ${options.after.length}.`);
     }

@@ -2,7 +2,7 @@
 // cursor (keyset) paging, and the page answer with its `next` cursor. No SQL here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entity, EntityField } from '../entity.js';
-import { orderOf, type Filter, type ListOptions, type SortKey } from '../mapper/query.js';
+import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
 import type { Row } from '../mapper/repository.js';
 import { fitsField, type CursorCodec } from './cursor.js';
 import { badRequest, type InvalidParameter } from './problems.js';
@@ -10,6 +10,8 @@ import type { FilterParameter, PageLimits } from './schemas.js';
 
 /** What the list route needs of the mapper. */
 export interface ListRepository {
+  /** The order a list sorted by `sort` uses (the primary key last); `list` takes it as `sort` without computing it again. */
+  order(sort: readonly SortKey[]): readonly SortKey[];
   list(options: ListOptions): Promise<{ rows: Row[]; total?: number }>;
 }
 
@@ -106,7 +108,7 @@ export function listHandler(settings: ListSettings) {
     const query = request.query as Record<string, unknown>;
     const list = readList(query, filters, limits);
     if ('detail' in list) return badRequest(reply, list);
-    const order = orderOf(entity, list.sort);
+    const order = repository.order(list.sort);
     const fields = order.map((k) => entity.field(k.field) as EntityField);
     const scope = scopeOf(entity, order, list.filters);
     let after: unknown[] | undefined;
@@ -120,7 +122,7 @@ export function listHandler(settings: ListSettings) {
     const count = query.count !== false;
     const { rows, total } = await repository.list({
       filters: list.filters,
-      sort: list.sort,
+      sort: order,
       offset: after ? 0 : (list.page - 1) * list.pageSize,
       limit: list.pageSize,
       count,
