@@ -51,7 +51,7 @@ export interface KitAutoCrud {
   repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>>;
   /** `SELECT 1`; resolves with the round trip in ms, rejects with `KIT_ERR_DATABASE_UNAVAILABLE` (or `KIT_ERR_AUTOCRUD_SCHEMA`). */
   ping(signal?: AbortSignal): Promise<number>;
-  /** Closes the database (idempotent); `addKitAutoCrud` calls it in `onClose`. */
+  /** Closes the database (idempotent); `addKitAutoCrud` calls it as a `release` step of the app's shutdown. */
   close(): Promise<void>;
 }
 
@@ -244,7 +244,8 @@ function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoC
  * `sqlite:<file>` (Node >= 22.13), or a `PGlite` instance the host made (and closes itself). During `app.ready()` the tables are checked (or created with
  * `createTables`): a missing table or column fails start-up naming it. A PostgreSQL server that
  * cannot be reached does not: start-up waits up to `connectTimeoutMs`, then the routes answer 503
- * with `Retry-After` and the check is unhealthy until it answers. Closed in `onClose`.
+ * with `Retry-After` and the check is unhealthy until it answers. Closed as a `release` step
+ * of the app's shutdown, after the audit trail's flush.
  *
  * @example
  * ```ts
@@ -307,8 +308,7 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
       log.warn({ database: runtime.url }, 'AutoCrud database not reachable at start-up; serving anyway: its routes answer 503 and the check is unhealthy until it is');
     }
   });
-  app.addHook('onClose', async () => {
-    await database.close();
-  });
+  // A `release` step: after the `flush` steps (the audit trail, an outbox), which may still write to it.
+  app.kit.onShutdown('release', 'autocrud database', () => database.close());
   return runtime;
 }

@@ -113,7 +113,7 @@ export interface KitRedisStore {
   ping(signal?: AbortSignal): Promise<number>;
   /** Resolves when connected, when the first attempt failed, or after `connectTimeoutMs` plus 250 ms; true when connected. */
   waitUntilConnected(): Promise<boolean>;
-  /** Closes the connection (idempotent); `addKitStore` calls it in `onClose`. */
+  /** Closes the connection (idempotent); `addKitStore` calls it as a `release` step of the app's shutdown. */
   close(): Promise<void>;
 }
 
@@ -212,7 +212,7 @@ export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions =
  * the {@link KitRedisStore} itself is registered as `kitRedisStore`. Start-up (`app.ready()` /
  * `listen()`) waits up to `connectTimeoutMs` for the connection but does not fail when Redis is
  * down: store calls fail with `KIT_ERR_STORE_UNAVAILABLE` until it is up. The connection closes
- * in `onClose`. No health check is added: call `useKitStoreHealthCheck(app)` for that.
+ * as the app closes (a `release` shutdown step, after the audit flush). No health check is added: call `useKitStoreHealthCheck(app)` for that.
  * The password in `url` is never logged or put into errors. `url` is one server's URL, or a list
  * of Redis Cluster seed URLs; with `options.sentinels`, the master group of a Sentinel setup.
  *
@@ -259,8 +259,7 @@ export function addKitStore<S extends RawServerBase, L extends FastifyBaseLogger
       logger.warn({ redis: store.url, failure: store.failure }, 'Redis store not usable at start-up; serving anyway, store calls fail with KIT_ERR_STORE_UNAVAILABLE until it is');
     }
   });
-  app.addHook('onClose', async () => {
-    await store.close();
-  });
+  // A `release` step: after the audit trail's flush, which a sink writing to Redis still needs.
+  app.kit.onShutdown('release', 'redis store', () => store.close());
   return store;
 }

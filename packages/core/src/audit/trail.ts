@@ -6,7 +6,7 @@ import { flushDestinationForExit } from './destination.js';
 import type { AuditStats, IAuditSink, KitAudit } from './entry.js';
 import type { AuditTrailOptions } from './options.js';
 import type { AuditRecord } from './record.js';
-import { flushOnSignals, type SignalFlushTarget } from '../lifecycle/signals.js';
+import { flushOnSignals, type FlushOnSignal } from '../lifecycle/signals.js';
 import { LoggingAuditSink } from './sinks.js';
 import { DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
 import { redactError } from '../shared/secrets.js';
@@ -27,7 +27,7 @@ const REPORT_EVERY_MS = 10_000;
  * await app.kit.audit.flush();
  * ```
  */
-export class AuditTrail implements KitAudit, SignalFlushTarget {
+export class AuditTrail implements KitAudit, FlushOnSignal {
   readonly enabled = true;
   readonly #counters: AuditCounters = { enqueued: 0, written: 0, dropped: 0, failed: 0 };
   readonly #app: FastifyInstance;
@@ -38,7 +38,7 @@ export class AuditTrail implements KitAudit, SignalFlushTarget {
   #lastReport = -Infinity;
   #unreported = 0;
   #stopSignals: (() => void) | undefined;
-  /** True while the `onClose` flush runs. */
+  /** True while the shutdown's flush runs. */
   #closing = false;
 
   constructor(app: FastifyInstance, options: Readonly<AuditTrailOptions>, factory: AuditSinkFactory | undefined, services: KitServices) {
@@ -102,7 +102,7 @@ export class AuditTrail implements KitAudit, SignalFlushTarget {
     return this.#writer?.flush() ?? Promise.resolve();
   }
 
-  /** The `onClose` step: flush (or discard) what is queued. */
+  /** The `flush` shutdown step: flush (or discard) what is queued. */
   async close(): Promise<void> {
     this.#stopSignals?.();
     this.#stopSignals = undefined;
@@ -117,7 +117,7 @@ export class AuditTrail implements KitAudit, SignalFlushTarget {
   }
 
   /**
-   * Graceful shutdown's bound on the `onClose` flush: when it is still running, the entries not
+   * Graceful shutdown's bound on the shutdown's flush: when it is still running, the entries not
    * yet written are counted `failed`, the flush returns, and the error to report says so.
    */
   abandonCloseFlush(drainTimeoutMs: number): KitError | undefined {
@@ -130,13 +130,18 @@ export class AuditTrail implements KitAudit, SignalFlushTarget {
     );
   }
 
-  /** SIGTERM/SIGINT with no other handler in the process: write what is queued before the signal ends it. */
-  flushForSignal(signal: NodeJS.Signals): Promise<void> {
+  /**
+   * SIGTERM/SIGINT that no handler in the process acts on (or another app's graceful shutdown
+   * that ends the process): write what is queued before the process ends.
+   */
+  flushForSignal(signal: NodeJS.Signals, ending: 'signal' | 'shutdown'): Promise<void> {
     const queued = this.#writer?.queueDepth ?? 0;
     try {
       this.#app.log.info(
         { signal, queued },
-        `Kit audit trail: ${signal} and no handler for it: writing the queued audit entries, then ${signal} ends the process (configureGracefulShutdown() drains requests first)`,
+        ending === 'signal'
+          ? `Kit audit trail: ${signal} and no handler for it: writing the queued audit entries, then ${signal} ends the process (configureGracefulShutdown() drains requests first)`
+          : `Kit audit trail: ${signal} ends the process once another Kit app's graceful shutdown is done: writing the queued audit entries first`,
       );
     } catch {
       // a broken logger must not keep the entries from being written

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ShutdownSteps } from '../lifecycle/shutdown-steps.js';
 import type { HealthCheckDetailLevel, KitState } from '../shared/enums.js';
 import type { GracefulShutdownOptions } from './shutdown-options.js';
 import type { UptimeClock } from './uptime.js';
@@ -27,17 +28,6 @@ export interface KitLifecycle {
   state: KitState;
   /** Why start-up failed, when it did: the readiness gate stays closed. */
   startupError: unknown;
-  /** The audit trail, as far as closing the app may ask of its flush. */
-  readonly audit: Partial<AuditCloseControl>;
+  /** The app's shutdown steps (the audit flush, the database's close...), run in their documented order as it closes. */
+  readonly shutdownSteps: ShutdownSteps;
 }
-/**
- * What graceful shutdown may ask of the audit trail's flush when the app closes. Not public.
- */
-export interface AuditCloseControl {
-  /**
-   * When the flush on close is still running: gives it up, counts the entries not yet written as
-   * `failed`, and returns the error that says so; otherwise `undefined`.
-   */
-  abandonCloseFlush(drainTimeoutMs: number): Error | undefined;
-}
-

@@ -14,6 +14,7 @@ import { registerEndpointGroups } from '../endpoints/mapping.js';
 import { installRouteHooks } from '../endpoints/route-hooks.js';
 import { callConfigure, KitError } from '../shared/errors.js';
 import { installGracefulShutdown, trackLifecycle } from '../health/lifecycle.js';
+import { installShutdownSteps } from '../lifecycle/shutdown-steps.js';
 import { redactError } from '../shared/secrets.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { buildHealthChecks } from '../health/runner.js';
@@ -127,6 +128,10 @@ export function addKit(
   const kit = new KitRuntime(app, options, options.container ?? createServices(), sources);
   if (options.healthChecksConfigure) callConfigure('healthChecksConfigure', options.healthChecksConfigure, kit.healthChecks);
   app.decorate('kit', kit as KitInstance);
+  //    Its shutdown steps run in their documented order however the app closes; readiness is the
+  //    first of them, so an app closed by app.close() is shutting down too.
+  installShutdownSteps(app, kit.shutdownSteps);
+  trackLifecycle(app, kit);
 
   // 3. Root hooks that must see every route added from now on: route tracking for the
   //    operationId check, then the OpenAPI collector.
@@ -142,8 +147,8 @@ export function addKit(
 
   // 6. The audit trail: correlation ids become request ids (setGenReqId, before any plugin
   //    context exists), one entry per request from a root hook (after the %40 hook of step 3,
-  //    which must stay first), the queue flushed on close.
-  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, guardedSinkFactory(options.auditSinkFactory), kit.services);
+  //    which must stay first), the queue written by a `flush` shutdown step when the app closes.
+  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, guardedSinkFactory(options.auditSinkFactory), kit.services, kit.shutdownSteps);
 
   // useKit must run its synchronous part before the plugin tree loads; without it the server
   // would listen with no Kit route at all and answer every request 404.
@@ -199,7 +204,6 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     //    this promise settles sees /healthz 503 `startup` while the steps below run.
     const health = registerHealthRoutes(app, kit);
     const metrics = options.metrics && registerMetrics(app, options.metrics);
-    trackLifecycle(app, kit);
     installGracefulShutdown(app, kit);
     // 2. One encapsulated plugin per endpoint group, inside one scope of Kit's whose error
     //    handler and 404 answer problem details (opt.problemDetails); the host's own root routes

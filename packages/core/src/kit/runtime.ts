@@ -5,9 +5,9 @@ import { RouteTable } from '../endpoints/operation-ids.js';
 import type { KitState } from '../shared/enums.js';
 import { HealthChecksBuilder } from '../health/builder.js';
 import { shutdownKit } from '../health/lifecycle.js';
-import type { AuditCloseControl, KitLifecycle } from '../health/state.js';
+import type { KitLifecycle } from '../health/state.js';
+import { ShutdownSteps, type ShutdownPhase } from '../lifecycle/shutdown-steps.js';
 
-export type { AuditCloseControl } from '../health/state.js';
 export type { KitAudit } from '../audit/entry.js';
 import type { ResolvedKitOptions } from './options.js';
 import type { KitServices } from '../shared/services.js';
@@ -46,6 +46,24 @@ export interface KitInstance {
    * ```
    */
   shutdown(): Promise<void>;
+  /**
+   * Adds work the app does as it closes (`app.close()`, `shutdown()` or a signal), in Kit's order:
+   * `unready` steps as the shutdown begins (readiness already answers 503), `flush` steps once
+   * in-flight requests have finished (they run together; the audit trail's flush is one),
+   * `release` steps last (one at a time, the last added first; AutoCrud's database close is one).
+   * A plugin registers here instead of adding an `onClose` hook, whose order would not be Kit's.
+   * A failing step is logged and the others still run.
+   *
+   * @param phase `'unready'`, `'flush'` or `'release'`.
+   * @param name Names the step in the log line of its failure.
+   * @throws {TypeError} `phase` is none of the three.
+   * @example
+   * ```ts
+   * const pool = new pg.Pool();
+   * app.kit.onShutdown('release', 'reports pool', () => pool.end());
+   * ```
+   */
+  onShutdown(phase: ShutdownPhase, name: string, run: () => void | Promise<void>): void;
 }
 
 const auditOff: KitAudit = Object.freeze({
@@ -59,7 +77,8 @@ export class KitRuntime implements KitInstance, KitLifecycle {
   readonly healthChecks = new HealthChecksBuilder();
   readonly routes = new RouteTable();
   state: KitState = 'starting';
-  audit: KitAudit & Partial<AuditCloseControl> = auditOff;
+  audit: KitAudit = auditOff;
+  readonly shutdownSteps = new ShutdownSteps();
   /** Why start-up failed, when it did: the readiness gate stays closed. */
   startupError: unknown = undefined;
   useKitCalled = false;
@@ -75,5 +94,9 @@ export class KitRuntime implements KitInstance, KitLifecycle {
 
   shutdown(): Promise<void> {
     return shutdownKit(this);
+  }
+
+  onShutdown(phase: ShutdownPhase, name: string, run: () => void | Promise<void>): void {
+    this.shutdownSteps.add(phase, { name, run });
   }
 }

@@ -1,62 +1,171 @@
-// SIGTERM and SIGINT for a process whose audit entries would otherwise die with it.
+// The one owner of process signals for every Kit app in the process: nothing else in Kit calls
+// process.on for a signal. Two kinds of app register with it:
 //
-// Without a listener, Node lets these signals end the process at once: whatever the audit trail
-// still queues, and whatever pino's asynchronous destination still buffers, is lost (2 of 2
-// entries lost in the report of issue 11). Kit listens, but only acts when nobody else does: if
-// the host (or Kit's own graceful shutdown) has a listener for the signal when it arrives, Kit
-// does nothing and the process behaves exactly as that listener decides. Otherwise Kit writes
-// what is queued, bounded in time, removes its listeners and raises the same signal again, so the
-// process ends as Node ends it without a handler: killed by that signal (exit status 128 + the
-// signal number in a shell, `signal === 'SIGTERM'` for a parent process). A second signal during
-// the flush ends it at once.
+// - An app with `configureGracefulShutdown` (a ShutdownOnSignal): on one of its signals it shuts
+//   down (readiness 503, delay, drain, close), and when every app so shut down has closed, the
+//   process exits with the worst of their exit codes. A further signal during that shutdown
+//   exits at once with 128 + the signal number.
+// - An app whose audit trail must not die with queued entries (a FlushOnSignal,
+//   `ensureFlushOnShutdown`): without a listener, Node lets SIGTERM and SIGINT end the process at
+//   once and whatever is queued, or buffered by pino's asynchronous destination, is lost. When a
+//   signal arrives that no Kit app shuts down on and that nothing else in the process listens
+//   to, the owner writes what is queued, bounded in time, removes its listeners and raises the
+//   same signal again, so the process ends as Node ends it without a handler: killed by that
+//   signal. A second signal during the flush ends it at once. When the host listens to the
+//   signal itself, Kit leaves it alone: the host decides. When a graceful shutdown ends the
+//   process, the other apps' queues are written first.
+//
+// Each app's registration is its own: one app closing leaves the others' handling as it was. The
+// state below is the process's, as signals are.
+import { constants } from 'node:os';
 
-/** An audit trail whose queue must be written before the process dies of a signal. */
-export interface SignalFlushTarget {
-  /** Writes what is queued (and what the logger buffers); Kit bounds the wait by `signalFlushTimeoutMs`. */
-  flushForSignal(signal: NodeJS.Signals): Promise<void>;
+/** An app that shuts down gracefully on its signals. */
+export interface ShutdownOnSignal {
+  readonly signals: readonly NodeJS.Signals[];
+  /** Runs the app's shutdown; resolves with the exit code it asks for (0 clean, 1 not). */
+  shutdown(signal: NodeJS.Signals): Promise<number>;
+  /** A further signal arrived during the shutdown: says so; the process exits right after. */
+  interrupted(signal: NodeJS.Signals): void;
+  /** The process exits now with `code`: says so and writes what the logger buffers. Bounded by the owner. */
+  exiting(code: number): Promise<void>;
+}
+
+/** Queued work to write before a signal ends the process. */
+export interface FlushOnSignal {
+  /**
+   * Writes what is queued. `ending` says what ends the process afterwards: the signal itself
+   * (nothing else handles it) or another app's graceful shutdown. Bounded by `signalFlushTimeoutMs`.
+   */
+  flushForSignal(signal: NodeJS.Signals, ending: 'signal' | 'shutdown'): Promise<void>;
   readonly signalFlushTimeoutMs: number;
 }
 
-const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-const targets = new Set<SignalFlushTarget>();
+const FLUSH_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+/** How long the loggers may take to write what they buffer before the process exits. */
+const EXIT_FLUSH_MS = 1000;
+
+const graceful = new Set<ShutdownOnSignal>();
+const flushes = new Set<FlushOnSignal>();
+const listening = new Set<NodeJS.Signals>();
+/** Apps in a signal-driven shutdown, and what they resolve with; they stay registered until the exit. */
+const signalled = new Map<ShutdownOnSignal, Promise<number>>();
 let flushing = false;
 
+function busy(): boolean {
+  return signalled.size > 0 || flushing;
+}
+
+/** Listens to exactly the signals some registration needs; while a shutdown or flush runs, keeps every listener. */
+function sync(): void {
+  const wanted = new Set<NodeJS.Signals>(flushes.size > 0 ? FLUSH_SIGNALS : []);
+  for (const app of graceful) for (const s of app.signals) wanted.add(s);
+  for (const s of wanted) {
+    if (listening.has(s)) continue;
+    process.on(s, onSignal);
+    listening.add(s);
+  }
+  if (busy()) return;
+  for (const s of listening) {
+    if (wanted.has(s)) continue;
+    process.removeListener(s, onSignal);
+    listening.delete(s);
+  }
+}
+
+function exitCodeOf(signal: NodeJS.Signals): number {
+  // The shell convention for "terminated by signal N".
+  return 128 + (constants.signals[signal] ?? 15);
+}
+
+/** Removes every listener and raises `signal` again: the process ends as Node ends it without a handler. */
 function die(signal: NodeJS.Signals): void {
-  for (const s of SIGNALS) process.removeListener(s, onSignal);
+  for (const s of listening) process.removeListener(s, onSignal);
+  listening.clear();
   process.kill(process.pid, signal);
 }
 
-function onSignal(signal: NodeJS.Signals): void {
-  // Another listener owns this signal: whatever it does (exit, drain, ignore) stays as it is.
-  if (process.listenerCount(signal) > 1) return;
-  if (flushing) {
-    die(signal);
-    return;
-  }
-  flushing = true;
+/** Writes every queued flush target, bounded by the longest of their bounds. */
+async function flushAll(signal: NodeJS.Signals, ending: 'signal' | 'shutdown'): Promise<void> {
   let bound = 0;
-  for (const t of targets) bound = Math.max(bound, t.signalFlushTimeoutMs);
+  for (const t of flushes) bound = Math.max(bound, t.signalFlushTimeoutMs);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, bound);
   });
-  const flushes = [...targets].map((t) => t.flushForSignal(signal).catch(() => undefined));
-  void Promise.race([Promise.all(flushes), timeout]).then(() => {
-    clearTimeout(timer);
+  const writes = [...flushes].map((t) => t.flushForSignal(signal, ending).catch(() => undefined));
+  await Promise.race([Promise.all(writes), timeout]);
+  clearTimeout(timer);
+}
+
+/** Exits with `code` once the shutting-down apps' loggers have written what they buffer (at most EXIT_FLUSH_MS). */
+function exit(code: number): void {
+  // If the loggers never call back and the event loop empties first, Node exits with this code.
+  process.exitCode = code;
+  const bound = new Promise<void>((resolve) => setTimeout(resolve, EXIT_FLUSH_MS).unref());
+  const said = [...signalled.keys()].map((app) => app.exiting(code).catch(() => undefined));
+  void Promise.race([Promise.all(said), bound]).then(() => process.exit(code));
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  const apps = [...graceful].filter((app) => app.signals.includes(signal));
+  if (apps.length > 0) {
+    const again = apps.filter((app) => signalled.has(app));
+    if (again.length > 0) {
+      for (const app of again) app.interrupted(signal);
+      exit(exitCodeOf(signal));
+      return;
+    }
+    const first = signalled.size === 0;
+    for (const app of apps) signalled.set(app, app.shutdown(signal));
+    if (first) void settle(signal);
+    return;
+  }
+  if (flushing) {
     die(signal);
-  });
+    return;
+  }
+  // Another listener owns this signal (the host's): whatever it does (exit, drain, ignore) stays as it is.
+  if (process.listenerCount(signal) > 1 || signalled.size > 0 || flushes.size === 0) return;
+  flushing = true;
+  void flushAll(signal, 'signal').then(() => die(signal));
+}
+
+/** Waits for every signal-driven shutdown (also those a later signal starts), then writes the other apps' queues and exits. */
+async function settle(signal: NodeJS.Signals): Promise<void> {
+  let worst = 0;
+  for (let seen = 0; seen < signalled.size; seen = signalled.size) {
+    for (const code of await Promise.all(signalled.values())) worst = Math.max(worst, code);
+  }
+  if (flushes.size > 0) {
+    flushing = true;
+    await flushAll(signal, 'shutdown');
+  }
+  exit(worst);
 }
 
 /**
- * Flushes `target` when the process receives SIGTERM or SIGINT that nothing else handles.
- * Returns the function that stops it (the trail calls it when its app closes); the listeners are
- * shared by every Kit app in the process and removed with the last one.
+ * Shuts `app` down on its signals. Returns the function that stops it (when the app closes by
+ * other means); after a signal it does nothing, so that a second signal is still caught.
  */
-export function flushOnSignals(target: SignalFlushTarget): () => void {
-  if (targets.size === 0) for (const s of SIGNALS) process.on(s, onSignal);
-  targets.add(target);
+export function onShutdownSignals(app: ShutdownOnSignal): () => void {
+  graceful.add(app);
+  sync();
   return () => {
-    if (!targets.delete(target) || targets.size > 0 || flushing) return;
-    for (const s of SIGNALS) process.removeListener(s, onSignal);
+    if (signalled.has(app) || !graceful.delete(app)) return;
+    sync();
+  };
+}
+
+/**
+ * Writes `target`'s queue when the process receives SIGTERM or SIGINT that nothing else handles,
+ * or before a graceful shutdown of another app ends it. Returns the function that stops it (the
+ * audit trail calls it when its app closes).
+ */
+export function flushOnSignals(target: FlushOnSignal): () => void {
+  flushes.add(target);
+  sync();
+  return () => {
+    if (!flushes.delete(target)) return;
+    sync();
   };
 }

@@ -1,0 +1,234 @@
+// One owner of process signals and one order of shutdown steps (lifecycle/): an app closes in the
+// documented order (unready, flush, release) however it is closed, and two Kit apps in one process
+// stay independent: one's shutdown neither cuts the other's drain short nor loses its audit queue,
+// and one closing leaves the other's signal handling in place.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import Fastify from 'fastify';
+import { addKit, useKit, type AuditLogEntry, type IAuditSink } from '@kit/core';
+
+const tsx = fileURLToPath(import.meta.resolve('tsx'));
+const hostFile = fileURLToPath(new URL('./fixtures/lifecycle/two-apps-host.ts', import.meta.url));
+
+describe('the shutdown steps of one app (in process)', () => {
+  it('run unready, then flush, then release (the last added first), whether app.close() or app.kit.shutdown() closes the app', async () => {
+    for (const how of ['app.close()', 'app.kit.shutdown()'] as const) {
+      const events: string[] = [];
+      let open = true;
+      // An audit sink that writes to a "database" released as the app closes: it must still be open.
+      const sink: IAuditSink = {
+        async writeBatchAsync(entries: readonly AuditLogEntry[]) {
+          events.push(`audit wrote ${entries.length} (database ${open ? 'open' : 'closed'})`);
+        },
+        async writeAsync() {
+          events.push(`audit wrote 1 (database ${open ? 'open' : 'closed'})`);
+        },
+      };
+      const app = Fastify();
+      const kit = addKit(app, [], (opt) => {
+        opt.configureAuditTrail((a) => {
+          a.asyncWrite = true;
+          a.flushIntervalMs = 600_000;
+        });
+        opt.auditSinkFactory = () => sink;
+      });
+      kit.onShutdown('release', 'database', async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        open = false;
+        events.push('database closed');
+      });
+      kit.onShutdown('release', 'cache', () => void events.push('cache closed (added last, closed first)'));
+      kit.onShutdown('flush', 'outbox', () => void events.push(`outbox flushed (state ${app.kit.state})`));
+      kit.onShutdown('unready', 'jobs', () => void events.push(`jobs stopped (state ${app.kit.state})`));
+      app.get('/work', async () => 'ok');
+      await useKit(app);
+      for (let i = 0; i < 3; i++) assert.equal((await app.inject('/work')).statusCode, 200);
+      assert.deepEqual(events, [], 'the entries are queued');
+      await (how === 'app.close()' ? app.close() : app.kit.shutdown());
+      // The flush steps run together: their order among themselves is not fixed.
+      assert.deepEqual(
+        [events[0], new Set(events.slice(1, 3)), ...events.slice(3)],
+        [
+          'jobs stopped (state shuttingDown)',
+          new Set(['outbox flushed (state shuttingDown)', 'audit wrote 3 (database open)']),
+          'cache closed (added last, closed first)',
+          'database closed',
+        ],
+        how,
+      );
+    }
+  });
+
+  it('a failing step is logged and the others still run; close() then rejects with its error', async () => {
+    const lines: string[] = [];
+    const app = Fastify({ logger: { level: 'error', stream: { write: (l: string) => void lines.push(l) } } });
+    const kit = addKit(app);
+    const ran: string[] = [];
+    kit.onShutdown('flush', 'broken', () => {
+      throw new Error('flush failed');
+    });
+    kit.onShutdown('release', 'pool', () => void ran.push('pool'));
+    await useKit(app);
+    await assert.rejects(app.close(), /flush failed/);
+    assert.deepEqual(ran, ['pool']);
+    assert.match(lines.join(''), /shutdown step 'broken' failed/);
+    assert.throws(() => kit.onShutdown('later' as never, 'x', () => undefined), TypeError);
+  });
+
+  it("two apps in one process: closing one leaves the other's signal listener, closing both removes it", async () => {
+    const before = process.listenerCount('SIGTERM');
+    const a = Fastify();
+    const b = Fastify();
+    addKit(a, [], (opt) => opt.configureGracefulShutdown());
+    addKit(b, [], (opt) => opt.configureGracefulShutdown());
+    await useKit(a);
+    await useKit(b);
+    assert.equal(process.listenerCount('SIGTERM'), before + 1, 'one listener for the process, whatever the number of apps');
+    await a.close();
+    assert.equal(process.listenerCount('SIGTERM'), before + 1, "b's handling is still there");
+    await b.close();
+    assert.equal(process.listenerCount('SIGTERM'), before);
+  });
+});
+
+interface Host {
+  readonly a: string;
+  readonly b: string;
+  readonly dir: string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  readonly kill: (signal: NodeJS.Signals) => void;
+  readonly stdout: () => string;
+  close(): Promise<void>;
+}
+
+async function startHost(mode: 'both-graceful' | 'graceful-and-audit' | 'one-closes'): Promise<Host> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'kit-two-apps-'));
+  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, hostFile, dir, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d: string) => (out += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
+  );
+  const close = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const [a, b] = await new Promise<[number, number]>((resolve, reject) => {
+      const onData = (): void => {
+        const m = /READY (\d+) (\d+)/.exec(out);
+        if (m) resolve([Number(m[1]), Number(m[2])]);
+      };
+      child.stdout.on('data', onData);
+      void exited.then((e) => reject(new Error(`host exited early: ${JSON.stringify(e)}\n${out}`)));
+    });
+    return { a: `http://127.0.0.1:${a}`, b: `http://127.0.0.1:${b}`, dir, exited, kill: (s) => child.kill(s), stdout: () => out, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function work(base: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${base}/work`);
+    assert.equal(res.status, 200);
+    ids.push(res.headers.get('x-correlation-id') as string);
+    await res.arrayBuffer();
+  }
+  return ids;
+}
+
+async function written(host: Host, app: 'a' | 'b'): Promise<string[]> {
+  const text = await readFile(path.join(host.dir, `${app}.jsonl`), 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => (JSON.parse(l) as { correlationId: string }).correlationId);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `predicate` every 50 ms for at most 10 s. */
+async function waitFor(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  while (!(await predicate())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await sleep(50);
+  }
+}
+
+/** True once app `app` logged that its server closed. */
+function closedLine(host: Host, app: 'a' | 'b'): boolean {
+  return host.stdout().split('\n').some((l) => l.includes(`"app":"${app}"`) && l.includes('Kit: server closed'));
+}
+
+describe('two Kit apps in one process (real child process, real signals)', () => {
+  it('both shut down gracefully on one SIGTERM: the shorter delay does not cut the longer one short, every entry of both is written, exit 0', async (t) => {
+    const host = await startHost('both-graceful');
+    try {
+      const ids = { a: await work(host.a, 12), b: await work(host.b, 9) };
+      const signalled = performance.now();
+      host.kill('SIGTERM');
+      // a's delay (300 ms) and drain are over and a has closed; b's delay (2500 ms) is not.
+      await waitFor(() => closedLine(host, 'a'), 'a closed');
+      assert.ok(performance.now() - signalled < 2500, 'a closed within b\'s delay');
+      assert.equal((await fetch(`${host.b}/healthz`)).status, 503, 'b is shutting down');
+      const during = await fetch(`${host.b}/work`);
+      assert.equal(during.status, 200, 'b still serves in its delay');
+      ids.b.push(during.headers.get('x-correlation-id') as string);
+      const exit = await host.exited;
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
+      assert.ok(exit.at - signalled >= 2500, `the process waited for b's delay (${Math.round(exit.at - signalled)} ms)`);
+      assert.deepEqual((await written(host, 'a')).sort(), ids.a.sort());
+      assert.deepEqual((await written(host, 'b')).sort(), ids.b.sort());
+      t.diagnostic(`SIGTERM -> exit: ${Math.round(exit.at - signalled)} ms`);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("one app shuts down gracefully, the other only audits: the other's queue is written before the process exits 0", async () => {
+    const host = await startHost('graceful-and-audit');
+    try {
+      const ids = { a: await work(host.a, 5), b: await work(host.b, 17) };
+      host.kill('SIGTERM');
+      const exit = await host.exited;
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null }, "a's graceful shutdown ends the process");
+      assert.deepEqual((await written(host, 'a')).sort(), ids.a.sort());
+      assert.deepEqual((await written(host, 'b')).sort(), ids.b.sort(), "b's queued entries were written, not lost");
+      assert.match(host.stdout(), /"app":"b".*ends the process once another Kit app's graceful shutdown is done/);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("one app closed in-process leaves the other's signal handling: SIGTERM still drains it and exits 0", async () => {
+    const host = await startHost('one-closes');
+    try {
+      const ids = { a: await work(host.a, 4), b: await work(host.b, 6) };
+      assert.equal((await fetch(`${host.a}/close`, { method: 'POST' })).status, 200);
+      ids.a.push('close'); // the POST /close itself is audited too
+      await waitFor(async () => (await written(host, 'a')).length === ids.a.length, "a's entries written as it closed");
+      assert.equal((await written(host, 'a')).filter((id) => !ids.a.includes(id)).length, 1, 'the one unknown id is the POST /close');
+      const signalled = performance.now();
+      host.kill('SIGTERM');
+      await sleep(300);
+      assert.equal((await fetch(`${host.b}/healthz`)).status, 503, 'b is shutting down');
+      const exit = await host.exited;
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
+      assert.ok(exit.at - signalled >= 2500, "b's delay was honoured");
+      assert.deepEqual((await written(host, 'b')).sort(), ids.b.sort());
+    } finally {
+      await host.close();
+    }
+  });
+});
