@@ -4,7 +4,7 @@
 // and one closing leaves the other's signal handling in place.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,21 @@ import { addKit, useKit, type AuditLogEntry, type IAuditSink } from '@kit/core';
 
 const tsx = fileURLToPath(import.meta.resolve('tsx'));
 const hostFile = fileURLToPath(new URL('./fixtures/lifecycle/two-apps-host.ts', import.meta.url));
+
+describe('the owner of process signals', () => {
+  it('is lifecycle/signals.ts alone: no other source file of any package listens to the process', async () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const listening: string[] = [];
+    for (const pkg of await readdir(root)) {
+      const src = path.join(root, pkg, 'src');
+      const files = (await readdir(src, { recursive: true }).catch(() => [])).filter((f) => f.endsWith('.ts'));
+      for (const file of files) {
+        if (/process\.(on|once|addListener|prependListener|prependOnceListener)\(/.test(await readFile(path.join(src, file), 'utf8'))) listening.push(`${pkg}/src/${file}`);
+      }
+    }
+    assert.deepEqual(listening, ['core/src/lifecycle/signals.ts']);
+  });
+});
 
 describe('the shutdown steps of one app (in process)', () => {
   it('run unready, then flush, then release (the last added first), whether app.close() or app.kit.shutdown() closes the app', async () => {
