@@ -10,3 +10,4 @@ export { orderOf, type ListOptions, type Filter, type FilterOperator, type SortK
 export { DatabaseUnavailableError, DatabaseBusyError, StatementTimeoutError, ConstraintViolationError, InvalidValueError, SchemaMismatchError, VersionConflictError } from './mapper/errors.js';
 export { redactConnectionString, type EngineKind } from './mapper/connection-string.js';
 export { sqliteAvailable } from './mapper/sqlite.js';
+export { autoCrudErrors } from './errors.js';

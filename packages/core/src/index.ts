@@ -7,7 +7,7 @@
 export { addKit, useKit, type KitConfigure, type HostInstance } from './kit/kit.js';
 export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './kit/options.js';
 export type { KitInstance, KitAudit } from './kit/runtime.js';
-export { KitError } from './shared/errors.js';
+export { KitError, coreErrors, errorCatalogue, type KitErrorCode, type KitErrorCodes, type KitErrorSpec, type KitErrorCatalogue } from './shared/errors.js';
 export { sendProblem, PROBLEM_JSON, type ProblemDetails } from './problem/details.js';
 export type { ProblemValidationError } from './problem/errors.js';
 export { PROBLEM_DETAILS_SCHEMA } from './problem/openapi.js';

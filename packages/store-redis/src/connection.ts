@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { KitError, StoreUnavailableError } from '@kit/core';
+import { redisStoreErrors } from './errors.js';
 import { failureOf, tlsTimeoutReason } from './failures.js';
 import type { LuaScript } from './scripts.js';
 import type { Topology } from './topology.js';
@@ -270,7 +271,7 @@ export class RedisConnection {
     const error = err instanceof Error ? err : new Error(String(err));
     const message = scrub(error.message, this.topology.secrets);
     if (error.name === 'ReplyError' && !UNAVAILABLE_REPLIES.test(message)) {
-      return new KitError('KIT_ERR_STORE_FAILED', `Redis refused a store command: ${message}`, { cause: error });
+      return redisStoreErrors.error('KIT_ERR_STORE_FAILED', { reply: message }, { cause: error });
     }
     const cluster = this.topology.mode === 'cluster';
     let reason: string;

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase } from 'fastify';
 import type { Cluster } from 'ioredis';
-import { HealthCheckResult, KitError, StoreUnavailableError, type HealthCheckContext, type IHealthCheck, type HostInstance } from '@kit/core';
+import { HealthCheckResult, StoreUnavailableError, type HealthCheckContext, type IHealthCheck, type HostInstance } from '@kit/core';
+import { redisStoreErrors } from './errors.js';
 import { untilAborted } from './wait.js';
 import { KIT_REDIS_STORE, type KitRedisStore } from './plugin.js';
 
@@ -118,7 +119,7 @@ export function useKitStoreHealthCheck<S extends RawServerBase, L extends Fastif
 ): void {
   const app = host as unknown as FastifyInstance;
   if (!app.hasDecorator('kit') || !app.kit.services.hasRegistration(KIT_REDIS_STORE)) {
-    throw new KitError('KIT_ERR_STORE_NOT_ADDED', 'useKitStoreHealthCheck(app) needs addKitStore(app, url) first.');
+    throw redisStoreErrors.error('KIT_ERR_STORE_NOT_ADDED');
   }
   const check = new StoreHealthCheck({ kitRedisStore: app.kit.services.resolve<KitRedisStore>(KIT_REDIS_STORE) });
   app.kit.healthChecks.addCheck('redis', check, { tags: ['ready'], timeoutMs: options.timeoutMs ?? 800 });

@@ -11,3 +11,4 @@ export type { StoreMode, StoreUrlInput } from './topology.js';
 export type { StoreLogger } from './connection.js';
 export { RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore, RedisCronJobStore } from './stores.js';
 export { redactStoreUrl } from './url.js';
+export { redisStoreErrors } from './errors.js';

@@ -10,6 +10,7 @@ import {
   type ISagaStore,
   type HostInstance,
 } from '@kit/core';
+import { redisStoreErrors } from './errors.js';
 import { RedisConnection, type StoreLogger } from './connection.js';
 import { RedisCronJobStore, RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore } from './stores.js';
 import { createClient, resolveTopology, type StoreMode, type StoreUrlInput } from './topology.js';
@@ -240,10 +241,10 @@ export function addKitStore<S extends RawServerBase, L extends FastifyBaseLogger
     throw new KitError('KIT_ERR_NOT_ADDED', 'addKitStore(app, url) was called on an instance without Kit: call addKit(app, ...) first.');
   }
   if (app.kit.services.hasRegistration(KIT_REDIS_STORE)) {
-    throw new KitError('KIT_ERR_STORE_ALREADY_ADDED', 'addKitStore(app, url) was called twice on the same Fastify instance.');
+    throw redisStoreErrors.error('KIT_ERR_STORE_ALREADY_ADDED');
   }
   if (app.kit.state !== 'starting') {
-    throw new KitError('KIT_ERR_STORE_TOO_LATE', 'addKitStore(app, url) was called after useKit(app) completed; call it between addKit and useKit.');
+    throw redisStoreErrors.error('KIT_ERR_STORE_TOO_LATE');
   }
   const logger = options.logger ?? app.log.child({ kit: 'store-redis' });
   const store = createRedisStores(url, { ...options, logger });

@@ -1,4 +1,4 @@
-import { KitError } from '../shared/errors.js';
+import { coreErrors, KitError } from '../shared/errors.js';
 import { KitHttpMethod } from '../shared/enums.js';
 import { validateSecuritySchemes, type SecuritySchemeObject } from '../shared/security-schemes.js';
 import { GROUP, LEGACY, own, rememberName, ROUTES, SECURITY, TAGS, type LegacyRoute, type Metadata } from './metadata.js';
@@ -68,7 +68,7 @@ export function EndpointGroup(name: string, options?: EndpointGroupOptions) {
  */
 export function KitTag(tag: string) {
   if (typeof tag !== 'string' || tag.trim() === '') {
-    throw new KitError('KIT_ERR_INVALID_TAG', `@KitTag(${JSON.stringify(tag)}): a tag must be a non-empty string.`);
+    throw coreErrors.error('KIT_ERR_INVALID_TAG', { tag: JSON.stringify(tag) });
   }
   return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
     const metadata = context.metadata as Metadata;

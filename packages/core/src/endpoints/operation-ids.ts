@@ -1,5 +1,5 @@
 import type { RouteOptions } from 'fastify';
-import { KitError } from '../shared/errors.js';
+import { coreErrors } from '../shared/errors.js';
 
 /**
  * A route path as written inside `addRoutes`, made relative: no leading or trailing `/`, and
@@ -87,10 +87,7 @@ export class RouteTable {
         const where = `${method} ${route.url}`;
         const first = seen.get(id);
         if (first !== undefined && first !== where) {
-          throw new KitError(
-            'KIT_ERR_DUPLICATE_OPERATION_ID',
-            `operationId '${id}' is used by both ${first} and ${where}. Set a distinct schema.operationId on one of them.`,
-          );
+          throw coreErrors.error('KIT_ERR_DUPLICATE_OPERATION_ID', { id, first, second: where });
         }
         seen.set(id, where);
       }

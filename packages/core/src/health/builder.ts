@@ -1,4 +1,4 @@
-import { KitError, invalidOption, show } from '../shared/errors.js';
+import { coreErrors, KitError, invalidOption, show } from '../shared/errors.js';
 import type { ServiceClass } from '../shared/services.js';
 import { DEFAULT_CHECK_TIMEOUT_MS } from './constants.js';
 import type { HealthCheckContext, HealthCheckResult, IHealthCheck } from './result.js';
@@ -99,10 +99,7 @@ export class HealthChecksBuilder {
   /** Registers a check under a unique name. Throws `KIT_ERR_DUPLICATE_HEALTH_CHECK` on a repeated name. */
   addCheck(name: string, check: HealthCheckSource, options: HealthCheckOptions = {}): this {
     if (this.#sealed) {
-      throw new KitError(
-        'KIT_ERR_HEALTH_SEALED',
-        `Health check '${name}' was added after useKit() built the health checks; add checks in healthChecksConfigure or from a plugin registered before useKit().`,
-      );
+      throw coreErrors.error('KIT_ERR_HEALTH_SEALED', { name });
     }
     if (typeof name !== 'string' || !NAME.test(name)) {
       throw invalidOption('addCheck(name)', name, 'a name of 1-64 letters, digits, ".", "_", ":" or "-"');

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { onShutdownSignals } from '../lifecycle/signals.js';
 import type { ShutdownSteps } from '../lifecycle/shutdown-steps.js';
-import { KitError } from '../shared/errors.js';
+import { coreErrors } from '../shared/errors.js';
 import { ConnectionDrain } from './drain.js';
 import { redactError } from '../shared/secrets.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './shutdown-options.js';
@@ -43,11 +43,7 @@ async function closeWithin(app: FastifyInstance, remainingMs: number, drainTimeo
     if (flushOverran !== undefined) throw flushOverran;
     // The flush may have started in the grace and hung too: its entries count as failed all the same.
     const alsoFlush = steps.abandon(drainTimeoutMs);
-    throw new KitError(
-      'KIT_ERR_DRAIN_TIMEOUT',
-      `In-flight requests did not finish within gracefulShutdown.drainTimeoutMs (${drainTimeoutMs} ms); the remaining connections were closed.` +
-        (alsoFlush === undefined ? '' : ` ${alsoFlush.message}`),
-    );
+    throw coreErrors.error('KIT_ERR_DRAIN_TIMEOUT', { drainTimeoutMs, flush: alsoFlush === undefined ? '' : ` ${alsoFlush.message}` });
   } finally {
     clearTimeout(timer);
   }

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { KitError } from '../shared/errors.js';
+import { coreErrors, KitError } from '../shared/errors.js';
 import { buildService, type KitServices, type ServiceClass } from '../shared/services.js';
 import type { HealthChecksBuilder, HealthCheckRegistration } from './builder.js';
 import { redactError, redactForFull } from '../shared/secrets.js';
@@ -101,7 +101,7 @@ export async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<CheckOutcome>((resolve) => {
     timer = setTimeout(() => {
-      const reason = new KitError('KIT_ERR_HEALTH_CHECK_TIMEOUT', `Health check '${entry.name}' timed out after ${entry.timeoutMs} ms`);
+      const reason = coreErrors.error('KIT_ERR_HEALTH_CHECK_TIMEOUT', { name: entry.name, timeoutMs: entry.timeoutMs });
       controller.abort(reason);
       resolve(outcome(entry.name, 'unhealthy', `Timed out after ${entry.timeoutMs} ms`, reason));
     }, entry.timeoutMs);
@@ -201,7 +201,7 @@ export function buildHealthChecks(builder: HealthChecksBuilder, services: KitSer
         check = buildService(services, r.check, `health check '${r.name}' (${r.check.name || 'anonymous class'})`);
       } catch (err) {
         if (err instanceof KitError) throw err;
-        throw new KitError('KIT_ERR_HEALTH_CHECK', `Health check '${r.name}' (${r.check.name || 'anonymous class'}) could not be built: ${asError(err).message}`, { cause: err });
+        throw coreErrors.error('KIT_ERR_HEALTH_CHECK', { name: r.name, check: r.check.name || 'anonymous class', reason: asError(err).message }, { cause: err });
       }
     } else {
       check = r.check;

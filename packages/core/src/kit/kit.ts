@@ -12,7 +12,7 @@ import { installJwt } from '../auth/authenticate.js';
 import type { EndpointSource } from '../endpoints/discovery.js';
 import { registerEndpointGroups } from '../endpoints/mapping.js';
 import { installRouteHooks } from '../endpoints/route-hooks.js';
-import { callConfigure, KitError } from '../shared/errors.js';
+import { callConfigure, coreErrors, KitError } from '../shared/errors.js';
 import { installGracefulShutdown, trackLifecycle } from '../health/lifecycle.js';
 import { installShutdownSteps } from '../lifecycle/shutdown-steps.js';
 import { redactError } from '../shared/secrets.js';
@@ -108,7 +108,7 @@ export function addKit(
   maybeConfigure?: KitConfigure,
 ): KitInstance {
   const app = host as unknown as FastifyInstance;
-  if (app.hasDecorator('kit')) throw new KitError('KIT_ERR_ALREADY_ADDED', 'addKit(app) was called twice on the same Fastify instance.');
+  if (app.hasDecorator('kit')) throw coreErrors.error('KIT_ERR_ALREADY_ADDED');
   const sources = Array.isArray(sourcesOrConfigure) ? (sourcesOrConfigure as readonly EndpointSource[]) : undefined;
   const configure = typeof sourcesOrConfigure === 'function' ? sourcesOrConfigure : maybeConfigure;
   if (sourcesOrConfigure !== undefined && !sources && !configure) {
@@ -155,7 +155,7 @@ export function addKit(
   app.addHook('onReady', (done) => {
     kit.instanceReady = true;
     if (kit.useKitCalled) done();
-    else done(new KitError('KIT_ERR_USE_KIT_MISSING', 'addKit(app) was called but useKit(app) was not, so no endpoint group, probe or document route exists. Call `await useKit(app)` after addKit(app, ...) and before app.ready() or app.listen().'));
+    else done(coreErrors.error('KIT_ERR_USE_KIT_MISSING'));
   });
   return kit;
 }

@@ -1,4 +1,4 @@
-import { KitError } from '../shared/errors.js';
+import { coreErrors } from '../shared/errors.js';
 import type { IWarmup, WarmupTask } from './options.js';
 import { buildService, type KitServices, type ServiceClass } from '../shared/services.js';
 
@@ -16,7 +16,7 @@ export async function runWarmups(tasks: readonly WarmupTask[], services: KitServ
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const err = new KitError('KIT_ERR_WARMUP_TIMEOUT', `Warm-up did not finish within warmupTimeoutMs (${timeoutMs} ms). Raise opt.warmupTimeoutMs or make the tasks faster.`);
+      const err = coreErrors.error('KIT_ERR_WARMUP_TIMEOUT', { timeoutMs });
       controller.abort(err);
       reject(err);
     }, timeoutMs);

@@ -1,7 +1,7 @@
 import type * as PromClientModule from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AuditStats } from '../audit/entry.js';
-import { KitError } from '../shared/errors.js';
+import { coreErrors, KitError } from '../shared/errors.js';
 import type { CheckOutcome } from '../health/runner.js';
 import type { PrometheusRegistry } from './options.js';
 
@@ -12,7 +12,7 @@ export async function loadPromClient(): Promise<PromClient> {
   try {
     return await import('prom-client');
   } catch (err) {
-    throw new KitError('KIT_ERR_METRICS_UNAVAILABLE', 'opt.configureMetrics() needs the prom-client package: npm install prom-client', { cause: err });
+    throw coreErrors.error('KIT_ERR_METRICS_UNAVAILABLE', undefined, { cause: err });
   }
 }
 

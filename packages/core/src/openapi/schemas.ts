@@ -4,7 +4,7 @@
 // generated clients get one named type. Only the document changes; validation and serialization
 // keep the route's own schema.
 import type { FastifySchema, RouteOptions } from 'fastify';
-import { KitError } from '../shared/errors.js';
+import { coreErrors } from '../shared/errors.js';
 
 type Json = Record<string, unknown>;
 
@@ -43,7 +43,7 @@ export class NamedSchemas {
       const json = JSON.stringify(value);
       const known = this.#byId.get(id);
       if (known && known.json !== json) {
-        throw new KitError('KIT_ERR_SCHEMA_ID', `Two different schemas use $id "${id}" (${known.where} and ${where}): the OpenAPI document can name only one. Rename one of them.`);
+        throw coreErrors.error('KIT_ERR_SCHEMA_ID', { id, first: known.where, second: where });
       }
       if (!known) this.#byId.set(id, { json, schema: value, where });
     }

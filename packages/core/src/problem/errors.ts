@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { KitError } from '../shared/errors.js';
+import { coreErrors } from '../shared/errors.js';
 import { sendProblem, type ProblemDetails } from './details.js';
 import { redactError } from '../shared/secrets.js';
 
@@ -106,10 +106,6 @@ export function installProblemDetails(scope: FastifyInstance): void {
   try {
     scope.setNotFoundHandler(kitProblemNotFound);
   } catch (err) {
-    throw new KitError(
-      'KIT_ERR_NOT_FOUND_HANDLER',
-      'opt.problemDetails answers unknown routes with a 404 problem, but this instance already has a not-found handler: remove app.setNotFoundHandler(...) or set opt.problemDetails = false.',
-      { cause: err },
-    );
+    throw coreErrors.error('KIT_ERR_NOT_FOUND_HANDLER', undefined, { cause: err });
   }
 }

@@ -1,29 +1,9 @@
+import { coreErrors } from './error-codes.js';
+import { KitError } from './kit-error.js';
 import { redactForFull } from './secrets.js';
 
-/**
- * Kit errors carry a stable `code` (`KIT_ERR_…`) in the style of Fastify's `FST_ERR_…`, and a
- * message that names the option or class at fault and says how to fix it.
- *
- * @example
- * ```ts
- * try {
- *   await useKit(app);
- * } catch (err) {
- *   if (err instanceof KitError && err.code === 'KIT_ERR_DEPENDENCY') app.log.fatal(err.message);
- *   throw err;
- * }
- * ```
- */
-export class KitError extends Error {
-  /** Stable, documented error code such as `KIT_ERR_INVALID_OPTION`. */
-  readonly code: string;
-
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'KitError';
-    this.code = code;
-  }
-}
+export { KitError, errorCatalogue, type KitErrorCatalogue, type KitErrorCode, type KitErrorCodes, type KitErrorSpec } from './kit-error.js';
+export { coreErrors } from './error-codes.js';
 
 /** True for a class (as opposed to a function that can be called without `new`). */
 export function isClass(value: unknown): boolean {
@@ -83,11 +63,7 @@ export function callConfigure<A>(option: string, fn: (arg: A) => unknown, arg: A
     // translate lets the caller turn a known failure into its own, more precise KitError.
     const err = translate ? translate(thrown) : thrown;
     if (err instanceof KitError) throw err;
-    throw new KitError(
-      'KIT_ERR_CONFIGURE_FAILED',
-      `Kit option ${option} = ${show(fn)} threw ${describeThrown(err)}. Fix the callback; the original error is the cause.`,
-      { cause: err },
-    );
+    throw coreErrors.error('KIT_ERR_CONFIGURE_FAILED', { option, callback: show(fn), thrown: describeThrown(err) }, { cause: err });
   }
   if (isThenable(result)) {
     // The promise is not awaited; keep its rejection from becoming an unhandled one.
@@ -145,10 +121,10 @@ export function assertKnownOptions(options: object, template: object, prefix = '
       throw invalidOption(`${prefix}${key}`, value, `no assignment: ${key} is a method, call it as opt.${key}(...)`);
     }
     const closest = closestName(key, [...fields, ...methods]);
-    throw new KitError(
-      'KIT_ERR_UNKNOWN_OPTION',
-      `Unknown Kit option ${prefix}${key} = ${show(value)}: ` +
-        (closest === undefined ? `the known options are ${fields.map((f) => prefix + f).join(', ')}.` : `did you mean ${prefix}${closest}?`),
-    );
+    throw coreErrors.error('KIT_ERR_UNKNOWN_OPTION', {
+      option: `${prefix}${key}`,
+      value: show(value),
+      hint: closest === undefined ? `the known options are ${fields.map((f) => prefix + f).join(', ')}.` : `did you mean ${prefix}${closest}?`,
+    });
   }
 }

@@ -1,7 +1,7 @@
 // Security a group declares (`@EndpointGroup(name, { security })`): validated when the decorator
 // runs, written on each route of the group by the group's naming hook, and collected into
 // `components.securitySchemes` when the document is built.
-import { KitError, show } from './errors.js';
+import { coreErrors, KitError, show } from './errors.js';
 
 /**
  * An OpenAPI 3.1 security scheme object, as it appears under `components.securitySchemes`.
@@ -70,7 +70,7 @@ export function mergeSecuritySchemes(
     const json = JSON.stringify(scheme);
     const prior = seen.get(name);
     if (prior && prior.json !== json) {
-      throw new KitError('KIT_ERR_SECURITY_SCHEME', `Security scheme "${name}" is declared differently by ${prior.where} and by ${where}: give one of them another name, or the same definition.`);
+      throw coreErrors.error('KIT_ERR_SECURITY_SCHEME', { name, first: prior.where, second: where });
     }
     if (!prior) seen.set(name, { where, json });
     into[name] = scheme;

@@ -1,10 +1,10 @@
-import { KitError, show } from '../shared/errors.js';
+import { coreErrors, show, type KitError } from '../shared/errors.js';
 import type { JsonValue, RateLimitAlgorithm, RateLimitOptions } from './types.js';
 
 const MAX_KEY_LENGTH = 1024;
 
 function invalid(what: string, value: unknown, expected: string): KitError {
-  return new KitError('KIT_ERR_STORE_INVALID_ARGUMENT', `Invalid store argument ${what} = ${show(value)}: expected ${expected}.`);
+  return coreErrors.error('KIT_ERR_STORE_INVALID_ARGUMENT', { what, value: show(value), expected });
 }
 
 function integer(what: string, value: unknown, min: number, expected: string): number {

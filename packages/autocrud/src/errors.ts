@@ -1,0 +1,69 @@
+// @kit/autocrud's error catalogue: the codes it adds, and the core codes it throws too. The table
+// in docs/autocrud.md ("Errors") is generated from it (docs/test/error-catalogue.test.ts).
+//
+// Two prefixes, on purpose: KIT_ERR_DATABASE_* say what the database did or could not do with a
+// statement (unreachable, no free connection, too slow, a constraint, a value it refused); they
+// are conditions of the database, which any Kit package that runs statements reports the same way.
+// KIT_ERR_AUTOCRUD_* say that one of AutoCrud's own rules was broken: an entity definition, the
+// order of start-up calls, an engine that cannot start, tables that do not fit the entities, a
+// row's version. Existing codes keep their spelling: hosts match on them.
+import { coreErrors, errorCatalogue } from '@kit/core';
+
+/**
+ * Every error code of `@kit/autocrud`: its own, and the ones of `@kit/core` it throws for the
+ * same reasons. `status` is what the generated routes answer.
+ *
+ * @example
+ * ```ts
+ * if (err instanceof KitError && autoCrudErrors.codes[err.code as keyof typeof autoCrudErrors.codes]?.status === 503) retryLater();
+ * ```
+ */
+export const autoCrudErrors = errorCatalogue({
+  // What the database did.
+  KIT_ERR_DATABASE_UNAVAILABLE: {
+    status: 503,
+    when: 'a repository call while the database cannot be reached or is still starting; `DatabaseUnavailableError` (routes: 503 with `Retry-After`)',
+  },
+  KIT_ERR_DATABASE_BUSY: {
+    status: 503,
+    when: 'no connection became free within `acquireTimeoutMs`: the database is up, only saturated; `DatabaseBusyError` (routes: 503 with `Retry-After: 1`)',
+  },
+  KIT_ERR_DATABASE_TIMEOUT: {
+    status: 504,
+    when: 'a statement ran past `statementTimeoutMs` and was cancelled; `StatementTimeoutError`',
+  },
+  KIT_ERR_DATABASE_CONFLICT: { status: 409, when: 'a write refused by a unique or foreign-key constraint; `ConstraintViolationError`' },
+  KIT_ERR_DATABASE_INVALID_VALUE: {
+    status: 400,
+    when: 'a write refused for a value out of range, or against a NOT NULL or CHECK constraint; `InvalidValueError`',
+  },
+  // AutoCrud's own rules.
+  KIT_ERR_AUTOCRUD_VERSION_CONFLICT: {
+    status: 412,
+    when: 'a conditional write (`ifVersion`, `If-Match`) found the row at another version; `VersionConflictError`',
+  },
+  KIT_ERR_AUTOCRUD_SCHEMA: { status: 503, when: 'a table or column is missing or of an incompatible type; `SchemaMismatchError` (fails start-up; later, routes answer 503)' },
+  KIT_ERR_AUTOCRUD_ENTITY: { when: '`defineEntity`, `@AutoCrud` (Create/Update with no writable field, unknown flags), two entities with one name' },
+  KIT_ERR_AUTOCRUD_NOT_ADDED: {
+    when: 'an `@AutoCrud` class without `addKitAutoCrud` (at `useKit`)',
+  },
+  KIT_ERR_AUTOCRUD_ALREADY_ADDED: {
+    when: '`addKitAutoCrud` called twice on one instance',
+  },
+  KIT_ERR_AUTOCRUD_TOO_LATE: {
+    when: '`addKitAutoCrud` after `useKit` completed',
+  },
+  KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED: {
+    when: '`sqlite:` on a Node without `node:sqlite`',
+  },
+  KIT_ERR_AUTOCRUD_ENGINE: { when: 'PGlite or SQLite cannot open its directory or file' },
+  KIT_ERR_INVALID_ARGUMENT: { when: 'a repository call whose arguments do not fit the entity (`after` of the wrong length, `ifVersion` on an entity without a version field)' },
+  // Core's codes, thrown for the same reasons.
+  KIT_ERR_INVALID_OPTION: { ...coreErrors.codes.KIT_ERR_INVALID_OPTION, when: 'a bad option or connection string (its password redacted)' },
+  KIT_ERR_NOT_ADDED: { ...coreErrors.codes.KIT_ERR_NOT_ADDED, when: '`addKitAutoCrud` on an instance without `addKit`' },
+});
+
+declare module '@kit/core' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging adds this package's codes
+  interface KitErrorCodes extends Record<keyof typeof autoCrudErrors.codes, true> {}
+}
