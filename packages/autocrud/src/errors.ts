@@ -22,38 +22,48 @@ export const autoCrudErrors = errorCatalogue({
   // What the database did.
   KIT_ERR_DATABASE_UNAVAILABLE: {
     status: 503,
+    message: 'The database is unavailable ({reason}); the query was not run. It is retried on the next call.',
     when: 'a repository call while the database cannot be reached or is still starting; `DatabaseUnavailableError` (routes: 503 with `Retry-After`)',
   },
   KIT_ERR_DATABASE_BUSY: {
     status: 503,
+    message: 'No database connection became free within {waitedMs} ms (acquireTimeoutMs); the query was not run. Retry shortly, or raise poolSize.',
     when: 'no connection became free within `acquireTimeoutMs`: the database is up, only saturated; `DatabaseBusyError` (routes: 503 with `Retry-After: 1`)',
   },
   KIT_ERR_DATABASE_TIMEOUT: {
     status: 504,
+    message: 'The statement ran longer than {limitMs} ms (statementTimeoutMs) and was cancelled; nothing of it was written.',
     when: 'a statement ran past `statementTimeoutMs` and was cancelled; `StatementTimeoutError`',
   },
   KIT_ERR_DATABASE_CONFLICT: { status: 409, when: 'a write refused by a unique or foreign-key constraint; `ConstraintViolationError`' },
   KIT_ERR_DATABASE_INVALID_VALUE: {
     status: 400,
+    message: 'The database refused a value: out of range for its column, or against a NOT NULL or CHECK constraint.',
     when: 'a write refused for a value out of range, or against a NOT NULL or CHECK constraint; `InvalidValueError`',
   },
   // AutoCrud's own rules.
   KIT_ERR_AUTOCRUD_VERSION_CONFLICT: {
     status: 412,
+    message: 'The row is at version {currentVersion}, not the one the write was conditioned on; nothing was written. Read it again and retry.',
     when: 'a conditional write (`ifVersion`, `If-Match`) found the row at another version; `VersionConflictError`',
   },
   KIT_ERR_AUTOCRUD_SCHEMA: { status: 503, when: 'a table or column is missing or of an incompatible type; `SchemaMismatchError` (fails start-up; later, routes answer 503)' },
   KIT_ERR_AUTOCRUD_ENTITY: { when: '`defineEntity`, `@AutoCrud` (Create/Update with no writable field, unknown flags), two entities with one name' },
   KIT_ERR_AUTOCRUD_NOT_ADDED: {
+    message: '{className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.{elsewhere}',
     when: 'an `@AutoCrud` class without `addKitAutoCrud` (at `useKit`)',
   },
   KIT_ERR_AUTOCRUD_ALREADY_ADDED: {
+    message: 'addKitAutoCrud(app, url) was called twice on the same Fastify instance; one database serves every @AutoCrud class.',
     when: '`addKitAutoCrud` called twice on one instance',
   },
   KIT_ERR_AUTOCRUD_TOO_LATE: {
+    message: 'addKitAutoCrud(app, url) was called after useKit(app) completed; call it between addKit and useKit.',
     when: '`addKitAutoCrud` after `useKit` completed',
   },
   KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED: {
+    message:
+      "addKitAutoCrud(app, '{url}'): the sqlite: engine uses node:sqlite, built into Node >= 22.13 (and 23.4+); this is Node {node}. Run on Node 22.13 or later, or use 'pglite:' (embedded PostgreSQL) or a postgres:// URL.",
     when: '`sqlite:` on a Node without `node:sqlite`',
   },
   KIT_ERR_AUTOCRUD_ENGINE: { when: 'PGlite or SQLite cannot open its directory or file' },

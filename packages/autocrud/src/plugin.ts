@@ -1,6 +1,7 @@
 import { asValue } from 'awilix';
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase, RouteOptions } from 'fastify';
 import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type KitServices, type RouteContributorContext } from '@kit/core';
+import { autoCrudErrors } from './errors.js';
 import { allows, CrudOperations } from './operations.js';
 import { cursorCodec, type CursorCodec } from './routes/cursor.js';
 import type { Entity, EntityRow } from './entity.js';
@@ -82,10 +83,7 @@ export function autoCrudFor(services: KitServices, className: string): AutoCrudC
   const elsewhere = services.hasRegistration(KIT_AUTOCRUD)
     ? ` One is registered, by another copy of @kit/autocrud: import AutoCrud and addKitAutoCrud from the same copy (npm ls @kit/autocrud).`
     : '';
-  throw new KitError(
-    'KIT_ERR_AUTOCRUD_NOT_ADDED',
-    `${className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.${elsewhere}`,
-  );
+  throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_NOT_ADDED', { className, elsewhere });
 }
 
 /** Kit's idempotency store (memory by default, Redis with @kit/store-redis), from the container. */
@@ -266,10 +264,10 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
     throw new KitError('KIT_ERR_NOT_ADDED', 'addKitAutoCrud(app, url) was called on an instance without Kit: call addKit(app, ...) first.');
   }
   if (app.kit.services.hasRegistration(KIT_AUTOCRUD)) {
-    throw new KitError('KIT_ERR_AUTOCRUD_ALREADY_ADDED', 'addKitAutoCrud(app, url) was called twice on the same Fastify instance; one database serves every @AutoCrud class.');
+    throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_ALREADY_ADDED');
   }
   if (app.kit.state !== 'starting') {
-    throw new KitError('KIT_ERR_AUTOCRUD_TOO_LATE', 'addKitAutoCrud(app, url) was called after useKit(app) completed; call it between addKit and useKit.');
+    throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_TOO_LATE');
   }
   const resolved = resolveOptions(options);
   const log = app.log.child({ kit: 'autocrud' });

@@ -1,4 +1,5 @@
 import { KitError } from '@kit/core';
+import { autoCrudErrors } from '../errors.js';
 
 /**
  * The database cannot be reached (down, restarting, refusing connections, or still starting).
@@ -17,7 +18,7 @@ export class DatabaseUnavailableError extends KitError {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super('KIT_ERR_DATABASE_UNAVAILABLE', `The database is unavailable (${reason}); the query was not run. It is retried on the next call.`, options);
+    super('KIT_ERR_DATABASE_UNAVAILABLE', autoCrudErrors.message('KIT_ERR_DATABASE_UNAVAILABLE', { reason }), options);
     this.name = 'DatabaseUnavailableError';
   }
 }
@@ -39,7 +40,7 @@ export class DatabaseBusyError extends KitError {
     readonly waitedMs: number,
     options?: { cause?: unknown },
   ) {
-    super('KIT_ERR_DATABASE_BUSY', `No database connection became free within ${waitedMs} ms (acquireTimeoutMs); the query was not run. Retry shortly, or raise poolSize.`, options);
+    super('KIT_ERR_DATABASE_BUSY', autoCrudErrors.message('KIT_ERR_DATABASE_BUSY', { waitedMs }), options);
     this.name = 'DatabaseBusyError';
   }
 }
@@ -58,7 +59,7 @@ export class StatementTimeoutError extends KitError {
     readonly limitMs: number,
     options?: { cause?: unknown },
   ) {
-    super('KIT_ERR_DATABASE_TIMEOUT', `The statement ran longer than ${limitMs} ms (statementTimeoutMs) and was cancelled; nothing of it was written.`, options);
+    super('KIT_ERR_DATABASE_TIMEOUT', autoCrudErrors.message('KIT_ERR_DATABASE_TIMEOUT', { limitMs }), options);
     this.name = 'StatementTimeoutError';
   }
 }
@@ -96,7 +97,7 @@ export class ConstraintViolationError extends KitError {
  */
 export class InvalidValueError extends KitError {
   constructor(options?: { cause?: unknown }) {
-    super('KIT_ERR_DATABASE_INVALID_VALUE', 'The database refused a value: out of range for its column, or against a NOT NULL or CHECK constraint.', options);
+    super('KIT_ERR_DATABASE_INVALID_VALUE', autoCrudErrors.message('KIT_ERR_DATABASE_INVALID_VALUE'), options);
     this.name = 'InvalidValueError';
   }
 }
@@ -114,7 +115,7 @@ export class InvalidValueError extends KitError {
  */
 export class VersionConflictError extends KitError {
   constructor(readonly currentVersion: number) {
-    super('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', `The row is at version ${currentVersion}, not the one the write was conditioned on; nothing was written. Read it again and retry.`);
+    super('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', autoCrudErrors.message('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', { currentVersion }));
     this.name = 'VersionConflictError';
   }
 }

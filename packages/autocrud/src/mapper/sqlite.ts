@@ -1,4 +1,5 @@
 import { KitError } from '@kit/core';
+import { autoCrudErrors } from '../errors.js';
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { DynamicDatabase, Engine } from './engine.js';
 import type { ConnectionTarget } from './connection-string.js';
@@ -86,10 +87,7 @@ function classifySqlite(err: unknown): ErrorClass {
 export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' }>): Engine {
   const sqlite = loadSqlite();
   if (!sqlite) {
-    throw new KitError(
-      'KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED',
-      `addKitAutoCrud(app, '${target.redacted}'): the sqlite: engine uses node:sqlite, built into Node >= 22.13 (and 23.4+); this is Node ${process.version}. Run on Node 22.13 or later, or use 'pglite:' (embedded PostgreSQL) or a postgres:// URL.`,
-    );
+    throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED', { url: target.redacted, node: process.version });
   }
   let database: DatabaseSync | undefined;
   let closed = false;
