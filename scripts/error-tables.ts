@@ -4,7 +4,8 @@
 //   node --conditions=kit-source --import tsx scripts/error-tables.ts --write   (npm run docs:errors)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { coreErrors, type KitErrorSpec } from '@kit/core';
+import { coreErrors } from '@kit/core';
+import type { KitErrorSpec } from '@kit/core/extend';
 import { autoCrudErrors } from '@kit/autocrud';
 import { redisStoreErrors } from '@kit/store-redis';
 

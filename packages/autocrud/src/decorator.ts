@@ -36,6 +36,7 @@ export interface AutoCrudOptions {
  * Throws `KIT_ERR_AUTOCRUD_ENTITY` at once when Create or Update is allowed on an entity with no
  * writable field.
  *
+ * @throws {KitError} `KIT_ERR_AUTOCRUD_ENTITY` at once for an entity not made by `defineEntity`, unknown operation flags, Create/Update with no writable field, or `requireIfMatch` without a version field; `KIT_ERR_AUTOCRUD_NOT_ADDED` at `useKit` without `addKitAutoCrud`.
  * @example
  * ```ts
  * @AutoCrud(Product)                                   // /api/product, all five operations

@@ -1,6 +1,13 @@
 import { KitError } from '@kit/core';
 
-/** The scalar kinds a column can hold: what a field's JSON Schema `type` says. */
+/**
+ * The scalar kinds a column can hold: what a field's JSON Schema `type` says.
+ *
+ * @example
+ * ```ts
+ * const numeric = Product.fields.filter((f) => f.type === ('number' satisfies FieldType));
+ * ```
+ */
 export type FieldType = 'integer' | 'number' | 'string' | 'boolean';
 
 /**
@@ -36,7 +43,14 @@ type FieldValue<P> = P extends { type: infer T }
  * ```
  */
 export type EntityRow<E> = E extends Entity<infer S> ? RowOf<S> : never;
-/** The row type a schema describes (see {@link EntityRow}). */
+/**
+ * The row type a schema describes (see {@link EntityRow}).
+ *
+ * @example
+ * ```ts
+ * type ProductRow = RowOf<typeof ProductSchema>;
+ * ```
+ */
 export type RowOf<S> = S extends { properties: infer P } ? { -readonly [K in keyof P]: FieldValue<P[K]> } : Record<string, unknown>;
 
 type FieldName<S> = S extends { properties: infer P } ? Extract<keyof P, string> : string;
@@ -72,7 +86,14 @@ export interface EntityDefinition<S extends EntitySchema> {
   columns?: Partial<Record<FieldName<S>, string>>;
 }
 
-/** One field of an entity, as the mapper and the routes see it. */
+/**
+ * One field of an entity, as the mapper and the routes see it.
+ *
+ * @example
+ * ```ts
+ * const price: EntityField | undefined = Product.field('price');   // { name: 'price', column: 'price', type: 'number', ... }
+ * ```
+ */
 export interface EntityField {
   readonly name: string;
   readonly column: string;
@@ -162,6 +183,7 @@ function scalarOf(schema: Record<string, unknown>): { type: FieldType; nullable:
  * `KIT_ERR_AUTOCRUD_ENTITY` naming the field. Works with TypeBox and with a plain JSON Schema
  * literal alike (the schema is copied as plain JSON).
  *
+ * @throws {KitError} `KIT_ERR_AUTOCRUD_ENTITY` naming the field or setting at fault.
  * @example
  * ```ts
  * import { Type } from '@sinclair/typebox';

@@ -7,7 +7,8 @@
 // KIT_ERR_AUTOCRUD_* say that one of AutoCrud's own rules was broken: an entity definition, the
 // order of start-up calls, an engine that cannot start, tables that do not fit the entities, a
 // row's version. Existing codes keep their spelling: hosts match on them.
-import { coreErrors, errorCatalogue } from '@kit/core';
+import { coreErrors } from '@kit/core';
+import { errorCatalogue } from '@kit/core/extend';
 
 /**
  * Every error code of `@kit/autocrud`: its own, and the ones of `@kit/core` it throws for the
@@ -71,6 +72,7 @@ export const autoCrudErrors = errorCatalogue({
   // Core's codes, thrown for the same reasons.
   KIT_ERR_INVALID_OPTION: { ...coreErrors.codes.KIT_ERR_INVALID_OPTION, when: 'a bad option or connection string (its password redacted)' },
   KIT_ERR_NOT_ADDED: { ...coreErrors.codes.KIT_ERR_NOT_ADDED, when: '`addKitAutoCrud` on an instance without `addKit`' },
+  KIT_ERR_DUPLICATE_HEALTH_CHECK: { when: '`addKitAutoCrud` when a check with its `healthCheck.name` (default `database`) is registered already' },
 });
 
 declare module '@kit/core' {

@@ -6,8 +6,7 @@ export { defineEntity, type Entity, type EntityDefinition, type EntityField, typ
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type WriteOptions } from './mapper/repository.js';
-export { orderOf, type ListOptions, type Filter, type FilterOperator, type SortKey } from './mapper/query.js';
+export type { ListOptions, Filter, FilterOperator, SortKey } from './mapper/query.js';
 export { DatabaseUnavailableError, DatabaseBusyError, StatementTimeoutError, ConstraintViolationError, InvalidValueError, SchemaMismatchError, VersionConflictError } from './mapper/errors.js';
 export { redactConnectionString, type EngineKind } from './mapper/connection-string.js';
-export { sqliteAvailable } from './mapper/sqlite.js';
 export { autoCrudErrors } from './errors.js';

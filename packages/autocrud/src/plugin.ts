@@ -245,6 +245,8 @@ function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoC
  * with `Retry-After` and the check is unhealthy until it answers. Closed as a `release` step
  * of the app's shutdown, after the audit trail's flush.
  *
+ * @param url The connection string (`postgres://…`, `pglite:`, `pglite:<dir>`, `sqlite::memory:`, `sqlite:<file>`), or a PGlite instance the host made and closes.
+ * @throws {KitError} `KIT_ERR_NOT_ADDED` before `addKit`, `KIT_ERR_AUTOCRUD_ALREADY_ADDED` on a second call, `KIT_ERR_AUTOCRUD_TOO_LATE` after `useKit`, `KIT_ERR_INVALID_OPTION` for a bad option or connection string, `KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED` for `sqlite:` on a Node without `node:sqlite`, `KIT_ERR_DUPLICATE_HEALTH_CHECK` when its check's name is taken.
  * @example
  * ```ts
  * const app = Fastify({ logger: true });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import type { KitErrorSpec } from '@kit/core';
+import type { KitErrorSpec } from '@kit/core/extend';
 import { autoCrudErrors, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, VersionConflictError } from '@kit/autocrud';
 import { crudErrorHandler } from '../src/routes/problems.ts';
 import { Product } from './suite/fixtures.ts';

@@ -1,4 +1,6 @@
-// The public surface of @kit/core, and nothing else.
+// The public surface of @kit/core for a host application, and nothing else. What packages that
+// extend Kit need besides (store implementations, error catalogues) is in extend.ts
+// (`@kit/core/extend`). Every name here is in api-report.md; a change to it is a visible diff there.
 
 // Kit registers @fastify/swagger, whose types add `summary`, `tags`, `hide`… to Fastify's route
 // schema. tsc only copies a reference into the declarations it emits when asked (`preserve`);
@@ -7,8 +9,9 @@
 export { addKit, useKit, type KitConfigure, type HostInstance } from './kit/kit.js';
 export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './kit/options.js';
 export type { KitInstance, KitAudit } from './kit/runtime.js';
-export { KitError, coreErrors, errorCatalogue, type KitErrorCode, type KitErrorCodes, type KitErrorSpec, type KitErrorCatalogue } from './shared/errors.js';
-export { sendProblem, PROBLEM_JSON, type ProblemDetails } from './problem/details.js';
+export type { ShutdownPhase } from './lifecycle/shutdown-steps.js';
+export { KitError, coreErrors, type KitErrorCode, type KitErrorCodes } from './shared/errors.js';
+export { sendProblem, type ProblemDetails } from './problem/details.js';
 export type { ProblemValidationError } from './problem/errors.js';
 export { PROBLEM_DETAILS_SCHEMA } from './problem/openapi.js';
 export { EndpointFormat, HealthCheckDetailLevel, AuditTrailFormat, KitHttpMethod, type KitState } from './shared/enums.js';
@@ -18,15 +21,13 @@ export type { IKitEndpoint, EndpointApp, EndpointClass } from './endpoints/types
 export type { EndpointSource } from './endpoints/discovery.js';
 export { EndpointGroup, KitTag, KitEndpoint, KitMethod, type EndpointGroupOptions } from './endpoints/decorators.js';
 export type { SecuritySchemeObject } from './shared/security-schemes.js';
-export { operationIdFor } from './endpoints/operation-ids.js';
 export { KitRouteContributor } from './endpoints/contributors.js';
 export type { RouteContributor, RouteContributorContext } from './endpoints/types.js';
 
 export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
 export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';
 export { LoggingAuditSink, type LoggingAuditSinkOptions } from './audit/sinks.js';
-export { getCorrelationId, CORRELATION_ID_PATTERN } from './audit/correlation.js';
-export { AUDIT_PATH_CAP, AUDIT_QUERY_CAP, AUDIT_HEADER_VALUE_CAP, REDACTED, TRUNCATED_MARKER } from './audit/redaction.js';
+export { getCorrelationId } from './audit/correlation.js';
 
 export {
   HealthChecksBuilder,
@@ -62,7 +63,6 @@ export type {
   CronLock,
 } from './stores/types.js';
 export { SagaConflictError, StoreUnavailableError } from './stores/errors.js';
-export { storeArguments, type ResolvedRateLimitOptions } from './stores/arguments.js';
 export {
   kitRateLimitStore,
   type KitRateLimitStoreOptions,

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { addKit, AuditTrailFormat, DEFAULT_REDACT_QUERY_PARAMS, REDACTED, useKit, type AuditTrailOptions } from '@kit/core';
+import { addKit, AuditTrailFormat, DEFAULT_REDACT_QUERY_PARAMS, useKit, type AuditTrailOptions } from '@kit/core';
+import { REDACTED } from '../src/audit/redaction.js';
 import { settle } from './audit-helpers.js';
 
 /** Every byte the logger wrote. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AUDIT_HEADER_VALUE_CAP, AUDIT_PATH_CAP, AUDIT_QUERY_CAP, AuditTrailFormat, REDACTED, TRUNCATED_MARKER } from '@kit/core';
+import { AuditTrailFormat } from '@kit/core';
+import { AUDIT_HEADER_VALUE_CAP, AUDIT_PATH_CAP, AUDIT_QUERY_CAP, REDACTED, TRUNCATED_MARKER } from '../src/audit/redaction.js';
 import { auditApp, settle, type AuditApp, type LogLine } from './audit-helpers.js';
 
 describe('excluded paths', () => {

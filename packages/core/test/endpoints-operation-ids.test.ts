@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { addKit, operationIdFor, useKit, type IKitEndpoint } from '@kit/core';
+import { addKit, useKit, type IKitEndpoint } from '@kit/core';
+import { operationIdFor } from '../src/endpoints/operation-ids.js';
 import { kitApp, openApiOf, operations } from './helpers.js';
 
 class CatalogEndpoint implements IKitEndpoint {

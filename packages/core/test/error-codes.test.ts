@@ -9,7 +9,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { coreErrors, errorCatalogue, KitError, SagaConflictError, StoreUnavailableError } from '@kit/core';
+import { coreErrors, KitError, SagaConflictError, StoreUnavailableError } from '@kit/core';
+import { errorCatalogue } from '@kit/core/extend';
 
 const run = promisify(execFile);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

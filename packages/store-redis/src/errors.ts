@@ -1,6 +1,7 @@
 // @kit/store-redis's error catalogue: the codes it adds, and the core codes it throws too. The
 // table in docs/stores.md ("Errors") is generated from it (docs/test/error-catalogue.test.ts).
-import { coreErrors, errorCatalogue } from '@kit/core';
+import { coreErrors } from '@kit/core';
+import { errorCatalogue } from '@kit/core/extend';
 
 /**
  * Every error code of `@kit/store-redis`: its own, and the ones of `@kit/core` it throws for the
@@ -35,6 +36,7 @@ export const redisStoreErrors = errorCatalogue({
     when: '`addKitStore` after `useKit` completed',
   },
   KIT_ERR_NOT_ADDED: { when: '`addKitStore` on an instance without `addKit`' },
+  KIT_ERR_DUPLICATE_HEALTH_CHECK: { when: '`useKitStoreHealthCheck` when a check named `redis` is registered already' },
   KIT_ERR_INVALID_OPTION: {
     when: '`addKitStore`/`createRedisStores` with an unparsable URL, a database index that is not a number, a database index or query string in a Cluster URL, Cluster or Sentinel URLs that mix schemes or credentials, a Sentinel master URL with a port, both `cluster` and `sentinels`, a bad timeout or `keyPrefix`. The URL is never echoed',
   },

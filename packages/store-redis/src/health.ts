@@ -106,6 +106,7 @@ export interface KitStoreHealthCheckOptions {
  * {@link StoreHealthCheck} named `redis` with tag `ready`. Call it after `addKitStore` and before
  * `useKit` completes. Without it, no store check appears.
  *
+ * @throws {KitError} `KIT_ERR_STORE_NOT_ADDED` without `addKitStore`; `KIT_ERR_DUPLICATE_HEALTH_CHECK` when a check named `redis` exists.
  * @example
  * ```ts
  * addKitStore(app, process.env.REDIS_URL!);

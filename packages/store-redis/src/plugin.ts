@@ -217,6 +217,8 @@ export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions =
  * The password in `url` is never logged or put into errors. `url` is one server's URL, or a list
  * of Redis Cluster seed URLs; with `options.sentinels`, the master group of a Sentinel setup.
  *
+ * @param url `redis://` or `rediss://` URL with an optional database index, the seed URLs of a Cluster, or a Sentinel URL (see docs/stores.md).
+ * @throws {KitError} `KIT_ERR_NOT_ADDED` before `addKit`, `KIT_ERR_STORE_ALREADY_ADDED` on a second call, `KIT_ERR_STORE_TOO_LATE` after `useKit`, `KIT_ERR_INVALID_OPTION` for a URL or option it cannot use (the URL never echoed).
  * @example
  * ```ts
  * const app = Fastify({ logger: true });

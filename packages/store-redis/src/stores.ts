@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { storeArguments } from '@kit/core/extend';
 import {
   SagaConflictError,
-  storeArguments,
   type CronLock,
   type ICronJobStore,
   type IdempotencyCompleteOptions,

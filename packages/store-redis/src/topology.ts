@@ -4,7 +4,14 @@ import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import { KitError } from '@kit/core';
 import { parseStoreUrl, type StoreUrl } from './url.js';
 
-/** How `addKitStore` reaches Redis: one server, a Redis Cluster, or the master of a Sentinel group. */
+/**
+ * How `addKitStore` reaches Redis: one server, a Redis Cluster, or the master of a Sentinel group.
+ *
+ * @example
+ * ```ts
+ * const mode: StoreMode = addKitStore(app, process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').mode;
+ * ```
+ */
 export type StoreMode = 'server' | 'cluster' | 'sentinel';
 
 /** What the URL(s) and options describe, validated. */
@@ -32,7 +39,15 @@ export interface ClientSettings {
   readonly clusterOptions: Omit<ClusterOptions, 'redisOptions'>;
 }
 
-/** The URL argument of `addKitStore`: one URL, or the seed nodes of a Redis Cluster. */
+/**
+ * The URL argument of `addKitStore`: one URL, or the seed nodes of a Redis Cluster.
+ *
+ * @example
+ * ```ts
+ * const seeds: StoreUrlInput = ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'];
+ * addKitStore(app, seeds, { cluster: true });
+ * ```
+ */
 export type StoreUrlInput = string | URL | ReadonlyArray<string | URL>;
 
 function invalid(why: string): KitError {

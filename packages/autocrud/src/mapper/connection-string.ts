@@ -1,7 +1,14 @@
 import path from 'node:path';
 import { KitError } from '@kit/core';
 
-/** The database engines AutoCrud speaks. */
+/**
+ * The database engines AutoCrud speaks.
+ *
+ * @example
+ * ```ts
+ * const engine: EngineKind = addKitAutoCrud(app, 'pglite:').engine;   // 'pglite'
+ * ```
+ */
 export type EngineKind = 'postgres' | 'pglite' | 'sqlite';
 
 /** A parsed connection string. */

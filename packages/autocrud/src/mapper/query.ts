@@ -7,17 +7,38 @@ import { Slot } from './statements.js';
 
 /** The filter operators, as the list route's `filter[field][op]` names them. */
 export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'like', 'in', 'nin', 'null'] as const;
-/** One filter operator. */
+/**
+ * One filter operator.
+ *
+ * @example
+ * ```ts
+ * const op: FilterOperator = 'like';
+ * ```
+ */
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
-/** A condition on one field. `value` is a scalar, a list for `in`/`nin`, a boolean for `null`. */
+/**
+ * A condition on one field. `value` is a scalar, a list for `in`/`nin`, a boolean for `null`.
+ *
+ * @example
+ * ```ts
+ * const cheap: Filter = { field: 'price', op: 'lt', value: 10 };
+ * ```
+ */
 export interface Filter {
   readonly field: string;
   readonly op: FilterOperator;
   readonly value: unknown;
 }
 
-/** A sort key: a field, descending or not. */
+/**
+ * A sort key: a field, descending or not.
+ *
+ * @example
+ * ```ts
+ * const newestFirst: SortKey = { field: 'createdAt', descending: true };
+ * ```
+ */
 export interface SortKey {
   readonly field: string;
   readonly descending: boolean;

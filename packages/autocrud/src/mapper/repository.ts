@@ -8,7 +8,14 @@ import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOpt
 import { VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 
-/** A row as the API shows it: field names, JSON values. */
+/**
+ * A row as the API shows it: field names, JSON values.
+ *
+ * @example
+ * ```ts
+ * const row: Row = { id: 7, name: 'Kettle', price: 40 };
+ * ```
+ */
 export type Row = Record<string, unknown>;
 
 /**
@@ -133,6 +140,7 @@ export class EntityRepository<R extends object = Row> {
   /**
    * One page, and the number of rows all the filters match (unless `count: false`). With `after`,
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
+   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
    */
   list(options: ListOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
   list(options: ListOptions): Promise<{ rows: R[]; total: number }>;
@@ -260,6 +268,7 @@ export class EntityRepository<R extends object = Row> {
    * there is no such row (or it is soft-deleted). With `ifVersion`, the write happens only while
    * the row is at one of those versions (checked in the same statement); otherwise nothing is
    * written and `VersionConflictError` carries the current version.
+   * @throws {VersionConflictError} With `ifVersion`, when the row is at another version (nothing written); `ConstraintViolationError`, `InvalidValueError` when the database refuses the write.
    */
   async update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);

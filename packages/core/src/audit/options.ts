@@ -1,7 +1,14 @@
 import { AuditTrailFormat } from '../shared/enums.js';
 import { invalidOption } from '../shared/errors.js';
 
-/** A pino level name used for audit entries. */
+/**
+ * A pino level name used for audit entries.
+ *
+ * @example
+ * ```ts
+ * opt.configureAuditTrail((a) => { a.successLogLevel = 'debug' satisfies AuditLogLevel; });
+ * ```
+ */
 export type AuditLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];

@@ -96,7 +96,11 @@ export class HealthChecksBuilder {
   readonly #checks = new Map<string, HealthCheckRegistration>();
   #sealed = false;
 
-  /** Registers a check under a unique name. Throws `KIT_ERR_DUPLICATE_HEALTH_CHECK` on a repeated name. */
+  /**
+   * Registers a check under a unique name. Throws `KIT_ERR_DUPLICATE_HEALTH_CHECK` on a repeated name.
+   * @param check A function, an `IHealthCheck` instance, or a class built from the container during `useKit`.
+   * @throws {KitError} `KIT_ERR_DUPLICATE_HEALTH_CHECK` for a name already registered, `KIT_ERR_HEALTH_SEALED` after `useKit` built the checks, `KIT_ERR_INVALID_OPTION` for bad tags or timeout.
+   */
   addCheck(name: string, check: HealthCheckSource, options: HealthCheckOptions = {}): this {
     if (this.#sealed) {
       throw coreErrors.error('KIT_ERR_HEALTH_SEALED', { name });

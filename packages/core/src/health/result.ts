@@ -11,6 +11,11 @@ export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 /**
  * The outcome of one health check (spec `HealthCheckResult`). Build it with
  * `HealthCheckResult.healthy/degraded/unhealthy`.
+ *
+ * @example
+ * ```ts
+ * const result: HealthCheckResult = HealthCheckResult.degraded('replica lagging', { lagMs: 1200 });
+ * ```
  */
 export interface HealthCheckResult {
   readonly status: HealthStatus;

@@ -82,6 +82,9 @@ function runtimeOf(app: FastifyInstance): KitRuntime {
  * the service container and decorates `app.kit`. Throws `KIT_ERR_INVALID_OPTION` at once on bad
  * configuration. Routes are mapped by `useKit`.
  *
+ * @param sources Where the endpoint classes are: directories (path or file URL, scanned recursively), classes or module namespaces; default: the `endpoints/` folder beside the entry module.
+ * @param configure Sets the options; runs synchronously, before anything is attached to `app`.
+ * @throws {KitError} `KIT_ERR_INVALID_OPTION` or `KIT_ERR_UNKNOWN_OPTION` naming the option and value, `KIT_ERR_CONFIGURE_FAILED` when `configure` throws, `KIT_ERR_ALREADY_ADDED` on a second call, `KIT_ERR_DUPLICATE_HEALTH_CHECK` from `healthChecksConfigure`.
  * @example
  * ```ts
  * const app = Fastify({ logger: true });
@@ -168,6 +171,8 @@ export function addKit(
  * host may `listen()` before this promise settles and watch the start-up state. On failure the
  * gate stays closed and the promise rejects with the cause.
  *
+ * @returns A promise that resolves when the readiness gate opens; routes exist as soon as it is returned.
+ * @throws {KitError} As a rejection: `KIT_ERR_NOT_ADDED`, `KIT_ERR_ALREADY_USED`, and whatever a start-up step fails with (`KIT_ERR_DEPENDENCY`, `KIT_ERR_DUPLICATE_OPERATION_ID`, `KIT_ERR_WARMUP_TIMEOUT`, …); the gate stays closed.
  * @example
  * ```ts
  * const ready = useKit(app);   // routes are registered now

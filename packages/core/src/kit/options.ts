@@ -136,7 +136,12 @@ export class KitOption {
     return this;
   }
 
-  /** Validates Bearer tokens issued by `authority` for one of `audiences`, and adds the `jwt` health check. */
+  /**
+   * Validates Bearer tokens issued by `authority` for one of `audiences`, and adds the `jwt` health check.
+   * @param authority The issuer URL; its `/.well-known/openid-configuration` names the JWKS.
+   * @param audiences A token must carry one of them in `aud`.
+   * @throws {KitError} `KIT_ERR_INVALID_OPTION` for an authority that is not an absolute http(s) URL without credentials, query or fragment, or an empty audience list.
+   */
   configureJwt(authority: string, audiences: readonly string[]): this {
     this.#jwt = validateJwtOptions(authority, audiences);
     return this;
@@ -158,7 +163,10 @@ export class KitOption {
     return this;
   }
 
-  /** Adds a warm-up task; all run in parallel during `useKit` under `warmupTimeoutMs`. */
+  /**
+   * Adds a warm-up task; all run in parallel during `useKit` under `warmupTimeoutMs`.
+   * @throws {KitError} `KIT_ERR_INVALID_OPTION` when `task` is neither a function nor a class with a `warmup(signal)` method.
+   */
   configureWarmup(task: WarmupTask): this {
     // A class is built from the container and must have warmup(); calling one as a function throws.
     const isWarmupClass = typeof (task as { prototype?: Partial<IWarmup> } | undefined)?.prototype?.warmup === 'function';

@@ -28,6 +28,7 @@ export const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
  * `Retry-After`) are sent with it; problem answers are never cached. When the audit trail gave the
  * request a correlation id and `problem` carries none, it is added as the `correlationId` member.
  *
+ * @param headers Extra response headers, such as `retry-after`.
  * @example
  * ```ts
  * app.get('{id}', async (request, reply) => {

@@ -10,7 +10,15 @@ export const PROBLEM_MARK = 'x-kit-problem-details';
 const MEDIA_TYPE = 'application/problem+json';
 const ref = { $ref: `#/components/schemas/${PROBLEM_SCHEMA}` };
 
-/** The JSON schema of a problem-details body as Kit writes it. */
+/**
+ * The JSON schema of a problem-details body as Kit writes it, for a host's own route schemas.
+ *
+ * @example
+ * ```ts
+ * app.get('/legacy', { schema: { response: { 410: PROBLEM_DETAILS_SCHEMA } } }, (request, reply) =>
+ *   sendProblem(reply, { type: 'about:blank', title: 'Gone', status: 410, detail: 'Use /v2.' }));
+ * ```
+ */
 export const PROBLEM_DETAILS_SCHEMA = Object.freeze({
   type: 'object',
   description: 'An RFC 9457 problem-details body.',

@@ -20,17 +20,41 @@ export interface KitRateLimitStoreOptions {
   keyPrefix?: string;
 }
 
-/** What @fastify/rate-limit expects of a store (its `FastifyRateLimitStore`). */
+/**
+ * What @fastify/rate-limit expects of a store (its `FastifyRateLimitStore`): what
+ * {@link kitRateLimitStore}'s class builds.
+ *
+ * @example
+ * ```ts
+ * const store: RateLimitPluginStore = new (kitRateLimitStore(app))({ timeWindow: 60_000 });
+ * ```
+ */
 export interface RateLimitPluginStore {
   incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void;
   read(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void;
   child(routeOptions: object): RateLimitPluginStore;
 }
 
-/** The class handed to @fastify/rate-limit's `store` option; the plugin builds it with its options. */
+/**
+ * The class handed to @fastify/rate-limit's `store` option; the plugin builds it with its options.
+ *
+ * @example
+ * ```ts
+ * const Store: RateLimitPluginStoreClass = kitRateLimitStore(app);
+ * await app.register(rateLimit, { max: 100, timeWindow: 60_000, store: Store });
+ * ```
+ */
 export type RateLimitPluginStoreClass = new (options: object) => RateLimitPluginStore;
 
-/** Where the store comes from: a Fastify instance with Kit (resolved at first use), or a store. */
+/**
+ * Where the store comes from: a Fastify instance with Kit (resolved at first use), or a store.
+ *
+ * @example
+ * ```ts
+ * const fromKit: RateLimitStoreSource = app;                         // app.kit.services' rateLimitStore
+ * const direct: RateLimitStoreSource = new MemoryRateLimitStore();
+ * ```
+ */
 export type RateLimitStoreSource = IRateLimitStore | { readonly kit: { readonly services: KitServices } };
 
 type PluginOptions = { continueExceeding?: unknown; exponentialBackoff?: unknown; ban?: unknown; routeInfo?: { method?: unknown; url?: unknown } };
@@ -62,6 +86,8 @@ function refuseUncountable(options: PluginOptions): void {
  * `exponentialBackoff` and `ban` > 0 count requests beyond the limit and fail start-up with
  * `KIT_ERR_INVALID_OPTION`.
  *
+ * @param source The Fastify instance with Kit (its `rateLimitStore` is resolved at the first request), or a store.
+ * @throws {KitError} `KIT_ERR_INVALID_OPTION` for a `keyPrefix` that is not a string or an unknown algorithm; the class throws it too for plugin options Kit cannot honour (`continueExceeding`, `exponentialBackoff`, `ban` > 0).
  * @example
  * ```ts
  * import rateLimit from '@fastify/rate-limit';
