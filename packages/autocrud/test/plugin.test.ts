@@ -280,6 +280,18 @@ describe('with a database', () => {
     assert.equal((await app.inject(`/api/product/${c.id}`)).statusCode, 404);
   });
 
+  it("the list's parameters say what they do: each filter's description reads as a sentence, an unknown parameter's answer names every accepted one", async () => {
+    const doc = (await app.inject('/openapi.json')).json<{ paths: Record<string, Record<string, { parameters?: Array<{ name: string; description?: string }> }>> }>();
+    const described = new Map((doc.paths['/api/product']?.get?.parameters ?? []).map((p) => [p.name, p.description]));
+    assert.equal(described.get('filter[price][in]'), 'Rows whose price is one of these values (comma-separated, at most 100).');
+    assert.equal(described.get('filter[name][like]'), 'Rows whose name contains this text (case-sensitive; % and _ match themselves).');
+    assert.equal(described.get('filter[stock][null]'), 'Rows whose stock is NULL (true) or is not NULL (false).');
+    assert.equal(described.get('filter[price][gte]'), 'Rows whose price is greater than or equal to this value.');
+    const unknown = await app.inject('/api/product?limit=5');
+    assert.equal(unknown.statusCode, 400);
+    assert.equal(unknown.json<{ detail: string }>().detail, "Query parameter 'limit' is not accepted: the list takes page, pageSize, after, count, sort and filter[field][operator].");
+  });
+
   it("a list request makes its order once: the route's order (for its cursor) is the one the query uses", async (t) => {
     const products = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Product);
     const order = products.order.bind(products);

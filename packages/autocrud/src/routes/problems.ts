@@ -90,7 +90,7 @@ function unknownQueryParameter(entity: Entity, name: string): string {
   const match = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/.exec(name);
   if (!match) {
     if (name.startsWith('filter')) return 'is malformed: write filter[field]=value or filter[field][operator]=value';
-    return 'is not accepted: the list takes page, pageSize, sort and filter[field][operator]';
+    return 'is not accepted: the list takes page, pageSize, after, count, sort and filter[field][operator]';
   }
   const [, fieldName = '', op] = match;
   const field = entity.fields.find((f) => f.name === fieldName);

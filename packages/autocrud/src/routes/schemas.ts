@@ -91,17 +91,18 @@ export function filterKey(field: string, op: FilterOperator | undefined): string
   return op === undefined ? `filter[${field}]` : `filter[${field}][${op}]`;
 }
 
+// Completes "Rows whose <field> ..." in each filter parameter's description.
 const OPERATOR_TEXT: Readonly<Record<FilterOperator, string>> = {
-  eq: 'equal to',
-  ne: 'not equal to',
-  gt: 'greater than',
-  gte: 'greater than or equal to',
-  lt: 'less than',
-  lte: 'less than or equal to',
-  like: 'containing (case-sensitive; % and _ match themselves)',
-  in: `one of (comma-separated, at most ${MAX_LIST_VALUES})`,
-  nin: `none of (comma-separated, at most ${MAX_LIST_VALUES})`,
-  null: 'NULL when true, not NULL when false:',
+  eq: 'is equal to this value',
+  ne: 'is not equal to this value',
+  gt: 'is greater than this value',
+  gte: 'is greater than or equal to this value',
+  lt: 'is less than this value',
+  lte: 'is less than or equal to this value',
+  like: 'contains this text (case-sensitive; % and _ match themselves)',
+  in: `is one of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
+  nin: `is none of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
+  null: 'is NULL (true) or is not NULL (false)',
 };
 
 /** What each accepted filter parameter means. */
@@ -147,7 +148,7 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
         : op === 'null'
           ? { type: 'boolean' }
           : valueSchema(field);
-      const description = `Rows whose ${field.name} is ${OPERATOR_TEXT[op]}${op === 'null' ? '' : ' this value'}.`;
+      const description = `Rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
       for (const key of op === 'eq' ? [filterKey(field.name, undefined), filterKey(field.name, op)] : [filterKey(field.name, op)]) {
         properties[key] = { ...value, description };
         filters.set(key, { field, op });
