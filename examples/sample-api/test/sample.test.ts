@@ -77,7 +77,7 @@ describe('sample service', () => {
     const doc: unknown = await (await fetch(`${sample.base}/openapi.json`)).json();
     const { ok, output } = await redoclyLint(doc);
     assert.ok(ok, `redocly lint reported errors:\n${output}`);
-    // Every operation declares its problem answers (issue 11: 8 of the 15 warnings were this rule).
+    // Every operation declares its problem answers (before problem details, 8 of the document's 15 warnings were this rule).
     assert.doesNotMatch(output, /operation-4xx-response/);
   });
 

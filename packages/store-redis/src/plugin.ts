@@ -208,7 +208,7 @@ export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions =
 }
 
 /**
- * Registers the Redis stores (spec `AddKitStore(connectionString)`): `idempotencyStore`,
+ * Registers the Redis stores (`AddKitStore(connectionString)` of Kit for .NET): `idempotencyStore`,
  * `rateLimitStore`, `sagaStore` and `cronJobStore` in `app.kit.services` now point at Redis, and
  * the {@link KitRedisStore} itself is registered as `kitRedisStore`. Start-up (`app.ready()` /
  * `listen()`) waits up to `connectTimeoutMs` for the connection but does not fail when Redis is

@@ -21,7 +21,7 @@ interface SinkCall {
 const MAX_UNSETTLED_CALLS = 2;
 
 /**
- * Asynchronous mode (DESIGN item 19). The hooks push records into a fixed ring of
+ * Asynchronous mode (docs/audit.md, "Synchronous and asynchronous writing"). The hooks push records into a fixed ring of
  * `AUDIT_QUEUE_CAPACITY` (4096) slots; when it is full the new record is dropped and counted,
  * nothing waits. A background writer takes up to `batchSize` records as soon as that many are
  * queued, or whatever is queued once `flushIntervalMs` has passed since the first of them, and

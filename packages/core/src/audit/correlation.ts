@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { newUuid } from './uuid.js';
 
 /**
- * What an incoming correlation id must look like to be forwarded (DESIGN item 16); anything else
+ * What an incoming correlation id must look like to be forwarded (docs/decisions.md, "Audit trail"); anything else
  * is replaced by a new UUID.
  *
  * @example

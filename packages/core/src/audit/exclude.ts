@@ -1,6 +1,6 @@
 /**
  * Decides whether a raw request URL (path and query, as received) is excluded from the audit
- * trail. DESIGN item 15: case-insensitive, exact or as a prefix that ends at `/`, so `/docs`
+ * trail (docs/decisions.md, "Audit trail"): case-insensitive, exact or as a prefix that ends at `/`, so `/docs`
  * excludes `/docs`, `/DOCS/`, `/docs/static/x.js` and `/docs?x`, but not `/docsx`, and `/healthz`
  * does not exclude `/healthzz`.
  *

@@ -45,10 +45,10 @@ export function defaultMessage(entry: AuditLogEntry, headersJson: string): strin
 
 /**
  * What every text format (`Default`, `DotnetLogger`, `Compact`) logs beside its message, after
- * the spec's own fields: when the request started (the line's `time` is when it was written,
+ * Kit for .NET's own fields: when the request started (the line's `time` is when it was written,
  * which in asynchronous mode is up to `flushIntervalMs` later), the route pattern, the
  * authenticated subject and the trace ids. Absent values are left out. The messages stay
- * byte for byte the spec's templates.
+ * byte for byte the templates docs/audit.md gives.
  */
 export interface ContextFields {
   /** ISO 8601 time the request started (`entry.timestamp`). */

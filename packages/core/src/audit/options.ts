@@ -14,7 +14,8 @@ export type AuditLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fat
 const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
 /**
- * The capacity of the asynchronous audit queue (spec "Limits"); new entries are dropped past it.
+ * The capacity of the asynchronous audit queue (docs/decisions.md, "From Kit for .NET"); new
+ * entries are dropped past it. A host can compare `app.kit.audit.stats().queueDepth` with it.
  * It also bounds the writes a synchronous custom sink may have pending.
  *
  * @example
@@ -92,8 +93,8 @@ export const DEFAULT_REDACT_QUERY_PARAMS: readonly string[] = Object.freeze([
 ]);
 
 /**
- * Audit trail settings (spec `AuditTrailOptions`), given to the action of
- * `opt.configureAuditTrail(action)`. Defaults are the spec's and DESIGN.md's.
+ * Audit trail settings (`AuditTrailOptions` of Kit for .NET), given to the action of
+ * `opt.configureAuditTrail(action)`. The defaults are listed in docs/audit.md.
  *
  * @example
  * ```ts
@@ -150,13 +151,13 @@ export class AuditTrailOptions {
   /**
    * Longest time one sink call (a batch in asynchronous mode) may take. When it runs out the
    * call's `AbortSignal` is aborted, its entries are counted `failed` and the writer moves on, so a
-   * hung sink can neither stall the trail for good nor hold `app.close()` open. Not in the spec.
+   * hung sink can neither stall the trail for good nor hold `app.close()` open. Kit's own (not in Kit for .NET).
    */
   writeTimeoutMs = 10_000;
   /**
    * Makes `getCorrelationId()` work anywhere in the request (an `AsyncLocalStorage`). On Node 20
    * this costs about 1.5 µs of CPU per request; hosts that only use `request.id` (which is the
-   * correlation id) may turn it off. Not in the spec.
+   * correlation id) may turn it off. Kit's own (not in Kit for .NET).
    */
   correlationIdContext = true;
   /** Output style of each entry. */
@@ -166,7 +167,7 @@ export class AuditTrailOptions {
    * found`). Off while the audit trail is on: the entry is the request's line, and those lines
    * would say the same thing twice. `true` leaves them to Fastify's own setting
    * (`logController`). Either way the URL and headers in every line Fastify logs for a request
-   * (its error lines included) are redacted like the entry's. Not in the spec.
+   * (its error lines included) are redacted like the entry's. Kit's own (not in Kit for .NET).
    */
   fastifyRequestLogging = false;
 

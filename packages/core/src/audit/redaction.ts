@@ -20,7 +20,7 @@ export const REDACTED = '***';
 export const TRUNCATED_MARKER = '...[truncated]';
 
 /**
- * Longest query string kept in an entry, marker included (DESIGN item 17). The request itself is
+ * Longest query string kept in an entry, marker included (docs/decisions.md, "Audit trail"). The request itself is
  * served whatever its length.
  *
  * @example

@@ -1,7 +1,7 @@
 // Constants of the health capability that options.ts reads too: they live below both, so imports
 // flow one way (options -> here, routes -> here), never back up.
 
-/** Path of the liveness probe (spec: fixed). */
+/** Path of the liveness probe: fixed, not an option (docs/decisions.md, "Health, liveness and graceful shutdown"). */
 export const LIVENESS_PATH = '/livez';
 
 /**

@@ -67,7 +67,8 @@ function checkAction<T>(option: string, action: T, example: string): T {
 }
 
 /**
- * Kit configuration (spec `KitOption`), handed to the configure callback of `addKit`.
+ * Kit configuration (`KitOption` of Kit for .NET, see docs/decisions.md, "From Kit for .NET"),
+ * handed to the configure callback of `addKit`.
  *
  * @example
  * ```ts
