@@ -60,6 +60,9 @@ function run(command: string, args: string[], options: SpawnSyncOptions & { cwd:
 
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
+/** What a package's prepack reads outside the package: the docs it ships and the script that copies them. */
+const PACK_TIME = ['docs', 'scripts'];
+
 /** What a fresh clone holds of a package: everything but build output, installs and tests. */
 const sourceFilter = (src: string): boolean => !/(^|[/\\])(dist|node_modules|test)$|\.tsbuildinfo$/.test(src);
 
@@ -78,10 +81,10 @@ function sourceKey(): string {
   const hash = createHash('sha256');
   hash.update(readManifest(path.join(root, 'node_modules', 'typescript')).version);
   hash.update(readFileSync(path.join(root, 'tsconfig.base.json')));
-  for (const pkg of PACKAGES) {
-    for (const file of listFiles(path.join(root, pkg))) {
-      hash.update(`${pkg}/${file}\0`);
-      hash.update(readFileSync(path.join(root, pkg, file)));
+  for (const dir of [...PACKAGES, ...PACK_TIME]) {
+    for (const file of listFiles(path.join(root, dir))) {
+      hash.update(`${dir}/${file}\0`);
+      hash.update(readFileSync(path.join(root, dir, file)));
     }
   }
   return hash.digest('hex').slice(0, 16);
@@ -132,6 +135,7 @@ function packTarballs(): Packed[] {
     const stage = mkdtempSync(path.join(tmpdir(), 'kit-pack-'));
     try {
       cpSync(path.join(root, 'tsconfig.base.json'), path.join(stage, 'tsconfig.base.json'));
+      for (const dir of PACK_TIME) cpSync(path.join(root, dir), path.join(stage, dir), { recursive: true, filter: sourceFilter });
       linkNodeModules(stage);
       for (const pkg of PACKAGES) {
         cpSync(path.join(root, pkg), path.join(stage, pkg), { recursive: true, filter: sourceFilter });
@@ -283,6 +287,17 @@ describe('the packages as a user installs them (npm pack, a fresh project, stric
         assert.ok(p.entries.includes(file), `${p.name}: ${file} is missing from ${path.basename(p.tarball)}`);
       }
       assert.deepEqual(p.entries.filter((e) => /(^|\/)test\/|\.test\.|\.tsbuildinfo$/.test(e)), [], `${p.name}: tests or build info in the tarball`);
+    }
+  });
+
+  it("each README's links lead to files in its tarball (the docs ship with the package), and none to a placeholder address", { timeout: 600_000 }, () => {
+    for (const p of tarballs()) {
+      const readme = readFileSync(path.join(root, p.dir, 'README.md'), 'utf8');
+      const links = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1] as string).filter((l) => !/^[a-z]+:/.test(l));
+      assert.ok(links.some((l) => l.startsWith('docs/')), `${p.name}: the README links its guides`);
+      for (const link of links) assert.ok(p.entries.includes(path.posix.normalize(link)), `${p.name}: README links ${link}, which is not in ${path.basename(p.tarball)}`);
+      assert.doesNotMatch(readme, /kit\.invalid|the repository's `docs/, `${p.name}: the README sends readers where they cannot go`);
+      for (const page of ['decisions.md', 'packages.md']) assert.ok(p.entries.includes(`docs/${page}`), `${p.name}: docs/${page} ships`);
     }
   });
 
