@@ -76,27 +76,30 @@ export function renderCrudReport(r: CrudResults): string {
     '',
   );
 
-  lines.push('## Throughput', '');
-  lines.push('Medians over every slice of each server (it appears in two pairs per cycle). CPU per request: the server process (user + system, all threads) and every PostgreSQL process (10 ms ticks from /proc, so rough).', '');
-  lines.push('| route | server | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | both | errors |', '|---|---|---:|---:|---:|---:|---:|---:|');
-  for (const t of r.throughput) {
-    for (const kind of ['kit', 'platformatic', 'floor'] as ServerKind[]) {
-      const s = t.servers[kind];
-      lines.push(`| ${ROUTE_TEXT[t.route]} | ${NAMES[kind]} | ${n(s.rps)} | ${n(s.p99Ms)} | ${n(s.cpuUs)} | ${n(s.dbCpuUs)} | ${n(s.cpuUs + s.dbCpuUs)} | ${s.errors} |`);
+  // --only=depth measures no throughput: no empty tables then.
+  if (r.throughput.length > 0) {
+    lines.push('## Throughput', '');
+    lines.push('Medians over every slice of each server (it appears in two pairs per cycle). CPU per request: the server process (user + system, all threads) and every PostgreSQL process (10 ms ticks from /proc, so rough).', '');
+    lines.push('| route | server | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | both | errors |', '|---|---|---:|---:|---:|---:|---:|---:|');
+    for (const t of r.throughput) {
+      for (const kind of ['kit', 'platformatic', 'floor'] as ServerKind[]) {
+        const s = t.servers[kind];
+        lines.push(`| ${ROUTE_TEXT[t.route]} | ${NAMES[kind]} | ${n(s.rps)} | ${n(s.p99Ms)} | ${n(s.cpuUs)} | ${n(s.dbCpuUs)} | ${n(s.cpuUs + s.dbCpuUs)} | ${s.errors} |`);
+      }
     }
-  }
-  lines.push('');
-  lines.push('## Ratios and bars', '');
-  lines.push('| route | pair | req/s ratio (median) | per-CPU ratio (median) | every cycle | bar |', '|---|---|---:|---:|---|---|');
-  for (const t of r.throughput) {
-    for (const p of t.pairs) {
-      const bar = BARS[`${p.a}/${p.b}`];
-      lines.push(
-        `| ${ROUTE_TEXT[t.route]} | ${p.a} / ${p.b} | ${n(p.rpsRatio, 3)} | ${n(p.cpuRatio, 3)} | ${p.all.map((x) => n(x, 2)).join(', ')} | ${bar === undefined ? '(reference)' : `>= ${bar}: ${verdict(p.rpsRatio >= bar)}`} |`,
-      );
+    lines.push('');
+    lines.push('## Ratios and bars', '');
+    lines.push('| route | pair | req/s ratio (median) | per-CPU ratio (median) | every cycle | bar |', '|---|---|---:|---:|---|---|');
+    for (const t of r.throughput) {
+      for (const p of t.pairs) {
+        const bar = BARS[`${p.a}/${p.b}`];
+        lines.push(
+          `| ${ROUTE_TEXT[t.route]} | ${p.a} / ${p.b} | ${n(p.rpsRatio, 3)} | ${n(p.cpuRatio, 3)} | ${p.all.map((x) => n(x, 2)).join(', ')} | ${bar === undefined ? '(reference)' : `>= ${bar}: ${verdict(p.rpsRatio >= bar)}`} |`,
+        );
+      }
     }
+    lines.push('');
   }
-  lines.push('');
   if (r.depth.length > 0) {
     lines.push('## Deep pages: offset against cursor', '');
     lines.push('One request at a time over one keep-alive connection, `sort=-price`, 20 rows, `count=false` for Kit; the median (and 90th percentile) of every request of the case, over rounds whose order alternates.', '');
@@ -108,6 +111,18 @@ export function renderCrudReport(r: CrudResults): string {
     if (first && cursor && offset) {
       const ratio = cursor.medianMs / first.medianMs;
       lines.push('', `Kit's cursor page at depth 10,000 takes ${n(ratio, 2)}x the first page's median latency (bar: within 2x: ${verdict(ratio <= 2)}); the same page by offset ${n(offset.medianMs / first.medianMs, 0)}x.`);
+    }
+    const times = (a: string, b: string) => {
+      const [x, y] = [r.depth.find((d) => d.id === a), r.depth.find((d) => d.id === b)];
+      return x && y ? n(x.medianMs / y.medianMs, 2) : undefined;
+    };
+    const mixed = times('platformatic-cursor', 'platformatic-first');
+    const oneDirection = times('platformatic-cursor-desc', 'platformatic-first-desc');
+    if (mixed && oneDirection) {
+      lines.push(
+        '',
+        `Platformatic's own cursor at depth 10,000 takes ${mixed}x its first page in Kit's order (price desc, id asc: its condition for keys of mixed directions, \`price < $1 OR (price = $1 AND id > $2)\`, gives PostgreSQL no index bound, so it reads every row before the position), and ${oneDirection}x with one direction for both keys (price desc, id desc: a row comparison the index bounds). Kit's cursor page takes ${times('kit-cursor', 'platformatic-cursor-desc') ?? '?'}x Platformatic's best.`,
+      );
     }
     lines.push('');
   }

@@ -3,7 +3,7 @@
 // `products` table the bench makes itself. Each server runs in its own process on loopback;
 // autocannon drives it from this one. Slices are paired (each scenario next to its baseline, the
 // order alternating by cycle) and ratios are taken within a pair; medians are reported. Then page
-// 10,000 of the list: offset against cursor, and the first page.
+// 10,000 of the list: offset against cursor (Kit's and Platformatic's), and the first page.
 // Options: --node=<bin> (the servers' Node; Platformatic needs >= 22.19), --quick (2 cycles of 2 s
 // slices, for development: about 2 minutes), --cycles=N (6), --slice=S seconds (4),
 // --connections=C (32), --requests=N sequential requests per deep-page case and round (200),
@@ -178,6 +178,30 @@ if (!only || only.includes('depth')) {
   const cursorUrl = `${kit.base}${list}&after=${encodeURIComponent(before.next)}`;
   const [byCursor, byOffset] = [await page(cursorUrl), await page(`${kit.base}${list}&page=10000`)];
   if (JSON.stringify(byCursor.items) !== JSON.stringify(byOffset.items)) throw new Error('page 10,000 by cursor and by offset differ');
+  // Platformatic's own keyset cursor (sql-openapi 3.67): `cursor=true` answers the position of the
+  // page's last row in `x-start-after`, which `startAfter=` continues from. Its order must name the
+  // primary key. The cursor of page 9,999 gives page 10,000 (in Kit's order, checked against Kit's
+  // page). Two orders: Kit's (price desc, id asc), where Platformatic's condition for keys of mixed
+  // directions (`price < $1 OR (price = $1 AND id > $2)`) gives PostgreSQL no index bound, and one
+  // direction for both keys (price desc, id desc), where its row comparison `(price, id) < ($1, $2)`
+  // is an index condition: its best case.
+  const platformaticCursor = async (order: string): Promise<{ list: string; url: string; page: Array<{ id: string }> }> => {
+    const list = `${platformatic.base}/products?${order}&limit=20`;
+    const before = await fetch(`${list}&offset=199960&cursor=true`);
+    await before.arrayBuffer();
+    const startAfter = before.headers.get('x-start-after');
+    if (!startAfter) throw new Error('Platformatic answered no x-start-after header with cursor=true');
+    const url = `${list}&cursor=true&startAfter=${encodeURIComponent(startAfter)}`;
+    const page = (await (await fetch(url)).json()) as Array<{ id: string }>;
+    const byOffset = (await (await fetch(`${list}&offset=199980`)).json()) as Array<{ id: string }>;
+    if (JSON.stringify(page) !== JSON.stringify(byOffset)) throw new Error(`Platformatic's cursor page 10,000 (${order}) differs from its page by offset`);
+    return { list, url, page };
+  };
+  const mixed = await platformaticCursor('orderby.price=desc&orderby.id=asc');
+  // Platformatic answers a bigint key as a string.
+  const ids = (rows: Array<{ id: number | string }>) => JSON.stringify(rows.map((r) => String(r.id)));
+  if (ids(mixed.page) !== ids(byCursor.items)) throw new Error("Platformatic's cursor page 10,000 differs from Kit's");
+  const oneDirection = await platformaticCursor('orderby.price=desc&orderby.id=desc');
   const cases: Array<{ id: string; label: string; url: string }> = [
     { id: 'kit-first', label: 'Kit, page 1', url: `${kit.base}${list}` },
     { id: 'kit-offset', label: 'Kit, page 10,000 by offset (`page=10000`)', url: `${kit.base}${list}&page=10000` },
@@ -186,14 +210,17 @@ if (!only || only.includes('depth')) {
     { id: 'floor-offset', label: 'hand-written, page 10,000 by offset', url: `${floor.base}/products?sort=-price&pageSize=20&count=false&page=10000` },
     { id: 'platformatic-first', label: 'Platformatic, page 1', url: `${platformatic.base}/products?orderby.price=desc&orderby.id=asc&limit=20` },
     { id: 'platformatic-offset', label: 'Platformatic, page 10,000 by offset', url: `${platformatic.base}/products?orderby.price=desc&orderby.id=asc&limit=20&offset=199980` },
+    { id: 'platformatic-cursor', label: 'Platformatic, page 10,000 by its cursor (`startAfter=` the `x-start-after` of page 9,999), Kit\'s order (price desc, id asc)', url: mixed.url },
+    { id: 'platformatic-first-desc', label: 'Platformatic, page 1, one direction (price desc, id desc)', url: oneDirection.list },
+    { id: 'platformatic-cursor-desc', label: 'Platformatic, page 10,000 by its cursor, one direction (price desc, id desc)', url: oneDirection.url },
   ];
   const latencies: Record<string, number[]> = {};
   const rounds = quick ? 2 : 4;
   for (let round = 0; round < rounds; round++) {
     for (const c of round % 2 === 0 ? cases : [...cases].reverse()) {
       const own = (latencies[c.id] ??= []);
-      // Requests per case are fewer for the slow offset pages, so that a round stays short.
-      const count = c.id.endsWith('offset') ? Math.max(5, Math.ceil(sequential / 20)) : sequential;
+      // Requests per case are fewer for the slow pages (offset, and a cursor with no index bound), so that a round stays short.
+      const count = c.id.endsWith('offset') || c.id === 'platformatic-cursor' ? Math.max(5, Math.ceil(sequential / 20)) : sequential;
       for (let i = 0; i < count; i++) {
         const started = performance.now();
         const response = await fetch(c.url);
