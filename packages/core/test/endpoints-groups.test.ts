@@ -187,7 +187,7 @@ describe('deprecated @KitEndpoint / @KitMethod', () => {
       await new Promise((r) => setImmediate(r));
       assert.equal(warnings.length, 1, 'one warning per class, however often it is mapped');
       assert.equal(warnings[0]?.name, 'DeprecationWarning');
-      assert.match(warnings[0]?.message ?? '', /LegacyReportsEndpoint.*0\.5\.0.*IKitEndpoint/);
+      assert.match(warnings[0]?.message ?? '', /LegacyReportsEndpoint.*deprecated since @kit\/core 0\.1\.0 \(as in Kit for \.NET 0\.4\.0\).*removed in @kit\/core 0\.2\.0.*IKitEndpoint/);
       assert.deepEqual((await first.inject('/api/legacyReports/daily/mon')).json(), { name: 'report-mon' });
       const created = await first.inject({ method: 'POST', url: '/api/legacyReports' });
       assert.equal(created.statusCode, 201);
