@@ -117,6 +117,47 @@ export function startupSuite(engine: EngineUnderTest): void {
         assert.deepEqual(again.json(), first.json());
       });
 
+      it('an Idempotency-Key of a token without sub is the client\'s own (azp, else client_id); a token naming no caller is refused with a 400, nothing created', async () => {
+        const post = async (claims: Record<string, unknown>, key: string, name: string) =>
+          app.inject({
+            method: 'POST',
+            url: '/api/product',
+            headers: { authorization: `Bearer ${await authority.sign({ claims: { sub: undefined, ...claims } })}`, 'idempotency-key': key },
+            payload: { name, price: 1 },
+          });
+        const key = 'client-credentials-key';
+        const first = await post({ azp: 'billing-service' }, key, 'cc-billing');
+        assert.equal(first.statusCode, 201, first.body);
+        assert.equal(first.headers['idempotent-replayed'], 'false');
+        // Another client, same key and same body: its own create, not the first client's answer.
+        for (const [claims, name] of [
+          [{ azp: 'reports-service' }, 'cc-reports'],
+          [{ client_id: 'exports-service' }, 'cc-exports'],
+          [{ client_id: 'billing-service', azp: 'other-service' }, 'cc-other'],
+        ] as const) {
+          const other = await post(claims, key, name);
+          assert.equal(other.statusCode, 201, other.body);
+          assert.equal(other.headers['idempotent-replayed'], 'false', `${JSON.stringify(claims)} is another caller`);
+          assert.equal(other.json<{ name: string }>().name, name);
+        }
+        // The same client again (a new token, azp or client_id alike): the first answer, replayed.
+        const again = await post({ azp: 'billing-service' }, key, 'cc-billing');
+        assert.equal(again.headers['idempotent-replayed'], 'true');
+        assert.deepEqual(again.json(), first.json());
+        assert.equal((await post({ client_id: 'billing-service' }, key, 'cc-billing')).headers['idempotent-replayed'], 'true');
+        // A user whose subject equals a client's id is another caller still.
+        const user = await post({ sub: 'billing-service' }, key, 'cc-user');
+        assert.equal(user.headers['idempotent-replayed'], 'false', user.body);
+        // A token naming no caller: 400 naming the header; without the header the create runs.
+        const anonymous = await post({}, key, 'cc-nobody');
+        assert.equal(anonymous.statusCode, 400, anonymous.body);
+        assert.equal(anonymous.json<{ errors: Array<{ in: string; name: string }> }>().errors[0]?.name, 'Idempotency-Key');
+        assert.match(anonymous.json<{ detail: string }>().detail, /no sub, azp or client_id/);
+        const headers = { authorization: `Bearer ${await authority.sign({ claims: { sub: undefined } })}` };
+        assert.equal((await app.inject({ url: '/api/product?filter[name]=cc-nobody', headers })).json<{ total: number }>().total, 0);
+        assert.equal((await app.inject({ method: 'POST', url: '/api/product', headers, payload: { name: 'cc-nobody', price: 1 } })).statusCode, 201);
+      });
+
       it('the document declares the bearer scheme and the 401 answer on every generated operation', async () => {
         const doc = (await app.inject('/openapi.json')).json<{ paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> }>();
         for (const [path, item] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/api/product'))) {
