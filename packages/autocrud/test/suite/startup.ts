@@ -6,9 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, defineEntity } from '@kit/autocrud';
+import { addKitAutoCrud, AutoCrud, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
-import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './fixtures.ts';
+import { crudApp, Product, ProductEndpoint, suiteTables, type EngineUnderTest } from './fixtures.ts';
 
 const Broken = defineEntity({
   name: 'BrokenThing',
@@ -27,6 +27,19 @@ const Mistyped = defineEntity({
 });
 @AutoCrud(Mistyped)
 class MistypedThingsEndpoint {}
+
+// The docs' own replacement of the generated GET {id} (docs/autocrud.md, "A hand-written route
+// wins"), and a replacement that is public on purpose.
+@AutoCrud(Product)
+class ReplacedProductEndpoint {
+  addRoutes(app: FastifyInstance) {
+    app.get<{ Params: { id: string } }>('{id}', async (request, reply) => {
+      const product = await app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Product).get(Number(request.params.id));
+      return product ? { ...product, priceWithVat: product.price * 1.2 } : reply.code(404).send();
+    });
+    app.delete('{id}', { config: { kitPublic: true } }, async (_request, reply) => reply.code(405).send());
+  }
+}
 
 const Ghost = defineEntity({ name: 'Ghost', table: 'ghosts', schema: Type.Object({ id: Type.Integer(), name: Type.String() }), writable: ['name'] });
 @AutoCrud(Ghost)
@@ -167,6 +180,34 @@ export function startupSuite(engine: EngineUnderTest): void {
           }
         }
       });
+    });
+
+    it('a hand-written replacement of a generated route keeps its guard under requireAuthorization (and the document says so), unless it opts out with config.kitPublic', async () => {
+      const authority = await TestAuthority.start();
+      const app = await crudApp(engine, { requireAuthorization: true }, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [ReplacedProductEndpoint]);
+      try {
+        const headers = { authorization: `Bearer ${await authority.sign()}` };
+        const created = await app.inject({ method: 'POST', url: '/api/replacedProduct', headers, payload: { name: 'replaced', price: 10 } });
+        assert.equal(created.statusCode, 201, created.body);
+        const url = `/api/replacedProduct/${created.json<{ id: number }>().id}`;
+        const anonymous = await app.inject(url);
+        assert.equal(anonymous.statusCode, 401, anonymous.body);
+        assert.match(String(anonymous.headers['www-authenticate']), /^Bearer/);
+        assert.equal((await app.inject('/api/replacedProduct')).statusCode, 401, 'as the list');
+        const signed = await app.inject({ url, headers });
+        assert.equal(signed.statusCode, 200, signed.body);
+        assert.equal(signed.json<{ priceWithVat: number }>().priceWithVat, 12, 'the hand-written route answered');
+        assert.equal((await app.inject({ method: 'DELETE', url })).statusCode, 405, 'the opt-out is public');
+        const doc = (await app.inject('/openapi.json')).json<{ paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> }>();
+        const item = doc.paths['/api/replacedProduct/{id}'];
+        assert.deepEqual(item?.get?.security, [{ bearerAuth: [] }]);
+        assert.ok(item?.get?.responses['401'], 'the replacement documents 401');
+        assert.deepEqual(item?.put?.security, [{ bearerAuth: [] }]);
+        assert.equal(item?.delete?.security, undefined, 'the opt-out declares no requirement');
+      } finally {
+        await app.close();
+        await authority.stop();
+      }
     });
 
     it('requireAuthorization without configureJwt fails start-up with KIT_ERR_JWT_NOT_CONFIGURED', async () => {
