@@ -128,7 +128,7 @@ export async function idempotentCreate(
   });
   if (!kept) {
     // The row exists; a retry is refused (409) until the reservation lapses, then runs again.
-    request.log.warn({ key: scope.key, prefix: scope.prefix }, 'AutoCrud: an idempotent create outlived its reservation or its store; a retry after the reservation lapses would create again');
+    request.log.warn({ key: scope.key, prefix: scope.prefix }, 'AutoCrud: the answer of an idempotent create was not kept (its reservation lapsed, or the store evicted or refused it); a retry with its key would create again');
   }
   return send(reply, answer, false);
 }
