@@ -133,8 +133,8 @@ export function addKit(
   //    operationId check, then the OpenAPI collector.
   installRouteHooks(app, kit.routes);
   registerOpenApi(app, options, kit.routes);
-  // Requests Node's parser refuses (431, 408, 400) answer problem details too.
-  installClientErrors(app);
+  // Requests Node's parser refuses (431, 408, 400) answer problem details too (opt.problemDetails).
+  if (options.problemDetails) installClientErrors(app);
 
   // 4. Token validation: app.kitAuthenticate (throws on use without configureJwt), request.user,
   //    the jwt check, and bearer security on guarded routes in the OpenAPI document.

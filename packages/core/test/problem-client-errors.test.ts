@@ -33,7 +33,7 @@ function parse(raw: string): { status: number; headers: Record<string, string>; 
   return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) as Record<string, unknown> };
 }
 
-async function kitApp(server: FastifyServerOptions, lines: Array<{ level: number; msg: string }>): Promise<FastifyInstance> {
+async function kitApp(server: FastifyServerOptions, lines: Array<{ level: number; msg: string }>, problemDetails = true): Promise<FastifyInstance> {
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
       lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string });
@@ -41,7 +41,9 @@ async function kitApp(server: FastifyServerOptions, lines: Array<{ level: number
     },
   });
   const app = Fastify({ ...server, logger: { level: 'trace', stream } });
-  addKit(app, []);
+  addKit(app, [], (opt) => {
+    opt.problemDetails = problemDetails;
+  });
   app.get('/api/items', async (request) => ({ query: request.query }));
   await useKit(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -99,6 +101,17 @@ describe('requests the HTTP parser refuses', () => {
     assert.ok(lines.some((l) => l.level === 20 && /refused by the HTTP parser/.test(l.msg)));
     const ok = await exchange(port, 'GET /api/items?a=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     assert.match(ok, /^HTTP\/1\.1 200 OK/);
+  });
+
+  it("with opt.problemDetails = false, Fastify's own answer stays", async () => {
+    const plain = await kitApp({}, [], false);
+    try {
+      const raw = await exchange((plain.server.address() as { port: number }).port, 'GARBAGE\r\n\r\n');
+      assert.match(raw, /Content-Type: application\/json/);
+      assert.match(raw, /"statusCode":400/);
+    } finally {
+      await plain.close();
+    }
   });
 
   it("a host's own clientErrorHandler is left in place", async () => {
