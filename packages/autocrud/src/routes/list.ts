@@ -53,7 +53,7 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
       continue;
     }
     // ajv has coerced numbers and booleans from decimal text; the rest is text.
-    const value = filter.op === 'like' ? valueType('string').fromJson(raw) : type.fromJson(raw);
+    const value = type.fromJson(raw);
     if (value instanceof ValueFault) return { in: 'querystring', name, detail: value.detail };
     conditions.push({ field: filter.field.name, op: filter.op, value });
   }
