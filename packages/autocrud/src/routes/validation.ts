@@ -36,12 +36,14 @@ const TEXT_GRAMMAR: Readonly<Record<string, { pattern: RegExp; message: string }
 };
 
 /** The numeric properties of a flat object schema, with the text grammar each must match before coercion. */
-function numericProperties(schema: AnySchema): Array<[string, { pattern: RegExp; message: string }]> {
+function numericProperties(schema: AnySchema): Map<string, { pattern: RegExp; message: string }> {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
-  return Object.entries(properties).flatMap(([name, property]) => {
+  const numeric = new Map<string, { pattern: RegExp; message: string }>();
+  for (const [name, property] of Object.entries(properties)) {
     const grammar = typeof property.type === 'string' ? TEXT_GRAMMAR[property.type] : undefined;
-    return grammar ? [[name, grammar] as [string, { pattern: RegExp; message: string }]] : [];
-  });
+    if (grammar) numeric.set(name, grammar);
+  }
+  return numeric;
 }
 
 function errorAt(key: string, keyword: string, message: string): ValidateFunction['errors'] {
@@ -59,11 +61,15 @@ function flat(validate: ValidateFunction, schema: AnySchema): ValidateFunction {
   const numeric = numericProperties(schema);
   const check = ((data: unknown) => {
     const values = (data ?? {}) as Record<string, unknown>;
-    for (const [key, grammar] of numeric) {
-      const value = values[key];
-      if (typeof value === 'string' && !grammar.pattern.test(value)) {
-        check.errors = errorAt(key, 'decimal', grammar.message);
-        return false;
+    // The parameters sent (a few) rather than every numeric one the schema lists (dozens on a list).
+    if (numeric.size > 0) {
+      for (const key in values) {
+        const grammar = numeric.get(key);
+        const value = values[key];
+        if (grammar !== undefined && typeof value === 'string' && !grammar.pattern.test(value)) {
+          check.errors = errorAt(key, 'decimal', grammar.message);
+          return false;
+        }
       }
     }
     if (!validate(data)) {
