@@ -43,7 +43,7 @@ heavy('AutoCrud values in other time zones', () => {
         assert.equal(code, 0, output.slice(-4000));
         assert.ok(count('pass') >= 14, `the suite ran: ${count('pass')} passed`);
         assert.ok(output.includes(`(TZ=${zone}, getTimezoneOffset ${offset})`), 'the suite ran in the zone');
-        t.diagnostic(`${zone}: ${count('pass')} passed, ${count('skip')} skipped`);
+        t.diagnostic(`${zone}: ${count('pass')} passed, ${count('skipped')} skipped`);
       });
     }
   });
