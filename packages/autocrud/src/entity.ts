@@ -1,4 +1,5 @@
 import { KitError } from '@kit/core';
+import { kindOf, type ValueKind } from './values/kinds.js';
 
 /**
  * The scalar kinds a column can hold: what a field's JSON Schema `type` says.
@@ -98,6 +99,8 @@ export interface EntityField {
   readonly name: string;
   readonly column: string;
   readonly type: FieldType;
+  /** What its values are: the type, refined by the string formats Kit keeps exact (`uuid`, `date-time`, `date`, `decimal`). */
+  readonly kind: ValueKind;
   readonly nullable: boolean;
   /** In the schema's `required` list. */
   readonly required: boolean;
@@ -143,16 +146,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 const SCALARS: ReadonlySet<string> = new Set(['integer', 'number', 'string', 'boolean']);
 
 /**
- * The scalar type and nullability a property schema declares: `type: 'x'`, `type: ['x', 'null']`,
- * `anyOf`/`oneOf` whose members share one scalar type (TypeBox's nullable and literal unions), or
- * `enum`/`const` of strings.
+ * The scalar type, nullability and format a property schema declares: `type: 'x'`,
+ * `type: ['x', 'null']`, `anyOf`/`oneOf` whose members share one scalar type (TypeBox's nullable
+ * and literal unions; a format is the members' one format), or `enum`/`const` of strings.
  */
-function scalarOf(schema: Record<string, unknown>): { type: FieldType; nullable: boolean } | undefined {
+function scalarOf(schema: Record<string, unknown>): { type: FieldType; nullable: boolean; format: string | undefined } | undefined {
   const declared = schema.type;
   const types = Array.isArray(declared) ? declared : declared === undefined ? [] : [declared];
   const members = [...(Array.isArray(schema.anyOf) ? schema.anyOf : []), ...(Array.isArray(schema.oneOf) ? schema.oneOf : [])];
   let nullable = types.includes('null');
   const found = new Set<string>(types.filter((t): t is string => typeof t === 'string' && t !== 'null'));
+  const formats = new Set<string | undefined>(typeof schema.format === 'string' ? [schema.format] : found.size > 0 ? [undefined] : []);
   for (const member of members) {
     if (!isRecord(member)) return undefined;
     const inner = scalarOf(member);
@@ -163,18 +167,20 @@ function scalarOf(schema: Record<string, unknown>): { type: FieldType; nullable:
     }
     nullable ||= inner.nullable;
     found.add(inner.type);
+    formats.add(inner.format);
   }
+  const format = formats.size === 1 ? [...formats][0] : undefined;
   if (found.size === 0) {
     const values = Array.isArray(schema.enum) ? schema.enum : 'const' in schema ? [schema.const] : [];
     if (values.length > 0 && values.every((v) => typeof v === 'string' || v === null)) {
-      return { type: 'string', nullable: nullable || values.includes(null) };
+      return { type: 'string', nullable: nullable || values.includes(null), format: undefined };
     }
     return undefined;
   }
   // integer and number mixed are a number.
-  if (found.size === 2 && found.has('integer') && found.has('number')) return { type: 'number', nullable };
+  if (found.size === 2 && found.has('integer') && found.has('number')) return { type: 'number', nullable, format: undefined };
   const [only] = found;
-  return found.size === 1 && only !== undefined && SCALARS.has(only) ? { type: only as FieldType, nullable } : undefined;
+  return found.size === 1 && only !== undefined && SCALARS.has(only) ? { type: only as FieldType, nullable, format } : undefined;
 }
 
 /**
@@ -243,9 +249,10 @@ export function defineEntity<const S extends EntitySchema>(definition: EntityDef
       name: field,
       column,
       type: scalar.type,
+      kind: kindOf(scalar.type, scalar.format),
       nullable: scalar.nullable,
       required: required.has(field),
-      format: typeof property.format === 'string' ? property.format : undefined,
+      format: scalar.format,
       schema: property,
     });
   }

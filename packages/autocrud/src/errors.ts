@@ -68,7 +68,13 @@ export const autoCrudErrors = errorCatalogue({
     when: '`sqlite:` on a Node without `node:sqlite`',
   },
   KIT_ERR_AUTOCRUD_ENGINE: { when: 'PGlite or SQLite cannot open its directory or file' },
-  KIT_ERR_INVALID_ARGUMENT: { when: 'a repository call whose arguments do not fit the entity (`after` of the wrong length, `ifVersion` on an entity without a version field)' },
+  KIT_ERR_AUTOCRUD_UNREPRESENTABLE: {
+    status: 500,
+    when: 'a read whose stored value Kit cannot answer exactly (a `bigint` past 2^53-1, `infinity`, text in another form than Kit writes); names the entity, field and row; `UnrepresentableValueError`',
+  },
+  KIT_ERR_INVALID_ARGUMENT: {
+    when: 'a repository call whose arguments do not fit the entity: a value of the wrong kind, `null` for a field that is not nullable, an unknown field or sort key, an operator the field does not take, `after` of the wrong length, `ifVersion` on an entity without a version field',
+  },
   // Core's codes, thrown for the same reasons.
   KIT_ERR_INVALID_OPTION: { ...coreErrors.codes.KIT_ERR_INVALID_OPTION, when: 'a bad option or connection string (its password redacted)' },
   KIT_ERR_NOT_ADDED: { ...coreErrors.codes.KIT_ERR_NOT_ADDED, when: '`addKitAutoCrud` on an instance without `addKit`' },

@@ -7,6 +7,16 @@ export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type WriteOptions } from './mapper/repository.js';
 export type { ListOptions, Filter, FilterOperator, SortKey } from './mapper/query.js';
-export { DatabaseUnavailableError, DatabaseBusyError, StatementTimeoutError, ConstraintViolationError, InvalidValueError, SchemaMismatchError, VersionConflictError } from './mapper/errors.js';
+export {
+  DatabaseUnavailableError,
+  DatabaseBusyError,
+  StatementTimeoutError,
+  ConstraintViolationError,
+  InvalidValueError,
+  SchemaMismatchError,
+  UnrepresentableValueError,
+  VersionConflictError,
+} from './mapper/errors.js';
+export type { ValueKind } from './values/kinds.js';
 export { redactConnectionString, type EngineKind } from './mapper/connection-string.js';
 export { autoCrudErrors } from './errors.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import type { KitErrorSpec } from '@kit/core/extend';
-import { autoCrudErrors, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, VersionConflictError } from '@kit/autocrud';
+import { autoCrudErrors, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, UnrepresentableValueError, VersionConflictError } from '@kit/autocrud';
 import { crudErrorHandler } from '../src/routes/problems.ts';
 import { Product } from './suite/fixtures.ts';
 
@@ -19,6 +19,7 @@ describe('autoCrudErrors: the declared status is the answered one', () => {
       new InvalidValueError(),
       new VersionConflictError(4),
       new SchemaMismatchError('table products is missing'),
+      new UnrepresentableValueError('Product', 'price', 'holds a value past 2^53-1'),
     ];
     const app = Fastify({ logger: false });
     app.get('/:i', { errorHandler: crudErrorHandler(Product, new Map()) }, async (req) => {

@@ -9,6 +9,8 @@ import { hostileSuite } from './suite/hostile.ts';
 import { idempotencySuite } from './suite/idempotency.ts';
 import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
+import { valuesSuite } from './suite/values.ts';
+import { quietSuite } from './suite/quiet.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -46,3 +48,5 @@ startupSuite(engine);
 idempotencySuite(engine);
 versionSuite(engine);
 cursorSuite(engine);
+valuesSuite(engine);
+quietSuite(engine);

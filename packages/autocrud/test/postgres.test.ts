@@ -9,6 +9,8 @@ import { hostileSuite } from './suite/hostile.ts';
 import { idempotencySuite } from './suite/idempotency.ts';
 import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
+import { valuesSuite } from './suite/values.ts';
+import { quietSuite } from './suite/quiet.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -50,4 +52,6 @@ describePostgres('PostgreSQL', () => {
   idempotencySuite(engine);
   versionSuite(engine);
   cursorSuite(engine);
+  valuesSuite(engine);
+  quietSuite(engine);
 });

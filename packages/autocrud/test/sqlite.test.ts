@@ -17,6 +17,8 @@ import { hostileSuite } from './suite/hostile.ts';
 import { idempotencySuite } from './suite/idempotency.ts';
 import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
+import { valuesSuite } from './suite/values.ts';
+import { quietSuite } from './suite/quiet.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -28,6 +30,8 @@ if (!sqliteAvailable()) {
   it('AutoCrud conformance on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud hostile input on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud idempotent creates, versions and cursors on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud values, cursors and answers on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud client errors on node:sqlite', (t) => t.skip(reason));
 
   describe('the sqlite: engine on a runtime without node:sqlite', () => {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
@@ -68,4 +72,6 @@ if (!sqliteAvailable()) {
   idempotencySuite(engine);
   versionSuite(engine);
   cursorSuite(engine);
+  valuesSuite(engine);
+  quietSuite(engine);
 }

@@ -70,4 +70,10 @@ export {
   type RateLimitPluginStoreClass,
   type RateLimitStoreSource,
 } from './stores/fastify-rate-limit.js';
-export { KitStoreNames, MemoryIdempotencyStore, MemoryRateLimitStore, MemorySagaStore, MemoryCronJobStore } from './stores/memory.js';
+export { KitStoreNames, MemoryRateLimitStore, MemorySagaStore, MemoryCronJobStore } from './stores/memory.js';
+export {
+  MemoryIdempotencyStore,
+  MEMORY_IDEMPOTENCY_DEFAULTS,
+  type MemoryIdempotencyStoreOptions,
+  type MemoryIdempotencyStoreStats,
+} from './stores/memory-idempotency.js';

@@ -1,9 +1,10 @@
 // The route-contributor seam: a decorator from another package attaches a function that describes
 // routes for a class; Kit registers them inside the class's group, after every addRoutes of the
-// group, skipping any method and path the group's hand-written routes already serve.
+// group, skipping any method and path the group's hand-written routes already serve. A
+// hand-written replacement keeps the contributed route's guard (its onRequest hooks).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import { addKit, EndpointGroup, KitRouteContributor, KitTag, useKit, type IKitEndpoint, type RouteContributorContext } from '@kit/core';
 import { kitApp, openApiOf, operations } from './helpers.js';
 
@@ -110,6 +111,59 @@ describe('route contributors (@KitRouteContributor)', () => {
     const app = Fastify();
     addKit(app, [BrokenEndpoint]);
     await assert.rejects(useKit(app), /entity Product is not registered/);
+  });
+
+  describe('a hand-written replacement keeps the guard of the route it replaces', () => {
+    const calls: string[] = [];
+    // A guard as an authentication hook is one: 401 without the header, else on to the route.
+    const guard = async (request: FastifyRequest, reply: FastifyReply) => {
+      calls.push(request.url);
+      if (request.headers['x-token'] !== 'ok') return reply.code(401).send({ guarded: true });
+      return undefined;
+    };
+    const Guarded = KitRouteContributor(() => [
+      { method: 'GET', url: '', onRequest: guard, handler: async () => ({ from: 'contributor' }) },
+      { method: 'GET', url: '{id}', onRequest: [guard], handler: async () => ({ from: 'contributor' }) },
+      { method: ['PUT', 'DELETE'], url: '{id}', onRequest: guard, handler: async () => ({ from: 'contributor' }) },
+      { method: 'GET', url: 'open', handler: async () => ({ from: 'contributor', open: true }) },
+    ]);
+
+    @Guarded
+    class VaultEndpoint implements IKitEndpoint {
+      addRoutes(app: FastifyInstance) {
+        // The docs' replacement: no guard of its own.
+        app.get('{vaultId}', async () => ({ from: 'hand-written' }));
+        // Its own guard already: not run twice.
+        app.put('{id}', { onRequest: guard }, async () => ({ from: 'hand-written put' }));
+        // Public on purpose.
+        app.delete('{id}', { config: { kitPublic: true } }, async () => ({ from: 'hand-written public delete' }));
+        // Replacing a route that had no guard adds none.
+        app.get('open', async () => ({ from: 'hand-written open' }));
+        // From a plugin registered inside addRoutes, too.
+        void app.register(async (sub) => {
+          sub.get('/', async () => ({ from: 'hand-written plugin' }));
+        });
+      }
+    }
+
+    it('answers 401 without the token where the generated route would, runs the guard once, and leaves opt-outs and unguarded routes open', async () => {
+      const app = await kitApp([VaultEndpoint]);
+      try {
+        const token = { 'x-token': 'ok' };
+        for (const url of ['/api/vault', '/api/vault/7']) {
+          assert.equal((await app.inject(url)).statusCode, 401, url);
+          assert.equal((await app.inject({ url, headers: token })).json<{ from: string }>().from, url.endsWith('7') ? 'hand-written' : 'hand-written plugin');
+        }
+        assert.equal((await app.inject({ method: 'PUT', url: '/api/vault/7' })).statusCode, 401);
+        calls.length = 0;
+        assert.equal((await app.inject({ method: 'PUT', url: '/api/vault/7', headers: token })).json<{ from: string }>().from, 'hand-written put');
+        assert.deepEqual(calls, ['/api/vault/7'], 'the guard runs once');
+        assert.deepEqual((await app.inject({ method: 'DELETE', url: '/api/vault/7' })).json(), { from: 'hand-written public delete' });
+        assert.deepEqual((await app.inject('/api/vault/open')).json(), { from: 'hand-written open' });
+      } finally {
+        await app.close();
+      }
+    });
   });
 
   it('refuses a contributor that is not a function', () => {

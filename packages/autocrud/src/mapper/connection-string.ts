@@ -17,19 +17,34 @@ export type ConnectionTarget =
   | { readonly kind: 'pglite'; readonly directory: string | undefined; readonly redacted: string }
   | { readonly kind: 'sqlite'; readonly file: string; readonly redacted: string };
 
+// Query or keyword parameters whose value is a secret, in a URL's query (`?password=...`) or a
+// libpq keyword/value string (`host=db password='s 3'`); a quoted value may hold spaces.
+const SECRET_PARAMETER = /(^|[?&;\s])(password|passwd|pass|pwd|secret|token|sslpassword|sslkey|api_?key)(\s*=\s*)('(?:[^'\\]|\\.)*'?|[^&#;\s]*)/gi;
+
 /**
- * A connection string with its password (and any `password`-like query parameter) replaced by
- * `***`: safe for logs and errors.
+ * A connection string with its password (and any `password`-like query or keyword parameter)
+ * replaced by `***`: safe for logs and errors. The password of a URL runs from the first `:` of
+ * its user information to the last `@` of the string, so an unencoded `@`, `/`, `?` or `#` in it
+ * is hidden too; when an `@` stands in the query instead, more than the password is hidden, never
+ * less.
  *
  * @example
  * ```ts
  * redactConnectionString('postgres://kit:s3cret@db:5432/shop'); // 'postgres://kit:***@db:5432/shop'
+ * redactConnectionString('postgres://kit:p@ss@db/shop');        // 'postgres://kit:***@db/shop'
  * ```
  */
 export function redactConnectionString(value: string): string {
-  return value
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*):[^@/?#]*@/i, '$1:***@')
-    .replace(/([?&](?:password|pass|pwd|secret|token|sslpassword|sslkey)=)[^&#]*/gi, '$1***');
+  let text = value;
+  const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(text);
+  if (scheme) {
+    const start = scheme[0].length;
+    const at = text.lastIndexOf('@');
+    const colon = text.indexOf(':', start);
+    // A password: a ':' in the user information, which ends at the last '@'.
+    if (at > start && colon !== -1 && colon < at && !text.slice(start, colon).includes('/')) text = `${text.slice(0, colon + 1)}***${text.slice(at)}`;
+  }
+  return text.replace(SECRET_PARAMETER, (_, before: string, name: string, equals: string) => `${before}${name}${equals}***`);
 }
 
 function invalid(value: string, expected: string): KitError {

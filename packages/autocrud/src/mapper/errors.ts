@@ -103,6 +103,29 @@ export class InvalidValueError extends KitError {
 }
 
 /**
+ * A stored value Kit cannot answer exactly (an integer beyond 2^53 - 1 in an `integer` field, a
+ * timestamp past year 9999, NaN in a `number` field, a text that is not Kit's form of its kind):
+ * nothing is answered rather than a rounded or shifted value. The message names the entity, the
+ * field and the row; the routes answer 500 and log it.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof UnrepresentableValueError) app.log.error({ field: err.field }, err.message); }
+ * ```
+ */
+export class UnrepresentableValueError extends KitError {
+  constructor(
+    readonly entity: string,
+    readonly field: string | undefined,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super('KIT_ERR_AUTOCRUD_UNREPRESENTABLE', `${field === undefined ? `A field of ${entity}` : `${entity}.${field}`} ${detail}; Kit answers no value it cannot answer exactly.`, options);
+    this.name = 'UnrepresentableValueError';
+  }
+}
+
+/**
  * A conditional write (`ifVersion`) found the row at another version: nothing was written.
  * `currentVersion` is the row's version now. The routes answer 412 with its `ETag`.
  *

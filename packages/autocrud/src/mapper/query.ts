@@ -1,21 +1,13 @@
 // A list request in the mapper's terms (no HTTP here): conditions on fields, sort keys, a window.
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
+import { valueType, FILTER_OPERATORS, type FilterOperator } from '../values/kinds.js';
+import { encodeValue } from './columns.js';
 import type { DynamicDatabase, SqlFlavour } from './engine.js';
-import { contains, containsPattern, encodeValue } from './flavour.js';
+import { contains, containsPattern } from './flavour.js';
 import { Slot } from './statements.js';
 
-/** The filter operators, as the list route's `filter[field][op]` names them. */
-export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'like', 'in', 'nin', 'null'] as const;
-/**
- * One filter operator.
- *
- * @example
- * ```ts
- * const op: FilterOperator = 'like';
- * ```
- */
-export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+export { FILTER_OPERATORS, type FilterOperator };
 
 /**
  * A condition on one field. `value` is a scalar, a list for `in`/`nin`, a boolean for `null`.
@@ -76,12 +68,9 @@ export function orderOf(entity: Entity, sort: readonly SortKey[]): readonly Sort
   return sort.some((s) => s.field === entity.primaryKey) ? sort : [...sort, { field: entity.primaryKey, descending: false }];
 }
 
-/** Which operators apply to a field, by its type (and `like` only to free text). */
+/** Which operators apply to a field, by its kind (`like` only to free text). */
 export function operatorsFor(field: EntityField): readonly FilterOperator[] {
-  if (field.type === 'boolean') return ['eq', 'ne', 'null'];
-  if (field.type === 'string' && field.format === 'uuid') return ['eq', 'ne', 'in', 'nin', 'null'];
-  if (field.type === 'string') return FILTER_OPERATORS;
-  return FILTER_OPERATORS.filter((op) => op !== 'like');
+  return valueType(field.kind).operators;
 }
 
 const COMPARISON = { eq: '=', ne: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
@@ -99,11 +88,11 @@ export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filte
       return filter.value === true ? eb(column, 'is', null) : eb(column, 'is not', null);
     case 'in':
     case 'nin': {
-      const values = (filter.value as readonly unknown[]).map((v) => encodeValue(flavour, v));
+      const values = (filter.value as readonly unknown[]).map((v) => encodeValue(flavour, field, v));
       return eb(column, filter.op === 'in' ? 'in' : 'not in', values);
     }
     default:
-      return eb(column, COMPARISON[filter.op], encodeValue(flavour, filter.value));
+      return eb(column, COMPARISON[filter.op], encodeValue(flavour, field, filter.value));
   }
 }
 
@@ -112,7 +101,7 @@ export function notDeleted(eb: Eb, flavour: SqlFlavour, entity: Entity): Express
   const field = entity.softDelete === undefined ? undefined : entity.field(entity.softDelete);
   if (!field) return undefined;
   const column = sql.ref(field.column);
-  const isFalse = eb(column, '=', encodeValue(flavour, false));
+  const isFalse = eb(column, '=', encodeValue(flavour, field, false));
   return field.nullable ? eb.or([isFalse, eb(column, 'is', null)]) : isFalse;
 }
 
@@ -151,7 +140,7 @@ export function keyset(eb: Eb, flavour: SqlFlavour, entity: Entity, order: reado
     const field = entity.field(key.field) as EntityField;
     const column = sql.ref(field.column);
     const nullable = field.name !== entity.primaryKey && mayBeNull(field);
-    const value = values[i] === null ? null : encodeValue(flavour, values[i]);
+    const value = values[i] === null ? null : encodeValue(flavour, field, values[i]);
     const step = beyond(eb, column, nullable, key.descending, value);
     if (step) disjuncts.push(prefix.length === 0 ? step : eb.and([...prefix, step]));
     if (i === 0 && value !== null) {
@@ -181,7 +170,7 @@ export interface SlottedList {
  * `after` and the `null` operator's value change the SQL, so they are part of the shape; every
  * other value fills a slot.
  */
-export function slotList(flavour: SqlFlavour, filters: readonly Filter[], order: readonly SortKey[], after: readonly unknown[] | undefined): SlottedList {
+export function slotList(flavour: SqlFlavour, entity: Entity, filters: readonly Filter[], order: readonly SortKey[], after: readonly unknown[] | undefined): SlottedList {
   const values: Record<string, unknown> = {};
   const shape: string[] = [];
   const slotted = filters.map((f, i): Filter => {
@@ -192,14 +181,15 @@ export function slotList(flavour: SqlFlavour, filters: readonly Filter[], order:
     if (f.op === 'in' || f.op === 'nin') {
       const list = f.value as readonly unknown[];
       shape.push(`${f.field}\u0000${f.op}\u0000${list.length}`);
-      return { ...f, value: list.map((v, j) => ((values[`f${i}.${j}`] = encodeValue(flavour, v)), new Slot(`f${i}.${j}`))) };
+      const field = entity.field(f.field) as EntityField;
+      return { ...f, value: list.map((v, j) => ((values[`f${i}.${j}`] = encodeValue(flavour, field, v)), new Slot(`f${i}.${j}`))) };
     }
     shape.push(`${f.field}\u0000${f.op}`);
-    values[`f${i}`] = f.op === 'like' ? containsPattern(flavour, String(f.value)) : encodeValue(flavour, f.value);
+    values[`f${i}`] = f.op === 'like' ? containsPattern(flavour, String(f.value)) : encodeValue(flavour, entity.field(f.field) as EntityField, f.value);
     return { ...f, value: new Slot(`f${i}`) };
   });
   shape.push(order.map((k) => (k.descending ? '-' : '') + k.field).join(','));
-  const position = after?.map((v, i) => (v === null ? null : ((values[`a${i}`] = encodeValue(flavour, v)), new Slot(`a${i}`))));
+  const position = after?.map((v, i) => (v === null ? null : ((values[`a${i}`] = encodeValue(flavour, entity.field((order[i] as SortKey).field) as EntityField, v)), new Slot(`a${i}`))));
   shape.push(position === undefined ? '' : position.map((v) => (v === null ? 'n' : 'v')).join(''));
   return { shape: shape.join('\u0001'), filters: slotted, after: position, values };
 }

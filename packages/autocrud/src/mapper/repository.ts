@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
 import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
+import { ValueFault } from '../values/kinds.js';
+import { keyValue, listArguments, writeValues } from './arguments.js';
+import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { encodeValue } from './flavour.js';
 import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
-import { VersionConflictError } from './errors.js';
+import { UnrepresentableValueError, VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 
 /**
@@ -42,20 +44,11 @@ export type Runner = <T>(query: (db: Db) => Promise<T>) => Promise<T>;
 export type Executor = (query: CompiledQuery, name: string) => Promise<Row[]>;
 
 /**
- * A column value as the API shows it: pg returns int8 and numeric as strings and PGlite int8 as
- * bigint, SQLite has 0/1 for booleans, timestamps come back as Date. NULL is `null` on a nullable
- * field and absent on an optional one.
+ * node:sqlite refuses to read an integer beyond 2^53 - 1 (ERR_OUT_OF_RANGE) rather than round it:
+ * that is the same fault as any value Kit cannot answer exactly.
  */
-function decodeValue(field: EntityField, value: unknown): unknown {
-  switch (field.type) {
-    case 'integer':
-    case 'number':
-      return typeof value === 'string' || typeof value === 'bigint' ? Number(value) : value;
-    case 'boolean':
-      return typeof value === 'number' || typeof value === 'bigint' ? Number(value) !== 0 : value;
-    case 'string':
-      return value instanceof Date ? value.toISOString() : value;
-  }
+function unreadable(entity: Entity, err: unknown): unknown {
+  return (err as { code?: unknown } | null)?.code === 'ERR_OUT_OF_RANGE' ? new UnrepresentableValueError(entity.name, undefined, 'holds an integer outside the range a JavaScript number holds exactly', { cause: err }) : err;
 }
 
 /**
@@ -71,6 +64,7 @@ function decodeValue(field: EntityField, value: unknown): unknown {
 export class EntityRepository<R extends object = Row> {
   readonly #table: string;
   readonly #pk: EntityField;
+  readonly #codecs: readonly ColumnCodec[];
   readonly #selection;
   readonly #version: EntityField | undefined;
   // Queries compiled once per shape (see statements.ts): the read by key, an insert per set of
@@ -91,19 +85,30 @@ export class EntityRepository<R extends object = Row> {
   ) {
     this.#table = entity.table;
     this.#pk = entity.field(entity.primaryKey) as EntityField;
-    this.#selection = entity.fields.map((f) => sql.ref(f.column).as(f.name));
+    this.#codecs = entity.fields.map((f) => columnCodec(flavour, f));
+    this.#selection = entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name));
+    if (flavour === 'sqlite') this.run = (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err))));
     this.#version = entity.version === undefined ? undefined : entity.field(entity.version);
   }
 
+  /**
+   * A row as the API shows it: each value in Kit's form (see columns.ts). NULL is `null` on a
+   * nullable field and absent on an optional one. A value with no exact answer throws
+   * `UnrepresentableValueError` naming the field and the row: never a rounded or shifted value.
+   */
   #decode(row: Row): R {
     const out: Row = {};
-    for (const field of this.entity.fields) {
+    const fields = this.entity.fields;
+    for (let i = 0; i < fields.length; i++) {
+      const field = fields[i] as EntityField;
       const value = row[field.name];
       if (value === null || value === undefined) {
         if (field.nullable) out[field.name] = null;
         continue;
       }
-      out[field.name] = decodeValue(field, value);
+      const decoded = (this.#codecs[i] as ColumnCodec).decode(value);
+      if (decoded instanceof ValueFault) throw new UnrepresentableValueError(this.entity.name, field.name, `${decoded.detail} (the row with ${this.#pk.name} ${JSON.stringify(String(row[this.#pk.name]))})`);
+      out[field.name] = decoded;
     }
     return out as R;
   }
@@ -146,10 +151,8 @@ export class EntityRepository<R extends object = Row> {
   list(options: ListOptions): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions): Promise<{ rows: R[]; total?: number }> {
     const order = this.order(options.sort);
-    if (options.after !== undefined && options.after.length !== order.length) {
-      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `list({ after }): expected ${order.length} values (the sort keys, then the primary key), got ${options.after.length}.`);
-    }
-    const { shape, filters, after, values } = slotList(this.flavour, options.filters, order, options.after);
+    const checked = listArguments(this.entity, options, order);
+    const { shape, filters, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after);
     const skip = after === undefined && options.offset > 0;
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
@@ -162,7 +165,9 @@ export class EntityRepository<R extends object = Row> {
         let query = filtered().select(this.#selection);
         if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
         for (const key of order) {
-          const column = sql.ref((this.entity.field(key.field) as EntityField).column);
+          // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
+          // read through an expression (a timestamp as text) would then sort as text.
+          const column = sql.ref(`${this.#table}.${(this.entity.field(key.field) as EntityField).column}`);
           // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
           query = query.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
         }
@@ -185,7 +190,7 @@ export class EntityRepository<R extends object = Row> {
         .selectFrom(this.#table)
         .select(this.#selection)
         .where((eb) => this.#where(eb, [notDeleted(eb, this.flavour, this.entity)]))
-        .orderBy(sql.ref(this.#pk.column))
+        .orderBy(sql.ref(`${this.#table}.${this.#pk.column}`))
         .execute();
       return rows.map((r) => this.#decode(r));
     });
@@ -193,6 +198,8 @@ export class EntityRepository<R extends object = Row> {
 
   /** The row with this primary key, unless absent or soft-deleted. */
   async get(key: unknown): Promise<R | undefined> {
+    key = keyValue(this.#pk, key);
+    if (key === undefined) return undefined;
     return this.run(async (db) => {
       const read = (this.#byKeyStatement ??= statement(
         db
@@ -205,22 +212,12 @@ export class EntityRepository<R extends object = Row> {
     });
   }
 
-  #values(input: Readonly<Record<string, unknown>>, replace: boolean): Record<string, unknown> {
-    const values: Record<string, unknown> = {};
-    for (const name of this.entity.writable) {
-      const field = this.entity.field(name) as EntityField;
-      const value = Object.prototype.hasOwnProperty.call(input, name) ? input[name] : undefined;
-      // A creation leaves what it leaves out to the column's default; a replacement resets it to
-      // the schema's default, or NULL.
-      if (value === undefined && !replace) continue;
-      values[field.column] = encodeValue(this.flavour, value ?? field.schema.default ?? null);
-    }
-    return values;
-  }
-
-  /** Inserts the writable fields of `input` (others are ignored) and returns the stored row (its version 1). */
+  /**
+   * Inserts the writable fields of `input` (others are ignored) and returns the stored row (its
+   * version 1). A field left out gets the column's default; an explicit `null` is NULL.
+   */
   async create(input: Readonly<Record<string, unknown>>): Promise<R> {
-    const values = this.#values(input, false);
+    const values = writeValues(this.entity, this.flavour, input, false);
     if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
     if (this.#version) values[this.#version.column] = 1;
     const columns = Object.keys(values);
@@ -272,7 +269,9 @@ export class EntityRepository<R extends object = Row> {
    */
   async update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
-    const values: Record<string, unknown> = this.#values(input, true);
+    const values: Record<string, unknown> = writeValues(this.entity, this.flavour, input, true);
+    key = keyValue(this.#pk, key);
+    if (key === undefined) return undefined;
     if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
     return this.run(async (db) => {
       if (ifVersion?.length === 0) return this.#conflict(db, key);
@@ -293,12 +292,14 @@ export class EntityRepository<R extends object = Row> {
    */
   async delete(key: unknown, options?: WriteOptions): Promise<boolean> {
     const ifVersion = this.#checkCondition(options);
+    key = keyValue(this.#pk, key);
+    if (key === undefined) return false;
     const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
     return this.run(async (db) => {
       if (ifVersion?.length === 0) return (await this.#conflict(db, key)) ?? false;
       let result: { numUpdatedRows: bigint } | { numDeletedRows: bigint };
       if (soft) {
-        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, true) };
+        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true) };
         if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
         result = await db
           .updateTable(this.#table)

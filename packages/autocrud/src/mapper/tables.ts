@@ -1,10 +1,12 @@
-// The start-up schema check: every entity's table exists with a compatible column per field, or
-// start-up fails naming the table and column. With createTables, missing tables are created first.
-import { sql, type ColumnMetadata, type TableMetadata } from 'kysely';
+// The start-up schema check: every entity's table exists with a column per field that holds the
+// field's values exactly (columns.ts), or start-up fails naming the table and column and what to
+// declare instead. With createTables, missing tables are created first.
+import { sql, type TableMetadata } from 'kysely';
 import type { Entity } from '../entity.js';
+import { valueType, ValueFault } from '../values/kinds.js';
+import { columnType, kindLabel, postgresColumnType, refusal, sqliteColumnType, type ColumnType } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { SchemaMismatchError } from './errors.js';
-import { columnFamily, columnType, fits } from './flavour.js';
 
 function splitTable(table: string): { schema: string | undefined; name: string } {
   const dot = table.indexOf('.');
@@ -27,7 +29,11 @@ async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise
   let builder = (schema ? db.schema.withSchema(schema) : db.schema).createTable(name).ifNotExists();
   for (const field of entity.fields) {
     const isKey = field.name === entity.primaryKey;
-    builder = builder.addColumn(field.column, sql.raw(columnType(flavour, field)), (col) => {
+    const type = columnType(flavour, field);
+    if (type === undefined) {
+      throw new SchemaMismatchError(`createTables cannot make a column for ${entity.name}.${field.name} of type ${kindLabel(field)}: ${refusal(flavour, field, { declared: '', family: 'other' })}.`);
+    }
+    builder = builder.addColumn(field.column, sql.raw(type), (col) => {
       if (isKey) {
         col = col.primaryKey();
         if (field.type === 'integer' && flavour === 'postgres') col = col.generatedByDefaultAsIdentity();
@@ -37,16 +43,32 @@ async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise
       if (field.name === entity.softDelete) return col.notNull().defaultTo(false);
       if (field.name === entity.version) return col.notNull().defaultTo(1);
       if (field.required && !field.nullable) col = col.notNull();
-      const fallback = field.schema.default;
-      if (fallback !== undefined && fallback !== null && typeof fallback !== 'object') col = col.defaultTo(fallback);
+      // In Kit's form, as a write would store it (a SQLite text column compares it as text).
+      const fallback = field.schema.default === undefined || field.schema.default === null ? undefined : valueType(field.kind).fromJson(field.schema.default);
+      if (fallback !== undefined && !(fallback instanceof ValueFault) && typeof fallback !== 'object') col = col.defaultTo(fallback);
       return col;
     });
   }
   await builder.execute();
 }
 
-function describe(column: ColumnMetadata): string {
-  return column.dataType === '' ? 'untyped' : column.dataType;
+/**
+ * PostgreSQL column types beyond Kysely's introspection (a type name only): through domains to the
+ * base type, whether it is an enum, and a numeric's precision and scale. By `schema.table.column`.
+ */
+async function postgresColumnTypes(db: Db, tables: readonly string[]): Promise<Map<string, ColumnType>> {
+  const names = [...new Set(tables.map((t) => splitTable(t).name))];
+  const { rows } = await sql<{ schema: string; table: string; column: string; declared: string; base: string; typtype: string; typmod: number }>`
+    select n.nspname as schema, c.relname as table, a.attname as column, format_type(a.atttypid, a.atttypmod) as declared,
+      coalesce(b.typname, t.typname) as base, coalesce(b.typtype, t.typtype) as typtype,
+      case when t.typtype = 'd' then t.typtypmod else a.atttypmod end as typmod
+    from pg_catalog.pg_attribute a
+      join pg_catalog.pg_class c on c.oid = a.attrelid
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_type t on t.oid = a.atttypid
+      left join pg_catalog.pg_type b on t.typtype = 'd' and b.oid = t.typbasetype
+    where a.attnum > 0 and not a.attisdropped and c.relname in (${sql.join(names)})`.execute(db);
+  return new Map(rows.map((r) => [`${r.schema}.${r.table}.${r.column}`, postgresColumnType(r.declared, r.base, r.typtype, Number(r.typmod))]));
 }
 
 /**
@@ -61,6 +83,7 @@ export async function prepareTables(db: Db, flavour: SqlFlavour, entities: reado
     for (const entity of missing) await createTable(db, flavour, entity);
     if (missing.length > 0) tables = await db.introspection.getTables();
   }
+  const postgresTypes = flavour === 'postgres' ? await postgresColumnTypes(db, entities.map((e) => e.table)) : undefined;
   for (const entity of entities) {
     const table = findTable(tables, entity.table, flavour);
     if (!table) {
@@ -75,9 +98,11 @@ export async function prepareTables(db: Db, flavour: SqlFlavour, entities: reado
           `Table '${entity.table}' has no column '${field.column}' (entity ${entity.name}, field ${field.name}). Add the column, or map the field to an existing one with defineEntity({ columns: { ${field.name}: '<column>' } }).`,
         );
       }
-      if (!fits(field, columnFamily(flavour, column.dataType), flavour)) {
+      const type = postgresTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ?? (flavour === 'sqlite' ? sqliteColumnType(column.dataType) : { declared: column.dataType, family: 'other' as const });
+      const refused = refusal(flavour, field, type);
+      if (refused !== undefined) {
         throw new SchemaMismatchError(
-          `Column '${entity.table}.${column.name}' is ${describe(column)}, which cannot hold field ${entity.name}.${field.name} of type ${field.type}.`,
+          `Column '${entity.table}.${column.name}' is ${type.declared}, which cannot hold field ${entity.name}.${field.name} of type ${kindLabel(field)}${refused ? `: ${refused}` : ''}.`,
         );
       }
     }

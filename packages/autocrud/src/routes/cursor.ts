@@ -5,7 +5,6 @@
 // fails the check and is a 400; only then are its values read, and each is checked against its
 // field's type before it reaches the mapper as a bound parameter.
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { EntityField } from '../entity.js';
 
 const FORMAT = 'kit-autocrud-cursor-v1';
 const TAG_BYTES = 16;
@@ -45,18 +44,4 @@ export function cursorCodec(secret: string | undefined): CursorCodec {
       }
     },
   };
-}
-
-/** A non-null cursor value fits its field's type. */
-export function fitsField(field: EntityField, value: unknown): boolean {
-  switch (field.type) {
-    case 'integer':
-      return Number.isSafeInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'string':
-      return typeof value === 'string';
-  }
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type IIdempotencyStore, type JsonValue } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { problem, RETRY_AFTER_SECONDS } from './problems.js';
+import { badRequest, problem, RETRY_AFTER_SECONDS } from './problems.js';
 
 /** How idempotent creates behave (resolved from the options). */
 export interface IdempotencySettings {
@@ -30,15 +30,38 @@ export interface CreatedAnswer {
 
 type StoredAnswer = { status: 201; location: string; etag: string | null; body: JsonValue };
 
+type Claims = { iss?: unknown; sub?: unknown; azp?: unknown; client_id?: unknown };
+
+const named = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
 /**
- * The store key: the group's prefix, the caller when the request is authenticated (so that one
- * client's key never replays another's answer), and the client's key.
+ * Who the caller of an authenticated request is, for scoping keys: the token's issuer and its
+ * subject (`sub`), or, for a token with none (an OAuth client-credentials token), the client it
+ * was issued to (`azp`, else `client_id`). `undefined` for a token that names neither; `'-'` for a
+ * request without a token (every anonymous caller shares one scope).
  */
-function storeKey(request: FastifyRequest, prefix: string, key: string): string {
-  const user = (request as { user?: { iss?: unknown; sub?: unknown } }).user;
-  const caller = user && (user.sub !== undefined || user.iss !== undefined) ? createHash('sha256').update(`${String(user.iss)}\0${String(user.sub)}`).digest('base64url').slice(0, 22) : '-';
-  return `autocrud:${prefix}:${caller}:${key}`;
+function callerOf(request: FastifyRequest): string | undefined {
+  const user = (request as { user?: unknown }).user;
+  if (typeof user !== 'object' || user === null) return '-';
+  const { iss, sub, azp, client_id: clientId } = user as Claims;
+  // A subject hashes as it always has (keys stored before keep matching across an upgrade); a
+  // client is tagged, so that a user `x` and a client `x` are different callers.
+  const client = named(azp) ? azp : named(clientId) ? clientId : undefined;
+  const who = named(sub) ? `${String(iss)}\0${sub}` : client !== undefined ? `client\0${String(iss)}\0${client}` : undefined;
+  return who === undefined ? undefined : createHash('sha256').update(who).digest('base64url').slice(0, 22);
 }
+
+/**
+ * The store key: the group's prefix, the caller (so that one client's key never replays another's
+ * answer; see {@link callerOf}), and the client's key. `undefined` when the caller has no identity.
+ */
+function storeKey(request: FastifyRequest, prefix: string, key: string): string | undefined {
+  const caller = callerOf(request);
+  return caller === undefined ? undefined : `autocrud:${prefix}:${caller}:${key}`;
+}
+
+/** The 400 of a keyed create whose token names no caller. */
+const NO_CALLER = 'cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client\'s answer. Send the request without the header, or with a token that names its subject or client';
 
 /** A digest of the body's writable fields in the entity's order, so that key order does not matter. */
 function fingerprint(entity: Entity, body: Readonly<Record<string, unknown>>): string {
@@ -69,6 +92,7 @@ export async function idempotentCreate(
   create: () => Promise<CreatedAnswer>,
 ): Promise<FastifyReply> {
   const key = storeKey(request, scope.prefix, scope.key);
+  if (key === undefined) return badRequest(reply, { in: 'headers', name: 'Idempotency-Key', detail: NO_CALLER });
   let reservation;
   try {
     reservation = await settings.store.reserve(key, { ttlMs: settings.reservationTtlMs, fingerprint: fingerprint(scope.entity, scope.body) });
@@ -104,7 +128,7 @@ export async function idempotentCreate(
   });
   if (!kept) {
     // The row exists; a retry is refused (409) until the reservation lapses, then runs again.
-    request.log.warn({ key: scope.key, prefix: scope.prefix }, 'AutoCrud: an idempotent create outlived its reservation or its store; a retry after the reservation lapses would create again');
+    request.log.warn({ key: scope.key, prefix: scope.prefix }, 'AutoCrud: the answer of an idempotent create was not kept (its reservation lapsed, or the store evicted or refused it); a retry with its key would create again');
   }
   return send(reply, answer, false);
 }

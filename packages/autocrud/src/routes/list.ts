@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
 import type { Row } from '../mapper/repository.js';
-import { fitsField, type CursorCodec } from './cursor.js';
+import { valueType, ValueFault } from '../values/kinds.js';
+import type { CursorCodec } from './cursor.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
 
@@ -24,32 +25,6 @@ export interface ListSettings {
   readonly cursors: CursorCodec;
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * Text no engine stores faithfully: PostgreSQL refuses NUL, and a lone surrogate would be stored
- * as U+FFFD. Refused up front, the same on every engine.
- */
-export function textFault(value: string): string | undefined {
-  if (value.includes('\u0000')) return 'must not contain NUL characters';
-  if (LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (no lone surrogates)';
-  return undefined;
-}
-
-/** One value of an `in`/`nin` list, converted to the field's type (the pattern has checked its shape). */
-function listValue(field: EntityField, text: string): unknown {
-  if (field.type === 'integer') {
-    const n = Number(text);
-    return Number.isSafeInteger(n) ? n : { fault: `holds ${text}, which is not a safe integer` };
-  }
-  if (field.type === 'number') {
-    const n = Number(text);
-    return Number.isFinite(n) ? n : { fault: `holds ${text}, which is not a finite number` };
-  }
-  const fault = textFault(text);
-  return fault ? { fault } : text;
-}
-
 interface ListRequest {
   readonly filters: Filter[];
   readonly sort: SortKey[];
@@ -63,19 +38,26 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
   for (const [name, raw] of Object.entries(query)) {
     const filter = filters.get(name);
     if (!filter) continue;
+    if (filter.op === 'null') {
+      conditions.push({ field: filter.field.name, op: filter.op, value: raw });
+      continue;
+    }
+    // Each value in Kit's form (a UUID in lower case, a timestamp in UTC), as the cursor and the answers have it.
+    const type = valueType(filter.field.kind);
     if (filter.op === 'in' || filter.op === 'nin') {
       const values: unknown[] = [];
       for (const item of String(raw).split(',')) {
-        const value = listValue(filter.field, item);
-        if (typeof value === 'object' && value !== null) return { in: 'querystring', name, detail: (value as { fault: string }).fault };
+        const value = type.fromText(item);
+        if (value instanceof ValueFault) return { in: 'querystring', name, detail: `holds ${JSON.stringify(item)}: each value ${value.detail}` };
         values.push(value);
       }
       conditions.push({ field: filter.field.name, op: filter.op, value: values });
       continue;
     }
-    const fault = typeof raw === 'string' ? textFault(raw) : undefined;
-    if (fault) return { in: 'querystring', name, detail: fault };
-    conditions.push({ field: filter.field.name, op: filter.op, value: raw });
+    // ajv has coerced numbers and booleans from decimal text; the rest is text.
+    const value = type.fromJson(raw);
+    if (value instanceof ValueFault) return { in: 'querystring', name, detail: value.detail };
+    conditions.push({ field: filter.field.name, op: filter.op, value });
   }
   const sort: SortKey[] = [];
   if (typeof query.sort === 'string') {
@@ -116,19 +98,22 @@ export function listHandler(settings: ListSettings) {
       if (list.page !== 1) return badRequest(reply, { in: 'querystring', name: 'page', detail: 'cannot be combined with after: a cursor page starts where the cursor points' });
       after = cursors.decode(scope, query.after);
       // The check above proves the token is one this service issued; its values are checked again all the same.
-      const fits = after?.length === order.length && after.every((v, i) => (v === null ? fields[i] !== pk : fitsField(fields[i] as EntityField, v)));
+      const fits = after?.length === order.length && after.every((v, i) => (v === null ? fields[i] !== pk : valueType((fields[i] as EntityField).kind).isCanonical(v)));
       if (!after || !fits) return badRequest(reply, { in: 'querystring', name: 'after', detail: NOT_A_CURSOR });
     }
     const count = query.count !== false;
+    // One row more than the page: `next` is null exactly when no row follows.
     const { rows, total } = await repository.list({
       filters: list.filters,
       sort: order,
       offset: after ? 0 : (list.page - 1) * list.pageSize,
-      limit: list.pageSize,
+      limit: list.pageSize + 1,
       count,
       ...(after ? { after } : {}),
     });
-    const last = rows.length === list.pageSize ? rows[rows.length - 1] : undefined;
+    const more = rows.length > list.pageSize;
+    if (more) rows.length = list.pageSize;
+    const last = more ? rows[rows.length - 1] : undefined;
     const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;
     return {
       items: rows,

@@ -4,7 +4,16 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type ProblemDetails } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, VersionConflictError } from '../mapper/errors.js';
+import {
+  ConstraintViolationError,
+  DatabaseBusyError,
+  DatabaseUnavailableError,
+  InvalidValueError,
+  SchemaMismatchError,
+  StatementTimeoutError,
+  UnrepresentableValueError,
+  VersionConflictError,
+} from '../mapper/errors.js';
 import { etagOf } from './conditional.js';
 import { operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
@@ -96,7 +105,7 @@ function unknownQueryParameter(entity: Entity, name: string): string {
   const field = entity.fields.find((f) => f.name === fieldName);
   if (!field) return `names no field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}`;
   if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op)) return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
-  return `uses an operator that does not apply to the ${field.type} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
+  return `uses an operator that does not apply to the ${field.kind} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
 }
 
 function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, e: AjvError): InvalidParameter {
@@ -108,7 +117,8 @@ function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterP
   const filter = filters.get(name);
   let detail: string;
   if (e.keyword === 'pattern' && filter) {
-    detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${filter.field.format === 'uuid' ? 'UUID' : filter.field.type} values${filter.field.type === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
+    const kind = filter.field.kind;
+    detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${kind === 'uuid' ? 'UUID' : kind} values${kind === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
   } else if (e.keyword === 'pattern' && name === 'sort') {
     detail = `must list fields of ${entity.name} (${entity.fields.map((f) => f.name).join(', ')}), comma-separated, each optionally prefixed with -`;
   } else if (e.keyword === 'type') {
@@ -189,6 +199,11 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
         problem(412, `The ${entity.name} changed since it was read: it is at version ${error.currentVersion} now, and nothing was written. Read it again and retry with its ETag.`),
         { etag: etagOf(error.currentVersion) },
       );
+    }
+    if (error instanceof UnrepresentableValueError) {
+      // The data, not the request, is at fault: a 500 whose log line names the field and the row.
+      request.log.error({ err: error }, 'AutoCrud: a stored value cannot be answered exactly');
+      return sendProblem(reply, problem(500, `A stored ${entity.name} value cannot be answered exactly, so nothing was answered; the service's log names it.`));
     }
     if (error instanceof InvalidValueError) return sendProblem(reply, problem(400, `A value cannot be stored in the ${entity.name}: out of range for its column or against a database constraint.`));
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;

@@ -7,8 +7,10 @@ import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
 import type { CursorCodec } from './cursor.js';
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
-import { listHandler, textFault, type ListRepository } from './list.js';
-import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem, type InvalidParameter } from './problems.js';
+import { listHandler, type ListRepository } from './list.js';
+import { readBody, requireJson } from './body.js';
+import { valueType, ValueFault } from '../values/kinds.js';
+import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
 import {
   etagHeader,
   idempotencyHeaders,
@@ -54,15 +56,6 @@ export interface CrudRouteSettings {
   readonly requireIfMatch: boolean;
 }
 
-/** The body's string fields that no engine stores faithfully. */
-function bodyFault(body: Record<string, unknown>): InvalidParameter | undefined {
-  for (const [name, value] of Object.entries(body)) {
-    const fault = typeof value === 'string' ? textFault(value) : undefined;
-    if (fault) return { in: 'body', name, detail: fault };
-  }
-  return undefined;
-}
-
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
 function documented(schema: Record<string, unknown>): FastifySchema {
   return schema as FastifySchema;
@@ -81,28 +74,49 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     validatorCompiler: validation.compiler,
     ...(settings.authenticate ? { onRequest: settings.authenticate } : {}),
   };
-  const keyOf = (request: FastifyRequest) => (request.params as Record<string, unknown>)[pk];
+  // The key in Kit's form (a UUID in lower case), as the repository and the answers have it.
+  const pkType = valueType(entity.field(pk)?.kind ?? 'integer');
+  const keyOf = (request: FastifyRequest) => {
+    const raw = (request.params as Record<string, unknown>)[pk];
+    const key = pkType.fromJson(raw);
+    return key instanceof ValueFault ? raw : key;
+  };
   const etag = version === undefined ? undefined : (row: Row) => etagOf(row[version]);
   const rowHeaders = version === undefined ? {} : { headers: etagHeader(entity) };
 
   /**
-   * The version condition `If-Match` puts on a write, or the answer when the write must not run:
-   * 428 without it under requireIfMatch, 400 when malformed, 412/404 for an entity without a
-   * version (its rows have no ETag, so no list of tags can match).
+   * The version condition `If-Match` puts on a write, or `undefined` once it has answered that the
+   * write must not run: 428 without it under requireIfMatch, 400 when malformed, 412/404 for an
+   * entity without a version (its rows have no ETag, so no list of tags can match). Never the
+   * reply itself: a Fastify reply is a thenable, so an async function returning it resolves to
+   * `undefined` once the answer is sent.
    */
-  const condition = async (request: FastifyRequest, reply: FastifyReply): Promise<WriteOptions | FastifyReply> => {
+  const condition = async (request: FastifyRequest, reply: FastifyReply): Promise<WriteOptions | undefined> => {
     const header = request.headers['if-match'];
     if (header === undefined) {
-      return requireIfMatch ? preconditionRequired(reply, entity) : {};
+      if (!requireIfMatch) return {};
+      preconditionRequired(reply, entity);
+      return undefined;
     }
     const preconditions = parsePreconditions(header);
-    if (!preconditions) return badRequest(reply, { in: 'headers', name: 'If-Match', detail: IF_MATCH_FORMAT });
+    if (!preconditions) {
+      badRequest(reply, { in: 'headers', name: 'If-Match', detail: IF_MATCH_FORMAT });
+      return undefined;
+    }
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
     const exists = (await repository.get(keyOf(request))) !== undefined;
-    return exists ? sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`)) : notFound(reply, entity, keyOf(request));
+    if (exists) sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`));
+    else notFound(reply, entity, keyOf(request));
+    return undefined;
   };
-  const answered = (value: WriteOptions | FastifyReply): value is FastifyReply => 'sent' in value;
+  /** The body in Kit's form, or `undefined` once a 400 naming the field is sent. */
+  const bodyOf = (request: FastifyRequest, reply: FastifyReply): Record<string, unknown> | undefined => {
+    const read = readBody(entity, request.body as Record<string, unknown>);
+    if ('values' in read) return read.values;
+    badRequest(reply, read.fault);
+    return undefined;
+  };
 
   const routes: RouteOptions[] = [];
 
@@ -171,6 +185,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       ...common,
       method: 'POST',
       url: '',
+      preValidation: requireJson,
       schema: documented({
         summary: `Create a ${entity.name}${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
         ...(idempotency ? { headers: idempotencyHeaders() } : {}),
@@ -194,9 +209,8 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         },
       }),
       handler: async (request, reply) => {
-        const body = request.body as Record<string, unknown>;
-        const fault = bodyFault(body);
-        if (fault) return badRequest(reply, fault);
+        const body = bodyOf(request, reply);
+        if (!body) return reply;
         const key = request.headers[IDEMPOTENCY_HEADER];
         const create = async () => created(await repository.create(body));
         if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
@@ -215,6 +229,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       ...common,
       method: 'PUT',
       url: `{${pk}}`,
+      preValidation: requireJson,
       schema: documented({
         summary: `Replace the writable fields of a ${entity.name}`,
         params,
@@ -229,11 +244,10 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         },
       }),
       handler: async (request, reply) => {
-        const body = request.body as Record<string, unknown>;
-        const fault = bodyFault(body);
-        if (fault) return badRequest(reply, fault);
+        const body = bodyOf(request, reply);
+        if (!body) return reply;
         const options = await condition(request, reply);
-        if (answered(options)) return options;
+        if (!options) return reply;
         const row = await repository.update(keyOf(request), body, options);
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) reply.header('etag', etag(row));
@@ -254,7 +268,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       }),
       handler: async (request, reply) => {
         const options = await condition(request, reply);
-        if (answered(options)) return options;
+        if (!options) return reply;
         if (!(await repository.delete(keyOf(request), options))) return notFound(reply, entity, keyOf(request));
         return reply.code(204).send();
       },

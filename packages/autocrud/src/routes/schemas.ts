@@ -3,7 +3,10 @@
 // clients get them typed), path parameters and problem answers.
 import type { Entity, EntityField } from '../entity.js';
 import { operatorsFor, type FilterOperator } from '../mapper/query.js';
+import { MAX_VALUE_LENGTH, valueType } from '../values/kinds.js';
 import { MAX_CURSOR_LENGTH } from './cursor.js';
+
+export { MAX_VALUE_LENGTH };
 
 /** Paging limits of the list route. */
 export interface PageLimits {
@@ -14,8 +17,6 @@ export interface PageLimits {
 
 /** At most this many values in an `in`/`nin` list. */
 export const MAX_LIST_VALUES = 100;
-/** At most this many characters in one filter value. */
-export const MAX_VALUE_LENGTH = 200;
 
 type Schema = Record<string, unknown>;
 
@@ -55,35 +56,15 @@ export function ref(id: string): Schema {
   return { $ref: `${id}#` };
 }
 
-const SAFE = Number.MAX_SAFE_INTEGER;
-
-/** The schema of one value of a field in a query or path: its type only, not its constraints (a filter may ask for any value). */
+/** The schema of one value of a field in a query or path: its type and format only, not its constraints (a filter may ask for any value). */
 export function valueSchema(field: EntityField): Schema {
-  switch (field.type) {
-    case 'integer':
-      return { type: 'integer', minimum: -SAFE, maximum: SAFE };
-    case 'number':
-      return { type: 'number' };
-    case 'boolean':
-      return { type: 'boolean' };
-    case 'string':
-      return { type: 'string', maxLength: MAX_VALUE_LENGTH, ...(field.format ? { format: field.format } : {}) };
-  }
+  return valueType(field.kind).textSchema(field.format);
 }
 
-const NUMBER = String.raw`-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;
-
-/** A regular expression for a comma-separated list of 1 to 100 values of the field's type. */
+/** A regular expression for a comma-separated list of 1 to 100 values of the field's kind. */
 function listPattern(field: EntityField): string {
-  const one =
-    field.type === 'integer'
-      ? String.raw`-?\d{1,16}`
-      : field.type === 'number'
-        ? NUMBER
-        : field.format === 'uuid'
-          ? '[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}'
-          : `[^,]{0,${MAX_VALUE_LENGTH}}`;
-  return `^${one}(?:,${one}){0,${MAX_LIST_VALUES - 1}}$`;
+  const one = valueType(field.kind).listItem;
+  return `^(?:${one})(?:,(?:${one})){0,${MAX_LIST_VALUES - 1}}$`;
 }
 
 /** `filter[price][lt]` (or `filter[price]` for `eq`). */
@@ -180,7 +161,7 @@ export function pageSchema(entity: Entity): Schema {
       page: { type: 'integer', description: 'The page number (absent on a cursor page).' },
       pageSize: { type: 'integer', description: 'The page size in effect (the requested one, capped).' },
       totalPages: { type: 'integer', description: 'Absent with count=false.' },
-      next: { type: ['string', 'null'], description: 'The cursor of the next page (pass it as `after`), or null on the last page.' },
+      next: { type: ['string', 'null'], description: 'The cursor of the next page (pass it as `after`); null exactly when no row follows this page.' },
     },
   };
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { assertBadParameter, call, crudApp, names, seenBodies, suiteTables, type EngineUnderTest } from './fixtures.ts';
+import { assertBadParameter, call, countRows, crudApp, names, seenBodies, suiteTables, type EngineUnderTest } from './fixtures.ts';
 
 interface ProductRow {
   id: number;
@@ -67,7 +67,8 @@ export function crudSuite(engine: EngineUnderTest): void {
       const past = await call(app, '/api/product?pageSize=2&page=9');
       assert.deepEqual(past.json(), { items: [], total: 5, page: 9, pageSize: 2, totalPages: 3, next: null });
       assert.equal((await call(app, '/api/product?pageSize=5000')).json<{ pageSize: number }>().pageSize, 100);
-      assert.equal((await call(app, '/api/product?pageSize=1e300')).json<{ pageSize: number }>().pageSize, 100);
+      // Only decimal integer literals are integers: 1e300 is not one (it was clamped to 100 before).
+      assertBadParameter(await call(app, '/api/product?pageSize=1e300'), 'querystring', 'pageSize', /decimal integer/);
       assertBadParameter(await call(app, '/api/product?page=0'), 'querystring', 'page');
       assertBadParameter(await call(app, '/api/product?page=1000001'), 'querystring', 'page');
       assertBadParameter(await call(app, '/api/product?page=2.5'), 'querystring', 'page', /integer/);
@@ -137,7 +138,7 @@ export function crudSuite(engine: EngineUnderTest): void {
     it('filters: only real fields and operators; malformed values for the type and over-long values are refused', async () => {
       assertBadParameter(await call(app, '/api/product?filter[weight]=1'), 'querystring', 'filter[weight]', /names no field of Product/);
       assertBadParameter(await call(app, '/api/product?filter[price][between]=1'), 'querystring', 'filter[price][between]', /unknown operator/);
-      assertBadParameter(await call(app, '/api/product?filter[price][lt]=cheap'), 'querystring', 'filter[price][lt]', /must be a number/);
+      assertBadParameter(await call(app, '/api/product?filter[price][lt]=cheap'), 'querystring', 'filter[price][lt]', /must be a decimal number/);
       assertBadParameter(await call(app, '/api/product?filter[id]=1.5'), 'querystring', 'filter[id]', /integer/);
       assertBadParameter(await call(app, '/api/product?filter[isDeleted][gt]=true'), 'querystring', 'filter[isDeleted][gt]', /does not apply/);
       assertBadParameter(await call(app, '/api/product?filter[isDeleted]=yes'), 'querystring', 'filter[isDeleted]', /true or false/);
@@ -257,8 +258,17 @@ export function crudSuite(engine: EngineUnderTest): void {
       const xml = await call(app, { method: 'POST', url: '/api/product', headers: { 'content-type': 'application/xml' }, payload: '<name>fig</name>' });
       assert.equal(xml.statusCode, 415);
       assert.match(String(xml.headers['content-type']), /^application\/problem\+json/);
-      // Fastify parses text/plain itself: a string is no JSON object.
-      assertBadParameter(await call(app, { method: 'POST', url: '/api/product', headers: { 'content-type': 'text/plain' }, payload: 'name=fig' }), 'body', '', /JSON object/);
+      // Fastify parses text/plain itself; the body is still not JSON: 415, as for any other type, and nothing is written.
+      for (const type of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'application/jsonx']) {
+        const plain = await call(app, { method: 'POST', url: '/api/product', headers: { 'content-type': type }, payload: '{"name":"fig","price":1}' });
+        assert.equal(plain.statusCode, 415, `${type}: ${plain.body}`);
+        assert.match(String(plain.headers['content-type']), /^application\/problem\+json/);
+      }
+      const put = await call(app, { method: 'PUT', url: `/api/product/${ids.apple}`, headers: { 'content-type': 'text/plain' }, payload: '{"name":"fig","price":1}' });
+      assert.equal(put.statusCode, 415, put.body);
+      assert.equal(await countRows(engine, 'products', "name = 'fig'"), 0);
+      // JSON with parameters, and +json types a host parses, are JSON.
+      assert.equal((await call(app, { method: 'POST', url: '/api/product', headers: { 'content-type': 'application/json; charset=utf-8' }, payload: '[]' })).statusCode, 400);
       const empty = await call(app, { method: 'POST', url: '/api/product' });
       assert.equal(empty.statusCode, 400, empty.body);
     });

@@ -106,7 +106,7 @@ export function hostileSuite(engine: EngineUnderTest): void {
       }
       assert.equal((await call(app, '/api/product?page=1e300')).statusCode, 400);
       for (const query of ['filter[price][gt]=1e309', 'filter[price]=-Infinity', 'page=1e309', 'pageSize=Infinity']) {
-        assertBadParameter(await call(app, `/api/product?${query}`), 'querystring', query.split('=')[0] as string, /finite number|integer/);
+        assertBadParameter(await call(app, `/api/product?${query}`), 'querystring', query.split('=')[0] as string, /finite number|integer|decimal number/);
       }
       const big = await call(app, { method: 'POST', url: '/api/product', headers: { 'content-type': 'application/json' }, payload: '{"name": "big", "price": 1e400}' });
       assert.equal(big.statusCode, 400, big.body);

@@ -6,9 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, defineEntity } from '@kit/autocrud';
+import { addKitAutoCrud, AutoCrud, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
-import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './fixtures.ts';
+import { crudApp, Product, ProductEndpoint, suiteTables, type EngineUnderTest } from './fixtures.ts';
 
 const Broken = defineEntity({
   name: 'BrokenThing',
@@ -27,6 +27,19 @@ const Mistyped = defineEntity({
 });
 @AutoCrud(Mistyped)
 class MistypedThingsEndpoint {}
+
+// The docs' own replacement of the generated GET {id} (docs/autocrud.md, "A hand-written route
+// wins"), and a replacement that is public on purpose.
+@AutoCrud(Product)
+class ReplacedProductEndpoint {
+  addRoutes(app: FastifyInstance) {
+    app.get<{ Params: { id: string } }>('{id}', async (request, reply) => {
+      const product = await app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Product).get(Number(request.params.id));
+      return product ? { ...product, priceWithVat: product.price * 1.2 } : reply.code(404).send();
+    });
+    app.delete('{id}', { config: { kitPublic: true } }, async (_request, reply) => reply.code(405).send());
+  }
+}
 
 const Ghost = defineEntity({ name: 'Ghost', table: 'ghosts', schema: Type.Object({ id: Type.Integer(), name: Type.String() }), writable: ['name'] });
 @AutoCrud(Ghost)
@@ -117,6 +130,47 @@ export function startupSuite(engine: EngineUnderTest): void {
         assert.deepEqual(again.json(), first.json());
       });
 
+      it('an Idempotency-Key of a token without sub is the client\'s own (azp, else client_id); a token naming no caller is refused with a 400, nothing created', async () => {
+        const post = async (claims: Record<string, unknown>, key: string, name: string) =>
+          app.inject({
+            method: 'POST',
+            url: '/api/product',
+            headers: { authorization: `Bearer ${await authority.sign({ claims: { sub: undefined, ...claims } })}`, 'idempotency-key': key },
+            payload: { name, price: 1 },
+          });
+        const key = 'client-credentials-key';
+        const first = await post({ azp: 'billing-service' }, key, 'cc-billing');
+        assert.equal(first.statusCode, 201, first.body);
+        assert.equal(first.headers['idempotent-replayed'], 'false');
+        // Another client, same key and same body: its own create, not the first client's answer.
+        for (const [claims, name] of [
+          [{ azp: 'reports-service' }, 'cc-reports'],
+          [{ client_id: 'exports-service' }, 'cc-exports'],
+          [{ client_id: 'billing-service', azp: 'other-service' }, 'cc-other'],
+        ] as const) {
+          const other = await post(claims, key, name);
+          assert.equal(other.statusCode, 201, other.body);
+          assert.equal(other.headers['idempotent-replayed'], 'false', `${JSON.stringify(claims)} is another caller`);
+          assert.equal(other.json<{ name: string }>().name, name);
+        }
+        // The same client again (a new token, azp or client_id alike): the first answer, replayed.
+        const again = await post({ azp: 'billing-service' }, key, 'cc-billing');
+        assert.equal(again.headers['idempotent-replayed'], 'true');
+        assert.deepEqual(again.json(), first.json());
+        assert.equal((await post({ client_id: 'billing-service' }, key, 'cc-billing')).headers['idempotent-replayed'], 'true');
+        // A user whose subject equals a client's id is another caller still.
+        const user = await post({ sub: 'billing-service' }, key, 'cc-user');
+        assert.equal(user.headers['idempotent-replayed'], 'false', user.body);
+        // A token naming no caller: 400 naming the header; without the header the create runs.
+        const anonymous = await post({}, key, 'cc-nobody');
+        assert.equal(anonymous.statusCode, 400, anonymous.body);
+        assert.equal(anonymous.json<{ errors: Array<{ in: string; name: string }> }>().errors[0]?.name, 'Idempotency-Key');
+        assert.match(anonymous.json<{ detail: string }>().detail, /no sub, azp or client_id/);
+        const headers = { authorization: `Bearer ${await authority.sign({ claims: { sub: undefined } })}` };
+        assert.equal((await app.inject({ url: '/api/product?filter[name]=cc-nobody', headers })).json<{ total: number }>().total, 0);
+        assert.equal((await app.inject({ method: 'POST', url: '/api/product', headers, payload: { name: 'cc-nobody', price: 1 } })).statusCode, 201);
+      });
+
       it('the document declares the bearer scheme and the 401 answer on every generated operation', async () => {
         const doc = (await app.inject('/openapi.json')).json<{ paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> }>();
         for (const [path, item] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/api/product'))) {
@@ -126,6 +180,34 @@ export function startupSuite(engine: EngineUnderTest): void {
           }
         }
       });
+    });
+
+    it('a hand-written replacement of a generated route keeps its guard under requireAuthorization (and the document says so), unless it opts out with config.kitPublic', async () => {
+      const authority = await TestAuthority.start();
+      const app = await crudApp(engine, { requireAuthorization: true }, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [ReplacedProductEndpoint]);
+      try {
+        const headers = { authorization: `Bearer ${await authority.sign()}` };
+        const created = await app.inject({ method: 'POST', url: '/api/replacedProduct', headers, payload: { name: 'replaced', price: 10 } });
+        assert.equal(created.statusCode, 201, created.body);
+        const url = `/api/replacedProduct/${created.json<{ id: number }>().id}`;
+        const anonymous = await app.inject(url);
+        assert.equal(anonymous.statusCode, 401, anonymous.body);
+        assert.match(String(anonymous.headers['www-authenticate']), /^Bearer/);
+        assert.equal((await app.inject('/api/replacedProduct')).statusCode, 401, 'as the list');
+        const signed = await app.inject({ url, headers });
+        assert.equal(signed.statusCode, 200, signed.body);
+        assert.equal(signed.json<{ priceWithVat: number }>().priceWithVat, 12, 'the hand-written route answered');
+        assert.equal((await app.inject({ method: 'DELETE', url })).statusCode, 405, 'the opt-out is public');
+        const doc = (await app.inject('/openapi.json')).json<{ paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> }>();
+        const item = doc.paths['/api/replacedProduct/{id}'];
+        assert.deepEqual(item?.get?.security, [{ bearerAuth: [] }]);
+        assert.ok(item?.get?.responses['401'], 'the replacement documents 401');
+        assert.deepEqual(item?.put?.security, [{ bearerAuth: [] }]);
+        assert.equal(item?.delete?.security, undefined, 'the opt-out declares no requirement');
+      } finally {
+        await app.close();
+        await authority.stop();
+      }
     });
 
     it('requireAuthorization without configureJwt fails start-up with KIT_ERR_JWT_NOT_CONFIGURED', async () => {

@@ -10,7 +10,8 @@ export type { RouteContributor, RouteContributorContext } from './types.js';
  * without `addRoutes`. This is the seam for plugins whose decorators generate routes; core
  * knows nothing of the plugin. Repeatable; contributors run in
  * declaration order. A hand-written route of the same method and path (parameter names and
- * `{id}`/`:id` spelling aside) wins: the contributed one is skipped.
+ * `{id}`/`:id` spelling aside) wins: the contributed one is skipped, and its `onRequest` hooks
+ * guard the hand-written one (unless that sets `config: { kitPublic: true }`).
  *
  * @example
  * ```ts

@@ -93,24 +93,70 @@ function methodsOf(route: Pick<RouteOptions, 'method'>): string[] {
   return (Array.isArray(route.method) ? route.method : [route.method]) as string[];
 }
 
+/** A route a contributor describes, with the class it came from. */
+interface ContributedRoute {
+  readonly route: RouteOptions;
+  /** Its method-and-path keys (see `routeKey`). */
+  readonly keys: readonly string[];
+}
+
 /**
- * Registers what the group's route contributors describe, leaving out every method the group's
- * hand-written routes already serve at that path: a hand-written route wins. Runs after all the group's `addRoutes`
- * (and the plugins they registered), so "already" covers the whole group whatever the class order.
+ * Runs the group's route contributors, before its `addRoutes`, so that a hand-written route
+ * replacing a contributed one can keep that route's guard (see {@link guardReplacements}).
  */
-async function addContributedRoutes(ctx: FastifyInstance, group: GroupPlan, declared: ReadonlySet<string>, services: KitServices): Promise<void> {
+async function collectContributedRoutes(ctx: FastifyInstance, group: GroupPlan, services: KitServices): Promise<ContributedRoute[]> {
+  const routes: ContributedRoute[] = [];
   for (const { cls, meta } of group.classes) {
     if (meta.contributors.length === 0) continue;
     const className = meta.sourceName ?? cls.name;
     for (const contribute of meta.contributors) {
       for (const route of await contribute(ctx, { className, group: group.name, prefix: group.prefix, services })) {
         const relative = relativeRoutePath(route.url);
-        const free = methodsOf(route).filter((method) => !declared.has(routeKey(method, relative)));
-        if (free.length === 0) continue;
-        ctx.route(free.length === methodsOf(route).length ? route : { ...route, method: free });
+        routes.push({ route, keys: methodsOf(route).map((method) => routeKey(method, relative)) });
       }
     }
   }
+  return routes;
+}
+
+/**
+ * Registers the contributed routes, leaving out every method the group's hand-written routes
+ * already serve at that path: a hand-written route wins. Runs after all the group's `addRoutes`
+ * (and the plugins they registered), so "already" covers the whole group whatever the class order.
+ */
+function addContributedRoutes(ctx: FastifyInstance, contributed: readonly ContributedRoute[], declared: ReadonlySet<string>): void {
+  for (const { route } of contributed) {
+    const relative = relativeRoutePath(route.url);
+    const free = methodsOf(route).filter((method) => !declared.has(routeKey(method, relative)));
+    if (free.length === 0) continue;
+    ctx.route(free.length === methodsOf(route).length ? route : { ...route, method: free });
+  }
+}
+
+type Hook = NonNullable<RouteOptions['onRequest']> extends infer H ? (H extends readonly (infer F)[] ? F : H) : never;
+
+function hooksOf(value: RouteOptions['onRequest']): Hook[] {
+  return value === undefined ? [] : Array.isArray(value) ? [...(value as Hook[])] : [value as Hook];
+}
+
+/**
+ * The guard a hand-written route keeps when it replaces a contributed route: the contributed
+ * route's `onRequest` hooks (an AutoCrud group's `app.kitAuthenticate` under
+ * requireAuthorization), run before the route's own. A route opts out with
+ * `config: { kitPublic: true }`. By method-and-path key.
+ */
+function guardReplacements(contributed: readonly ContributedRoute[]): (route: RouteOptions, keys: readonly string[]) => void {
+  const guards = new Map<string, Hook[]>();
+  for (const { route, keys } of contributed) {
+    const hooks = hooksOf(route.onRequest);
+    if (hooks.length > 0) for (const key of keys) guards.set(key, hooks);
+  }
+  return (route, keys) => {
+    if (guards.size === 0 || (route.config as { kitPublic?: unknown } | undefined)?.kitPublic === true) return;
+    const own = hooksOf(route.onRequest);
+    const guard = [...new Set(keys.flatMap((key) => guards.get(key) ?? []))].filter((hook) => !own.includes(hook));
+    if (guard.length > 0) route.onRequest = [...guard, ...own];
+  };
 }
 
 async function addClassRoutes(ctx: FastifyInstance, { cls, meta }: DiscoveredClass, services: KitServices): Promise<void> {
@@ -152,15 +198,21 @@ export function registerEndpointGroups(
     for (const group of groups) {
       const plugin = async function kitGroup(ctx: FastifyInstance): Promise<void> {
         const declared = new Set<string>();
+        const contributed = await collectContributedRoutes(ctx, group, services);
+        const keepGuard = guardReplacements(contributed);
+        let handWritten = true;
         ctx.addHook('onRoute', (route) => {
           const relative = nameRoute(route, group, table);
-          for (const method of methodsOf(route)) declared.add(routeKey(method, relative));
+          const keys = methodsOf(route).map((method) => routeKey(method, relative));
+          if (handWritten) keepGuard(route, keys);
+          for (const key of keys) declared.add(key);
         });
         for (const found of group.classes) await addClassRoutes(ctx, found, services);
         // Plugins registered inside addRoutes load now, so their routes count as declared too.
         await ctx.after();
+        handWritten = false;
         // A copy: two contributors describing the same route is a mistake Fastify reports.
-        await addContributedRoutes(ctx, group, new Set(declared), services);
+        addContributedRoutes(ctx, contributed, new Set(declared));
       };
       // A display name spares Fastify a scan of require.cache per plugin (measurable at 1,000
       // groups) and names the group in app.printPlugins().

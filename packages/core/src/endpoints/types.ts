@@ -91,10 +91,13 @@ export interface RouteContributorContext {
 /**
  * Describes routes for an endpoint class on its behalf; attached to a class with
  * {@link KitRouteContributor}. It runs inside the class's group context (so the group's prefix,
- * tags, operationIds and hooks apply) after every class of the group has run `addRoutes` and the
- * plugins those registered have loaded. It returns the routes instead of registering them: Kit
- * registers each one unless the group already has a route with the same method and path, so a
- * hand-written route always wins. Paths are relative to the group, as in `addRoutes`.
+ * tags, operationIds and hooks apply), before the classes of the group run `addRoutes`. It
+ * returns the routes instead of registering them: Kit registers each one after every `addRoutes`
+ * of the group (and the plugins those registered) has run, unless the group already has a route
+ * with the same method and path, so a hand-written route always wins. The hand-written route
+ * keeps the contributed route's `onRequest` hooks (its guard, such as `app.kitAuthenticate`),
+ * run before its own, unless it sets `config: { kitPublic: true }`. Paths are relative to the
+ * group, as in `addRoutes`.
  *
  * @example
  * ```ts

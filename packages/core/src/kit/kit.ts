@@ -26,6 +26,7 @@ import { KitOption, resolveOptions, type ResolvedKitOptions } from './options.js
 import { KitRuntime, type KitInstance } from './runtime.js';
 import { createServices, dependencyError, resolveEagerSingletons, validateServices } from '../shared/services.js';
 import { registerMemoryStores } from '../stores/memory.js';
+import { installClientErrors } from '../problem/client-errors.js';
 import { runWarmups } from './warmup.js';
 
 declare module 'fastify' {
@@ -140,6 +141,8 @@ export function addKit(
   //    operationId check, then the OpenAPI collector.
   installRouteHooks(app, kit.routes);
   registerOpenApi(app, options, kit.routes);
+  // Requests Node's parser refuses (431, 408, 400) answer problem details too (opt.problemDetails).
+  if (options.problemDetails) installClientErrors(app);
 
   // 4. Token validation: app.kitAuthenticate (throws on use without configureJwt), request.user,
   //    the jwt check, and bearer security on guarded routes in the OpenAPI document.

@@ -1,15 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { asFunction } from 'awilix';
 import type { KitServices } from '../shared/services.js';
 import { storeArguments } from './arguments.js';
 import { SagaConflictError } from './errors.js';
+import { ExpiringMap } from './expiring-map.js';
+import { MemoryIdempotencyStore } from './memory-idempotency.js';
 import type {
   CronLock,
   ICronJobStore,
-  IdempotencyCompleteOptions,
-  IdempotencyReservation,
-  IdempotencyReserveOptions,
-  IIdempotencyStore,
   IRateLimitStore,
   ISagaStore,
   JsonValue,
@@ -37,101 +34,8 @@ export const KitStoreNames = {
   cronJob: 'cronJobStore',
 } as const;
 
-/** How often, at most, a memory store walks its whole table to drop lapsed entries. */
-const SWEEP_INTERVAL_MS = 1000;
-
-/**
- * A map whose entries lapse at `expiresAt`. Reads drop a lapsed entry at once; a full sweep runs
- * on writes at most once per second, so memory stays bounded by the live entries without a timer
- * (a timer would keep the process alive or need a close hook).
- */
-class ExpiringMap<V extends { expiresAt: number }> {
-  readonly #entries = new Map<string, V>();
-  #lastSweep = 0;
-
-  get(key: string, now: number): V | undefined {
-    const entry = this.#entries.get(key);
-    if (entry && entry.expiresAt <= now) {
-      this.#entries.delete(key);
-      return undefined;
-    }
-    return entry;
-  }
-
-  set(key: string, value: V, now: number): void {
-    this.#entries.set(key, value);
-    if (now - this.#lastSweep >= SWEEP_INTERVAL_MS) {
-      this.#lastSweep = now;
-      for (const [k, v] of this.#entries) if (v.expiresAt <= now) this.#entries.delete(k);
-    }
-  }
-
-  delete(key: string): boolean {
-    return this.#entries.delete(key);
-  }
-}
-
 function parse<T extends JsonValue>(text: string): T {
   return JSON.parse(text) as T;
-}
-
-interface IdempotencyEntry {
-  state: 'pending' | 'completed';
-  token: string;
-  fingerprint: string | undefined;
-  response: string | undefined;
-  expiresAt: number;
-}
-
-/**
- * In-memory {@link IIdempotencyStore}: the default `idempotencyStore`. Correct within one process
- * only; use `@kit/store-redis` when several instances serve the same keys.
- *
- * @example
- * ```ts
- * const store = new MemoryIdempotencyStore();
- * const r = await store.reserve('payments:abc', { ttlMs: 30_000 });
- * if (r.outcome === 'reserved') await store.complete('payments:abc', r.token, { id: 'p_1' }, { ttlMs: 86_400_000 });
- * ```
- */
-export class MemoryIdempotencyStore implements IIdempotencyStore {
-  readonly #entries = new ExpiringMap<IdempotencyEntry>();
-
-  async reserve(key: string, options: IdempotencyReserveOptions): Promise<IdempotencyReservation> {
-    storeArguments.key('key', key);
-    const ttlMs = storeArguments.ms('options.ttlMs', options?.ttlMs);
-    const fingerprint = options.fingerprint === undefined ? undefined : storeArguments.key('options.fingerprint', options.fingerprint);
-    const now = Date.now();
-    const entry = this.#entries.get(key, now);
-    if (!entry) {
-      const token = randomUUID();
-      this.#entries.set(key, { state: 'pending', token, fingerprint, response: undefined, expiresAt: now + ttlMs }, now);
-      return { outcome: 'reserved', token };
-    }
-    if (fingerprint !== undefined && entry.fingerprint !== undefined && fingerprint !== entry.fingerprint) return { outcome: 'mismatch' };
-    if (entry.state === 'completed') return { outcome: 'completed', response: parse(entry.response ?? 'null') };
-    return { outcome: 'pending', retryAfterMs: entry.expiresAt - now };
-  }
-
-  async complete(key: string, token: string, response: JsonValue, options: IdempotencyCompleteOptions): Promise<boolean> {
-    storeArguments.key('key', key);
-    storeArguments.key('token', token);
-    const text = storeArguments.json('response', response);
-    const ttlMs = storeArguments.ms('options.ttlMs', options?.ttlMs);
-    const now = Date.now();
-    const entry = this.#entries.get(key, now);
-    if (!entry || entry.state !== 'pending' || entry.token !== token) return false;
-    this.#entries.set(key, { ...entry, state: 'completed', response: text, expiresAt: now + ttlMs }, now);
-    return true;
-  }
-
-  async release(key: string, token: string): Promise<boolean> {
-    storeArguments.key('key', key);
-    storeArguments.key('token', token);
-    const entry = this.#entries.get(key, Date.now());
-    if (!entry || entry.state !== 'pending' || entry.token !== token) return false;
-    return this.#entries.delete(key);
-  }
 }
 
 interface FixedWindow {

@@ -1,0 +1,81 @@
+// The repository's arguments in Kit's form: a write's values (an explicit null kept apart from a
+// field left out), a key, a list's filters and keyset position. The routes hand over values they
+// have already checked; a host calling the repository directly gets a KitError naming what is
+// wrong instead of a database error or a silently different value.
+import { KitError } from '@kit/core';
+import type { Entity, EntityField } from '../entity.js';
+import { valueType, ValueFault } from '../values/kinds.js';
+import { encodeValue } from './columns.js';
+import type { SqlFlavour } from './engine.js';
+import type { Filter, ListOptions } from './query.js';
+
+function invalid(where: string, detail: string): KitError {
+  return new KitError('KIT_ERR_INVALID_ARGUMENT', `${where} ${detail}.`);
+}
+
+/** `value` in Kit's form for `field`, or a KitError naming `where`. */
+function canonical(field: EntityField, value: unknown, where: string): unknown {
+  const found = valueType(field.kind).fromJson(value);
+  if (found instanceof ValueFault) throw invalid(where, found.detail);
+  return found;
+}
+
+/**
+ * The columns a write sets and their bound values. A field `input` leaves out (or sets to
+ * `undefined`) is left to the column's default on create, and is reset to the schema's `default`,
+ * else NULL, on replace; an explicit `null` is NULL, and refused for a field that is not nullable.
+ */
+export function writeValues(entity: Entity, flavour: SqlFlavour, input: Readonly<Record<string, unknown>>, replace: boolean): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const name of entity.writable) {
+    const field = entity.field(name) as EntityField;
+    let value = Object.prototype.hasOwnProperty.call(input, name) ? input[name] : undefined;
+    if (value === undefined) {
+      if (!replace) continue;
+      value = field.schema.default ?? null;
+    } else if (value === null && !field.nullable) {
+      throw invalid(`${entity.name}.${name}`, 'cannot be null: the field is not nullable');
+    }
+    values[field.column] = value === null ? null : encodeValue(flavour, field, canonical(field, value, `${entity.name}.${name}`));
+  }
+  return values;
+}
+
+/** The primary key in Kit's form, or `undefined` when no row can have it (a lookup finds nothing). */
+export function keyValue(pk: EntityField, key: unknown): unknown {
+  const found = valueType(pk.kind).fromJson(key);
+  return found instanceof ValueFault ? undefined : found;
+}
+
+function filterValue(entity: Entity, filter: Filter, index: number): Filter {
+  const where = `list({ filters[${index}] })`;
+  const field = entity.field(filter.field);
+  if (!field) throw invalid(where, `names ${JSON.stringify(filter.field)}, which is not a field of ${entity.name}`);
+  if (!valueType(field.kind).operators.includes(filter.op)) throw invalid(where, `uses ${JSON.stringify(filter.op)}, which the ${field.kind} field ${field.name} does not take`);
+  if (filter.op === 'null') {
+    if (typeof filter.value !== 'boolean') throw invalid(where, 'must have the value true (IS NULL) or false (IS NOT NULL)');
+    return filter;
+  }
+  if (filter.op === 'in' || filter.op === 'nin') {
+    if (!Array.isArray(filter.value) || filter.value.length === 0) throw invalid(where, 'must have a non-empty array of values');
+    return { ...filter, value: filter.value.map((v: unknown) => canonical(field, v, where)) };
+  }
+  return { ...filter, value: canonical(field, filter.value, where) };
+}
+
+/**
+ * The list's filters and keyset position in Kit's form; a KitError for an unknown field, an
+ * operator the field does not take, a value of the wrong kind, or a position of the wrong length.
+ */
+export function listArguments(entity: Entity, options: ListOptions, order: ListOptions['sort']): { filters: Filter[]; after: unknown[] | undefined } {
+  for (const key of options.sort) {
+    if (!entity.field(key.field)) throw invalid('list({ sort })', `names ${JSON.stringify(key.field)}, which is not a field of ${entity.name}`);
+  }
+  const filters = options.filters.map((f, i) => filterValue(entity, f, i));
+  if (options.after === undefined) return { filters, after: undefined };
+  if (options.after.length !== order.length) {
+    throw invalid('list({ after })', `has ${options.after.length} values where the order has ${order.length} (the sort keys, then the primary key)`);
+  }
+  const after = options.after.map((v, i) => (v === null ? null : canonical(entity.field((order[i] as { field: string }).field) as EntityField, v, `list({ after[${i}] })`)));
+  return { filters, after };
+}

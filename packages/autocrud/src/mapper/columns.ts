@@ -1,0 +1,263 @@
+// How each kind of value (src/values/kinds.ts) crosses into and out of each SQL flavour: which
+// column types hold it exactly (the start-up check), how it is read (some through an expression
+// that does not depend on the session's time zone or date style), how a driver's value is
+// decoded to Kit's form, how it is bound, and which column `createTables` makes for it. A value
+// Kit cannot answer exactly is never answered: decoding it is an error naming the field.
+import { sql, type RawBuilder } from 'kysely';
+import type { EntityField } from '../entity.js';
+import { valueType, ValueFault, type ValueKind } from '../values/kinds.js';
+import { canonicalDate, dateTimeFromIso } from '../values/time.js';
+import type { SqlFlavour } from './engine.js';
+
+/**
+ * A column's type as the start-up check sees it. `family` groups the types Kit tells apart;
+ * `precision`/`scale` are a PostgreSQL `numeric`'s (undefined when unconstrained); `declared` is
+ * the type as the database writes it, for messages.
+ */
+export interface ColumnType {
+  readonly declared: string;
+  readonly family: 'integer' | 'float' | 'numeric' | 'boolean' | 'text' | 'enum' | 'uuid' | 'timestamptz' | 'timestamp' | 'date' | 'any' | 'other';
+  readonly precision?: number | undefined;
+  readonly scale?: number | undefined;
+}
+
+/** How one field's values are read, decoded and bound on one flavour. */
+export interface ColumnCodec {
+  /** What the SELECT list reads for the field (the column, or an expression over it). */
+  read(column: string): RawBuilder<unknown>;
+  /** A driver's value (not NULL) in Kit's form, or a {@link ValueFault} when it has none. */
+  decode(raw: unknown): unknown;
+  /** A value in Kit's form as the driver binds it. */
+  encode(value: unknown): unknown;
+}
+
+const SAFE_RANGE = `outside -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}, the integers a JSON number holds exactly`;
+
+function decodeInteger(raw: unknown): unknown {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw)) ? Number(raw) : Number.NaN;
+  if (Number.isSafeInteger(n)) return n;
+  return new ValueFault(Number.isInteger(n) ? `holds an integer ${SAFE_RANGE}` : 'holds a value that is not an integer');
+}
+
+function decodeNumber(raw: unknown): unknown {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'bigint' || typeof raw === 'string' ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(n)) return new ValueFault('holds a value that is not a finite number (NaN or infinity)');
+  // An int8 beyond 2^53 - 1 would be rounded; a numeric(p <= 15, s) is exact (the check refuses wider ones).
+  if ((typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw))) && !Number.isSafeInteger(n)) return new ValueFault(`holds an integer ${SAFE_RANGE}`);
+  return n;
+}
+
+function decodeBoolean(raw: unknown): unknown {
+  if (typeof raw === 'boolean') return raw;
+  return typeof raw === 'number' || typeof raw === 'bigint' ? Number(raw) !== 0 : new ValueFault('holds a value that is not a boolean');
+}
+
+/** A string already in Kit's form for `kind`, as stored in a text column. */
+function decodeStored(kind: ValueKind, form: string) {
+  const type = valueType(kind);
+  return (raw: unknown): unknown => (type.isCanonical(raw) ? raw : new ValueFault(`holds ${typeof raw === 'string' ? 'text' : 'a value'} that is not ${form}, the form Kit writes and compares`));
+}
+
+const decodeText = (raw: unknown): unknown => (typeof raw === 'string' ? raw : new ValueFault('holds a value that is not text'));
+const decodeDecimal = (raw: unknown): unknown =>
+  typeof raw === 'string' && /^-?\d+(?:\.\d+)?$/.test(raw) ? raw : new ValueFault('holds a value that is not a finite decimal (NaN or infinity)');
+
+const column = (name: string): RawBuilder<unknown> => sql`${sql.ref(name)}`;
+const same = (value: unknown) => value;
+
+// PostgreSQL's JSON encoding writes timestamps and dates in ISO 8601 whatever the session's
+// DateStyle and TimeZone, and with their microseconds; a Date (pg's and PGlite's default parse)
+// keeps milliseconds and shifts a `date` by the process's time zone.
+const POSTGRES: Readonly<Record<ValueKind, ColumnCodec>> = {
+  integer: { read: column, decode: decodeInteger, encode: same },
+  number: { read: column, decode: decodeNumber, encode: same },
+  boolean: { read: column, decode: decodeBoolean, encode: same },
+  string: { read: column, decode: decodeText, encode: same },
+  uuid: { read: column, decode: decodeStored('uuid', 'a lower-case UUID'), encode: same },
+  'date-time': {
+    read: (name) => sql`to_json(${sql.ref(name)} at time zone 'UTC') #>> '{}'`,
+    decode: (raw) => (typeof raw === 'string' ? dateTimeFromIso(raw) : undefined) ?? new ValueFault('holds a timestamp outside years 1 to 9999 (or infinity), which RFC 3339 cannot write'),
+    encode: same,
+  },
+  date: {
+    read: (name) => sql`to_json(${sql.ref(name)}) #>> '{}'`,
+    decode: (raw) => (typeof raw === 'string' ? canonicalDate(raw) : undefined) ?? new ValueFault('holds a date outside years 1 to 9999 (or infinity), which RFC 3339 cannot write'),
+    encode: same,
+  },
+  decimal: { read: (name) => sql`${sql.ref(name)}::text`, decode: decodeDecimal, encode: same },
+};
+
+// SQLite has no boolean (0/1), and no date, time or uuid types: those are text in Kit's form,
+// whose text order is their order.
+const SQLITE: Readonly<Record<ValueKind, ColumnCodec>> = {
+  integer: { read: column, decode: decodeInteger, encode: same },
+  number: { read: column, decode: decodeNumber, encode: same },
+  boolean: { read: column, decode: decodeBoolean, encode: (value) => (typeof value === 'boolean' ? (value ? 1 : 0) : value) },
+  string: { read: column, decode: decodeText, encode: same },
+  uuid: { read: column, decode: decodeStored('uuid', 'a lower-case UUID'), encode: same },
+  'date-time': { read: column, decode: decodeStored('date-time', 'YYYY-MM-DDTHH:MM:SS.ffffffZ'), encode: same },
+  date: { read: column, decode: decodeStored('date', 'YYYY-MM-DD'), encode: same },
+  decimal: { read: column, decode: decodeDecimal, encode: same },
+};
+
+/** How `field`'s values cross into and out of a `flavour` database. */
+export function columnCodec(flavour: SqlFlavour, field: EntityField): ColumnCodec {
+  return (flavour === 'postgres' ? POSTGRES : SQLITE)[field.kind];
+}
+
+/** A field value as the driver binds it (`null` as is). */
+export function encodeValue(flavour: SqlFlavour, field: EntityField, value: unknown): unknown {
+  return value === null ? null : columnCodec(flavour, field).encode(value);
+}
+
+const POSTGRES_DDL: Readonly<Record<ValueKind, string>> = {
+  integer: 'bigint',
+  number: 'double precision',
+  boolean: 'boolean',
+  string: 'text',
+  uuid: 'uuid',
+  'date-time': 'timestamptz',
+  date: 'date',
+  decimal: 'numeric',
+};
+const SQLITE_DDL: Readonly<Record<ValueKind, string | undefined>> = {
+  integer: 'integer',
+  number: 'real',
+  boolean: 'integer',
+  string: 'text',
+  uuid: 'text',
+  'date-time': 'text',
+  date: 'text',
+  decimal: undefined,
+};
+
+/** The column type `createTables` declares for a field; `undefined` where the flavour has none that holds it exactly. */
+export function columnType(flavour: SqlFlavour, field: EntityField): string | undefined {
+  return flavour === 'postgres' ? POSTGRES_DDL[field.kind] : SQLITE_DDL[field.kind];
+}
+
+/** The field's type as messages name it: `integer`, `string (format date-time)`. */
+export function kindLabel(field: EntityField): string {
+  return field.kind === field.type ? field.type : `string (format ${field.kind})`;
+}
+
+const DOUBLE_DIGITS = 15;
+const DECIMAL_ADVICE = "declare the field { type: 'string', format: 'decimal' } (answered as its exact decimal text)";
+
+/** What to declare for a PostgreSQL column of `family` (the field being of another kind). */
+function postgresAdvice(family: ColumnType['family']): string | undefined {
+  switch (family) {
+    case 'timestamptz':
+      return "declare the field { type: 'string', format: 'date-time' } (answered in UTC with its microseconds)";
+    case 'timestamp':
+      return "a timestamp without time zone holds no offset, so no instant can be answered for it: make the column timestamptz and declare the field { type: 'string', format: 'date-time' }";
+    case 'date':
+      return "declare the field { type: 'string', format: 'date' }";
+    case 'numeric':
+      return DECIMAL_ADVICE;
+    case 'uuid':
+      return "declare the field { type: 'string', format: 'uuid' }";
+    case 'integer':
+      return "declare the field { type: 'integer' }";
+    case 'float':
+      return "declare the field { type: 'number' }";
+    case 'boolean':
+      return "declare the field { type: 'boolean' }";
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Whether a column of type `column` holds `field`'s values exactly on `flavour`: `undefined` when
+ * it does, else what to declare instead (or why nothing fits), for the start-up check's message.
+ */
+export function refusal(flavour: SqlFlavour, field: EntityField, column: ColumnType): string | false | undefined {
+  const f = column.family;
+  if (flavour === 'sqlite') {
+    if (f === 'any') return field.kind === 'decimal' ? SQLITE_DECIMAL : undefined;
+    switch (field.kind) {
+      case 'integer':
+      case 'number':
+      case 'boolean':
+        return f === 'integer' || f === 'float' ? undefined : false;
+      case 'decimal':
+        return SQLITE_DECIMAL;
+      default:
+        return f === 'text' ? undefined : false;
+    }
+  }
+  switch (field.kind) {
+    case 'integer':
+      if (f === 'integer' || (f === 'numeric' && column.scale === 0)) return undefined;
+      return f === 'numeric' || f === 'float' ? `it holds fractions: declare the field { type: 'number' }, or ${DECIMAL_ADVICE.slice('declare the field '.length)}` : (postgresAdvice(f) ?? false);
+    case 'number':
+      if (f === 'integer' || f === 'float' || (f === 'numeric' && column.precision !== undefined && column.precision <= DOUBLE_DIGITS)) return undefined;
+      return f === 'numeric'
+        ? `a numeric ${column.precision === undefined ? 'without a precision' : `of ${column.precision} digits`} holds values a double (${DOUBLE_DIGITS} digits) cannot answer exactly: ${DECIMAL_ADVICE}, or constrain the column to numeric(p, s) with p <= ${DOUBLE_DIGITS}`
+        : (postgresAdvice(f) ?? false);
+    case 'boolean':
+      return f === 'boolean' ? undefined : (postgresAdvice(f) ?? false);
+    case 'string':
+      if (f === 'text' || f === 'enum') return undefined;
+      return postgresAdvice(f) ?? 'Kit answers text, varchar, char, citext and enum columns as plain strings; this type has a text form of its own: map the field to a text column (or a view that casts it)';
+    case 'uuid':
+      return f === 'uuid' || f === 'text' ? undefined : (postgresAdvice(f) ?? false);
+    case 'date-time':
+      if (f === 'timestamptz') return undefined;
+      return f === 'timestamp' || f === 'text'
+        ? `a date-time field needs a timestamptz column on PostgreSQL (${f === 'text' ? 'text compares as text, not by time' : 'a timestamp without time zone holds no offset'}): ALTER the column to timestamptz, or drop format: 'date-time' to keep plain text`
+        : (postgresAdvice(f) ?? false);
+    case 'date':
+      return f === 'date' ? undefined : (postgresAdvice(f) ?? false);
+    case 'decimal':
+      return f === 'numeric' ? undefined : (postgresAdvice(f) ?? false);
+  }
+}
+
+const SQLITE_DECIMAL = "SQLite has no exact decimal column (its NUMERIC keeps 15 digits): use PostgreSQL or PGlite, or declare the field { type: 'number' }";
+
+/** A PostgreSQL column type by its base type's name and `pg_type.typtype`, with a `numeric`'s typmod. */
+export function postgresColumnType(declared: string, base: string, typtype: string, typmod: number): ColumnType {
+  if (typtype === 'e') return { declared, family: 'enum' };
+  switch (base) {
+    case 'int2':
+    case 'int4':
+    case 'int8':
+      return { declared, family: 'integer' };
+    case 'float4':
+    case 'float8':
+      return { declared, family: 'float' };
+    case 'numeric': {
+      if (typmod < 0) return { declared, family: 'numeric' };
+      const packed = typmod - 4;
+      // The scale is an 11-bit signed field since PostgreSQL 15 (numeric(3, -2)).
+      return { declared, family: 'numeric', precision: (packed >> 16) & 0xffff, scale: ((packed & 0x7ff) ^ 0x400) - 0x400 };
+    }
+    case 'bool':
+      return { declared, family: 'boolean' };
+    case 'text':
+    case 'varchar':
+    case 'bpchar':
+    case 'name':
+    case 'citext':
+      return { declared, family: 'text' };
+    case 'uuid':
+    case 'timestamptz':
+    case 'timestamp':
+    case 'date':
+      return { declared, family: base };
+    default:
+      return { declared, family: 'other' };
+  }
+}
+
+/** A SQLite column type by its declared type's affinity (https://sqlite.org/datatype3.html#determination_of_column_affinity). */
+export function sqliteColumnType(declared: string): ColumnType {
+  const t = declared.toLowerCase();
+  if (t === '' || (!t.includes('int') && !/char|clob|text/.test(t) && t.includes('blob'))) return { declared: declared === '' ? 'untyped' : declared, family: 'any' };
+  if (t.includes('int')) return { declared, family: 'integer' };
+  if (/char|clob|text/.test(t)) return { declared, family: 'text' };
+  // REAL and NUMERIC affinity both keep integers as integers and other numbers as doubles.
+  return { declared, family: 'float' };
+}

@@ -1,0 +1,43 @@
+// A create or replace body as the repository takes it: every field in Kit's form (a timestamp in
+// UTC, a UUID in lower case), an explicit null kept (it is NULL, not the default), and anything
+// the JSON Schema let through that no engine stores exactly refused with a 400 naming the field:
+// an integer beyond 2^53 - 1 (JSON.parse has already rounded it), NUL or a lone surrogate in text.
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { sendProblem } from '@kit/core';
+import type { Entity } from '../entity.js';
+import { valueType, ValueFault } from '../values/kinds.js';
+import { problem, type InvalidParameter } from './problems.js';
+
+/** The body in Kit's form, or the field at fault. */
+export function readBody(entity: Entity, body: Readonly<Record<string, unknown>>): { values: Record<string, unknown> } | { fault: InvalidParameter } {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(body)) {
+    const value = body[name];
+    const field = entity.field(name);
+    // The body schema refuses unknown and read-only fields; this is what it let through.
+    if (!field || value === undefined) continue;
+    if (value === null) {
+      if (!field.nullable) return { fault: { in: 'body', name, detail: 'cannot be null: the field is not nullable' } };
+      out[name] = null;
+      continue;
+    }
+    const found = valueType(field.kind).fromJson(value);
+    if (found instanceof ValueFault) return { fault: { in: 'body', name, detail: found.detail } };
+    out[name] = found;
+  }
+  return { values: out };
+}
+
+/** `application/json` or a `+json` type, with any parameters. */
+const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * A route-level `preValidation` hook: a body that is not JSON is a 415 (Fastify parses
+ * `text/plain` by itself, and the body schema would only call it "not an object").
+ */
+export function requireJson(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  const type = request.headers['content-type'];
+  // Answered: Fastify goes no further (and the hook must not call done).
+  if (type !== undefined && !JSON_MEDIA.test(type)) sendProblem(reply, problem(415, 'The body must be application/json.'));
+  else done();
+}
