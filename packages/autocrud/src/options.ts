@@ -138,6 +138,22 @@ export function resolveIdempotency(where: string, value: unknown, inherited: Res
   };
 }
 
+/**
+ * A key's reservation must outlast the create it guards: a create may wait acquireTimeoutMs for a
+ * connection and run statementTimeoutMs; a reservation that lapses first lets a retry create again.
+ */
+export function checkReservation(where: string, idempotency: ResolvedIdempotency | undefined, limits: { acquireTimeoutMs: number; statementTimeoutMs: number }): void {
+  if (idempotency === undefined) return;
+  const longest = limits.acquireTimeoutMs + limits.statementTimeoutMs;
+  if (idempotency.reservationTtlMs <= longest) {
+    throw invalidOption(
+      `${where}.reservationTtlMs`,
+      idempotency.reservationTtlMs,
+      `more than acquireTimeoutMs + statementTimeoutMs (${limits.acquireTimeoutMs} + ${limits.statementTimeoutMs} ms): a create still running when its key's reservation lapses could run twice`,
+    );
+  }
+}
+
 /** `requireIfMatch` (`where` names it in errors). */
 export function requireIfMatchOption(where: string, value: unknown): boolean | undefined {
   if (value !== undefined && typeof value !== 'boolean') throw invalidOption(where, value, 'true or false');
@@ -164,17 +180,22 @@ export function resolveOptions(options: KitAutoCrudOptions): ResolvedAutoCrudOpt
   }
   const health = options.healthCheck ?? {};
   if (typeof health !== 'object' || health === null) throw invalidOption('addKitAutoCrud options.healthCheck', health, '{ name?, tags?, timeoutMs? }');
+  const limits = {
+    acquireTimeoutMs: positiveInteger('acquireTimeoutMs', options.acquireTimeoutMs, 2000),
+    statementTimeoutMs: positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000),
+  };
+  const idempotency = resolveIdempotency('addKitAutoCrud options.idempotency', options.idempotency, undefined);
+  checkReservation('addKitAutoCrud options.idempotency', idempotency, limits);
   return {
     createTables: flag('createTables', options.createTables),
     limits: { defaultPageSize, maxPageSize, maxPageNumber: positiveInteger('maxPageNumber', options.maxPageNumber, 1_000_000) },
     requireAuthorization: flag('requireAuthorization', options.requireAuthorization),
     poolSize: positiveInteger('poolSize', options.poolSize, 10),
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, 5000),
-    acquireTimeoutMs: positiveInteger('acquireTimeoutMs', options.acquireTimeoutMs, 2000),
-    statementTimeoutMs: positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000),
+    ...limits,
     // name and tags are checked by the health-check builder, which names them in its error.
     healthCheck: { name: health.name ?? 'database', tags: health.tags ?? ['ready'], timeoutMs: positiveInteger('healthCheck.timeoutMs', health.timeoutMs, 800) },
-    idempotency: resolveIdempotency('addKitAutoCrud options.idempotency', options.idempotency, undefined),
+    idempotency,
     requireIfMatch: requireIfMatchOption('addKitAutoCrud options.requireIfMatch', options.requireIfMatch) ?? false,
     cursorSecret: cursorSecret(options.cursorSecret),
   };

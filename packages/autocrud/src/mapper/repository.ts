@@ -12,6 +12,23 @@ import { Slot, statement, StatementCache, type Statement } from './statements.js
 export type Row = Record<string, unknown>;
 
 /**
+ * Options of every repository call.
+ *
+ * @example
+ * ```ts
+ * // Give up when the HTTP client goes away: a running statement is cancelled on PostgreSQL.
+ * const row = await products.get(7, { signal: AbortSignal.timeout(2000) } satisfies CallOptions);
+ * ```
+ */
+export interface CallOptions {
+  /**
+   * When it aborts, a statement still waiting for a connection gives up and a running one is
+   * cancelled (PostgreSQL: a cancel request), and the call rejects with `signal.reason`.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/**
  * Options of a write on one row.
  *
  * @example
@@ -19,7 +36,7 @@ export type Row = Record<string, unknown>;
  * await products.update(7, { name: 'Kettle', price: 40 }, { ifVersion: [3] } satisfies WriteOptions);
  * ```
  */
-export interface WriteOptions {
+export interface WriteOptions extends CallOptions {
   /**
    * Write only while the row is at one of these versions (the entity's `version` field), checked
    * in the same statement: otherwise nothing is written and `VersionConflictError` is thrown. An
@@ -29,7 +46,7 @@ export interface WriteOptions {
 }
 
 /** Runs a query against the database with availability and error mapping (see `Database.run`). */
-export type Runner = <T>(query: (db: Db) => Promise<T>) => Promise<T>;
+export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
 
 /** Runs a compiled statement (prepared under `name` where the engine can) and returns its rows. */
 export type Executor = (query: CompiledQuery, name: string) => Promise<Row[]>;
@@ -144,11 +161,11 @@ export class EntityRepository<R extends object = Row> {
       const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
       const [found, [counted]] = await Promise.all([rows, this.execute(count.bind(values), count.name)]);
       return { rows: found.map((r) => this.#decode(r)), total: Number(counted?.total) };
-    });
+    }, options.signal);
   }
 
   /** Every row that is not soft-deleted, by primary key. */
-  async all(): Promise<R[]> {
+  async all(options?: CallOptions): Promise<R[]> {
     return this.run(async (db) => {
       const rows = await db
         .selectFrom(this.#table)
@@ -157,11 +174,11 @@ export class EntityRepository<R extends object = Row> {
         .orderBy(sql.ref(this.#pk.column))
         .execute();
       return rows.map((r) => this.#decode(r));
-    });
+    }, options?.signal);
   }
 
   /** The row with this primary key, unless absent or soft-deleted. */
-  async get(key: unknown): Promise<R | undefined> {
+  async get(key: unknown, options?: CallOptions): Promise<R | undefined> {
     return this.run(async (db) => {
       const read = (this.#byKeyStatement ??= statement(
         db
@@ -171,7 +188,7 @@ export class EntityRepository<R extends object = Row> {
       ));
       const [row] = await this.execute(read.bind({ key }), read.name);
       return row ? this.#decode(row) : undefined;
-    });
+    }, options?.signal);
   }
 
   #values(input: Readonly<Record<string, unknown>>, replace: boolean): Record<string, unknown> {
@@ -188,7 +205,7 @@ export class EntityRepository<R extends object = Row> {
   }
 
   /** Inserts the writable fields of `input` (others are ignored) and returns the stored row (its version 1). */
-  async create(input: Readonly<Record<string, unknown>>): Promise<R> {
+  async create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<R> {
     const values = this.#values(input, false);
     if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
     if (this.#version) values[this.#version.column] = 1;
@@ -201,7 +218,7 @@ export class EntityRepository<R extends object = Row> {
       const [row] = await this.execute(insert.bind(values), insert.name);
       if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
       return this.#decode(row);
-    });
+    }, options?.signal);
   }
 
   /** The row's key condition, plus the version condition of a conditional write. */
@@ -252,7 +269,7 @@ export class EntityRepository<R extends object = Row> {
         .executeTakeFirst();
       if (row) return this.#decode(row);
       return ifVersion === undefined ? undefined : this.#conflict(db, key);
-    });
+    }, options?.signal);
   }
 
   /**
@@ -282,6 +299,6 @@ export class EntityRepository<R extends object = Row> {
       const affected = 'numUpdatedRows' in result ? result.numUpdatedRows : result.numDeletedRows;
       if (affected > 0n) return true;
       return ifVersion === undefined ? false : ((await this.#conflict(db, key)) ?? false);
-    });
+    }, options?.signal);
   }
 }

@@ -5,6 +5,7 @@ import type { Entity, EntityField } from '../entity.js';
 import { orderOf, type Filter, type ListOptions, type SortKey } from '../mapper/query.js';
 import type { Row } from '../mapper/repository.js';
 import { fitsField, type CursorCodec } from './cursor.js';
+import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
 
@@ -125,6 +126,7 @@ export function listHandler(settings: ListSettings) {
       limit: list.pageSize,
       count,
       ...(after ? { after } : {}),
+      signal: clientSignal(request, reply),
     });
     const last = rows.length === list.pageSize ? rows[rows.length - 1] : undefined;
     const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;

@@ -2,7 +2,8 @@
 // handlers that call the repository, problem answers for everything else. No SQL here.
 import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
-import type { Row, WriteOptions } from '../mapper/repository.js';
+import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
+import { clientSignal } from './abort.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
 import type { CursorCodec } from './cursor.js';
@@ -28,9 +29,9 @@ import { sendProblem } from '@kit/core';
 
 /** What the routes need of the mapper: the repository's operations, nothing of SQL. */
 export interface CrudRepository extends ListRepository {
-  all(): Promise<Row[]>;
-  get(key: unknown): Promise<Row | undefined>;
-  create(input: Readonly<Record<string, unknown>>): Promise<Row>;
+  all(options?: CallOptions): Promise<Row[]>;
+  get(key: unknown, options?: CallOptions): Promise<Row | undefined>;
+  create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
   update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
 }
@@ -90,7 +91,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
    * 428 without it under requireIfMatch, 400 when malformed, 412/404 for an entity without a
    * version (its rows have no ETag, so no list of tags can match).
    */
-  const condition = async (request: FastifyRequest, reply: FastifyReply): Promise<WriteOptions | FastifyReply> => {
+  const condition = async (request: FastifyRequest, reply: FastifyReply, signal: AbortSignal): Promise<WriteOptions | FastifyReply> => {
     const header = request.headers['if-match'];
     if (header === undefined) {
       return requireIfMatch ? preconditionRequired(reply, entity) : {};
@@ -99,7 +100,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     if (!preconditions) return badRequest(reply, { in: 'headers', name: 'If-Match', detail: IF_MATCH_FORMAT });
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
-    const exists = (await repository.get(keyOf(request))) !== undefined;
+    const exists = (await repository.get(keyOf(request), { signal })) !== undefined;
     return exists ? sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`)) : notFound(reply, entity, keyOf(request));
   };
   const answered = (value: WriteOptions | FastifyReply): value is FastifyReply => 'sent' in value;
@@ -130,7 +131,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         summary: `Every ${entity.name} row, unpaged`,
         response: { 200: { type: 'array', items: ref(entity.name) }, 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: async () => repository.all(),
+      handler: async (request, reply) => repository.all({ signal: clientSignal(request, reply) }),
     });
   }
   const params = keyParams(entity);
@@ -152,7 +153,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         },
       }),
       handler: async (request, reply) => {
-        const row = await repository.get(keyOf(request));
+        const row = await repository.get(keyOf(request), { signal: clientSignal(request, reply) });
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) {
           const current = etag(row);
@@ -198,7 +199,8 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const fault = bodyFault(body);
         if (fault) return badRequest(reply, fault);
         const key = request.headers[IDEMPOTENCY_HEADER];
-        const create = async () => created(await repository.create(body));
+        const signal = clientSignal(request, reply);
+        const create = async () => created(await repository.create(body, { signal }));
         if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
         return sendCreated(reply, await create());
       },
@@ -232,9 +234,10 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const body = request.body as Record<string, unknown>;
         const fault = bodyFault(body);
         if (fault) return badRequest(reply, fault);
-        const options = await condition(request, reply);
+        const signal = clientSignal(request, reply);
+        const options = await condition(request, reply, signal);
         if (answered(options)) return options;
-        const row = await repository.update(keyOf(request), body, options);
+        const row = await repository.update(keyOf(request), body, { ...options, signal });
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) reply.header('etag', etag(row));
         return row;
@@ -253,9 +256,10 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         response: { 204: { description: 'Deleted.', type: 'null' }, 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), ...writeResponses },
       }),
       handler: async (request, reply) => {
-        const options = await condition(request, reply);
+        const signal = clientSignal(request, reply);
+        const options = await condition(request, reply, signal);
         if (answered(options)) return options;
-        if (!(await repository.delete(keyOf(request), options))) return notFound(reply, entity, keyOf(request));
+        if (!(await repository.delete(keyOf(request), { ...options, signal }))) return notFound(reply, entity, keyOf(request));
         return reply.code(204).send();
       },
     });
