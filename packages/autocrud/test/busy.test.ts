@@ -67,11 +67,14 @@ describePostgres('PostgreSQL busy, slow and abandoned', () => {
     const { stream, lines } = logSink();
     // poolSize 2 and the default acquireTimeoutMs (2000 ms).
     const app = await crudApp(engine, { poolSize: 2 }, undefined, [ProductEndpoint], { logger: { level: 'info', stream } });
-    t.after(() => app.close());
     assert.equal((await app.inject('/api/product')).statusCode, 200);
     const release = await lockTable(server, 'products');
     let released = false;
-    t.after(() => (released ? undefined : release()));
+    // The lock goes before the app closes: closing waits for requests that wait for the lock.
+    t.after(async () => {
+      if (!released) await release();
+      await app.close();
+    });
     const lockedAt = performance.now();
 
     // 30 list requests over ~6 s while the lock is held ~7 s, and a probe every 500 ms.
@@ -118,17 +121,19 @@ describePostgres('PostgreSQL busy, slow and abandoned', () => {
   it('statementTimeoutMs: a statement over it is cancelled by the server and answers 504; nothing is written, the check stays healthy', async (t) => {
     const { stream, lines } = logSink();
     const app = await crudApp(engine, { statementTimeoutMs: 500 }, undefined, [ProductEndpoint], { logger: { level: 'info', stream } });
-    t.after(() => app.close());
     const release = await lockTable(server, 'products');
-    let released = false;
-    t.after(() => (released ? undefined : release()));
+    // Released after 2 s whatever happens, so that statements nobody cancels end (and the test fails instead of hanging).
+    const released = sleep(2000).then(release);
+    t.after(async () => {
+      await released;
+      await app.close();
+    });
     const [list, create, health] = await Promise.all([
       timed(app, '/api/product'),
       timed(app, '/api/product', 'POST', { name: 'too-slow', price: 1 }),
       sleep(100).then(() => app.inject('/healthz')),
     ]);
-    await release();
-    released = true;
+    await released;
     for (const { res, ms } of [list, create]) {
       assert.equal(res.statusCode, 504, res.body);
       assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
@@ -148,14 +153,16 @@ describePostgres('PostgreSQL busy, slow and abandoned', () => {
 
   it('a request whose client goes away has its statement cancelled and its connection freed (real sockets)', async (t) => {
     const app = await crudApp(engine, { poolSize: 4 }, undefined, [ProductEndpoint, NotesEndpoint]);
-    t.after(() => app.close());
     await app.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.server.address() as { port: number }).port;
     const created = await app.inject({ method: 'POST', url: '/api/product', payload: { name: 'kept', price: 1 } });
     const id = created.json<{ id: number }>().id;
     const release = await lockTable(server, 'products');
     let released = false;
-    t.after(() => (released ? undefined : release()));
+    t.after(async () => {
+      if (!released) await release();
+      await app.close();
+    });
 
     // Four requests on their own connections, each of which waits for the lock: two lists, a create, a replace.
     const sent = [
@@ -186,7 +193,7 @@ describePostgres('PostgreSQL busy, slow and abandoned', () => {
     const cancelledMs = Math.round(performance.now() - goneAt);
 
     // The connections are free again: with the lock still held, a request on another table answers at once.
-    const other = await fetch(`http://127.0.0.1:${port}/api/notes`);
+    const other = await fetch(`http://127.0.0.1:${port}/api/notes`, { signal: AbortSignal.timeout(5000) });
     assert.equal(other.status, 200);
     await release();
     released = true;
