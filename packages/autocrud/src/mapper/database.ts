@@ -59,7 +59,7 @@ export class Database {
     if (!repository) {
       this.#entities.add(entity);
       this.#unverified.add(entity);
-      repository = new EntityRepository(entity, this.engine.flavour, (query, signal) => this.run(query, signal), (query, name) => this.#execute(query, name));
+      repository = new EntityRepository(entity, this.engine.flavour, (query, signal) => this.run(query, signal), (query, name, signal) => this.#execute(query, name, signal));
       this.#repositories.set(entity, repository);
     }
     return repository;
@@ -140,15 +140,16 @@ export class Database {
    * Runs `query` once the database is ready; a driver error becomes `DatabaseUnavailableError`
    * (`ConnectionLostError` when a connection broke while in use), `DatabaseBusyError`,
    * `StatementTimeoutError`, `ConstraintViolationError` or `InvalidValueError`, anything else is
-   * rethrown as is. When `signal` aborts, a statement still waiting gives up and a running one is
-   * cancelled (where the engine can), and the call rejects with `signal.reason`.
+   * rethrown as is. When `signal` aborts (the statements `query` runs through the repository's
+   * executor carry it: one still waiting gives up, a running one is cancelled, where the engine
+   * can), the call rejects with `signal.reason`.
    */
   async run<T>(query: (db: Db) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) throw signal.reason;
     // Ready is the common case: no await (and its microtask turns) on the way to the query.
     if (!this.available) await this.#ensureReady();
     try {
-      return await (signal && this.engine.cancellable ? this.engine.cancellable(signal, () => query(this.engine.db)) : query(this.engine.db));
+      return await query(this.engine.db);
     } catch (err) {
       const mapped = this.#map(err);
       // The caller went away: whatever became of the statement is no longer anyone's answer.
@@ -165,7 +166,7 @@ export class Database {
         // One connection broke (its backend was terminated, or the server is going away): this call
         // fails, the other connections keep working. Only a failure to connect marks the database down.
         const reason = this.engine.reason(err);
-        this.log.warn({ engine: this.engine.kind, reason }, 'AutoCrud: a database connection broke while a statement ran; that request answered 503');
+        this.log.warn({ engine: this.engine.kind, reason }, 'AutoCrud: a database connection broke while a statement ran; that call failed, the database is not marked down');
         return err instanceof ConnectionLostError ? err : new ConnectionLostError(reason, { cause: err });
       }
       case 'busy':
@@ -185,9 +186,9 @@ export class Database {
   }
 
   /** A compiled statement on the engine's own path when it has one (prepared statements), else through Kysely. */
-  async #execute(query: CompiledQuery, name: string): Promise<Row[]> {
+  async #execute(query: CompiledQuery, name: string, signal: AbortSignal | undefined): Promise<Row[]> {
     const engine = this.engine;
-    return engine.execute ? engine.execute(query, name) : (await engine.db.executeQuery<Row>(query)).rows;
+    return engine.execute ? engine.execute(query, name, signal) : (await engine.db.executeQuery<Row>(query)).rows;
   }
 
   /**

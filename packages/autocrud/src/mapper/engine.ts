@@ -28,12 +28,6 @@ export interface Engine {
   /** What a driver error means to the caller. */
   classify(err: unknown): ErrorClass;
   /**
-   * Runs `fn` with every statement it starts bound to `signal`: when it aborts, a statement still
-   * waiting for a connection gives up and a running one is cancelled, and the call rejects with
-   * `signal.reason`. Engines without it let statements finish.
-   */
-  cancellable?<T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T>;
-  /**
    * `SELECT 1` for the health check over a connection of its own, so that a saturated pool does
    * not fail the check; rejects with `DatabaseUnavailableError`. Engines without it are probed
    * through an ordinary query.
@@ -43,10 +37,11 @@ export interface Engine {
   reason(err: unknown): string;
   /**
    * Runs a compiled statement, prepared once per connection under `name` (unless empty), and
-   * returns its rows. Only engines whose driver prepares statements have it; the others run the
-   * statement through `db`.
+   * returns its rows. When `signal` aborts, a statement still waiting for a connection gives up
+   * and a running one is cancelled; it rejects with `signal.reason`. Only engines whose driver
+   * prepares statements have it; the others run the statement through `db`.
    */
-  execute?(query: CompiledQuery, name: string): Promise<Array<Record<string, unknown>>>;
+  execute?(query: CompiledQuery, name: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>>;
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }

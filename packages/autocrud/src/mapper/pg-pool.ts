@@ -5,12 +5,14 @@
 // - a call waits for a free connection at most acquireTimeoutMs (DatabaseBusyError: the server is
 //   up, the pool is saturated), apart from connectTimeoutMs, which bounds a new connection to the
 //   server (DatabaseUnavailableError when it fails: the server cannot be reached).
-// - a call's AbortSignal (see `cancellable`) gives up its wait, or cancels its running statement
-//   with a PostgreSQL cancel request and retires the connection.
+// - a call's AbortSignal (`connect(signal)`) gives up its wait, or cancels its running statement
+//   with a PostgreSQL cancel request and retires the connection. Running statements are checked
+//   for an aborted signal by the sweep below (every 250 ms) rather than by an 'abort' listener per
+//   call: EventTarget listeners cost microseconds on every request, and a cancel a quarter of a
+//   second later frees the connection all the same.
 // - a statement the server does not end within statementTimeoutMs (its own statement_timeout,
 //   sent at connect) plus a grace is taken for a hung server: its connection is destroyed and the
 //   call fails as "unavailable".
-import { AsyncLocalStorage } from 'node:async_hooks';
 import net from 'node:net';
 import path from 'node:path';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
@@ -86,8 +88,8 @@ class Lease implements PostgresPoolClient {
   since = 0;
   /** Cancelled or hung: the client is destroyed instead of returning to the pool. */
   retired = false;
+  /** The signal of the call holding it. */
   signal: AbortSignal | undefined;
-  readonly onAbort = () => this.owner.abort(this);
 
   constructor(
     readonly client: pg.PoolClient,
@@ -119,7 +121,6 @@ class Lease implements PostgresPoolClient {
 export class GuardedPool implements PostgresPool {
   readonly #pool: pg.Pool;
   readonly #settings: GuardedPoolSettings;
-  readonly #calls = new AsyncLocalStorage<AbortSignal>();
   readonly #leases = new WeakMap<pg.PoolClient, Lease>();
   readonly #out = new Set<Lease>();
   readonly #waiting = new Set<Waiter>();
@@ -148,13 +149,12 @@ export class GuardedPool implements PostgresPool {
     this.#sweeper.unref();
   }
 
-  /** Runs `fn` with its statements bound to `signal` (see the top of this file). */
-  cancellable<T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
-    return this.#calls.run(signal, fn);
-  }
-
-  async connect(): Promise<Lease> {
-    const signal = this.#calls.getStore();
+  /**
+   * A connection for one statement (or a few, in order), released with `lease.release()`. Waits
+   * at most acquireTimeoutMs for a free one; `signal` (Kysely passes none) gives up the wait, or
+   * cancels the running statement.
+   */
+  async connect(signal?: AbortSignal): Promise<Lease> {
     if (signal?.aborted) throw signal.reason;
     if (this.#free > 0 && this.#waiting.size === 0) this.#free--;
     else await this.#wait(signal);
@@ -171,14 +171,11 @@ export class GuardedPool implements PostgresPool {
       this.#leases.set(client, lease);
     }
     this.#out.add(lease);
-    if (signal) {
-      if (signal.aborted) {
-        lease.release();
-        throw signal.reason;
-      }
-      lease.signal = signal;
-      signal.addEventListener('abort', lease.onAbort, { once: true });
+    if (signal?.aborted) {
+      lease.release();
+      throw signal.reason;
     }
+    lease.signal = signal;
     return lease;
   }
 
@@ -223,10 +220,7 @@ export class GuardedPool implements PostgresPool {
 
   release(lease: Lease): void {
     if (!this.#out.delete(lease)) return;
-    if (lease.signal) {
-      lease.signal.removeEventListener('abort', lease.onAbort);
-      lease.signal = undefined;
-    }
+    lease.signal = undefined;
     lease.since = 0;
     // A cancelled or hung connection is closed: a cancel request that arrives late must not hit
     // the next statement run on it.
@@ -235,18 +229,20 @@ export class GuardedPool implements PostgresPool {
     this.#give();
   }
 
-  /** The call went away: cancel its statement on the server, and retire the connection. */
-  abort(lease: Lease): void {
-    if (!this.#out.has(lease) || lease.retired) return;
-    lease.retired = true;
-    if (lease.since !== 0) void sendCancel(lease.client as unknown as ClientInternals, this.#settings.connectTimeoutMs);
-  }
-
-  /** Statements the server has not ended well past its statement_timeout: the server is hung. */
+  /**
+   * Statements of calls that went away: cancelled on the server, their connections retired.
+   * Statements the server has not ended well past its statement_timeout: the server is hung.
+   */
   #sweep(): void {
     if (this.#out.size === 0) return;
     const limit = Date.now() - this.#settings.statementTimeoutMs - HUNG_GRACE_MS;
     for (const lease of this.#out) {
+      if (lease.retired) continue;
+      if (lease.signal?.aborted) {
+        lease.retired = true;
+        if (lease.since !== 0) void sendCancel(lease.client as unknown as ClientInternals, this.#settings.connectTimeoutMs);
+        continue;
+      }
       if (lease.since === 0 || lease.since > limit) continue;
       lease.retired = true;
       lease.since = 0;

@@ -91,18 +91,17 @@ export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgr
         throw err instanceof KitError ? err : new DatabaseUnavailableError(reason(err), { cause: err });
       }
     },
-    async execute(query, name) {
+    async execute(query, name, signal) {
       // Straight to the pool: Kysely's driver would take a client, run the query and release it the
       // same way, with more steps per call.
       const config = { text: query.sql, values: query.parameters as unknown[] };
-      const lease = await pool.connect();
+      const lease = await pool.connect(signal);
       try {
         return (await lease.run(name === '' ? config : { ...config, name })).rows as Array<Record<string, unknown>>;
       } finally {
         lease.release();
       }
     },
-    cancellable: (signal, fn) => pool.cancellable(signal, fn),
     probe: (signal) => probe.ping(signal),
     classify(err) {
       if (err instanceof DatabaseBusyError) return 'busy';
