@@ -60,7 +60,7 @@ export interface RoundReport {
 export interface ModeReport {
   readonly mode: FaultMode;
   readonly rounds: RoundReport[];
-  /** Answers by kind, for requests sent from the fault until the next fault. */
+  /** Answers by kind, of requests answered from the fault until the next fault. */
   readonly answers: Record<string, number>;
   /** Non-2xx answers by kind and problem detail. */
   readonly details: Record<string, number>;
@@ -237,7 +237,6 @@ class Load {
 
   async #one(): Promise<void> {
     const request = this.#pick();
-    const phase = this.phase;
     const startedAt = performance.now();
     const { kind, body } = await this.#send(request.method, request.path, request.body);
     let detail: string | undefined;
@@ -248,7 +247,8 @@ class Load {
         detail = body.slice(0, 200);
       }
     }
-    const answer: Answer = { phase, op: request.op, kind, startedAt, endedAt: performance.now(), ...(detail === undefined ? {} : { detail }) };
+    // Counted for the fault in effect when it was answered: a request in flight when a fault hits is that fault's.
+    const answer: Answer = { phase: this.phase, op: request.op, kind, startedAt, endedAt: performance.now(), ...(detail === undefined ? {} : { detail }) };
     if (request.op === 'create' && kind === '201') {
       const row = JSON.parse(body) as { id: number; name: string };
       this.created.set(row.id, row.name);
@@ -329,14 +329,12 @@ export async function runChaos(server: PostgresServer, options: ChaosOptions): P
   const load = new Load(service.port, options.rps ?? 300, options.connections ?? 8);
   const started = performance.now();
   const rounds: RoundReport[] = [];
-  const phaseStarts: Array<{ phase: string; at: number }> = [];
   try {
     await sleep(options.settleMs ?? 800);
     outer: for (let round = 1; round <= options.rounds; round++) {
       for (const mode of modes) {
         if (service.exit) break outer;
         load.phase = `${mode}#${round}`;
-        phaseStarts.push({ phase: load.phase, at: performance.now() });
         const fault = await inject(server, mode, options.downMs ?? 1000);
         const first = await load.firstSuccessAfter(fault.since, 10_000);
         const recoveryMs = first === undefined ? undefined : Math.round(first.endedAt - fault.since);
@@ -417,14 +415,18 @@ export async function runChaos(server: PostgresServer, options: ChaosOptions): P
 
 /** The report as a markdown table and a few lines, for diagnostics and the docs. */
 export function formatReport(report: ChaosReport): string {
-  const lines = ['| fault | rounds | answers (kind: count) | serving again after (ms, per round) | slowest answer (ms) |', '|---|---|---|---|---|'];
+  const lines = [
+    '| fault | rounds | server down (ms) or backends terminated, per round | answers (kind: count) | serving again after (ms, per round) | slowest answer (ms) |',
+    '|---|---|---|---|---|---|',
+  ];
   for (const mode of report.modes) {
     const answers = Object.entries(mode.answers)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([kind, n]) => `${kind}: ${n}`)
       .join(', ');
     const recoveries = mode.rounds.map((r) => (r.recoveryMs === undefined ? 'never' : String(r.recoveryMs))).join(', ');
-    lines.push(`| ${mode.mode} | ${mode.rounds.length} | ${answers} | ${recoveries} | ${mode.slowestMs} |`);
+    const fault = mode.rounds.map((r) => (r.terminated === undefined ? String(r.downMs) : `${r.terminated} backends`)).join(', ');
+    lines.push(`| ${mode.mode} | ${mode.rounds.length} | ${fault} | ${answers} | ${recoveries} | ${mode.slowestMs} |`);
   }
   lines.push(
     '',
