@@ -14,8 +14,8 @@ export interface IdempotencyOptions {
   ttlMs?: number;
   /**
    * How long a key stays reserved while its create runs (default 30,000). A request holding it that
-   * dies frees it after this; a create that takes longer than this may run twice. Keep it above
-   * the database's statement timeout.
+   * dies frees it after this; a create that takes longer than this may run twice. It must exceed
+   * `acquireTimeoutMs + statementTimeoutMs` (start-up fails otherwise).
    */
   reservationTtlMs?: number;
 }
@@ -64,7 +64,9 @@ export interface KitAutoCrudOptions {
   acquireTimeoutMs?: number;
   /**
    * How long one statement may run before it is cancelled (the request answers 504, nothing of it
-   * is written). Default 10,000 ms; keep it below `idempotency.reservationTtlMs`.
+   * is written); on PostgreSQL it is the connections' `statement_timeout`, and a statement still
+   * unanswered 2 s past it is taken for a hung server. Default 10,000 ms;
+   * `idempotency.reservationTtlMs` must exceed `acquireTimeoutMs` + this.
    */
   statementTimeoutMs?: number;
   /** The `database` health check: name (default `database`), tags (default `['ready']`), timeout (default 800 ms). */
