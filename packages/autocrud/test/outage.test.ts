@@ -3,8 +3,7 @@
 // timeout, calls fail at once instead of queueing, and both recover when the server is back,
 // without restarting the service.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -132,8 +131,28 @@ describePostgres('PostgreSQL outage while the service runs', () => {
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json<{ id: number }>().id;
     const postmaster = Number(readFileSync(path.join(server.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const processes = [postmaster, ...execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).trim().split('\n').map(Number)];
-    const signal = (name: 'STOP' | 'CONT') => execFileSync('kill', [`-${name}`, ...processes.map(String)]);
+    // The postmaster and its children (read from /proc: no procps needed).
+    const children = readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          // The parent pid is the 4th field of /proc/<pid>/stat, after the command in parentheses.
+          return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]) === postmaster;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    const processes = [postmaster, ...children];
+    const signal = (name: 'STOP' | 'CONT') => {
+      for (const pid of processes) {
+        try {
+          process.kill(pid, `SIG${name}`);
+        } catch {
+          // A short-lived child (an autovacuum worker) that has exited meanwhile.
+        }
+      }
+    };
     signal('STOP');
     let thawed = false;
     t.after(async () => {
