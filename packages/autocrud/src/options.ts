@@ -14,8 +14,8 @@ export interface IdempotencyOptions {
   ttlMs?: number;
   /**
    * How long a key stays reserved while its create runs (default 30,000). A request holding it that
-   * dies frees it after this; a create that takes longer than this may run twice. Keep it above
-   * the database's statement timeout.
+   * dies frees it after this; a create that takes longer than this may run twice. It must exceed
+   * `acquireTimeoutMs + statementTimeoutMs` (start-up fails otherwise).
    */
   reservationTtlMs?: number;
 }
@@ -64,7 +64,9 @@ export interface KitAutoCrudOptions {
   acquireTimeoutMs?: number;
   /**
    * How long one statement may run before it is cancelled (the request answers 504, nothing of it
-   * is written). Default 10,000 ms; keep it below `idempotency.reservationTtlMs`.
+   * is written); on PostgreSQL it is the connections' `statement_timeout`, and a statement still
+   * unanswered 2 s past it is taken for a hung server. Default 10,000 ms;
+   * `idempotency.reservationTtlMs` must exceed `acquireTimeoutMs` + this.
    */
   statementTimeoutMs?: number;
   /** The `database` health check: name (default `database`), tags (default `['ready']`), timeout (default 800 ms). */
@@ -138,6 +140,22 @@ export function resolveIdempotency(where: string, value: unknown, inherited: Res
   };
 }
 
+/**
+ * A key's reservation must outlast the create it guards: a create may wait acquireTimeoutMs for a
+ * connection and run statementTimeoutMs; a reservation that lapses first lets a retry create again.
+ */
+export function checkReservation(where: string, idempotency: ResolvedIdempotency | undefined, limits: { acquireTimeoutMs: number; statementTimeoutMs: number }): void {
+  if (idempotency === undefined) return;
+  const longest = limits.acquireTimeoutMs + limits.statementTimeoutMs;
+  if (idempotency.reservationTtlMs <= longest) {
+    throw invalidOption(
+      `${where}.reservationTtlMs`,
+      idempotency.reservationTtlMs,
+      `more than acquireTimeoutMs + statementTimeoutMs (${limits.acquireTimeoutMs} + ${limits.statementTimeoutMs} ms): a create still running when its key's reservation lapses could run twice`,
+    );
+  }
+}
+
 /** `requireIfMatch` (`where` names it in errors). */
 export function requireIfMatchOption(where: string, value: unknown): boolean | undefined {
   if (value !== undefined && typeof value !== 'boolean') throw invalidOption(where, value, 'true or false');
@@ -164,17 +182,22 @@ export function resolveOptions(options: KitAutoCrudOptions): ResolvedAutoCrudOpt
   }
   const health = options.healthCheck ?? {};
   if (typeof health !== 'object' || health === null) throw invalidOption('addKitAutoCrud options.healthCheck', health, '{ name?, tags?, timeoutMs? }');
+  const limits = {
+    acquireTimeoutMs: positiveInteger('acquireTimeoutMs', options.acquireTimeoutMs, 2000),
+    statementTimeoutMs: positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000),
+  };
+  const idempotency = resolveIdempotency('addKitAutoCrud options.idempotency', options.idempotency, undefined);
+  checkReservation('addKitAutoCrud options.idempotency', idempotency, limits);
   return {
     createTables: flag('createTables', options.createTables),
     limits: { defaultPageSize, maxPageSize, maxPageNumber: positiveInteger('maxPageNumber', options.maxPageNumber, 1_000_000) },
     requireAuthorization: flag('requireAuthorization', options.requireAuthorization),
     poolSize: positiveInteger('poolSize', options.poolSize, 10),
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, 5000),
-    acquireTimeoutMs: positiveInteger('acquireTimeoutMs', options.acquireTimeoutMs, 2000),
-    statementTimeoutMs: positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000),
+    ...limits,
     // name and tags are checked by the health-check builder, which names them in its error.
     healthCheck: { name: health.name ?? 'database', tags: health.tags ?? ['ready'], timeoutMs: positiveInteger('healthCheck.timeoutMs', health.timeoutMs, 800) },
-    idempotency: resolveIdempotency('addKitAutoCrud options.idempotency', options.idempotency, undefined),
+    idempotency,
     requireIfMatch: requireIfMatchOption('addKitAutoCrud options.requireIfMatch', options.requireIfMatch) ?? false,
     cursorSecret: cursorSecret(options.cursorSecret),
   };

@@ -14,7 +14,7 @@ import { pgliteEngine } from './mapper/pglite.js';
 import { postgresEngine } from './mapper/postgres.js';
 import type { EntityRepository } from './mapper/repository.js';
 import { sqliteEngine } from './mapper/sqlite.js';
-import { resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
+import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
 import { inputSchema, rowSchema } from './routes/schemas.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
@@ -147,6 +147,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       );
     }
     const idempotency = resolveIdempotency(`@AutoCrud(${entity.name}) options.idempotency`, settings.idempotency, this.options.idempotency);
+    checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
     for (const schema of [rowSchema(entity), inputSchema(entity)] as Array<{ $id: string } & Record<string, unknown>>) {
       const owner = this.#components.get(schema.$id);
@@ -225,7 +226,9 @@ function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoC
       return postgresEngine(target, {
         poolSize: options.poolSize,
         connectTimeoutMs: options.connectTimeoutMs,
-        onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: an idle PostgreSQL connection failed and was dropped'),
+        acquireTimeoutMs: options.acquireTimeoutMs,
+        statementTimeoutMs: options.statementTimeoutMs,
+        onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: a PostgreSQL connection failed outside a statement and was dropped'),
       });
     case 'pglite':
       return pgliteEngine(target, isPGlite(url) ? (url as unknown as PGlite) : undefined);

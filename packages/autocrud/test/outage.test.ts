@@ -3,6 +3,8 @@
 // timeout, calls fail at once instead of queueing, and both recover when the server is back,
 // without restarting the service.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -121,5 +123,64 @@ describePostgres('PostgreSQL outage while the service runs', () => {
     } finally {
       await late.close();
     }
+  });
+
+  it('hung (postmaster and every backend stopped): a request answers 503 within statementTimeoutMs + 2 s, the check turns unhealthy, both recover when it thaws', async (t) => {
+    const hungApp = await crudApp(engine, { connectTimeoutMs: 1000, statementTimeoutMs: 500, healthCheck: { timeoutMs: CHECK_TIMEOUT_MS } }, undefined, [ProductEndpoint]);
+    const created = await hungApp.inject({ method: 'POST', url: '/api/product', payload: { name: 'before-the-freeze', price: 1 } });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json<{ id: number }>().id;
+    const postmaster = Number(readFileSync(path.join(server.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    // The postmaster and its children (read from /proc: no procps needed).
+    const children = readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          // The parent pid is the 4th field of /proc/<pid>/stat, after the command in parentheses.
+          return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]) === postmaster;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    const processes = [postmaster, ...children];
+    const signal = (name: 'STOP' | 'CONT') => {
+      for (const pid of processes) {
+        try {
+          process.kill(pid, `SIG${name}`);
+        } catch {
+          // A short-lived child (an autovacuum worker) that has exited meanwhile.
+        }
+      }
+    };
+    signal('STOP');
+    let thawed = false;
+    t.after(async () => {
+      if (!thawed) signal('CONT');
+      await hungApp.close();
+    });
+
+    // The server cannot enforce its statement_timeout while stopped: the pool gives up on it.
+    const started = performance.now();
+    // Bounded here too, so that code without the bound fails the test instead of hanging it.
+    const stuck = await Promise.race([hungApp.inject(`/api/product/${id}`), sleep(8000).then(() => assert.fail('no answer within 8 s'))]);
+    const stuckMs = Math.round(performance.now() - started);
+    assertUnavailable(stuck, server);
+    assert.ok(stuckMs <= 500 + 2000 + 1000, `the request took ${stuckMs} ms`);
+    const down = await databaseCheck(hungApp);
+    assert.equal(down.check.status, 'unhealthy');
+    assert.ok(down.ms <= CHECK_TIMEOUT_MS + 150, `the check took ${down.ms} ms`);
+    // Marked down: the others fail at once while one attempt waits connectTimeoutMs for the server.
+    const burstStarted = performance.now();
+    const burst = await Promise.all(Array.from({ length: 20 }, () => hungApp.inject(`/api/product/${id}`)));
+    const burstMs = Math.round(performance.now() - burstStarted);
+    assert.ok(burst.every((r) => r.statusCode === 503));
+    assert.ok(burstMs <= 1000 + 500, `the burst took ${burstMs} ms`);
+
+    signal('CONT');
+    thawed = true;
+    const toHealthy = await until(async () => (await databaseCheck(hungApp)).check.status === 'healthy', 5000, 'the check healthy again');
+    assert.equal((await hungApp.inject(`/api/product/${id}`)).statusCode, 200);
+    t.diagnostic(`hung: a request answered 503 after ${stuckMs} ms (statementTimeoutMs 500 + 2000 grace), the check unhealthy in ${down.ms} ms, 20 more 503 in ${burstMs} ms; healthy ${toHealthy} ms after the thaw`);
   });
 });

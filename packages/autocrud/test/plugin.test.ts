@@ -109,6 +109,10 @@ describe('addKitAutoCrud', () => {
       ['pglite:', { healthCheck: { name: 'data base' } }, /addCheck\(name\) = "data base"/],
       ['pglite:', { idempotency: 'yes' }, /options\.idempotency = "yes": expected true, false or/],
       ['pglite:', { idempotency: { reservationTtlMs: 0 } }, /options\.idempotency\.reservationTtlMs = 0: expected a positive integer/],
+      ['pglite:', { acquireTimeoutMs: 0 }, /options\.acquireTimeoutMs = 0: expected a positive integer/],
+      ['pglite:', { statementTimeoutMs: 1.5 }, /options\.statementTimeoutMs = 1\.5: expected a positive integer/],
+      ['pglite:', { idempotency: { reservationTtlMs: 12_000 } }, /options\.idempotency\.reservationTtlMs = 12000: expected more than acquireTimeoutMs \+ statementTimeoutMs \(2000 \+ 10000 ms\)/],
+      ['pglite:', { idempotency: true, statementTimeoutMs: 30_000 }, /options\.idempotency\.reservationTtlMs = 30000: expected more than acquireTimeoutMs \+ statementTimeoutMs \(2000 \+ 30000 ms\)/],
       ['pglite:', { requireIfMatch: 1 }, /options\.requireIfMatch = 1: expected true or false/],
       ['pglite:', { cursorSecret: 'hunter2' }, /options\.cursorSecret = \(a string of 7 characters\): expected a string of at least 32 characters/],
     ];
@@ -163,6 +167,17 @@ describe('addKitAutoCrud', () => {
     addKit(app, [ProductEndpoint]);
     addKitAutoCrud(app, pglite, { requireIfMatch: true });
     await assert.rejects(useKit(app), { code: 'KIT_ERR_AUTOCRUD_ENTITY', message: /requireIfMatch is on, but entity Product \(ProductEndpoint\) declares no version field/ });
+    await app.close();
+  });
+
+  it("a class's idempotency reservation shorter than acquireTimeoutMs + statementTimeoutMs fails start-up, naming the class's option", async () => {
+    const Thing = defineEntity({ name: 'ShortThing', table: 'short_things', schema, writable: ['name'] });
+    @AutoCrud(Thing, { idempotency: { reservationTtlMs: 5000 } })
+    class ShortThingEndpoint {}
+    const app = Fastify();
+    addKit(app, [ShortThingEndpoint]);
+    addKitAutoCrud(app, pglite, { statementTimeoutMs: 4000 });
+    await assert.rejects(useKit(app), { code: 'KIT_ERR_INVALID_OPTION', message: /@AutoCrud\(ShortThing\) options\.idempotency\.reservationTtlMs = 5000: expected more than acquireTimeoutMs \+ statementTimeoutMs \(2000 \+ 4000 ms\)/ });
     await app.close();
   });
 

@@ -68,6 +68,20 @@ process.once('exit', () => {
   for (const server of running) server.stopNow();
 });
 
+/** How `pg_ctl` stops a server: `fast` ends sessions cleanly, `immediate` crashes it (recovery on the next start). */
+export type ShutdownMode = 'fast' | 'immediate';
+
+/** Settings of a test server. */
+export interface PostgresServerSettings {
+  /**
+   * Keep `synchronous_commit` on, so that a commit is acknowledged only once its WAL is written:
+   * then an immediate shutdown (a crash) loses no acknowledged write. Off by default (faster).
+   */
+  readonly durable?: boolean;
+  /** Extra `-c name=value` settings. */
+  readonly settings?: Readonly<Record<string, string | number>>;
+}
+
 /** One PostgreSQL server in a temporary directory, on a loopback port; restartable with its data. */
 export class PostgresServer {
   #running = false;
@@ -75,10 +89,11 @@ export class PostgresServer {
   private constructor(
     readonly dir: string,
     readonly port: number,
+    private readonly settings: PostgresServerSettings,
   ) {}
 
   /** initdb (user `kit`, trust auth, C locale) and start on a free port; waits until it accepts connections. */
-  static async start(): Promise<PostgresServer> {
+  static async start(settings: PostgresServerSettings = {}): Promise<PostgresServer> {
     if (!postgresBin) {
       throw new Error(
         inCi
@@ -94,7 +109,7 @@ export class PostgresServer {
     const data = path.join(dir, 'data');
     await exec('initdb', ['-D', data, '-U', 'kit', '--auth=trust', '--locale=C', '--encoding=UTF8', '--no-sync']);
     for (let attempt = 1; ; attempt++) {
-      const server = new PostgresServer(dir, await freePort());
+      const server = new PostgresServer(dir, await freePort(), settings);
       try {
         await server.resume();
         return server;
@@ -116,21 +131,38 @@ export class PostgresServer {
     return this.#running;
   }
 
+  /** The server's command-line settings. fsync stays off: a test needs no survival of an OS crash. */
+  #options(): string {
+    const settings: Record<string, string | number> = {
+      fsync: 'off',
+      full_page_writes: 'off',
+      synchronous_commit: this.settings.durable ? 'on' : 'off',
+      ...this.settings.settings,
+    };
+    const extra = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`);
+    return [`-c listen_addresses=127.0.0.1 -p ${this.port} -k ${this.dir}`, ...extra].join(' ');
+  }
+
   /** Starts (again) on the same port with the same data; resolves once it accepts connections. */
   async resume(): Promise<void> {
     if (this.#running) return;
-    const options = `-c listen_addresses=127.0.0.1 -p ${this.port} -k ${this.dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-l', path.join(this.dir, 'server.log'), '-o', options, '-w', '-t', '30', 'start']);
+    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-l', path.join(this.dir, 'server.log'), '-o', this.#options(), '-w', '-t', '30', 'start']);
     this.#running = true;
     running.add(this);
   }
 
-  /** Stops the server (fast shutdown: sessions are terminated) and waits until it is down. */
-  async stop(): Promise<void> {
+  /** Stops the server (`fast`: sessions are terminated; `immediate`: a crash) and waits until it is down. */
+  async stop(mode: ShutdownMode = 'fast'): Promise<void> {
     if (!this.#running) return;
-    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', 'fast', '-w', '-t', '30', 'stop']);
+    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', mode, '-w', '-t', '30', 'stop']);
     this.#running = false;
     running.delete(this);
+  }
+
+  /** `pg_ctl restart -m mode`: stops and starts again with the same data; resolves once it accepts connections. */
+  async restart(mode: ShutdownMode): Promise<void> {
+    if (!this.#running) return this.resume();
+    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-l', path.join(this.dir, 'server.log'), '-o', this.#options(), '-m', mode, '-w', '-t', '30', 'restart']);
   }
 
   /** Immediate shutdown, synchronously (for the exit handler). */

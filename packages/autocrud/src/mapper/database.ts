@@ -2,7 +2,7 @@ import { CompiledQuery } from 'kysely';
 import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
 import type { Db, Engine } from './engine.js';
-import { ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError } from './errors.js';
+import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
 
@@ -59,7 +59,7 @@ export class Database {
     if (!repository) {
       this.#entities.add(entity);
       this.#unverified.add(entity);
-      repository = new EntityRepository(entity, this.engine.flavour, (query) => this.run(query), (query, name) => this.#execute(query, name));
+      repository = new EntityRepository(entity, this.engine.flavour, (query, signal) => this.run(query, signal), (query, name, signal) => this.#execute(query, name, signal));
       this.#repositories.set(entity, repository);
     }
     return repository;
@@ -137,45 +137,66 @@ export class Database {
   }
 
   /**
-   * Runs `query` once the database is ready; a driver error becomes `DatabaseUnavailableError`,
-   * `ConstraintViolationError` or `InvalidValueError`, anything else is rethrown as is.
+   * Runs `query` once the database is ready; a driver error becomes `DatabaseUnavailableError`
+   * (`ConnectionLostError` when a connection broke while in use), `DatabaseBusyError`,
+   * `StatementTimeoutError`, `ConstraintViolationError` or `InvalidValueError`, anything else is
+   * rethrown as is. When `signal` aborts (the statements `query` runs through the repository's
+   * executor carry it: one still waiting gives up, a running one is cancelled, where the engine
+   * can), the call rejects with `signal.reason`.
    */
-  async run<T>(query: (db: Db) => Promise<T>): Promise<T> {
+  async run<T>(query: (db: Db) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw signal.reason;
     // Ready is the common case: no await (and its microtask turns) on the way to the query.
     if (!this.available) await this.#ensureReady();
     try {
       return await query(this.engine.db);
     } catch (err) {
-      switch (this.engine.classify(err)) {
-        case 'unavailable':
-          throw this.#unavailable(err);
-        case 'busy':
-          // Saturated, not down: the database stays marked up and nothing is logged as an outage.
-          throw err instanceof DatabaseBusyError ? err : new DatabaseBusyError(this.limits.acquireTimeoutMs, { cause: err });
-        case 'timeout':
-          throw err instanceof StatementTimeoutError ? err : new StatementTimeoutError(this.limits.statementTimeoutMs, { cause: err });
-        case 'unique':
-          throw new ConstraintViolationError('unique', { cause: err });
-        case 'foreignKey':
-          throw new ConstraintViolationError('foreignKey', { cause: err });
-        case 'invalid':
-          throw new InvalidValueError({ cause: err });
-        default:
-          throw err;
+      const mapped = this.#map(err);
+      // The caller went away: whatever became of the statement is no longer anyone's answer.
+      throw signal?.aborted ? signal.reason : mapped;
+    }
+  }
+
+  /** A driver error as the mapper's error; marks the database down only when it cannot be reached. */
+  #map(err: unknown): unknown {
+    switch (this.engine.classify(err)) {
+      case 'unavailable':
+        return this.#unavailable(err);
+      case 'lost': {
+        // One connection broke (its backend was terminated, or the server is going away): this call
+        // fails, the other connections keep working. Only a failure to connect marks the database down.
+        const reason = this.engine.reason(err);
+        this.log.warn({ engine: this.engine.kind, reason }, 'AutoCrud: a database connection broke while a statement ran; that call failed, the database is not marked down');
+        return err instanceof ConnectionLostError ? err : new ConnectionLostError(reason, { cause: err });
       }
+      case 'busy':
+        // Saturated, not down: the database stays marked up and nothing is logged as an outage.
+        return err instanceof DatabaseBusyError ? err : new DatabaseBusyError(this.limits.acquireTimeoutMs, { cause: err });
+      case 'timeout':
+        return err instanceof StatementTimeoutError ? err : new StatementTimeoutError(this.limits.statementTimeoutMs, { cause: err });
+      case 'unique':
+        return new ConstraintViolationError('unique', { cause: err });
+      case 'foreignKey':
+        return new ConstraintViolationError('foreignKey', { cause: err });
+      case 'invalid':
+        return new InvalidValueError({ cause: err });
+      default:
+        return err;
     }
   }
 
   /** A compiled statement on the engine's own path when it has one (prepared statements), else through Kysely. */
-  async #execute(query: CompiledQuery, name: string): Promise<Row[]> {
+  async #execute(query: CompiledQuery, name: string, signal: AbortSignal | undefined): Promise<Row[]> {
     const engine = this.engine;
-    return engine.execute ? engine.execute(query, name) : (await engine.db.executeQuery<Row>(query)).rows;
+    return engine.execute ? engine.execute(query, name, signal) : (await engine.db.executeQuery<Row>(query)).rows;
   }
 
   /**
-   * `SELECT 1`, abandoned when `signal` aborts; resolves with the round trip in milliseconds. When
-   * the database answers but was marked down, it also reconnects the entities (the health check
-   * thereby heals the routes). Rejects with `DatabaseUnavailableError` or `SchemaMismatchError`.
+   * `SELECT 1`, abandoned when `signal` aborts; resolves with the round trip in milliseconds. It
+   * goes over the engine's own probe connection where it has one, so that a pool busy with slow
+   * statements does not fail it. When the database answers but was marked down, it also
+   * reconnects the entities (the health check thereby heals the routes). Rejects with
+   * `DatabaseUnavailableError` or `SchemaMismatchError`.
    */
   async ping(signal?: AbortSignal): Promise<number> {
     const started = performance.now();
@@ -191,7 +212,8 @@ export class Database {
         this.#retryAt = 0;
         await this.#ensureReady();
       }
-      await this.run((db) => db.executeQuery(CompiledQuery.raw('select 1')));
+      if (this.engine.probe) await this.engine.probe(signal);
+      else await this.run((db) => db.executeQuery(CompiledQuery.raw('select 1')));
     };
     try {
       await Promise.race([probe(), aborted]);

@@ -27,14 +27,21 @@ export interface Engine {
   open(): Promise<void>;
   /** What a driver error means to the caller. */
   classify(err: unknown): ErrorClass;
+  /**
+   * `SELECT 1` for the health check over a connection of its own, so that a saturated pool does
+   * not fail the check; rejects with `DatabaseUnavailableError`. Engines without it are probed
+   * through an ordinary query.
+   */
+  probe?(signal?: AbortSignal): Promise<void>;
   /** A short, address-free reason for an `unavailable` error (`connection refused`). */
   reason(err: unknown): string;
   /**
    * Runs a compiled statement, prepared once per connection under `name` (unless empty), and
-   * returns its rows. Only engines whose driver prepares statements have it; the others run the
-   * statement through `db`.
+   * returns its rows. When `signal` aborts, a statement still waiting for a connection gives up
+   * and a running one is cancelled; it rejects with `signal.reason`. Only engines whose driver
+   * prepares statements have it; the others run the statement through `db`.
    */
-  execute?(query: CompiledQuery, name: string): Promise<Array<Record<string, unknown>>>;
+  execute?(query: CompiledQuery, name: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>>;
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }
@@ -44,8 +51,10 @@ export function classifySqlState(code: string): ErrorClass | undefined {
   if (code === '23505') return 'unique';
   if (code === '23503') return 'foreignKey';
   if (code === '23502' || code === '23514' || code.startsWith('22')) return 'invalid';
-  // connection exceptions, shutdown/startup, resource exhaustion, statement timeout, login and catalog
-  if (code.startsWith('08') || code.startsWith('53') || /^57P0[1-4]$/.test(code) || code === '57014' || code.startsWith('28') || code === '3D000') return 'unavailable';
+  // query_canceled: statement_timeout, or a cancel request
+  if (code === '57014') return 'timeout';
+  // connection exceptions, shutdown/startup, resource exhaustion, login and catalog
+  if (code.startsWith('08') || code.startsWith('53') || /^57P0[1-4]$/.test(code) || code.startsWith('28') || code === '3D000') return 'unavailable';
   return undefined;
 }
 
@@ -54,7 +63,6 @@ export function sqlStateReason(code: string): string | undefined {
   if (code === '57P01' || code === '57P02') return 'server shutting down';
   if (code === '57P03') return 'server starting up';
   if (code === '53300') return 'too many connections';
-  if (code === '57014') return 'query cancelled (statement timeout)';
   if (code.startsWith('28')) return 'authentication failed';
   if (code === '3D000') return 'database does not exist';
   if (code.startsWith('53')) return 'server out of resources';

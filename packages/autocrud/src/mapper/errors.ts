@@ -24,6 +24,26 @@ export class DatabaseUnavailableError extends KitError {
 }
 
 /**
+ * The connection broke while a statement ran on it (its backend was terminated, the server shut
+ * down or crashed, the network dropped it): this call fails, but the database is not marked down;
+ * the next call takes another connection, and only a failure to connect marks it down. A read can
+ * be retried at once; a write may or may not have been applied. The routes answer 503 with
+ * `Retry-After: 1`.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof ConnectionLostError) return products.get(id); }   // a read: retry once
+ * ```
+ */
+export class ConnectionLostError extends DatabaseUnavailableError {
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(reason, options);
+    this.name = 'ConnectionLostError';
+    this.message = `The database connection was lost while the statement ran (${reason}): a read can be retried at once; a write may or may not have been applied.`;
+  }
+}
+
+/**
  * No connection could be had within `acquireTimeoutMs` (every pooled connection busy, or an
  * embedded engine's single session or file lock held): the database is up, only saturated. The
  * query was not run. The routes answer 503 with `Retry-After`; unlike
@@ -161,7 +181,8 @@ export class SchemaMismatchError extends KitError {
 
 /**
  * How an engine classifies a driver error: `unavailable` (the database cannot be reached: marks it
+ * down), `lost` (a connection broke while in use: this call fails, the database is not marked
  * down), `busy` (no connection within acquireTimeoutMs: the database is up), `timeout` (cancelled
  * by statementTimeoutMs), a constraint, an invalid value, or anything else.
  */
-export type ErrorClass = 'unavailable' | 'busy' | 'timeout' | 'unique' | 'foreignKey' | 'invalid' | 'other';
+export type ErrorClass = 'unavailable' | 'lost' | 'busy' | 'timeout' | 'unique' | 'foreignKey' | 'invalid' | 'other';

@@ -1,16 +1,24 @@
+import { KitError } from '@kit/core';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
 import { classifySqlState, sqlStateReason, type DynamicDatabase, type Engine } from './engine.js';
-import { DatabaseUnavailableError } from './errors.js';
+import { DatabaseBusyError, DatabaseUnavailableError, StatementTimeoutError } from './errors.js';
 import type { ConnectionTarget } from './connection-string.js';
+import { GuardedPool } from './pg-pool.js';
+import { ProbeConnection } from './pg-probe.js';
 
 /** Settings of the PostgreSQL engine. */
 export interface PostgresSettings {
   readonly poolSize: number;
   readonly connectTimeoutMs: number;
-  /** Where pool-level failures (an idle connection dropped by the server) are reported. */
+  readonly acquireTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+  /** Where a connection's failure outside a statement (an idle connection dropped by the server) is reported. */
   readonly onIdleError: (reason: string) => void;
 }
+
+/** `application_name` of the pool's connections (what `pg_stat_activity` shows), and of the health check's. */
+export const APPLICATION_NAME = 'kit-autocrud';
+export const PROBE_APPLICATION_NAME = 'kit-autocrud-health';
 
 const NETWORK_REASONS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection refused',
@@ -35,16 +43,19 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** PostgreSQL through `pg`: a pool of `poolSize` connections, closed with the engine. */
+// SQLSTATEs of a connection that broke while in use (connect failures never reach classify: the
+// pool reports them as DatabaseUnavailableError): admin_shutdown (pg_terminate_backend, a fast
+// shutdown), crash_shutdown, idle_session_timeout, and the connection_exception class.
+const LOST_STATES = /^(57P0[125]|08\d{3})$/;
+
+/**
+ * PostgreSQL through `pg`: a pool of `poolSize` connections that survives its server going away,
+ * bounds the wait for a connection, cancels abandoned statements (see pg-pool.ts), and a
+ * connection of its own for the health check. Closed with the engine.
+ */
 export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgres' }>, settings: PostgresSettings): Engine {
-  const pool = new pg.Pool({
-    connectionString: target.url,
-    max: settings.poolSize,
-    connectionTimeoutMillis: settings.connectTimeoutMs,
-    idleTimeoutMillis: 10_000,
-    application_name: 'kit-autocrud',
-  });
   const reason = (err: unknown): string => {
+    if (err instanceof DatabaseUnavailableError) return err.reason;
     const code = codeOf(err);
     if (NETWORK_REASONS[code]) return NETWORK_REASONS[code];
     const fromState = sqlStateReason(code);
@@ -55,8 +66,17 @@ export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgr
     if (CONNECTION_MESSAGES.test(message)) return 'connection lost';
     return 'connection error';
   };
-  // Without a listener, an idle connection the server drops (a restart) would crash the process.
-  pool.on('error', (err) => settings.onIdleError(reason(err)));
+  const pool = new GuardedPool({
+    url: target.url,
+    poolSize: settings.poolSize,
+    connectTimeoutMs: settings.connectTimeoutMs,
+    acquireTimeoutMs: settings.acquireTimeoutMs,
+    statementTimeoutMs: settings.statementTimeoutMs,
+    applicationName: APPLICATION_NAME,
+    reason,
+    onConnectionError: settings.onIdleError,
+  });
+  const probe = new ProbeConnection({ url: target.url, connectTimeoutMs: settings.connectTimeoutMs, applicationName: PROBE_APPLICATION_NAME, reason });
   const db = new Kysely<DynamicDatabase>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
 
@@ -68,27 +88,38 @@ export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgr
       try {
         await db.executeQuery(CompiledQuery.raw('select 1'));
       } catch (err) {
-        throw new DatabaseUnavailableError(reason(err), { cause: err });
+        throw err instanceof KitError ? err : new DatabaseUnavailableError(reason(err), { cause: err });
       }
     },
-    async execute(query, name) {
+    async execute(query, name, signal) {
       // Straight to the pool: Kysely's driver would take a client, run the query and release it the
       // same way, with more steps per call.
       const config = { text: query.sql, values: query.parameters as unknown[] };
-      return (await pool.query(name === '' ? config : { ...config, name })).rows as Array<Record<string, unknown>>;
+      const lease = await pool.connect(signal);
+      try {
+        return (await lease.run(name === '' ? config : { ...config, name })).rows as Array<Record<string, unknown>>;
+      } finally {
+        lease.release();
+      }
     },
+    probe: (signal) => probe.ping(signal),
     classify(err) {
+      if (err instanceof DatabaseBusyError) return 'busy';
+      if (err instanceof StatementTimeoutError) return 'timeout';
+      // Thrown by the pool when a connection cannot be made, or the server is hung.
+      if (err instanceof DatabaseUnavailableError) return 'unavailable';
       const code = codeOf(err);
-      if (NETWORK_REASONS[code]) return 'unavailable';
+      // Anything else that goes wrong with the connection went wrong on an established one.
+      if (NETWORK_REASONS[code] || LOST_STATES.test(code)) return 'lost';
       const fromState = /^[0-9A-Z]{5}$/.test(code) ? classifySqlState(code) : undefined;
       if (fromState) return fromState;
-      return CONNECTION_MESSAGES.test(messageOf(err)) ? 'unavailable' : 'other';
+      return CONNECTION_MESSAGES.test(messageOf(err)) ? 'lost' : 'other';
     },
     reason,
     async close() {
       if (closed) return;
       closed = true;
-      await db.destroy();
+      await Promise.all([db.destroy(), probe.close()]);
     },
   };
 }

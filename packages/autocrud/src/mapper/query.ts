@@ -61,6 +61,8 @@ export interface ListOptions {
   readonly after?: readonly unknown[];
   /** Count the rows the filters match (`total`); default true. Counting a large table costs more than a page. */
   readonly count?: boolean;
+  /** Gives up (and cancels the statements, where the engine can) when it aborts; the call rejects with its reason. */
+  readonly signal?: AbortSignal;
 }
 
 /** The order a list uses: the sort keys, then the primary key (ascending) unless it is one of them. */

@@ -21,6 +21,23 @@ import { Slot, statement, StatementCache, type Statement } from './statements.js
 export type Row = Record<string, unknown>;
 
 /**
+ * Options of every repository call.
+ *
+ * @example
+ * ```ts
+ * // Give up when the HTTP client goes away: a running statement is cancelled on PostgreSQL.
+ * const row = await products.get(7, { signal: AbortSignal.timeout(2000) } satisfies CallOptions);
+ * ```
+ */
+export interface CallOptions {
+  /**
+   * When it aborts, a statement still waiting for a connection gives up and a running one is
+   * cancelled (PostgreSQL: a cancel request), and the call rejects with `signal.reason`.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/**
  * Options of a write on one row.
  *
  * @example
@@ -28,7 +45,7 @@ export type Row = Record<string, unknown>;
  * await products.update(7, { name: 'Kettle', price: 40 }, { ifVersion: [3] } satisfies WriteOptions);
  * ```
  */
-export interface WriteOptions {
+export interface WriteOptions extends CallOptions {
   /**
    * Write only while the row is at one of these versions (the entity's `version` field), checked
    * in the same statement: otherwise nothing is written and `VersionConflictError` is thrown. An
@@ -38,10 +55,10 @@ export interface WriteOptions {
 }
 
 /** Runs a query against the database with availability and error mapping (see `Database.run`). */
-export type Runner = <T>(query: (db: Db) => Promise<T>) => Promise<T>;
+export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
 
-/** Runs a compiled statement (prepared under `name` where the engine can) and returns its rows. */
-export type Executor = (query: CompiledQuery, name: string) => Promise<Row[]>;
+/** Runs a compiled statement (prepared under `name` where the engine can; cancelled when `signal` aborts, where it can) and returns its rows. */
+export type Executor = (query: CompiledQuery, name: string, signal?: AbortSignal) => Promise<Row[]>;
 
 /**
  * node:sqlite refuses to read an integer beyond 2^53 - 1 (ERR_OUT_OF_RANGE) rather than round it:
@@ -156,6 +173,7 @@ export class EntityRepository<R extends object = Row> {
     const skip = after === undefined && options.offset > 0;
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
+    const signal = options.signal;
     return this.run(async (db) => {
       const filtered = () =>
         db.selectFrom(this.#table).where((eb) =>
@@ -175,31 +193,35 @@ export class EntityRepository<R extends object = Row> {
         query = query.limit(new Slot('limit') as unknown as number);
         return skip ? query.offset(new Slot('offset') as unknown as number) : query;
       });
-      const rows = this.execute(page.bind(values), page.name);
+      const rows = this.execute(page.bind(values), page.name, signal);
       if (options.count === false) return { rows: (await rows).map((r) => this.#decode(r)) };
       const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
-      const [found, [counted]] = await Promise.all([rows, this.execute(count.bind(values), count.name)]);
+      const [found, [counted]] = await Promise.all([rows, this.execute(count.bind(values), count.name, signal)]);
       return { rows: found.map((r) => this.#decode(r)), total: Number(counted?.total) };
-    });
+    }, signal);
   }
 
+  // Every statement runs through `execute`, which carries the call's signal to the connection.
+
   /** Every row that is not soft-deleted, by primary key. */
-  async all(): Promise<R[]> {
+  async all(options?: CallOptions): Promise<R[]> {
+    const signal = options?.signal;
     return this.run(async (db) => {
-      const rows = await db
+      const query = db
         .selectFrom(this.#table)
         .select(this.#selection)
         .where((eb) => this.#where(eb, [notDeleted(eb, this.flavour, this.entity)]))
-        .orderBy(sql.ref(`${this.#table}.${this.#pk.column}`))
-        .execute();
+        .orderBy(sql.ref(`${this.#table}.${this.#pk.column}`));
+      const rows = await this.execute(query.compile(), '', signal);
       return rows.map((r) => this.#decode(r));
-    });
+    }, signal);
   }
 
   /** The row with this primary key, unless absent or soft-deleted. */
-  async get(key: unknown): Promise<R | undefined> {
+  async get(key: unknown, options?: CallOptions): Promise<R | undefined> {
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
+    const signal = options?.signal;
     return this.run(async (db) => {
       const read = (this.#byKeyStatement ??= statement(
         db
@@ -207,29 +229,30 @@ export class EntityRepository<R extends object = Row> {
           .select(this.#selection)
           .where((eb) => this.#byKey(eb, new Slot('key'))),
       ));
-      const [row] = await this.execute(read.bind({ key }), read.name);
+      const [row] = await this.execute(read.bind({ key }), read.name, signal);
       return row ? this.#decode(row) : undefined;
-    });
+    }, signal);
   }
 
   /**
    * Inserts the writable fields of `input` (others are ignored) and returns the stored row (its
    * version 1). A field left out gets the column's default; an explicit `null` is NULL.
    */
-  async create(input: Readonly<Record<string, unknown>>): Promise<R> {
+  async create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<R> {
     const values = writeValues(this.entity, this.flavour, input, false);
     if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
     if (this.#version) values[this.#version.column] = 1;
     const columns = Object.keys(values);
+    const signal = options?.signal;
     return this.run(async (db) => {
       const insert = this.#inserts.get(columns.join('\u0000'), () => {
         const slots = Object.fromEntries(columns.map((c) => [c, new Slot(c)]));
         return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
       });
-      const [row] = await this.execute(insert.bind(values), insert.name);
+      const [row] = await this.execute(insert.bind(values), insert.name, signal);
       if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
       return this.#decode(row);
-    });
+    }, signal);
   }
 
   /** The row's key condition, plus the version condition of a conditional write. */
@@ -240,13 +263,13 @@ export class EntityRepository<R extends object = Row> {
   }
 
   /** After a conditional write changed nothing: undefined when there is no row, else the conflict. */
-  async #conflict(db: Db, key: unknown): Promise<undefined> {
+  async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined): Promise<undefined> {
     const version = this.#version as EntityField;
-    const row = await db
+    const query = db
       .selectFrom(this.#table)
       .select(sql.ref(version.column).as('version'))
-      .where((eb) => this.#byKey(eb, key))
-      .executeTakeFirst();
+      .where((eb) => this.#byKey(eb, key));
+    const [row] = await this.execute(query.compile(), '', signal);
     if (row) throw new VersionConflictError(Number(row.version));
     return undefined;
   }
@@ -273,17 +296,18 @@ export class EntityRepository<R extends object = Row> {
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
     if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
+    const signal = options?.signal;
     return this.run(async (db) => {
-      if (ifVersion?.length === 0) return this.#conflict(db, key);
-      const row = await db
+      if (ifVersion?.length === 0) return this.#conflict(db, key, signal);
+      const query = db
         .updateTable(this.#table)
         .set(values)
         .where((eb) => this.#target(eb, key, ifVersion))
-        .returning(this.#selection)
-        .executeTakeFirst();
+        .returning(this.#selection);
+      const [row] = await this.execute(query.compile(), '', signal);
       if (row) return this.#decode(row);
-      return ifVersion === undefined ? undefined : this.#conflict(db, key);
-    });
+      return ifVersion === undefined ? undefined : this.#conflict(db, key, signal);
+    }, signal);
   }
 
   /**
@@ -295,26 +319,28 @@ export class EntityRepository<R extends object = Row> {
     key = keyValue(this.#pk, key);
     if (key === undefined) return false;
     const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
+    const signal = options?.signal;
     return this.run(async (db) => {
-      if (ifVersion?.length === 0) return (await this.#conflict(db, key)) ?? false;
-      let result: { numUpdatedRows: bigint } | { numDeletedRows: bigint };
+      if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal)) ?? false;
+      // RETURNING the key counts the rows touched, on every engine, through the one statement path.
+      const touched = sql.ref(this.#pk.column);
+      let query;
       if (soft) {
         const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true) };
         if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
-        result = await db
+        query = db
           .updateTable(this.#table)
           .set(values)
           .where((eb) => this.#target(eb, key, ifVersion))
-          .executeTakeFirst();
+          .returning(touched.as('key'));
       } else {
-        result = await db
+        query = db
           .deleteFrom(this.#table)
           .where((eb) => this.#target(eb, key, ifVersion))
-          .executeTakeFirst();
+          .returning(touched.as('key'));
       }
-      const affected = 'numUpdatedRows' in result ? result.numUpdatedRows : result.numDeletedRows;
-      if (affected > 0n) return true;
-      return ifVersion === undefined ? false : ((await this.#conflict(db, key)) ?? false);
-    });
+      if ((await this.execute(query.compile(), '', signal)).length > 0) return true;
+      return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal)) ?? false);
+    }, signal);
   }
 }

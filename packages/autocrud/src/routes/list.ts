@@ -6,6 +6,7 @@ import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
 import type { Row } from '../mapper/repository.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import type { CursorCodec } from './cursor.js';
+import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
 
@@ -110,6 +111,7 @@ export function listHandler(settings: ListSettings) {
       limit: list.pageSize + 1,
       count,
       ...(after ? { after } : {}),
+      signal: clientSignal(request, reply),
     });
     const more = rows.length > list.pageSize;
     if (more) rows.length = list.pageSize;

@@ -4,7 +4,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type ProblemDetails } from '@kit/core';
 import type { Entity } from '../entity.js';
+import { ClientGoneError } from './abort.js';
 import {
+  ConnectionLostError,
   ConstraintViolationError,
   DatabaseBusyError,
   DatabaseUnavailableError,
@@ -175,6 +177,12 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
       if (error.validationContext === 'headers' && first?.keyword === 'required' && first.params.missingProperty === 'if-match') return preconditionRequired(reply, entity);
       return badRequest(reply, describeValidation(entity, filters, error));
     }
+    if (error instanceof ConnectionLostError) {
+      // One connection broke, not the database: the next request takes another.
+      return sendProblem(reply, problem(503, 'The database connection was lost while the request ran; a write may or may not have been applied. Try again in a moment.'), {
+        'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
+      });
+    }
     if (error instanceof DatabaseUnavailableError) {
       return sendProblem(reply, problem(503, 'The database is unavailable; try again later.'), { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
@@ -185,6 +193,11 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
     }
     if (error instanceof StatementTimeoutError) {
       return sendProblem(reply, problem(504, 'The database did not complete the request in time; it was cancelled and nothing of it was written.'));
+    }
+    if (error instanceof ClientGoneError) {
+      // Nobody is left to read an answer: 499 (nginx's "client closed request") for the access log and the audit trail.
+      request.log.debug('AutoCrud: the client went away; its statement was cancelled');
+      return reply.code(499).send();
     }
     if (error instanceof SchemaMismatchError) {
       request.log.error({ err: error }, 'AutoCrud: the database schema does not fit the entities');

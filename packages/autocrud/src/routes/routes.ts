@@ -2,7 +2,8 @@
 // handlers that call the repository, problem answers for everything else. No SQL here.
 import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
-import type { Row, WriteOptions } from '../mapper/repository.js';
+import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
+import { clientSignal } from './abort.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
 import type { CursorCodec } from './cursor.js';
@@ -30,9 +31,9 @@ import { sendProblem } from '@kit/core';
 
 /** What the routes need of the mapper: the repository's operations, nothing of SQL. */
 export interface CrudRepository extends ListRepository {
-  all(): Promise<Row[]>;
-  get(key: unknown): Promise<Row | undefined>;
-  create(input: Readonly<Record<string, unknown>>): Promise<Row>;
+  all(options?: CallOptions): Promise<Row[]>;
+  get(key: unknown, options?: CallOptions): Promise<Row | undefined>;
+  create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
   update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
 }
@@ -91,7 +92,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
    * reply itself: a Fastify reply is a thenable, so an async function returning it resolves to
    * `undefined` once the answer is sent.
    */
-  const condition = async (request: FastifyRequest, reply: FastifyReply): Promise<WriteOptions | undefined> => {
+  const condition = async (request: FastifyRequest, reply: FastifyReply, signal: AbortSignal): Promise<WriteOptions | undefined> => {
     const header = request.headers['if-match'];
     if (header === undefined) {
       if (!requireIfMatch) return {};
@@ -105,7 +106,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     }
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
-    const exists = (await repository.get(keyOf(request))) !== undefined;
+    const exists = (await repository.get(keyOf(request), { signal })) !== undefined;
     if (exists) sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`));
     else notFound(reply, entity, keyOf(request));
     return undefined;
@@ -144,7 +145,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         summary: `Every ${entity.name} row, unpaged`,
         response: { 200: { type: 'array', items: ref(entity.name) }, 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: async () => repository.all(),
+      handler: async (request, reply) => repository.all({ signal: clientSignal(request, reply) }),
     });
   }
   const params = keyParams(entity);
@@ -166,7 +167,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         },
       }),
       handler: async (request, reply) => {
-        const row = await repository.get(keyOf(request));
+        const row = await repository.get(keyOf(request), { signal: clientSignal(request, reply) });
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) {
           const current = etag(row);
@@ -212,7 +213,8 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const body = bodyOf(request, reply);
         if (!body) return reply;
         const key = request.headers[IDEMPOTENCY_HEADER];
-        const create = async () => created(await repository.create(body));
+        const signal = clientSignal(request, reply);
+        const create = async () => created(await repository.create(body, { signal }));
         if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
         return sendCreated(reply, await create());
       },
@@ -246,9 +248,10 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       handler: async (request, reply) => {
         const body = bodyOf(request, reply);
         if (!body) return reply;
-        const options = await condition(request, reply);
+        const signal = clientSignal(request, reply);
+        const options = await condition(request, reply, signal);
         if (!options) return reply;
-        const row = await repository.update(keyOf(request), body, options);
+        const row = await repository.update(keyOf(request), body, { ...options, signal });
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) reply.header('etag', etag(row));
         return row;
@@ -267,9 +270,10 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         response: { 204: { description: 'Deleted.', type: 'null' }, 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), ...writeResponses },
       }),
       handler: async (request, reply) => {
-        const options = await condition(request, reply);
+        const signal = clientSignal(request, reply);
+        const options = await condition(request, reply, signal);
         if (!options) return reply;
-        if (!(await repository.delete(keyOf(request), options))) return notFound(reply, entity, keyOf(request));
+        if (!(await repository.delete(keyOf(request), { ...options, signal }))) return notFound(reply, entity, keyOf(request));
         return reply.code(204).send();
       },
     });
