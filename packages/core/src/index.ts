@@ -38,6 +38,7 @@ export {
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
 export { GracefulShutdownOptions } from './health/shutdown-options.js';
 export { MetricsOptions, type PrometheusRegistry } from './metrics/options.js';
+export { getKitTracer, KitSpanKind, type KitTracer, type KitSpan, type KitSpanAttributes } from './tracing/tracer.js';
 export type { HealthReport, HealthReportEntry } from './health/report.js';
 export type { UptimeClock } from './health/uptime.js';
 export type { JwtOptions } from './auth/options.js';

@@ -5,6 +5,7 @@ import type { Db, Engine } from './engine.js';
 import { ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
+import { StatementSpans, statementTracer, traceStatement } from './tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
 export interface DatabaseLog {
@@ -143,9 +144,15 @@ export class Database {
   async run<T>(query: (db: Db) => Promise<T>): Promise<T> {
     // Ready is the common case: no await (and its microtask turns) on the way to the query.
     if (!this.available) await this.#ensureReady();
+    // With an OpenTelemetry SDK registered, the statements the builder runs get spans.
+    const tracer = statementTracer();
+    const spans = tracer && new StatementSpans(tracer, this.engine.kind);
     try {
-      return await query(this.engine.db);
+      const result = await query(spans ? this.engine.db.withPlugin(spans) : this.engine.db);
+      spans?.finish();
+      return result;
     } catch (err) {
+      spans?.finish(err);
       switch (this.engine.classify(err)) {
         case 'unavailable':
           throw this.#unavailable(err);
@@ -168,6 +175,13 @@ export class Database {
 
   /** A compiled statement on the engine's own path when it has one (prepared statements), else through Kysely. */
   async #execute(query: CompiledQuery, name: string): Promise<Row[]> {
+    const engine = this.engine;
+    const tracer = statementTracer();
+    if (tracer) return traceStatement(tracer, engine.kind, query, () => this.#executeOnEngine(query, name));
+    return engine.execute ? engine.execute(query, name) : (await engine.db.executeQuery<Row>(query)).rows;
+  }
+
+  async #executeOnEngine(query: CompiledQuery, name: string): Promise<Row[]> {
     const engine = this.engine;
     return engine.execute ? engine.execute(query, name) : (await engine.db.executeQuery<Row>(query)).rows;
   }
