@@ -3,7 +3,7 @@
 //
 //   node --conditions=kit-source --import tsx bench/rolling-deploy.ts [--rate 600] [--connections 24]
 //     [--rounds 3] [--instances 3] [--delay 5000|default] [--inter 1000] [--fall 2] [--rise 1]
-//     [--timeout 1000] [--settle 5000]
+//     [--timeout 3000] [--settle 5000]
 //
 // `--delay 1000 --fall 3` shows the mistake: the instance stops listening before the balancer
 // has taken it out of rotation.
@@ -22,7 +22,7 @@ const { values } = parseArgs({
     inter: { type: 'string', default: '1000' },
     fall: { type: 'string', default: '2' },
     rise: { type: 'string', default: '1' },
-    timeout: { type: 'string', default: '1000' },
+    timeout: { type: 'string', default: '3000' },
     settle: { type: 'string', default: '5000' },
   },
 });

@@ -1,6 +1,6 @@
-// The sample compiled as the container image compiles it (deploy/Dockerfile: `npm run build -w
-// examples/sample-api`, which is this tsc call), so the fleet runs what production runs, and starts in half the time tsx
-// needs to compile it on each start.
+// The sample compiled as the container image compiles it (deploy/Dockerfile: `tsc -p
+// examples/sample-api/tsconfig.build.json` with the repository's TypeScript), so the fleet runs
+// what production runs, and starts in half the time tsx needs to compile it on each start.
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
