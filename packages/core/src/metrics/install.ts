@@ -38,7 +38,7 @@ export function registerMetrics(app: FastifyInstance, options: Readonly<MetricsO
       const observe = defineKitMetrics(prom, target, options.prefix, audit);
       if (options.requestMetrics) {
         try {
-          requests = defineRequestMetric(prom, target, options.prefix, options.requestDurationBuckets);
+          requests = defineRequestMetric(target, options.prefix, options.requestDurationBuckets);
         } catch (err) {
           throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option metrics.prefix = ${JSON.stringify(options.prefix)}: ${(err as Error).message}. Give each Kit app sharing a registry its own prefix.`, { cause: err });
         }

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type * as PromClientModule from 'prom-client';
-import type { Histogram, Registry } from 'prom-client';
 import { routePatternOf } from '../route-pattern.js';
+import { FastHistogram, type HistogramCell } from './histogram.js';
 import type { PrometheusRegistry } from './options.js';
 
 /**
@@ -17,18 +16,21 @@ const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
 type Labels = 'method' | 'route' | 'status_class';
 
-/** Defines the request histogram in `target`. */
-export function defineRequestMetric(prom: typeof PromClientModule, target: PrometheusRegistry, prefix: string, buckets: readonly number[]): Histogram<Labels> {
-  return new prom.Histogram({
-    name: `${prefix}http_request_duration_seconds`,
-    help: 'Requests by method, route pattern and status class, and how long they took (from the request to the end of the response). Its _count is the request count.',
-    labelNames: ['method', 'route', 'status_class'],
-    buckets: [...buckets],
-    registers: [target as unknown as Registry],
-  });
+/** Defines the request histogram in `target` (throws when the name is taken there). */
+export function defineRequestMetric(target: PrometheusRegistry, prefix: string, buckets: readonly number[]): FastHistogram<Labels> {
+  const histogram = new FastHistogram<Labels>(
+    `${prefix}http_request_duration_seconds`,
+    'Requests by method, route pattern and status class, and how long they took (from the request to the end of the response). Its _count is the request count.',
+    ['method', 'route', 'status_class'],
+    buckets,
+  );
+  const registry = target as unknown as { getSingleMetric?: (name: string) => unknown; registerMetric(metric: unknown): void };
+  // prom-client's registerMetric replaces a metric of the same name without a word: refuse, as its own metrics do.
+  if (registry.getSingleMetric?.(histogram.name) !== undefined) throw new Error(`A metric with the name ${histogram.name} has already been registered.`);
+  registry.registerMetric(histogram);
+  return histogram;
 }
 
-type Child = Histogram.Internal<'method' | 'route' | 'status_class'>;
 type RouteContext = { config?: { url?: unknown } };
 
 // Fastify's per-route context sits on each request under this symbol: one object per route (one
@@ -49,9 +51,9 @@ function routeContextOf(request: FastifyRequest): RouteContext {
  * is added before the metrics exist (useKit adds routes and hooks before its first await), and
  * observes nothing until then.
  */
-export function requestObserver(histogram: () => Histogram<Labels> | undefined) {
-  // Per route context: the labelled children by method and status class.
-  const children = new WeakMap<object, Map<string, Child>>();
+export function requestObserver(histogram: () => FastHistogram<Labels> | undefined) {
+  // Per route context: the cells by method and status class.
+  const cells = new WeakMap<object, Map<string, HistogramCell>>();
   return function kitRequestMetrics(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const h = histogram();
     if (h !== undefined) {
@@ -60,15 +62,15 @@ export function requestObserver(histogram: () => Histogram<Labels> | undefined) 
       const cls = CLASSES[Math.floor(status / 100) - 1] ?? '5xx';
       const method = METHODS.has(request.method) ? request.method : 'OTHER';
       const key = method + cls;
-      let byKey = children.get(context);
-      if (byKey === undefined) children.set(context, (byKey = new Map()));
-      let child = byKey.get(key);
-      if (child === undefined) {
+      let byKey = cells.get(context);
+      if (byKey === undefined) cells.set(context, (byKey = new Map()));
+      let cell = byKey.get(key);
+      if (cell === undefined) {
         const route = request.is404 ? UNMATCHED_ROUTE : (routePatternOf(context.config) ?? UNMATCHED_ROUTE);
-        child = h.labels(method, route, cls);
-        byKey.set(key, child);
+        cell = h.cell([method, route, cls]);
+        byKey.set(key, cell);
       }
-      child.observe(reply.elapsedTime / 1000);
+      cell.observe(reply.elapsedTime / 1000);
     }
     done();
   };
