@@ -6,7 +6,7 @@
 // for those, and `npm run bench:instructions` for the method).
 //
 //   node --conditions=kit-source --import tsx bench/telemetry-instructions.ts [--requests=5000]
-//     [--warmup=20000] [--jobs=2] [--node=/path/to/node] [--only=bare,kit,kit-metrics]
+//     [--warmup=20000] [--jobs=2] [--node=/path/to/node] [--only=bare,kit,kit-metrics] [--merge]
 //
 // Writes bench/RESULTS-telemetry-instructions.md and .json.
 import { execFile, spawn } from 'node:child_process';
@@ -25,7 +25,7 @@ const requests = Number(arg('requests', '5000'));
 const warmup = Number(arg('warmup', '20000'));
 const jobs = Number(arg('jobs', '2'));
 const nodeBin = arg('node', process.execPath);
-const ALL = ['bare', 'kit', 'kit-metrics', 'kit-fastify-metrics', 'bare-fastify-metrics', 'kit-otel', 'bare-otel'];
+const ALL = ['bare', 'kit', 'kit-metrics', 'kit-fastify-metrics', 'bare-fastify-metrics', 'kit-otel', 'kit-otel-lean', 'bare-otel'];
 const only = arg('only', ALL.join(',')).split(',');
 
 async function drive(url: string, amount: number): Promise<number> {
@@ -67,7 +67,11 @@ async function count(id: string, dir: string): Promise<number> {
 }
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'kit-telemetry-cg-'));
-const perRequest: Record<string, number> = {};
+// `--merge`: keep the other scenarios' counts of the last run (bench/RESULTS-telemetry-instructions.json).
+const previous = process.argv.includes('--merge')
+  ? ((JSON.parse(await readFile(path.join(here, 'RESULTS-telemetry-instructions.json'), 'utf8').catch(() => '{}')) as { perRequest?: Record<string, number> }).perRequest ?? {})
+  : {};
+const perRequest: Record<string, number> = { ...previous };
 const queue = [...only];
 await Promise.all(
   Array.from({ length: jobs }, async () => {
@@ -87,6 +91,7 @@ const rows: Array<[string, string, string]> = [
   ['kit-fastify-metrics', 'kit', 'Kit + fastify-metrics 14 instead'],
   ['bare-fastify-metrics', 'bare', 'bare Fastify + fastify-metrics 14'],
   ['kit-otel', 'kit', 'Kit + tracing (SDK, instrumentation-http, @fastify/otel)'],
+  ['kit-otel-lean', 'kit', 'Kit + the same tracing, @fastify/otel with instrumentHooks: false'],
   ['bare-otel', 'bare', 'bare Fastify + the same tracing'],
 ];
 const command = `node --conditions=kit-source --import tsx bench/telemetry-instructions.ts --requests=${requests} --warmup=${warmup}${nodeBin === process.execPath ? '' : ` --node=<node ${node}>`}`;

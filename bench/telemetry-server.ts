@@ -5,6 +5,7 @@
 //
 //   bare, bare-fastify-metrics, bare-otel          bare Fastify, then with fastify-metrics or tracing
 //   kit, kit-metrics, kit-otel, kit-fastify-metrics Kit, then with configureMetrics(), tracing, or fastify-metrics
+//   kit-otel-lean                                   Kit with tracing, @fastify/otel's hook spans off (instrumentHooks: false)
 //
 // Tracing: the OpenTelemetry SDK (sdk-trace-base, a batch processor and an exporter that drops
 // what it gets, so the export costs nothing here), the HTTP server instrumentation and
@@ -13,7 +14,7 @@ import { createRequire } from 'node:module';
 import type { FastifyPluginAsync } from 'fastify';
 
 const scenario = process.argv[2] ?? 'bare';
-const tracing = scenario.endsWith('-otel');
+const tracing = scenario.endsWith('-otel') || scenario.endsWith('-otel-lean');
 
 if (tracing) {
   const { context, propagation, trace } = await import('@opentelemetry/api');
@@ -30,7 +31,8 @@ if (tracing) {
   const http = new HttpInstrumentation();
   http.setTracerProvider(provider);
   http.enable();
-  const fastifyOtel = new FastifyOtelInstrumentation({ registerOnInitialization: true });
+  // `-otel-lean`: @fastify/otel without a span per hook (its instrumentHooks option).
+  const fastifyOtel = new FastifyOtelInstrumentation({ registerOnInitialization: true, ...(scenario.endsWith('-lean') ? { instrumentHooks: false } : {}) });
   fastifyOtel.setTracerProvider(provider);
   fastifyOtel.enable();
   createRequire(import.meta.url)('node:http');

@@ -44,7 +44,7 @@ export class Instance {
   readonly times: InstanceTimes;
   /** Correlation id -> audit entries the instance wrote with it. */
   readonly audited = new Map<string, number>();
-  /** Status codes of the audit entries, for the report. */
+  /** Audit entries the instance wrote (every correlation id). */
   auditEntries = 0;
   exitCode: number | null | undefined;
   readonly #child: ChildProcess;
