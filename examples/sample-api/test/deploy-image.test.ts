@@ -77,11 +77,13 @@ heavy('deploy/Dockerfile', () => {
       workspace = mkdtempSync(path.join(tmpdir(), 'kit-image-'));
       // The unprivileged user must reach the image's files, as in an image.
       chmodSync(workspace, 0o755);
-      [image, database, redis] = await Promise.all([
-        buildFromDockerfile({ dockerfile: path.join(REPO, 'deploy', 'Dockerfile'), context: REPO, workspace, env: { npm_config_prefer_offline: 'true', npm_config_update_notifier: 'false' } }),
-        PostgresServer.start(),
-        RedisServer.start(),
+      // All settled and each assigned, so that `after` stops the servers even when the build fails.
+      const started = await Promise.allSettled([
+        buildFromDockerfile({ dockerfile: path.join(REPO, 'deploy', 'Dockerfile'), context: REPO, workspace, env: { npm_config_prefer_offline: 'true', npm_config_update_notifier: 'false' } }).then((built) => (image = built)),
+        PostgresServer.start().then((server) => (database = server)),
+        RedisServer.start().then((server) => (redis = server)),
       ]);
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
     });
     after(async () => {
       if (workspace) rmSync(workspace, { recursive: true, force: true });
@@ -125,16 +127,22 @@ heavy('deploy/Dockerfile', () => {
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      t.after(() => child.kill('SIGKILL'));
+      const found = pidOne(child);
+      // PID 1 first: unshare's --kill-child does not survive setpriv's change of user.
+      t.after(async () => {
+        const one = await found.catch(() => undefined);
+        if (one !== undefined && existsSync(`/proc/${one}`)) process.kill(one, 'SIGKILL');
+        child.kill('SIGKILL');
+      });
 
-      const pid = await pidOne(child);
+      const pid = await found;
       const base = `http://127.0.0.1:${port}`;
       const live = await until('/livez', async () => ((await get(`${base}/livez`))?.status === 200 ? true : undefined), 60_000);
       assert.ok(live);
       const proc = status(pid);
       assert.match(proc.NSpid ?? '', /\s1$/, `node is PID 1 in its namespace (NSpid ${proc.NSpid})`);
       assert.match(proc.Uid ?? '', /^65534\b/, 'and runs unprivileged');
-      assert.match(proc.Name ?? '', /node/);
+      assert.match(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), /dist\/main\.js/, 'the image\'s CMD');
       await until('/healthz 200', async () => ((await get(`${base}/healthz`))?.status === 200 ? true : undefined), 60_000);
       assert.equal((await get(`${base}/api/products?pageSize=1`))?.status, 200);
       const metrics = await get(`${base}/metrics`);
@@ -155,9 +163,10 @@ heavy('deploy/Dockerfile', () => {
       assert.match(out, /"CorrelationId"/, 'the audit trail was written');
     });
 
-    it('the control: a PID 1 without a SIGTERM handler ignores SIGTERM (what Kit handling the signal avoids)', async () => {
+    it('the control: a PID 1 without a SIGTERM handler ignores SIGTERM (what Kit handling the signal avoids)', async (t) => {
       const child = spawn('unshare', ['--pid', '--fork', '--kill-child', process.execPath, '-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      t.after(() => child.kill('SIGKILL'));
       const pid = await pidOne(child);
       await sleep(300);
       process.kill(pid, 'SIGTERM');

@@ -41,7 +41,13 @@ heavy('rolling deploy behind HAProxy', () => {
     let command: InstanceCommand;
 
     before(async () => {
-      [database, redis, command] = await Promise.all([PostgresServer.start(), RedisServer.start(), buildSample()]);
+      // All settled and each assigned, so that `after` stops the servers even when the build fails.
+      const started = await Promise.allSettled([
+        PostgresServer.start().then((server) => (database = server)),
+        RedisServer.start().then((server) => (redis = server)),
+        buildSample().then((built) => (command = built)),
+      ]);
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
     });
     after(async () => {
       await Promise.all([database?.dispose(), redis?.dispose()]);

@@ -5,7 +5,7 @@
 // returned so that a test can start the result. An instruction this runner does not know fails
 // the run: the Dockerfile cannot use something its test does not exercise.
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -95,10 +95,12 @@ function copyTree(from: string, to: string, ignored: ((absolute: string) => bool
   if (stat.isDirectory()) {
     mkdirSync(to, { recursive: true });
     for (const name of readdirSync(from)) copyTree(path.join(from, name), path.join(to, name), ignored);
-  } else {
-    mkdirSync(path.dirname(to), { recursive: true });
-    cpSync(from, to, { verbatimSymlinks: true });
+    return;
   }
+  mkdirSync(path.dirname(to), { recursive: true });
+  // A link is copied as the link (npm's workspace links, node_modules/.bin), as COPY does.
+  if (stat.isSymbolicLink()) symlinkSync(readlinkSync(from), to);
+  else copyFileSync(from, to);
 }
 
 /**
