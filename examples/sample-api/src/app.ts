@@ -68,6 +68,9 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
       a.asyncWrite = true;
       a.redactHeaders.push('X-Admin-Key');
     });
+    // Prometheus metrics at /metrics: requests per route (method, pattern, status class, duration),
+    // the audit counters and the health checks.
+    opt.configureMetrics();
     if (settings.databaseUrl) opt.configureWarmup(SeedProducts);
   });
 

@@ -133,7 +133,7 @@ test('the cycle finder finds a circle through type-only imports and names it', (
  */
 const CORE_FLOORS: ReadonlyArray<readonly string[]> = [
   ['shared'], // helpers every floor uses: KitError and the error catalogue, enums, secrets, option checks, the container
-  ['lifecycle'], // the one owner of process signals, and the order an app closes in
+  ['lifecycle', 'tracing'], // the one owner of process signals and the order an app closes in; the OpenTelemetry tracer seam
   ['audit', 'health', 'stores', 'endpoints'], // capabilities that need no other capability
   ['problem', 'metrics'], // problem details carry the audit's correlation id; metrics read audit and health counters
   ['auth'], // adds the jwt health check, answers 401 as problem details

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
-import { addKit, HealthCheckResult, useKit, type AuditLogEntry, type IAuditSink, type KitOption } from '@kit/core';
+import { addKit, HealthCheckResult, useKit, type AuditLogEntry, type EndpointApp, type IAuditSink, type IKitEndpoint, type KitOption } from '@kit/core';
 import { sleep } from './support/http.ts';
 
 async function app(configure: (opt: KitOption) => void): Promise<FastifyInstance> {
@@ -153,9 +153,96 @@ describe('metrics', () => {
       [(opt) => opt.configureMetrics((m) => void (m.path = 'metrics')), /metrics\.path = "metrics"/],
       [(opt) => opt.configureMetrics((m) => void (m.path = '/healthz')), /healthCheckPath = "\/healthz and \/healthz"/],
       [(opt) => opt.configureMetrics((m) => void (m.registry = {} as never)), /metrics\.registry = \{\}/],
+      [(opt) => opt.configureMetrics((m) => void (m.requestMetrics = 'yes' as never)), /metrics\.requestMetrics = "yes"/],
+      [(opt) => opt.configureMetrics((m) => void (m.requestDurationBuckets = [1, 0.5])), /metrics\.requestDurationBuckets = \[1,0\.5\]/],
+      [(opt) => opt.configureMetrics((m) => void (m.requestDurationBuckets = [])), /metrics\.requestDurationBuckets = \[\]/],
     ];
     for (const [configure, message] of cases) {
       assert.throws(() => addKit(Fastify(), configure), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && message.test(err.message));
     }
+  });
+});
+
+/** The request histogram's `_count` series: label set -> count. */
+function requestCounts(text: string, prefix = 'kit_'): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [key, value] of samples(text)) {
+    if (key.startsWith(`${prefix}http_request_duration_seconds_count{`)) out.set(key.slice(key.indexOf('{')), value);
+  }
+  return out;
+}
+
+class OrdersEndpoint implements IKitEndpoint {
+  addRoutes(group: EndpointApp): void {
+    // A relative path: Fastify's own routeOptions.url says /api/orders{id} for it.
+    group.get('{id}', async () => ({ id: 1 }));
+    group.get('fail', async () => {
+      throw new Error('boom');
+    });
+  }
+}
+
+describe('per-route request metrics', () => {
+  async function routed(configure: (opt: KitOption) => void = (opt) => opt.configureMetrics()): Promise<FastifyInstance> {
+    const a = Fastify();
+    addKit(a, [OrdersEndpoint], (opt) => {
+      opt.openApiPath = false;
+      configure(opt);
+    });
+    a.get('/items/:id', async () => ({ ok: true }));
+    await useKit(a);
+    await a.ready();
+    return a;
+  }
+
+  it('count by method, route pattern and status class, with a duration histogram; the pattern of relative Kit routes, never the URL', async () => {
+    const a = await routed();
+    for (let i = 0; i < 5; i++) await a.inject(`/items/${i}`);
+    for (let i = 0; i < 3; i++) await a.inject(`/api/orders/${i}`);
+    await a.inject('/api/orders/fail');
+    await a.inject({ method: 'POST', url: '/items/1' });
+    await a.inject({ method: 'DELETE', url: '/nowhere/at/all' });
+    const text = (await a.inject('/metrics')).body;
+    const counts = requestCounts(text);
+    assert.equal(counts.get('{method="GET",route="/items/:id",status_class="2xx"}'), 5);
+    assert.equal(counts.get('{method="GET",route="/api/orders/:id",status_class="2xx"}'), 3);
+    assert.equal(counts.get('{method="GET",route="/api/orders/fail",status_class="5xx"}'), 1);
+    assert.equal(counts.get('{method="POST",route="(unmatched)",status_class="4xx"}'), 1);
+    assert.equal(counts.get('{method="DELETE",route="(unmatched)",status_class="4xx"}'), 1);
+    assert.doesNotMatch(text, /items\/[0-9]|orders\/[0-9]|nowhere|orders\{id\}/);
+    assert.match(text, /# TYPE kit_http_request_duration_seconds histogram/);
+    assert.equal(samples(text).get('kit_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/items/:id",status_class="2xx"}'), 5);
+    const sum = samples(text).get('kit_http_request_duration_seconds_sum{method="GET",route="/items/:id",status_class="2xx"}') ?? -1;
+    assert.ok(sum > 0 && sum < 5, `duration sum ${sum} s`);
+    await a.close();
+  });
+
+  it('a 404 flood creates no series: 2000 distinct unknown URLs and odd methods all count under (unmatched)', async () => {
+    const a = await routed();
+    await a.inject('/items/1');
+    const before = requestCounts((await a.inject('/metrics')).body);
+    const methods = ['GET', 'POST', 'PUT', 'PROPFIND', 'MKCOL'];
+    for (let i = 0; i < 2000; i++) {
+      await a.inject({ method: methods[i % methods.length] as 'GET', url: `/scan/${i}/${Math.random().toString(36).slice(2)}?q=${i}` });
+    }
+    const after = requestCounts((await a.inject('/metrics')).body);
+    const added = [...after.keys()].filter((k) => !before.has(k));
+    // Each odd method is OTHER, each class once; the scrapes themselves add /metrics.
+    assert.ok(added.length <= 6, added.join('\n'));
+    for (const key of added) assert.match(key, /route="\(unmatched\)"|route="\/metrics"/);
+    const unmatched = [...after].filter(([k]) => k.includes('(unmatched)')).reduce((n, [, v]) => n + v, 0);
+    assert.equal(unmatched, 2000);
+    assert.doesNotMatch([...after.keys()].join(' '), /scan|PROPFIND|MKCOL/);
+    await a.close();
+  });
+
+  it('requestMetrics = false leaves them out; the audit and health metrics stay', async () => {
+    const a = await routed((opt) => opt.configureMetrics((m) => void (m.requestMetrics = false)));
+    await a.inject('/items/1');
+    await a.inject('/healthz');
+    const text = (await a.inject('/metrics')).body;
+    assert.doesNotMatch(text, /http_request_duration_seconds/);
+    assert.match(text, /kit_health_check_status|kit_health_check_duration/);
+    await a.close();
   });
 });

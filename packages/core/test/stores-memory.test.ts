@@ -120,7 +120,7 @@ describe('the memory idempotency store is bounded', () => {
 
   it('a released or lapsed key frees its bytes', async () => {
     const store = new MemoryIdempotencyStore();
-    const r = await store.reserve('short', { ttlMs: 1, fingerprint: 'f'.repeat(40) });
+    const r = await store.reserve('short', { ttlMs: 60_000, fingerprint: 'f'.repeat(40) });
     assert.ok(store.stats().bytes > 200);
     assert.equal(await store.release('short', (r as { token: string }).token), true);
     assert.deepEqual(store.stats(), { entries: 0, bytes: 0, evictions: 0 });

@@ -5,6 +5,7 @@ import type { Db, Engine } from './engine.js';
 import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
+import { StatementSpans, statementTracer, traceStatement } from './tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
 export interface DatabaseLog {
@@ -148,9 +149,15 @@ export class Database {
     if (signal?.aborted) throw signal.reason;
     // Ready is the common case: no await (and its microtask turns) on the way to the query.
     if (!this.available) await this.#ensureReady();
+    // With an OpenTelemetry SDK registered, the statements the builder runs get spans.
+    const tracer = statementTracer();
+    const spans = tracer && new StatementSpans(tracer, this.engine.kind);
     try {
-      return await query(this.engine.db);
+      const result = await query(spans ? this.engine.db.withPlugin(spans) : this.engine.db);
+      spans?.finish();
+      return result;
     } catch (err) {
+      spans?.finish(err);
       const mapped = this.#map(err);
       // The caller went away: whatever became of the statement is no longer anyone's answer.
       throw signal?.aborted ? signal.reason : mapped;
@@ -187,6 +194,13 @@ export class Database {
 
   /** A compiled statement on the engine's own path when it has one (prepared statements), else through Kysely. */
   async #execute(query: CompiledQuery, name: string, signal: AbortSignal | undefined): Promise<Row[]> {
+    const engine = this.engine;
+    const tracer = statementTracer();
+    if (tracer) return traceStatement(tracer, engine.kind, query, () => this.#executeOnEngine(query, name, signal));
+    return this.#executeOnEngine(query, name, signal);
+  }
+
+  async #executeOnEngine(query: CompiledQuery, name: string, signal: AbortSignal | undefined): Promise<Row[]> {
     const engine = this.engine;
     return engine.execute ? engine.execute(query, name, signal) : (await engine.db.executeQuery<Row>(query)).rows;
   }

@@ -10,7 +10,7 @@ import { AuditRecord, type RecordSettings, type RouteSource } from './record.js'
 import { Redactor } from './redaction.js';
 import { newUuid } from './uuid.js';
 import { installRequestLogging } from './request-logging.js';
-import { activeSpanIds } from './trace.js';
+import { activeSpanIds, fastifyOtelSpanIds, otelRegistered } from './trace.js';
 import { AuditTrail, type AuditSinkFactory } from './trail.js';
 
 export { AuditTrail } from './trail.js';
@@ -19,10 +19,12 @@ export { AuditTrail } from './trail.js';
 // decoration (which would widen every FastifyRequest) and no closure per request.
 const kCorrelationId = Symbol('kit.audit.correlationId');
 const kRecord = Symbol('kit.audit.record');
+// The Fastify request, kept only while OpenTelemetry is registered (see fastifyOtelSpanIds).
+const kOtelRequest = Symbol('kit.audit.otelRequest');
 
 /** `string`: audited with this id; `null`: excluded path; absent: Kit's genReqId did not run. */
 type RawRequest = IncomingMessage & { [kCorrelationId]?: string | null };
-type RawResponse = ServerResponse & { [kRecord]?: AuditRecord | undefined };
+type RawResponse = ServerResponse & { [kRecord]?: AuditRecord | undefined; [kOtelRequest]?: FastifyRequest | undefined };
 type GenReqId = (this: unknown, req: IncomingMessage) => string;
 
 // Fastify's per-route context sits on each request under this symbol: one object per route, so a
@@ -90,6 +92,12 @@ export function installAuditTrail(
     const record = this[kRecord];
     if (record === undefined) return;
     this[kRecord] = undefined;
+    const otelRequest = this[kOtelRequest];
+    if (otelRequest !== undefined) {
+      this[kOtelRequest] = undefined;
+      const ids = fastifyOtelSpanIds(otelRequest);
+      if (ids !== undefined) record.setTrace(ids);
+    }
     // 'close' before end() was called: the connection went away before the response was
     // complete. (writableFinished would also wait for the bytes to drain, which inject's fake
     // socket never reports.)
@@ -119,9 +127,13 @@ export function installAuditTrail(
     if (withContext) enterCorrelationContext(id);
     if (res[kRecord] === undefined) res.on('close', onResponseClose);
     const record = new AuditRecord(raw.method ?? 'GET', raw.url ?? '/', raw.headers, id, performance.now(), settings, routeSourceOf(request), request);
-    // With the OpenTelemetry SDK registered, the span of this request (an HTTP server span) is active here.
-    const span = activeSpanIds();
-    if (span !== undefined) record.setTrace(span);
+    // With the OpenTelemetry SDK registered, the span of this request (an HTTP server span) is active
+    // here; @fastify/otel's request span, when there is one, replaces it when the response is done.
+    if (otelRegistered()) {
+      const span = activeSpanIds();
+      if (span !== undefined) record.setTrace(span);
+      res[kOtelRequest] = request;
+    }
     res[kRecord] = record;
     done();
   });

@@ -52,11 +52,41 @@ export function activeSpanIds(): TraceIds | undefined {
   } catch {
     return undefined; // a broken context manager must not fail the request
   }
+  return validIds(ctx);
+}
+
+function validIds(ctx: SpanContext | undefined): TraceIds | undefined {
   const traceId = ctx?.traceId;
   const spanId = ctx?.spanId;
   if (typeof traceId !== 'string' || typeof spanId !== 'string') return undefined;
   if (traceId === INVALID_TRACE_ID || spanId === INVALID_SPAN_ID || !TRACE_ID.test(traceId) || !SPAN_ID.test(spanId)) return undefined;
   return { traceId, spanId };
+}
+
+/** True when some copy of the OpenTelemetry API has registered its globals (an SDK may be active). */
+export function otelRegistered(): boolean {
+  return (globalThis as unknown as Registry)[OTEL_API] !== undefined;
+}
+
+interface FastifyOtelRequest {
+  opentelemetry?: () => { context?: OtelContext | null } | undefined;
+}
+
+/**
+ * The ids of `@fastify/otel`'s request span (`request.opentelemetry().context`, documented by the
+ * plugin), or `undefined` without the plugin. Read when the response is done: the plugin's hooks
+ * may run after Kit's, and while they run the active span is a hook's own span, not the request's.
+ * The context stays on the request after the span ends.
+ */
+export function fastifyOtelSpanIds(request: object): TraceIds | undefined {
+  const read = (request as FastifyOtelRequest).opentelemetry;
+  if (typeof read !== 'function') return undefined;
+  try {
+    const span = read.call(request)?.context?.getValue?.(SPAN_KEY) as Span | undefined;
+    return validIds(span?.spanContext?.());
+  } catch {
+    return undefined;
+  }
 }
 
 // version "-" trace-id "-" parent-id "-" flags, lower-case hex (W3C Trace Context, level 1).
