@@ -8,7 +8,8 @@ import { shutdownKit } from './health/lifecycle.js';
 import type { AuditCloseControl, KitLifecycle } from './health/state.js';
 
 export type { AuditCloseControl } from './health/state.js';
-import type { ResolvedKitOptions } from './options.js';
+import { KitError, invalidOption } from './errors.js';
+import type { ResolvedKitOptions, WarmupTask } from './options.js';
 import type { KitServices } from './services.js';
 
 /**
@@ -68,6 +69,19 @@ export interface KitInstance {
    * ```
    */
   shutdown(): Promise<void>;
+  /**
+   * Adds a warm-up task from a plugin, as `opt.configureWarmup` does for the host: it runs with
+   * the others during `useKit`, under `warmupTimeoutMs`, before the readiness gate opens; its
+   * failure fails start-up. Call it before `useKit`.
+   *
+   * @throws `KIT_ERR_ALREADY_USED` once `useKit` was called; `KIT_ERR_INVALID_OPTION` for a task that is not a function or a warm-up class.
+   * @example
+   * ```ts
+   * // in a plugin's add function, between addKit and useKit
+   * app.kit.addWarmup(async (signal) => { await cache.load({ signal }); });
+   * ```
+   */
+  addWarmup(task: WarmupTask): void;
 }
 
 const auditOff: KitAudit = Object.freeze({
@@ -87,6 +101,8 @@ export class KitRuntime implements KitInstance, KitLifecycle {
   useKitCalled = false;
   /** Set by an onReady hook: useKit can no longer add routes. */
   instanceReady = false;
+  /** Warm-up tasks plugins added (`addWarmup`), run after the host's own. */
+  readonly warmups: WarmupTask[] = [];
 
   constructor(
     readonly app: FastifyInstance,
@@ -97,5 +113,11 @@ export class KitRuntime implements KitInstance, KitLifecycle {
 
   shutdown(): Promise<void> {
     return shutdownKit(this);
+  }
+
+  addWarmup(task: WarmupTask): void {
+    if (this.useKitCalled) throw new KitError('KIT_ERR_ALREADY_USED', 'app.kit.addWarmup(task) was called after useKit(app): add warm-up tasks before it.');
+    if (typeof task !== 'function') throw invalidOption('app.kit.addWarmup(task)', task, 'a function (signal) => Promise<void>, or a class with a warmup(signal) method');
+    this.warmups.push(task);
   }
 }
