@@ -212,7 +212,10 @@ function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoC
         onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: an idle PostgreSQL connection failed and was dropped'),
       });
     case 'pglite':
-      return pgliteEngine(target, isPGlite(url) ? (url as unknown as PGlite) : undefined);
+      return pgliteEngine(target, isPGlite(url) ? (url as unknown as PGlite) : undefined, {
+        acquireTimeoutMs: options.acquireTimeoutMs,
+        onStarted: (facts) => log.info(facts, 'AutoCrud: PGlite started in its worker thread'),
+      });
     case 'sqlite':
       return sqliteEngine(target);
   }
@@ -268,15 +271,16 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   }
   app.kit.services.register({ [KIT_AUTOCRUD]: asValue(runtime) });
 
-  // Fastify gives an onReady hook pluginTimeout (10 s by default) before failing start-up; PGlite's
-  // first start can take longer on a loaded machine. Past 80% of it, start-up goes on and the
-  // database keeps starting: calls wait for that first start, the check reports it.
-  const pluginTimeout = app.initialConfig.pluginTimeout ?? 10_000;
-  const budgetMs = pluginTimeout > 0 ? Math.floor(pluginTimeout * 0.8) : undefined;
-  app.addHook('onReady', async () => {
+  // The database opens (PGlite starts, the tables are checked) as a warm-up of useKit: a host that
+  // listens before useKit settles serves /livez at once and /healthz 503 `startup` meanwhile, and
+  // a database that cannot open, or tables that do not fit, fail start-up. PGlite's first start
+  // can take long on a loaded machine: past 80% of warmupTimeoutMs start-up goes on with a
+  // warning rather than failing, calls wait for that first start, and the check reports it.
+  const budgetMs = Math.floor(app.kit.options.warmupTimeoutMs * 0.8);
+  app.kit.addWarmup(async () => {
     const started = database.start();
     let timer: NodeJS.Timeout | undefined;
-    const slow = budgetMs === undefined ? new Promise<never>(() => undefined) : new Promise<'slow'>((resolve) => (timer = setTimeout(resolve, budgetMs, 'slow')));
+    const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(resolve, budgetMs, 'slow')));
     const outcome = await Promise.race([started, slow]).finally(() => clearTimeout(timer));
     if (outcome === 'slow') {
       log.warn({ database: runtime.url, waitedMs: budgetMs }, 'AutoCrud database still starting; serving anyway: its routes wait for it, and the check reports it');

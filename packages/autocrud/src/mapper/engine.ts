@@ -35,6 +35,12 @@ export interface Engine {
    * statement through `db`.
    */
   execute?(query: CompiledQuery, name: string): Promise<Array<Record<string, unknown>>>;
+  /**
+   * The health check's `SELECT 1`, for engines that reach the database another way than a query's
+   * (one session that a long statement may hold): rejects with `DatabaseBusyError` when the database
+   * is up but taken (the check reports it degraded, not down). Without it, `SELECT 1` runs as a query.
+   */
+  ping?(signal?: AbortSignal): Promise<void>;
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }
