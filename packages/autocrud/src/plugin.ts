@@ -217,7 +217,7 @@ function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoC
         onStarted: (facts) => log.info(facts, 'AutoCrud: PGlite started in its worker thread'),
       });
     case 'sqlite':
-      return sqliteEngine(target);
+      return sqliteEngine(target, { acquireTimeoutMs: options.acquireTimeoutMs, connectTimeoutMs: options.connectTimeoutMs });
   }
 }
 
