@@ -278,9 +278,10 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   // warning rather than failing, calls wait for that first start, and the check reports it.
   const budgetMs = Math.floor(app.kit.options.warmupTimeoutMs * 0.8);
   app.kit.addWarmup(async () => {
-    const started = database.start();
+    // The budget's timer first: opening does synchronous work (a worker thread, the lock) before its first await.
     let timer: NodeJS.Timeout | undefined;
     const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(resolve, budgetMs, 'slow')));
+    const started = database.start();
     const outcome = await Promise.race([started, slow]).finally(() => clearTimeout(timer));
     if (outcome === 'slow') {
       log.warn({ database: runtime.url, waitedMs: budgetMs }, 'AutoCrud database still starting; serving anyway: its routes wait for it, and the check reports it');
