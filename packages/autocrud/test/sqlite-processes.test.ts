@@ -92,7 +92,7 @@ suite('several processes on one sqlite: file', () => {
       }
     });
 
-    it('while another process holds the write lock for 6 s: probes answer at once, reads answer, writes answer 503 busy at acquireTimeoutMs or 201 after the lock', async () => {
+    it('while another process holds the write lock for 6 s: probes answer at once, reads answer, writes answer 503 busy at acquireTimeoutMs or 201 after the lock', async (t) => {
       const file = path.join(dir, 'held.db');
       const host = await startHost(`sqlite:${file}`, { ACQUIRE_TIMEOUT_MS: '2000' });
       hosts.push(host);
@@ -112,9 +112,11 @@ suite('several processes on one sqlite: file', () => {
         const mine = probes.filter((p) => p.name === name);
         const times = mine.map((p) => p.ms).sort((x, y) => x - y);
         const summary = `${name}: ${mine.length} probes, median ${Math.round(times[times.length >> 1] as number)} ms, slowest ${Math.round(times.at(-1) as number)} ms`;
+        t.diagnostic(summary);
         assert.ok(mine.every((p) => p.status === 200), `${summary}: ${mine.map((p) => p.status).join(',')}`);
         assert.ok((times[times.length >> 1] as number) < 100 && (times.at(-1) as number) < 500, summary);
       }
+      t.diagnostic(`writes: ${answers.map((a) => `${a.status} in ${Math.round(a.ms)} ms`).join(', ')}`);
       for (const answer of answers.slice(0, 3)) {
         assert.equal(answer.status, 503);
         assert.equal(answer.retryAfter, '1');

@@ -1,8 +1,8 @@
-// An in-memory PGlite starts by running initdb, 2 s of WASM on an idle machine and 5-11 s on a
-// loaded one; loading the cluster initdb makes (a 4.5 MB gzipped tarball) takes a third of that.
-// The first in-memory start of an installed PGlite version saves its fresh cluster next to the
-// package (node_modules/.cache/kit-autocrud/); later starts load it. Measurements in
-// docs/autocrud.md ("Start-up"), the decision in docs/decisions.md.
+// An in-memory PGlite starts by running initdb, 2 s of WASM on an idle machine and 7-14 s on a
+// loaded one; loading the cluster initdb makes (a 4.5 MB gzipped tarball) takes a third to a half
+// of that. The first in-memory start of an installed PGlite version saves its fresh cluster next
+// to the package (node_modules/.cache/kit-autocrud/); later starts load it. Measurements in
+// docs/autocrud.md ("Measured"), the decision in docs/decisions.md ("PGlite start-up").
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
