@@ -7,11 +7,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { addKit } from '@kit/core';
+import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, sqliteAvailable } from '@kit/autocrud';
 import { crudSuite } from './suite/crud.ts';
 import type { EngineUnderTest } from './suite/fixtures.ts';
 import { cursorSuite } from './suite/cursors.ts';
+import { ProductEndpoint } from './suite/fixtures.ts';
 import { hostileSuite } from './suite/hostile.ts';
 import { idempotencySuite } from './suite/idempotency.ts';
 import { versionSuite } from './suite/versions.ts';
@@ -73,4 +74,25 @@ if (!sqliteAvailable()) {
   idempotencySuite(engine);
   versionSuite(engine);
   cursorSuite(engine);
+
+  describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
+    for (const [label, target, pattern] of [
+      ['a directory', dir, /is a directory, not a file/],
+      ['a file in a missing directory', path.join(dir, 'missing', 'shop.db'), /the directory .*missing does not exist/],
+      ['a path under a regular file', path.join(file, 'shop.db'), /is a file, not a directory/],
+    ] as const) {
+      it(label, async () => {
+        const app = Fastify();
+        addKit(app, [ProductEndpoint]);
+        addKitAutoCrud(app, `sqlite:${target}`);
+        await assert.rejects(useKit(app), (err: Error & { code?: string }) => {
+          assert.equal(err.code, 'KIT_ERR_AUTOCRUD_ENGINE', err.message);
+          assert.ok(err.message.includes(`sqlite:${target}`), err.message);
+          assert.match(err.message, pattern);
+          return true;
+        });
+        await app.close();
+      });
+    }
+  });
 }

@@ -49,13 +49,17 @@ function classifySqlite(err: unknown): ErrorClass {
 
 /** Why `file` cannot be a database file, checked before SQLite's own "unable to open database file". */
 function unopenable(file: string): string | undefined {
-  const stat = statSync(file, { throwIfNoEntry: false });
-  if (stat?.isDirectory()) return `${file} is a directory, not a file`;
-  if (stat) return undefined;
-  const parent = statSync(path.dirname(file), { throwIfNoEntry: false });
-  if (!parent) return `the directory ${path.dirname(file)} does not exist (SQLite creates the file, not its directory)`;
-  if (!parent.isDirectory()) return `${path.dirname(file)} is a file, not a directory`;
-  return undefined;
+  try {
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (stat?.isDirectory()) return `${file} is a directory, not a file`;
+    if (stat) return undefined;
+    const parent = statSync(path.dirname(file), { throwIfNoEntry: false });
+    if (!parent) return `the directory ${path.dirname(file)} does not exist (SQLite creates the file, not its directory)`;
+    if (!parent.isDirectory()) return `${path.dirname(file)} is a file, not a directory`;
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'a part of the path is a file, not a directory' : (err as Error).message;
+  }
 }
 
 /**
