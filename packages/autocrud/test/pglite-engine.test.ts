@@ -19,7 +19,7 @@ import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit, type KitOption } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, defineEntity, type KitAutoCrud, type KitAutoCrudOptions } from '@kit/autocrud';
-import { LOCK_FILE } from '../src/mapper/directory-lock.ts';
+import { LOCK_FILE, lockDirectory } from '../src/mapper/directory-lock.ts';
 
 const Item = defineEntity({
   name: 'Item',
@@ -116,8 +116,8 @@ describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () =
   });
 
   it('a start slower than 80% of warmupTimeoutMs does not fail start-up: it goes on with a warning, and calls wait for the first start', async () => {
-    // A new directory: initdb, seconds of WASM, far over 80% of 200 ms.
-    const { app, crud, lines } = build(`pglite:${path.join(dir, 'slow-start')}`, {}, (opt) => {
+    // PGlite's start (a worker thread, then the saved cluster or initdb) takes far over 80% of 200 ms.
+    const { app, crud, lines } = build('pglite:', {}, (opt) => {
       opt.warmupTimeoutMs = 200;
     });
     try {
@@ -261,43 +261,65 @@ describe('the pglite:<dir> lock in one process', () => {
     await again.app.close();
   });
 
-  it('a lock whose process has exited is taken over', async () => {
-    const data = path.join(dir, 'dead-holder');
+  // The stale-lock rules, on the lock itself (no PGlite needs starting for them).
+  function take(name: string, holder: Record<string, unknown>): { data: string; file: string; attempt: () => ReturnType<typeof lockDirectory> } {
+    const data = path.join(dir, name);
     mkdirSync(data);
+    const file = path.join(data, LOCK_FILE);
+    writeFileSync(file, lockOf(holder));
+    return { data, file, attempt: () => lockDirectory(data, `pglite:${data}`) };
+  }
+
+  it('a lock whose process has exited is taken over', async () => {
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
-    writeFileSync(path.join(data, LOCK_FILE), lockOf({ pid: Number(gone.stdout.toString()), ...(await ids()) }));
-    const started = await start(`pglite:${data}`);
-    assert.equal(JSON.parse(readFileSync(path.join(data, LOCK_FILE), 'utf8')).pid, process.pid);
-    await started.app.close();
+    const { file, attempt } = take('dead-holder', { pid: Number(gone.stdout.toString()), ...(await ids()) });
+    const lock = attempt();
+    assert.equal(JSON.parse(readFileSync(file, 'utf8')).pid, process.pid);
+    lock.release();
+    assert.equal(existsSync(file), false);
   });
 
   it('a lock whose pid now belongs to another process (pid reuse) is taken over; one naming that live process is not', { skip: !linux && 'needs /proc' }, async () => {
-    const data = path.join(dir, 'reused-pid');
-    mkdirSync(data);
     // A live process that is not Kit: its pid with another start time is a holder that died, its pid reused since.
     const other = process.ppid;
-    writeFileSync(path.join(data, LOCK_FILE), lockOf({ pid: other, ...(await ids()), started: String(Number(startedOf(other)) + 1) }));
-    const started = await start(`pglite:${data}`);
-    await started.app.close();
-    writeFileSync(path.join(data, LOCK_FILE), lockOf({ pid: other, ...(await ids()), started: startedOf(other) }));
-    const err = await startupError(`pglite:${data}`);
-    assert.equal(err.code, 'KIT_ERR_AUTOCRUD_LOCKED');
-    assert.match(err.message, new RegExp(`in use by process ${other} on host ${hostname()}`));
+    const reused = take('reused-pid', { pid: other, ...(await ids()), started: String(Number(startedOf(other)) + 1) });
+    reused.attempt().release();
+    const live = take('live-pid', { pid: other, ...(await ids()), started: startedOf(other) });
+    assert.throws(live.attempt, (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'KIT_ERR_AUTOCRUD_LOCKED');
+      assert.ok(err.message.includes(`pglite:${live.data} is in use by process ${other} on host ${hostname()}`), err.message);
+      return true;
+    });
+    assert.equal(JSON.parse(readFileSync(live.file, 'utf8')).pid, other, 'a live holder\'s lock is left alone');
+  });
+
+  it('a lock from before a reboot is taken over', { skip: !linux && 'needs /proc' }, async () => {
+    const { attempt } = take('rebooted', { pid: process.ppid, bootId: 'a-boot-before', pidNamespace: (await ids()).pidNamespace });
+    attempt().release();
   });
 
   it('a lock of another machine or container counts while its heartbeat is fresh, and is taken over 30 s after it stopped', async () => {
-    const data = path.join(dir, 'other-container');
-    mkdirSync(data);
-    const file = path.join(data, LOCK_FILE);
-    writeFileSync(file, lockOf({ pid: 1, host: 'pod-7f9c', bootId: 'another-boot', pidNamespace: 'pid:[1]' }));
-    const err = await startupError(`pglite:${data}`);
-    assert.equal(err.code, 'KIT_ERR_AUTOCRUD_LOCKED');
-    assert.match(err.message, /in use by process 1 on host pod-7f9c/);
-    assert.match(err.message, /taken over after 30 s without its heartbeat/);
+    const { file, attempt } = take('other-container', { pid: 1, host: 'pod-7f9c', bootId: 'another-boot', pidNamespace: 'pid:[1]' });
+    assert.throws(attempt, (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'KIT_ERR_AUTOCRUD_LOCKED');
+      assert.match(err.message, /in use by process 1 on host pod-7f9c/);
+      assert.match(err.message, /taken over after 30 s without its heartbeat \(last 0 s ago\)/);
+      return true;
+    });
     const old = new Date(Date.now() - 31_000);
     utimesSync(file, old, old);
-    const started = await start(`pglite:${data}`);
-    await started.app.close();
+    attempt().release();
+  });
+
+  it('a lock file still being written (empty, fresh) counts as held; an empty one 5 s old is taken over', () => {
+    const data = path.join(dir, 'being-written');
+    mkdirSync(data);
+    const file = path.join(data, LOCK_FILE);
+    writeFileSync(file, '');
+    assert.throws(() => lockDirectory(data, `pglite:${data}`), /in use by a process that is just starting/);
+    const old = new Date(Date.now() - 6_000);
+    utimesSync(file, old, old);
+    lockDirectory(data, `pglite:${data}`).release();
   });
 
   it('a PGlite instance the host made is not locked (Kit cannot know who else opened its directory)', async () => {

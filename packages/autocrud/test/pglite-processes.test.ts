@@ -47,9 +47,9 @@ heavy('several processes on one pglite: directory', () => {
       let stop = false;
       const load = writeLoad(first, 'first', 4, () => stop);
       await sleep(500);
-      // Three tries while the first writes: each refused, none touching the directory.
+      // Two tries while the first writes: each refused, none touching the directory.
       const refusals = [];
-      for (let i = 0; i < 3; i++) refusals.push(await refusedHost(`pglite:${data}`));
+      for (let i = 0; i < 2; i++) refusals.push(await refusedHost(`pglite:${data}`));
       await sleep(300);
       stop = true;
       const { acknowledged, refused } = await load;
