@@ -61,6 +61,12 @@ describe('sample service', () => {
   });
 
   it('answers /api/products on the embedded default database (PGlite), with the starter products', async () => {
+    // The sample listens before start-up completes; the starters are written by a warm-up, before /healthz turns 200.
+    const deadline = Date.now() + 120_000;
+    while ((await fetch(`${sample.base}/healthz`)).status !== 200) {
+      assert.ok(Date.now() < deadline, `not ready within 120 s:\n${sample.output()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const res = await fetch(`${sample.base}/api/products`);
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { total: number }).total, 3);

@@ -67,7 +67,8 @@ export const autoCrudErrors = errorCatalogue({
       "addKitAutoCrud(app, '{url}'): the sqlite: engine uses node:sqlite, built into Node >= 22.13 (and 23.4+); this is Node {node}. Run on Node 22.13 or later, or use 'pglite:' (embedded PostgreSQL) or a postgres:// URL.",
     when: '`sqlite:` on a Node without `node:sqlite`',
   },
-  KIT_ERR_AUTOCRUD_ENGINE: { when: 'PGlite or SQLite cannot open its directory or file' },
+  KIT_ERR_AUTOCRUD_ENGINE: { when: 'PGlite or SQLite cannot open its directory or file (the message names the path and what is wrong)' },
+  KIT_ERR_AUTOCRUD_LOCKED: { when: '`pglite:<dir>` is in use by another process, or by another app of this one (at `useKit`); the message names the directory and the holder' },
   KIT_ERR_AUTOCRUD_UNREPRESENTABLE: {
     status: 500,
     when: 'a read whose stored value Kit cannot answer exactly (a `bigint` past 2^53-1, `infinity`, text in another form than Kit writes); names the entity, field and row; `UnrepresentableValueError`',

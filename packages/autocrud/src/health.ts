@@ -1,5 +1,5 @@
 import { HealthCheckResult, type HealthCheckContext, type IHealthCheck } from '@kit/core';
-import { SchemaMismatchError } from './mapper/errors.js';
+import { DatabaseBusyError, SchemaMismatchError } from './mapper/errors.js';
 
 /** What the check needs: a ping that honours the check's signal. */
 export interface Pingable {
@@ -32,6 +32,8 @@ export class DatabaseHealthCheck implements IHealthCheck {
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       if (err instanceof SchemaMismatchError) return HealthCheckResult.unhealthy('Database tables do not fit the entities', error);
+      // Up but taken (an embedded engine's one session held by a long statement): busy is not down.
+      if (err instanceof DatabaseBusyError) return HealthCheckResult.degraded('Database busy: its session is held by a long statement', error);
       return HealthCheckResult.unhealthy('Database did not answer SELECT 1', error);
     }
   }

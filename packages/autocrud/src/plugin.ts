@@ -231,9 +231,12 @@ function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoC
         onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: a PostgreSQL connection failed outside a statement and was dropped'),
       });
     case 'pglite':
-      return pgliteEngine(target, isPGlite(url) ? (url as unknown as PGlite) : undefined);
+      return pgliteEngine(target, isPGlite(url) ? (url as unknown as PGlite) : undefined, {
+        acquireTimeoutMs: options.acquireTimeoutMs,
+        onStarted: (facts) => log.info(facts, 'AutoCrud: PGlite started in its worker thread'),
+      });
     case 'sqlite':
-      return sqliteEngine(target);
+      return sqliteEngine(target, { acquireTimeoutMs: options.acquireTimeoutMs, connectTimeoutMs: options.connectTimeoutMs });
   }
 }
 
@@ -291,15 +294,17 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   app.kit.services.register({ [KIT_AUTOCRUD]: asValue(runtime) });
   runtimes.set(app.kit.services, runtime);
 
-  // Fastify gives an onReady hook pluginTimeout (10 s by default) before failing start-up; PGlite's
-  // first start can take longer on a loaded machine. Past 80% of it, start-up goes on and the
-  // database keeps starting: calls wait for that first start, the check reports it.
-  const pluginTimeout = app.initialConfig.pluginTimeout ?? 10_000;
-  const budgetMs = pluginTimeout > 0 ? Math.floor(pluginTimeout * 0.8) : undefined;
-  app.addHook('onReady', async () => {
-    const started = database.start();
+  // The database opens (PGlite starts, the tables are checked) as a warm-up of useKit: a host that
+  // listens before useKit settles serves /livez at once and /healthz 503 `startup` meanwhile, and
+  // a database that cannot open, or tables that do not fit, fail start-up. PGlite's first start
+  // can take long on a loaded machine: past 80% of warmupTimeoutMs start-up goes on with a
+  // warning rather than failing, calls wait for that first start, and the check reports it.
+  const budgetMs = Math.floor(app.kit.options.warmupTimeoutMs * 0.8);
+  app.kit.addWarmup(async () => {
+    // The budget's timer first: opening does synchronous work (a worker thread, the lock) before its first await.
     let timer: NodeJS.Timeout | undefined;
-    const slow = budgetMs === undefined ? new Promise<never>(() => undefined) : new Promise<'slow'>((resolve) => (timer = setTimeout(resolve, budgetMs, 'slow')));
+    const slow = new Promise<'slow'>((resolve) => (timer = setTimeout(resolve, budgetMs, 'slow')));
+    const started = database.start();
     const outcome = await Promise.race([started, slow]).finally(() => clearTimeout(timer));
     if (outcome === 'slow') {
       log.warn({ database: runtime.url, waitedMs: budgetMs }, 'AutoCrud database still starting; serving anyway: its routes wait for it, and the check reports it');

@@ -2,11 +2,6 @@
 // guards, connection strings, the OpenAPI document (named components, operationIds, redocly
 // lint), the page-size options, and the repository handle. One PGlite instance serves the file.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import { asValue } from 'awilix';
@@ -224,27 +219,6 @@ describe('addKitAutoCrud', () => {
     assert.equal(reset.statusCode, 200, reset.body);
     assert.equal(reset.json<{ enabled: boolean }>().enabled, true);
     await app.close();
-  });
-
-  it('PGlite starts during app.ready(), not while plugins load, and start-up does not wait for it past the plugin timeout', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'kit-pglite-'));
-    const data = path.join(dir, 'data');
-    try {
-      // A plugin timeout PGlite's start-up (seconds of WASM on this thread) would blow.
-      const app = Fastify({ pluginTimeout: 1000 });
-      addKit(app, [ProductEndpoint]);
-      addKitAutoCrud(app, `pglite:${data}`, { createTables: true });
-      await useKit(app);
-      await sleep(1500);
-      assert.equal(existsSync(data), false, 'no PGlite directory before ready()');
-      // ready() does not wait past 80% of the plugin timeout; a request waits for the first start.
-      await app.ready();
-      assert.equal((await app.inject('/api/product')).statusCode, 200);
-      assert.equal(existsSync(data), true);
-      await app.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
   });
 
   it('the url in the handle has no password', async () => {

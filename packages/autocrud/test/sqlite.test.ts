@@ -7,12 +7,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { addKit } from '@kit/core';
+import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
 import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 import { crudSuite } from './suite/crud.ts';
 import type { EngineUnderTest } from './suite/fixtures.ts';
 import { cursorSuite } from './suite/cursors.ts';
+import { ProductEndpoint } from './suite/fixtures.ts';
 import { hostileSuite } from './suite/hostile.ts';
 import { idempotencySuite } from './suite/idempotency.ts';
 import { versionSuite } from './suite/versions.ts';
@@ -22,6 +23,7 @@ import { quietSuite } from './suite/quiet.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
+  exec(sql: string): void;
   close(): void;
 }
 
@@ -65,6 +67,11 @@ if (!sqliteAvailable()) {
       stmt.run();
       return [];
     },
+    // Another connection's write lock: Kit's writes wait for it on timers, the event loop serving meanwhile.
+    async hold() {
+      direct.exec('begin immediate');
+      return async () => direct.exec('commit');
+    },
   };
   crudSuite(engine);
   hostileSuite(engine);
@@ -74,4 +81,25 @@ if (!sqliteAvailable()) {
   cursorSuite(engine);
   valuesSuite(engine);
   quietSuite(engine);
+
+  describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
+    for (const [label, target, pattern] of [
+      ['a directory', dir, /is a directory, not a file/],
+      ['a file in a missing directory', path.join(dir, 'missing', 'shop.db'), /the directory .*missing does not exist/],
+      ['a path under a regular file', path.join(file, 'shop.db'), /is a file, not a directory/],
+    ] as const) {
+      it(label, async () => {
+        const app = Fastify();
+        addKit(app, [ProductEndpoint]);
+        addKitAutoCrud(app, `sqlite:${target}`);
+        await assert.rejects(useKit(app), (err: Error & { code?: string }) => {
+          assert.equal(err.code, 'KIT_ERR_AUTOCRUD_ENGINE', err.message);
+          assert.ok(err.message.includes(`sqlite:${target}`), err.message);
+          assert.match(err.message, pattern);
+          return true;
+        });
+        await app.close();
+      });
+    }
+  });
 }

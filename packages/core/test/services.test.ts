@@ -157,6 +157,26 @@ describe('service container', () => {
     assert.equal(app.kit.state, 'starting');
   });
 
+  it('a plugin adds a warm-up with app.kit.addWarmup: it runs with the host\'s, before the gate opens; its failure fails start-up; after useKit it is refused', async () => {
+    const events: string[] = [];
+    const app = Fastify();
+    addKit(app, [], (opt) => opt.configureWarmup(async () => { events.push(`host:${app.kit.state}`); }));
+    app.kit.addWarmup(async (signal) => {
+      events.push(`plugin:${app.kit.state}:${signal.aborted}`);
+    });
+    assert.throws(() => app.kit.addWarmup('not a task' as never), { code: 'KIT_ERR_INVALID_OPTION' });
+    await useKit(app);
+    assert.deepEqual(events, ['host:starting', 'plugin:starting:false']);
+    assert.throws(() => app.kit.addWarmup(async () => undefined), { code: 'KIT_ERR_ALREADY_USED' });
+    await app.close();
+
+    const failing = Fastify();
+    addKit(failing, []);
+    failing.kit.addWarmup(async () => { throw new Error('plugin database refused'); });
+    await assert.rejects(useKit(failing), /plugin database refused/);
+    assert.equal(failing.kit.state, 'starting', 'the gate stays closed');
+  });
+
   it('registered values are resolvable by endpoint classes through asValue', async () => {
     const app = Fastify();
     class ConfigEndpoint implements IKitEndpoint {

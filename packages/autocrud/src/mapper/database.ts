@@ -40,6 +40,8 @@ export class Database {
   #attempt: Promise<void> | undefined;
   #retryAt = 0;
   #schemaError: SchemaMismatchError | undefined;
+  /** Why the engine could not open (a PGlite directory in use or unusable): start-up fails with it. */
+  #openError: KitError | undefined;
   #closed = false;
 
   constructor(
@@ -81,6 +83,8 @@ export class Database {
       await this.#ensureReady();
       return true;
     } catch (err) {
+      // Whoever made the first attempt (a warm-up's query, say), start-up fails with its reason.
+      if (this.#openError) throw this.#openError;
       if (err instanceof DatabaseUnavailableError) return false;
       throw err;
     }
@@ -97,7 +101,7 @@ export class Database {
       return this.#ensureReady();
     }
     // Later, one attempt at a time; everyone else fails fast rather than piling up behind it.
-    if (this.#attempt || Date.now() < this.#retryAt) throw this.#schemaError ?? new DatabaseUnavailableError(this.#reason);
+    if (this.#attempt || Date.now() < this.#retryAt) throw this.#schemaError ?? new DatabaseUnavailableError(this.#reason, this.#openError && { cause: this.#openError });
     this.#attempt = this.#connect();
     try {
       await this.#attempt;
@@ -115,13 +119,18 @@ export class Database {
       if (!this.#up) this.log.info({ engine: this.engine.kind }, this.#reason === 'not started' ? 'AutoCrud database ready' : 'AutoCrud database reachable again');
       this.#up = true;
       this.#schemaError = undefined;
+      this.#openError = undefined;
     } catch (err) {
       this.#retryAt = Date.now() + RETRY_AFTER_FAILURE_MS;
       if (err instanceof SchemaMismatchError) {
         this.#schemaError = err;
         throw err;
       }
-      if (err instanceof KitError && err.code !== 'KIT_ERR_DATABASE_UNAVAILABLE') throw err;
+      if (err instanceof KitError && err.code !== 'KIT_ERR_DATABASE_UNAVAILABLE') {
+        this.#openError = err;
+        if (this.#reason === 'not started') this.#reason = 'could not open';
+        throw err;
+      }
       throw this.#unavailable(err);
     }
   }
@@ -217,6 +226,8 @@ export class Database {
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => reject(new DatabaseUnavailableError('no answer before the check timed out'));
+      // An engine with a probe of its own honours the signal itself (a session it waits for is busy, not down).
+      if (this.engine.probe) return;
       if (signal?.aborted) onAbort();
       else signal?.addEventListener('abort', onAbort, { once: true });
     });

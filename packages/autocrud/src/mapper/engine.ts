@@ -28,9 +28,12 @@ export interface Engine {
   /** What a driver error means to the caller. */
   classify(err: unknown): ErrorClass;
   /**
-   * `SELECT 1` for the health check over a connection of its own, so that a saturated pool does
-   * not fail the check; rejects with `DatabaseUnavailableError`. Engines without it are probed
-   * through an ordinary query.
+   * The health check's `SELECT 1`, by the engine's own way to the database, so that a busy
+   * database does not read as a dead one: PostgreSQL over a connection of its own (a saturated
+   * pool does not fail the check), PGlite after a short wait for its one session, SQLite at once
+   * beside whoever holds its connection. Honours `signal` itself. Rejects with
+   * `DatabaseUnavailableError`, or `DatabaseBusyError` when the database is up but taken (the check
+   * reports it degraded). Engines without it are probed through an ordinary query.
    */
   probe?(signal?: AbortSignal): Promise<void>;
   /** A short, address-free reason for an `unavailable` error (`connection refused`). */

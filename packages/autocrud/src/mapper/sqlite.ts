@@ -1,23 +1,22 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import { KitError } from '@kit/core';
 import { autoCrudErrors } from '../errors.js';
-import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Dialect } from 'kysely';
 import type { DynamicDatabase, Engine } from './engine.js';
 import type { ConnectionTarget } from './connection-string.js';
-import type { ErrorClass } from './errors.js';
+import { DatabaseBusyError, DatabaseUnavailableError, type ErrorClass } from './errors.js';
+import { isBusy, NodeSqliteDriver, untilFree, type DatabaseSync } from './sqlite-driver.js';
 
-// The parts of node:sqlite used here (Node 20's type definitions have none).
-interface StatementSync {
-  all(...parameters: unknown[]): unknown[];
-  run(...parameters: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
-  iterate(...parameters: unknown[]): IterableIterator<unknown>;
-  columns?(): unknown[];
-}
-interface DatabaseSync {
-  prepare(sql: string): StatementSync;
-  exec(sql: string): void;
-  close(): void;
-}
 type SqliteModule = { DatabaseSync: new (file: string) => DatabaseSync };
+
+/** Settings of the SQLite engine. */
+export interface SqliteSettings {
+  /** How long a statement waits for the connection and the file's write lock together before `DatabaseBusyError`. */
+  readonly acquireTimeoutMs: number;
+  /** How long opening waits for the lock another process holds (switching to WAL needs it). */
+  readonly connectTimeoutMs: number;
+}
 
 /** The runtime's `node:sqlite`, or undefined where it has none (Node < 22.13 without a flag). */
 function loadSqlite(): SqliteModule | undefined {
@@ -33,41 +32,9 @@ export function sqliteAvailable(): boolean {
   return loadSqlite() !== undefined;
 }
 
-// Statements a query returns rows from, for SQLite builds whose StatementSync has no columns().
-const READER = /^\s*(select|with|pragma|values|explain)\b|\breturning\b/i;
-const STATEMENT_CACHE = 200;
-
-/**
- * node:sqlite behind the interface Kysely's own SQLite dialect expects, with prepared statements
- * cached by SQL text (the builder produces the same text for the same query shape).
- */
-function adapt(database: DatabaseSync): SqliteDatabase {
-  const cache = new Map<string, SqliteStatement>();
-  return {
-    prepare(sql) {
-      const cached = cache.get(sql);
-      if (cached) return cached;
-      const stmt = database.prepare(sql);
-      const reader = typeof stmt.columns === 'function' ? stmt.columns().length > 0 : READER.test(sql);
-      const statement: SqliteStatement = {
-        reader,
-        all: (parameters) => stmt.all(...parameters),
-        run: (parameters) => stmt.run(...parameters),
-        iterate: (parameters) => stmt.iterate(...parameters),
-      };
-      if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value as string);
-      cache.set(sql, statement);
-      return statement;
-    },
-    close() {
-      cache.clear();
-      database.close();
-    },
-  };
-}
-
 // SQLite result codes (https://sqlite.org/rescode.html): primary code in the low byte.
 function classifySqlite(err: unknown): ErrorClass {
+  if (err instanceof DatabaseBusyError || isBusy(err)) return 'busy';
   const e = err as { code?: unknown; errcode?: unknown; message?: unknown } | null;
   if (e?.code === 'ERR_INVALID_STATE' || (typeof e?.message === 'string' && /database is not open/i.test(e.message))) return 'unavailable';
   if (e?.code !== 'ERR_SQLITE_ERROR' || typeof e.errcode !== 'number') return 'other';
@@ -76,29 +43,51 @@ function classifySqlite(err: unknown): ErrorClass {
   if (extended === 787) return 'foreignKey';
   if (extended === 1299 || extended === 275 || extended === 20 /* MISMATCH */ || extended === 25 /* RANGE */) return 'invalid';
   const primary = extended & 0xff;
-  if (primary === 5 || primary === 6 || primary === 10 || primary === 13 || primary === 14) return 'unavailable';
+  // NOMEM, IOERR, CORRUPT, CANTOPEN
+  if (primary === 7 || primary === 10 || primary === 11 || primary === 14) return 'unavailable';
   return 'other';
 }
 
+/** Why `file` cannot be a database file, checked before SQLite's own "unable to open database file". */
+function unopenable(file: string): string | undefined {
+  try {
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (stat?.isDirectory()) return `${file} is a directory, not a file`;
+    if (stat) return undefined;
+    const parent = statSync(path.dirname(file), { throwIfNoEntry: false });
+    if (!parent) return `the directory ${path.dirname(file)} does not exist (SQLite creates the file, not its directory)`;
+    if (!parent.isDirectory()) return `${path.dirname(file)} is a file, not a directory`;
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'a part of the path is a file, not a directory' : (err as Error).message;
+  }
+}
+
 /**
- * SQLite through Node's built-in `node:sqlite`. Throws `KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED` at
- * once on a runtime without it, naming the Node version needed.
+ * SQLite through Node's built-in `node:sqlite`, on the service's thread, never waiting on it for a
+ * lock (sqlite-driver.ts). Several processes may share a file: WAL lets readers run beside the
+ * one writer, and a writer waits for another's lock on timers. Throws
+ * `KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED` at once on a runtime without node:sqlite, naming the Node
+ * version needed.
  */
-export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' }>): Engine {
+export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' }>, settings: SqliteSettings): Engine {
   const sqlite = loadSqlite();
   if (!sqlite) {
     throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED', { url: target.redacted, node: process.version });
   }
   let database: DatabaseSync | undefined;
   let closed = false;
-  const db = new Kysely<DynamicDatabase>({
-    dialect: new SqliteDialect({
-      database: async () => {
-        if (!database) throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', 'SQLite was used before it was opened.');
-        return adapt(database);
-      },
-    }),
-  });
+  const opened = (): DatabaseSync => {
+    if (!database) throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', 'SQLite was used before it was opened.');
+    return database;
+  };
+  const dialect: Dialect = {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new NodeSqliteDriver(opened, settings.acquireTimeoutMs),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+  };
+  const db = new Kysely<DynamicDatabase>({ dialect });
 
   return {
     kind: 'sqlite',
@@ -106,22 +95,41 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
     db,
     async open() {
       if (database) return;
+      const problem = target.file === ':memory:' ? undefined : unopenable(target.file);
+      if (problem) throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', `SQLite cannot open ${target.redacted}: ${problem}.`);
+      let connection: DatabaseSync | undefined;
       try {
-        database = new sqlite.DatabaseSync(target.file);
+        connection = new sqlite.DatabaseSync(target.file);
         // Foreign keys are off by default in SQLite; on, a violation is a 409 as on PostgreSQL.
-        // A writer from another process makes this one wait up to 5 s instead of failing at once.
-        database.exec('PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
-        if (target.file !== ':memory:') database.exec('PRAGMA journal_mode = WAL;');
+        // busy_timeout 0: a lock held elsewhere is waited for on timers (sqlite-driver.ts), never by sleeping on this thread.
+        connection.exec('PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 0;');
+        // WAL: readers beside the writer, also in other processes. Switching needs a moment without another writer.
+        const wal = connection;
+        if (target.file !== ':memory:') await untilFree(() => wal.exec('PRAGMA journal_mode = WAL;'), performance.now() + settings.connectTimeoutMs, settings.connectTimeoutMs);
       } catch (err) {
-        throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', `SQLite could not open ${target.redacted}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        connection?.close();
+        const reason = err instanceof DatabaseBusyError ? `another process held its lock for ${settings.connectTimeoutMs} ms (connectTimeoutMs)` : err instanceof Error ? err.message : String(err);
+        throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', `SQLite could not open ${target.redacted}: ${reason}`, { cause: err });
+      }
+      database = connection;
+    },
+    async probe() {
+      // At once, beside whoever holds the connection: a read waits for no lock under WAL, so a
+      // writer elsewhere (or one of ours waiting for it) does not make the check wait.
+      try {
+        opened().prepare('select 1').all();
+      } catch (err) {
+        throw err instanceof KitError ? err : new DatabaseUnavailableError(closed ? 'closed' : 'database unreadable', { cause: err });
       }
     },
     classify: classifySqlite,
-    reason: () => (closed ? 'closed' : 'database busy or unreadable'),
+    reason: () => (closed ? 'closed' : 'database unreadable'),
     async close() {
       if (closed) return;
       closed = true;
-      if (database) await db.destroy();
+      if (!database) return;
+      await db.destroy();
+      database.close();
     },
   };
 }

@@ -42,8 +42,9 @@ export function idempotencySuite(engine: EngineUnderTest): void {
 
     before(async () => {
       for (const statement of suiteTables(engine.flavour)) await engine.sql(statement);
-      // On for every class (DocumentsEndpoint has it of its own), off for LabelsEndpoint.
-      app = await crudApp(engine, { idempotency: { reservationTtlMs: 20_000 } }, undefined, [...ENDPOINTS, LabelsEndpoint], { logger: { level: 'debug', stream: log.stream } });
+      // On for every class (DocumentsEndpoint has it of its own), off for LabelsEndpoint. A create
+      // held in flight (engine.hold) may wait for its lock as long as the test needs.
+      app = await crudApp(engine, { idempotency: { reservationTtlMs: 30_000 }, acquireTimeoutMs: 10_000 }, undefined, [...ENDPOINTS, LabelsEndpoint], { logger: { level: 'debug', stream: log.stream } });
     });
     after(async () => {
       await app?.close();

@@ -486,8 +486,11 @@ export function valuesSuite(engine: EngineUnderTest): void {
         const odd = Fastify();
         addKit(odd, [OddEndpoint]);
         addKitAutoCrud(odd, engine.connection);
-        await useKit(odd);
-        await assert.rejects(async () => odd.ready(), (err: Error & { code?: string }) => {
+        // The database opens as a warm-up of useKit, so the refusal fails useKit itself.
+        await assert.rejects(async () => {
+          await useKit(odd);
+          await odd.ready();
+        }, (err: Error & { code?: string }) => {
           assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SCHEMA', err.message);
           assert.match(err.message, message, `${column}: ${err.message}`);
           return true;

@@ -246,7 +246,7 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     const observe = metrics ? await metrics.start(kit.audit.enabled ? kit.audit : undefined) : undefined;
     health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log, observe));
     // 7. Warm-up tasks, in parallel, under warmupTimeoutMs.
-    await runWarmups(options.warmups, kit.services, options.warmupTimeoutMs);
+    await runWarmups([...options.warmups, ...kit.warmups], kit.services, options.warmupTimeoutMs);
     // 8. The readiness gate opens, unless a shutdown began during start-up.
     if (kit.state === 'starting') kit.state = 'ready';
   } catch (err) {

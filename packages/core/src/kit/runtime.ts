@@ -9,7 +9,8 @@ import type { KitLifecycle } from '../health/state.js';
 import { ShutdownSteps, type ShutdownPhase } from '../lifecycle/shutdown-steps.js';
 
 export type { KitAudit } from '../audit/entry.js';
-import type { ResolvedKitOptions } from './options.js';
+import { KitError, invalidOption } from '../shared/errors.js';
+import type { ResolvedKitOptions, WarmupTask } from './options.js';
 import type { KitServices } from '../shared/services.js';
 
 /**
@@ -64,6 +65,20 @@ export interface KitInstance {
    * ```
    */
   onShutdown(phase: ShutdownPhase, name: string, run: () => void | Promise<void>): void;
+
+  /**
+   * Adds a warm-up task from a plugin, as `opt.configureWarmup` does for the host: it runs with
+   * the others during `useKit`, under `warmupTimeoutMs`, before the readiness gate opens; its
+   * failure fails start-up. Call it before `useKit`.
+   *
+   * @throws `KIT_ERR_ALREADY_USED` once `useKit` was called; `KIT_ERR_INVALID_OPTION` for a task that is not a function or a warm-up class.
+   * @example
+   * ```ts
+   * // in a plugin's add function, between addKit and useKit
+   * app.kit.addWarmup(async (signal) => { await cache.load({ signal }); });
+   * ```
+   */
+  addWarmup(task: WarmupTask): void;
 }
 
 const auditOff: KitAudit = Object.freeze({
@@ -84,6 +99,8 @@ export class KitRuntime implements KitInstance, KitLifecycle {
   useKitCalled = false;
   /** Set by an onReady hook: useKit can no longer add routes. */
   instanceReady = false;
+  /** Warm-up tasks plugins added (`addWarmup`), run after the host's own. */
+  readonly warmups: WarmupTask[] = [];
 
   constructor(
     readonly app: FastifyInstance,
@@ -98,5 +115,11 @@ export class KitRuntime implements KitInstance, KitLifecycle {
 
   onShutdown(phase: ShutdownPhase, name: string, run: () => void | Promise<void>): void {
     this.shutdownSteps.add(phase, { name, run });
+  }
+
+  addWarmup(task: WarmupTask): void {
+    if (this.useKitCalled) throw new KitError('KIT_ERR_ALREADY_USED', 'app.kit.addWarmup(task) was called after useKit(app): add warm-up tasks before it.');
+    if (typeof task !== 'function') throw invalidOption('app.kit.addWarmup(task)', task, 'a function (signal) => Promise<void>, or a class with a warmup(signal) method');
+    this.warmups.push(task);
   }
 }

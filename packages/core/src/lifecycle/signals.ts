@@ -169,3 +169,38 @@ export function flushOnSignals(target: FlushOnSignal): () => void {
     sync();
   };
 }
+
+const exitListeners = new Set<() => void>();
+let exitListening = false;
+
+function onExit(): void {
+  for (const listener of exitListeners) {
+    try {
+      listener();
+    } catch {
+      // an exit listener cannot report anything any more; the others still run
+    }
+  }
+}
+
+/**
+ * Runs `listener` synchronously when the process exits (`process.exit()`, or the event loop runs
+ * dry), for clean-up that must not outlive the process, such as a lock file. A killed process
+ * runs nothing: whatever the listener cleans must also be recoverable by the next start.
+ *
+ * @returns the function that removes the listener.
+ * @example
+ * import { onProcessExit } from '@kit/core/extend';
+ * const stop = onProcessExit(() => rmSync(lockFile, { force: true }));
+ * // on a clean release: stop(); rmSync(lockFile, { force: true });
+ */
+export function onProcessExit(listener: () => void): () => void {
+  exitListeners.add(listener);
+  if (!exitListening) {
+    exitListening = true;
+    process.once('exit', onExit);
+  }
+  return () => {
+    exitListeners.delete(listener);
+  };
+}

@@ -1,0 +1,65 @@
+// An in-memory PGlite starts by running initdb, 2 s of WASM on an idle machine and 7-14 s on a
+// loaded one; loading the cluster initdb makes (a 4.5 MB gzipped tarball) takes a third to a half
+// of that. The first in-memory start of an installed PGlite version saves its fresh cluster next
+// to the package (node_modules/.cache/kit-autocrud/); later starts load it. Measurements in
+// docs/autocrud.md ("Measured"), the decision in docs/decisions.md ("PGlite start-up").
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+
+const unzip = promisify(gunzip);
+
+/** Where the fresh cluster of the installed PGlite is kept, or undefined when PGlite's install cannot be found. */
+export async function snapshotFile(): Promise<string | undefined> {
+  try {
+    // …/node_modules/@electric-sql/pglite/dist/index.js
+    const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
+    const packageDir = path.resolve(path.dirname(entry), '..');
+    const { version } = JSON.parse(await readFile(path.join(packageDir, 'package.json'), 'utf8')) as { version: string };
+    return path.join(packageDir, '..', '..', '.cache', 'kit-autocrud', `pglite-${version}-initdb.tar.gz`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The saved cluster as a tar archive, or undefined when there is none or it is damaged (then it is
+ * removed, and the caller runs initdb and saves a new one). Unzipped here, not by PGlite: gzip's
+ * checksum catches a truncated or altered file, which PGlite would fail on with an unhandled
+ * rejection.
+ */
+export async function readSnapshot(file: string): Promise<Uint8Array | undefined> {
+  let zipped: Buffer;
+  try {
+    zipped = await readFile(file);
+  } catch {
+    return undefined;
+  }
+  try {
+    return await unzip(zipped);
+  } catch {
+    await discardSnapshot(file);
+    return undefined;
+  }
+}
+
+/** Saves `archive` (a gzipped tar of a fresh cluster) atomically; a cache that cannot be written is skipped. */
+export async function writeSnapshot(file: string, archive: Uint8Array): Promise<boolean> {
+  const partial = `${file}.${process.pid}.${Date.now()}.partial`;
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(partial, archive);
+    await rename(partial, file);
+    return true;
+  } catch {
+    await rm(partial, { force: true }).catch(() => undefined);
+    return false;
+  }
+}
+
+/** Removes a saved cluster PGlite could not start from. */
+export async function discardSnapshot(file: string): Promise<void> {
+  await rm(file, { force: true }).catch(() => undefined);
+}

@@ -1,0 +1,79 @@
+// The worker thread PGlite runs in (started by pglite-thread.ts). PGlite is PostgreSQL compiled to
+// WASM and runs synchronously on the thread that calls it: its start (initdb, seconds) and every
+// statement would otherwise stop the service's event loop for as long as they run, /livez included.
+// Here, one statement at a time, in the order they come.
+import { parentPort, workerData } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import { PGlite } from '@electric-sql/pglite';
+import { errorFields, type WorkerMessage, type WorkerQuery, type WorkerStart } from './pglite-protocol.js';
+import { discardSnapshot, readSnapshot, snapshotFile, writeSnapshot } from './pglite-snapshot.js';
+
+const port = parentPort;
+if (!port) throw new Error('pglite-worker.ts runs as a worker thread (see pglite-thread.ts)');
+const { directory } = workerData as WorkerStart;
+
+/** PostgreSQL's own lines (its FATAL and DETAIL explain a directory it cannot open); the last ones go into a start-up failure. */
+const stderr: string[] = [];
+const options = {
+  onStderr: (text: string) => {
+    stderr.push(text.trim());
+    if (stderr.length > 20) stderr.shift();
+    return true;
+  },
+  onStdout: () => true,
+};
+
+function post(message: WorkerMessage): void {
+  port!.postMessage(message);
+}
+
+async function start(): Promise<PGlite> {
+  const began = performance.now();
+  if (directory !== undefined) {
+    const db = new PGlite(directory, options);
+    await db.waitReady;
+    post({ kind: 'ready', snapshot: 'none', ms: performance.now() - began });
+    return db;
+  }
+  // In memory: from the saved fresh cluster when there is one, else initdb, saved for next time.
+  const file = await snapshotFile();
+  const archive = file === undefined ? undefined : await readSnapshot(file);
+  if (archive !== undefined) {
+    try {
+      const db = new PGlite({ ...options, loadDataDir: new Blob([archive]) });
+      await db.waitReady;
+      post({ kind: 'ready', snapshot: 'loaded', ms: performance.now() - began });
+      return db;
+    } catch {
+      await discardSnapshot(file as string);
+    }
+  }
+  const db = new PGlite(options);
+  await db.waitReady;
+  // Before any table exists: the tarball is initdb's cluster and nothing else.
+  const saved = file !== undefined && (await writeSnapshot(file, new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer())));
+  post({ kind: 'ready', snapshot: saved ? 'saved' : 'none', ms: performance.now() - began });
+  return db;
+}
+
+let db: PGlite;
+try {
+  db = await start();
+} catch (err) {
+  post({ kind: 'failed', error: errorFields(err), stderr });
+  port.close();
+  process.exit(0);
+}
+
+port.on('message', (message: WorkerQuery | 'close') => {
+  if (message === 'close') {
+    // PGlite's close() writes what is still buffered to the directory; the port closes after it.
+    void db.close().finally(() => port.close());
+    return;
+  }
+  // PGlite queues calls itself (runExclusive), one at a time, in order.
+  db.query(message.sql, [...message.parameters]).then(
+    (result) => post({ kind: 'result', id: message.id, command: (result as { command?: string }).command, rowCount: result.affectedRows, rows: result.rows as unknown[] }),
+    (err: unknown) => post({ kind: 'error', id: message.id, error: errorFields(err) }),
+  );
+});

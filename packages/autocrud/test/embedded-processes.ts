@@ -1,0 +1,103 @@
+// Real service processes on an embedded database (fixtures/embedded-host.ts), for the tests of
+// several processes on one PGlite directory or one SQLite file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const root = path.resolve(import.meta.dirname, '../../..');
+const fixture = path.join(import.meta.dirname, 'fixtures', 'embedded-host.ts');
+
+/** A running service process. */
+export interface Host {
+  readonly child: ChildProcess;
+  readonly base: string;
+  readonly pid: number;
+  /** What it wrote to stderr so far (the last 8 KB). */
+  stderr(): string;
+}
+
+/** What a start that failed left: its exit code and stderr. */
+export interface Refused {
+  readonly code: number | null;
+  readonly stderr: string;
+}
+
+function spawnHost(env: Record<string, string>): { child: ChildProcess; stderr: () => string } {
+  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-8000);
+  });
+  return { child, stderr: () => stderr };
+}
+
+/** Starts a host on `url` and resolves once it listens; rejects with its stderr when it exits first. */
+export async function startHost(url: string, env: Record<string, string> = {}): Promise<Host> {
+  const { child, stderr } = spawnHost({ DATABASE_URL: url, ...env });
+  const lines = createInterface({ input: child.stdout! });
+  const first = await Promise.race([
+    new Promise<string>((resolve) => lines.once('line', resolve)),
+    new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`host exited with ${code}:\n${stderr()}`)))),
+    // A loaded CI machine compiles the host with tsx first, and PGlite may run initdb.
+    sleep(90_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 90 s:\n${stderr()}`))),
+  ]);
+  const { port, pid } = JSON.parse(first) as { port: number; pid: number };
+  return { child, base: `http://127.0.0.1:${port}`, pid, stderr };
+}
+
+/** Starts a host that is expected to fail start-up; resolves with its exit code and stderr (rejects if it listens). */
+export async function refusedHost(url: string): Promise<Refused> {
+  const { child, stderr } = spawnHost({ DATABASE_URL: url });
+  const lines = createInterface({ input: child.stdout! });
+  return Promise.race([
+    new Promise<never>((_, reject) =>
+      lines.once('line', (line) => {
+        child.kill('SIGKILL');
+        reject(new Error(`the second host started: ${line}`));
+      }),
+    ),
+    new Promise<Refused>((resolve) => child.once('exit', (code) => resolve({ code, stderr: stderr() }))),
+  ]);
+}
+
+/** Ends a host: SIGTERM (it closes its app and exits) or SIGKILL (nothing runs); resolves once it exited. */
+export async function stopHost(host: Host | undefined, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+  if (!host || host.child.exitCode !== null || host.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => host.child.once('exit', resolve));
+  host.child.kill(signal);
+  await exited;
+}
+
+/** POSTs an entry; resolves with the status and, when created, its id. */
+export async function post(host: Host, writer: string, seq: number): Promise<{ status: number; id?: number; retryAfter: string | null; ms: number }> {
+  const asked = performance.now();
+  const res = await fetch(`${host.base}/api/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ writer, seq }) });
+  const body = (await res.json()) as { id?: number };
+  return { status: res.status, id: body.id, retryAfter: res.headers.get('retry-after'), ms: performance.now() - asked };
+}
+
+/**
+ * Writes from `concurrency` loops until `until()` says stop; every created entry's seq is in
+ * `acknowledged`, every other answer's status in `refused`.
+ */
+export async function writeLoad(host: Host, writer: string, concurrency: number, until: () => boolean): Promise<{ acknowledged: number[]; refused: number[] }> {
+  const acknowledged: number[] = [];
+  const refused: number[] = [];
+  let seq = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (!until()) {
+        const mine = seq++;
+        const answer = await post(host, writer, mine);
+        if (answer.status === 201) acknowledged.push(mine);
+        else refused.push(answer.status);
+      }
+    }),
+  );
+  return { acknowledged, refused };
+}
