@@ -45,6 +45,8 @@ const throughput: Throughput[] = [
   { id: 'kit', label: 'Kit, audit off', server: 'kit', path: '/api/hello' },
   { id: 'audit-sync', label: 'Kit, audit sync (Default format)', server: 'kit-audit-sync', path: '/api/hello' },
   { id: 'audit-async', label: 'Kit, audit async', server: 'kit-audit-async', path: '/api/hello' },
+  { id: 'audit-sync-pinopath', label: "Kit, audit sync, lines through pino's own call", server: 'kit-audit-sync-pinopath', path: '/api/hello' },
+  { id: 'audit-async-pinopath', label: "Kit, audit async, lines through pino's own call", server: 'kit-audit-async-pinopath', path: '/api/hello' },
   { id: 'audit-capture', label: 'Kit, audit sync, entries below the log level', server: 'kit-audit-capture', path: '/api/hello' },
   { id: 'audit-sync-noctx', label: 'Kit, audit sync, correlationIdContext off', server: 'kit-audit-sync-noctx', path: '/api/hello' },
   { id: 'audit-async-noctx', label: 'Kit, audit async, correlationIdContext off', server: 'kit-audit-async-noctx', path: '/api/hello' },
