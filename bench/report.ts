@@ -16,6 +16,9 @@ interface ThroughputRow {
   cpuUs: number[];
   medianCpuUs: number;
   cpuRatioToBare: number;
+  /** The ratio of each cycle's pair, in cycle order (absent in results written before they were kept). */
+  pairRatios?: number[];
+  pairCpuRatios?: number[];
   errors: number;
   auditDropped?: number;
   /** Medians per request from /proc: CPU µs by thread group, system calls, context switches. */
@@ -30,6 +33,11 @@ export interface Results {
   memory?: { requests: number; completed: number; non2xx: number; heapBeforeMb: number; heapAfterMb: number; heapMaxMb: number; rssBeforeMb: number; rssAfterMb: number; audit?: Record<string, number> };
 }
 
+const median = (xs: readonly number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
 const n = (v: number, d = 0) => v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
 
@@ -102,6 +110,17 @@ export function renderReport(r: Results): string {
       if (t && fields) notes.push(`| Audit ${mode}, hello route | ${n(t.ratioToBare, 3)} | ${n(fields.ratioToBare, 3)} | ${n(t.ratioToBare / fields.ratioToBare, 2)}x |`);
       const real = by[`${id}-real`];
       if (real && fieldsReal) notes.push(`| Audit ${mode}, realistic route | ${n(real.ratioToBare, 3)} | ${n(fieldsReal.ratioToBare, 3)} | ${n(real.ratioToBare / fieldsReal.ratioToBare, 2)}x |`);
+    }
+    // Asynchronous writing exists to take work off the request: it must cost a request no more
+    // than synchronous writing. Each cycle pairs both with a bare slice; the quotient of the two
+    // ratios of one cycle compares them without the drift between cycles.
+    const sync = by['audit-sync'];
+    const asyncRow = by['audit-async'];
+    if (sync?.pairRatios && asyncRow?.pairRatios && sync.pairCpuRatios && asyncRow.pairCpuRatios) {
+      const quotients = (a: number[], b: number[]) => a.slice(0, Math.min(a.length, b.length)).map((v, i) => v / (b[i] as number));
+      const rps = median(quotients(asyncRow.pairRatios, sync.pairRatios));
+      const cpu = median(quotients(asyncRow.pairCpuRatios, sync.pairCpuRatios));
+      bars.push(['Audit async at least as fast as audit sync (hello route)', rps >= 1 && whole(asyncRow), `${n(rps, 3)}x sync's req/s ratio, ${n(cpu, 3)}x its CPU ratio (medians over the cycles of async's ratio over sync's)`]);
     }
     if (by.livez) bars.push(['/livez >= 0.95 of a bare Fastify route sending the same answer', by.livez.ratioToBare >= 0.95, n(by.livez.ratioToBare, 3)]);
   }

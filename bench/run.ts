@@ -169,6 +169,10 @@ if (selected.length > 0) {
       medianRps: median(own.map((x) => x.rps)),
       medianP99Ms: median(own.map((x) => x.p99)),
       ratioToBare: pair ? median(pair.map((p) => p.rps)) : 1,
+      // Cycle by cycle, so that two scenarios can be compared through the baseline slices each
+      // was paired with in the same cycle (the report's async-against-sync line).
+      pairRatios: pair?.map((p) => p.rps),
+      pairCpuRatios: pair?.map((p) => p.cpu),
       cpuUs: own.map((x) => x.cpuUs),
       medianCpuUs: median(own.map((x) => x.cpuUs)),
       // Requests per CPU-second relative to the baseline: the throughput ratio a CPU-bound server would show.
