@@ -45,8 +45,8 @@ export function defaultMessage(entry: AuditLogEntry, headersJson: string): strin
 
 /**
  * What every text format (`Default`, `DotnetLogger`, `Compact`) logs beside its message, after
- * the spec's own fields: when the request started (the line's `time` is when the response
- * completed: the end of that turn of the event loop, in both modes), the route pattern, the
+ * the spec's own fields: when the request started (the line's `time` is when it was written,
+ * which in asynchronous mode is up to `flushIntervalMs` later), the route pattern, the
  * authenticated subject and the trace ids. Absent values are left out. The messages stay
  * byte for byte the spec's templates.
  */

@@ -20,15 +20,6 @@ const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'f
 const RESOLVED = Promise.resolve();
 
 /**
- * The audit writers' seam into a `LoggingAuditSink` (`line-writer.ts`), kept off its public type:
- * `formatLines` returns the direct lines of the entries whose level is enabled (`''` when there
- * are none), or `undefined` when the logger needs pino's own call for them; `writeLines` hands
- * such lines to the logger's destination in one write.
- */
-export let formatLines: (sink: LoggingAuditSink, entries: readonly AuditLogEntry[]) => string | undefined;
-export let writeLines: (sink: LoggingAuditSink, text: string) => void;
-
-/**
  * Output style and levels of a `LoggingAuditSink`; Kit passes the audit trail's own settings.
  *
  * @example
@@ -125,33 +116,21 @@ export class LoggingAuditSink implements IAuditSink {
 
   /**
    * Writes `entries[from]` to `entries[to - 1]` in order. On the direct path their lines reach the
-   * destination in one write.
+   * destination in one write, which is what makes the asynchronous mode cheaper per entry.
    */
   writeMany(entries: readonly AuditLogEntry[], from: number, to: number): void {
-    const text = this.#linesOf(entries, from, to);
-    if (text === undefined) {
+    const lines = this.#lines;
+    if (lines === undefined || !lines.usable) {
       for (let i = from; i < to; i++) this.write(entries[i] as AuditLogEntry);
       return;
     }
-    if (text.length > 0) (this.#lines as PinoLines).write(text);
-  }
-
-  /** The direct lines of the entries whose level is enabled, or `undefined` when pino's own call must log them. */
-  #linesOf(entries: readonly AuditLogEntry[], from: number, to: number): string | undefined {
-    const lines = this.#lines;
-    if (lines === undefined || !lines.usable) return undefined;
     let out = '';
     for (let i = from; i < to; i++) {
       const entry = entries[i] as AuditLogEntry;
       const level = this.levelFor(entry.statusCode);
       if (this.#isLevelEnabled === undefined || this.#isLevelEnabled(level)) out += this.#line(lines, level, entry);
     }
-    return out;
-  }
-
-  static {
-    formatLines = (sink, entries) => sink.#linesOf(entries, 0, entries.length);
-    writeLines = (sink, text) => (sink.#lines as PinoLines).write(text);
+    if (out.length > 0) lines.write(out);
   }
 
   #line(lines: PinoLines, level: AuditLogLevel, entry: AuditLogEntry): string {

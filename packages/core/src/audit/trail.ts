@@ -9,8 +9,7 @@ import type { AuditTrailOptions } from './options.js';
 import type { AuditRecord } from './record.js';
 import { flushOnSignals, type SignalFlushTarget } from './signals.js';
 import { LoggingAuditSink } from './sinks.js';
-import { LineWriter } from './line-writer.js';
-import { SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
+import { DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
 import { redactError } from '../secrets.js';
 
 /** The sink factory as `KitOption.auditSinkFactory` holds it. */
@@ -59,8 +58,8 @@ export class AuditTrail implements KitAudit, AuditCloseControl, SignalFlushTarge
     const sink = this.#createSink();
     const o = this.#options;
     const report = this.#report;
-    if (sink instanceof LoggingAuditSink) this.#writer = new LineWriter(sink, this.#counters, report, o);
-    else if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
+    if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
+    else if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs);
     else this.#writer = new SinkWriter(sink, this.#counters, report, o);
     if (o.ensureFlushOnShutdown) this.#stopSignals = flushOnSignals(this);
   }

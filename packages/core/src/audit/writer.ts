@@ -2,6 +2,7 @@ import { KitError } from '../errors.js';
 import type { AuditStats, IAuditSink } from './entry.js';
 import { AUDIT_QUEUE_CAPACITY } from './options.js';
 import type { AuditRecord } from './record.js';
+import type { LoggingAuditSink } from './sinks.js';
 
 /** Counters shared by the hooks and the writers; `stats()` adds the queue depth. */
 export interface AuditCounters {
@@ -58,6 +59,72 @@ export function abandonedError(count: number): KitError {
 export interface FlushWaiter {
   readonly target: number;
   readonly resolve: () => void;
+}
+
+/**
+ * Synchronous mode with the logging sink. Each entry is written in the turn of the event loop in
+ * which its response completed: the records of that turn are formatted straight from the record
+ * (no plain-entry copy, no promise) and reach the logger's destination together at the end of
+ * the turn (`setImmediate`). Nothing is queued past the turn, nothing is dropped.
+ *
+ * Why not one write per entry: pino's default asynchronous destination (sonic-boom) re-measures
+ * its pending buffer on every write: an entry written on its own cost 6.4 µs of process CPU, one
+ * written in a batch of 100 3.7 µs (`npm run bench:lines`, Node 20).
+ */
+export class DirectLogWriter implements AuditWriter {
+  readonly queueDepth = 0;
+  #pending: AuditRecord[] = [];
+  #scheduled = false;
+
+  constructor(
+    private readonly sink: LoggingAuditSink,
+    private readonly counters: AuditCounters,
+    private readonly report: AuditFailureReporter,
+    private readonly timeoutMs: number,
+  ) {}
+
+  accept(record: AuditRecord): void {
+    this.counters.enqueued++;
+    // Below the logger's level: nothing to write, nothing to hold until the end of the turn.
+    if (!this.sink.isEnabledFor(record.statusCode)) {
+      this.counters.written++;
+      return;
+    }
+    this.#pending.push(record);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#write);
+    }
+  }
+
+  readonly #write = (): void => {
+    this.#scheduled = false;
+    const records = this.#pending;
+    if (records.length === 0) return;
+    this.#pending = [];
+    try {
+      this.sink.writeMany(records, 0, records.length);
+      this.counters.written += records.length;
+    } catch (err) {
+      this.counters.failed += records.length;
+      this.report(err);
+    }
+  };
+
+  /** Writes what this turn holds, then flushes pino's destination. */
+  flush(): Promise<void> {
+    this.#write();
+    return this.sink.flush(this.timeoutMs);
+  }
+
+  close(): Promise<void> {
+    return this.flush();
+  }
+
+  /** Entries handed to the logger are written as far as Kit can tell; nothing to give up. */
+  abandon(): number {
+    return 0;
+  }
 }
 
 /**
