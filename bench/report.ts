@@ -26,7 +26,7 @@ interface ThroughputRow {
 }
 
 export interface Results {
-  machine: { node: string; cores: number; cpu: string; memoryGb: number; date: string; mode: string; fresh?: boolean; seconds: number; cycles: number; sliceSeconds: number; connections: number };
+  machine: { node: string; cores: number; cpu: string; memoryGb: number; date: string; mode: string; fresh?: boolean; warmupSeconds?: number; seconds: number; cycles: number; sliceSeconds: number; connections: number };
   throughput?: ThroughputRow[];
   healthz?: { connections: number; seconds: number; requests: number; rps: number; p99Ms: number; slowCheckRuns: number; maxWaves: number; requestsPerCheckRun: number; non2xx: number };
   startup?: { classes: number; kitMs: number[]; manualMs: number[]; medianKitMs: number; medianManualMs: number; ratio: number };
@@ -48,7 +48,7 @@ export function renderReport(r: Results): string {
     '',
     `Measured ${m.date.slice(0, 10)} on Node ${m.node}, ${m.cores} cores (${m.cpu}), ${m.memoryGb} GiB; mode \`${m.mode}\`, autocannon over loopback with ${m.connections} connections, every server logging at info level to \`/dev/null\` through the same pino destination (\`pino.destination({ sync: false })\`).`,
     '',
-    `Throughput: ${m.fresh ? 'the servers are started anew (and warmed up) for every cycle (`--fresh`), so that one process\'s own state does not weigh on every cycle' : 'all servers are started once'}. In each of ${m.cycles} cycles every scenario gets a ${m.sliceSeconds} s slice of load right next to a ${m.sliceSeconds} s slice of its baseline (bare Fastify; for Kit's /livez the bare route sending the same answer), the order of the two alternating from cycle to cycle; the ratio is taken within each pair and the median over the cycles is shown, because the machine's speed drifts by more than the differences measured here, but hardly between two neighbouring slices. "CPU µs/request" is the server process's user + system CPU time (all its threads) during a slice divided by the requests it served; "CPU ratio" is the baseline's CPU per request over the scenario's, i.e. the throughput ratio a CPU-bound server would show. The machine is shared and noisy: compare ratios, not absolute numbers.`,
+    `Throughput: ${m.fresh ? `the servers are started anew for every cycle (\`--fresh\`), so that one process's own state does not weigh on every cycle, and warmed up with ${m.warmupSeconds ?? 6} s of load` : `all servers are started once and warmed up with ${m.warmupSeconds ?? 2} s of load`}. In each of ${m.cycles} cycles every scenario gets a ${m.sliceSeconds} s slice of load right next to a ${m.sliceSeconds} s slice of its baseline (bare Fastify; for Kit's /livez the bare route sending the same answer), the order of the two alternating from cycle to cycle; the ratio is taken within each pair and the median over the cycles is shown, because the machine's speed drifts by more than the differences measured here, but hardly between two neighbouring slices. "CPU µs/request" is the server process's user + system CPU time (all its threads) during a slice divided by the requests it served; "CPU ratio" is the baseline's CPU per request over the scenario's, i.e. the throughput ratio a CPU-bound server would show. The machine is shared and noisy: compare ratios, not absolute numbers.`,
     '',
     'Regenerate: `npm run bench` (quick) or `npm run bench -- --full`; `--node=/path/to/node` runs the servers on another Node binary, `--out=NAME` writes `bench/NAME.md` and `bench/NAME.json`.',
     '',

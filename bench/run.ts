@@ -33,6 +33,9 @@ const exec = promisify(execFile);
 // measured side by side have differed by 10 µs of CPU per request for a whole run. Fresh processes
 // sample that state cycle by cycle, as the pairs sample the machine's drift.
 const fresh = process.argv.includes('--fresh');
+// Seconds of load before a server is measured (JIT, connections); fresh processes get longer, or
+// their helper threads are still compiling in the first slices.
+const warmupSeconds = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? (fresh ? 6 : 2));
 // `--node=/path/to/node`: run the servers (not autocannon) on another Node binary, e.g. Node 24.
 const nodeBin = process.argv.find((a) => a.startsWith('--node='))?.slice(7) ?? process.execPath;
 
@@ -133,7 +136,7 @@ if (selected.length > 0) {
     for (const s of selected) {
       const server = await startServer(s.server, s.real);
       servers.set(s.id, server);
-      await load(server.base + s.path, { duration: 2, real: s.real }); // warm-up: JIT, connections
+      await load(server.base + s.path, { duration: warmupSeconds, real: s.real }); // warm-up: JIT, connections
     }
   };
   await startAll();
@@ -258,7 +261,7 @@ if (!only || only.includes('memory')) {
 }
 
 const serverNode = nodeBin === process.execPath ? process.version : (await exec(nodeBin, ['-v'])).stdout.trim();
-const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', fresh, seconds, cycles, sliceSeconds, connections };
+const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', fresh, warmupSeconds, seconds, cycles, sliceSeconds, connections };
 const out = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? 'RESULTS';
 await writeFile(path.join(here, `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
 await writeFile(path.join(here, `${out}.md`), (await import('./report.js')).renderReport({ machine, ...results } as never));
