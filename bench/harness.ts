@@ -15,6 +15,13 @@ const children = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
+// Nor an interrupted one: a signal ends the process without 'exit'.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const child of children) child.kill('SIGKILL');
+    process.kill(process.pid, signal);
+  });
+}
 
 /** Starts `node <args>` and resolves once it printed `READY <port>`; rejects if it exits first. */
 export async function spawnServer(nodeBin: string, args: readonly string[], label: string): Promise<ServerProcess> {

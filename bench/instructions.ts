@@ -61,6 +61,8 @@ export const SCENARIOS: Record<string, [string, boolean]> = {
   'audit-sync': ['kit-audit-sync', false],
   'audit-async': ['kit-audit-async', false],
   'audit-sync-noctx': ['kit-audit-sync-noctx', false],
+  'audit-sync-pinopath': ['kit-audit-sync-pinopath', false],
+  'audit-async-pinopath': ['kit-audit-async-pinopath', false],
   'audit-async-noctx': ['kit-audit-async-noctx', false],
   'pino-http': ['pino-http', false],
   'fastify-logging': ['fastify-logging', false],

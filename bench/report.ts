@@ -16,6 +16,9 @@ interface ThroughputRow {
   cpuUs: number[];
   medianCpuUs: number;
   cpuRatioToBare: number;
+  /** The ratio of each cycle's pair, in cycle order (absent in results written before they were kept). */
+  pairRatios?: number[];
+  pairCpuRatios?: number[];
   errors: number;
   auditDropped?: number;
   /** Medians per request from /proc: CPU µs by thread group, system calls, context switches. */
@@ -23,13 +26,18 @@ interface ThroughputRow {
 }
 
 export interface Results {
-  machine: { node: string; cores: number; cpu: string; memoryGb: number; date: string; mode: string; seconds: number; cycles: number; sliceSeconds: number; connections: number };
+  machine: { node: string; cores: number; cpu: string; memoryGb: number; date: string; mode: string; fresh?: boolean; warmupSeconds?: number; seconds: number; cycles: number; sliceSeconds: number; connections: number };
   throughput?: ThroughputRow[];
   healthz?: { connections: number; seconds: number; requests: number; rps: number; p99Ms: number; slowCheckRuns: number; maxWaves: number; requestsPerCheckRun: number; non2xx: number };
   startup?: { classes: number; kitMs: number[]; manualMs: number[]; medianKitMs: number; medianManualMs: number; ratio: number };
   memory?: { requests: number; completed: number; non2xx: number; heapBeforeMb: number; heapAfterMb: number; heapMaxMb: number; rssBeforeMb: number; rssAfterMb: number; audit?: Record<string, number> };
 }
 
+const median = (xs: readonly number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
 const n = (v: number, d = 0) => v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const mark = (ok: boolean) => (ok ? 'met' : '**missed**');
 
@@ -40,7 +48,7 @@ export function renderReport(r: Results): string {
     '',
     `Measured ${m.date.slice(0, 10)} on Node ${m.node}, ${m.cores} cores (${m.cpu}), ${m.memoryGb} GiB; mode \`${m.mode}\`, autocannon over loopback with ${m.connections} connections, every server logging at info level to \`/dev/null\` through the same pino destination (\`pino.destination({ sync: false })\`).`,
     '',
-    `Throughput: all servers are started once. In each of ${m.cycles} cycles every scenario gets a ${m.sliceSeconds} s slice of load right next to a ${m.sliceSeconds} s slice of its baseline (bare Fastify; for Kit's /livez the bare route sending the same answer), the order of the two alternating from cycle to cycle; the ratio is taken within each pair and the median over the cycles is shown, because the machine's speed drifts by more than the differences measured here, but hardly between two neighbouring slices. "CPU µs/request" is the server process's user + system CPU time (all its threads) during a slice divided by the requests it served; "CPU ratio" is the baseline's CPU per request over the scenario's, i.e. the throughput ratio a CPU-bound server would show. The machine is shared and noisy: compare ratios, not absolute numbers.`,
+    `Throughput: ${m.fresh ? `the servers are started anew for every cycle (\`--fresh\`), so that one process's own state does not weigh on every cycle, and warmed up with ${m.warmupSeconds ?? 15} s of load` : `all servers are started once and warmed up with ${m.warmupSeconds ?? 2} s of load`}. In each of ${m.cycles} cycles every scenario gets a ${m.sliceSeconds} s slice of load right next to a ${m.sliceSeconds} s slice of its baseline (bare Fastify; for Kit's /livez the bare route sending the same answer), the order of the two alternating from cycle to cycle; the ratio is taken within each pair and the median over the cycles is shown, because the machine's speed drifts by more than the differences measured here, but hardly between two neighbouring slices. "CPU µs/request" is the server process's user + system CPU time (all its threads) during a slice divided by the requests it served; "CPU ratio" is the baseline's CPU per request over the scenario's, i.e. the throughput ratio a CPU-bound server would show. The machine is shared and noisy: compare ratios, not absolute numbers.`,
     '',
     'Regenerate: `npm run bench` (quick) or `npm run bench -- --full`; `--node=/path/to/node` runs the servers on another Node binary, `--out=NAME` writes `bench/NAME.md` and `bench/NAME.json`.',
     '',
@@ -102,6 +110,17 @@ export function renderReport(r: Results): string {
       if (t && fields) notes.push(`| Audit ${mode}, hello route | ${n(t.ratioToBare, 3)} | ${n(fields.ratioToBare, 3)} | ${n(t.ratioToBare / fields.ratioToBare, 2)}x |`);
       const real = by[`${id}-real`];
       if (real && fieldsReal) notes.push(`| Audit ${mode}, realistic route | ${n(real.ratioToBare, 3)} | ${n(fieldsReal.ratioToBare, 3)} | ${n(real.ratioToBare / fieldsReal.ratioToBare, 2)}x |`);
+    }
+    // Asynchronous writing exists to take work off the request: it must cost a request no more
+    // than synchronous writing. Each cycle pairs both with a bare slice; the quotient of the two
+    // ratios of one cycle compares them without the drift between cycles.
+    const sync = by['audit-sync'];
+    const asyncRow = by['audit-async'];
+    if (sync?.pairRatios && asyncRow?.pairRatios && sync.pairCpuRatios && asyncRow.pairCpuRatios) {
+      const quotients = (a: number[], b: number[]) => a.slice(0, Math.min(a.length, b.length)).map((v, i) => v / (b[i] as number));
+      const rps = median(quotients(asyncRow.pairRatios, sync.pairRatios));
+      const cpu = median(quotients(asyncRow.pairCpuRatios, sync.pairCpuRatios));
+      bars.push(['Audit async at least as fast as audit sync (hello route)', rps >= 1 && whole(asyncRow), `${n(rps, 3)}x sync's req/s ratio, ${n(cpu, 3)}x its CPU ratio (medians over the cycles of async's ratio over sync's)`]);
     }
     if (by.livez) bars.push(['/livez >= 0.95 of a bare Fastify route sending the same answer', by.livez.ratioToBare >= 0.95, n(by.livez.ratioToBare, 3)]);
   }

@@ -28,6 +28,15 @@ const memoryRequests = full ? 1_000_000 : 100_000;
 const tsx = import.meta.resolve('tsx');
 const nodeArgs = ['--conditions=kit-source', '--import', tsx];
 const exec = promisify(execFile);
+// `--fresh`: new server processes for every cycle. One process can keep a state of its own for its
+// whole life (heap sizing, collections on the helper threads, JIT decisions): two identical servers
+// measured side by side have differed by 10 µs of CPU per request for a whole run. Fresh processes
+// sample that state cycle by cycle, as the pairs sample the machine's drift.
+const fresh = process.argv.includes('--fresh');
+// Seconds of load before a server is measured (JIT, connections). After 6 s, a Kit server run
+// from source still spent 6 to 10 µs per request on V8's helper threads (bare Fastify 0.4): fresh
+// processes get 15 s.
+const warmupSeconds = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? (fresh ? 15 : 2));
 // `--node=/path/to/node`: run the servers (not autocannon) on another Node binary, e.g. Node 24.
 const nodeBin = process.argv.find((a) => a.startsWith('--node='))?.slice(7) ?? process.execPath;
 
@@ -45,6 +54,11 @@ const throughput: Throughput[] = [
   { id: 'kit', label: 'Kit, audit off', server: 'kit', path: '/api/hello' },
   { id: 'audit-sync', label: 'Kit, audit sync (Default format)', server: 'kit-audit-sync', path: '/api/hello' },
   { id: 'audit-async', label: 'Kit, audit async', server: 'kit-audit-async', path: '/api/hello' },
+  // The same servers again, in processes of their own: what two identical servers differ by in one run.
+  { id: 'audit-sync-twin', label: 'Kit, audit sync, a second identical server', server: 'kit-audit-sync', path: '/api/hello' },
+  { id: 'audit-async-twin', label: 'Kit, audit async, a second identical server', server: 'kit-audit-async', path: '/api/hello' },
+  { id: 'audit-sync-pinopath', label: "Kit, audit sync, lines through pino's own call", server: 'kit-audit-sync-pinopath', path: '/api/hello' },
+  { id: 'audit-async-pinopath', label: "Kit, audit async, lines through pino's own call", server: 'kit-audit-async-pinopath', path: '/api/hello' },
   { id: 'audit-capture', label: 'Kit, audit sync, entries below the log level', server: 'kit-audit-capture', path: '/api/hello' },
   { id: 'audit-sync-noctx', label: 'Kit, audit sync, correlationIdContext off', server: 'kit-audit-sync-noctx', path: '/api/hello' },
   { id: 'audit-async-noctx', label: 'Kit, audit async, correlationIdContext off', server: 'kit-audit-async-noctx', path: '/api/hello' },
@@ -118,11 +132,15 @@ const measured = wanted.filter((s) => s.id !== 'bare' && s.id !== 'bare-livez' &
 const selected = throughput.filter((s) => wanted.includes(s) || measured.some((m) => baselineOf(m.id) === s.id));
 if (selected.length > 0) {
   const servers = new Map<string, Server>();
-  for (const s of selected) {
-    const server = await startServer(s.server, s.real);
-    servers.set(s.id, server);
-    await load(server.base + s.path, { duration: 2, real: s.real }); // warm-up: JIT, connections
-  }
+  const startAll = async (): Promise<void> => {
+    for (const server of servers.values()) await stopServer(server);
+    for (const s of selected) {
+      const server = await startServer(s.server, s.real);
+      servers.set(s.id, server);
+      await load(server.base + s.path, { duration: warmupSeconds, real: s.real }); // warm-up: JIT, connections
+    }
+  };
+  await startAll();
   const slice = async (s: Throughput, cycle: number): Promise<Slice> => {
     const server = servers.get(s.id) as Server;
     const before = await stats(server.base);
@@ -144,6 +162,7 @@ if (selected.length > 0) {
     return out;
   };
   for (let cycle = 0; cycle < cycles; cycle++) {
+    if (fresh && cycle > 0) await startAll();
     for (let k = 0; k < measured.length; k++) {
       const s = measured[(cycle + k) % measured.length] as Throughput;
       const base = throughput.find((t) => t.id === baselineOf(s.id)) as Throughput;
@@ -167,6 +186,10 @@ if (selected.length > 0) {
       medianRps: median(own.map((x) => x.rps)),
       medianP99Ms: median(own.map((x) => x.p99)),
       ratioToBare: pair ? median(pair.map((p) => p.rps)) : 1,
+      // Cycle by cycle, so that two scenarios can be compared through the baseline slices each
+      // was paired with in the same cycle (the report's async-against-sync line).
+      pairRatios: pair?.map((p) => p.rps),
+      pairCpuRatios: pair?.map((p) => p.cpu),
       cpuUs: own.map((x) => x.cpuUs),
       medianCpuUs: median(own.map((x) => x.cpuUs)),
       // Requests per CPU-second relative to the baseline: the throughput ratio a CPU-bound server would show.
@@ -239,7 +262,7 @@ if (!only || only.includes('memory')) {
 }
 
 const serverNode = nodeBin === process.execPath ? process.version : (await exec(nodeBin, ['-v'])).stdout.trim();
-const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', seconds, cycles, sliceSeconds, connections };
+const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', fresh, warmupSeconds, seconds, cycles, sliceSeconds, connections };
 const out = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? 'RESULTS';
 await writeFile(path.join(here, `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
 await writeFile(path.join(here, `${out}.md`), (await import('./report.js')).renderReport({ machine, ...results } as never));

@@ -214,7 +214,7 @@ describe('asynchronous mode', () => {
       assert.equal(signals[0]?.aborted, true);
       assert.equal((signals[0]?.reason as { code?: string }).code, 'KIT_ERR_AUDIT_WRITE_TIMEOUT');
       assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 40, written: 30, dropped: 0, failed: 10, queueDepth: 0 });
-      const report = h.logs.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('Kit audit trail'));
+      const report = h.logs.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('Kit audit trail: the audit sink failed'));
       assert.equal((report?.err as { code?: string } | undefined)?.code, 'KIT_ERR_AUDIT_WRITE_TIMEOUT');
       t.diagnostic(`writeTimeoutMs 200: the hung batch of 10 failed, the next 30 entries written ${elapsed.toFixed(0)} ms after the start`);
     } finally {

@@ -4,10 +4,17 @@
 // request completed, route not found, error lines), Kit's lines.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import * as fastifyModule from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { addKit, AuditTrailFormat, DEFAULT_REDACT_QUERY_PARAMS, useKit, type AuditTrailOptions } from '@kit/core';
 import { REDACTED } from '../src/audit/redaction.js';
 import { settle } from './audit-helpers.js';
+
+// Fastify before 5.10 has no log controller: Kit cannot redact or drop Fastify's own request lines
+// there and warns at start-up instead (internals.test.ts checks that side, the version matrix of
+// .ci/run runs it).
+const { LogController } = fastifyModule as { LogController?: typeof fastifyModule.LogController };
+const noController = LogController === undefined && "Fastify < 5.10 has no log controller (internals.test.ts checks Kit's warning there)";
 
 /** Every byte the logger wrote. */
 class RawLog {
@@ -88,7 +95,7 @@ function assertNoSecret(log: RawLog): void {
   assert.ok(log.text.includes('keep=visible'), 'the query is still logged, unlisted parameters in clear');
 }
 
-describe('no redacted value in any line of the log', () => {
+describe('no redacted value in any line of the log', { skip: noController }, () => {
   for (const format of Object.values(AuditTrailFormat)) {
     it(`default setup, ${format}: Fastify's request lines are off, its error lines redacted, every entry redacted`, async () => {
       const log = new RawLog();
@@ -145,7 +152,7 @@ describe('no redacted value in any line of the log', () => {
       const instance = await app({
         log,
         audit: (a) => { a.fastifyRequestLogging = true; },
-        fastify: { logController: new LogController({ disableRequestLogging: (req: { url: string }) => req.url.startsWith('/healthz') || req.url.startsWith('/livez') }) },
+        fastify: { logController: new (LogController as typeof fastifyModule.LogController)({ disableRequestLogging: (req: { url: string }) => req.url.startsWith('/healthz') || req.url.startsWith('/livez') }) },
       });
       try {
         await sendEverything(instance);

@@ -188,7 +188,7 @@ describe('synchronous mode with a custom sink', () => {
         for (let i = 0; i < 20; i++) assert.equal((await h.app.inject('/hello')).statusCode, 200);
         await waitFor(() => h.app.kit.audit.stats().failed === 20, 1000, 'failures counted');
         assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 20, written: 0, dropped: 0, failed: 20, queueDepth: 0 });
-        const reports = h.logs.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('Kit audit trail'));
+        const reports = h.logs.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('Kit audit trail: the audit sink failed'));
         assert.equal(reports.length, 1, 'rate-limited');
         assert.equal(reports[0]?.level, LEVEL.error);
       } finally {

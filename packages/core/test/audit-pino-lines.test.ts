@@ -66,7 +66,6 @@ const configurations: Array<[string, LoggerOptions, Record<string, unknown>?]> =
   ['level labels and renamed bindings', { formatters: { level: (label) => ({ severity: label.toUpperCase() }), bindings: (b) => ({ host: b.hostname }) } }],
   ['CRLF line ends', { crlf: true }],
   ['a message prefix', { msgPrefix: '[audit] ' }],
-  ['a streamWrite hook', { hooks: { streamWrite: (s: string) => s.replace('"level"', '"lvl"') } }],
   ['serializers for other keys (as Fastify sets them)', { serializers: { req: (r: unknown) => r, res: (r: unknown) => r } }],
 ];
 
@@ -154,6 +153,8 @@ describe('audit lines written directly to the pino destination', () => {
     ['a serializer for an audit field', { serializers: { Headers: () => '[headers]' } }],
     ['nestedKey', { nestedKey: 'payload' }],
     ['a logMethod hook', { hooks: { logMethod(args, method) { method.apply(this, args); } } }],
+    // Recent pino applies it; pino 9.0.0 has no such hook and ignores it: pino's own call is right on either.
+    ['a streamWrite hook', { hooks: { streamWrite: (s: string) => s.replace('"level"', '"lvl"') } } as LoggerOptions],
   ];
   for (const [name, options] of fallbacks) {
     it(`leaves the line to pino with ${name}`, () => {
@@ -195,20 +196,25 @@ describe('audit lines written directly to the pino destination', () => {
   });
 
   it("leaves the line to pino while pino's asJson tracing channel has a subscriber", () => {
-    const { a, direct } = pair({});
+    const { a, b, direct } = pair({});
     const sink = new LoggingAuditSink(a);
     const seen: unknown[] = [];
     const channel = tracingChannel('pino_asJson');
     const handlers = { start: (m: unknown) => seen.push(m), end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
     channel.subscribe(handlers);
+    let byPino: number;
     try {
+      // What pino itself shows a subscriber for one line (nothing on pino 9.0.0, which has no such channel).
+      b.info('probe');
+      byPino = seen.length;
+      seen.length = 0;
       sink.write(entries[0] as AuditLogEntry);
     } finally {
       channel.unsubscribe(handlers);
     }
-    assert.equal(seen.length, 1, 'the subscriber saw the audit line');
+    assert.equal(seen.length, byPino, 'the subscriber saw the audit line as it sees any pino line');
     sink.write(entries[0] as AuditLogEntry);
-    assert.equal(seen.length, 1);
+    assert.equal(seen.length, byPino);
     assert.equal(direct.writes.length, 2);
     assert.equal(direct.writes[0], direct.writes[1]);
   });

@@ -132,7 +132,7 @@ test('the cycle finder finds a circle through type-only imports and names it', (
  * floor do not import each other. A new folder needs its floor here.
  */
 const CORE_FLOORS: ReadonlyArray<readonly string[]> = [
-  ['shared'], // helpers every floor uses: KitError and the error catalogue, enums, secrets, option checks, the container
+  ['shared', 'internals'], // helpers every floor uses: KitError and the error catalogue, enums, secrets, option checks, the container; the guarded reads of Fastify's and pino's private state
   ['lifecycle', 'tracing'], // the one owner of process signals and the order an app closes in; the OpenTelemetry tracer seam
   ['audit', 'health', 'stores', 'endpoints'], // capabilities that need no other capability
   ['problem', 'metrics'], // problem details carry the audit's correlation id; metrics read audit and health counters

@@ -6,21 +6,19 @@
 // pino itself empties its destinations with `flushSync()` on the process `exit` event, which a
 // death by signal never emits. So Kit does what that handler would: waits, bounded, for the write
 // in flight (sonic-boom signals it with `drain`), then writes the rest synchronously.
-import { pinoDestinationOf } from './pino-lines.js';
+import { pinoDestinationOf, sonicBoomWriting } from '../internals/index.js';
 
 interface Destination {
   flushSync?: () => void;
   once?: (event: string, listener: () => void) => unknown;
   off?: (event: string, listener: () => void) => unknown;
-  /** sonic-boom's "an asynchronous write is running" flag (internal, read only when it is a boolean). */
-  _writing?: unknown;
 }
 
 /** Waits for the destination's write in flight (at most `timeoutMs`), then flushes it synchronously. */
 export async function flushDestinationForExit(logger: object, timeoutMs: number): Promise<void> {
   const stream = pinoDestinationOf(logger) as Destination | undefined;
   if (typeof stream?.flushSync !== 'function') return;
-  if (stream._writing === true && typeof stream.once === 'function') {
+  if (sonicBoomWriting(stream) === true && typeof stream.once === 'function') {
     await new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);

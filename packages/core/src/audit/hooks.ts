@@ -6,7 +6,7 @@ import type { KitServices } from '../shared/services.js';
 import { correlationIdFrom, enterCorrelationContext } from './correlation.js';
 import { createExcludeMatcher } from './exclude.js';
 import type { AuditTrailOptions } from './options.js';
-import { AuditRecord, type RecordSettings, type RouteSource } from './record.js';
+import { AuditRecord, type RecordSettings } from './record.js';
 import { Redactor } from './redaction.js';
 import { newUuid } from './uuid.js';
 import { installRequestLogging } from './request-logging.js';
@@ -26,16 +26,6 @@ const kOtelRequest = Symbol('kit.audit.otelRequest');
 type RawRequest = IncomingMessage & { [kCorrelationId]?: string | null };
 type RawResponse = ServerResponse & { [kRecord]?: AuditRecord | undefined; [kOtelRequest]?: FastifyRequest | undefined };
 type GenReqId = (this: unknown, req: IncomingMessage) => string;
-
-// Fastify's per-route context sits on each request under this symbol: one object per route, so a
-// record can keep it and read the route pattern only when the entry is formatted. The public
-// `request.routeOptions` builds a new 13-key object on every read (about 120 ns here).
-let kRouteContext: symbol | null | undefined;
-function routeSourceOf(request: FastifyRequest): RouteSource | undefined {
-  if (kRouteContext === undefined) kRouteContext = Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context') ?? null;
-  if (kRouteContext !== null) return (request as unknown as Record<symbol, RouteSource | undefined>)[kRouteContext];
-  return { config: request.routeOptions.config };
-}
 
 /**
  * Wires the audit trail into a Fastify instance (called by `addKit`, before any plugin context or
@@ -126,7 +116,7 @@ export function installAuditTrail(
     const res = reply.raw as RawResponse;
     if (withContext) enterCorrelationContext(id);
     if (res[kRecord] === undefined) res.on('close', onResponseClose);
-    const record = new AuditRecord(raw.method ?? 'GET', raw.url ?? '/', raw.headers, id, performance.now(), settings, routeSourceOf(request), request);
+    const record = new AuditRecord(raw.method ?? 'GET', raw.url ?? '/', raw.headers, id, performance.now(), settings, request.routeOptions.config, request);
     // With the OpenTelemetry SDK registered, the span of this request (an HTTP server span) is active
     // here; @fastify/otel's request span, when there is one, replaces it when the response is done.
     if (otelRegistered()) {

@@ -51,12 +51,11 @@ export interface RecordSettings {
 }
 
 /**
- * Fastify's per-route context (one object per route, alive as long as the route): a record keeps
- * a reference and reads the route pattern from it only when something formats the entry.
+ * The route's config (`request.routeOptions.config`: one object per route, alive as long as the
+ * route): a record keeps a reference and reads the route pattern from it only when something
+ * formats the entry.
  */
-export interface RouteSource {
-  readonly config?: Parameters<typeof routePatternOf>[0];
-}
+export type RouteConfig = Parameters<typeof routePatternOf>[0];
 
 /** The request as far as a record reads it at completion: who was authenticated. */
 export interface UserSource {
@@ -84,7 +83,7 @@ export class AuditRecord implements AuditLogEntry {
   readonly startedAt: number;
   readonly #epochMs: number;
   readonly #settings: RecordSettings;
-  readonly #route: RouteSource | undefined;
+  readonly #routeConfig: RouteConfig;
   #request: UserSource | undefined;
   #url: string | null;
   #rawHeaders: RawHeaders | null;
@@ -101,7 +100,7 @@ export class AuditRecord implements AuditLogEntry {
     correlationId: string,
     startedAt: number,
     settings: RecordSettings,
-    route: RouteSource | undefined,
+    routeConfig: RouteConfig,
     request: UserSource | undefined,
   ) {
     this.method = method;
@@ -111,7 +110,7 @@ export class AuditRecord implements AuditLogEntry {
     this.startedAt = startedAt;
     this.#epochMs = Date.now();
     this.#settings = settings;
-    this.#route = route;
+    this.#routeConfig = routeConfig;
     this.#request = request;
   }
 
@@ -167,7 +166,7 @@ export class AuditRecord implements AuditLogEntry {
 
   /** The route pattern the request matched (`/api/orders@2/:id`); `undefined` when none did (404). */
   get route(): string | undefined {
-    return routePatternOf(this.#route?.config);
+    return routePatternOf(this.#routeConfig);
   }
 
   get traceId(): string | undefined {

@@ -14,16 +14,16 @@
 //   serializer formats `req`.
 //
 // This works after Fastify() was constructed and sets no deprecated option (`disableRequestLogging`
-// at the top level warns FSTDEP023 on Fastify >= 5.10). Fastify before 5.10 has no controller:
-// Kit then cannot change those lines and says so at start-up.
+// at the top level warns FSTDEP023 on Fastify >= 5.10). Fastify takes a controller only as an
+// option of `Fastify()`, so Kit reaches the instance's through `internals/`. Fastify before 5.10
+// has no controller: Kit then cannot change those lines and says so at start-up.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
+import { fastifyLogController, type FastifyLogController } from '../internals/index.js';
 import type { RecordSettings } from './record.js';
 import { AUDIT_PATH_CAP, cap } from './redaction.js';
 
 type ControllerMethod = (this: unknown, ...args: unknown[]) => unknown;
-type Controller = Record<string, unknown>;
-
 
 /** `Controller` methods whose `request` argument is at this position. */
 const REQUEST_AT: Readonly<Record<string, number>> = {
@@ -96,10 +96,8 @@ function wrap(name: string, method: ControllerMethod, at: number, drop: boolean,
  * Fastify has no controller (before 5.10).
  */
 export function installRequestLogging(app: FastifyInstance, settings: RecordSettings, keepRequestLines: boolean): boolean {
-  const symbol = Object.getOwnPropertySymbols(app).find((s) => s.description === 'fastify.logController');
-  const host = app as unknown as Record<symbol, Controller | undefined>;
-  const original = symbol === undefined ? undefined : host[symbol];
-  if (symbol === undefined || typeof original !== 'object' || original === null) {
+  const slot = fastifyLogController(app);
+  if (slot === undefined) {
     const disabled = (app.initialConfig as { disableRequestLogging?: unknown }).disableRequestLogging === true;
     if (!disabled) {
       app.log.warn(
@@ -109,6 +107,7 @@ export function installRequestLogging(app: FastifyInstance, settings: RecordSett
     }
     return false;
   }
+  const original = slot.controller;
   const methods: PropertyDescriptorMap = {};
   for (const [name, at] of Object.entries(REQUEST_AT)) {
     const method = original[name];
@@ -117,6 +116,6 @@ export function installRequestLogging(app: FastifyInstance, settings: RecordSett
   }
   // The host's controller stays the prototype: its settings (`disableRequestLogging`, the request
   // id label) and its other methods apply as before.
-  host[symbol] = Object.create(original, methods) as Controller;
+  slot.replace(Object.create(original, methods) as FastifyLogController);
   return true;
 }

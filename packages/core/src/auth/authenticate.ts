@@ -5,6 +5,7 @@ import type { HealthChecksBuilder } from '../health/builder.js';
 import { AuthorityUnavailableError, OpenIdDiscovery } from './discovery.js';
 import { JWT_HEALTH_CHECK_NAME, JwtAuthorityHealthCheck } from './health.js';
 import { BEARER_SECURITY_SCHEME, type JwtOptions } from './options.js';
+import { fastifyContextHooks, type ContextHooksReader } from '../internals/index.js';
 import { hasGroupSecurity } from '../shared/security-schemes.js';
 import { TokenRejectedError, TokenVerifier, type KitUser } from './verifier.js';
 import { redactError } from '../shared/secrets.js';
@@ -67,20 +68,12 @@ function unauthorized(reply: FastifyReply, description: string | undefined): Fas
   );
 }
 
-// Fastify keeps each context's hooks under an internal symbol; reading it mirrors exactly what
-// Fastify itself merges into a route at `ready`, which is the only way to see a context-wide
-// `addHook('onRequest', app.kitAuthenticate)` (onRoute runs before such hooks exist).
-function hooksSymbolOf(app: FastifyInstance): symbol | undefined {
-  return Object.getOwnPropertySymbols(app).find((s) => s.description === 'fastify.hooks');
-}
-
-function isGuarded(route: RouteOptions, instance: FastifyInstance, hook: KitAuthenticateHook, hooksSymbol: symbol | undefined): boolean {
-  const contextHooks = hooksSymbol ? ((instance as unknown as Record<symbol, unknown>)[hooksSymbol] as Record<string, unknown> | undefined) : undefined;
+function isGuarded(route: RouteOptions, instance: FastifyInstance, hook: KitAuthenticateHook, contextHooks: ContextHooksReader | undefined): boolean {
   for (const stage of GUARD_STAGES) {
     const own: unknown = route[stage];
     if ((Array.isArray(own) ? own : [own]).includes(hook)) return true;
-    const inherited = contextHooks?.[stage];
-    if (Array.isArray(inherited) && inherited.includes(hook)) return true;
+    // A context-wide `addHook(stage, app.kitAuthenticate)`: Fastify shows it only through its internals.
+    if (contextHooks?.(instance, stage)?.includes(hook)) return true;
   }
   return false;
 }
@@ -168,14 +161,14 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
     routes.push({ route, instance: this });
   });
   app.addHook('onReady', function documentGuardedRoutes(done) {
-    const hooksSymbol = hooksSymbolOf(app);
-    if (!hooksSymbol) {
+    const contextHooks = fastifyContextHooks(app);
+    if (!contextHooks) {
       app.log.warn('kit: this Fastify version hides context hooks; routes guarded by addHook(app.kitAuthenticate) appear public in the OpenAPI document (route-level hooks are still seen).');
     }
     for (const { route, instance } of routes) {
       const schema = route.schema as { security?: Array<Record<string, string[]>> } | undefined;
       const fromGroup = hasGroupSecurity(route);
-      if ((schema?.security !== undefined && !fromGroup) || !isGuarded(route, instance, kitAuthenticate, hooksSymbol)) continue;
+      if ((schema?.security !== undefined && !fromGroup) || !isGuarded(route, instance, kitAuthenticate, contextHooks)) continue;
       // A group that declared its own scheme and also runs kitAuthenticate needs both: the bearer
       // token joins each of its requirements.
       const bearer = { [BEARER_SECURITY_SCHEME]: [] };
