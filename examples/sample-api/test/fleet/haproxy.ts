@@ -6,8 +6,15 @@
 // does) and `tcp` (each client connection is spliced to one server, as a Kubernetes Service's
 // kube-proxy does). `retries 0`: a request HAProxy cannot deliver fails, as it does through a
 // Service; HAProxy's own retries would hide a mistake for a second or three.
+//
+// Whether a server is in rotation is read from HAProxy itself (`show stat` on its stats socket),
+// not inferred from its log: HAProxy logs a change of state only, and a server whose checks
+// failed fewer than `fall` times in a row (a replacement back within interval x fall) never went
+// DOWN, so no UP follows; it simply stayed in rotation.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -40,7 +47,7 @@ export interface ProbeSettings {
 export type Frontend = 'http' | 'tcp';
 export const FRONTENDS: readonly Frontend[] = ['http', 'tcp'];
 
-/** One server state change as HAProxy logged it, in ms since the run's origin. */
+/** One change of a server's state as HAProxy logged it (when it happened), in ms since the run's origin. */
 export interface StateChange {
   readonly frontend: Frontend;
   readonly server: string;
@@ -57,7 +64,22 @@ export interface HaproxyOptions {
   readonly origin: number;
 }
 
-export function haproxyConfig(options: HaproxyOptions): string {
+/** A server's state in one backend, as `show stat` reports it. */
+export interface ServerState {
+  readonly frontend: Frontend;
+  readonly server: string;
+  /**
+   * HAProxy's status: `UP` (in rotation, its last check passed), `UP 2/3` (in rotation, on its way
+   * down: one check failed of the three `fall` allows), `DOWN`, `DOWN 1/2` (on its way up), ...
+   */
+  readonly status: string;
+  /** The last check's result: `L7OK`, `L7STS` (wrong status), `L4CON` (connection refused), ... */
+  readonly checkStatus: string;
+  /** Failed checks since HAProxy started. */
+  readonly failedChecks: number;
+}
+
+export function haproxyConfig(options: HaproxyOptions, statsSocket?: string): string {
   const { probe } = options;
   const servers = Object.entries(options.servers).map(([name, port]) => `  server ${name} 127.0.0.1:${port}`);
   const backend = (mode: Frontend) => [
@@ -73,6 +95,7 @@ export function haproxyConfig(options: HaproxyOptions): string {
     'global',
     '  log stdout format raw local0 notice',
     '  maxconn 4096',
+    ...(statsSocket ? [`  stats socket ${statsSocket} mode 600 level user`] : []),
     'defaults',
     '  log global',
     '  timeout connect 2s',
@@ -102,9 +125,9 @@ export class Haproxy {
   readonly changes: StateChange[] = [];
   readonly #child: ChildProcess;
   readonly #dir: string;
+  readonly #socket: string;
   readonly #origin: number;
   #output = '';
-  #waiters: Array<() => void> = [];
   readonly #closed: Promise<number | null>;
 
   constructor(readonly options: HaproxyOptions) {
@@ -112,7 +135,8 @@ export class Haproxy {
     this.#origin = options.origin;
     this.#dir = mkdtempSync(path.join(tmpdir(), 'kit-haproxy-'));
     const file = path.join(this.#dir, 'haproxy.cfg');
-    writeFileSync(file, haproxyConfig(options));
+    this.#socket = path.join(this.#dir, 'stats.sock');
+    writeFileSync(file, haproxyConfig(options, this.#socket));
     this.#child = spawn(haproxyBin, ['-f', file, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let buffered = '';
     const read = (chunk: string) => {
@@ -126,7 +150,6 @@ export class Haproxy {
         // HAProxy writes each change twice with -db (the log on stdout, a warning on stderr): keep stdout's.
         if (m && !line.startsWith('[')) {
           this.changes.push({ frontend: m[1] as Frontend, server: m[2]!, up: m[3] === 'UP', at: Math.round(performance.now() - this.#origin), line });
-          for (const w of this.#waiters.splice(0)) w();
         }
       }
     };
@@ -135,27 +158,67 @@ export class Haproxy {
     this.#closed = new Promise((resolve) => this.#child.on('close', resolve));
   }
 
-  /** Whether HAProxy has `server` in rotation on `frontend` (servers start UP, as HAProxy assumes). */
-  isUp(frontend: Frontend, server: string, since = -Infinity): boolean {
-    const last = this.changes.filter((c) => c.frontend === frontend && c.server === server && c.at >= since).at(-1);
-    return last === undefined ? since === -Infinity : last.up;
-  }
-
-  /** Resolves at the first change of `server` to `up` on every frontend after `since`. */
-  async waitFor(server: string, up: boolean, since: number, timeoutMs: number): Promise<void> {
-    const done = () => FRONTENDS.every((f) => this.changes.some((c) => c.frontend === f && c.server === server && c.up === up && c.at >= since));
-    const deadline = performance.now() + timeoutMs;
-    while (!done()) {
-      const left = deadline - performance.now();
-      if (left <= 0) throw new Error(`HAProxy did not mark ${server} ${up ? 'UP' : 'DOWN'} within ${timeoutMs} ms:\n${this.#output}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
+  /** Every server of every backend, as HAProxy sees it now. */
+  async state(): Promise<ServerState[]> {
+    const [header, ...rows] = (await this.#ask('show stat')).split('\n').filter((line) => line !== '');
+    // "# pxname,svname,...": the columns used here come before any free-text one, so a plain split does.
+    const columns = (header ?? '').replace(/^# /, '').split(',');
+    const at = (name: string) => columns.indexOf(name);
+    const out: ServerState[] = [];
+    for (const row of rows) {
+      const f = row.split(',');
+      const backend = /^sample_(http|tcp)$/.exec(f[at('pxname')] ?? '');
+      const server = f[at('svname')] ?? '';
+      if (!backend || server === 'BACKEND' || server === 'FRONTEND') continue;
+      out.push({
+        frontend: backend[1] as Frontend,
+        server,
+        status: f[at('status')] ?? '',
+        checkStatus: f[at('check_status')] ?? '',
+        failedChecks: Number(f[at('chkfail')] ?? 0),
       });
     }
+    return out;
+  }
+
+  /**
+   * Resolves, with the moment (ms since the run's origin), once HAProxy has `server` in rotation
+   * with its last check passed (`UP`) on every frontend. Wait for the instance behind it to be
+   * ready first: from then on every check passes, so `UP` means the balancer sends it requests
+   * and they are served, whether or not its checks failed `fall` times while it was replaced.
+   */
+  async waitInRotation(server: string, timeoutMs: number): Promise<number> {
+    const deadline = performance.now() + timeoutMs;
+    const every = Math.min(100, this.options.probe.intervalMs / 4);
+    let last: ServerState[] | string = [];
+    for (;;) {
+      try {
+        last = (await this.state()).filter((s) => s.server === server);
+        if (FRONTENDS.every((f) => (last as ServerState[]).some((s) => s.frontend === f && s.status === 'UP'))) {
+          return Math.round(performance.now() - this.#origin);
+        }
+      } catch (err) {
+        last = String(err); // the socket is not there yet: HAProxy is starting
+      }
+      if (performance.now() >= deadline) {
+        throw new Error(`HAProxy did not have ${server} in rotation on every frontend within ${timeoutMs} ms: ${JSON.stringify(last)}\n${this.#output}`);
+      }
+      await sleep(every);
+    }
+  }
+
+  /** One command on the stats socket (non-interactive: HAProxy answers and closes). */
+  #ask(command: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(this.#socket);
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.setTimeout(5000, () => socket.destroy(new Error(`HAProxy's stats socket did not answer "${command}" within 5 s`)));
+      socket.on('data', (chunk: string) => (answer += chunk));
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+      socket.write(`${command}\n`);
+    });
   }
 
   async stop(): Promise<void> {

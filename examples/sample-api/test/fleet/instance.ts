@@ -34,6 +34,8 @@ export interface InstanceTimes {
   spawned: number;
   listening?: number;
   ready?: number;
+  /** The balancer has it in rotation on every frontend (the first generation: taken as `ready`). */
+  inRotation?: number;
   signalled?: number;
   exited?: number;
 }

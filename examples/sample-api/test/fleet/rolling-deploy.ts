@@ -1,9 +1,9 @@
 // A rolling deploy of the sample behind HAProxy, measured: N instances share one PostgreSQL and one
 // Redis; steady keep-alive load runs through the balancer while each instance in turn is replaced
 // the way an orchestrator replaces a pod (SIGTERM, wait for the exit, start the new one on the
-// same address, wait until the balancer has it in rotation). The report says what the clients
-// saw, whether every acknowledged write is in PostgreSQL, whether every completed request was
-// audited exactly once, and how long each instance spent in each state.
+// same address, wait until HAProxy's stats say it is in rotation on every frontend). The report
+// says what the clients saw, whether every acknowledged write is in PostgreSQL, whether every
+// completed request was audited exactly once, and how long each instance spent in each state.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -44,8 +44,12 @@ export interface InstanceReport {
   readonly readyToInRotation?: number;
   /** ms: in rotation on every frontend -> SIGTERM. */
   readonly serving?: number;
-  /** ms per frontend: SIGTERM -> out of rotation (the balancer's checks saw the 503). */
-  readonly signalToOutOfRotation: Partial<Record<Frontend, number>>;
+  /**
+   * ms per frontend: SIGTERM -> out of rotation (the balancer's checks failed `fall` times in a
+   * row). `null`: the balancer never took it out before its replacement was in rotation (its
+   * checks failed fewer than `fall` times in a row across the replacement).
+   */
+  readonly signalToOutOfRotation: Partial<Record<Frontend, number | null>>;
   /** ms: SIGTERM -> exit. */
   readonly signalToExit?: number;
 }
@@ -119,8 +123,8 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
         log(`${old.name}: SIGTERM -> exit ${code} in ${(old.times.exited ?? 0) - (old.times.signalled ?? 0)} ms`);
         const next = start(slot);
         await next.ready(90_000);
-        await haproxy.waitFor(slot, true, old.times.signalled!, 30_000);
-        log(`${next.name}: in rotation ${Math.round(performance.now() - origin - next.times.spawned)} ms after its start`);
+        next.times.inRotation = await haproxy.waitInRotation(slot, 30_000);
+        log(`${next.name}: in rotation ${next.times.inRotation - next.times.spawned} ms after its start`);
       }
     }
     await sleep(settleMs);
@@ -166,15 +170,18 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
   }
   const ofFailedRequests = [...load.failed].filter((id) => audited.has(id)).length;
 
-  const instances = all.map(({ slot, instance }): InstanceReport => {
+  const instances = all.map(({ slot, instance }, index): InstanceReport => {
     const t = instance.times;
-    const ups = FRONTENDS.map((f) => haproxy!.changes.find((c) => c.frontend === f && c.server === slot && c.up && c.at >= t.spawned)?.at);
-    const inRotation = generationZero(instance) ? t.ready : ups.every((u) => u !== undefined) ? Math.max(...(ups as number[])) : undefined;
-    const out: Partial<Record<Frontend, number>> = {};
+    const inRotation = generationZero(instance) ? t.ready : t.inRotation;
+    // Its replacement in the slot; a DOWN after that one is in rotation is not this instance's.
+    const successor = all.slice(index + 1).find((x) => x.slot === slot)?.instance;
+    const until = successor ? (successor.times.inRotation ?? Infinity) : Infinity;
+    const out: Partial<Record<Frontend, number | null>> = {};
     if (t.signalled !== undefined) {
       for (const f of FRONTENDS) {
-        const d = haproxy!.changes.find((c) => c.frontend === f && c.server === slot && !c.up && c.at >= t.signalled!);
+        const d = haproxy!.changes.find((c) => c.frontend === f && c.server === slot && !c.up && c.at >= t.signalled! && c.at <= until);
         if (d) out[f] = d.at - t.signalled;
+        else if (successor?.times.inRotation !== undefined) out[f] = null;
       }
     }
     return {
@@ -211,6 +218,11 @@ function generationZero(instance: Instance): boolean {
   return instance.name.endsWith('.0');
 }
 
+/** A SIGTERM -> out of rotation figure as the report prints it. */
+export function outOfRotation(ms: number | null | undefined): string {
+  return ms === null ? 'never' : String(ms ?? '-');
+}
+
 /** The report as a few readable lines (the test prints them as diagnostics, the script to stdout). */
 export function formatReport(r: RollingDeployReport): string[] {
   const s = r.settings;
@@ -233,7 +245,7 @@ export function formatReport(r: RollingDeployReport): string[] {
         String(i.starting ?? '-').padStart(9),
         String(i.readyToInRotation ?? '-').padStart(19),
         String(i.serving ?? '-').padStart(8),
-        `${i.signalToOutOfRotation.http ?? '-'}/${i.signalToOutOfRotation.tcp ?? '-'}`.padStart(24),
+        FRONTENDS.map((f) => outOfRotation(i.signalToOutOfRotation[f])).join('/').padStart(24),
         String(i.signalToExit ?? '-').padStart(14),
       ].join(' '),
     ),
