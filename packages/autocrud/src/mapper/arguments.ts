@@ -77,6 +77,11 @@ function filterValue(entity: Entity, filter: Filter, index: number): Filter {
     if (!Array.isArray(filter.value) || filter.value.length === 0) throw invalid(where, 'must have a non-empty array of values');
     return { ...filter, value: filter.value.map((v: unknown) => canonical(field, v, where)) };
   }
+  if (filter.op === 'like') {
+    const found = valueType(field.kind).fromJson(filter.value);
+    if (found instanceof ValueFault) throw invalid(where, found.detail);
+    return { ...filter, value: found };
+  }
   return { ...filter, value: canonical(field, filter.value, where) };
 }
 

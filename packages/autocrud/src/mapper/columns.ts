@@ -122,8 +122,35 @@ const SQLITE: Readonly<Record<ValueKind, ColumnCodec>> = {
   json: { read: column, decode: decodeJson, encode: encodeJson },
 };
 
+/** The most digits a decimal may declare to be kept in a SQLite REAL: every decimal of 15 significant digits round-trips through a double. */
+const DOUBLE_DIGITS_SQLITE = 15;
+
+/**
+ * A decimal with a declared precision of at most 15 digits on SQLite: stored as a REAL (the
+ * nearest double, which tells every such decimal apart and keeps their order), answered with its
+ * declared scale as PostgreSQL's numeric(p, s) answers it (`19.90`).
+ */
+function sqliteDecimal(scale: number): ColumnCodec {
+  return {
+    read: column,
+    decode: (raw) => {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'bigint' ? Number(raw) : Number.NaN;
+      if (!Number.isFinite(n)) return new ValueFault('holds a value that is not a finite number');
+      const text = n.toFixed(scale);
+      return Number(text) === n ? text : new ValueFault(`holds ${n}, which has more than the ${scale} fraction digits declared (x-scale)`);
+    },
+    encode: (value) => (typeof value === 'string' ? Number(value) : value),
+  };
+}
+
+/** Whether a decimal field fits a SQLite REAL exactly (see {@link sqliteDecimal}). */
+function sqliteHoldsDecimal(field: EntityField): boolean {
+  return field.precision !== undefined && field.precision <= DOUBLE_DIGITS_SQLITE;
+}
+
 /** How `field`'s values cross into and out of a `flavour` database. */
 export function columnCodec(flavour: SqlFlavour, field: EntityField): ColumnCodec {
+  if (flavour === 'sqlite' && field.kind === 'decimal' && sqliteHoldsDecimal(field)) return sqliteDecimal(field.scale ?? 0);
   return (flavour === 'postgres' ? POSTGRES : SQLITE)[field.kind];
 }
 
@@ -160,6 +187,7 @@ const SQLITE_DDL: Readonly<Record<ValueKind, string | undefined>> = {
 /** The column type `createTables` declares for a field; `undefined` where the flavour has none that holds it exactly. */
 export function columnType(flavour: SqlFlavour, field: EntityField): string | undefined {
   if (flavour === 'postgres' && field.kind === 'decimal' && field.precision !== undefined) return `numeric(${field.precision}, ${field.scale ?? 0})`;
+  if (flavour === 'sqlite' && field.kind === 'decimal' && sqliteHoldsDecimal(field)) return 'real';
   return flavour === 'postgres' ? POSTGRES_DDL[field.kind] : SQLITE_DDL[field.kind];
 }
 
@@ -207,6 +235,7 @@ function postgresAdvice(family: ColumnType['family']): string | undefined {
 export function refusal(flavour: SqlFlavour, field: EntityField, column: ColumnType): string | false | undefined {
   const f = column.family;
   if (flavour === 'sqlite') {
+    if (field.kind === 'decimal' && sqliteHoldsDecimal(field)) return f === 'float' ? undefined : 'a decimal of at most 15 digits is kept in a REAL (or NUMERIC) column on SQLite';
     if (f === 'any') return field.kind === 'decimal' ? SQLITE_DECIMAL : undefined;
     switch (field.kind) {
       case 'int64':
@@ -254,7 +283,7 @@ export function refusal(flavour: SqlFlavour, field: EntityField, column: ColumnT
   }
 }
 
-const SQLITE_DECIMAL = "SQLite has no exact decimal column (its NUMERIC keeps 15 digits): use PostgreSQL or PGlite, or declare the field { type: 'number' }";
+const SQLITE_DECIMAL = "SQLite has no exact decimal column (its NUMERIC keeps 15 digits): declare 'x-precision' (at most 15) and 'x-scale', kept exactly in a REAL, or use PostgreSQL or PGlite";
 
 /** A PostgreSQL column type by its base type's name and `pg_type.typtype`, with a `numeric`'s typmod. */
 export function postgresColumnType(declared: string, base: string, typtype: string, typmod: number): ColumnType {

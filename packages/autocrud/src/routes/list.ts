@@ -56,7 +56,8 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
       continue;
     }
     // ajv has coerced numbers and booleans from decimal text; the rest is text.
-    const value = fieldValue(filter.field, raw);
+    // `like` asks for a part of the text: an enum's values do not bound it.
+    const value = filter.op === 'like' ? valueType(filter.field.kind).fromJson(raw) : fieldValue(filter.field, raw);
     if (value instanceof ValueFault) return { in: 'querystring', name, detail: value.detail };
     conditions.push({ field: filter.field.name, op: filter.op, value });
   }

@@ -130,7 +130,9 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
         ? { type: 'string', maxLength: MAX_LIST_VALUES * (MAX_VALUE_LENGTH + 1), pattern: listPattern(field) }
         : op === 'null'
           ? { type: 'boolean' }
-          : valueSchema(field);
+          : op === 'like'
+            ? valueType(field.kind).textSchema(field.format)
+            : valueSchema(field);
       const description = `Rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
       for (const key of op === 'eq' ? [filterKey(field.name, undefined), filterKey(field.name, op)] : [filterKey(field.name, op)]) {
         properties[key] = { ...value, description };

@@ -1,6 +1,6 @@
 // Column types on one engine, each at its boundaries: 64-bit integers as strings (min and max
 // exact, compared and sorted as numbers), exact decimals with a declared precision and scale
-// (PostgreSQL and PGlite; SQLite has no exact decimal column), timestamps with microseconds and
+// (up to 15 digits on SQLite, kept in a REAL; any number on PostgreSQL and PGlite), timestamps with microseconds and
 // far and DST-crossing dates, string enums (a CHECK constraint, the allowed values in every 400
 // and in the document), JSON objects and arrays (empty, nested, unicode; validated against their
 // schema; the same key order on every engine), nullable fields and server defaults of every type,
@@ -46,7 +46,7 @@ export const Gadget = defineEntity({
 @AutoCrud(Gadget)
 export class GadgetsEndpoint {}
 
-// Exact decimals: a declared numeric(12, 2) price and an unconstrained 30-digit amount.
+// Exact decimals: a declared numeric(12, 2) price and numeric(15, 4) amount (every engine).
 export const Priced = defineEntity({
   name: 'Priced',
   table: 'priced',
@@ -56,13 +56,23 @@ export const Priced = defineEntity({
     properties: {
       id: { type: 'integer' },
       price: { type: 'string', format: 'decimal', 'x-precision': 12, 'x-scale': 2 },
-      amount: { type: ['string', 'null'], format: 'decimal', default: '0.10' },
+      amount: { type: ['string', 'null'], format: 'decimal', 'x-precision': 15, 'x-scale': 4, default: '0.10' },
     },
   } as const,
   writable: ['price', 'amount'],
 });
 @AutoCrud(Priced)
 export class PricedEndpoint {}
+
+// An unconstrained numeric: 30 digits and more (PostgreSQL and PGlite; SQLite keeps 15).
+export const Wide = defineEntity({
+  name: 'Wide',
+  table: 'wide',
+  schema: { type: 'object', required: ['id', 'amount'], properties: { id: { type: 'integer' }, amount: { type: 'string', format: 'decimal' } } } as const,
+  writable: ['amount'],
+});
+@AutoCrud(Wide)
+export class WideEndpoint {}
 
 type GadgetRow = Record<string, unknown> & { id: number; createdAt: string; updatedAt: string };
 
@@ -78,9 +88,8 @@ export function typesSuite(engine: EngineUnderTest): void {
     const postgres = engine.flavour === 'postgres';
 
     before(async () => {
-      await engine.sql('drop table if exists gadgets');
-      if (postgres) await engine.sql('drop table if exists priced');
-      app = await crudApp(engine, {}, undefined, postgres ? [GadgetsEndpoint, PricedEndpoint] : [GadgetsEndpoint]);
+      for (const table of postgres ? ['gadgets', 'priced', 'wide'] : ['gadgets', 'priced']) await engine.sql(`drop table if exists ${table}`);
+      app = await crudApp(engine, {}, undefined, postgres ? [GadgetsEndpoint, PricedEndpoint, WideEndpoint] : [GadgetsEndpoint, PricedEndpoint]);
       crud = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD);
     });
     after(async () => {
@@ -109,6 +118,9 @@ export function typesSuite(engine: EngineUnderTest): void {
       if (postgres) {
         const [price] = await engine.sql("select format_type(atttypid, atttypmod) as t from pg_attribute where attrelid = 'priced'::regclass and attname = 'price'");
         assert.equal(price?.t, 'numeric(12,2)');
+      } else {
+        const [price] = await engine.sql("select type as t from pragma_table_info('priced') where name = 'price'");
+        assert.equal(String(price?.t).toLowerCase(), 'real');
       }
       // The enum is a CHECK: another writer cannot store a value outside it either.
       await assert.rejects(engine.sql("insert into gadgets (serial, status) values (1, 'bogus')"));
@@ -280,25 +292,45 @@ export function typesSuite(engine: EngineUnderTest): void {
       await refused(() => update(row.id, { serial: '1', updatedAt: '2024-01-01T00:00:00Z' }), /updatedAt.*read-only/);
     });
 
+    it('exact decimals: numeric(12, 2) and (15, 4) stored exactly or refused, answered with their scale, compared and sorted as numbers', async () => {
+      const made: Array<[string, string]> = [];
+      for (const [price, amount] of [['19.99', '99999999999.9999'], ['-0.01', '-0.0001'], ['9999999999.99', '0.1'], ['0.10', '12345678901.2345'], ['100', '-99999999999.9999'], ['19.9', '0']]) {
+        const res = await call(app, { method: 'POST', url: '/api/priced', payload: { price, amount } });
+        assert.equal(res.statusCode, 201, res.body);
+        const row = res.json<{ id: number; price: string; amount: string }>();
+        made.push([row.price, row.amount]);
+        const read = (await call(app, `/api/priced/${row.id}`)).json<{ price: string; amount: string }>();
+        assert.deepEqual([read.price, read.amount], [row.price, row.amount]);
+      }
+      assert.deepEqual(made, [
+        ['19.99', '99999999999.9999'],
+        ['-0.01', '-0.0001'],
+        ['9999999999.99', '0.1000'],
+        ['0.10', '12345678901.2345'],
+        ['100.00', '-99999999999.9999'],
+        ['19.90', '0.0000'],
+      ]);
+      const prices = async (query: string) => (await call(app, `/api/priced?${query}`)).json<{ items: Array<{ price: string; amount: string }> }>().items;
+      assert.deepEqual((await prices('sort=price&filter[price][gt]=0.1')).map((r) => r.price), ['19.90', '19.99', '100.00', '9999999999.99']);
+      assert.deepEqual((await prices('sort=-amount&filter[amount][lt]=1')).map((r) => r.amount), ['0.1000', '0.0000', '-0.0001', '-99999999999.9999']);
+      assert.deepEqual((await prices('filter[price]=19.90')).map((r) => r.price), ['19.90']);
+      assert.deepEqual((await prices('filter[price][in]=0.1,100&sort=price')).map((r) => r.price), ['0.10', '100.00']);
+      const dflt = (await call(app, { method: 'POST', url: '/api/priced', payload: { price: '1' } })).json<{ amount: string }>();
+      assert.equal(dflt.amount, '0.1000');
+      for (const price of ['19.999', '10000000000.00', 19.99, '1e2', '']) {
+        assertBadParameter(await call(app, { method: 'POST', url: '/api/priced', payload: { price } }), 'body', 'price');
+      }
+      await assert.rejects(crud.repository(Priced).create({ price: '0.001' }), { code: 'KIT_ERR_INVALID_ARGUMENT' });
+    });
+
     if (postgres) {
-      it('exact decimals: numeric(12, 2) stored exactly or refused, 30 digits unconstrained, compared and sorted as numbers', async () => {
-        const made: string[] = [];
-        for (const price of ['19.99', '-0.01', '9999999999.99', '0.10', '100']) {
-          const res = await call(app, { method: 'POST', url: '/api/priced', payload: { price, amount: '123456789012345678901234567890.5' } });
-          assert.equal(res.statusCode, 201, res.body);
-          const row = res.json<{ id: number; price: string; amount: string }>();
-          made.push(row.price);
-          assert.equal(row.amount, '123456789012345678901234567890.5');
+      it('exact decimals without a declared precision: 30 digits and more, compared as numbers', async () => {
+        for (const amount of ['123456789012345678901234567890.5', '-0.000000000000000000000000000001', '123456789012345678901234567890']) {
+          const res = await call(app, { method: 'POST', url: '/api/wide', payload: { amount } });
+          assert.equal(res.json<{ amount: string }>().amount, amount);
         }
-        assert.deepEqual(made, ['19.99', '-0.01', '9999999999.99', '0.10', '100.00']);
-        const list = (await call(app, '/api/priced?sort=price&filter[price][gt]=0.1')).json<{ items: Array<{ price: string }> }>();
-        assert.deepEqual(list.items.map((r) => r.price), ['19.99', '100.00', '9999999999.99']);
-        const dflt = (await call(app, { method: 'POST', url: '/api/priced', payload: { price: '1' } })).json<{ amount: string }>();
-        assert.equal(dflt.amount, '0.10');
-        for (const price of ['19.999', '10000000000.00', 19.99, '1e2']) {
-          assertBadParameter(await call(app, { method: 'POST', url: '/api/priced', payload: { price } }), 'body', 'price');
-        }
-        await assert.rejects(crud.repository(Priced).create({ price: '0.001' }), { code: 'KIT_ERR_INVALID_ARGUMENT' });
+        const list = (await call(app, '/api/wide?sort=-amount&filter[amount][gt]=0')).json<{ items: Array<{ amount: string }> }>();
+        assert.deepEqual(list.items.map((r) => r.amount), ['123456789012345678901234567890.5', '123456789012345678901234567890']);
       });
     }
 
