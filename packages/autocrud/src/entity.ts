@@ -1,5 +1,6 @@
 import { KitError } from '@kit/core';
-import { kindOf, type ValueKind } from './values/kinds.js';
+import { kindOf, ValueFault, type ValueKind } from './values/kinds.js';
+import { fieldValue } from './values/fields.js';
 
 /**
  * The scalar kinds a column can hold: what a field's JSON Schema `type` says.
@@ -357,6 +358,12 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
       ...(precision !== undefined ? { precision, scale } : {}),
       schema: property,
     });
+    // A default is stored as a write would store it: one Kit would refuse in a body is a mistake here.
+    const fallback = property.default;
+    if (fallback !== undefined && fallback !== null) {
+      const checked = fieldValue(fields[fields.length - 1] as EntityField, fallback);
+      if (checked instanceof ValueFault) throw entityError(name, `field '${field}' has a default Kit would refuse: ${checked.detail}.`);
+    }
   }
   const byName = new Map(fields.map((f) => [f.name, f]));
 
