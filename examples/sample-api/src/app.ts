@@ -4,6 +4,7 @@ import { addKit, useKit } from '@kit/core';
 import { addKitStore, useKitStoreHealthCheck } from '@kit/store-redis';
 import { addKitAutoCrud } from '@kit/autocrud';
 import { ProductsEndpoint } from './catalog/ProductsEndpoint.js';
+import { BooksEndpoint } from './catalog/BooksEndpoint.js';
 import { SeedProducts } from './catalog/SeedProducts.js';
 import { OrderRepository } from './services/orders.js';
 import { UserRepository } from './services/users.js';
@@ -51,7 +52,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
 export function createApp(settings: SampleSettings = settingsFromEnv()): FastifyInstance {
   const app = Fastify({ logger: settings.logger });
 
-  const sources = [new URL('./endpoints/', import.meta.url), ...(settings.databaseUrl ? [ProductsEndpoint] : [])];
+  const sources = [new URL('./endpoints/', import.meta.url), ...(settings.databaseUrl ? [ProductsEndpoint, BooksEndpoint] : [])];
   const kit = addKit(app, sources, (opt) => {
     opt.openApiInfo = { title: 'Sample shop API', description: 'Users, orders and admin jobs, grouped by Kit.' };
     // Bearer tokens for /api/account, only when an authority is given: `npm start` needs no network.

@@ -1,5 +1,6 @@
 import { KitError } from '@kit/core';
-import { kindOf, type ValueKind } from './values/kinds.js';
+import { kindOf, ValueFault, type ValueKind } from './values/kinds.js';
+import { fieldValue } from './values/fields.js';
 
 /**
  * The scalar kinds a column can hold: what a field's JSON Schema `type` says.
@@ -9,7 +10,7 @@ import { kindOf, type ValueKind } from './values/kinds.js';
  * const numeric = Product.fields.filter((f) => f.type === ('number' satisfies FieldType));
  * ```
  */
-export type FieldType = 'integer' | 'number' | 'string' | 'boolean';
+export type FieldType = 'integer' | 'number' | 'string' | 'boolean' | 'object' | 'array';
 
 /**
  * An entity's schema: a JSON Schema object (TypeBox's `Type.Object(...)` or a plain literal).
@@ -25,14 +26,30 @@ export interface EntitySchema {
   readonly required?: readonly string[];
 }
 
-type Scalar<T> = T extends 'integer' | 'number' ? number : T extends 'string' ? string : T extends 'boolean' ? boolean : T extends 'null' ? null : never;
-type FieldValue<P> = P extends { type: infer T }
-  ? T extends readonly (infer U)[]
-    ? Scalar<U>
-    : Scalar<T>
-  : P extends { anyOf: readonly (infer M)[] }
-    ? FieldValue<M>
-    : unknown;
+type Scalar<T> = T extends 'integer' | 'number'
+  ? number
+  : T extends 'string'
+    ? string
+    : T extends 'boolean'
+      ? boolean
+      : T extends 'null'
+        ? null
+        : T extends 'object'
+          ? { [key: string]: unknown }
+          : T extends 'array'
+            ? unknown[]
+            : never;
+type FieldValue<P> = P extends { const: infer C extends string }
+  ? C
+  : P extends { enum: readonly (infer V)[] }
+    ? V
+    : P extends { type: infer T }
+      ? T extends readonly (infer U)[]
+        ? Scalar<U>
+        : Scalar<T>
+      : P extends { anyOf: readonly (infer M)[] }
+        ? FieldValue<M>
+        : unknown;
 
 /**
  * The row type of an entity, inferred from its schema's property types (TypeBox schemas and
@@ -56,6 +73,36 @@ export type RowOf<S> = S extends { properties: infer P } ? { -readonly [K in key
 
 type FieldName<S> = S extends { properties: infer P } ? Extract<keyof P, string> : string;
 
+type Properties<S> = S extends { properties: infer P } ? P : Record<string, unknown>;
+// TypeBox's schema types declare `default?` on every schema, so a TypeBox field may always have one.
+type HasDefault<P> = 'default' extends keyof P ? true : false;
+type Required<S> = S extends { required: readonly (infer R)[] } ? R : never;
+type RequiredInput<S, W extends string> = { [K in W as K extends Required<S> ? (HasDefault<Properties<S>[K & keyof Properties<S>]> extends true ? never : K) : never]: FieldValue<Properties<S>[K & keyof Properties<S>]> };
+type OptionalInput<S, W extends string> = { [K in W as K extends Required<S> ? (HasDefault<Properties<S>[K & keyof Properties<S>]> extends true ? K : never) : K]?: FieldValue<Properties<S>[K & keyof Properties<S>]> };
+type Flat<T> = { [K in keyof T]: T[K] };
+
+/**
+ * What a create or replace takes for an entity: its writable fields only, each of its type; a
+ * field the schema requires (and gives no `default`) is required.
+ *
+ * @example
+ * ```ts
+ * type ProductInput = EntityInput<typeof Product>;   // { name: string; price: number; tag?: string | null }
+ * const input: ProductInput = { name: 'Kettle', price: 40 };
+ * ```
+ */
+export type EntityInput<E> = E extends Entity<infer S, infer W> ? Flat<RequiredInput<S, W> & OptionalInput<S, W>> : never;
+
+/**
+ * The field names of an entity, as `list({ filters, sort })` takes them.
+ *
+ * @example
+ * ```ts
+ * const field: EntityFieldName<typeof Product> = 'price';
+ * ```
+ */
+export type EntityFieldName<E> = E extends Entity<infer S> ? FieldName<S> : string;
+
 /**
  * What `defineEntity` takes.
  *
@@ -64,7 +111,7 @@ type FieldName<S> = S extends { properties: infer P } ? Extract<keyof P, string>
  * const definition: EntityDefinition<typeof schema> = { name: 'Tag', table: 'tags', schema, writable: ['label'] };
  * ```
  */
-export interface EntityDefinition<S extends EntitySchema> {
+export interface EntityDefinition<S extends EntitySchema, W extends FieldName<S> = FieldName<S>> {
   /** The OpenAPI component schema name (`Product`); the request body's is `{name}Input`. */
   name: string;
   /** The table, optionally schema-qualified (`shop.products`). */
@@ -74,7 +121,7 @@ export interface EntityDefinition<S extends EntitySchema> {
   /** The entity's fields, a JSON Schema object; each property is one column. */
   schema: S;
   /** The fields `POST` and `PUT` write; never the primary key or the soft-delete field. */
-  writable: readonly FieldName<S>[];
+  writable: readonly W[];
   /** A boolean field: `DELETE` sets it and reads skip rows where it is true. */
   softDelete?: FieldName<S>;
   /**
@@ -85,6 +132,17 @@ export interface EntityDefinition<S extends EntitySchema> {
   version?: FieldName<S>;
   /** Column names that differ from field names (`{ isDeleted: 'is_deleted' }`). */
   columns?: Partial<Record<FieldName<S>, string>>;
+  /**
+   * A `date-time` field Kit sets to the database's clock when a row is created; read-only in
+   * bodies.
+   */
+  createdAt?: FieldName<S>;
+  /**
+   * A `date-time` field Kit sets to the database's clock on create and on every generated write
+   * (create, replace, soft delete, and any other write path through `kitTimestamps`); read-only in
+   * bodies.
+   */
+  updatedAt?: FieldName<S>;
 }
 
 /**
@@ -105,6 +163,12 @@ export interface EntityField {
   /** In the schema's `required` list. */
   readonly required: boolean;
   readonly format: string | undefined;
+  /** A string field's allowed values: its schema's `enum`, or a union of `const`s. */
+  readonly enum?: readonly string[] | undefined;
+  /** A decimal's `x-precision` (digits in all; `createTables` makes `numeric(precision, scale)`). */
+  readonly precision?: number | undefined;
+  /** A decimal's `x-scale` (digits after the point; default 0 with a precision). */
+  readonly scale?: number | undefined;
   /** The property's schema as declared (a JSON copy). */
   readonly schema: Readonly<Record<string, unknown>>;
 }
@@ -117,14 +181,18 @@ export interface EntityField {
  * for (const field of Product.fields) console.log(field.name, field.column, field.type);
  * ```
  */
-export interface Entity<S extends EntitySchema = EntitySchema> {
+export interface Entity<S extends EntitySchema = EntitySchema, W extends string = string> {
   readonly name: string;
   readonly table: string;
   readonly primaryKey: string;
   /** The schema as plain JSON (no TypeBox symbols), without `$id`/`$schema`. */
   readonly schema: S;
-  readonly writable: readonly string[];
+  readonly writable: readonly W[];
   readonly softDelete: string | undefined;
+  /** The field Kit sets to the database's clock on create, if any. */
+  readonly createdAt?: string | undefined;
+  /** The field Kit sets to the database's clock on every generated write, if any. */
+  readonly updatedAt?: string | undefined;
   /** The version field (optimistic concurrency), if the entity declares one. */
   readonly version: string | undefined;
   readonly fields: readonly EntityField[];
@@ -143,7 +211,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const SCALARS: ReadonlySet<string> = new Set(['integer', 'number', 'string', 'boolean']);
+const SCALARS: ReadonlySet<string> = new Set(['integer', 'number', 'string', 'boolean', 'object', 'array']);
 
 /**
  * The scalar type, nullability and format a property schema declares: `type: 'x'`,
@@ -183,6 +251,36 @@ function scalarOf(schema: Record<string, unknown>): { type: FieldType; nullable:
   return found.size === 1 && only !== undefined && SCALARS.has(only) ? { type: only as FieldType, nullable, format } : undefined;
 }
 
+/** A string field's allowed values: `enum` of strings, or `anyOf`/`oneOf` members each a `const` or `enum` (or null). */
+function enumOf(schema: Record<string, unknown>): string[] | undefined {
+  if (Array.isArray(schema.enum)) return schema.enum.filter((v): v is string => typeof v === 'string');
+  if (typeof schema.const === 'string') return [schema.const];
+  const members = [...(Array.isArray(schema.anyOf) ? schema.anyOf : []), ...(Array.isArray(schema.oneOf) ? schema.oneOf : [])].filter((m) => isRecord(m) && m.type !== 'null');
+  if (members.length === 0) return undefined;
+  const values: string[] = [];
+  for (const member of members) {
+    const inner = enumOf(member as Record<string, unknown>);
+    if (!inner) return undefined;
+    values.push(...inner);
+  }
+  return values;
+}
+
+/** A decimal's `x-precision` / `x-scale`, checked. */
+function decimalSize(entity: string, field: string, schema: Record<string, unknown>): { precision: number | undefined; scale: number | undefined } {
+  const precision = schema['x-precision'];
+  const scale = schema['x-scale'];
+  if (precision === undefined) {
+    if (scale !== undefined) throw entityError(entity, `field '${field}' has x-scale without x-precision: give both (numeric(precision, scale)).`);
+    return { precision: undefined, scale: undefined };
+  }
+  if (!Number.isInteger(precision) || (precision as number) < 1 || (precision as number) > 1000) throw entityError(entity, `field '${field}': x-precision must be an integer from 1 to 1000 (PostgreSQL's numeric); found ${JSON.stringify(precision)}.`);
+  if (scale !== undefined && (!Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > (precision as number))) {
+    throw entityError(entity, `field '${field}': x-scale must be an integer from 0 to x-precision (${String(precision)}); found ${JSON.stringify(scale)}.`);
+  }
+  return { precision: precision as number, scale: (scale as number | undefined) ?? 0 };
+}
+
 /**
  * Declares an entity: a table, its primary key, the fields as a JSON Schema object, which fields
  * clients may write, and an optional soft-delete field. Validated here: a mistake throws
@@ -208,7 +306,7 @@ function scalarOf(schema: Record<string, unknown>): { type: FieldType; nullable:
  * });
  * ```
  */
-export function defineEntity<const S extends EntitySchema>(definition: EntityDefinition<S>): Entity<S> {
+export function defineEntity<const S extends EntitySchema, const W extends FieldName<S> = FieldName<S>>(definition: EntityDefinition<S, W>): Entity<S, W> {
   if (!isRecord(definition)) throw entityError(undefined, 'expected an object { name, table, schema, writable, ... }.');
   const { name, table } = definition;
   if (typeof name !== 'string' || !COMPONENT_NAME.test(name)) {
@@ -238,8 +336,11 @@ export function defineEntity<const S extends EntitySchema>(definition: EntityDef
     if (!isRecord(property)) throw entityError(name, `field '${field}' must have a JSON Schema object.`);
     const scalar = scalarOf(property);
     if (!scalar) {
-      throw entityError(name, `field '${field}' must be of type integer, number, string or boolean (optionally nullable); found ${JSON.stringify(property).slice(0, 80)}.`);
+      throw entityError(name, `field '${field}' must be of type integer, number, string, boolean, object or array (optionally nullable); found ${JSON.stringify(property).slice(0, 80)}.`);
     }
+    const kind = kindOf(scalar.type, scalar.format);
+    const values = kind === 'string' ? enumOf(property) : undefined;
+    const { precision, scale } = kind === 'decimal' ? decimalSize(name, field, property) : { precision: undefined, scale: undefined };
     const column = columns[field] ?? field;
     if (typeof column !== 'string' || !IDENTIFIER.test(column)) throw entityError(name, `columns.${field} = ${JSON.stringify(column)} is not an identifier.`);
     const clash = seenColumns.get(column);
@@ -249,12 +350,20 @@ export function defineEntity<const S extends EntitySchema>(definition: EntityDef
       name: field,
       column,
       type: scalar.type,
-      kind: kindOf(scalar.type, scalar.format),
+      kind,
       nullable: scalar.nullable,
       required: required.has(field),
       format: scalar.format,
+      ...(values ? { enum: Object.freeze(values) } : {}),
+      ...(precision !== undefined ? { precision, scale } : {}),
       schema: property,
     });
+    // A default is stored as a write would store it: one Kit would refuse in a body is a mistake here.
+    const fallback = property.default;
+    if (fallback !== undefined && fallback !== null) {
+      const checked = fieldValue(fields[fields.length - 1] as EntityField, fallback);
+      if (checked instanceof ValueFault) throw entityError(name, `field '${field}' has a default Kit would refuse: ${checked.detail}.`);
+    }
   }
   const byName = new Map(fields.map((f) => [f.name, f]));
 
@@ -282,6 +391,19 @@ export function defineEntity<const S extends EntitySchema>(definition: EntityDef
     }
   }
 
+  const stamps: Record<string, string | undefined> = {};
+  for (const option of ['createdAt', 'updatedAt'] as const) {
+    const stamp = definition[option];
+    if (stamp === undefined) continue;
+    const field = byName.get(stamp);
+    if (!field) throw entityError(name, `${option} '${stamp}' is not a field of the schema.`);
+    if (field.kind !== 'date-time' || stamp === primaryKey || stamp === version || stamp === softDelete) {
+      throw entityError(name, `${option} '${stamp}' must be a field { type: 'string', format: 'date-time' } other than the primary key, the version and the soft-delete field.`);
+    }
+    stamps[option] = stamp;
+  }
+  if (stamps.createdAt !== undefined && stamps.createdAt === stamps.updatedAt) throw entityError(name, `createdAt and updatedAt cannot be the same field '${stamps.createdAt}'.`);
+
   if (!Array.isArray(definition.writable)) throw entityError(name, 'writable must be an array of field names (it may be empty).');
   const writable = [...new Set(definition.writable as readonly string[])];
   for (const field of writable) {
@@ -289,15 +411,18 @@ export function defineEntity<const S extends EntitySchema>(definition: EntityDef
     if (field === primaryKey) throw entityError(name, `the primary key '${field}' cannot be writable.`);
     if (field === softDelete) throw entityError(name, `the soft-delete field '${field}' cannot be writable.`);
     if (field === version) throw entityError(name, `the version field '${field}' cannot be writable: Kit increments it on every write.`);
+    if (field === stamps.createdAt || field === stamps.updatedAt) throw entityError(name, `the timestamp field '${field}' cannot be writable: Kit sets it from the database's clock.`);
   }
   return Object.freeze({
     name,
     table,
     primaryKey,
     schema: schema as unknown as S,
-    writable: Object.freeze(writable),
+    writable: Object.freeze(writable) as readonly W[],
     softDelete,
     version,
+    createdAt: stamps.createdAt,
+    updatedAt: stamps.updatedAt,
     fields: Object.freeze(fields),
     field: (fieldName: string) => byName.get(fieldName),
   });

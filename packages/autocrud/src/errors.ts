@@ -71,10 +71,10 @@ export const autoCrudErrors = errorCatalogue({
   KIT_ERR_AUTOCRUD_LOCKED: { when: '`pglite:<dir>` is in use by another process, or by another app of this one (at `useKit`); the message names the directory and the holder' },
   KIT_ERR_AUTOCRUD_UNREPRESENTABLE: {
     status: 500,
-    when: 'a read whose stored value Kit cannot answer exactly (a `bigint` past 2^53-1, `infinity`, text in another form than Kit writes); names the entity, field and row; `UnrepresentableValueError`',
+    when: 'a read whose stored value Kit cannot answer exactly (a `bigint` past 2^53-1, `infinity`, text in another form than Kit writes, JSON text that does not parse); names the entity, field and row; `UnrepresentableValueError`',
   },
   KIT_ERR_INVALID_ARGUMENT: {
-    when: 'a repository call whose arguments do not fit the entity: a value of the wrong kind, `null` for a field that is not nullable, an unknown field or sort key, an operator the field does not take, `after` of the wrong length, `ifVersion` on an entity without a version field',
+    when: 'a repository call whose arguments do not fit the entity: a value of the wrong kind (`5` for a string), outside an enum or a JSON field\'s schema, `null` for a field that is not nullable, an unknown or read-only input field, an unknown or JSON sort key, an operator the field does not take, `after` of the wrong length, `ifVersion` on an entity without a version field',
   },
   // Core's codes, thrown for the same reasons.
   KIT_ERR_INVALID_OPTION: { ...coreErrors.codes.KIT_ERR_INVALID_OPTION, when: 'a bad option or connection string (its password redacted)' },

@@ -2,7 +2,7 @@
 export { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud, type PGliteInstance } from './plugin.js';
 export { AutoCrud, type AutoCrudOptions } from './decorator.js';
 export { CrudOperations } from './operations.js';
-export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityRow, type EntitySchema, type FieldType, type RowOf } from './entity.js';
+export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityFieldName, type EntityInput, type EntityRow, type EntitySchema, type FieldType, type RowOf } from './entity.js';
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type CallOptions, type WriteOptions } from './mapper/repository.js';

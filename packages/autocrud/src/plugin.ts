@@ -4,7 +4,7 @@ import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, typ
 import { autoCrudErrors } from './errors.js';
 import { allows, CrudOperations } from './operations.js';
 import { cursorCodec, type CursorCodec } from './routes/cursor.js';
-import type { Entity, EntityRow } from './entity.js';
+import type { Entity, EntityInput, EntityRow } from './entity.js';
 import { DatabaseHealthCheck } from './health.js';
 import type { PGlite } from '@electric-sql/pglite';
 import { parseConnectionString, type ConnectionTarget, type EngineKind } from './mapper/connection-string.js';
@@ -49,7 +49,7 @@ export interface KitAutoCrud {
   /** True while the database answers and every entity's table fits. */
   readonly available: boolean;
   /** The mapper for an entity (the one the generated routes use), for hand-written routes and jobs. */
-  repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>>;
+  repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>, EntityInput<E>>;
   /** `SELECT 1`; resolves with the round trip in ms, rejects with `KIT_ERR_DATABASE_UNAVAILABLE` (or `KIT_ERR_AUTOCRUD_SCHEMA`). */
   ping(signal?: AbortSignal): Promise<number>;
   /** Closes the database (idempotent); `addKitAutoCrud` calls it as a `release` step of the app's shutdown. */
@@ -125,8 +125,8 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     return this.database.available;
   }
 
-  repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>> {
-    return this.database.repository<EntityRow<E>>(entity);
+  repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>, EntityInput<E>> {
+    return this.database.repository<EntityRow<E>, EntityInput<E>>(entity);
   }
 
   ping(signal?: AbortSignal): Promise<number> {

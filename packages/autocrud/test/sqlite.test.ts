@@ -20,6 +20,7 @@ import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
+import { typesSuite } from './suite/types.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -81,6 +82,7 @@ if (!sqliteAvailable()) {
   cursorSuite(engine);
   valuesSuite(engine);
   quietSuite(engine);
+  typesSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

@@ -5,6 +5,7 @@
 import { KitError } from '@kit/core';
 import type { Entity, EntityField } from '../entity.js';
 import { valueType, ValueFault } from '../values/kinds.js';
+import { fieldValue } from '../values/fields.js';
 import { encodeValue } from './columns.js';
 import type { SqlFlavour } from './engine.js';
 import type { Filter, ListOptions } from './query.js';
@@ -15,7 +16,7 @@ function invalid(where: string, detail: string): KitError {
 
 /** `value` in Kit's form for `field`, or a KitError naming `where`. */
 function canonical(field: EntityField, value: unknown, where: string): unknown {
-  const found = valueType(field.kind).fromJson(value);
+  const found = fieldValue(field, value);
   if (found instanceof ValueFault) throw invalid(where, found.detail);
   return found;
 }
@@ -26,6 +27,7 @@ function canonical(field: EntityField, value: unknown, where: string): unknown {
  * else NULL, on replace; an explicit `null` is NULL, and refused for a field that is not nullable.
  */
 export function writeValues(entity: Entity, flavour: SqlFlavour, input: Readonly<Record<string, unknown>>, replace: boolean): Record<string, unknown> {
+  checkInput(entity, input);
   const values: Record<string, unknown> = {};
   for (const name of entity.writable) {
     const field = entity.field(name) as EntityField;
@@ -41,6 +43,20 @@ export function writeValues(entity: Entity, flavour: SqlFlavour, input: Readonly
   return values;
 }
 
+/**
+ * Refuses what the HTTP body schema refuses: an input that is not an object, a field the entity
+ * does not have, and one it has that is not writable (the primary key, the version, the
+ * soft-delete field, Kit's timestamps). Never dropped silently.
+ */
+export function checkInput(entity: Entity, input: unknown): asserts input is Readonly<Record<string, unknown>> {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw invalid(`${entity.name} input`, `must be an object of ${entity.name}'s writable fields (${entity.writable.join(', ')})`);
+  for (const name of Object.keys(input)) {
+    if (entity.writable.includes(name)) continue;
+    if (entity.field(name)) throw invalid(`${entity.name}.${name}`, `is read-only: the writable fields are ${entity.writable.join(', ')}`);
+    throw invalid(`${entity.name}.${name}`, `is not a field of ${entity.name}; its writable fields are ${entity.writable.join(', ')}`);
+  }
+}
+
 /** The primary key in Kit's form, or `undefined` when no row can have it (a lookup finds nothing). */
 export function keyValue(pk: EntityField, key: unknown): unknown {
   const found = valueType(pk.kind).fromJson(key);
@@ -49,6 +65,7 @@ export function keyValue(pk: EntityField, key: unknown): unknown {
 
 function filterValue(entity: Entity, filter: Filter, index: number): Filter {
   const where = `list({ filters[${index}] })`;
+  if (filter === null || typeof filter !== 'object') throw invalid(where, 'must be an object { field, op, value }');
   const field = entity.field(filter.field);
   if (!field) throw invalid(where, `names ${JSON.stringify(filter.field)}, which is not a field of ${entity.name}`);
   if (!valueType(field.kind).operators.includes(filter.op)) throw invalid(where, `uses ${JSON.stringify(filter.op)}, which the ${field.kind} field ${field.name} does not take`);
@@ -60,6 +77,11 @@ function filterValue(entity: Entity, filter: Filter, index: number): Filter {
     if (!Array.isArray(filter.value) || filter.value.length === 0) throw invalid(where, 'must have a non-empty array of values');
     return { ...filter, value: filter.value.map((v: unknown) => canonical(field, v, where)) };
   }
+  if (filter.op === 'like') {
+    const found = valueType(field.kind).fromJson(filter.value);
+    if (found instanceof ValueFault) throw invalid(where, found.detail);
+    return { ...filter, value: found };
+  }
   return { ...filter, value: canonical(field, filter.value, where) };
 }
 
@@ -68,8 +90,11 @@ function filterValue(entity: Entity, filter: Filter, index: number): Filter {
  * operator the field does not take, a value of the wrong kind, or a position of the wrong length.
  */
 export function listArguments(entity: Entity, options: ListOptions, order: ListOptions['sort']): { filters: Filter[]; after: unknown[] | undefined } {
+  if (!Array.isArray(options.filters) || !Array.isArray(options.sort)) throw invalid('list(options)', 'must have filters and sort arrays');
   for (const key of options.sort) {
-    if (!entity.field(key.field)) throw invalid('list({ sort })', `names ${JSON.stringify(key.field)}, which is not a field of ${entity.name}`);
+    const field = entity.field(key.field);
+    if (!field) throw invalid('list({ sort })', `names ${JSON.stringify(key.field)}, which is not a field of ${entity.name}`);
+    if (field.kind === 'json') throw invalid('list({ sort })', `names the JSON field ${field.name}, which has no order`);
   }
   const filters = options.filters.map((f, i) => filterValue(entity, f, i));
   if (options.after === undefined) return { filters, after: undefined };

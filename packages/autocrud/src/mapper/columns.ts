@@ -6,6 +6,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { EntityField } from '../entity.js';
 import { valueType, ValueFault, type ValueKind } from '../values/kinds.js';
+import { canonicalJson } from '../values/kinds.js';
 import { canonicalDate, dateTimeFromIso } from '../values/time.js';
 import type { SqlFlavour } from './engine.js';
 
@@ -16,7 +17,7 @@ import type { SqlFlavour } from './engine.js';
  */
 export interface ColumnType {
   readonly declared: string;
-  readonly family: 'integer' | 'float' | 'numeric' | 'boolean' | 'text' | 'enum' | 'uuid' | 'timestamptz' | 'timestamp' | 'date' | 'any' | 'other';
+  readonly family: 'integer' | 'float' | 'numeric' | 'boolean' | 'text' | 'enum' | 'uuid' | 'timestamptz' | 'timestamp' | 'date' | 'jsonb' | 'json' | 'any' | 'other';
   readonly precision?: number | undefined;
   readonly scale?: number | undefined;
 }
@@ -62,7 +63,21 @@ const decodeText = (raw: unknown): unknown => (typeof raw === 'string' ? raw : n
 const decodeDecimal = (raw: unknown): unknown =>
   typeof raw === 'string' && /^-?\d+(?:\.\d+)?$/.test(raw) ? raw : new ValueFault('holds a value that is not a finite decimal (NaN or infinity)');
 
+const decodeInt64 = decodeStored('int64', 'a 64-bit integer');
+/** JSON text as the engine writes it, parsed; Kit's key order (values/kinds.ts) whatever the engine kept. */
+function decodeJson(raw: unknown): unknown {
+  if (typeof raw !== 'string') return new ValueFault('holds a value that is not JSON text');
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value !== null && typeof value === 'object' ? canonicalJson(value) : new ValueFault('holds JSON that is not an object or array');
+  } catch {
+    return new ValueFault('holds text that is not JSON');
+  }
+}
+const encodeJson = (value: unknown): unknown => JSON.stringify(value);
+
 const column = (name: string): RawBuilder<unknown> => sql`${sql.ref(name)}`;
+const asText = (name: string): RawBuilder<unknown> => sql`${sql.ref(name)}::text`;
 const same = (value: unknown) => value;
 
 // PostgreSQL's JSON encoding writes timestamps and dates in ISO 8601 whatever the session's
@@ -84,7 +99,11 @@ const POSTGRES: Readonly<Record<ValueKind, ColumnCodec>> = {
     decode: (raw) => (typeof raw === 'string' ? canonicalDate(raw) : undefined) ?? new ValueFault('holds a date outside years 1 to 9999 (or infinity), which RFC 3339 cannot write'),
     encode: same,
   },
-  decimal: { read: (name) => sql`${sql.ref(name)}::text`, decode: decodeDecimal, encode: same },
+  decimal: { read: asText, decode: decodeDecimal, encode: same },
+  // Read as text: pg and PGlite would give a bigint as a JavaScript number (rounded) or a BigInt.
+  int64: { read: asText, decode: decodeInt64, encode: same },
+  // Read as text and parsed here: the same on pg and PGlite whatever their type parsers do.
+  json: { read: asText, decode: decodeJson, encode: encodeJson },
 };
 
 // SQLite has no boolean (0/1), and no date, time or uuid types: those are text in Kit's form,
@@ -98,10 +117,40 @@ const SQLITE: Readonly<Record<ValueKind, ColumnCodec>> = {
   'date-time': { read: column, decode: decodeStored('date-time', 'YYYY-MM-DDTHH:MM:SS.ffffffZ'), encode: same },
   date: { read: column, decode: decodeStored('date', 'YYYY-MM-DD'), encode: same },
   decimal: { read: column, decode: decodeDecimal, encode: same },
+  // Bound as a BigInt (an INTEGER), read as its decimal text: node:sqlite would refuse to read one past 2^53 - 1 as a number.
+  int64: { read: (name) => sql`cast(${sql.ref(name)} as text)`, decode: decodeInt64, encode: (value) => (typeof value === 'string' ? BigInt(value) : value) },
+  json: { read: column, decode: decodeJson, encode: encodeJson },
 };
+
+/** The most digits a decimal may declare to be kept in a SQLite REAL: every decimal of 15 significant digits round-trips through a double. */
+const DOUBLE_DIGITS_SQLITE = 15;
+
+/**
+ * A decimal with a declared precision of at most 15 digits on SQLite: stored as a REAL (the
+ * nearest double, which tells every such decimal apart and keeps their order), answered with its
+ * declared scale as PostgreSQL's numeric(p, s) answers it (`19.90`).
+ */
+function sqliteDecimal(scale: number): ColumnCodec {
+  return {
+    read: column,
+    decode: (raw) => {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'bigint' ? Number(raw) : Number.NaN;
+      if (!Number.isFinite(n)) return new ValueFault('holds a value that is not a finite number');
+      const text = n.toFixed(scale);
+      return Number(text) === n ? text : new ValueFault(`holds ${n}, which has more than the ${scale} fraction digits declared (x-scale)`);
+    },
+    encode: (value) => (typeof value === 'string' ? Number(value) : value),
+  };
+}
+
+/** Whether a decimal field fits a SQLite REAL exactly (see {@link sqliteDecimal}). */
+function sqliteHoldsDecimal(field: EntityField): boolean {
+  return field.precision !== undefined && field.precision <= DOUBLE_DIGITS_SQLITE;
+}
 
 /** How `field`'s values cross into and out of a `flavour` database. */
 export function columnCodec(flavour: SqlFlavour, field: EntityField): ColumnCodec {
+  if (flavour === 'sqlite' && field.kind === 'decimal' && sqliteHoldsDecimal(field)) return sqliteDecimal(field.scale ?? 0);
   return (flavour === 'postgres' ? POSTGRES : SQLITE)[field.kind];
 }
 
@@ -119,6 +168,8 @@ const POSTGRES_DDL: Readonly<Record<ValueKind, string>> = {
   'date-time': 'timestamptz',
   date: 'date',
   decimal: 'numeric',
+  int64: 'bigint',
+  json: 'jsonb',
 };
 const SQLITE_DDL: Readonly<Record<ValueKind, string | undefined>> = {
   integer: 'integer',
@@ -129,15 +180,20 @@ const SQLITE_DDL: Readonly<Record<ValueKind, string | undefined>> = {
   'date-time': 'text',
   date: 'text',
   decimal: undefined,
+  int64: 'integer',
+  json: 'text',
 };
 
 /** The column type `createTables` declares for a field; `undefined` where the flavour has none that holds it exactly. */
 export function columnType(flavour: SqlFlavour, field: EntityField): string | undefined {
+  if (flavour === 'postgres' && field.kind === 'decimal' && field.precision !== undefined) return `numeric(${field.precision}, ${field.scale ?? 0})`;
+  if (flavour === 'sqlite' && field.kind === 'decimal' && sqliteHoldsDecimal(field)) return 'real';
   return flavour === 'postgres' ? POSTGRES_DDL[field.kind] : SQLITE_DDL[field.kind];
 }
 
 /** The field's type as messages name it: `integer`, `string (format date-time)`. */
 export function kindLabel(field: EntityField): string {
+  if (field.kind === 'json') return `${field.type} (JSON)`;
   return field.kind === field.type ? field.type : `string (format ${field.kind})`;
 }
 
@@ -163,6 +219,10 @@ function postgresAdvice(family: ColumnType['family']): string | undefined {
       return "declare the field { type: 'number' }";
     case 'boolean':
       return "declare the field { type: 'boolean' }";
+    case 'jsonb':
+      return "declare the field with an object or array schema ({ type: 'object', ... })";
+    case 'json':
+      return 'a json column keeps its text as written (duplicate keys, spacing), which Kit does not answer as such: make the column jsonb';
     default:
       return undefined;
   }
@@ -175,8 +235,11 @@ function postgresAdvice(family: ColumnType['family']): string | undefined {
 export function refusal(flavour: SqlFlavour, field: EntityField, column: ColumnType): string | false | undefined {
   const f = column.family;
   if (flavour === 'sqlite') {
+    if (field.kind === 'decimal' && sqliteHoldsDecimal(field)) return f === 'float' ? undefined : 'a decimal of at most 15 digits is kept in a REAL (or NUMERIC) column on SQLite';
     if (f === 'any') return field.kind === 'decimal' ? SQLITE_DECIMAL : undefined;
     switch (field.kind) {
+      case 'int64':
+        return f === 'integer' ? undefined : 'a 64-bit integer needs an INTEGER column (REAL or NUMERIC affinity would turn large values into doubles)';
       case 'integer':
       case 'number':
       case 'boolean':
@@ -212,10 +275,15 @@ export function refusal(flavour: SqlFlavour, field: EntityField, column: ColumnT
       return f === 'date' ? undefined : (postgresAdvice(f) ?? false);
     case 'decimal':
       return f === 'numeric' ? undefined : (postgresAdvice(f) ?? false);
+    case 'int64':
+      if (f === 'integer' || (f === 'numeric' && column.scale === 0 && column.precision !== undefined && column.precision <= 18)) return undefined;
+      return f === 'numeric' ? DECIMAL_ADVICE : (postgresAdvice(f) ?? false);
+    case 'json':
+      return f === 'jsonb' ? undefined : (postgresAdvice(f) ?? false);
   }
 }
 
-const SQLITE_DECIMAL = "SQLite has no exact decimal column (its NUMERIC keeps 15 digits): use PostgreSQL or PGlite, or declare the field { type: 'number' }";
+const SQLITE_DECIMAL = "SQLite has no exact decimal column (its NUMERIC keeps 15 digits): declare 'x-precision' (at most 15) and 'x-scale', kept exactly in a REAL, or use PostgreSQL or PGlite";
 
 /** A PostgreSQL column type by its base type's name and `pg_type.typtype`, with a `numeric`'s typmod. */
 export function postgresColumnType(declared: string, base: string, typtype: string, typmod: number): ColumnType {
@@ -246,6 +314,8 @@ export function postgresColumnType(declared: string, base: string, typtype: stri
     case 'timestamptz':
     case 'timestamp':
     case 'date':
+    case 'jsonb':
+    case 'json':
       return { declared, family: base };
     default:
       return { declared, family: 'other' };

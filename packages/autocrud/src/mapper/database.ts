@@ -69,8 +69,8 @@ export class Database {
   }
 
   /** The repository of an entity (registered on first use). */
-  repository<R extends object = Row>(entity: Entity): EntityRepository<R> {
-    return this.register(entity) as unknown as EntityRepository<R>;
+  repository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>>(entity: Entity): EntityRepository<R, I> {
+    return this.register(entity) as unknown as EntityRepository<R, I>;
   }
 
   /**

@@ -17,8 +17,8 @@ export { FILTER_OPERATORS, type FilterOperator };
  * const cheap: Filter = { field: 'price', op: 'lt', value: 10 };
  * ```
  */
-export interface Filter {
-  readonly field: string;
+export interface Filter<F extends string = string> {
+  readonly field: F;
   readonly op: FilterOperator;
   readonly value: unknown;
 }
@@ -31,8 +31,8 @@ export interface Filter {
  * const newestFirst: SortKey = { field: 'createdAt', descending: true };
  * ```
  */
-export interface SortKey {
-  readonly field: string;
+export interface SortKey<F extends string = string> {
+  readonly field: F;
   readonly descending: boolean;
 }
 
@@ -48,9 +48,9 @@ export interface SortKey {
  * const second = await products.list({ filters: [], sort: [{ field: 'price', descending: true }], offset: 0, limit: 20, count: false, after: [last.price, last.id] });
  * ```
  */
-export interface ListOptions {
-  readonly filters: readonly Filter[];
-  readonly sort: readonly SortKey[];
+export interface ListOptions<F extends string = string> {
+  readonly filters: readonly Filter<F>[];
+  readonly sort: readonly SortKey<F>[];
   readonly offset: number;
   readonly limit: number;
   /**

@@ -9,6 +9,7 @@ import type { Db, SqlFlavour } from './engine.js';
 import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
 import { UnrepresentableValueError, VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
+import { kitTimestamps } from './stamps.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -78,7 +79,7 @@ function unreadable(entity: Entity, err: unknown): unknown {
  * const cheap = await products.list({ filters: [{ field: 'price', op: 'lt', value: 10 }], sort: [], offset: 0, limit: 20 });
  * ```
  */
-export class EntityRepository<R extends object = Row> {
+export class EntityRepository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>> {
   readonly #table: string;
   readonly #pk: EntityField;
   readonly #codecs: readonly ColumnCodec[];
@@ -152,11 +153,11 @@ export class EntityRepository<R extends object = Row> {
    * const next = await products.list({ filters: [], sort: order, offset: 0, limit: 20, count: false, after: order.map((k) => last[k.field as keyof typeof last]) });
    * ```
    */
-  order(sort: readonly SortKey[]): readonly SortKey[] {
+  order(sort: readonly SortKey<Extract<keyof R, string>>[]): readonly SortKey<Extract<keyof R, string>>[] {
     if (this.#orders.has(sort)) return sort;
     const order = Object.freeze([...orderOf(this.entity, sort)]);
     this.#orders.add(order);
-    return order;
+    return order as readonly SortKey<Extract<keyof R, string>>[];
   }
 
   /**
@@ -164,9 +165,9 @@ export class EntityRepository<R extends object = Row> {
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
    * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
    */
-  list(options: ListOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
-  list(options: ListOptions): Promise<{ rows: R[]; total: number }>;
-  async list(options: ListOptions): Promise<{ rows: R[]; total?: number }> {
+  list(options: ListOptions<Extract<keyof R, string>> & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
+  list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total: number }>;
+  async list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total?: number }> {
     const order = this.order(options.sort);
     const checked = listArguments(this.entity, options, order);
     const { shape, filters, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after);
@@ -238,15 +239,16 @@ export class EntityRepository<R extends object = Row> {
    * Inserts the writable fields of `input` (others are ignored) and returns the stored row (its
    * version 1). A field left out gets the column's default; an explicit `null` is NULL.
    */
-  async create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<R> {
-    const values = writeValues(this.entity, this.flavour, input, false);
+  async create(input: I, options?: CallOptions): Promise<R> {
+    const values = writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, false);
     if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
     if (this.#version) values[this.#version.column] = 1;
-    const columns = Object.keys(values);
+    const stamps = kitTimestamps(this.entity, this.flavour, 'create');
+    const columns = [...Object.keys(values), ...Object.keys(stamps)];
     const signal = options?.signal;
     return this.run(async (db) => {
       const insert = this.#inserts.get(columns.join('\u0000'), () => {
-        const slots = Object.fromEntries(columns.map((c) => [c, new Slot(c)]));
+        const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
         return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
       });
       const [row] = await this.execute(insert.bind(values), insert.name, signal);
@@ -290,9 +292,9 @@ export class EntityRepository<R extends object = Row> {
    * written and `VersionConflictError` carries the current version.
    * @throws {VersionConflictError} With `ifVersion`, when the row is at another version (nothing written); `ConstraintViolationError`, `InvalidValueError` when the database refuses the write.
    */
-  async update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<R | undefined> {
+  async update(key: unknown, input: I, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
-    const values: Record<string, unknown> = writeValues(this.entity, this.flavour, input, true);
+    const values: Record<string, unknown> = { ...writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
     if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
@@ -326,7 +328,7 @@ export class EntityRepository<R extends object = Row> {
       const touched = sql.ref(this.#pk.column);
       let query;
       if (soft) {
-        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true) };
+        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
         if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
         query = db
           .updateTable(this.#table)

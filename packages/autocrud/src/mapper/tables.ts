@@ -3,7 +3,9 @@
 // declare instead. With createTables, missing tables are created first.
 import { sql, type TableMetadata } from 'kysely';
 import type { Entity } from '../entity.js';
-import { valueType, ValueFault } from '../values/kinds.js';
+import { ValueFault } from '../values/kinds.js';
+import { fieldValue } from '../values/fields.js';
+import { databaseClock } from './stamps.js';
 import { columnType, kindLabel, postgresColumnType, refusal, sqliteColumnType, type ColumnType } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { SchemaMismatchError } from './errors.js';
@@ -42,10 +44,14 @@ async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise
       }
       if (field.name === entity.softDelete) return col.notNull().defaultTo(false);
       if (field.name === entity.version) return col.notNull().defaultTo(1);
+      // Kit sets them on every write; the default covers rows written by something else.
+      if (field.name === entity.createdAt || field.name === entity.updatedAt) return col.notNull().defaultTo(databaseClock(flavour));
       if (field.required && !field.nullable) col = col.notNull();
       // In Kit's form, as a write would store it (a SQLite text column compares it as text).
-      const fallback = field.schema.default === undefined || field.schema.default === null ? undefined : valueType(field.kind).fromJson(field.schema.default);
-      if (fallback !== undefined && !(fallback instanceof ValueFault) && typeof fallback !== 'object') col = col.defaultTo(fallback);
+      const fallback = field.schema.default === undefined || field.schema.default === null ? undefined : fieldValue(field, field.schema.default);
+      if (fallback !== undefined && !(fallback instanceof ValueFault)) col = col.defaultTo(typeof fallback === 'object' ? JSON.stringify(fallback) : fallback);
+      // A CHECK rather than a PostgreSQL enum type: the same on every engine, and a value is added by replacing a constraint (docs/decisions.md).
+      if (field.enum !== undefined) col = col.check(sql`${sql.ref(field.column)} in (${sql.join(field.enum.map((v) => sql.lit(v)))})`);
       return col;
     });
   }

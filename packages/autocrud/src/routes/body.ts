@@ -5,7 +5,8 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { sendProblem } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { valueType, ValueFault } from '../values/kinds.js';
+import { ValueFault } from '../values/kinds.js';
+import { fieldValue } from '../values/fields.js';
 import { problem, type InvalidParameter } from './problems.js';
 
 /** The body in Kit's form, or the field at fault. */
@@ -21,7 +22,7 @@ export function readBody(entity: Entity, body: Readonly<Record<string, unknown>>
       out[name] = null;
       continue;
     }
-    const found = valueType(field.kind).fromJson(value);
+    const found = fieldValue(field, value);
     if (found instanceof ValueFault) return { fault: { in: 'body', name, detail: found.detail } };
     out[name] = found;
   }

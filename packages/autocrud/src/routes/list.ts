@@ -5,6 +5,7 @@ import type { Entity, EntityField } from '../entity.js';
 import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
 import type { Row } from '../mapper/repository.js';
 import { valueType, ValueFault } from '../values/kinds.js';
+import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
@@ -44,11 +45,10 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
       continue;
     }
     // Each value in Kit's form (a UUID in lower case, a timestamp in UTC), as the cursor and the answers have it.
-    const type = valueType(filter.field.kind);
     if (filter.op === 'in' || filter.op === 'nin') {
       const values: unknown[] = [];
       for (const item of String(raw).split(',')) {
-        const value = type.fromText(item);
+        const value = fieldText(filter.field, item);
         if (value instanceof ValueFault) return { in: 'querystring', name, detail: `holds ${JSON.stringify(item)}: each value ${value.detail}` };
         values.push(value);
       }
@@ -56,7 +56,8 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
       continue;
     }
     // ajv has coerced numbers and booleans from decimal text; the rest is text.
-    const value = type.fromJson(raw);
+    // `like` asks for a part of the text: an enum's values do not bound it.
+    const value = filter.op === 'like' ? valueType(filter.field.kind).fromJson(raw) : fieldValue(filter.field, raw);
     if (value instanceof ValueFault) return { in: 'querystring', name, detail: value.detail };
     conditions.push({ field: filter.field.name, op: filter.op, value });
   }

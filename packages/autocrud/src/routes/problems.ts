@@ -19,6 +19,7 @@ import {
 import { etagOf } from './conditional.js';
 import { operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
+import { allowedText } from '../values/fields.js';
 
 /** `Retry-After` of a 503 while the database is unavailable, in seconds. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -125,6 +126,8 @@ function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterP
     detail = `must list fields of ${entity.name} (${entity.fields.map((f) => f.name).join(', ')}), comma-separated, each optionally prefixed with -`;
   } else if (e.keyword === 'type') {
     detail = typeText(e.params);
+  } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+    detail = allowedText(e.params.allowedValues as string[]);
   } else if (e.keyword === 'maxLength' && filter) {
     detail = `must be at most ${String(e.params.limit)} characters`;
   } else {
@@ -140,8 +143,11 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
     return { in: 'body', name, detail: known ? 'is read-only' : `is not a field of ${entity.name}` };
   }
   if (e.keyword === 'required') return { in: 'body', name: String(e.params.missingProperty), detail: 'is required' };
-  const name = e.instancePath.slice(1).replace(/~1/g, '/').replace(/~0/g, '~');
-  return { in: 'body', name, detail: e.keyword === 'type' ? typeText(e.params) : (e.message ?? 'is not valid') };
+  // The field, not a path inside a JSON field's value.
+  const name = pointerHead(e.instancePath);
+  const inner = e.instancePath.slice(name.length + 1);
+  const detail = e.keyword === 'type' ? typeText(e.params) : e.keyword === 'enum' && Array.isArray(e.params.allowedValues) ? allowedText(e.params.allowedValues as string[]) : (e.message ?? 'is not valid');
+  return { in: 'body', name, detail: inner ? `does not match its schema at ${inner}: ${detail}` : detail };
 }
 
 /** A header as documented (`Idempotency-Key`), from ajv's lower-case name. */

@@ -58,7 +58,8 @@ export function ref(id: string): Schema {
 
 /** The schema of one value of a field in a query or path: its type and format only, not its constraints (a filter may ask for any value). */
 export function valueSchema(field: EntityField): Schema {
-  return valueType(field.kind).textSchema(field.format);
+  const schema = valueType(field.kind).textSchema(field.format);
+  return field.enum ? { ...schema, enum: field.enum } : schema;
 }
 
 /** A regular expression for a comma-separated list of 1 to 100 values of the field's kind. */
@@ -97,7 +98,8 @@ export interface FilterParameter {
  * parameters are refused (`additionalProperties: false`).
  */
 export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema; filters: ReadonlyMap<string, FilterParameter> } {
-  const fieldNames = entity.fields.map((f) => f.name);
+  // A JSON field has no order.
+  const sortable = entity.fields.filter((f) => f.kind !== 'json').map((f) => f.name);
   const properties: Record<string, Schema> = {
     page: { type: 'integer', minimum: 1, maximum: limits.maxPageNumber, default: 1, description: `The page, from 1 (at most ${limits.maxPageNumber}).` },
     pageSize: {
@@ -115,9 +117,9 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
     count: { type: 'boolean', default: true, description: 'Count the rows the filters match (`total`, `totalPages`). `false` skips the count, which on a large table costs more than the page.' },
     sort: {
       type: 'string',
-      maxLength: fieldNames.join(',-').length + 1,
-      pattern: `^-?(?:${fieldNames.join('|')})(?:,-?(?:${fieldNames.join('|')}))*$`,
-      description: `Sort keys, comma-separated, each a field optionally prefixed with - for descending: ${fieldNames.join(', ')}.`,
+      maxLength: sortable.join(',-').length + 1,
+      pattern: `^-?(?:${sortable.join('|')})(?:,-?(?:${sortable.join('|')}))*$`,
+      description: `Sort keys, comma-separated, each a field optionally prefixed with - for descending: ${sortable.join(', ')}.`,
     },
   };
   const filters = new Map<string, FilterParameter>();
@@ -128,7 +130,9 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
         ? { type: 'string', maxLength: MAX_LIST_VALUES * (MAX_VALUE_LENGTH + 1), pattern: listPattern(field) }
         : op === 'null'
           ? { type: 'boolean' }
-          : valueSchema(field);
+          : op === 'like'
+            ? valueType(field.kind).textSchema(field.format)
+            : valueSchema(field);
       const description = `Rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
       for (const key of op === 'eq' ? [filterKey(field.name, undefined), filterKey(field.name, op)] : [filterKey(field.name, op)]) {
         properties[key] = { ...value, description };

@@ -4,7 +4,7 @@
 import { Ajv, type AnySchema, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { DECIMAL_FORMAT, UUID_FORMAT } from '../values/kinds.js';
+import { DECIMAL_FORMAT, INT64_FORMAT, UUID_FORMAT } from '../values/kinds.js';
 
 // ajv-formats is CommonJS: its default export is the function under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -25,6 +25,8 @@ function ajv(coerce: boolean): Ajv {
       // ajv-formats' uuid also takes `urn:uuid:...`, which no engine stores as a uuid.
       .addFormat('uuid', UUID_FORMAT)
       .addFormat('decimal', DECIMAL_FORMAT)
+      // ajv-formats' int64 applies to numbers only; Kit's is a string of digits (its range is checked after).
+      .addFormat('int64', INT64_FORMAT)
   );
 }
 

@@ -22,14 +22,15 @@ export type FilterOperator = (typeof FILTER_OPERATORS)[number];
  * The kinds of value a field holds: `integer` (a JavaScript-safe integer), `number` (a double),
  * `boolean`, `string` (free text), and the string formats Kit keeps exact: `uuid`, `date-time`
  * (RFC 3339, answered in UTC with microseconds), `date` (`YYYY-MM-DD`), `decimal` (exact decimal
- * text, for PostgreSQL `numeric`).
+ * text, for PostgreSQL `numeric`), `int64` (a 64-bit integer as decimal text, for `bigint`), and `json`
+ * (an object or array, for `jsonb`).
  *
  * @example
  * ```ts
  * const kind: ValueKind = 'date-time';
  * ```
  */
-export type ValueKind = 'integer' | 'number' | 'boolean' | 'string' | 'uuid' | 'date-time' | 'date' | 'decimal';
+export type ValueKind = 'integer' | 'number' | 'boolean' | 'string' | 'uuid' | 'date-time' | 'date' | 'decimal' | 'int64' | 'json';
 
 /** Why a value is refused, in words that follow the parameter's name ("must be ..."). */
 export class ValueFault {
@@ -105,7 +106,68 @@ function stringFormat(check: (value: string) => string | undefined, expected: st
 const uuid = stringFormat((v) => (UUID.test(v) ? v.toLowerCase() : undefined), 'a UUID (8-4-4-4-12 hexadecimal digits)');
 const dateTime = stringFormat(canonicalDateTime, DATE_TIME_RANGE);
 const date = stringFormat(canonicalDate, 'a date YYYY-MM-DD between 0001-01-01 and 9999-12-31');
+const INT64_MAX = 9_223_372_036_854_775_807n;
+const INT64_RANGE = 'a 64-bit integer as a string of decimal digits (-9223372036854775808 to 9223372036854775807)';
+/** A 64-bit integer's one form: no leading zeros, no `-0`. */
+function int64(value: unknown): unknown {
+  if (typeof value !== 'string' || !DECIMAL_INTEGER.test(value) || value.length > 40) return new ValueFault(`must be ${INT64_RANGE}`);
+  const n = BigInt(value);
+  return n > INT64_MAX || n < -INT64_MAX - 1n ? new ValueFault(`must be ${INT64_RANGE}`) : n.toString();
+}
+
 const decimal = stringFormat((v) => (DECIMAL.test(v) && v.length <= 1000 ? v : undefined), 'a decimal number as a string (digits, an optional - and fraction: "-12.50")');
+
+/** A JSON value (object or array) with no number, string or key no engine stores exactly; the first fault found. */
+function jsonFault(value: unknown, path: string, depth: number): string | undefined {
+  if (depth > 64) return `is nested more than 64 levels deep at ${path || '/'}`;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `holds a number that is not finite at ${path || '/'}`;
+  if (typeof value === 'string') {
+    const fault = textFault(value);
+    return fault ? `holds a string at ${path || '/'} that ${fault.replace(/^must/, 'does not follow the rule: must')}` : undefined;
+  }
+  if (value === null || typeof value === 'boolean') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const fault = jsonFault(value[i], `${path}/${i}`, depth + 1);
+      if (fault) return fault;
+    }
+    return undefined;
+  }
+  if (typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return `holds a value that is not JSON at ${path || '/'}`;
+  for (const [key, inner] of Object.entries(value)) {
+    const keyFault = textFault(key);
+    if (keyFault) return `holds a key at ${path || '/'} that ${keyFault.replace(/^must/, 'does not follow the rule: must')}`;
+    const fault = jsonFault(inner, `${path}/${key}`, depth + 1);
+    if (fault) return fault;
+  }
+  return undefined;
+}
+
+/** The UTF-8 length of a key, then its bytes: the order PostgreSQL's jsonb keeps an object's keys in. */
+function jsonbKeyOrder(a: string, b: string): number {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length - y.length || Buffer.compare(x, y);
+}
+
+/**
+ * A JSON value in Kit's form: object keys in jsonb's order (shorter first, then by their UTF-8
+ * bytes), so that every engine answers the same text for the same value (jsonb reorders keys,
+ * SQLite's text keeps what it is given).
+ */
+export function canonicalJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonicalJson);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort(jsonbKeyOrder)) out[key] = canonicalJson((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+function json(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return new ValueFault('must be a JSON object or array');
+  const fault = jsonFault(value, '', 0);
+  return fault ? new ValueFault(fault) : canonicalJson(value);
+}
 
 const KINDS: Readonly<Record<ValueKind, ValueType>> = {
   integer: {
@@ -180,12 +242,32 @@ const KINDS: Readonly<Record<ValueKind, ValueType>> = {
     listItem: String.raw`-?\d+(?:\.\d+)?`,
     textSchema: () => ({ type: 'string', format: 'decimal', maxLength: MAX_VALUE_LENGTH }),
   },
+  int64: {
+    kind: 'int64',
+    operators: ORDERED,
+    fromJson: int64,
+    fromText: int64,
+    isCanonical: (v) => typeof v === 'string' && int64(v) === v,
+    listItem: String.raw`-?\d{1,19}`,
+    textSchema: () => ({ type: 'string', format: 'int64', maxLength: 20 }),
+  },
+  json: {
+    kind: 'json',
+    // Not ordered or compared: a JSON value has no order any engine agrees on.
+    operators: ['null'],
+    fromJson: json,
+    fromText: () => new ValueFault('cannot be compared: a JSON field is filtered only by null'),
+    isCanonical: () => false,
+    listItem: '(?!)',
+    textSchema: () => ({ type: 'string' }),
+  },
 };
 
 /** The kind of a field whose JSON Schema type is `type` with `format`. */
-export function kindOf(type: 'integer' | 'number' | 'boolean' | 'string', format: string | undefined): ValueKind {
+export function kindOf(type: 'integer' | 'number' | 'boolean' | 'string' | 'object' | 'array', format: string | undefined): ValueKind {
+  if (type === 'object' || type === 'array') return 'json';
   if (type !== 'string') return type;
-  return format === 'uuid' || format === 'date-time' || format === 'date' || format === 'decimal' ? format : 'string';
+  return format === 'uuid' || format === 'date-time' || format === 'date' || format === 'decimal' || format === 'int64' ? format : 'string';
 }
 
 /** How values of `kind` are read and checked. */
@@ -193,6 +275,8 @@ export function valueType(kind: ValueKind): ValueType {
   return KINDS[kind];
 }
 
+/** The regular expression `format: 'int64'` validates a string with (its range is checked after: {@link valueType}). */
+export const INT64_FORMAT = DECIMAL_INTEGER;
 /** The regular expression `format: 'decimal'` validates with (ajv has no such format of its own). */
 export const DECIMAL_FORMAT = DECIMAL;
 /** The regular expression `format: 'uuid'` validates with: the hyphenated form only, any case (not `urn:uuid:`, which PostgreSQL's uuid type does not read). */

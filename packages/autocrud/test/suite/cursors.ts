@@ -56,7 +56,7 @@ export function cursorSuite(engine: EngineUnderTest): void {
       app = await crudApp(engine, { cursorSecret: SECRET }, undefined, [ProductEndpoint]);
       const products = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Product);
       for (let i = 0; i < PRICES.length; i++) {
-        await products.create({ name: `p${String(i + 1).padStart(2, '0')}`, price: PRICES[i], stock: STOCK[i], tag: TAGS[i] });
+        await products.create({ name: `p${String(i + 1).padStart(2, '0')}`, price: PRICES[i] as number, stock: STOCK[i], tag: TAGS[i] });
       }
     });
     after(async () => {
@@ -168,7 +168,7 @@ export function cursorSuite(engine: EngineUnderTest): void {
 
     it('the repository pages by keyset too, and refuses a position of the wrong length', async () => {
       const products = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Product);
-      const sort = [{ field: 'price', descending: true }];
+      const sort = [{ field: 'price' as const, descending: true }];
       const first = await products.list({ filters: [], sort, offset: 0, limit: 3, count: false });
       assert.equal(first.total, undefined);
       const last = first.rows.at(-1);

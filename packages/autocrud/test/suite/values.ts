@@ -315,7 +315,7 @@ export function valuesSuite(engine: EngineUnderTest): void {
       const repository = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Reading);
       const direct = await repository.create({ at: '2024-06-01T00:00:00Z', nick: null });
       assert.equal(direct.nick, null);
-      await assert.rejects(repository.create({ at: '2024-06-01T00:00:00Z', label: null }), { code: 'KIT_ERR_INVALID_ARGUMENT', message: /label cannot be null/ });
+      await assert.rejects(repository.create({ at: '2024-06-01T00:00:00Z', label: null as unknown as string }), { code: 'KIT_ERR_INVALID_ARGUMENT', message: /label cannot be null/ });
     });
 
     it('only decimal integer literals are integers in paths and query strings: 400, nothing changed', async () => {
@@ -468,7 +468,11 @@ export function valuesSuite(engine: EngineUnderTest): void {
               { column: 'numeric(12,2)', field: { type: 'integer' }, message: /holds fractions/ },
               { column: 'double precision', field: { type: 'string', format: 'decimal' }, message: /type: 'number'/ },
               { column: 'uuid', field: { type: 'string' }, message: /format: 'uuid'/ },
-              { column: 'jsonb', field: { type: 'string' }, message: /text form of its own/ },
+              { column: 'jsonb', field: { type: 'string' }, message: /declare the field with an object or array schema/ },
+              { column: 'json', field: { type: 'object' }, message: /make the column jsonb/ },
+              { column: 'text', field: { type: 'array' }, message: /cannot hold field Odd\.v of type array \(JSON\)/ },
+              { column: 'text', field: { type: 'string', format: 'int64' }, message: /of type string \(format int64\)/ },
+              { column: 'numeric(30,0)', field: { type: 'string', format: 'int64' }, message: /format: 'decimal'/ },
               { column: 'interval', field: { type: 'string' }, message: /text form of its own/ },
               { column: 'bigint', field: { type: 'boolean' }, message: /type: 'integer'/ },
             ]
@@ -476,6 +480,9 @@ export function valuesSuite(engine: EngineUnderTest): void {
               { column: 'text', field: { type: 'string', format: 'decimal' }, message: /SQLite has no exact decimal column/ },
               { column: 'numeric', field: { type: 'string', format: 'date-time' }, message: /cannot hold field Odd\.v of type string \(format date-time\)/ },
               { column: 'real', field: { type: 'string' }, message: /cannot hold/ },
+              { column: 'real', field: { type: 'string', format: 'int64' }, message: /needs an INTEGER column/ },
+              { column: 'text', field: { type: 'string', format: 'decimal', 'x-precision': 10, 'x-scale': 2 }, message: /kept in a REAL/ },
+              { column: 'integer', field: { type: 'object' }, message: /of type object \(JSON\)/ },
             ];
       for (const { column, field, message } of cases) {
         await engine.sql('drop table if exists odd_columns');
