@@ -6,12 +6,14 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, KitError, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, defineEntity, writeMigration } from '../src/index.ts';
 import { splitStatements } from '../src/mapper/migrations.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { heavy } from '../../../scripts/heavy-tests.ts';
+import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 
 const Book = defineEntity({
   name: 'Book',
@@ -218,6 +220,28 @@ describePostgres('schema migrations on PostgreSQL', () => {
     assert.deepEqual(await query(url, 'select * from kit_autocrud_migration'), []);
   });
 
+  it('an instance that cannot get the migration lock within migrationLockTimeoutMs fails start-up saying so', async () => {
+    const url = await freshDatabase('');
+    const migrations = path.join(dir, 'locked');
+    await writeMigration({ url, entities: [Book, Author], dir: migrations });
+    const { default: pg } = await import('pg');
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      // What a migrating instance holds: Kit's advisory lock, on a session of its own.
+      await holder.query('select pg_advisory_lock(7364915278043516723)');
+      const err = await refusal(start(url, { migrate: 'apply', migrationsDir: migrations, migrationLockTimeoutMs: 300 }));
+      assert.equal(err.code, 'KIT_ERR_AUTOCRUD_MIGRATION');
+      assert.match(err.message, /^Another instance has held the migration lock for 300 ms \(migrationLockTimeoutMs\) and is still migrating; this one did not start\./);
+    } finally {
+      await holder.end();
+    }
+    // Once the holder is gone, the next start migrates.
+    const app = await start(url, { migrate: 'apply', migrationsDir: migrations });
+    await app.close();
+    assert.equal((await query(url, 'select count(*)::int as n from kit_autocrud_migration'))[0]?.n, 1);
+  });
+
   it('checks its options: migrate, migrationsDir, and createTables beside migrations', async () => {
     const url = await freshDatabase('');
     const bad = async (options: Parameters<typeof addKitAutoCrud>[2], pattern: RegExp) => {
@@ -237,3 +261,98 @@ describePostgres('schema migrations on PostgreSQL', () => {
 });
 
 
+
+// PGlite starts three times here (the writer twice, the service once): over 15 s on a loaded machine.
+heavy('schema migrations on a PGlite directory', () => {
+it('writes and applies migrations on a PGlite directory', async () => {
+  const base = await mkdtemp(path.join(tmpdir(), 'kit-migrations-pglite-'));
+  try {
+    const url = `pglite:${path.join(base, 'data')}`;
+    const migrations = path.join(base, 'migrations');
+    const written = await writeMigration({ url, entities: [Book, Author], dir: migrations, name: 'catalog' });
+    assert.ok(written);
+    assert.match(path.basename(written.file), /^\d{8}T\d{6}_catalog\.postgres\.sql$/);
+    assert.deepEqual(written.changes, ['create table books', 'create table authors']);
+    const app = await start(url, { migrate: 'apply', migrationsDir: migrations });
+    try {
+      const created = await app.inject({ method: 'POST', url: '/api/book', payload: { title: 'Dune' } });
+      assert.equal(created.statusCode, 201, created.body);
+      assert.equal(created.json().rating, 3);
+    } finally {
+      await app.close();
+    }
+    // The directory's database has run it: nothing more to write.
+    assert.equal(await writeMigration({ url, entities: [Book, Author], dir: migrations }), undefined);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
+});
+
+const sqliteSkip = sqliteAvailable() ? false : `node:sqlite is not in Node ${process.version}`;
+if (sqliteSkip) it('schema migrations on SQLite', (t) => t.skip(sqliteSkip));
+else
+  describe('schema migrations on SQLite', () => {
+    interface Connection {
+      exec(sql: string): void;
+      prepare(sql: string): { all(): Array<Record<string, unknown>> };
+      close(): void;
+    }
+    let base: string;
+    const open = (file: string) => new (process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => Connection }).DatabaseSync(file);
+    const rows = (file: string, text: string) => {
+      const db = open(file);
+      try {
+        return db.prepare(text).all().map((r) => ({ ...r }));
+      } finally {
+        db.close();
+      }
+    };
+    before(async () => {
+      base = await mkdtemp(path.join(tmpdir(), 'kit-migrations-sqlite-'));
+    });
+    after(() => rm(base, { recursive: true, force: true }));
+
+    it('writes a new table, a new nullable column and a new defaulted column in SQLite types; start-up applies it', async () => {
+      const file = path.join(base, 'write.db');
+      const setup = open(file);
+      setup.exec('create table books (id integer primary key, title text not null)');
+      setup.close();
+      const migrations = path.join(base, 'write');
+      const written = await writeMigration({ url: `sqlite:${file}`, entities: [Book, Author], dir: migrations, name: 'catalog' });
+      assert.ok(written);
+      assert.equal(path.basename(written.file), `${written.name}.sqlite.sql`);
+      assert.deepEqual(written.sql.split('\n\n').slice(1), [
+        'alter table "books" add column "note" text;',
+        'alter table "books" add column "rating" integer default 3 not null;',
+        'alter table "books" add column "publishedOn" text;',
+        'create table "authors" ("id" text primary key, "name" text not null, "isDeleted" integer default false not null);\n',
+      ]);
+      assert.match(written.sql, /^-- Kit AutoCrud migration \d{8}T\d{6}_catalog \(SQLite\)/);
+      const app = await start(`sqlite:${file}`, { migrate: 'apply', migrationsDir: migrations });
+      try {
+        const created = await app.inject({ method: 'POST', url: '/api/book', payload: { title: 'Dune' } });
+        assert.equal(created.statusCode, 201, created.body);
+        assert.deepEqual(created.json(), { id: 1, title: 'Dune', note: null, rating: 3 });
+      } finally {
+        await app.close();
+      }
+      assert.deepEqual(rows(file, 'select name from kit_autocrud_migration'), [{ name: written.name }]);
+    });
+
+    it('a migration that fails midway leaves the file as it was (SQLite DDL is transactional), and start-up fails naming it', async () => {
+      const file = path.join(base, 'failing.db');
+      const setup = open(file);
+      setup.exec('create table books (id integer primary key, title text not null)');
+      setup.close();
+      const migrations = path.join(base, 'failing');
+      await import('node:fs/promises').then((fs) => fs.mkdir(migrations));
+      await writeFile(path.join(migrations, '20260101T000000_first.sqlite.sql'), 'alter table books add column note text;\ncreate table authors (id text primary key);\ninsert into nope values (1);\n');
+      const err = await refusal(start(`sqlite:${file}`, { migrate: 'apply', migrationsDir: migrations }));
+      assert.equal(err.code, 'KIT_ERR_AUTOCRUD_MIGRATION');
+      assert.match(err.message, /^Migration 20260101T000000_first failed: statement 3 of 3 in 20260101T000000_first\.sqlite\.sql failed: no such table: nope.*It was rolled back: the database is as it was\./);
+      assert.deepEqual(rows(file, 'select name from pragma_table_info(\'books\') order by cid'), [{ name: 'id' }, { name: 'title' }]);
+      assert.deepEqual(rows(file, "select name from sqlite_master where name in ('authors', 'kit_autocrud_migration_x')"), []);
+      assert.deepEqual(rows(file, 'select * from kit_autocrud_migration'), []);
+    });
+  });
