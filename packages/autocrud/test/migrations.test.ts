@@ -242,6 +242,31 @@ describePostgres('schema migrations on PostgreSQL', () => {
     assert.equal((await query(url, 'select count(*)::int as n from kit_autocrud_migration'))[0]?.n, 1);
   });
 
+  it('a database unreachable at start-up is migrated at its first connection, then serves', async () => {
+    const url = await freshDatabase('');
+    const migrations = path.join(dir, 'later');
+    await writeMigration({ url, entities: [Book, Author], dir: migrations });
+    await server.stop();
+    let app: Awaited<ReturnType<typeof start>> | undefined;
+    try {
+      // Start-up goes on without the server (the routes answer 503), as without migrations.
+      app = await start(url, { migrate: 'apply', migrationsDir: migrations, connectTimeoutMs: 500 });
+      assert.equal((await app.inject({ method: 'GET', url: '/api/book' })).statusCode, 503);
+      await server.resume();
+      let status = 0;
+      for (let i = 0; i < 40 && status !== 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        status = (await app.inject({ method: 'GET', url: '/api/book' })).statusCode;
+      }
+      assert.equal(status, 200);
+      assert.equal((await app.inject({ method: 'POST', url: '/api/book', payload: { title: 'Dune' } })).statusCode, 201);
+    } finally {
+      await app?.close();
+      await server.resume();
+    }
+    assert.equal((await query(url, 'select count(*)::int as n from kit_autocrud_migration'))[0]?.n, 1);
+  });
+
   it('checks its options: migrate, migrationsDir, and createTables beside migrations', async () => {
     const url = await freshDatabase('');
     const bad = async (options: Parameters<typeof addKitAutoCrud>[2], pattern: RegExp) => {
