@@ -73,6 +73,9 @@ export const autoCrudErrors = errorCatalogue({
     status: 500,
     when: 'a read whose stored value Kit cannot answer exactly (a `bigint` past 2^53-1, `infinity`, text in another form than Kit writes, JSON text that does not parse); names the entity, field and row; `UnrepresentableValueError`',
   },
+  KIT_ERR_AUTOCRUD_MIGRATION: {
+    when: "`writeMigration` refused a destructive change (a drop, a type change, a NOT NULL column without a default; the message lists each and what to do instead) or found migrations not yet applied; at start-up with `migrate: 'apply'`, a migration that failed (rolled back, named with its statement), a migrations directory that cannot be read or does not match the migrations run, or a migration lock not free within `migrationLockTimeoutMs`",
+  },
   KIT_ERR_INVALID_ARGUMENT: {
     when: 'a repository call whose arguments do not fit the entity: a value of the wrong kind (`5` for a string), outside an enum or a JSON field\'s schema, `null` for a field that is not nullable, an unknown or read-only input field, an unknown or JSON sort key, an operator the field does not take, `after` of the wrong length, `ifVersion` on an entity without a version field',
   },

@@ -44,6 +44,16 @@ export interface ResolvedIdempotency {
 export interface KitAutoCrudOptions {
   /** Create missing entity tables at start-up (default false: a missing table or column fails start-up). For development and samples. */
   createTables?: boolean;
+  /**
+   * `'apply'`: at start-up, before the schema check, run the migrations of `migrationsDir` that the
+   * database has not run, under a lock (of N instances starting at once one migrates, the others
+   * wait, then all serve). Default `'off'`: migrations are run some other way, or not at all.
+   */
+  migrate?: 'apply' | 'off';
+  /** The directory of migration files (`<name>.postgres.sql`, `<name>.sqlite.sql`), as `writeMigration` writes them; needed with `migrate: 'apply'`. */
+  migrationsDir?: string;
+  /** How long an instance waits for another instance's migration before its start-up fails (default 120,000 ms). */
+  migrationLockTimeoutMs?: number;
   /** Rows per page when the request names none (default 20). */
   defaultPageSize?: number;
   /** The largest page; a larger `pageSize` is clamped to it (default 100). */
@@ -93,6 +103,8 @@ export interface KitAutoCrudOptions {
 /** The options with defaults applied and checked. */
 export interface ResolvedAutoCrudOptions {
   readonly createTables: boolean;
+  /** Migrations applied at start-up (`migrate: 'apply'`), or undefined. */
+  readonly migrations: { readonly dir: string; readonly lockTimeoutMs: number } | undefined;
   readonly limits: PageLimits;
   readonly requireAuthorization: boolean;
   readonly poolSize: number;
@@ -172,6 +184,21 @@ function cursorSecret(value: unknown): string | undefined {
   return value;
 }
 
+/** `migrate`, `migrationsDir`, `migrationLockTimeoutMs`. */
+function migrations(options: KitAutoCrudOptions, createTables: boolean): ResolvedAutoCrudOptions['migrations'] {
+  const { migrate, migrationsDir } = options;
+  if (migrate !== undefined && migrate !== 'apply' && migrate !== 'off') throw invalidOption('addKitAutoCrud options.migrate', migrate, "'apply' or 'off'");
+  const lockTimeoutMs = positiveInteger('migrationLockTimeoutMs', options.migrationLockTimeoutMs, 120_000);
+  if (migrate !== 'apply') return undefined;
+  if (typeof migrationsDir !== 'string' || migrationsDir === '') {
+    throw invalidOption('addKitAutoCrud options.migrationsDir', migrationsDir, "the directory of migration files (migrate: 'apply' runs them)");
+  }
+  if (createTables) {
+    throw invalidOption('addKitAutoCrud options.createTables', true, "false with migrate: 'apply' (tables createTables makes are outside the migrations, and the next migration that creates them would fail)");
+  }
+  return { dir: migrationsDir, lockTimeoutMs };
+}
+
 /** Applies defaults; throws `KIT_ERR_INVALID_OPTION` naming the option and value. */
 export function resolveOptions(options: KitAutoCrudOptions): ResolvedAutoCrudOptions {
   if (typeof options !== 'object' || options === null) throw invalidOption('addKitAutoCrud options', options, 'an object');
@@ -188,8 +215,10 @@ export function resolveOptions(options: KitAutoCrudOptions): ResolvedAutoCrudOpt
   };
   const idempotency = resolveIdempotency('addKitAutoCrud options.idempotency', options.idempotency, undefined);
   checkReservation('addKitAutoCrud options.idempotency', idempotency, limits);
+  const createTables = flag('createTables', options.createTables);
   return {
-    createTables: flag('createTables', options.createTables),
+    createTables,
+    migrations: migrations(options, createTables),
     limits: { defaultPageSize, maxPageSize, maxPageNumber: positiveInteger('maxPageNumber', options.maxPageNumber, 1_000_000) },
     requireAuthorization: flag('requireAuthorization', options.requireAuthorization),
     poolSize: positiveInteger('poolSize', options.poolSize, 10),

@@ -10,6 +10,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { parseConnectionString, type ConnectionTarget, type EngineKind } from './mapper/connection-string.js';
 import { Database, type DatabaseLog } from './mapper/database.js';
 import type { Engine } from './mapper/engine.js';
+import { migrateEngine } from './mapper/migrations.js';
 import { pgliteEngine } from './mapper/pglite.js';
 import { postgresEngine } from './mapper/postgres.js';
 import type { EntityRepository } from './mapper/repository.js';
@@ -280,7 +281,14 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   const resolved = resolveOptions(options);
   const log = app.log.child({ kit: 'autocrud' });
   const engine = createEngine(url, resolved, log);
-  const database = new Database(engine, resolved.createTables, log as DatabaseLog, { acquireTimeoutMs: resolved.acquireTimeoutMs, statementTimeoutMs: resolved.statementTimeoutMs });
+  const migrations = resolved.migrations;
+  const migrate =
+    migrations &&
+    (async () => {
+      const { applied } = await migrateEngine(engine, migrations.dir, migrations.lockTimeoutMs);
+      log.info({ applied, migrationsDir: migrations.dir }, applied.length > 0 ? `AutoCrud applied ${applied.length} migration(s)` : 'AutoCrud migrations: none to apply');
+    });
+  const database = new Database(engine, resolved.createTables, log as DatabaseLog, { acquireTimeoutMs: resolved.acquireTimeoutMs, statementTimeoutMs: resolved.statementTimeoutMs }, migrate);
   const runtime = new AutoCrudRuntime(database, targetOf(url).redacted, resolved, log);
   try {
     app.kit.healthChecks.addCheck(resolved.healthCheck.name, new DatabaseHealthCheck({ kitAutoCrud: runtime }), {

@@ -49,6 +49,8 @@ export class Database {
     private readonly createTables: boolean,
     private readonly log: DatabaseLog,
     readonly limits: DatabaseLimits,
+    /** Runs before the first schema check (the migrations, with `migrate: 'apply'`); once it succeeded, not again. */
+    private migrate?: () => Promise<void>,
   ) {}
 
   /** True while the database answered the last call and every entity's table checked out. */
@@ -113,6 +115,10 @@ export class Database {
   async #connect(): Promise<void> {
     try {
       await this.engine.open();
+      if (this.migrate) {
+        await this.migrate();
+        this.migrate = undefined;
+      }
       const pending = [...this.#unverified];
       await prepareTables(this.engine.db, this.engine.flavour, pending, this.createTables);
       for (const entity of pending) this.#unverified.delete(entity);

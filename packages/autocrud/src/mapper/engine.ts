@@ -8,6 +8,12 @@ export type DynamicDatabase = Record<string, Record<string, unknown>>;
 /** Kysely over one of the engines. */
 export type Db = Kysely<DynamicDatabase>;
 
+/** A session migrations run on (migration-session.ts); `close()` ends what it opened. */
+export interface MigrationSession {
+  readonly db: Db;
+  close(): Promise<void>;
+}
+
 /** The two SQL flavours the engines speak: PGlite is PostgreSQL. */
 export type SqlFlavour = 'postgres' | 'sqlite';
 
@@ -45,6 +51,12 @@ export interface Engine {
    * prepares statements have it; the others run the statement through `db`.
    */
   execute?(query: CompiledQuery, name: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>>;
+  /**
+   * A session of its own for applying migrations, whose migration lock waits at most
+   * `lockTimeoutMs` for another instance's (migration-session.ts). Engines without it (PGlite,
+   * one process per directory; SQLite in memory) migrate on `db`.
+   */
+  migrationSession?(lockTimeoutMs: number): MigrationSession;
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import { DatabaseBusyError, DatabaseUnavailableError, StatementTimeoutError } fr
 import type { ConnectionTarget } from './connection-string.js';
 import { GuardedPool } from './pg-pool.js';
 import { ProbeConnection } from './pg-probe.js';
+import { postgresMigrationSession } from './migration-session.js';
 
 /** Settings of the PostgreSQL engine. */
 export interface PostgresSettings {
@@ -103,6 +104,7 @@ export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgr
       }
     },
     probe: (signal) => probe.ping(signal),
+    migrationSession: (lockTimeoutMs) => postgresMigrationSession(target.url, settings.connectTimeoutMs, lockTimeoutMs),
     classify(err) {
       if (err instanceof DatabaseBusyError) return 'busy';
       if (err instanceof StatementTimeoutError) return 'timeout';

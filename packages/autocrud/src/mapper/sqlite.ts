@@ -2,10 +2,11 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { KitError } from '@kit/core';
 import { autoCrudErrors } from '../errors.js';
-import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Dialect } from 'kysely';
+import { Kysely, SqliteIntrospector, SqliteQueryCompiler, type Dialect } from 'kysely';
 import type { DynamicDatabase, Engine } from './engine.js';
 import type { ConnectionTarget } from './connection-string.js';
 import { DatabaseBusyError, DatabaseUnavailableError, type ErrorClass } from './errors.js';
+import { sqliteMigrationSession, TransactionalSqliteAdapter } from './migration-session.js';
 import { isBusy, NodeSqliteDriver, untilFree, type DatabaseSync } from './sqlite-driver.js';
 
 type SqliteModule = { DatabaseSync: new (file: string) => DatabaseSync };
@@ -82,7 +83,7 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
     return database;
   };
   const dialect: Dialect = {
-    createAdapter: () => new SqliteAdapter(),
+    createAdapter: () => new TransactionalSqliteAdapter(),
     createDriver: () => new NodeSqliteDriver(opened, settings.acquireTimeoutMs),
     createQueryCompiler: () => new SqliteQueryCompiler(),
     createIntrospector: (db) => new SqliteIntrospector(db),
@@ -122,6 +123,8 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
         throw err instanceof KitError ? err : new DatabaseUnavailableError(closed ? 'closed' : 'database unreadable', { cause: err });
       }
     },
+    // Another connection to the file (the service's own waits for nothing longer than acquireTimeoutMs); in memory there is no other process.
+    ...(target.file === ':memory:' ? {} : { migrationSession: (lockTimeoutMs: number) => sqliteMigrationSession(() => new sqlite.DatabaseSync(target.file), lockTimeoutMs) }),
     classify: classifySqlite,
     reason: () => (closed ? 'closed' : 'database unreadable'),
     async close() {

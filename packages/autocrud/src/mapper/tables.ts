@@ -1,8 +1,8 @@
 // The start-up schema check: every entity's table exists with a column per field that holds the
 // field's values exactly (columns.ts), or start-up fails naming the table and column and what to
 // declare instead. With createTables, missing tables are created first.
-import { sql, type TableMetadata } from 'kysely';
-import type { Entity } from '../entity.js';
+import { sql, type ColumnDefinitionBuilderCallback, type CreateTableBuilder, type TableMetadata } from 'kysely';
+import type { Entity, EntityField } from '../entity.js';
 import { ValueFault } from '../values/kinds.js';
 import { fieldValue } from '../values/fields.js';
 import { databaseClock } from './stamps.js';
@@ -10,12 +10,12 @@ import { columnType, kindLabel, postgresColumnType, refusal, sqliteColumnType, t
 import type { Db, SqlFlavour } from './engine.js';
 import { SchemaMismatchError } from './errors.js';
 
-function splitTable(table: string): { schema: string | undefined; name: string } {
+export function splitTable(table: string): { schema: string | undefined; name: string } {
   const dot = table.indexOf('.');
   return dot === -1 ? { schema: undefined, name: table } : { schema: table.slice(0, dot), name: table.slice(dot + 1) };
 }
 
-function findTable(tables: readonly TableMetadata[], table: string, flavour: SqlFlavour): TableMetadata | undefined {
+export function findTable(tables: readonly TableMetadata[], table: string, flavour: SqlFlavour): TableMetadata | undefined {
   const { schema, name } = splitTable(table);
   // SQLite names are case-insensitive; PostgreSQL's are exact once quoted, as Kysely quotes them.
   const same = (a: string) => (flavour === 'sqlite' ? a.toLowerCase() === name.toLowerCase() : a === name);
@@ -26,43 +26,66 @@ function findTable(tables: readonly TableMetadata[], table: string, flavour: Sql
   return candidates.find((t) => t.schema === 'public') ?? (candidates.length === 1 ? candidates[0] : undefined);
 }
 
-async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise<void> {
-  const { schema, name } = splitTable(entity.table);
-  let builder = (schema ? db.schema.withSchema(schema) : db.schema).createTable(name).ifNotExists();
-  for (const field of entity.fields) {
-    const isKey = field.name === entity.primaryKey;
-    const type = columnType(flavour, field);
-    if (type === undefined) {
-      throw new SchemaMismatchError(`createTables cannot make a column for ${entity.name}.${field.name} of type ${kindLabel(field)}: ${refusal(flavour, field, { declared: '', family: 'other' })}.`);
-    }
-    builder = builder.addColumn(field.column, sql.raw(type), (col) => {
-      if (isKey) {
-        col = col.primaryKey();
-        if (field.type === 'integer' && flavour === 'postgres') col = col.generatedByDefaultAsIdentity();
-        if (field.type === 'string' && flavour === 'postgres') col = col.defaultTo(sql`gen_random_uuid()`);
-        return col;
-      }
-      if (field.name === entity.softDelete) return col.notNull().defaultTo(false);
-      if (field.name === entity.version) return col.notNull().defaultTo(1);
-      // Kit sets them on every write; the default covers rows written by something else.
-      if (field.name === entity.createdAt || field.name === entity.updatedAt) return col.notNull().defaultTo(databaseClock(flavour));
-      if (field.required && !field.nullable) col = col.notNull();
-      // In Kit's form, as a write would store it (a SQLite text column compares it as text).
-      const fallback = field.schema.default === undefined || field.schema.default === null ? undefined : fieldValue(field, field.schema.default);
-      if (fallback !== undefined && !(fallback instanceof ValueFault)) col = col.defaultTo(typeof fallback === 'object' ? JSON.stringify(fallback) : fallback);
-      // A CHECK rather than a PostgreSQL enum type: the same on every engine, and a value is added by replacing a constraint (docs/decisions.md).
-      if (field.enum !== undefined) col = col.check(sql`${sql.ref(field.column)} in (${sql.join(field.enum.map((v) => sql.lit(v)))})`);
-      return col;
-    });
+/**
+ * The column `createTables` and the migration writer declare for `field`: its type (columns.ts's
+ * `columnType`, the one map from kind to column type), key, NOT NULL and default. Throws
+ * `SchemaMismatchError` where the flavour has no column that holds the field exactly.
+ */
+export function columnDefinition(flavour: SqlFlavour, entity: Entity, field: EntityField): { type: string; define: ColumnDefinitionBuilderCallback } {
+  const type = columnType(flavour, field);
+  if (type === undefined) {
+    throw new SchemaMismatchError(`No column can be made for ${entity.name}.${field.name} of type ${kindLabel(field)}: ${refusal(flavour, field, { declared: '', family: 'other' })}.`);
   }
-  await builder.execute();
+  const isKey = field.name === entity.primaryKey;
+  const define: ColumnDefinitionBuilderCallback = (col) => {
+    if (isKey) {
+      col = col.primaryKey();
+      if (field.type === 'integer' && flavour === 'postgres') col = col.generatedByDefaultAsIdentity();
+      if (field.type === 'string' && flavour === 'postgres') col = col.defaultTo(sql`gen_random_uuid()`);
+      return col;
+    }
+    if (field.name === entity.softDelete) return col.notNull().defaultTo(false);
+    if (field.name === entity.version) return col.notNull().defaultTo(1);
+    // Kit sets them on every write; the default covers rows written by something else.
+    if (field.name === entity.createdAt || field.name === entity.updatedAt) return col.notNull().defaultTo(databaseClock(flavour));
+    if (field.required && !field.nullable) col = col.notNull();
+    const fallback = columnDefault(field);
+    if (fallback !== undefined) col = col.defaultTo(fallback);
+    // A CHECK rather than a PostgreSQL enum type: the same on every engine, and a value is added by replacing a constraint (docs/decisions.md).
+    if (field.enum !== undefined) col = col.check(sql`${sql.ref(field.column)} in (${sql.join(field.enum.map((v) => sql.lit(v)))})`);
+    return col;
+  };
+  return { type, define };
+}
+
+/** The field's schema `default` in Kit's form, as a write would store it (a SQLite text column compares it as text); `undefined` when none. */
+export function columnDefault(field: EntityField): string | number | boolean | undefined {
+  const fallback = field.schema.default === undefined || field.schema.default === null ? undefined : fieldValue(field, field.schema.default);
+  if (fallback === undefined || fallback instanceof ValueFault) return undefined;
+  // A JSON field's default is stored as its text, as a write stores the value.
+  return typeof fallback === 'object' ? JSON.stringify(fallback) : (fallback as string | number | boolean);
+}
+
+/** `CREATE TABLE` for an entity, as `createTables` runs it and the migration writer writes it. */
+export function createTableBuilder(db: Db, flavour: SqlFlavour, entity: Entity): CreateTableBuilder<string, never> {
+  const { schema, name } = splitTable(entity.table);
+  let builder = (schema ? db.schema.withSchema(schema) : db.schema).createTable(name);
+  for (const field of entity.fields) {
+    const { type, define } = columnDefinition(flavour, entity, field);
+    builder = builder.addColumn(field.column, sql.raw(type), define);
+  }
+  return builder;
+}
+
+async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise<void> {
+  await createTableBuilder(db, flavour, entity).ifNotExists().execute();
 }
 
 /**
  * PostgreSQL column types beyond Kysely's introspection (a type name only): through domains to the
  * base type, whether it is an enum, and a numeric's precision and scale. By `schema.table.column`.
  */
-async function postgresColumnTypes(db: Db, tables: readonly string[]): Promise<Map<string, ColumnType>> {
+export async function postgresColumnTypes(db: Db, tables: readonly string[]): Promise<Map<string, ColumnType>> {
   const names = [...new Set(tables.map((t) => splitTable(t).name))];
   const { rows } = await sql<{ schema: string; table: string; column: string; declared: string; base: string; typtype: string; typmod: number }>`
     select n.nspname as schema, c.relname as table, a.attname as column, format_type(a.atttypid, a.atttypmod) as declared,
@@ -76,6 +99,14 @@ async function postgresColumnTypes(db: Db, tables: readonly string[]): Promise<M
     where a.attnum > 0 and not a.attisdropped and c.relname in (${sql.join(names)})`.execute(db);
   return new Map(rows.map((r) => [`${r.schema}.${r.table}.${r.column}`, postgresColumnType(r.declared, r.base, r.typtype, Number(r.typmod))]));
 }
+
+/** The table's column for `field` (SQLite names are case-insensitive). */
+export function findColumn(table: TableMetadata, field: EntityField, flavour: SqlFlavour): TableMetadata['columns'][number] | undefined {
+  return table.columns.find((c) => (flavour === 'sqlite' ? c.name.toLowerCase() === field.column.toLowerCase() : c.name === field.column));
+}
+
+/** What the start-up check's messages advise for a table or column the database lacks. */
+const MIGRATE = "Write the migration that adds it: writeMigration({ url, entities, dir }) from @kit/autocrud writes it for review, and addKitAutoCrud(app, url, { migrate: 'apply', migrationsDir: dir }) applies it at start-up (docs/autocrud.md, Schema migrations)";
 
 /**
  * Checks (and with `createTables` first creates) the tables of `entities`. Throws
@@ -94,14 +125,14 @@ export async function prepareTables(db: Db, flavour: SqlFlavour, entities: reado
     const table = findTable(tables, entity.table, flavour);
     if (!table) {
       throw new SchemaMismatchError(
-        `Table '${entity.table}' (entity ${entity.name}) does not exist. Create it (for example with a migration), or pass createTables: true to addKitAutoCrud in development.`,
+        `Table '${entity.table}' (entity ${entity.name}) does not exist. ${MIGRATE}; or pass createTables: true to addKitAutoCrud in development.`,
       );
     }
     for (const field of entity.fields) {
-      const column = table.columns.find((c) => (flavour === 'sqlite' ? c.name.toLowerCase() === field.column.toLowerCase() : c.name === field.column));
+      const column = findColumn(table, field, flavour);
       if (!column) {
         throw new SchemaMismatchError(
-          `Table '${entity.table}' has no column '${field.column}' (entity ${entity.name}, field ${field.name}). Add the column, or map the field to an existing one with defineEntity({ columns: { ${field.name}: '<column>' } }).`,
+          `Table '${entity.table}' has no column '${field.column}' (entity ${entity.name}, field ${field.name}). ${MIGRATE}; or map the field to an existing column with defineEntity({ columns: { ${field.name}: '<column>' } }).`,
         );
       }
       const type = postgresTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ?? (flavour === 'sqlite' ? sqliteColumnType(column.dataType) : { declared: column.dataType, family: 'other' as const });
