@@ -11,6 +11,7 @@ import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
+import { patchSuite } from './suite/patch.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -50,3 +51,4 @@ versionSuite(engine);
 cursorSuite(engine);
 valuesSuite(engine);
 quietSuite(engine);
+patchSuite(engine);

@@ -11,6 +11,7 @@ import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
+import { patchSuite } from './suite/patch.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -54,4 +55,5 @@ describePostgres('PostgreSQL', () => {
   cursorSuite(engine);
   valuesSuite(engine);
   quietSuite(engine);
+  patchSuite(engine);
 });

@@ -20,6 +20,7 @@ import { versionSuite } from './suite/versions.ts';
 import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
+import { patchSuite } from './suite/patch.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -34,6 +35,7 @@ if (!sqliteAvailable()) {
   it('AutoCrud idempotent creates, versions and cursors on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud values, cursors and answers on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud client errors on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud PATCH on node:sqlite', (t) => t.skip(reason));
 
   describe('the sqlite: engine on a runtime without node:sqlite', () => {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
@@ -81,6 +83,7 @@ if (!sqliteAvailable()) {
   cursorSuite(engine);
   valuesSuite(engine);
   quietSuite(engine);
+  patchSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

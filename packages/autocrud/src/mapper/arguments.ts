@@ -41,6 +41,26 @@ export function writeValues(entity: Entity, flavour: SqlFlavour, input: Readonly
   return values;
 }
 
+/**
+ * The columns a JSON Merge Patch (RFC 7396) sets: exactly the fields `patch` names, `null`
+ * clearing a nullable one. A key that is not a writable field (unknown, read-only, `__proto__`)
+ * is refused rather than dropped, so that a caller never believes a change was made that was not.
+ * A field's value replaces the stored one whole (a JSON field is not merged member by member).
+ */
+export function patchValues(entity: Entity, flavour: SqlFlavour, patch: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw invalid(`patch(${entity.name})`, 'takes an object of the fields to change');
+  const values: Record<string, unknown> = {};
+  for (const name of Object.keys(patch)) {
+    const field = entity.writable.includes(name) ? entity.field(name) : undefined;
+    if (!field) throw invalid(`${entity.name}.${name}`, entity.field(name) ? 'is read-only' : `is not a field of ${entity.name}`);
+    const value = patch[name];
+    if (value === undefined) continue;
+    if (value === null && !field.nullable) throw invalid(`${entity.name}.${name}`, 'cannot be null: the field is not nullable');
+    values[field.column] = value === null ? null : encodeValue(flavour, field, canonical(field, value, `${entity.name}.${name}`));
+  }
+  return values;
+}
+
 /** The primary key in Kit's form, or `undefined` when no row can have it (a lookup finds nothing). */
 export function keyValue(pk: EntityField, key: unknown): unknown {
   const found = valueType(pk.kind).fromJson(key);

@@ -20,6 +20,14 @@ import { etagOf } from './conditional.js';
 import { operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
 
+/** A key a body parser refused (`__proto__`), answered 400 by the routes' error handler. */
+export class BodyKeyError extends Error {
+  readonly statusCode = 400;
+  constructor(readonly key: string) {
+    super(`The body holds the key ${key}`);
+  }
+}
+
 /** `Retry-After` of a 503 while the database is unavailable, in seconds. */
 export const RETRY_AFTER_SECONDS = 5;
 /** `Retry-After` of a 503 while the database is busy (no free connection): it frees up in moments. */
@@ -220,6 +228,7 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
     }
     if (error instanceof InvalidValueError) return sendProblem(reply, problem(400, `A value cannot be stored in the ${entity.name}: out of range for its column or against a database constraint.`));
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (error instanceof BodyKeyError) return badRequest(reply, { in: 'body', name: error.key, detail: `is not a field of ${entity.name}` });
     if (status >= 400 && status < 500) {
       // Fastify's own client errors: an unparsable, too large or wrongly typed body.
       const detail =

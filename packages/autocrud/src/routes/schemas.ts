@@ -30,13 +30,25 @@ export function inputName(entity: Entity): string {
   return `${entity.name}Input`;
 }
 
+/**
+ * A field's schema as a request body carries it: without `default`, which the description states
+ * instead. openapi-typescript (at its default settings) types a property with a `default` as
+ * always present, so a client leaving a defaulted field out of a create would not compile.
+ */
+function bodyProperty(field: EntityField): Schema {
+  if (!('default' in field.schema)) return field.schema;
+  const { default: value, ...rest } = field.schema;
+  const said = typeof rest.description === 'string' ? `${rest.description} ` : '';
+  return { ...rest, description: `${said}Default when left out: ${JSON.stringify(value)}.` };
+}
+
 /** The request-body component: the writable fields, nothing else. */
 export function inputSchema(entity: Entity): Schema {
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   for (const name of entity.writable) {
     const field = entity.field(name) as EntityField;
-    properties[name] = field.schema;
+    properties[name] = bodyProperty(field);
     // A field with a default may be left out: the column's default fills it.
     if (field.required && !('default' in field.schema)) required.push(name);
   }
@@ -47,6 +59,28 @@ export function inputSchema(entity: Entity): Schema {
     type: 'object',
     additionalProperties: false,
     ...(required.length > 0 ? { required } : {}),
+    properties,
+  };
+}
+
+/** The name of the PATCH body component (`ProductPatch`). */
+export function patchName(entity: Entity): string {
+  return `${entity.name}Patch`;
+}
+
+/**
+ * The PATCH body component, a JSON Merge Patch (RFC 7396): any of the writable fields, none
+ * required; `null` only where the field is nullable (it clears it).
+ */
+export function patchSchema(entity: Entity): Schema {
+  const properties: Record<string, unknown> = {};
+  for (const name of entity.writable) properties[name] = bodyProperty(entity.field(name) as EntityField);
+  return {
+    $id: patchName(entity),
+    title: patchName(entity),
+    description: `A JSON Merge Patch of a ${entity.name}: the fields it names change (null clears a nullable one), the others stay as they are.`,
+    type: 'object',
+    additionalProperties: false,
     properties,
   };
 }
