@@ -12,6 +12,7 @@ import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { patchSuite } from './suite/patch.ts';
+import { selectSuite } from './suite/select.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -52,3 +53,4 @@ cursorSuite(engine);
 valuesSuite(engine);
 quietSuite(engine);
 patchSuite(engine);
+selectSuite(engine);

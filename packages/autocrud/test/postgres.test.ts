@@ -12,6 +12,7 @@ import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { patchSuite } from './suite/patch.ts';
+import { selectSuite } from './suite/select.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -56,4 +57,5 @@ describePostgres('PostgreSQL', () => {
   valuesSuite(engine);
   quietSuite(engine);
   patchSuite(engine);
+  selectSuite(engine);
 });

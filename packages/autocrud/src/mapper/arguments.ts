@@ -7,7 +7,7 @@ import type { Entity, EntityField } from '../entity.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { encodeValue } from './columns.js';
 import type { SqlFlavour } from './engine.js';
-import type { Filter, ListOptions } from './query.js';
+import { MAX_ALTERNATIVES, type Filter, type ListOptions } from './query.js';
 
 function invalid(where: string, detail: string): KitError {
   return new KitError('KIT_ERR_INVALID_ARGUMENT', `${where} ${detail}.`);
@@ -67,8 +67,7 @@ export function keyValue(pk: EntityField, key: unknown): unknown {
   return found instanceof ValueFault ? undefined : found;
 }
 
-function filterValue(entity: Entity, filter: Filter, index: number): Filter {
-  const where = `list({ filters[${index}] })`;
+function filterValue(entity: Entity, filter: Filter, where: string): Filter {
   const field = entity.field(filter.field);
   if (!field) throw invalid(where, `names ${JSON.stringify(filter.field)}, which is not a field of ${entity.name}`);
   if (!valueType(field.kind).operators.includes(filter.op)) throw invalid(where, `uses ${JSON.stringify(filter.op)}, which the ${field.kind} field ${field.name} does not take`);
@@ -87,15 +86,21 @@ function filterValue(entity: Entity, filter: Filter, index: number): Filter {
  * The list's filters and keyset position in Kit's form; a KitError for an unknown field, an
  * operator the field does not take, a value of the wrong kind, or a position of the wrong length.
  */
-export function listArguments(entity: Entity, options: ListOptions, order: ListOptions['sort']): { filters: Filter[]; after: unknown[] | undefined } {
+export function listArguments(entity: Entity, options: ListOptions, order: ListOptions['sort']): { filters: Filter[]; or: Filter[][]; after: unknown[] | undefined } {
   for (const key of options.sort) {
     if (!entity.field(key.field)) throw invalid('list({ sort })', `names ${JSON.stringify(key.field)}, which is not a field of ${entity.name}`);
   }
-  const filters = options.filters.map((f, i) => filterValue(entity, f, i));
-  if (options.after === undefined) return { filters, after: undefined };
+  const filters = options.filters.map((f, i) => filterValue(entity, f, `list({ filters[${i}] })`));
+  const alternatives = options.or ?? [];
+  if (!Array.isArray(alternatives) || alternatives.length > MAX_ALTERNATIVES) throw invalid('list({ or })', `must be an array of at most ${MAX_ALTERNATIVES} alternatives`);
+  const or = alternatives.map((alternative, a) => {
+    if (!Array.isArray(alternative) || alternative.length === 0) throw invalid(`list({ or[${a}] })`, 'must be a non-empty array of filters (all of which must hold)');
+    return alternative.map((f: Filter, i) => filterValue(entity, f, `list({ or[${a}][${i}] })`));
+  });
+  if (options.after === undefined) return { filters, or, after: undefined };
   if (options.after.length !== order.length) {
     throw invalid('list({ after })', `has ${options.after.length} values where the order has ${order.length} (the sort keys, then the primary key)`);
   }
   const after = options.after.map((v, i) => (v === null ? null : canonical(entity.field((order[i] as { field: string }).field) as EntityField, v, `list({ after[${i}] })`)));
-  return { filters, after };
+  return { filters, or, after };
 }

@@ -6,7 +6,7 @@ import { ValueFault } from '../values/kinds.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
 import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
+import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
 import { UnrepresentableValueError, VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 
@@ -160,16 +160,16 @@ export class EntityRepository<R extends object = Row> {
   }
 
   /**
-   * One page, and the number of rows all the filters match (unless `count: false`). With `after`,
+   * One page, and the number of rows all the filters (and one alternative of `or`) match (unless `count: false`). With `after`,
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
-   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
+   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order, or `or` has more than 10 alternatives or an empty one; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
    */
   list(options: ListOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
   list(options: ListOptions): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions): Promise<{ rows: R[]; total?: number }> {
     const order = this.order(options.sort);
     const checked = listArguments(this.entity, options, order);
-    const { shape, filters, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after);
+    const { shape, filters, or, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after, checked.or);
     const skip = after === undefined && options.offset > 0;
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
@@ -177,7 +177,11 @@ export class EntityRepository<R extends object = Row> {
     return this.run(async (db) => {
       const filtered = () =>
         db.selectFrom(this.#table).where((eb) =>
-          this.#where(eb, [notDeleted(eb, this.flavour, this.entity), ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f))]),
+          this.#where(eb, [
+            notDeleted(eb, this.flavour, this.entity),
+            ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f)),
+            anyOf(eb, this.flavour, this.entity, or),
+          ]),
         );
       const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}`, () => {
         let query = filtered().select(this.#selection);

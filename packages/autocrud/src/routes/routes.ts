@@ -10,6 +10,7 @@ import type { CursorCodec } from './cursor.js';
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
 import { listHandler, type ListRepository } from './list.js';
 import { MERGE_PATCH, readBody, requireJson } from './body.js';
+import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
 import {
@@ -131,7 +132,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       schema: documented({
         summary: `List ${entity.name} rows, a page at a time`,
         description:
-          'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, in, nin, null; all must hold. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging).',
+          'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, ilike, in, nin, null; all must hold. An OR group: filter[or][n][field][op]=value with n from 0 to 9; a row must also match all conditions of at least one alternative n. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging). fields=a,b answers only those fields.',
         querystring,
         response: { 200: pageSchema(entity), 400: problemResponse(400), 503: problemResponse(503), 504: problemResponse(504) },
       }),
@@ -159,6 +160,8 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       schema: documented({
         summary: `Get one ${entity.name}`,
         params,
+        // Not closed (additionalProperties): a read by key has always ignored other parameters (cache busters).
+        querystring: { type: 'object', properties: { fields: fieldsParameter(entity) } },
         ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
         response: {
           200: { description: `The ${entity.name}.`, ...rowHeaders, ...ref(entity.name) },
@@ -169,6 +172,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         },
       }),
       handler: async (request, reply) => {
+        const asked = (request.query as { fields?: string }).fields;
+        const only = asked === undefined ? undefined : readFields(entity, asked);
+        if (only && 'detail' in only) return badRequest(reply, only);
         const row = await repository.get(keyOf(request), { signal: clientSignal(request, reply) });
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) {
@@ -178,7 +184,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           const preconditions = held === undefined ? undefined : parsePreconditions(held);
           if (preconditions && !noneMatch(preconditions, current)) return reply.code(304).send();
         }
-        return row;
+        if (!only) return row;
+        sendPartial(reply);
+        return project(row, only);
       },
     });
   }

@@ -2,9 +2,10 @@
 // request body, the list's query string (one parameter per field and operator, so generated
 // clients get them typed), path parameters and problem answers.
 import type { Entity, EntityField } from '../entity.js';
-import { operatorsFor, type FilterOperator } from '../mapper/query.js';
+import { MAX_ALTERNATIVES, operatorsFor, type FilterOperator } from '../mapper/query.js';
 import { MAX_VALUE_LENGTH, valueType } from '../values/kinds.js';
 import { MAX_CURSOR_LENGTH } from './cursor.js';
+import { fieldsParameter } from './fields.js';
 
 export { MAX_VALUE_LENGTH };
 
@@ -101,9 +102,10 @@ function listPattern(field: EntityField): string {
   return `^(?:${one})(?:,(?:${one})){0,${MAX_LIST_VALUES - 1}}$`;
 }
 
-/** `filter[price][lt]` (or `filter[price]` for `eq`). */
-export function filterKey(field: string, op: FilterOperator | undefined): string {
-  return op === undefined ? `filter[${field}]` : `filter[${field}][${op}]`;
+/** `filter[price][lt]` (or `filter[price]` for `eq`); in alternative `a` of the OR group, `filter[or][a][price][lt]`. */
+export function filterKey(field: string, op: FilterOperator | undefined, alternative?: number): string {
+  const head = alternative === undefined ? 'filter' : `filter[or][${alternative}]`;
+  return op === undefined ? `${head}[${field}]` : `${head}[${field}][${op}]`;
 }
 
 // Completes "Rows whose <field> ..." in each filter parameter's description.
@@ -115,6 +117,7 @@ const OPERATOR_TEXT: Readonly<Record<FilterOperator, string>> = {
   lt: 'is less than this value',
   lte: 'is less than or equal to this value',
   like: 'contains this text (case-sensitive; % and _ match themselves)',
+  ilike: 'contains this text in any case (Unicode lower case: É matches é, ß does not match SS; % and _ match themselves)',
   in: `is one of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
   nin: `is none of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
   null: 'is NULL (true) or is not NULL (false)',
@@ -124,6 +127,8 @@ const OPERATOR_TEXT: Readonly<Record<FilterOperator, string>> = {
 export interface FilterParameter {
   readonly field: EntityField;
   readonly op: FilterOperator;
+  /** The OR group's alternative the condition belongs to (`filter[or][2][...]`); absent for a plain filter. */
+  readonly alternative?: number;
 }
 
 /**
@@ -153,8 +158,11 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
       pattern: `^-?(?:${fieldNames.join('|')})(?:,-?(?:${fieldNames.join('|')}))*$`,
       description: `Sort keys, comma-separated, each a field optionally prefixed with - for descending: ${fieldNames.join(', ')}.`,
     },
+    fields: fieldsParameter(entity),
   };
   const filters = new Map<string, FilterParameter>();
+  // After the plain filters in the document, alternative by alternative.
+  const orProperties: Record<string, Schema> = {};
   for (const field of entity.fields) {
     for (const op of operatorsFor(field)) {
       const list = op === 'in' || op === 'nin';
@@ -168,9 +176,23 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
         properties[key] = { ...value, description };
         filters.set(key, { field, op });
       }
+      // The OR group: the same parameters under filter[or][0..9]; rows match one alternative's conditions, all of them.
+      for (let alternative = 0; alternative < MAX_ALTERNATIVES; alternative++) {
+        const text = `In alternative ${alternative} of the OR group (rows match all conditions of at least one alternative): rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
+        for (const key of op === 'eq' ? [filterKey(field.name, undefined, alternative), filterKey(field.name, op, alternative)] : [filterKey(field.name, op, alternative)]) {
+          orProperties[key] = { ...value, description: text };
+          filters.set(key, { field, op, alternative });
+        }
+      }
     }
   }
+  const ordered = Object.keys(orProperties).sort((a, b) => alternativeOf(a) - alternativeOf(b));
+  for (const key of ordered) properties[key] = orProperties[key] as Schema;
   return { schema: { type: 'object', additionalProperties: false, properties }, filters };
+}
+
+function alternativeOf(key: string): number {
+  return Number(/^filter\[or\]\[(\d+)\]/.exec(key)?.[1] ?? 0);
 }
 
 /** The path parameter schema of the routes on one row. */
