@@ -4,9 +4,15 @@
 import type { FastifyReply } from 'fastify';
 import type { Entity } from '../entity.js';
 import type { Row } from '../mapper/repository.js';
-import type { InvalidParameter } from './problems.js';
 
 type Schema = Record<string, unknown>;
+
+/** Why `fields=` is refused: an `InvalidParameter` by its shape (problems.ts imports schemas.ts, which imports this file). */
+export interface FieldsFault {
+  readonly in: 'querystring';
+  readonly name: 'fields';
+  readonly detail: string;
+}
 
 /** The `fields` query parameter's schema: comma-separated identifiers; which fields exist is checked by {@link readFields}, to name the one at fault. */
 export function fieldsParameter(entity: Entity): Schema {
@@ -21,7 +27,7 @@ export function fieldsParameter(entity: Entity): Schema {
 }
 
 /** The fields `fields=` asks for, in the entity's order, or the parameter at fault. */
-export function readFields(entity: Entity, raw: string): readonly string[] | InvalidParameter {
+export function readFields(entity: Entity, raw: string): readonly string[] | FieldsFault {
   const asked = new Set<string>();
   for (const name of raw.split(',')) {
     if (!entity.field(name)) {
