@@ -4,7 +4,7 @@
 // depend on the machine's load, so a change can be compared before and after on a shared machine;
 // they do vary with when V8 compiles and collects (repeat a run to see the spread).
 //
-//   node --conditions=kit-source --import tsx bench/crud/instructions.ts --route=get|list|create \
+//   node --conditions=kit-source --import tsx bench/crud/instructions.ts --route=get|list|fields|create|put|patch \
 //     [--requests=2000] [--warmup=1500] [--node=/path/to/node (>= 22.13, for node:sqlite)]
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import Fastify from 'fastify';
+import Fastify, { type InjectOptions } from 'fastify';
 import { addKit, useKit } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, defineEntity } from '@kit/autocrud';
+import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
 
 const exec = promisify(execFile);
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -32,7 +32,7 @@ const Product = defineEntity({
   } as const,
   writable: ['name', 'price', 'stock', 'category'],
 });
-@AutoCrud(Product)
+@AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.Patch })
 class ProductsEndpoint {}
 
 /** Under callgrind: warm up, count `requests` requests, dump. */
@@ -44,13 +44,19 @@ async function child(): Promise<void> {
   await app.ready();
   for (let i = 0; i < 500; i++) await app.inject({ method: 'POST', url: '/api/products', payload: { name: `p${i}`, price: (i * 7) % 100, stock: i % 5, category: 'tools' } });
   const body = JSON.stringify({ name: 'Bench widget', price: 512.5, stock: 3, category: 'tools' });
+  // PUT writes the whole body, PATCH one field of it (a JSON Merge Patch), on the same row.
+  const requestOf: Record<string, InjectOptions | string> = {
+    get: '/api/products/7',
+    list: '/api/products?filter[price][lt]=20&sort=-price&pageSize=20',
+    fields: '/api/products?filter[price][lt]=20&sort=-price&pageSize=20&fields=id,name,price',
+    create: { method: 'POST', url: '/api/products', headers: { 'content-type': 'application/json' }, payload: body },
+    put: { method: 'PUT', url: '/api/products/7', headers: { 'content-type': 'application/json' }, payload: body },
+    patch: { method: 'PATCH', url: '/api/products/7', headers: { 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ price: 512.5 }) },
+  };
+  const request = requestOf[route];
+  if (request === undefined) throw new Error(`--route=${route}: one of ${Object.keys(requestOf).join(', ')}`);
   const one = async () => {
-    const res =
-      route === 'get'
-        ? await app.inject('/api/products/7')
-        : route === 'list'
-          ? await app.inject('/api/products?filter[price][lt]=20&sort=-price&pageSize=20')
-          : await app.inject({ method: 'POST', url: '/api/products', headers: { 'content-type': 'application/json' }, payload: body });
+    const res = await app.inject(request);
     if (res.statusCode >= 300) throw new Error(`${route}: ${res.statusCode} ${res.body}`);
   };
   for (let i = 0; i < warmup; i++) await one();

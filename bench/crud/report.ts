@@ -1,5 +1,5 @@
 // Renders bench/RESULTS-autocrud.md from the numbers of one `npm run bench:crud` run.
-import type { RouteId, ServerKind } from './shape.js';
+import type { KitRouteId, RouteId, ServerKind } from './shape.js';
 
 export interface SliceResult {
   rps: number;
@@ -30,6 +30,19 @@ export interface DepthResult {
   p90Ms: number;
 }
 
+/** One of Kit's routes against another of its own, on the Kit server (paired slices). */
+export interface KitPairResult {
+  a: KitRouteId;
+  b: KitRouteId;
+  own: { rps: number; p99Ms: number; cpuUs: number; dbCpuUs: number; errors: number };
+  ref: { rps: number; p99Ms: number; cpuUs: number; dbCpuUs: number; errors: number };
+  /** Median over the cycles of a's req/s divided by b's in the neighbouring slice. */
+  rpsRatio: number;
+  /** The same for requests per CPU-second of the server process. */
+  cpuRatio: number;
+  all: number[];
+}
+
 export interface CrudResults {
   machine: { node: string; harnessNode: string; cores: number; cpu: string; loadAverage: { start: number[]; end: number[] }; date: string; postgres: string };
   settings: { quick: boolean; cycles: number; sliceSeconds: number; connections: number; sequential: number; poolSize: number; rows: number; priceBelow: number; command: string };
@@ -39,6 +52,8 @@ export interface CrudResults {
     servers: Record<ServerKind, { rps: number; p99Ms: number; cpuUs: number; dbCpuUs: number; errors: number; slices: number }>;
     pairs: PairResult[];
   }>;
+  /** Absent in results written before PATCH and fields= were measured. */
+  kitPairs?: KitPairResult[];
   depth: DepthResult[];
 }
 
@@ -50,6 +65,14 @@ const ROUTE_TEXT: Record<RouteId, string> = {
   create: '`POST /` (insert, answer the stored row)',
 };
 const BARS: Record<string, number> = { 'kit/floor': 0.9, 'kit/platformatic': 1.2 };
+const KIT_ROUTE_TEXT: Record<KitRouteId, string> = {
+  put: '`PUT /{id}` (the whole body)',
+  patch: '`PATCH /{id}` (one field)',
+  list: '`GET /?filter[price][lt]=…&sort=-price&pageSize=20` (whole rows)',
+  fields: '`GET /?…&fields=id,name,price`',
+};
+// PATCH within 1.1x the PUT of the same row: its req/s at least 1/1.1 of the PUT's.
+const KIT_BARS: Record<string, number> = { 'patch/put': 1 / 1.1 };
 
 const n = (x: number, digits = 0) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
@@ -97,6 +120,21 @@ export function renderCrudReport(r: CrudResults): string {
           `| ${ROUTE_TEXT[t.route]} | ${p.a} / ${p.b} | ${n(p.rpsRatio, 3)} | ${n(p.cpuRatio, 3)} | ${p.all.map((x) => n(x, 2)).join(', ')} | ${bar === undefined ? '(reference)' : `>= ${bar}: ${verdict(p.rpsRatio >= bar)}`} |`,
         );
       }
+    }
+    lines.push('');
+  }
+  if (r.kitPairs && r.kitPairs.length > 0) {
+    lines.push("## Kit's routes against each other: PATCH against PUT, fields= against the whole list", '');
+    lines.push(
+      `On the Kit server alone, the same paired slices: \`PATCH /{id}\` with a JSON Merge Patch of one field (\`{"price":512.5}\`, \`application/merge-patch+json\`) against \`PUT /{id}\` with the whole body, each on random rows of the ${n(r.generation.rows)}; the list with \`fields=id,name,price\` against the same list whole.`,
+      '',
+    );
+    lines.push('| route | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | errors | against | its req/s | its CPU µs/req | req/s ratio (median) | per-CPU ratio (median) | every cycle | bar |', '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|');
+    for (const p of r.kitPairs) {
+      const bar = KIT_BARS[`${p.a}/${p.b}`];
+      lines.push(
+        `| ${KIT_ROUTE_TEXT[p.a]} | ${n(p.own.rps)} | ${n(p.own.p99Ms)} | ${n(p.own.cpuUs)} | ${n(p.own.dbCpuUs)} | ${p.own.errors + p.ref.errors} | ${KIT_ROUTE_TEXT[p.b]} | ${n(p.ref.rps)} | ${n(p.ref.cpuUs)} | ${n(p.rpsRatio, 3)} | ${n(p.cpuRatio, 3)} | ${p.all.map((x) => n(x, 2)).join(', ')} | ${bar === undefined ? '(reference)' : `>= ${n(bar, 3)}: ${verdict(p.rpsRatio >= bar)}`} |`,
+      );
     }
     lines.push('');
   }

@@ -7,7 +7,8 @@
 // Options: --node=<bin> (the servers' Node; Platformatic needs >= 22.19), --quick (2 cycles of 2 s
 // slices, for development: about 2 minutes), --cycles=N (6), --slice=S seconds (4),
 // --connections=C (32), --requests=N sequential requests per deep-page case and round (200),
-// --only=get,list,page,create,depth, --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
+// --only=get,list,page,create,depth,kit (kit: Kit's PATCH against its PUT of random rows, and its
+// list with fields= against the same list whole), --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -18,8 +19,8 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
 import { median, spawnServer, stopServer, type ServerProcess } from '../harness.js';
-import { renderCrudReport, type CrudResults, type DepthResult, type PairResult, type SliceResult } from './report.js';
-import { CREATE_BODY, FILL, INDEXES, POOL_SIZE, PRICE_BELOW, ROUTES, ROWS, SCHEMA, type RouteId, type ServerKind } from './shape.js';
+import { renderCrudReport, type CrudResults, type DepthResult, type KitPairResult, type PairResult, type SliceResult } from './report.js';
+import { CREATE_BODY, FILL, INDEXES, KIT_PAIRS, KIT_ROUTES, PATCH_BODY, POOL_SIZE, PRICE_BELOW, PUT_BODY, ROUTES, ROWS, SCHEMA, type KitRouteId, type RouteId, type ServerKind } from './shape.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -163,7 +164,55 @@ const throughput = routes.map((route) => ({
   }),
 }));
 
-// 3. Page 10,000 of the list, one request at a time: offset against cursor, and the first page.
+// 3. Kit's own routes against each other, on the Kit server alone: PATCH against PUT of random
+// rows (the same rows in distribution, both writes by key), the list with fields= against the list
+// whole. Paired slices, the order alternating by cycle, as above.
+function kitLoad(server: Server, route: KitRouteId, seconds: number) {
+  const url = `${server.base}${KIT_ROUTES[route]}`;
+  if (route === 'list' || route === 'fields') return autocannon({ url, connections, pipelining: 1, duration: seconds });
+  const body = route === 'put' ? PUT_BODY : PATCH_BODY;
+  const headers = { 'content-type': route === 'put' ? 'application/json' : 'application/merge-patch+json' };
+  return autocannon({
+    url,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+    requests: [{ method: route === 'put' ? 'PUT' : 'PATCH', body, headers, setupRequest: (req: autocannon.Request) => ({ ...req, path: `${KIT_ROUTES[route]}${1 + Math.floor(Math.random() * ROWS)}` }) }],
+  });
+}
+let kitPairs: KitPairResult[] = [];
+if (!only || only.includes('kit')) {
+  const kit = servers.get('kit') as Server;
+  const kitSlice = async (route: KitRouteId): Promise<SliceResult> => {
+    const [cpuBefore, dbBefore] = [await cpuOf(kit), databaseCpuUs()];
+    const r = await kitLoad(kit, route, sliceSeconds);
+    const [cpuAfter, dbAfter] = [await cpuOf(kit), databaseCpuUs()];
+    const requests = Math.max(1, r.requests.total);
+    return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+  };
+  for (const [a, b] of KIT_PAIRS) for (const route of [a, b]) await kitLoad(kit, route, 3);
+  const own: Record<string, SliceResult[]> = {};
+  const kitRatios: Record<string, Array<{ rps: number; cpu: number }>> = {};
+  for (let cycle = 0; cycle < cycles; cycle++) {
+    for (const [a, b] of KIT_PAIRS) {
+      const [first, second] = cycle % 2 === 0 ? [a, b] : [b, a];
+      const one = await kitSlice(first);
+      const two = await kitSlice(second);
+      const [mine, ref] = first === a ? [one, two] : [two, one];
+      (own[a] ??= []).push(mine);
+      (own[b] ??= []).push(ref);
+      (kitRatios[`${a}/${b}`] ??= []).push({ rps: mine.rps / ref.rps, cpu: ref.cpuUs / mine.cpuUs });
+      log(`cycle ${cycle + 1}/${cycles} kit ${a} ${Math.round(mine.rps)} req/s (${mine.cpuUs.toFixed(0)} µs CPU, p99 ${mine.p99Ms} ms) vs ${b} ${Math.round(ref.rps)} req/s (${ref.cpuUs.toFixed(0)} µs CPU, p99 ${ref.p99Ms} ms): ${(mine.rps / ref.rps).toFixed(3)}`);
+    }
+  }
+  const summary = (list: SliceResult[]) => ({ rps: median(list.map((x) => x.rps)), p99Ms: median(list.map((x) => x.p99Ms)), cpuUs: median(list.map((x) => x.cpuUs)), dbCpuUs: median(list.map((x) => x.dbCpuUs)), errors: list.reduce((n, x) => n + x.errors, 0) });
+  kitPairs = KIT_PAIRS.map(([a, b]) => {
+    const list = kitRatios[`${a}/${b}`] ?? [];
+    return { a, b, own: summary(own[a] ?? []), ref: summary(own[b] ?? []), rpsRatio: median(list.map((p) => p.rps)), cpuRatio: median(list.map((p) => p.cpu)), all: list.map((p) => p.rps) };
+  });
+}
+
+// 4. Page 10,000 of the list, one request at a time: offset against cursor, and the first page.
 // The cursor is the `next` of page 9,999, so the cursor page holds the same rows as page 10,000
 // by offset (checked). Each case gets `sequential` requests in a row per round, the order of the
 // cases reversed every other round; the median of all of a case's requests is reported.
@@ -254,6 +303,7 @@ const results: CrudResults = {
   settings: { quick, cycles, sliceSeconds, connections, sequential, poolSize: POOL_SIZE, rows: ROWS, priceBelow: PRICE_BELOW, command: `npm run bench:crud -- ${process.argv.slice(2).join(' ')}`.trim() },
   generation,
   throughput,
+  kitPairs,
   depth,
 };
 await writeFile(path.join(here, '..', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);

@@ -12,9 +12,9 @@ const poolSize = Number(poolText);
 
 async function kit(app: FastifyInstance): Promise<void> {
   const { addKit, useKit } = await import('@kit/core');
-  const { addKitAutoCrud, AutoCrud } = await import('@kit/autocrud');
+  const { addKitAutoCrud, AutoCrud, CrudOperations } = await import('@kit/autocrud');
   const Product = catalogEntity();
-  @AutoCrud(Product)
+  @AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.Patch })
   class ProductsEndpoint {}
   // Kit's defaults: grouping, the OpenAPI document and /docs, health probes; no audit trail (its
   // cost is measured by `npm run bench`).

@@ -59,3 +59,20 @@ export const ROUTES: Record<ServerKind, Record<RouteId, string>> = {
   floor: { get: '/products/', list: FLOOR_LIST, page: `${FLOOR_LIST}&count=false`, create: '/products' },
   platformatic: { get: '/products/', list: `${PLATFORMATIC_LIST}&totalCount=true`, page: PLATFORMATIC_LIST, create: '/products' },
 };
+
+/**
+ * Kit's own routes measured against each other (not against the other servers): `PATCH /{id}`
+ * (a JSON Merge Patch of one field) against `PUT /{id}` (the whole body) on random rows, and the
+ * list with `fields=` against the same list whole.
+ */
+export type KitRouteId = 'put' | 'patch' | 'fields' | 'list';
+export const KIT_ROUTES: Record<KitRouteId, string> = { put: '/api/products/', patch: '/api/products/', fields: `${KIT_LIST}&fields=id,name,price`, list: KIT_LIST };
+/** The PUT's body: every writable field, the same values as a create. */
+export const PUT_BODY = CREATE_BODY;
+/** The PATCH's body: one field. */
+export const PATCH_BODY = JSON.stringify({ price: 512.5 });
+/** The pairs, the first of each measured against the second. */
+export const KIT_PAIRS: Array<[KitRouteId, KitRouteId]> = [
+  ['patch', 'put'],
+  ['fields', 'list'],
+];

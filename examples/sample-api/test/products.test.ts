@@ -1,6 +1,9 @@
 // The sample's /api/products (AutoCrud): a typed client generated from the running sample's
-// /openapi.json by openapi-typescript compiles under strict tsc and performs create (idempotent),
-// read (ETag), update (If-Match), list (offset and cursor) and delete against it; the document passes redocly; DATABASE_URL switches to PostgreSQL.
+// /openapi.json by openapi-typescript (at its default settings) compiles under strict tsc and
+// performs create (idempotent), read (ETag), update (If-Match), patch, list (offset and cursor,
+// fields=, ilike, an OR group) and delete against it; so does one for a test app whose entity has
+// defaulted, nullable, enum, date, decimal and UUID fields; the document passes redocly;
+// DATABASE_URL switches to PostgreSQL.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -9,10 +12,12 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { useKit } from '@kit/core';
-import type { KitAutoCrud } from '@kit/autocrud';
+import { Type } from '@sinclair/typebox';
+import { addKit, useKit } from '@kit/core';
+import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, type KitAutoCrud } from '@kit/autocrud';
+import { ProductsEndpoint } from '../src/catalog/ProductsEndpoint.js';
 import { redoclyLint } from '../../../packages/core/test/redocly.js';
 import { describePostgres, PostgresServer } from '../../../packages/autocrud/test/postgres-server.js';
 import { buildApp, createApp } from '../src/app.js';
@@ -40,12 +45,17 @@ export async function roundTrip(baseUrl: string) {
   // If-Match: the write happens only on the version read; a second one with the same ETag is 412.
   const updated = await client.PUT('/api/products/{id}', { params: { path: { id }, header: { 'if-match': etag } }, body: { name: 'Milk jug', price: 14 } });
   const stale = await client.PUT('/api/products/{id}', { params: { path: { id }, header: { 'if-match': etag } }, body: { name: 'Milk jug', price: 99 } });
+  // A JSON Merge Patch: only price changes; the ETag of the PUT's answer makes it conditional.
+  const patched = await client.PATCH('/api/products/{id}', { params: { path: { id }, header: { 'if-match': updated.response.headers.get('etag') ?? '' } }, body: { price: 13 } });
+  const stalePatch = await client.PATCH('/api/products/{id}', { params: { path: { id }, header: { 'if-match': etag } }, body: { name: 'Lost' } });
+  const partial = await client.GET('/api/products/{id}', { params: { path: { id }, query: { fields: 'id,price' } } });
+  const either = await client.GET('/api/products', { params: { query: { 'filter[or][0][name][ilike]': 'MILK', 'filter[or][1][price][gt]': 80, sort: 'price' } } });
   const list = await client.GET('/api/products', { params: { query: { 'filter[name][like]': 'jug', 'filter[price][gte]': 10, sort: '-price', pageSize: 5 } } });
   // Cursor paging: the first page's next, then the page after it.
   const first = await client.GET('/api/products', { params: { query: { sort: '-price', pageSize: 2, count: false } } });
   const after: string | null | undefined = first.data?.next;
   const second = after ? await client.GET('/api/products', { params: { query: { sort: '-price', pageSize: 2, after } } }) : undefined;
-  const removed = await client.DELETE('/api/products/{id}', { params: { path: { id }, header: { 'if-match': updated.response.headers.get('etag') ?? '' } } });
+  const removed = await client.DELETE('/api/products/{id}', { params: { path: { id }, header: { 'if-match': patched.response.headers.get('etag') ?? '' } } });
   const gone = await client.GET('/api/products/{id}', { params: { path: { id } } });
   const names: string[] = (list.data?.items ?? []).map((p) => p.name);
   const total: number | undefined = list.data?.total;
@@ -56,6 +66,10 @@ export async function roundTrip(baseUrl: string) {
     etag,
     updated: updated.data?.price,
     staleStatus: stale.response.status,
+    patched: [patched.data?.name, patched.data?.price, patched.data?.version, patched.response.headers.get('etag')],
+    stalePatch: stalePatch.response.status,
+    partial: JSON.stringify(partial.data) === JSON.stringify({ id, price: 13 }),
+    either: (either.data?.items ?? []).map((p) => p.name),
     names,
     total,
     pages: [first.data?.items.map((p) => p.price), second?.data?.items.map((p) => p.price)],
@@ -70,6 +84,23 @@ const TSCONFIG = {
   compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] },
   include: ['*.ts'],
 };
+
+/**
+ * Types generated from the running app's /openapi.json by openapi-typescript at its default
+ * settings, `client` (written against them) compiled with strict tsc, and imported.
+ */
+async function generatedClient(base: string, dir: string, client: string): Promise<{ roundTrip(base: string): Promise<unknown> }> {
+  const document = (await (await fetch(`${base}/openapi.json`)).json()) as Parameters<typeof openapiTS>[0];
+  await writeFile(path.join(dir, 'api.d.ts'), astToString(await openapiTS(document)));
+  await writeFile(path.join(dir, 'client.ts'), client);
+  await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc', { paths: [repo] });
+  await run(process.execPath, [tsc, '-p', dir]).catch((err: { stdout?: string; message: string }) => {
+    throw new Error(`the generated client does not compile:\n${err.stdout ?? err.message}`);
+  });
+  return (await import(pathToFileURL(path.join(dir, 'client.ts')).href)) as { roundTrip(base: string): Promise<unknown> };
+}
 
 describe('the sample\'s /api/products with a generated typed client', () => {
   let app: FastifyInstance;
@@ -94,17 +125,8 @@ describe('the sample\'s /api/products with a generated typed client', () => {
     assert.deepEqual(body.items.map((p) => p.name), ['Espresso cup', 'Pour-over kettle', 'Bean grinder']);
   });
 
-  it('openapi-typescript types from /openapi.json compile under strict tsc, and the client creates, reads, updates, lists and deletes', async () => {
-    const document = (await (await fetch(`${base}/openapi.json`)).json()) as Parameters<typeof openapiTS>[0];
-    await writeFile(path.join(dir, 'api.d.ts'), astToString(await openapiTS(document)));
-    await writeFile(path.join(dir, 'client.ts'), CLIENT);
-    await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc', { paths: [repo] });
-    await run(process.execPath, [tsc, '-p', dir]).catch((err: { stdout?: string; message: string }) => {
-      throw new Error(`the generated client does not compile:\n${err.stdout ?? err.message}`);
-    });
-    const client = (await import(pathToFileURL(path.join(dir, 'client.ts')).href)) as { roundTrip(base: string): Promise<unknown> };
+  it('openapi-typescript types from /openapi.json compile under strict tsc, and the client creates, reads, updates, patches, lists and deletes', async () => {
+    const client = await generatedClient(base, dir, CLIENT);
     assert.deepEqual(await client.roundTrip(base), {
       location: true,
       replayed: true,
@@ -112,11 +134,15 @@ describe('the sample\'s /api/products with a generated typed client', () => {
       etag: '"1"',
       updated: 14,
       staleStatus: 412,
+      patched: ['Milk jug', 13, 3, '"3"'],
+      stalePatch: 412,
+      partial: true,
+      either: ['Milk jug', 'Bean grinder'],
       names: ['Milk jug'],
       total: 1,
       pages: [
         [89, 39],
-        [14, 6.5],
+        [13, 6.5],
       ],
       deleted: 204,
       gone: 404,
@@ -136,6 +162,103 @@ describe('the sample\'s /api/products with a generated typed client', () => {
     assert.equal((await plain.inject('/api/products')).statusCode, 404);
     assert.equal(plain.kit.services.hasRegistration('kitAutoCrud'), false);
     await plain.close();
+  });
+});
+
+// A test app beside the sample's products: an entity whose writable fields have defaults (left out
+// of a create by the client), are nullable, an enum, a date, a decimal; its key a UUID.
+const Book = defineEntity({
+  name: 'Book',
+  table: 'books',
+  schema: Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    pages: Type.Integer({ minimum: 0, default: 0 }),
+    inPrint: Type.Boolean({ default: true }),
+    status: Type.Union([Type.Literal('draft'), Type.Literal('published')], { default: 'draft' }),
+    isbn: Type.Union([Type.String({ maxLength: 20 }), Type.Null()], { default: null }),
+    price: Type.String({ format: 'decimal', default: '0.00' }),
+    publishedOn: Type.Optional(Type.Union([Type.String({ format: 'date' }), Type.Null()])),
+    version: Type.Integer(),
+  }),
+  writable: ['title', 'pages', 'inPrint', 'status', 'isbn', 'price', 'publishedOn'],
+  version: 'version',
+});
+
+@AutoCrud(Book, { operations: CrudOperations.All | CrudOperations.Patch })
+class BooksEndpoint {}
+
+const BOOKS_CLIENT = `
+import createClient from 'openapi-fetch';
+import type { components, paths } from './api.js';
+
+type BookInput = components['schemas']['BookInput'];
+type BookPatch = components['schemas']['BookPatch'];
+
+export async function roundTrip(baseUrl: string) {
+  const client = createClient<paths>({ baseUrl });
+  // Every defaulted field left out: with the defaults in the input schema, openapi-typescript's
+  // default settings made them required (TS2322 here).
+  const input: BookInput = { title: 'Dune' };
+  const created = await client.POST('/api/books', { body: input });
+  if (!created.data) throw new Error('create failed: ' + JSON.stringify(created.error));
+  const id: string = created.data.id;
+  const read = await client.GET('/api/books/{id}', { params: { path: { id } } });
+  const change: BookPatch = { pages: 412, isbn: null, status: 'published', publishedOn: '1965-08-01', price: '9.99' };
+  const patched = await client.PATCH('/api/books/{id}', { params: { path: { id }, header: { 'if-match': read.response.headers.get('etag') ?? '' } }, body: change });
+  const bad = await client.PATCH('/api/books/{id}', { params: { path: { id } }, body: { title: null } as unknown as BookPatch });
+  const list = await client.GET('/api/books', { params: { query: { 'filter[title][ilike]': 'DUNE', 'filter[status]': 'published', fields: 'title,pages' } } });
+  const product = await client.POST('/api/products', { params: { header: { 'idempotency-key': 'typed-' + Date.now() } }, body: { name: 'Dune mug', price: 8 } });
+  const productId: number = product.data?.id ?? 0;
+  const productPatch = await client.PATCH('/api/products/{id}', { params: { path: { id: productId } }, body: { price: 7.5 } });
+  const products = await client.GET('/api/products', { params: { query: { 'filter[name][ilike]': 'dune', fields: 'name,price' } } });
+  return {
+    created: { ...created.data, id: typeof created.data.id },
+    read: read.data?.title,
+    patched: patched.data,
+    badStatus: bad.response.status,
+    badField: bad.error?.errors?.[0]?.name,
+    list: list.data?.items,
+    product: [productPatch.data?.name, productPatch.data?.price, productPatch.data?.version],
+    products: products.data?.items,
+  };
+}
+`;
+
+describe('a generated client (openapi-typescript at its defaults) for an app with defaulted fields', () => {
+  let app: FastifyInstance;
+  let base: string;
+  let dir: string;
+  before(async () => {
+    app = Fastify();
+    addKit(app, [ProductsEndpoint, BooksEndpoint]);
+    addKitAutoCrud(app, 'pglite:', { createTables: true });
+    await useKit(app);
+    base = await app.listen({ port: 0, host: '127.0.0.1' });
+    await mkdir(path.join(repo, '.tmp'), { recursive: true });
+    dir = await mkdtemp(path.join(repo, '.tmp', 'typed-client-'));
+  });
+  after(async () => {
+    await app?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('compiles under strict tsc and round-trips every entity: create (defaults left out), get, PATCH, list with fields= and ilike', async () => {
+    const client = await generatedClient(base, dir, BOOKS_CLIENT);
+    const id = '<uuid>';
+    const answer = (await client.roundTrip(base)) as { patched: { id: string } };
+    assert.match(answer.patched.id, /^[0-9a-f-]{36}$/);
+    answer.patched.id = id;
+    assert.deepEqual(answer, {
+      created: { id: 'string', title: 'Dune', pages: 0, inPrint: true, status: 'draft', isbn: null, price: '0.00', publishedOn: null, version: 1 },
+      read: 'Dune',
+      patched: { id, title: 'Dune', pages: 412, inPrint: true, status: 'published', isbn: null, price: '9.99', publishedOn: '1965-08-01', version: 2 },
+      badStatus: 400,
+      badField: 'title',
+      list: [{ title: 'Dune', pages: 412 }],
+      product: ['Dune mug', 7.5, 2],
+      products: [{ name: 'Dune mug', price: 7.5 }],
+    });
   });
 });
 

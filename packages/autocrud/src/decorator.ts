@@ -22,7 +22,7 @@ export interface AutoCrudOptions {
    */
   idempotency?: boolean | IdempotencyOptions;
   /**
-   * `PUT` and `DELETE` need `If-Match` (428 without); the entity must declare a `version` field.
+   * `PUT`, `PATCH` and `DELETE` need `If-Match` (428 without); the entity must declare a `version` field.
    * Default: what `addKitAutoCrud`'s `requireIfMatch` says (false).
    */
   requireIfMatch?: boolean;
@@ -31,7 +31,7 @@ export interface AutoCrudOptions {
 /**
  * Makes an endpoint class serve an entity: its group (the class name rule or `@EndpointGroup`)
  * gets `GET /` (a filtered, sorted page), `GET /{pk}`, `POST /`, `PUT /{pk}`, `DELETE /{pk}`,
- * and with `CrudOperations.ListAll` also `GET /all`. `addRoutes` is optional; a route it declares
+ * with `CrudOperations.ListAll` also `GET /all`, with `CrudOperations.Patch` also `PATCH /{pk}`. `addRoutes` is optional; a route it declares
  * with the same method and path replaces the generated one. Needs `addKitAutoCrud(app, url)`.
  * Throws `KIT_ERR_AUTOCRUD_ENTITY` at once when Create or Update is allowed on an entity with no
  * writable field.
@@ -52,12 +52,13 @@ export function AutoCrud(entity: Entity, options: AutoCrudOptions = {}) {
     throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', '@AutoCrud(entity): pass an entity made by defineEntity({ ... }).');
   }
   const operations = options.operations ?? CrudOperations.All;
-  if (!Number.isInteger(operations) || operations < 1 || operations > 63) {
-    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `@AutoCrud(${entity.name}, { operations: ${String(operations)} }): combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll).`);
+  if (!Number.isInteger(operations) || operations < 1 || operations > 127) {
+    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `@AutoCrud(${entity.name}, { operations: ${String(operations)} }): combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch).`);
   }
   for (const [name, flag] of [
     ['Create', CrudOperations.Create],
     ['Update', CrudOperations.Update],
+    ['Patch', CrudOperations.Patch],
   ] as const) {
     if (allows(operations, flag) && entity.writable.length === 0) {
       throw new KitError(

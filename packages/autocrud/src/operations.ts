@@ -1,11 +1,15 @@
 /**
  * The operations an `@AutoCrud` class serves, as flags: combine with `|`. `All` is the first
- * five; `ListAll` (`GET /all`, the whole table) is never on by default.
+ * five; `ListAll` (`GET /all`, the whole table) and `Patch` (`PATCH /{pk}`, a JSON Merge Patch)
+ * are never on by default: a host that says `All` does not gain a write route by upgrading.
  *
  * @example
  * ```ts
  * @AutoCrud(Product, { operations: CrudOperations.List | CrudOperations.Get })   // read-only
  * export class ProductEndpoint {}
+ *
+ * @AutoCrud(Order, { operations: CrudOperations.All | CrudOperations.Patch })    // with partial updates
+ * export class OrderEndpoint {}
  * ```
  */
 export const CrudOperations = {
@@ -16,6 +20,7 @@ export const CrudOperations = {
   Delete: 16,
   All: 31,
   ListAll: 32,
+  Patch: 64,
 } as const;
 
 /** A combination of {@link CrudOperations} flags. */

@@ -17,7 +17,8 @@ import type { EntityRepository } from './mapper/repository.js';
 import { sqliteEngine } from './mapper/sqlite.js';
 import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
-import { inputSchema, rowSchema } from './routes/schemas.js';
+import { inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
+import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
 
 /**
@@ -141,7 +142,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
   routesFor(group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[] {
     const { operations } = settings;
     const requireIfMatch = settings.requireIfMatch ?? this.options.requireIfMatch;
-    if (requireIfMatch && entity.version === undefined && (allows(operations, CrudOperations.Update) || allows(operations, CrudOperations.Delete))) {
+    if (requireIfMatch && entity.version === undefined && [CrudOperations.Update, CrudOperations.Patch, CrudOperations.Delete].some((flag) => allows(operations, flag))) {
       throw new KitError(
         'KIT_ERR_AUTOCRUD_ENTITY',
         `addKitAutoCrud options.requireIfMatch is on, but entity ${entity.name} (${context.className}) declares no version field: add one with defineEntity({ version: '<integer field>' }), or pass requireIfMatch: false to its @AutoCrud.`,
@@ -150,7 +151,9 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     const idempotency = resolveIdempotency(`@AutoCrud(${entity.name}) options.idempotency`, settings.idempotency, this.options.idempotency);
     checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
-    for (const schema of [rowSchema(entity), inputSchema(entity)] as Array<{ $id: string } & Record<string, unknown>>) {
+    const components = [rowSchema(entity), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity)] : [])];
+    if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
+    for (const schema of components as Array<{ $id: string } & Record<string, unknown>>) {
       const owner = this.#components.get(schema.$id);
       if (owner && owner !== entity) {
         throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `Two entities use the component schema name '${schema.$id}' (${context.className} and another @AutoCrud class); give one of them another name.`);

@@ -12,6 +12,8 @@ import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
+import { patchSuite } from './suite/patch.ts';
+import { selectSuite } from './suite/select.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -52,3 +54,5 @@ cursorSuite(engine);
 valuesSuite(engine);
 quietSuite(engine);
 typesSuite(engine);
+patchSuite(engine);
+selectSuite(engine);

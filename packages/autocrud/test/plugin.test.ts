@@ -290,7 +290,7 @@ describe('with a database', () => {
     assert.equal(described.get('filter[price][gte]'), 'Rows whose price is greater than or equal to this value.');
     const unknown = await app.inject('/api/product?limit=5');
     assert.equal(unknown.statusCode, 400);
-    assert.equal(unknown.json<{ detail: string }>().detail, "Query parameter 'limit' is not accepted: the list takes page, pageSize, after, count, sort and filter[field][operator].");
+    assert.equal(unknown.json<{ detail: string }>().detail, "Query parameter 'limit' is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator].");
   });
 
   it("a list request makes its order once: the route's order (for its cursor) is the one the query uses", async (t) => {
@@ -325,6 +325,7 @@ describe('with a database', () => {
       'GET /api/product product_GET',
       'GET /api/product/all product_GET_all',
       'GET /api/product/{id} product_GET_id',
+      'PATCH /api/product/{id} product_PATCH_id',
       'POST /api/product product_POST',
       'PUT /api/product/{id} product_PUT_id',
     ]);
@@ -336,6 +337,7 @@ describe('with a database', () => {
     const query = (list?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
     for (const name of ['page', 'pageSize', 'sort', 'filter[name]', 'filter[name][like]', 'filter[price][in]', 'filter[stock][null]']) assert.ok(query.includes(name), name);
     assert.ok(!query.includes('filter[price][like]'));
+    assert.match(JSON.stringify(doc.paths['/api/product/{id}']?.patch?.requestBody), /#\/components\/schemas\/ProductPatch/);
     const { ok, output } = await redoclyLint(doc);
     assert.ok(ok, output);
   });

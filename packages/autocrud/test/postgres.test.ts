@@ -12,6 +12,8 @@ import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
+import { patchSuite } from './suite/patch.ts';
+import { selectSuite } from './suite/select.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -56,4 +58,6 @@ describePostgres('PostgreSQL', () => {
   valuesSuite(engine);
   quietSuite(engine);
   typesSuite(engine);
+  patchSuite(engine);
+  selectSuite(engine);
 });

@@ -21,6 +21,8 @@ import { startupSuite } from './suite/startup.ts';
 import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
+import { patchSuite } from './suite/patch.ts';
+import { selectSuite } from './suite/select.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -35,6 +37,8 @@ if (!sqliteAvailable()) {
   it('AutoCrud idempotent creates, versions and cursors on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud values, cursors and answers on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud client errors on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud PATCH on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud fields=, ilike and OR groups on node:sqlite', (t) => t.skip(reason));
 
   describe('the sqlite: engine on a runtime without node:sqlite', () => {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
@@ -83,6 +87,8 @@ if (!sqliteAvailable()) {
   valuesSuite(engine);
   quietSuite(engine);
   typesSuite(engine);
+  patchSuite(engine);
+  selectSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

@@ -50,6 +50,12 @@ export interface SortKey<F extends string = string> {
  */
 export interface ListOptions<F extends string = string> {
   readonly filters: readonly Filter<F>[];
+  /**
+   * An OR group: the rows must also match at least one of these alternatives, each a list of
+   * conditions that must all hold (`(a AND b) OR (c)`). At most {@link MAX_ALTERNATIVES}; an
+   * alternative holds no OR group of its own.
+   */
+  readonly or?: ReadonlyArray<readonly Filter<F>[]>;
   readonly sort: readonly SortKey<F>[];
   readonly offset: number;
   readonly limit: number;
@@ -65,12 +71,15 @@ export interface ListOptions<F extends string = string> {
   readonly signal?: AbortSignal;
 }
 
+/** At most this many alternatives in a list's OR group. */
+export const MAX_ALTERNATIVES = 10;
+
 /** The order a list uses: the sort keys, then the primary key (ascending) unless it is one of them. */
 export function orderOf(entity: Entity, sort: readonly SortKey[]): readonly SortKey[] {
   return sort.some((s) => s.field === entity.primaryKey) ? sort : [...sort, { field: entity.primaryKey, descending: false }];
 }
 
-/** Which operators apply to a field, by its kind (`like` only to free text). */
+/** Which operators apply to a field, by its kind (`like` and `ilike` only to free text). */
 export function operatorsFor(field: EntityField): readonly FilterOperator[] {
   return valueType(field.kind).operators;
 }
@@ -85,7 +94,10 @@ export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filte
   const column = sql.ref(field.column);
   switch (filter.op) {
     case 'like':
-      return contains(flavour, field.column, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value)));
+    case 'ilike': {
+      const insensitive = filter.op === 'ilike';
+      return contains(flavour, field.column, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value), insensitive), insensitive);
+    }
     case 'null':
       return filter.value === true ? eb(column, 'is', null) : eb(column, 'is not', null);
     case 'in':
@@ -96,6 +108,12 @@ export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filte
     default:
       return eb(column, COMPARISON[filter.op], encodeValue(flavour, field, filter.value));
   }
+}
+
+/** The OR group's condition: any alternative, each with all its conditions. */
+export function anyOf(eb: Eb, flavour: SqlFlavour, entity: Entity, alternatives: ReadonlyArray<readonly Filter[]>): Expression<SqlBool> | undefined {
+  if (alternatives.length === 0) return undefined;
+  return eb.or(alternatives.map((alternative) => eb.and(alternative.map((f) => condition(eb, flavour, entity.field(f.field) as EntityField, f)))));
 }
 
 /** "Not soft-deleted": `false`, or NULL when the column allows it. */
@@ -162,6 +180,8 @@ export interface SlottedList {
   /** Names what the SQL depends on (fields, operators, list lengths, sort, where NULLs are): equal shapes, equal SQL. */
   readonly shape: string;
   readonly filters: readonly Filter[];
+  /** The OR group's alternatives, slotted as `filters` are. */
+  readonly or: ReadonlyArray<readonly Filter[]>;
   readonly after: readonly unknown[] | undefined;
   /** Every slot's value, as bound (see {@link condition} and {@link keyset}). */
   readonly values: Record<string, unknown>;
@@ -172,10 +192,17 @@ export interface SlottedList {
  * `after` and the `null` operator's value change the SQL, so they are part of the shape; every
  * other value fills a slot.
  */
-export function slotList(flavour: SqlFlavour, entity: Entity, filters: readonly Filter[], order: readonly SortKey[], after: readonly unknown[] | undefined): SlottedList {
+export function slotList(
+  flavour: SqlFlavour,
+  entity: Entity,
+  filters: readonly Filter[],
+  order: readonly SortKey[],
+  after: readonly unknown[] | undefined,
+  or: ReadonlyArray<readonly Filter[]> = [],
+): SlottedList {
   const values: Record<string, unknown> = {};
   const shape: string[] = [];
-  const slotted = filters.map((f, i): Filter => {
+  const slot = (f: Filter, id: string): Filter => {
     if (f.op === 'null') {
       shape.push(`${f.field}\u0000null\u0000${String(f.value)}`);
       return f;
@@ -184,14 +211,19 @@ export function slotList(flavour: SqlFlavour, entity: Entity, filters: readonly 
       const list = f.value as readonly unknown[];
       shape.push(`${f.field}\u0000${f.op}\u0000${list.length}`);
       const field = entity.field(f.field) as EntityField;
-      return { ...f, value: list.map((v, j) => ((values[`f${i}.${j}`] = encodeValue(flavour, field, v)), new Slot(`f${i}.${j}`))) };
+      return { ...f, value: list.map((v, j) => ((values[`${id}.${j}`] = encodeValue(flavour, field, v)), new Slot(`${id}.${j}`))) };
     }
     shape.push(`${f.field}\u0000${f.op}`);
-    values[`f${i}`] = f.op === 'like' ? containsPattern(flavour, String(f.value)) : encodeValue(flavour, entity.field(f.field) as EntityField, f.value);
-    return { ...f, value: new Slot(`f${i}`) };
+    values[id] = f.op === 'like' || f.op === 'ilike' ? containsPattern(flavour, String(f.value), f.op === 'ilike') : encodeValue(flavour, entity.field(f.field) as EntityField, f.value);
+    return { ...f, value: new Slot(id) };
+  };
+  const slotted = filters.map((f, i) => slot(f, `f${i}`));
+  const alternatives = or.map((alternative, a) => {
+    shape.push(`\u0003${a}`);
+    return alternative.map((f, i) => slot(f, `o${a}.${i}`));
   });
   shape.push(order.map((k) => (k.descending ? '-' : '') + k.field).join(','));
   const position = after?.map((v, i) => (v === null ? null : ((values[`a${i}`] = encodeValue(flavour, entity.field((order[i] as SortKey).field) as EntityField, v)), new Slot(`a${i}`))));
   shape.push(position === undefined ? '' : position.map((v) => (v === null ? 'n' : 'v')).join(''));
-  return { shape: shape.join('\u0001'), filters: slotted, after: position, values };
+  return { shape: shape.join('\u0001'), filters: slotted, or: alternatives, after: position, values };
 }

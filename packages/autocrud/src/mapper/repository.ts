@@ -3,10 +3,10 @@ import { KitError } from '@kit/core';
 import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { ValueFault } from '../values/kinds.js';
-import { keyValue, listArguments, writeValues } from './arguments.js';
+import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
 import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
+import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
 import { UnrepresentableValueError, VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
@@ -161,16 +161,16 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /**
-   * One page, and the number of rows all the filters match (unless `count: false`). With `after`,
+   * One page, and the number of rows all the filters (and one alternative of `or`) match (unless `count: false`). With `after`,
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
-   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
+   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order, or `or` has more than 10 alternatives or an empty one; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
    */
   list(options: ListOptions<Extract<keyof R, string>> & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
   list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total?: number }> {
     const order = this.order(options.sort);
     const checked = listArguments(this.entity, options, order);
-    const { shape, filters, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after);
+    const { shape, filters, or, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after, checked.or);
     const skip = after === undefined && options.offset > 0;
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
@@ -178,7 +178,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     return this.run(async (db) => {
       const filtered = () =>
         db.selectFrom(this.#table).where((eb) =>
-          this.#where(eb, [notDeleted(eb, this.flavour, this.entity), ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f))]),
+          this.#where(eb, [
+            notDeleted(eb, this.flavour, this.entity),
+            ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f)),
+            anyOf(eb, this.flavour, this.entity, or),
+          ]),
         );
       const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}`, () => {
         let query = filtered().select(this.#selection);
@@ -294,11 +298,52 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    */
   async update(key: unknown, input: I, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
-    const values: Record<string, unknown> = { ...writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
+    return this.#write(key, writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true), ifVersion, options?.signal);
+  }
+
+  /**
+   * Applies a JSON Merge Patch (RFC 7396) to the row: only the fields `patch` names change, `null`
+   * clears a nullable field, and a field's value replaces the stored one whole. Increments the
+   * version and returns the stored row, or `undefined` when there is no such row (or it is
+   * soft-deleted). An empty patch writes nothing (the version stays) and returns the row as it is,
+   * `ifVersion` still checked. `ifVersion` as for {@link EntityRepository.update}.
+   *
+   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` for a field that is unknown or read-only, a value of the wrong kind, or `null` for a field that is not nullable (nothing written).
+   * @throws {VersionConflictError} With `ifVersion`, when the row is at another version (nothing written); `ConstraintViolationError`, `InvalidValueError` when the database refuses the write.
+   * @example
+   * ```ts
+   * const row = await products.patch(7, { price: 35, tag: null }, { ifVersion: [3] });
+   * ```
+   */
+  async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
+    const ifVersion = this.#checkCondition(options);
+    const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
+    if (Object.keys(values).length > 0) return this.#write(key, values, ifVersion, options?.signal);
+    // Nothing to change: no write, the row as it is (and its version, for ifVersion).
+    const row = await this.get(key, options);
+    if (row && ifVersion !== undefined && this.#version) {
+      const current = (row as Row)[this.#version.name] as number;
+      if (!ifVersion.includes(current)) throw new VersionConflictError(current);
+    }
+    return row;
+  }
+
+  /**
+   * The columns Kit maintains on every generated write of a row (`update`, `patch`), added to the
+   * write's own: the version, +1, and Kit's `updatedAt` (the database clock). The one place a
+   * write's extra columns are added.
+   */
+  #maintained(values: Record<string, unknown>): Record<string, unknown> {
+    Object.assign(values, kitTimestamps(this.entity, this.flavour, 'update'));
+    if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
+    return values;
+  }
+
+  /** One row's UPDATE (`update` and `patch`): the values, Kit's maintained columns, the version check. */
+  async #write(key: unknown, written: Record<string, unknown>, ifVersion: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<R | undefined> {
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
-    if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
-    const signal = options?.signal;
+    const values = this.#maintained(written);
     return this.run(async (db) => {
       if (ifVersion?.length === 0) return this.#conflict(db, key, signal);
       const query = db

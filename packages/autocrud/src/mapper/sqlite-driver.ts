@@ -20,6 +20,8 @@ export interface StatementSync {
 export interface DatabaseSync {
   prepare(sql: string): StatementSync;
   exec(sql: string): void;
+  /** Registers a scalar SQL function (Node >= 22.13). */
+  function(name: string, options: { deterministic?: boolean }, fn: (...args: unknown[]) => unknown): void;
   close(): void;
 }
 

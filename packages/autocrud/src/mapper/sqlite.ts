@@ -8,6 +8,7 @@ import type { ConnectionTarget } from './connection-string.js';
 import { DatabaseBusyError, DatabaseUnavailableError, type ErrorClass } from './errors.js';
 import { sqliteMigrationSession, TransactionalSqliteAdapter } from './migration-session.js';
 import { isBusy, NodeSqliteDriver, untilFree, type DatabaseSync } from './sqlite-driver.js';
+import { LOWER_FUNCTION, lowerText } from './flavour.js';
 
 type SqliteModule = { DatabaseSync: new (file: string) => DatabaseSync };
 
@@ -104,6 +105,8 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
         // Foreign keys are off by default in SQLite; on, a violation is a 409 as on PostgreSQL.
         // busy_timeout 0: a lock held elsewhere is waited for on timers (sqlite-driver.ts), never by sleeping on this thread.
         connection.exec('PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 0;');
+        // ilike's Unicode-aware lower case (SQLite's own lower() and LIKE fold ASCII only); flavour.ts.
+        connection.function(LOWER_FUNCTION, { deterministic: true }, lowerText);
         // WAL: readers beside the writer, also in other processes. Switching needs a moment without another writer.
         const wal = connection;
         if (target.file !== ':memory:') await untilFree(() => wal.exec('PRAGMA journal_mode = WAL;'), performance.now() + settings.connectTimeoutMs, settings.connectTimeoutMs);

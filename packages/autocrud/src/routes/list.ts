@@ -7,6 +7,7 @@ import type { Row } from '../mapper/repository.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
+import { project, readFields, sendPartial } from './fields.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
@@ -29,6 +30,7 @@ export interface ListSettings {
 
 interface ListRequest {
   readonly filters: Filter[];
+  readonly or: Filter[][];
   readonly sort: SortKey[];
   readonly page: number;
   readonly pageSize: number;
@@ -36,10 +38,12 @@ interface ListRequest {
 
 /** The filters, sort and window of a validated query string, or the parameter at fault. */
 function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, FilterParameter>, limits: PageLimits): ListRequest | InvalidParameter {
-  const conditions: Filter[] = [];
+  const plain: Filter[] = [];
+  const alternatives: Filter[][] = [];
   for (const [name, raw] of Object.entries(query)) {
     const filter = filters.get(name);
     if (!filter) continue;
+    const conditions = filter.alternative === undefined ? plain : (alternatives[filter.alternative] ??= []);
     if (filter.op === 'null') {
       conditions.push({ field: filter.field.name, op: filter.op, value: raw });
       continue;
@@ -57,7 +61,7 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
     }
     // ajv has coerced numbers and booleans from decimal text; the rest is text.
     // `like` asks for a part of the text: an enum's values do not bound it.
-    const value = filter.op === 'like' ? valueType(filter.field.kind).fromJson(raw) : fieldValue(filter.field, raw);
+    const value = filter.op === 'like' || filter.op === 'ilike' ? valueType(filter.field.kind).fromJson(raw) : fieldValue(filter.field, raw);
     if (value instanceof ValueFault) return { in: 'querystring', name, detail: value.detail };
     conditions.push({ field: filter.field.name, op: filter.op, value });
   }
@@ -70,15 +74,20 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
       sort.push({ field, descending });
     }
   }
-  return { filters: conditions, sort, page: query.page as number, pageSize: Math.min(query.pageSize as number, limits.maxPageSize) };
+  // Alternatives by their number, gaps closed (filter[or][0] and filter[or][3] are two alternatives).
+  const or = alternatives.filter((alternative) => alternative !== undefined);
+  return { filters: plain, or, sort, page: query.page as number, pageSize: Math.min(query.pageSize as number, limits.maxPageSize) };
 }
 
 /**
  * What a cursor is bound to: the entity, the order and the filters (not the page size). A cursor
  * presented with another sort or other filters fails its check.
  */
-function scopeOf(entity: Entity, order: readonly SortKey[], filters: readonly Filter[]): string {
-  const conditions = filters.map((f) => `${f.field}\u0000${f.op}\u0000${JSON.stringify(f.value)}`).sort();
+function scopeOf(entity: Entity, order: readonly SortKey[], filters: readonly Filter[], or: readonly Filter[][]): string {
+  const text = (f: Filter) => `${f.field}\u0000${f.op}\u0000${JSON.stringify(f.value)}`;
+  const conditions = filters.map(text).sort();
+  // Each alternative's conditions in a stable order; the alternatives in the order given.
+  for (const alternative of or) conditions.push(`\u0002${alternative.map(text).sort().join('\u0002')}`);
   return `${entity.name}\u0001${order.map((k) => (k.descending ? '-' : '') + k.field).join(',')}\u0001${conditions.join('\u0001')}`;
 }
 
@@ -92,9 +101,11 @@ export function listHandler(settings: ListSettings) {
     const query = request.query as Record<string, unknown>;
     const list = readList(query, filters, limits);
     if ('detail' in list) return badRequest(reply, list);
+    const only = typeof query.fields === 'string' ? readFields(entity, query.fields) : undefined;
+    if (only && 'detail' in only) return badRequest(reply, only);
     const order = repository.order(list.sort);
     const fields = order.map((k) => entity.field(k.field) as EntityField);
-    const scope = scopeOf(entity, order, list.filters);
+    const scope = scopeOf(entity, order, list.filters, list.or);
     let after: unknown[] | undefined;
     if (typeof query.after === 'string') {
       if (list.page !== 1) return badRequest(reply, { in: 'querystring', name: 'page', detail: 'cannot be combined with after: a cursor page starts where the cursor points' });
@@ -107,6 +118,7 @@ export function listHandler(settings: ListSettings) {
     // One row more than the page: `next` is null exactly when no row follows.
     const { rows, total } = await repository.list({
       filters: list.filters,
+      ...(list.or.length > 0 ? { or: list.or } : {}),
       sort: order,
       offset: after ? 0 : (list.page - 1) * list.pageSize,
       limit: list.pageSize + 1,
@@ -118,8 +130,9 @@ export function listHandler(settings: ListSettings) {
     if (more) rows.length = list.pageSize;
     const last = more ? rows[rows.length - 1] : undefined;
     const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;
+    if (only) sendPartial(reply);
     return {
-      items: rows,
+      items: only ? rows.map((row) => project(row, only)) : rows,
       ...(count ? { total } : {}),
       ...(after ? {} : { page: list.page }),
       pageSize: list.pageSize,

@@ -17,9 +17,17 @@ import {
   VersionConflictError,
 } from '../mapper/errors.js';
 import { etagOf } from './conditional.js';
-import { operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
+import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
 import { allowedText } from '../values/fields.js';
+
+/** A key a body parser refused (`__proto__`), answered 400 by the routes' error handler. */
+export class BodyKeyError extends Error {
+  readonly statusCode = 400;
+  constructor(readonly key: string) {
+    super(`The body holds the key ${key}`);
+  }
+}
 
 /** `Retry-After` of a 503 while the database is unavailable, in seconds. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -99,10 +107,17 @@ function typeText(params: Record<string, unknown>): string {
 
 /** Why a query parameter the schema does not list is refused, as precisely as its name allows. */
 function unknownQueryParameter(entity: Entity, name: string): string {
+  const alternative = /^filter\[or\](?:\[([^\]]*)\](.*))?$/.exec(name);
+  if (alternative) {
+    const [, index = '', rest = ''] = alternative;
+    if (!/^\d+$/.test(index) || Number(index) >= MAX_ALTERNATIVES) return `is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to ${MAX_ALTERNATIVES - 1} (at most ${MAX_ALTERNATIVES} alternatives)`;
+    if (rest.startsWith('[or]')) return 'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])';
+    return unknownQueryParameter(entity, `filter${rest}`);
+  }
   const match = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/.exec(name);
   if (!match) {
     if (name.startsWith('filter')) return 'is malformed: write filter[field]=value or filter[field][operator]=value';
-    return 'is not accepted: the list takes page, pageSize, after, count, sort and filter[field][operator]';
+    return 'is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator]';
   }
   const [, fieldName = '', op] = match;
   const field = entity.fields.find((f) => f.name === fieldName);
@@ -124,6 +139,8 @@ function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterP
     detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${kind === 'uuid' ? 'UUID' : kind} values${kind === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
   } else if (e.keyword === 'pattern' && name === 'sort') {
     detail = `must list fields of ${entity.name} (${entity.fields.map((f) => f.name).join(', ')}), comma-separated, each optionally prefixed with -`;
+  } else if ((e.keyword === 'pattern' || e.keyword === 'maxLength' || e.keyword === 'minLength') && name === 'fields') {
+    detail = `must list fields of ${entity.name} (${entity.fields.map((f) => f.name).join(', ')}), comma-separated, each at most once`;
   } else if (e.keyword === 'type') {
     detail = typeText(e.params);
   } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
@@ -226,6 +243,7 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
     }
     if (error instanceof InvalidValueError) return sendProblem(reply, problem(400, `A value cannot be stored in the ${entity.name}: out of range for its column or against a database constraint.`));
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (error instanceof BodyKeyError) return badRequest(reply, { in: 'body', name: error.key, detail: `is not a field of ${entity.name}` });
     if (status >= 400 && status < 500) {
       // Fastify's own client errors: an unparsable, too large or wrongly typed body.
       const detail =

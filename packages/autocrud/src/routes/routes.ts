@@ -9,7 +9,8 @@ import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './condi
 import type { CursorCodec } from './cursor.js';
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
 import { listHandler, type ListRepository } from './list.js';
-import { readBody, requireJson } from './body.js';
+import { MERGE_PATCH, readBody, requireJson } from './body.js';
+import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
 import {
@@ -19,6 +20,7 @@ import {
   ifNoneMatchHeaders,
   inputName,
   keyParams,
+  patchName,
   listQuery,
   pageSchema,
   problemResponse,
@@ -35,6 +37,7 @@ export interface CrudRepository extends ListRepository {
   get(key: unknown, options?: CallOptions): Promise<Row | undefined>;
   create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
   update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
+  patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
 }
 
@@ -53,7 +56,7 @@ export interface CrudRouteSettings {
   readonly cursors: CursorCodec;
   /** Exactly-once creates with `Idempotency-Key`; absent: off. */
   readonly idempotency?: IdempotencySettings;
-  /** `PUT` and `DELETE` without `If-Match` are 428. */
+  /** `PUT`, `PATCH` and `DELETE` without `If-Match` are 428. */
   readonly requireIfMatch: boolean;
 }
 
@@ -129,7 +132,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       schema: documented({
         summary: `List ${entity.name} rows, a page at a time`,
         description:
-          'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, in, nin, null; all must hold. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging).',
+          'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, ilike, in, nin, null; all must hold. An OR group: filter[or][n][field][op]=value with n from 0 to 9; a row must also match all conditions of at least one alternative n. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging). fields=a,b answers only those fields.',
         querystring,
         response: { 200: pageSchema(entity), 400: problemResponse(400), 503: problemResponse(503), 504: problemResponse(504) },
       }),
@@ -157,6 +160,8 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       schema: documented({
         summary: `Get one ${entity.name}`,
         params,
+        // Not closed (additionalProperties): a read by key has always ignored other parameters (cache busters).
+        querystring: { type: 'object', properties: { fields: fieldsParameter(entity) } },
         ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
         response: {
           200: { description: `The ${entity.name}.`, ...rowHeaders, ...ref(entity.name) },
@@ -167,6 +172,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         },
       }),
       handler: async (request, reply) => {
+        const asked = (request.query as { fields?: string }).fields;
+        const only = asked === undefined ? undefined : readFields(entity, asked);
+        if (only && 'detail' in only) return badRequest(reply, only);
         const row = await repository.get(keyOf(request), { signal: clientSignal(request, reply) });
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) {
@@ -176,7 +184,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           const preconditions = held === undefined ? undefined : parsePreconditions(held);
           if (preconditions && !noneMatch(preconditions, current)) return reply.code(304).send();
         }
-        return row;
+        if (!only) return row;
+        sendPartial(reply);
+        return project(row, only);
       },
     });
   }
@@ -252,6 +262,41 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const options = await condition(request, reply, signal);
         if (!options) return reply;
         const row = await repository.update(keyOf(request), body, { ...options, signal });
+        if (!row) return notFound(reply, entity, keyOf(request));
+        if (etag) reply.header('etag', etag(row));
+        return row;
+      },
+    });
+  }
+  if (allows(operations, CrudOperations.Patch)) {
+    routes.push({
+      ...common,
+      method: 'PATCH',
+      url: `{${pk}}`,
+      preValidation: requireJson,
+      schema: documented({
+        summary: `Change some fields of a ${entity.name} (JSON Merge Patch)`,
+        description:
+          'A JSON Merge Patch (RFC 7396, application/merge-patch+json; application/json is taken too): the fields it names change, null clears a nullable field, the others stay. A field holding JSON is replaced whole, not merged. An empty patch changes nothing and answers the row.',
+        params,
+        ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
+        consumes: ['application/json', MERGE_PATCH],
+        body: ref(patchName(entity)),
+        response: {
+          200: { description: `The ${entity.name} as stored.`, ...rowHeaders, ...ref(entity.name) },
+          400: problemResponse(400),
+          404: problemResponse(404),
+          409: problemResponse(409),
+          ...writeResponses,
+        },
+      }),
+      handler: async (request, reply) => {
+        const body = bodyOf(request, reply);
+        if (!body) return reply;
+        const signal = clientSignal(request, reply);
+        const options = await condition(request, reply, signal);
+        if (!options) return reply;
+        const row = await repository.patch(keyOf(request), body, { ...options, signal });
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) reply.header('etag', etag(row));
         return row;

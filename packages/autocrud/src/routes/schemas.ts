@@ -2,9 +2,10 @@
 // request body, the list's query string (one parameter per field and operator, so generated
 // clients get them typed), path parameters and problem answers.
 import type { Entity, EntityField } from '../entity.js';
-import { operatorsFor, type FilterOperator } from '../mapper/query.js';
+import { MAX_ALTERNATIVES, operatorsFor, type FilterOperator } from '../mapper/query.js';
 import { MAX_VALUE_LENGTH, valueType } from '../values/kinds.js';
 import { MAX_CURSOR_LENGTH } from './cursor.js';
+import { fieldsParameter } from './fields.js';
 
 export { MAX_VALUE_LENGTH };
 
@@ -30,13 +31,25 @@ export function inputName(entity: Entity): string {
   return `${entity.name}Input`;
 }
 
+/**
+ * A field's schema as a request body carries it: without `default`, which the description states
+ * instead. openapi-typescript (at its default settings) types a property with a `default` as
+ * always present, so a client leaving a defaulted field out of a create would not compile.
+ */
+function bodyProperty(field: EntityField): Schema {
+  if (!('default' in field.schema)) return field.schema;
+  const { default: value, ...rest } = field.schema;
+  const said = typeof rest.description === 'string' ? `${rest.description} ` : '';
+  return { ...rest, description: `${said}Default when left out: ${JSON.stringify(value)}.` };
+}
+
 /** The request-body component: the writable fields, nothing else. */
 export function inputSchema(entity: Entity): Schema {
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   for (const name of entity.writable) {
     const field = entity.field(name) as EntityField;
-    properties[name] = field.schema;
+    properties[name] = bodyProperty(field);
     // A field with a default may be left out: the column's default fills it.
     if (field.required && !('default' in field.schema)) required.push(name);
   }
@@ -47,6 +60,28 @@ export function inputSchema(entity: Entity): Schema {
     type: 'object',
     additionalProperties: false,
     ...(required.length > 0 ? { required } : {}),
+    properties,
+  };
+}
+
+/** The name of the PATCH body component (`ProductPatch`). */
+export function patchName(entity: Entity): string {
+  return `${entity.name}Patch`;
+}
+
+/**
+ * The PATCH body component, a JSON Merge Patch (RFC 7396): any of the writable fields, none
+ * required; `null` only where the field is nullable (it clears it).
+ */
+export function patchSchema(entity: Entity): Schema {
+  const properties: Record<string, unknown> = {};
+  for (const name of entity.writable) properties[name] = bodyProperty(entity.field(name) as EntityField);
+  return {
+    $id: patchName(entity),
+    title: patchName(entity),
+    description: `A JSON Merge Patch of a ${entity.name}: the fields it names change (null clears a nullable one), the others stay as they are.`,
+    type: 'object',
+    additionalProperties: false,
     properties,
   };
 }
@@ -68,9 +103,10 @@ function listPattern(field: EntityField): string {
   return `^(?:${one})(?:,(?:${one})){0,${MAX_LIST_VALUES - 1}}$`;
 }
 
-/** `filter[price][lt]` (or `filter[price]` for `eq`). */
-export function filterKey(field: string, op: FilterOperator | undefined): string {
-  return op === undefined ? `filter[${field}]` : `filter[${field}][${op}]`;
+/** `filter[price][lt]` (or `filter[price]` for `eq`); in alternative `a` of the OR group, `filter[or][a][price][lt]`. */
+export function filterKey(field: string, op: FilterOperator | undefined, alternative?: number): string {
+  const head = alternative === undefined ? 'filter' : `filter[or][${alternative}]`;
+  return op === undefined ? `${head}[${field}]` : `${head}[${field}][${op}]`;
 }
 
 // Completes "Rows whose <field> ..." in each filter parameter's description.
@@ -82,6 +118,7 @@ const OPERATOR_TEXT: Readonly<Record<FilterOperator, string>> = {
   lt: 'is less than this value',
   lte: 'is less than or equal to this value',
   like: 'contains this text (case-sensitive; % and _ match themselves)',
+  ilike: 'contains this text in any case (Unicode lower case: É matches é, ß does not match SS; % and _ match themselves)',
   in: `is one of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
   nin: `is none of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
   null: 'is NULL (true) or is not NULL (false)',
@@ -91,6 +128,8 @@ const OPERATOR_TEXT: Readonly<Record<FilterOperator, string>> = {
 export interface FilterParameter {
   readonly field: EntityField;
   readonly op: FilterOperator;
+  /** The OR group's alternative the condition belongs to (`filter[or][2][...]`); absent for a plain filter. */
+  readonly alternative?: number;
 }
 
 /**
@@ -121,8 +160,11 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
       pattern: `^-?(?:${sortable.join('|')})(?:,-?(?:${sortable.join('|')}))*$`,
       description: `Sort keys, comma-separated, each a field optionally prefixed with - for descending: ${sortable.join(', ')}.`,
     },
+    fields: fieldsParameter(entity),
   };
   const filters = new Map<string, FilterParameter>();
+  // After the plain filters in the document, alternative by alternative.
+  const orProperties: Record<string, Schema> = {};
   for (const field of entity.fields) {
     for (const op of operatorsFor(field)) {
       const list = op === 'in' || op === 'nin';
@@ -130,7 +172,7 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
         ? { type: 'string', maxLength: MAX_LIST_VALUES * (MAX_VALUE_LENGTH + 1), pattern: listPattern(field) }
         : op === 'null'
           ? { type: 'boolean' }
-          : op === 'like'
+          : op === 'like' || op === 'ilike'
             ? valueType(field.kind).textSchema(field.format)
             : valueSchema(field);
       const description = `Rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
@@ -138,9 +180,23 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
         properties[key] = { ...value, description };
         filters.set(key, { field, op });
       }
+      // The OR group: the same parameters under filter[or][0..9]; rows match one alternative's conditions, all of them.
+      for (let alternative = 0; alternative < MAX_ALTERNATIVES; alternative++) {
+        const text = `In alternative ${alternative} of the OR group (rows match all conditions of at least one alternative): rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
+        for (const key of op === 'eq' ? [filterKey(field.name, undefined, alternative), filterKey(field.name, op, alternative)] : [filterKey(field.name, op, alternative)]) {
+          orProperties[key] = { ...value, description: text };
+          filters.set(key, { field, op, alternative });
+        }
+      }
     }
   }
+  const ordered = Object.keys(orProperties).sort((a, b) => alternativeOf(a) - alternativeOf(b));
+  for (const key of ordered) properties[key] = orProperties[key] as Schema;
   return { schema: { type: 'object', additionalProperties: false, properties }, filters };
+}
+
+function alternativeOf(key: string): number {
+  return Number(/^filter\[or\]\[(\d+)\]/.exec(key)?.[1] ?? 0);
 }
 
 /** The path parameter schema of the routes on one row. */

@@ -7,7 +7,7 @@
 import { canonicalDate, canonicalDateTime, CANONICAL_DATE_TIME, DATE_TIME_RANGE } from './time.js';
 
 /** The filter operators, as the list route's `filter[field][op]` names them. */
-export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'like', 'in', 'nin', 'null'] as const;
+export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'in', 'nin', 'null'] as const;
 /**
  * One filter operator.
  *
@@ -58,7 +58,7 @@ export interface ValueType {
 export const MAX_VALUE_LENGTH = 200;
 const SAFE = Number.MAX_SAFE_INTEGER;
 const ALL: readonly FilterOperator[] = FILTER_OPERATORS;
-const ORDERED = FILTER_OPERATORS.filter((op) => op !== 'like');
+const ORDERED = FILTER_OPERATORS.filter((op) => op !== 'like' && op !== 'ilike');
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const DECIMAL_INTEGER = /^-?\d+$/;
 const NUMBER = String.raw`-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`;

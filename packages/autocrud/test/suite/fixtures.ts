@@ -102,7 +102,7 @@ export const Ledger = defineEntity({
   version: 'revision',
 });
 
-@AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.ListAll })
+@AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.ListAll | CrudOperations.Patch })
 export class ProductEndpoint {}
 
 @AutoCrud(Note, { operations: CrudOperations.List | CrudOperations.Get | CrudOperations.Create | CrudOperations.Update })
@@ -119,10 +119,10 @@ export class ReviewsEndpoint {}
 @AutoCrud(Tag)
 export class TagsEndpoint {}
 
-@AutoCrud(Document, { idempotency: true })
+@AutoCrud(Document, { operations: CrudOperations.All | CrudOperations.Patch, idempotency: true })
 export class DocumentsEndpoint {}
 
-@AutoCrud(Ledger, { requireIfMatch: true })
+@AutoCrud(Ledger, { operations: CrudOperations.All | CrudOperations.Patch, requireIfMatch: true })
 export class LedgersEndpoint {}
 
 export const ENDPOINTS = [ProductEndpoint, NotesEndpoint, ReviewsEndpoint, TagsEndpoint, DocumentsEndpoint, LedgersEndpoint];

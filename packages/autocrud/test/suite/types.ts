@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { AutoCrud, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
+import { AutoCrud, CrudOperations, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { assertBadParameter, call, crudApp, type EngineUnderTest } from './fixtures.ts';
 
 export const Gadget = defineEntity({
@@ -43,7 +43,7 @@ export const Gadget = defineEntity({
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
 });
-@AutoCrud(Gadget)
+@AutoCrud(Gadget, { operations: CrudOperations.All | CrudOperations.Patch })
 export class GadgetsEndpoint {}
 
 // Exact decimals: a declared numeric(12, 2) price and numeric(15, 4) amount (every engine).
@@ -61,7 +61,7 @@ export const Priced = defineEntity({
   } as const,
   writable: ['price', 'amount'],
 });
-@AutoCrud(Priced)
+@AutoCrud(Priced, { operations: CrudOperations.All | CrudOperations.Patch })
 export class PricedEndpoint {}
 
 // An unconstrained numeric: 30 digits and more (PostgreSQL and PGlite; SQLite keeps 15).
@@ -257,7 +257,18 @@ export function typesSuite(engine: EngineUnderTest): void {
         assertBadParameter(await call(app, { method: 'POST', url: '/api/gadgets', payload: { serial: '1', [field]: '2024-01-01T00:00:00Z' } }), 'body', field, /read-only/);
       }
       assert.deepEqual(await ids(`filter[label]=stamped&filter[createdAt][lte]=${encodeURIComponent(put.updatedAt)}&sort=-updatedAt`), [row.id]);
-      // TODO(PATCH): the PATCH route calls kitTimestamps(entity, flavour, 'update') too; its test goes here (a PATCH moves updatedAt, keeps createdAt).
+      // A PATCH moves updatedAt and keeps createdAt, as the repository's patch does; an empty patch writes nothing.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const patched = await call(app, { method: 'PATCH', url: `/api/gadgets/${row.id}`, headers: { 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ label: 'patched' }) });
+      assert.equal(patched.statusCode, 200, patched.body);
+      const after = patched.json<GadgetRow>();
+      assert.equal(after.createdAt, row.createdAt);
+      assert.ok(after.updatedAt > put.updatedAt, `${after.updatedAt} after ${put.updatedAt}`);
+      const empty = (await call(app, { method: 'PATCH', url: `/api/gadgets/${row.id}`, payload: {} })).json<GadgetRow>();
+      assert.equal(empty.updatedAt, after.updatedAt);
+      const viaRepository = await crud.repository(Gadget).patch(row.id, { label: 'again' });
+      assert.ok(viaRepository && viaRepository.updatedAt > after.updatedAt && viaRepository.createdAt === row.createdAt);
+      assertBadParameter(await call(app, { method: 'PATCH', url: `/api/gadgets/${row.id}`, payload: { updatedAt: '2024-01-01T00:00:00Z' } }), 'body', 'updatedAt');
     });
 
     it('the typed repository takes the same values and refuses what HTTP refuses, with KIT_ERR_INVALID_ARGUMENT', async () => {
@@ -334,6 +345,41 @@ export function typesSuite(engine: EngineUnderTest): void {
       });
     }
 
-    // TODO(PATCH): a PATCH of each type (int64 extremes, a decimal, an enum, a JSON value replaced whole, null clearing a nullable field) belongs here, beside the creates above.
+    it('PATCH of every type: int64 extremes, a decimal, an enum, a JSON value replaced whole, null clearing a nullable field; bad values 400 with nothing changed', async () => {
+      const row = await post({ serial: '10', big: '1', attrs: { color: 'red', size: 1 }, tags: ['a'], status: 'draft', at: '2024-03-31T00:59:59.999999Z' });
+      const patch = async (payload: Record<string, unknown>) => call(app, { method: 'PATCH', url: `/api/gadgets/${row.id}`, payload });
+      const ok = async (payload: Record<string, unknown>): Promise<GadgetRow> => {
+        const res = await patch(payload);
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json<GadgetRow>();
+      };
+      let now = await ok({ serial: MAX, big: MIN });
+      assert.deepEqual([now.serial, now.big, now.stock], [MAX, MIN, '42']);
+      now = await ok({ status: 'retired', grade: 'b' });
+      assert.deepEqual([now.status, now.grade, now.serial], ['retired', 'b', MAX]);
+      // A JSON field is replaced whole, not merged member by member.
+      now = await ok({ attrs: { size: 2 }, tags: [] });
+      assert.deepEqual([now.attrs, now.tags], [{ size: 2 }, []]);
+      now = await ok({ at: '2024-10-27T01:30:00.000001+02:00', day: '2024-03-31' });
+      assert.deepEqual([now.at, now.day], ['2024-10-26T23:30:00.000001Z', '2024-03-31']);
+      now = await ok({ big: null, attrs: null, grade: null, label: null, at: null });
+      assert.deepEqual([now.big, now.attrs, now.grade, now.label, now.at, now.serial], [null, null, null, null, null, MAX]);
+      for (const [name, value, pattern] of [
+        ['serial', 5, /string/],
+        ['serial', '9223372036854775808', /64-bit/],
+        ['status', 'gone', /draft/],
+        ['tags', [1], undefined],
+        ['stock', null, undefined],
+        ['attrs', { size: 'big' }, /size/],
+      ] as Array<[string, unknown, RegExp | undefined]>) {
+        assertBadParameter(await patch({ [name]: value }), 'body', name, pattern);
+      }
+      assert.deepEqual((await call(app, `/api/gadgets/${row.id}`)).json<GadgetRow>(), now);
+      // A decimal keeps its declared scale; more digits than declared are refused.
+      const priced = (await call(app, { method: 'POST', url: '/api/priced', payload: { price: '1.50' } })).json<{ id: number }>();
+      const cents = await call(app, { method: 'PATCH', url: `/api/priced/${priced.id}`, payload: { price: '19.9', amount: null } });
+      assert.deepEqual([cents.json<{ price: string; amount: string | null }>().price, cents.json<{ amount: string | null }>().amount], ['19.90', null]);
+      assertBadParameter(await call(app, { method: 'PATCH', url: `/api/priced/${priced.id}`, payload: { price: '19.999' } }), 'body', 'price');
+    });
   });
 }

@@ -1,0 +1,56 @@
+// `fields=id,name` on the list and on the read by key: the answer's rows hold only those fields.
+// The database still reads the whole row: the ETag is the row's version and a list's cursor holds
+// its sort keys, whichever fields the client asked for (docs/decisions.md, "fields=").
+import type { FastifyReply } from 'fastify';
+import type { Entity } from '../entity.js';
+import type { Row } from '../mapper/repository.js';
+
+type Schema = Record<string, unknown>;
+
+/** Why `fields=` is refused: an `InvalidParameter` by its shape (problems.ts imports schemas.ts, which imports this file). */
+export interface FieldsFault {
+  readonly in: 'querystring';
+  readonly name: 'fields';
+  readonly detail: string;
+}
+
+/** The `fields` query parameter's schema: comma-separated identifiers; which fields exist is checked by {@link readFields}, to name the one at fault. */
+export function fieldsParameter(entity: Entity): Schema {
+  const names = entity.fields.map((f) => f.name);
+  return {
+    type: 'string',
+    minLength: 1,
+    maxLength: names.join(',').length,
+    pattern: '^[A-Za-z_][A-Za-z0-9_]*(?:,[A-Za-z_][A-Za-z0-9_]*)*$',
+    description: `Answer only these fields of each ${entity.name}, comma-separated: ${names.join(', ')}. The ETag is still the row's version.`,
+  };
+}
+
+/** The fields `fields=` asks for, in the entity's order, or the parameter at fault. */
+export function readFields(entity: Entity, raw: string): readonly string[] | FieldsFault {
+  const asked = new Set<string>();
+  for (const name of raw.split(',')) {
+    if (!entity.field(name)) {
+      return { in: 'querystring', name: 'fields', detail: `names ${JSON.stringify(name)}, which is not a field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}` };
+    }
+    if (asked.has(name)) return { in: 'querystring', name: 'fields', detail: `names ${name} twice` };
+    asked.add(name);
+  }
+  return entity.fields.filter((f) => asked.has(f.name)).map((f) => f.name);
+}
+
+/** The row with only `fields` (a field the row leaves out, an optional NULL, stays out). */
+export function project(row: Row, fields: readonly string[]): Row {
+  const out: Row = {};
+  for (const name of fields) if (name in row) out[name] = row[name];
+  return out;
+}
+
+/**
+ * A partial answer is serialized as plain JSON: the route's response schema describes whole rows
+ * (its required fields would make Fastify's compiled serializer throw on a partial one). The
+ * values are already in Kit's one JSON form per kind.
+ */
+export function sendPartial(reply: FastifyReply): void {
+  reply.serializer(JSON.stringify);
+}
