@@ -390,6 +390,10 @@ function referencesOf(
     const onDelete = options.onDelete ?? 'restrict';
     if (typeof onDelete !== 'string' || !RULES.has(onDelete)) throw entityError(name, `references.${fieldName}.onDelete must be 'restrict', 'cascade' or 'set null'; found ${JSON.stringify(onDelete)}.`);
     if (onDelete === 'set null' && !field.nullable) throw entityError(name, `references.${fieldName}.onDelete is 'set null', but '${fieldName}' is not nullable: declare it type: [..., 'null'].`);
+    if (isEntity(given)) {
+      const fault = referenceFault(name, field, given);
+      if (fault) throw entityError(name, fault);
+    }
     const as = options.as ?? (fieldName.replace(/(_id|Id)$/, '') || fieldName);
     const many = options.many ?? (splitName(table));
     for (const [label, relation] of [['as', as], ['many', many]] as const) {
@@ -399,10 +403,6 @@ function referencesOf(
       throw entityError(name, `references.${fieldName}: the relation name '${String(as)}' is already a field or another relation of ${name}; set as: '<name>'.`);
     }
     names.add(as as string);
-    if (isEntity(given)) {
-      const fault = referenceFault(name, field, given);
-      if (fault) throw entityError(name, fault);
-    }
     const resolve = isEntity(given) ? () => given : (given as () => Entity);
     out.push(Object.freeze({ field: fieldName, target: resolve, onDelete: onDelete as ReferenceRule, as: as as string, many: many as string }));
   }

@@ -15,6 +15,8 @@ export {
   StatementTimeoutError,
   ConstraintViolationError,
   InvalidValueError,
+  MissingReferenceError,
+  StillReferencedError,
   SchemaMismatchError,
   UnrepresentableValueError,
   VersionConflictError,

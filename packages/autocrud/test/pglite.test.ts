@@ -14,6 +14,7 @@ import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
+import { relationDefinitionSuite, relationsSuite } from './suite/relations.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -56,3 +57,5 @@ quietSuite(engine);
 typesSuite(engine);
 patchSuite(engine);
 selectSuite(engine);
+relationsSuite(engine);
+relationDefinitionSuite();

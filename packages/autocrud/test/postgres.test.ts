@@ -14,6 +14,7 @@ import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
+import { relationsSuite } from './suite/relations.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -60,4 +61,5 @@ describePostgres('PostgreSQL', () => {
   typesSuite(engine);
   patchSuite(engine);
   selectSuite(engine);
+  relationsSuite(engine);
 });

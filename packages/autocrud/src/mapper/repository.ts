@@ -7,7 +7,8 @@ import { keyValue, listArguments, patchValues, writeValues } from './arguments.j
 import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
-import { UnrepresentableValueError, VersionConflictError } from './errors.js';
+import { ConstraintViolationError, UnrepresentableValueError, VersionConflictError } from './errors.js';
+import { checkMissingReferences, checkReferrers, type Referrer } from './references.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
 
@@ -100,6 +101,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     private readonly flavour: SqlFlavour,
     private readonly run: Runner,
     private readonly execute: Executor,
+    private readonly referrers: () => readonly Referrer[] = () => [],
   ) {
     this.#table = entity.table;
     this.#pk = entity.field(entity.primaryKey) as EntityField;
@@ -107,6 +109,19 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     this.#selection = entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name));
     if (flavour === 'sqlite') this.run = (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err))));
     this.#version = entity.version === undefined ? undefined : entity.field(entity.version);
+  }
+
+  /**
+   * After the database refused a write for a foreign key: the field and key at fault, as
+   * `MissingReferenceError`; anything else as it was.
+   */
+  #explainWrite(input: Readonly<Record<string, unknown>>, signal: AbortSignal | undefined): (err: unknown) => Promise<never> {
+    return async (err) => {
+      if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && this.entity.references.length > 0) {
+        await this.run((db) => checkMissingReferences(db, this.flavour, this.entity, input, false, this.execute, signal), signal);
+      }
+      throw err;
+    };
   }
 
   /**
@@ -250,7 +265,10 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const stamps = kitTimestamps(this.entity, this.flavour, 'create');
     const columns = [...Object.keys(values), ...Object.keys(stamps)];
     const signal = options?.signal;
+    const written = input as Readonly<Record<string, unknown>>;
     return this.run(async (db) => {
+      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot tell.
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, this.execute, signal);
       const insert = this.#inserts.get(columns.join('\u0000'), () => {
         const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
         return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
@@ -258,7 +276,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       const [row] = await this.execute(insert.bind(values), insert.name, signal);
       if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
       return this.#decode(row);
-    }, signal);
+    }, signal).catch(this.#explainWrite(written, signal));
   }
 
   /** The row's key condition, plus the version condition of a conditional write. */
@@ -298,7 +316,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    */
   async update(key: unknown, input: I, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
-    return this.#write(key, writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true), ifVersion, options?.signal);
+    const written = input as Readonly<Record<string, unknown>>;
+    return this.#write(key, writeValues(this.entity, this.flavour, written, true), written, ifVersion, options?.signal);
   }
 
   /**
@@ -318,7 +337,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
     const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
-    if (Object.keys(values).length > 0) return this.#write(key, values, ifVersion, options?.signal);
+    if (Object.keys(values).length > 0) return this.#write(key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options?.signal);
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);
     if (row && ifVersion !== undefined && this.#version) {
@@ -340,12 +359,13 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /** One row's UPDATE (`update` and `patch`): the values, Kit's maintained columns, the version check. */
-  async #write(key: unknown, written: Record<string, unknown>, ifVersion: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<R | undefined> {
+  async #write(key: unknown, written: Record<string, unknown>, input: Readonly<Record<string, unknown>>, ifVersion: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<R | undefined> {
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
     const values = this.#maintained(written);
     return this.run(async (db) => {
       if (ifVersion?.length === 0) return this.#conflict(db, key, signal);
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, this.execute, signal);
       const query = db
         .updateTable(this.#table)
         .set(values)
@@ -354,7 +374,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       const [row] = await this.execute(query.compile(), '', signal);
       if (row) return this.#decode(row);
       return ifVersion === undefined ? undefined : this.#conflict(db, key, signal);
-    }, signal);
+    }, signal).catch(this.#explainWrite(input, signal));
   }
 
   /**
@@ -372,6 +392,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       // RETURNING the key counts the rows touched, on every engine, through the one statement path.
       const touched = sql.ref(this.#pk.column);
       let query;
+      // A soft delete is an UPDATE, which the database's ON DELETE rules never see: restrict is checked here.
+      const referrers = this.referrers();
+      if (soft && referrers.length > 0) await checkReferrers(db, this.flavour, this.entity, key, referrers, true, this.execute, signal);
       if (soft) {
         const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
         if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
@@ -388,6 +411,13 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       }
       if ((await this.execute(query.compile(), '', signal)).length > 0) return true;
       return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal)) ?? false);
-    }, signal);
+    }, signal).catch(async (err: unknown) => {
+      // The database refused the delete (restrict): name a row that still refers to it.
+      const referrers = this.referrers();
+      if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && referrers.length > 0) {
+        await this.run((db) => checkReferrers(db, this.flavour, this.entity, key, referrers, false, this.execute, signal), signal);
+      }
+      throw err;
+    });
   }
 }
