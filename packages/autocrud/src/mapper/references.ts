@@ -1,7 +1,7 @@
 // The references between entities as the mapper checks them: which referenced row a write names
 // that is missing or soft-deleted, and which rows still refer to a row being deleted. Run only
 // where the database cannot tell (a soft-deleted parent) or after it refused a write (to name the
-// field), so that the common write stays one statement. See docs/decisions.md ("Relations").
+// field), so that the common write stays one statement. See docs/decisions.md ("AutoCrud relations").
 import { sql } from 'kysely';
 import type { Entity, EntityField, EntityReference } from '../entity.js';
 import { keyValue } from './arguments.js';
