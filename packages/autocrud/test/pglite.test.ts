@@ -15,6 +15,7 @@ import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationDefinitionSuite, relationsSuite } from './suite/relations.ts';
+import { includesSuite } from './suite/includes.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -58,4 +59,5 @@ typesSuite(engine);
 patchSuite(engine);
 selectSuite(engine);
 relationsSuite(engine);
+includesSuite(engine);
 relationDefinitionSuite();

@@ -15,6 +15,7 @@ import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationsSuite } from './suite/relations.ts';
+import { includesSuite } from './suite/includes.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -62,4 +63,5 @@ describePostgres('PostgreSQL', () => {
   patchSuite(engine);
   selectSuite(engine);
   relationsSuite(engine);
+  includesSuite(engine);
 });

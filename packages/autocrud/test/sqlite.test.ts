@@ -24,6 +24,7 @@ import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationsSuite } from './suite/relations.ts';
+import { includesSuite } from './suite/includes.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -92,6 +93,7 @@ if (!sqliteAvailable()) {
   patchSuite(engine);
   selectSuite(engine);
   relationsSuite(engine);
+  includesSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

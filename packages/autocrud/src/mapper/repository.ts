@@ -11,6 +11,7 @@ import { ConstraintViolationError, UnrepresentableValueError, VersionConflictErr
 import { checkMissingReferences, checkReferrers, type Referrer } from './references.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
+import { keySet, relatedQuery } from './related.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -95,6 +96,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   // The orders order() made: list() takes one as it is, so a caller that needs the order first
   // (the list route, for its cursors) and the query share one.
   readonly #orders = new WeakSet<readonly SortKey[]>();
+  // The reads of related rows, by field and bound (see related.ts).
+  readonly #related = new StatementCache();
 
   constructor(
     readonly entity: Entity,
@@ -251,6 +254,29 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       ));
       const [row] = await this.execute(read.bind({ key }), read.name, signal);
       return row ? this.#decode(row) : undefined;
+    }, signal);
+  }
+
+  /**
+   * The rows (not soft-deleted) whose `field` holds one of `keys`, ordered by that field, then by
+   * primary key; with `perKey`, at most that many rows per key, the first by primary key. One
+   * statement whatever the number of keys (see related.ts): what includes read.
+   *
+   * @example
+   * ```ts
+   * const lines = await orderLines.related('orderId', [1, 2, 3], { perKey: 101 });
+   * ```
+   */
+  async related(field: Extract<keyof R, string>, keys: readonly unknown[], options: CallOptions & { readonly perKey?: number } = {}): Promise<R[]> {
+    const target = this.entity.field(field);
+    if (!target) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `related: '${field}' is not a field of ${this.entity.name}.`);
+    if (keys.length === 0) return [];
+    const { perKey, signal } = options;
+    const values: Record<string, unknown> = { keys: keySet(this.flavour, target, keys) };
+    if (perKey !== undefined) values.perKey = perKey;
+    return this.run(async (db) => {
+      const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}`, () => relatedQuery(db, this.flavour, this.entity, this.#selection, target, perKey !== undefined));
+      return (await this.execute(read.bind(values), read.name, signal)).map((r) => this.#decode(r));
     }, signal);
   }
 

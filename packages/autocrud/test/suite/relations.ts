@@ -29,19 +29,29 @@ export const Order = defineEntity({
   references: { customerId: Customer },
 });
 
+// Soft-deleted, referred to by lines (include=lines.product).
+export const Item = defineEntity({
+  name: 'RelItem',
+  table: 'rel_items',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 100 }), deleted: Type.Boolean() }),
+  writable: ['name'],
+  softDelete: 'deleted',
+});
+
 export const Line = defineEntity({
   name: 'RelLine',
   table: 'rel_lines',
-  schema: Type.Object({ id: Type.Integer(), orderId: Type.Integer(), quantity: Type.Integer({ minimum: 1 }) }),
-  writable: ['orderId', 'quantity'],
-  references: { orderId: { entity: () => Order, onDelete: 'cascade', many: 'lines' } },
+  schema: Type.Object({ id: Type.Integer(), orderId: Type.Integer(), quantity: Type.Integer({ minimum: 1 }), productId: Type.Optional(Type.Union([Type.Integer(), Type.Null()])) }),
+  writable: ['orderId', 'quantity', 'productId'],
+  references: { orderId: { entity: () => Order, onDelete: 'cascade', many: 'lines' }, productId: { entity: Item, as: 'product', onDelete: 'set null' } },
 });
 
 export const Memo = defineEntity({
   name: 'RelMemo',
   table: 'rel_memos',
-  schema: Type.Object({ id: Type.Integer(), orderId: Type.Union([Type.Integer(), Type.Null()]), text: Type.String({ maxLength: 100 }) }),
+  schema: Type.Object({ id: Type.Integer(), orderId: Type.Union([Type.Integer(), Type.Null()]), text: Type.String({ maxLength: 100 }), removed: Type.Boolean() }),
   writable: ['orderId', 'text'],
+  softDelete: 'removed',
   references: { orderId: { entity: Order, onDelete: 'set null' } },
 });
 
@@ -64,13 +74,15 @@ class LineEndpoint {}
 class MemoEndpoint {}
 @AutoCrud(Shipment, { operations: ALL })
 class ShipmentEndpoint {}
+@AutoCrud(Item, { operations: ALL })
+class ItemEndpoint {}
 
 // Children listed first: createTables must create the referenced tables before them.
-export const RELATION_ENDPOINTS = [ShipmentEndpoint, MemoEndpoint, LineEndpoint, OrderEndpoint, CustomerEndpoint];
+export const RELATION_ENDPOINTS = [ShipmentEndpoint, MemoEndpoint, LineEndpoint, OrderEndpoint, CustomerEndpoint, ItemEndpoint];
 
 /** Drops the suite's tables, children first. */
 export async function dropRelationTables(engine: EngineUnderTest): Promise<void> {
-  for (const table of ['rel_shipments', 'rel_memos', 'rel_lines', 'rel_orders', 'rel_customers']) await engine.sql(`drop table if exists ${table}`);
+  for (const table of ['rel_shipments', 'rel_memos', 'rel_lines', 'rel_orders', 'rel_customers', 'rel_items']) await engine.sql(`drop table if exists ${table}`);
 }
 
 interface ForeignKey {
@@ -125,7 +137,10 @@ export function relationsSuite(engine: EngineUnderTest): void {
 
     it('createTables declares a real FOREIGN KEY with the declared rule, and an index, for every reference', async () => {
       assert.deepEqual(await foreignKeys(engine, 'rel_orders'), [{ table: 'rel_orders', column: 'customer_id', references: 'rel_customers.id', onDelete: 'restrict' }]);
-      assert.deepEqual(await foreignKeys(engine, 'rel_lines'), [{ table: 'rel_lines', column: 'orderId', references: 'rel_orders.id', onDelete: 'cascade' }]);
+      assert.deepEqual((await foreignKeys(engine, 'rel_lines')).sort((a, b) => a.column.localeCompare(b.column)), [
+        { table: 'rel_lines', column: 'orderId', references: 'rel_orders.id', onDelete: 'cascade' },
+        { table: 'rel_lines', column: 'productId', references: 'rel_items.id', onDelete: 'set null' },
+      ]);
       assert.deepEqual(await foreignKeys(engine, 'rel_memos'), [{ table: 'rel_memos', column: 'orderId', references: 'rel_orders.id', onDelete: 'set null' }]);
       assert.ok((await indexedColumns(engine, 'rel_orders')).includes('customer_id'));
       assert.ok((await indexedColumns(engine, 'rel_lines')).includes('orderId'));
@@ -201,7 +216,7 @@ export function relationsSuite(engine: EngineUnderTest): void {
       assert.equal((await call(app, { method: 'DELETE', url: `/api/order/${order}` })).statusCode, 204);
       assert.equal(await countRows(engine, 'rel_lines', `"orderId" = ${order}`), 0);
       assert.equal(await countRows(engine, 'rel_lines', `"orderId" = ${other}`), 1);
-      assert.deepEqual((await call(app, `/api/memo/${memo}`)).json(), { id: memo, orderId: null, text: 'call first' });
+      assert.deepEqual((await call(app, `/api/memo/${memo}`)).json(), { id: memo, orderId: null, text: 'call first', removed: false });
     });
   });
 }
@@ -233,7 +248,7 @@ export function relationDefinitionSuite(): void {
         Order.references.map((r) => ({ field: r.field, target: r.target().name, onDelete: r.onDelete, as: r.as, many: r.many })),
         [{ field: 'customerId', target: 'RelCustomer', onDelete: 'restrict', as: 'customer', many: 'rel_orders' }],
       );
-      assert.deepEqual(Line.references.map((r) => [r.as, r.many, r.onDelete, r.target().name]), [['order', 'lines', 'cascade', 'RelOrder']]);
+      assert.deepEqual(Line.references.map((r) => [r.as, r.many, r.onDelete, r.target().name]), [['order', 'lines', 'cascade', 'RelOrder'], ['product', 'rel_lines', 'set null', 'RelItem']]);
     });
   });
 }
