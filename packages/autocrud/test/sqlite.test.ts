@@ -42,6 +42,7 @@ if (!sqliteAvailable()) {
   it('AutoCrud PATCH on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud fields=, ilike and OR groups on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud relations on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud includes and nested routes on node:sqlite', (t) => t.skip(reason));
 
   describe('the sqlite: engine on a runtime without node:sqlite', () => {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
