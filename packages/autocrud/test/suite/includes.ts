@@ -75,6 +75,10 @@ export function includesSuite(engine: EngineUnderTest): void {
       assert.deepEqual(order.lines?.map((l) => [l.id, l.quantity]), ids.lines.map((id, i) => [id, i + 1]));
       assert.equal(order.linesCut, undefined);
       assert.equal(res.headers.etag, undefined);
+      // Serialized apart from the route's schema, as JSON all the same (fields= answers had no content type).
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal((await call(app, `/api/order/${ids.full}?fields=id`)).headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal((await call(app, '/api/order?fields=id')).headers['content-type'], 'application/json; charset=utf-8');
       // The parameter repeated, as generated clients send an array, reads the same.
       assert.deepEqual(await get<Order>(`/api/order/${ids.full}?include=customer&include=lines`), order);
     });
