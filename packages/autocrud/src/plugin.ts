@@ -20,9 +20,9 @@ import { crudRoutes } from './routes/routes.js';
 import { inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
-import type { IncludeRelation, RelationsOf } from './routes/includes.js';
+import { relationProperties } from './routes/includes.js';
 import type { RelatedSource } from './mapper/includes.js';
-import { buildRelations, type RelationRegistry } from './relations.js';
+import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -102,22 +102,6 @@ function idempotencyStore(context: RouteContributorContext, entity: Entity): IId
   return context.services.resolve<IIdempotencyStore>(KitStoreNames.idempotency);
 }
 
-/** The entities `entity`'s answers may hold through includes, at any depth (itself left out). */
-function reachable(entity: Entity, registry: RelationRegistry): Set<Entity> {
-  const seen = new Set<Entity>([entity]);
-  const queue = [entity];
-  for (let next = queue.pop(); next; next = queue.pop()) {
-    for (const relation of registry.of(next).values()) {
-      if (!seen.has(relation.entity)) {
-        seen.add(relation.entity);
-        queue.push(relation.entity);
-      }
-    }
-  }
-  seen.delete(entity);
-  return seen;
-}
-
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -143,19 +127,6 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
   #relationsOf(endpoints: readonly PlannedEndpoint[]): RelationRegistry {
     if (this.#relations?.endpoints !== endpoints) this.#relations = { endpoints, registry: buildRelations(endpoints) };
     return this.#relations.registry;
-  }
-
-  /** The relations as the routes read them, each with the repository of its related entity. */
-  #includeRelations(registry: RelationRegistry): RelationsOf {
-    const cache = new Map<Entity, ReadonlyMap<string, IncludeRelation>>();
-    return (entity) => {
-      let found = cache.get(entity);
-      if (!found) {
-        found = new Map([...registry.of(entity)].map(([name, r]) => [name, { name, kind: r.kind, entity: r.entity, field: r.field, listed: r.listed, source: this.database.register(r.entity) as unknown as RelatedSource }]));
-        cache.set(entity, found);
-      }
-      return found;
-    };
   }
 
   get engine(): EngineKind {
@@ -191,10 +162,10 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
     const registry = this.#relationsOf(context.endpoints);
-    const relationsOf = this.#includeRelations(registry);
+    const relationsOf = includeRelations(registry, (other) => this.database.register(other) as unknown as RelatedSource);
     // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
-    const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, registry.of(other).values()), other] as const);
-    const own = [rowSchema(entity, registry.of(entity).values()), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
+    const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, relationProperties(registry.of(other).values())), other] as const);
+    const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
     for (const [schema, of] of [...own, ...related] as Array<readonly [{ $id: string } & Record<string, unknown>, Entity]>) {
       const owner = this.#components.get(schema.$id);

@@ -6,6 +6,8 @@
 import { KitError, type PlannedEndpoint } from '@kit/core';
 import type { Entity } from './entity.js';
 import { allows, CrudOperations } from './operations.js';
+import type { RelatedSource } from './mapper/includes.js';
+import type { IncludeRelation, RelationsOf } from './routes/includes.js';
 
 /** What `@AutoCrud` declared on a class. */
 export interface AutoCrudDeclaration {
@@ -88,4 +90,33 @@ export function buildRelations(endpoints: readonly PlannedEndpoint[]): RelationR
     relations.set(entity, new Map([...own].sort(([a, x], [b, y]) => rank(x) - rank(y) || (a < b ? -1 : a > b ? 1 : 0))));
   }
   return { of: (entity) => relations.get(entity) ?? EMPTY, entities: [...served.keys()] };
+}
+
+/** The entities `entity`'s answers may hold through includes, at any depth (itself left out). */
+export function reachable(entity: Entity, registry: RelationRegistry): Set<Entity> {
+  const seen = new Set<Entity>([entity]);
+  const queue = [entity];
+  for (let next = queue.pop(); next; next = queue.pop()) {
+    for (const relation of registry.of(next).values()) {
+      if (!seen.has(relation.entity)) {
+        seen.add(relation.entity);
+        queue.push(relation.entity);
+      }
+    }
+  }
+  seen.delete(entity);
+  return seen;
+}
+
+/** The relations as the routes read them, each with the source (repository) of its related entity. */
+export function includeRelations(registry: RelationRegistry, sourceOf: (entity: Entity) => RelatedSource): RelationsOf {
+  const cache = new Map<Entity, ReadonlyMap<string, IncludeRelation>>();
+  return (entity) => {
+    let found = cache.get(entity);
+    if (!found) {
+      found = new Map([...registry.of(entity)].map(([name, r]) => [name, { name, kind: r.kind, entity: r.entity, field: r.field, listed: r.listed, source: sourceOf(r.entity) }]));
+      cache.set(entity, found);
+    }
+    return found;
+  };
 }

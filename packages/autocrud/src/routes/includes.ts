@@ -7,6 +7,7 @@ import type { IncludeNode, RelatedSource } from '../mapper/includes.js';
 import type { Row } from '../mapper/repository.js';
 import { fieldsParameter, project, readFields } from './fields.js';
 import type { InvalidParameter } from './problems.js';
+import { ref } from './schemas.js';
 
 type Schema = Record<string, unknown>;
 
@@ -74,6 +75,24 @@ export function includeParameters(entity: Entity, paths: readonly IncludePath[])
     properties[`fields[${path}]`] = { ...fieldsParameter(relation.entity), description: `With include=${path}: answer only these fields of each ${relation.entity.name} it includes, comma-separated: ${relation.entity.fields.map((f) => f.name).join(', ')}.` };
     if (relation.kind === 'many') {
       properties[`limit[${path}]`] = { type: 'integer', minimum: 1, maximum: MAX_INCLUDE_LIMIT, description: `With include=${path}: at most this many ${relation.entity.name} rows per parent (default ${DEFAULT_INCLUDE_LIMIT}).` };
+    }
+  }
+  return properties;
+}
+
+/**
+ * The optional properties an entity's component gains from its relations, so that a generated
+ * client types `order.customer.name`: a many-to-one relation is the related row or null, a
+ * one-to-many one an array of rows with its `<name>Cut` marker.
+ */
+export function relationProperties(relations: Iterable<{ readonly name: string; readonly kind: 'one' | 'many'; readonly entity: Entity }>): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (const { name, kind, entity } of relations) {
+    if (kind === 'one') {
+      properties[name] = { anyOf: [ref(entity.name), { type: 'null' }], description: `With include=${name}: the ${entity.name} (null when it is missing or deleted).` };
+    } else {
+      properties[name] = { type: 'array', items: ref(entity.name), description: `With include=${name}: its ${entity.name} rows, the first by primary key, at most the include's limit.` };
+      properties[cutName(name)] = { type: 'boolean', description: `With include=${name}: true when it has more ${entity.name} rows than ${name} holds.` };
     }
   }
   return properties;

@@ -21,30 +21,12 @@ export const MAX_LIST_VALUES = 100;
 
 type Schema = Record<string, unknown>;
 
-/** A relation as the row's component declares it (see includes.ts). */
-export interface RowRelation {
-  readonly name: string;
-  readonly kind: 'one' | 'many';
-  readonly entity: Entity;
-}
-
 /**
- * The entity's component schema (`Product`): the row as answers carry it, with each relation as
- * an optional property (present when `include` names it), so that a generated client types
- * `order.customer.name`: a many-to-one relation is the related row or null, a one-to-many one
- * an array of rows with its `<name>Cut` marker.
+ * The entity's component schema (`Product`): the row as answers carry it, plus `included`: the
+ * optional properties of its relations (see includes.ts).
  */
-export function rowSchema(entity: Entity, relations: Iterable<RowRelation> = []): Schema {
+export function rowSchema(entity: Entity, included: Readonly<Record<string, unknown>> = {}): Schema {
   const schema = { ...entity.schema, $id: entity.name, title: entity.name };
-  const included: Record<string, unknown> = {};
-  for (const { name, kind, entity: related } of relations) {
-    if (kind === 'one') {
-      included[name] = { anyOf: [ref(related.name), { type: 'null' }], description: `With include=${name}: the ${related.name} (null when it is missing or deleted).` };
-    } else {
-      included[name] = { type: 'array', items: ref(related.name), description: `With include=${name}: its ${related.name} rows, the first by primary key, at most the include's limit.` };
-      included[`${name}Cut`] = { type: 'boolean', description: `With include=${name}: true when it has more ${related.name} rows than ${name} holds.` };
-    }
-  }
   if (Object.keys(included).length === 0) return schema;
   return { ...schema, properties: { ...entity.schema.properties, ...included } };
 }

@@ -5,7 +5,10 @@
 // missing or soft-deleted parent), and hostile include values refused with nothing leaked.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { addKit, useKit } from '@kit/core';
+import { addKitAutoCrud, AutoCrud, defineEntity } from '@kit/autocrud';
 import { assertBadParameter, assertProblem, call, crudApp, type EngineUnderTest } from './fixtures.ts';
 import { dropRelationTables, RELATION_ENDPOINTS } from './relations.ts';
 
@@ -24,6 +27,24 @@ interface Order {
   linesCut?: boolean;
   rel_memos?: Array<{ id: number; text: string }>;
 }
+
+const ClashParent = defineEntity({
+  name: 'ClashParent',
+  table: 'clash_parents',
+  schema: Type.Object({ id: Type.Integer(), kids: Type.String() }),
+  writable: ['kids'],
+});
+const ClashChild = defineEntity({
+  name: 'ClashChild',
+  table: 'clash_children',
+  schema: Type.Object({ id: Type.Integer(), parentId: Type.Integer() }),
+  writable: ['parentId'],
+  references: { parentId: { entity: ClashParent, many: 'kids' } },
+});
+@AutoCrud(ClashParent)
+class ClashParentEndpoint {}
+@AutoCrud(ClashChild)
+class ClashChildEndpoint {}
 
 export function includesSuite(engine: EngineUnderTest): void {
   describe(`AutoCrud includes and nested routes on ${engine.name}`, () => {
@@ -171,6 +192,18 @@ export function includesSuite(engine: EngineUnderTest): void {
       assertProblem(await call(app, '/api/customer/987654/rel_orders'), 404);
       assertProblem(await call(app, `/api/customer/${ids.gone}/rel_orders`), 404);
       assertBadParameter(await call(app, '/api/customer/abc/rel_orders'), 'params', 'id');
+    });
+
+    it('a relation named like a field of the entity fails start-up naming both', async () => {
+      const clash = Fastify();
+      addKit(clash, [ClashParentEndpoint, ClashChildEndpoint]);
+      addKitAutoCrud(clash, engine.connection, { createTables: true });
+      await assert.rejects(useKit(clash), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'KIT_ERR_AUTOCRUD_ENTITY');
+        assert.match(err.message, /Relations of ClashParent: the relation 'kids' \(ClashChild\.parentId -> ClashParent\) has the name of its field 'kids'/);
+        return true;
+      });
+      await clash.close();
     });
 
     it('the document types the included shapes and lists the relations include takes', async () => {
