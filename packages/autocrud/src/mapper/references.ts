@@ -10,7 +10,7 @@ import { columnCodec } from './columns.js';
 import { MissingReferenceError, StillReferencedError } from './errors.js';
 import { ValueFault } from '../values/kinds.js';
 import { notDeleted } from './query.js';
-import type { Executor } from './repository.js';
+import type { Executor } from './statements.js';
 
 /** A reference to an entity, from the entity that declares it. */
 export interface Referrer {

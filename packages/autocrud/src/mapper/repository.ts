@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
-import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { ValueFault } from '../values/kinds.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
@@ -9,7 +9,7 @@ import type { Db, SqlFlavour } from './engine.js';
 import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
 import { ConstraintViolationError, UnrepresentableValueError, VersionConflictError } from './errors.js';
 import { checkMissingReferences, checkReferrers, type Referrer } from './references.js';
-import { Slot, statement, StatementCache, type Statement } from './statements.js';
+import { Slot, statement, StatementCache, type Executor, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
 import { keySet, relatedQuery } from './related.js';
 
@@ -60,8 +60,7 @@ export interface WriteOptions extends CallOptions {
 /** Runs a query against the database with availability and error mapping (see `Database.run`). */
 export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
 
-/** Runs a compiled statement (prepared under `name` where the engine can; cancelled when `signal` aborts, where it can) and returns its rows. */
-export type Executor = (query: CompiledQuery, name: string, signal?: AbortSignal) => Promise<Row[]>;
+export type { Executor } from './statements.js';
 
 /**
  * node:sqlite refuses to read an integer beyond 2^53 - 1 (ERR_OUT_OF_RANGE) rather than round it:
