@@ -1,5 +1,6 @@
 // Renders bench/RESULTS-autocrud.md from the numbers of one `npm run bench:crud` run.
 import type { KitRouteId, RouteId, ServerKind } from './shape.js';
+import { renderInclude, type IncludeResult } from './include.js';
 
 export interface SliceResult {
   rps: number;
@@ -55,6 +56,8 @@ export interface CrudResults {
   /** Absent in results written before PATCH and fields= were measured. */
   kitPairs?: KitPairResult[];
   depth: DepthResult[];
+  /** Absent in results written before includes were measured. */
+  include?: IncludeResult;
 }
 
 const NAMES: Record<ServerKind, string> = { kit: 'Kit AutoCrud', platformatic: 'Platformatic (sql-mapper + sql-openapi)', floor: 'hand-written Fastify + pg (the floor)' };
@@ -138,6 +141,7 @@ export function renderCrudReport(r: CrudResults): string {
     }
     lines.push('');
   }
+  if (r.include) lines.push(...renderInclude(r.include));
   if (r.depth.length > 0) {
     lines.push('## Deep pages: offset against cursor', '');
     lines.push('One request at a time over one keep-alive connection, `sort=-price`, 20 rows, `count=false` for Kit; the median (and 90th percentile) of every request of the case, over rounds whose order alternates.', '');

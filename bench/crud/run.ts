@@ -7,8 +7,9 @@
 // Options: --node=<bin> (the servers' Node; Platformatic needs >= 22.19), --quick (2 cycles of 2 s
 // slices, for development: about 2 minutes), --cycles=N (6), --slice=S seconds (4),
 // --connections=C (32), --requests=N sequential requests per deep-page case and round (200),
-// --only=get,list,page,create,depth,kit (kit: Kit's PATCH against its PUT of random rows, and its
-// list with fields= against the same list whole), --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
+// --only=get,list,page,create,depth,kit,include (kit: Kit's PATCH against its PUT of random rows, and its
+// list with fields= against the same list whole; include: an order with its customer and 10 lines
+// by include= against three requests and a plain get, see include.ts), --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
 import { median, spawnServer, stopServer, type ServerProcess } from '../harness.js';
+import { includeScenario, RELATION_SCHEMA, type IncludeResult } from './include.js';
 import { renderCrudReport, type CrudResults, type DepthResult, type KitPairResult, type PairResult, type SliceResult } from './report.js';
 import { CREATE_BODY, FILL, INDEXES, KIT_PAIRS, KIT_ROUTES, PATCH_BODY, POOL_SIZE, PRICE_BELOW, PUT_BODY, ROUTES, ROWS, SCHEMA, type KitRouteId, type RouteId, type ServerKind } from './shape.js';
 
@@ -53,6 +55,8 @@ for (const statement of SCHEMA) await database.sql(statement);
 await database.sql(FILL);
 const filledMs = performance.now() - started;
 for (const statement of INDEXES) await database.sql(statement);
+// The include scenario's tables (Kit's server checks them at start-up).
+for (const statement of RELATION_SCHEMA) await database.sql(statement);
 const generation = { rows: ROWS, fillMs: Math.round(filledMs), totalMs: Math.round(performance.now() - started) };
 log(`products: ${ROWS} rows in ${generation.fillMs} ms, with indexes and vacuum ${generation.totalMs} ms`);
 
@@ -212,7 +216,27 @@ if (!only || only.includes('kit')) {
   });
 }
 
-// 4. Page 10,000 of the list, one request at a time: offset against cursor, and the first page.
+// 4. Includes: an order with its customer and 10 lines in one request, against three requests and a plain get.
+let include: IncludeResult | undefined;
+if (!only || only.includes('include')) {
+  const kit = servers.get('kit') as Server;
+  include = await includeScenario({
+    base: kit.base,
+    cycles,
+    sliceSeconds,
+    connections,
+    log,
+    measure: async (run) => {
+      const [cpuBefore, dbBefore] = [await cpuOf(kit), databaseCpuUs()];
+      const r = await run();
+      const [cpuAfter, dbAfter] = [await cpuOf(kit), databaseCpuUs()];
+      const requests = Math.max(1, r.requests.total);
+      return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+    },
+  });
+}
+
+// 5. Page 10,000 of the list, one request at a time: offset against cursor, and the first page.
 // The cursor is the `next` of page 9,999, so the cursor page holds the same rows as page 10,000
 // by offset (checked). Each case gets `sequential` requests in a row per round, the order of the
 // cases reversed every other round; the median of all of a case's requests is reported.
@@ -305,6 +329,7 @@ const results: CrudResults = {
   throughput,
   kitPairs,
   depth,
+  ...(include ? { include } : {}),
 };
 await writeFile(path.join(here, '..', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);
 await writeFile(path.join(here, '..', `${out}.md`), renderCrudReport(results));

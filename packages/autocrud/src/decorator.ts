@@ -3,6 +3,7 @@ import type { Entity } from './entity.js';
 import { allows, CrudOperations } from './operations.js';
 import { requireIfMatchOption, resolveIdempotency, type IdempotencyOptions } from './options.js';
 import { autoCrudFor, type AutoCrudClassSettings } from './plugin.js';
+import { declareAutoCrud } from './relations.js';
 
 /**
  * Options of `@AutoCrud`.
@@ -75,5 +76,10 @@ export function AutoCrud(entity: Entity, options: AutoCrudOptions = {}) {
     throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `${where}.requireIfMatch: entity ${entity.name} declares no version field; add one with defineEntity({ version: '<integer field>' }).`);
   }
   const settings: AutoCrudClassSettings = { operations, idempotency: options.idempotency, requireIfMatch };
-  return KitRouteContributor((group, context) => autoCrudFor(context.services, context.className).routesFor(group, context, entity, settings));
+  const contribute = KitRouteContributor((group, context) => autoCrudFor(context.services, context.className).routesFor(group, context, entity, settings));
+  return (cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+    // Read back when the app's classes are known: the relations between the entities they serve.
+    declareAutoCrud(cls, { entity, operations });
+    contribute(cls, context);
+  };
 }

@@ -1,6 +1,6 @@
 import { asValue } from 'awilix';
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase, RouteOptions } from 'fastify';
-import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type KitServices, type RouteContributorContext } from '@kit/core';
+import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type KitServices, type PlannedEndpoint, type RouteContributorContext } from '@kit/core';
 import { autoCrudErrors } from './errors.js';
 import { allows, CrudOperations } from './operations.js';
 import { cursorCodec, type CursorCodec } from './routes/cursor.js';
@@ -20,6 +20,9 @@ import { crudRoutes } from './routes/routes.js';
 import { inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
+import { relationProperties } from './routes/includes.js';
+import type { RelatedSource } from './mapper/includes.js';
+import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -109,6 +112,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
   readonly #components = new Map<string, Entity>();
   readonly #cursors: CursorCodec;
   #warnedCursors = false;
+  #relations: { endpoints: readonly PlannedEndpoint[]; registry: RelationRegistry } | undefined;
 
   constructor(
     readonly database: Database,
@@ -117,6 +121,12 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     private readonly log: FastifyBaseLogger,
   ) {
     this.#cursors = cursorCodec(options.cursorSecret);
+  }
+
+  /** The app's relations, built once from its plan of endpoint classes (the same array for every contributor of the app). */
+  #relationsOf(endpoints: readonly PlannedEndpoint[]): RelationRegistry {
+    if (this.#relations?.endpoints !== endpoints) this.#relations = { endpoints, registry: buildRelations(endpoints) };
+    return this.#relations.registry;
   }
 
   get engine(): EngineKind {
@@ -151,14 +161,18 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     const idempotency = resolveIdempotency(`@AutoCrud(${entity.name}) options.idempotency`, settings.idempotency, this.options.idempotency);
     checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
-    const components = [rowSchema(entity), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity)] : [])];
+    const registry = this.#relationsOf(context.endpoints);
+    const relationsOf = includeRelations(registry, (other) => this.database.register(other) as unknown as RelatedSource);
+    // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
+    const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, relationProperties(registry.of(other).values())), other] as const);
+    const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
-    for (const schema of components as Array<{ $id: string } & Record<string, unknown>>) {
+    for (const [schema, of] of [...own, ...related] as Array<readonly [{ $id: string } & Record<string, unknown>, Entity]>) {
       const owner = this.#components.get(schema.$id);
-      if (owner && owner !== entity) {
+      if (owner && owner !== of) {
         throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `Two entities use the component schema name '${schema.$id}' (${context.className} and another @AutoCrud class); give one of them another name.`);
       }
-      this.#components.set(schema.$id, entity);
+      this.#components.set(schema.$id, of);
       const existing: unknown = group.getSchema(schema.$id);
       if (existing === undefined) group.addSchema(schema);
       else if (!sameJson(existing, schema)) {
@@ -188,6 +202,8 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       prefix: context.prefix,
       cursors: this.#cursors,
       requireIfMatch,
+      relations: relationsOf,
+      repositoryOf: (other) => this.database.register(other),
       ...(idempotency && allows(operations, CrudOperations.Create) ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } } : {}),
       ...(this.options.requireAuthorization ? { authenticate: group.kitAuthenticate } : {}),
     });

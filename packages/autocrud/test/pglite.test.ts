@@ -14,6 +14,8 @@ import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
+import { relationDefinitionSuite, relationsSuite } from './suite/relations.ts';
+import { includesSuite } from './suite/includes.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -56,3 +58,6 @@ quietSuite(engine);
 typesSuite(engine);
 patchSuite(engine);
 selectSuite(engine);
+relationsSuite(engine);
+includesSuite(engine);
+relationDefinitionSuite();

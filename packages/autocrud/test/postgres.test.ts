@@ -14,6 +14,8 @@ import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
+import { relationsSuite } from './suite/relations.ts';
+import { includesSuite } from './suite/includes.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -60,4 +62,6 @@ describePostgres('PostgreSQL', () => {
   typesSuite(engine);
   patchSuite(engine);
   selectSuite(engine);
+  relationsSuite(engine);
+  includesSuite(engine);
 });

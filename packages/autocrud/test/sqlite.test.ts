@@ -23,6 +23,8 @@ import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
+import { relationsSuite } from './suite/relations.ts';
+import { includesSuite } from './suite/includes.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -39,6 +41,8 @@ if (!sqliteAvailable()) {
   it('AutoCrud client errors on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud PATCH on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud fields=, ilike and OR groups on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud relations on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud includes and nested routes on node:sqlite', (t) => t.skip(reason));
 
   describe('the sqlite: engine on a runtime without node:sqlite', () => {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
@@ -89,6 +93,8 @@ if (!sqliteAvailable()) {
   typesSuite(engine);
   patchSuite(engine);
   selectSuite(engine);
+  relationsSuite(engine);
+  includesSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

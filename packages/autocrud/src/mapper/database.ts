@@ -5,6 +5,7 @@ import type { Db, Engine } from './engine.js';
 import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
+import { referrersOf } from './references.js';
 import { StatementSpans, statementTracer, traceStatement } from './tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
@@ -64,7 +65,13 @@ export class Database {
     if (!repository) {
       this.#entities.add(entity);
       this.#unverified.add(entity);
-      repository = new EntityRepository(entity, this.engine.flavour, (query, signal) => this.run(query, signal), (query, name, signal) => this.#execute(query, name, signal));
+      repository = new EntityRepository(
+        entity,
+        this.engine.flavour,
+        (query, signal) => this.run(query, signal),
+        (query, name, signal) => this.#execute(query, name, signal),
+        () => referrersOf(entity, this.#entities),
+      );
       this.#repositories.set(entity, repository);
     }
     return repository;

@@ -107,6 +107,53 @@ export class ConstraintViolationError extends KitError {
 }
 
 /**
+ * A write names a row that does not exist (or is soft-deleted) in a field that references
+ * another entity: nothing was written. The routes answer 422 naming the field and the key.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof MissingReferenceError) console.log(err.field, err.key, err.target); }
+ * ```
+ */
+export class MissingReferenceError extends KitError {
+  constructor(
+    readonly entity: string,
+    readonly field: string,
+    readonly key: unknown,
+    readonly target: string,
+  ) {
+    super('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', autoCrudErrors.message('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', { entity, field, key: JSON.stringify(key), target }));
+    this.name = 'MissingReferenceError';
+  }
+}
+
+/**
+ * A delete refused because other rows still refer to the row (`onDelete: 'restrict'`, the
+ * default): nothing was deleted. `referrer` and `field` name who refers, `referrerKey` one such
+ * row. The routes answer 409.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof StillReferencedError) console.log(`${err.referrer} ${String(err.referrerKey)} still refers to it through ${err.field}`); }
+ * ```
+ */
+export class StillReferencedError extends KitError {
+  constructor(
+    readonly entity: string,
+    readonly key: unknown,
+    readonly referrer: string,
+    readonly field: string,
+    readonly referrerKey: unknown,
+  ) {
+    super(
+      'KIT_ERR_AUTOCRUD_STILL_REFERENCED',
+      autoCrudErrors.message('KIT_ERR_AUTOCRUD_STILL_REFERENCED', { entity, key: JSON.stringify(key), referrer, field, referrerKey: JSON.stringify(referrerKey) }),
+    );
+    this.name = 'StillReferencedError';
+  }
+}
+
+/**
  * The database refused a value (out of range for its column, a NOT NULL or CHECK constraint, an
  * unrepresentable text): nothing was written. The routes answer 400.
  *

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
-import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { ValueFault } from '../values/kinds.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
 import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
-import { UnrepresentableValueError, VersionConflictError } from './errors.js';
-import { Slot, statement, StatementCache, type Statement } from './statements.js';
+import { ConstraintViolationError, UnrepresentableValueError, VersionConflictError } from './errors.js';
+import { checkMissingReferences, checkReferrers, type Referrer } from './references.js';
+import { Slot, statement, StatementCache, type Executor, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
+import { keySet, relatedQuery } from './related.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -58,8 +60,7 @@ export interface WriteOptions extends CallOptions {
 /** Runs a query against the database with availability and error mapping (see `Database.run`). */
 export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
 
-/** Runs a compiled statement (prepared under `name` where the engine can; cancelled when `signal` aborts, where it can) and returns its rows. */
-export type Executor = (query: CompiledQuery, name: string, signal?: AbortSignal) => Promise<Row[]>;
+export type { Executor } from './statements.js';
 
 /**
  * node:sqlite refuses to read an integer beyond 2^53 - 1 (ERR_OUT_OF_RANGE) rather than round it:
@@ -94,12 +95,15 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   // The orders order() made: list() takes one as it is, so a caller that needs the order first
   // (the list route, for its cursors) and the query share one.
   readonly #orders = new WeakSet<readonly SortKey[]>();
+  // The reads of related rows, by field and bound (see related.ts).
+  readonly #related = new StatementCache();
 
   constructor(
     readonly entity: Entity,
     private readonly flavour: SqlFlavour,
     private readonly run: Runner,
     private readonly execute: Executor,
+    private readonly referrers: () => readonly Referrer[] = () => [],
   ) {
     this.#table = entity.table;
     this.#pk = entity.field(entity.primaryKey) as EntityField;
@@ -107,6 +111,19 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     this.#selection = entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name));
     if (flavour === 'sqlite') this.run = (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err))));
     this.#version = entity.version === undefined ? undefined : entity.field(entity.version);
+  }
+
+  /**
+   * After the database refused a write for a foreign key: the field and key at fault, as
+   * `MissingReferenceError`; anything else as it was.
+   */
+  #explainWrite(input: Readonly<Record<string, unknown>>, signal: AbortSignal | undefined): (err: unknown) => Promise<never> {
+    return async (err) => {
+      if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && this.entity.references.length > 0) {
+        await this.run((db) => checkMissingReferences(db, this.flavour, this.entity, input, false, this.execute, signal), signal);
+      }
+      throw err;
+    };
   }
 
   /**
@@ -240,6 +257,29 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /**
+   * The rows (not soft-deleted) whose `field` holds one of `keys`, ordered by that field, then by
+   * primary key; with `perKey`, at most that many rows per key, the first by primary key. One
+   * statement whatever the number of keys (see related.ts): what includes read.
+   *
+   * @example
+   * ```ts
+   * const lines = await orderLines.related('orderId', [1, 2, 3], { perKey: 101 });
+   * ```
+   */
+  async related(field: Extract<keyof R, string>, keys: readonly unknown[], options: CallOptions & { readonly perKey?: number } = {}): Promise<R[]> {
+    const target = this.entity.field(field);
+    if (!target) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `related: '${field}' is not a field of ${this.entity.name}.`);
+    if (keys.length === 0) return [];
+    const { perKey, signal } = options;
+    const values: Record<string, unknown> = { keys: keySet(this.flavour, target, keys) };
+    if (perKey !== undefined) values.perKey = perKey;
+    return this.run(async (db) => {
+      const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}`, () => relatedQuery(db, this.flavour, this.entity, this.#selection, target, perKey !== undefined));
+      return (await this.execute(read.bind(values), read.name, signal)).map((r) => this.#decode(r));
+    }, signal);
+  }
+
+  /**
    * Inserts the writable fields of `input` (others are ignored) and returns the stored row (its
    * version 1). A field left out gets the column's default; an explicit `null` is NULL.
    */
@@ -250,7 +290,10 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const stamps = kitTimestamps(this.entity, this.flavour, 'create');
     const columns = [...Object.keys(values), ...Object.keys(stamps)];
     const signal = options?.signal;
+    const written = input as Readonly<Record<string, unknown>>;
     return this.run(async (db) => {
+      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot tell.
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, this.execute, signal);
       const insert = this.#inserts.get(columns.join('\u0000'), () => {
         const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
         return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
@@ -258,7 +301,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       const [row] = await this.execute(insert.bind(values), insert.name, signal);
       if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
       return this.#decode(row);
-    }, signal);
+    }, signal).catch(this.#explainWrite(written, signal));
   }
 
   /** The row's key condition, plus the version condition of a conditional write. */
@@ -298,7 +341,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    */
   async update(key: unknown, input: I, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
-    return this.#write(key, writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true), ifVersion, options?.signal);
+    const written = input as Readonly<Record<string, unknown>>;
+    return this.#write(key, writeValues(this.entity, this.flavour, written, true), written, ifVersion, options?.signal);
   }
 
   /**
@@ -318,7 +362,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
     const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
-    if (Object.keys(values).length > 0) return this.#write(key, values, ifVersion, options?.signal);
+    if (Object.keys(values).length > 0) return this.#write(key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options?.signal);
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);
     if (row && ifVersion !== undefined && this.#version) {
@@ -340,12 +384,13 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /** One row's UPDATE (`update` and `patch`): the values, Kit's maintained columns, the version check. */
-  async #write(key: unknown, written: Record<string, unknown>, ifVersion: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<R | undefined> {
+  async #write(key: unknown, written: Record<string, unknown>, input: Readonly<Record<string, unknown>>, ifVersion: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<R | undefined> {
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
     const values = this.#maintained(written);
     return this.run(async (db) => {
       if (ifVersion?.length === 0) return this.#conflict(db, key, signal);
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, this.execute, signal);
       const query = db
         .updateTable(this.#table)
         .set(values)
@@ -354,7 +399,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       const [row] = await this.execute(query.compile(), '', signal);
       if (row) return this.#decode(row);
       return ifVersion === undefined ? undefined : this.#conflict(db, key, signal);
-    }, signal);
+    }, signal).catch(this.#explainWrite(input, signal));
   }
 
   /**
@@ -372,6 +417,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       // RETURNING the key counts the rows touched, on every engine, through the one statement path.
       const touched = sql.ref(this.#pk.column);
       let query;
+      // A soft delete is an UPDATE, which the database's ON DELETE rules never see: restrict is checked here.
+      const referrers = this.referrers();
+      if (soft && referrers.length > 0) await checkReferrers(db, this.flavour, this.entity, key, referrers, true, this.execute, signal);
       if (soft) {
         const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
         if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
@@ -388,6 +436,13 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       }
       if ((await this.execute(query.compile(), '', signal)).length > 0) return true;
       return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal)) ?? false);
-    }, signal);
+    }, signal).catch(async (err: unknown) => {
+      // The database refused the delete (restrict): name a row that still refers to it.
+      const referrers = this.referrers();
+      if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && referrers.length > 0) {
+        await this.run((db) => checkReferrers(db, this.flavour, this.entity, key, referrers, false, this.execute, signal), signal);
+      }
+      throw err;
+    });
   }
 }

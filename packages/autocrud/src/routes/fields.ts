@@ -47,10 +47,11 @@ export function project(row: Row, fields: readonly string[]): Row {
 }
 
 /**
- * A partial answer is serialized as plain JSON: the route's response schema describes whole rows
+ * A partial answer (or one with included rows) is serialized as plain JSON: the route's response schema describes whole rows
  * (its required fields would make Fastify's compiled serializer throw on a partial one). The
  * values are already in Kit's one JSON form per kind.
  */
 export function sendPartial(reply: FastifyReply): void {
-  reply.serializer(JSON.stringify);
+  // A reply's own serializer leaves the content type to the route: Fastify sets it only for its default one.
+  reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
 }

@@ -8,6 +8,8 @@ import { valueType, ValueFault } from '../values/kinds.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
 import { project, readFields, sendPartial } from './fields.js';
+import { readIncludes, shapeRow, type IncludePath } from './includes.js';
+import { includeAll } from '../mapper/includes.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
@@ -26,6 +28,10 @@ export interface ListSettings {
   readonly limits: PageLimits;
   readonly repository: ListRepository;
   readonly cursors: CursorCodec;
+  /** The paths `include` accepts (see includes.ts). */
+  readonly includes: readonly IncludePath[];
+  /** A condition every row must meet, from the request (the nested route's parent key); part of the cursor's scope. */
+  readonly scope?: (request: FastifyRequest) => Filter;
 }
 
 interface ListRequest {
@@ -95,7 +101,7 @@ const NOT_A_CURSOR = 'is not a cursor this list issued for this query: pass the 
 
 /** The list route's handler. */
 export function listHandler(settings: ListSettings) {
-  const { entity, filters, limits, repository, cursors } = settings;
+  const { entity, filters, limits, repository, cursors, includes, scope: scoped } = settings;
   const pk = entity.field(entity.primaryKey) as EntityField;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, unknown>;
@@ -103,6 +109,9 @@ export function listHandler(settings: ListSettings) {
     if ('detail' in list) return badRequest(reply, list);
     const only = typeof query.fields === 'string' ? readFields(entity, query.fields) : undefined;
     if (only && 'detail' in only) return badRequest(reply, only);
+    const included = includes.length > 0 ? readIncludes(includes, query) : undefined;
+    if (included && 'detail' in included) return badRequest(reply, included);
+    if (scoped) list.filters.push(scoped(request));
     const order = repository.order(list.sort);
     const fields = order.map((k) => entity.field(k.field) as EntityField);
     const scope = scopeOf(entity, order, list.filters, list.or);
@@ -116,6 +125,7 @@ export function listHandler(settings: ListSettings) {
     }
     const count = query.count !== false;
     // One row more than the page: `next` is null exactly when no row follows.
+    const signal = clientSignal(request, reply);
     const { rows, total } = await repository.list({
       filters: list.filters,
       ...(list.or.length > 0 ? { or: list.or } : {}),
@@ -124,15 +134,16 @@ export function listHandler(settings: ListSettings) {
       limit: list.pageSize + 1,
       count,
       ...(after ? { after } : {}),
-      signal: clientSignal(request, reply),
+      signal,
     });
     const more = rows.length > list.pageSize;
     if (more) rows.length = list.pageSize;
     const last = more ? rows[rows.length - 1] : undefined;
     const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;
-    if (only) sendPartial(reply);
+    if (included) await includeAll(rows, included.nodes, entity.primaryKey, signal);
+    if (only || included) sendPartial(reply);
     return {
-      items: only ? rows.map((row) => project(row, only)) : rows,
+      items: included ? rows.map((row) => shapeRow(row, only, included.nodes, included.fields)) : only ? rows.map((row) => project(row, only)) : rows,
       ...(count ? { total } : {}),
       ...(after ? {} : { page: list.page }),
       pageSize: list.pageSize,

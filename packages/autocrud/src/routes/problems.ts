@@ -11,7 +11,9 @@ import {
   DatabaseBusyError,
   DatabaseUnavailableError,
   InvalidValueError,
+  MissingReferenceError,
   SchemaMismatchError,
+  StillReferencedError,
   StatementTimeoutError,
   UnrepresentableValueError,
   VersionConflictError,
@@ -225,6 +227,21 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
     if (error instanceof SchemaMismatchError) {
       request.log.error({ err: error }, 'AutoCrud: the database schema does not fit the entities');
       return sendProblem(reply, problem(503, 'The database is not ready for this resource; try again later.'), { 'retry-after': String(RETRY_AFTER_SECONDS) });
+    }
+    if (error instanceof MissingReferenceError) {
+      const detail = `names ${error.target} ${JSON.stringify(error.key)}, which does not exist`;
+      return sendProblem(
+        reply,
+        problem(422, `Body field '${error.field}' ${detail}; nothing was written.`, { errors: [{ in: 'body', name: error.field, pointer: pointerTo(error.field), detail }] }),
+      );
+    }
+    if (error instanceof StillReferencedError) {
+      return sendProblem(
+        reply,
+        problem(409, `${error.entity} ${JSON.stringify(error.key)} is still referred to by ${error.referrer} ${JSON.stringify(error.referrerKey)} (field '${error.field}'); nothing was deleted. Delete those rows first.`, {
+          referrer: { entity: error.referrer, field: error.field, key: error.referrerKey },
+        }),
+      );
     }
     if (error instanceof ConstraintViolationError) {
       return sendProblem(reply, problem(409, error.kind === 'unique' ? `The ${entity.name} conflicts with an existing one (a unique value is taken).` : `The ${entity.name} conflicts with related data.`));

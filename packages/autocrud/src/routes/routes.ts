@@ -9,8 +9,11 @@ import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './condi
 import type { CursorCodec } from './cursor.js';
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
 import { listHandler, type ListRepository } from './list.js';
+import { nestedRoutes } from './nested.js';
 import { MERGE_PATCH, readBody, requireJson } from './body.js';
 import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
+import { includeParameters, includePaths, readIncludes, shapeRow, type RelationsOf } from './includes.js';
+import { includeAll } from '../mapper/includes.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
 import {
@@ -58,6 +61,10 @@ export interface CrudRouteSettings {
   readonly idempotency?: IdempotencySettings;
   /** `PUT`, `PATCH` and `DELETE` without `If-Match` are 428. */
   readonly requireIfMatch: boolean;
+  /** The relations of each served entity, for `include` and the nested list routes. */
+  readonly relations: RelationsOf;
+  /** The repository of a related entity, for the nested list routes. */
+  readonly repositoryOf: (entity: Entity) => ListRepository;
 }
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
@@ -72,7 +79,10 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   const { entity, operations, limits, repository, validation, cursors, idempotency, requireIfMatch, prefix } = settings;
   const pk = entity.primaryKey;
   const version = entity.version;
-  const { schema: querystring, filters } = listQuery(entity, limits);
+  const { schema: listSchema, filters } = listQuery(entity, limits);
+  const includes = includePaths(entity, settings.relations);
+  const includeQuery = includeParameters(entity, includes);
+  const querystring = { ...listSchema, properties: { ...(listSchema.properties as object), ...includeQuery } };
   const common = {
     errorHandler: crudErrorHandler(entity, filters),
     validatorCompiler: validation.compiler,
@@ -136,7 +146,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         querystring,
         response: { 200: pageSchema(entity), 400: problemResponse(400), 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: listHandler({ entity, filters, limits, repository, cursors }),
+      handler: listHandler({ entity, filters, limits, repository, cursors, includes }),
     });
   }
   if (allows(operations, CrudOperations.ListAll)) {
@@ -161,7 +171,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         summary: `Get one ${entity.name}`,
         params,
         // Not closed (additionalProperties): a read by key has always ignored other parameters (cache busters).
-        querystring: { type: 'object', properties: { fields: fieldsParameter(entity) } },
+        querystring: { type: 'object', properties: { fields: fieldsParameter(entity), ...includeQuery } },
         ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
         response: {
           200: { description: `The ${entity.name}.`, ...rowHeaders, ...ref(entity.name) },
@@ -175,8 +185,17 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const asked = (request.query as { fields?: string }).fields;
         const only = asked === undefined ? undefined : readFields(entity, asked);
         if (only && 'detail' in only) return badRequest(reply, only);
-        const row = await repository.get(keyOf(request), { signal: clientSignal(request, reply) });
+        const included = includes.length > 0 ? readIncludes(includes, request.query as Record<string, unknown>) : undefined;
+        if (included && 'detail' in included) return badRequest(reply, included);
+        const signal = clientSignal(request, reply);
+        const row = await repository.get(keyOf(request), { signal });
         if (!row) return notFound(reply, entity, keyOf(request));
+        // The ETag is the row's version: an answer that includes other rows has none (docs/decisions.md, "AutoCrud includes").
+        if (included) {
+          await includeAll([row], included.nodes, pk, signal);
+          sendPartial(reply);
+          return shapeRow(row, only, included.nodes, included.fields);
+        }
         if (etag) {
           const current = etag(row);
           reply.header('etag', current);
@@ -312,5 +331,18 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       },
     });
   }
+  routes.push(
+    ...nestedRoutes({
+      entity,
+      limits,
+      validation,
+      cursors,
+      relations: settings.relations,
+      exists: async (key, signal) => (await repository.get(key, { signal })) !== undefined,
+      keyOf,
+      repositoryOf: settings.repositoryOf,
+      ...(settings.authenticate ? { authenticate: settings.authenticate } : {}),
+    }),
+  );
   return routes;
 }

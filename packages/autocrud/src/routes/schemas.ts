@@ -21,9 +21,14 @@ export const MAX_LIST_VALUES = 100;
 
 type Schema = Record<string, unknown>;
 
-/** The entity's component schema (`Product`): the row as answers carry it. */
-export function rowSchema(entity: Entity): Schema {
-  return { ...entity.schema, $id: entity.name, title: entity.name };
+/**
+ * The entity's component schema (`Product`): the row as answers carry it, plus `included`: the
+ * optional properties of its relations (see includes.ts).
+ */
+export function rowSchema(entity: Entity, included: Readonly<Record<string, unknown>> = {}): Schema {
+  const schema = { ...entity.schema, $id: entity.name, title: entity.name };
+  if (Object.keys(included).length === 0) return schema;
+  return { ...schema, properties: { ...entity.schema.properties, ...included } };
 }
 
 /** The name of the request-body component (`ProductInput`). */
