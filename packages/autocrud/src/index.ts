@@ -18,6 +18,7 @@ export {
   SchemaMismatchError,
   UnrepresentableValueError,
   VersionConflictError,
+  BatchRowError,
 } from './mapper/errors.js';
 export type { ValueKind } from './values/kinds.js';
 export { redactConnectionString, type EngineKind } from './mapper/connection-string.js';

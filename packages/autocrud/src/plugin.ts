@@ -17,7 +17,7 @@ import type { EntityRepository } from './mapper/repository.js';
 import { sqliteEngine } from './mapper/sqlite.js';
 import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
-import { inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
+import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
 
@@ -151,7 +151,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     const idempotency = resolveIdempotency(`@AutoCrud(${entity.name}) options.idempotency`, settings.idempotency, this.options.idempotency);
     checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
-    const components = [rowSchema(entity), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity)] : [])];
+    const components = [rowSchema(entity), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity), batchPatchSchema(entity)] : [])];
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
     for (const schema of components as Array<{ $id: string } & Record<string, unknown>>) {
       const owner = this.#components.get(schema.$id);

@@ -13,6 +13,7 @@ import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
+import { atomicSuite } from './suite/atomic.ts';
 import { selectSuite } from './suite/select.ts';
 
 const pglite = new PGlite();
@@ -55,4 +56,5 @@ valuesSuite(engine);
 quietSuite(engine);
 typesSuite(engine);
 patchSuite(engine);
+atomicSuite(engine);
 selectSuite(engine);

@@ -22,6 +22,7 @@ import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
+import { atomicSuite } from './suite/atomic.ts';
 import { selectSuite } from './suite/select.ts';
 
 interface DatabaseSync {
@@ -88,6 +89,7 @@ if (!sqliteAvailable()) {
   quietSuite(engine);
   typesSuite(engine);
   patchSuite(engine);
+  atomicSuite(engine);
   selectSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {

@@ -186,3 +186,32 @@ export class SchemaMismatchError extends KitError {
  * by statementTimeoutMs), a constraint, an invalid value, or anything else.
  */
 export type ErrorClass = 'unavailable' | 'lost' | 'busy' | 'timeout' | 'unique' | 'foreignKey' | 'invalid' | 'other';
+
+/**
+ * One row of an atomic write (`createMany`, `patchMany`) failed, so the whole write was rolled back
+ * and nothing of it is stored. `index` is the row's position in the call's array; `cause` is the
+ * row's own error (`KitError` `KIT_ERR_INVALID_ARGUMENT` for a bad value, `ConstraintViolationError`,
+ * `InvalidValueError`, `VersionConflictError`), or `undefined` when the row to change does not
+ * exist (`missing`).
+ *
+ * @example
+ * ```ts
+ * try { await products.createMany(rows); } catch (err) {
+ *   if (err instanceof BatchRowError) app.log.info({ row: err.index }, 'nothing was written');
+ * }
+ * ```
+ */
+export class BatchRowError extends Error {
+  constructor(
+    readonly index: number,
+    cause: unknown,
+  ) {
+    super(cause === undefined ? `Row ${index} of the batch does not exist; nothing was written.` : `Row ${index} of the batch failed; nothing was written: ${(cause as Error).message}`, { cause });
+    this.name = 'BatchRowError';
+  }
+
+  /** True when the row to change does not exist (or is soft-deleted). */
+  get missing(): boolean {
+    return this.cause === undefined;
+  }
+}

@@ -7,7 +7,7 @@ import { keyValue, listArguments, patchValues, writeValues } from './arguments.j
 import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
-import { UnrepresentableValueError, VersionConflictError } from './errors.js';
+import { BatchRowError, ConstraintViolationError, InvalidValueError, UnrepresentableValueError, VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
 
@@ -244,21 +244,135 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * version 1). A field left out gets the column's default; an explicit `null` is NULL.
    */
   async create(input: I, options?: CallOptions): Promise<R> {
-    const values = writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, false);
-    if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
-    if (this.#version) values[this.#version.column] = 1;
-    const stamps = kitTimestamps(this.entity, this.flavour, 'create');
-    const columns = [...Object.keys(values), ...Object.keys(stamps)];
+    const { columns, values } = this.#insertValues(input);
     const signal = options?.signal;
     return this.run(async (db) => {
-      const insert = this.#inserts.get(columns.join('\u0000'), () => {
-        const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
-        return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
-      });
+      const insert = this.#insertStatement(db, columns);
       const [row] = await this.execute(insert.bind(values), insert.name, signal);
       if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
       return this.#decode(row);
     }, signal);
+  }
+
+  /** One row's insert: the columns it sets (its own, then Kit's stamps) and their bound values. */
+  #insertValues(input: I): { columns: string[]; values: Record<string, unknown> } {
+    const values = writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, false);
+    if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
+    if (this.#version) values[this.#version.column] = 1;
+    return { columns: [...Object.keys(values), ...Object.keys(kitTimestamps(this.entity, this.flavour, 'create'))], values };
+  }
+
+  /** The INSERT ... RETURNING of a set of columns, compiled once per set. */
+  #insertStatement(db: Db, columns: readonly string[]): Statement {
+    return this.#inserts.get(columns.join('\u0000'), () => {
+      const stamps = kitTimestamps(this.entity, this.flavour, 'create');
+      const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
+      return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
+    });
+  }
+
+  /**
+   * Inserts every row of `inputs` in one transaction, in order, and returns the stored rows in that
+   * order; or, when one row cannot be stored, writes nothing and throws `BatchRowError` naming it.
+   * Each row as for {@link EntityRepository.create}. The rows are checked before the transaction
+   * starts; a `signal` that aborts between two rows rolls the transaction back.
+   *
+   * @throws {BatchRowError} A row is invalid (cause: `KitError` `KIT_ERR_INVALID_ARGUMENT`) or the database refuses it (`ConstraintViolationError`, `InvalidValueError`); nothing written.
+   * @example
+   * ```ts
+   * const [kettle, pot] = await products.createMany([{ name: 'Kettle', price: 40 }, { name: 'Pot', price: 12 }]);
+   * ```
+   */
+  async createMany(inputs: readonly I[], options?: CallOptions): Promise<R[]> {
+    const prepared = inputs.map((input, index) => {
+      try {
+        return this.#insertValues(input);
+      } catch (err) {
+        throw new BatchRowError(index, err);
+      }
+    });
+    if (prepared.length === 0) return [];
+    const signal = options?.signal;
+    return this.#atomically(signal, async (db, trx, row) => {
+      const rows: R[] = [];
+      for (const { columns, values } of prepared) {
+        const insert = this.#insertStatement(db, columns);
+        const [stored] = await row(rows.length, () => trx.executeQuery<Row>(insert.bind(values)));
+        if (!stored) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
+        rows.push(this.#decode(stored));
+      }
+      return rows;
+    });
+  }
+
+  /**
+   * Applies a JSON Merge Patch to each row of `changes` in one transaction, in order, each with its
+   * own version condition, and returns the stored rows in that order; or, when one row cannot be
+   * changed, writes nothing and throws `BatchRowError` naming it. Each row as for
+   * {@link EntityRepository.patch} (an empty patch writes nothing, its `ifVersion` still checked).
+   *
+   * @throws {BatchRowError} A row is missing (`missing`), at another version (cause: `VersionConflictError`), invalid (`KitError` `KIT_ERR_INVALID_ARGUMENT`) or refused by the database; nothing written.
+   * @example
+   * ```ts
+   * await products.patchMany([{ key: 7, patch: { price: 35 }, ifVersion: [3] }, { key: 9, patch: { tag: null } }]);
+   * ```
+   */
+  async patchMany(changes: readonly { readonly key: unknown; readonly patch: Partial<I>; readonly ifVersion?: readonly number[] }[], options?: CallOptions): Promise<R[]> {
+    const prepared = changes.map((change, index) => {
+      try {
+        const ifVersion = this.#checkCondition(change);
+        const key = keyValue(this.#pk, change.key);
+        if (key === undefined) throw new BatchRowError(index, undefined);
+        const values = patchValues(this.entity, this.flavour, change.patch as Readonly<Record<string, unknown>>);
+        return { key, ifVersion, values: Object.keys(values).length > 0 ? this.#maintained(values) : undefined };
+      } catch (err) {
+        throw err instanceof BatchRowError ? err : new BatchRowError(index, err);
+      }
+    });
+    if (prepared.length === 0) return [];
+    const signal = options?.signal;
+    return this.#atomically(signal, async (db, trx, row) => {
+      const rows: R[] = [];
+      for (const { key, ifVersion, values } of prepared) {
+        const index = rows.length;
+        const target = (eb: Eb) => this.#target(eb, key, ifVersion?.length === 0 ? undefined : ifVersion);
+        const query = values
+          ? db.updateTable(this.#table).set(values).where(target).returning(this.#selection)
+          : db.selectFrom(this.#table).select(this.#selection).where(target);
+        const [stored] = ifVersion?.length === 0 ? [] : await row(index, () => trx.executeQuery<Row>(query.compile()));
+        if (!stored) {
+          // Nothing matched: the row is missing, or at another version.
+          const [current] = await row(index, () => trx.executeQuery<Row>(db.selectFrom(this.#table).select(sql.ref((this.#version ?? this.#pk).column).as('current')).where((eb) => this.#byKey(eb, key)).compile()));
+          throw new BatchRowError(index, current === undefined ? undefined : new VersionConflictError(Number(current.current)));
+        }
+        rows.push(this.#decode(stored));
+      }
+      return rows;
+    });
+  }
+
+  /**
+   * Runs `work` in one transaction; `row(index, statement)` runs one row's statement so that a
+   * database refusal of it becomes `BatchRowError(index)`. Between rows, an aborted `signal` rolls
+   * the transaction back.
+   */
+  async #atomically<T>(signal: AbortSignal | undefined, work: (db: Db, trx: Db, row: <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => Promise<Q[]>) => Promise<T>): Promise<T> {
+    let failed: number | undefined;
+    const row = async <Q>(index: number, statement: () => Promise<{ rows: Q[] }>): Promise<Q[]> => {
+      if (signal?.aborted) throw signal.reason;
+      try {
+        return (await statement()).rows;
+      } catch (err) {
+        failed = index;
+        throw err;
+      }
+    };
+    try {
+      return await this.run((db) => db.transaction().execute((trx) => work(db, trx, row)), signal);
+    } catch (err) {
+      if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw new BatchRowError(failed, err);
+      throw err;
+    }
   }
 
   /** The row's key condition, plus the version condition of a conditional write. */

@@ -23,12 +23,14 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 /** What a create answered, as stored for replays. */
 export interface CreatedAnswer {
-  readonly location: string;
+  /** The created row's URL; none for a bulk create (many rows). */
+  readonly location: string | undefined;
   readonly etag: string | undefined;
-  readonly row: Record<string, unknown>;
+  /** The created row, or the created rows of a bulk create. */
+  readonly row: Record<string, unknown> | readonly Record<string, unknown>[];
 }
 
-type StoredAnswer = { status: 201; location: string; etag: string | null; body: JsonValue };
+type StoredAnswer = { status: 201; location: string | null; etag: string | null; body: JsonValue };
 
 type Claims = { iss?: unknown; sub?: unknown; azp?: unknown; client_id?: unknown };
 
@@ -63,22 +65,30 @@ function storeKey(request: FastifyRequest, prefix: string, key: string): string 
 /** The 400 of a keyed create whose token names no caller. */
 const NO_CALLER = 'cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client\'s answer. Send the request without the header, or with a token that names its subject or client';
 
-/** A digest of the body's writable fields in the entity's order, so that key order does not matter. */
-function fingerprint(entity: Entity, body: Readonly<Record<string, unknown>>): string {
-  const fields = entity.writable.filter((name) => Object.prototype.hasOwnProperty.call(body, name)).map((name) => [name, body[name]]);
+/** The body's writable fields in the entity's order, so that key order does not matter. */
+function fieldsOf(entity: Entity, body: Readonly<Record<string, unknown>>): unknown[] {
+  return entity.writable.filter((name) => Object.prototype.hasOwnProperty.call(body, name)).map((name) => [name, body[name]]);
+}
+
+/** A digest of the body (one row, or every row of a bulk create in order). */
+function fingerprint(entity: Entity, body: Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[]): string {
+  const fields = Array.isArray(body) ? ['rows', ...body.map((row: Readonly<Record<string, unknown>>) => fieldsOf(entity, row))] : fieldsOf(entity, body as Readonly<Record<string, unknown>>);
   return createHash('sha256').update(JSON.stringify(fields)).digest('base64url');
 }
 
 function send(reply: FastifyReply, answer: CreatedAnswer | StoredAnswer, replayed: boolean): FastifyReply {
   const etag = 'row' in answer ? answer.etag : (answer.etag ?? undefined);
-  reply.code(201).header('location', answer.location).header('idempotent-replayed', String(replayed));
+  const location = 'row' in answer ? answer.location : (answer.location ?? undefined);
+  reply.code(201).header('idempotent-replayed', String(replayed));
+  if (location !== undefined) reply.header('location', location);
   if (etag !== undefined) reply.header('etag', etag);
   return reply.send('row' in answer ? answer.row : answer.body);
 }
 
-/** Answers a plain create (no key): 201, Location, ETag when versioned. */
+/** Answers a plain create (no key): 201, Location (one row), ETag when versioned (one row). */
 export function sendCreated(reply: FastifyReply, answer: CreatedAnswer): FastifyReply {
-  reply.code(201).header('location', answer.location);
+  reply.code(201);
+  if (answer.location !== undefined) reply.header('location', answer.location);
   if (answer.etag !== undefined) reply.header('etag', answer.etag);
   return reply.send(answer.row);
 }
@@ -88,7 +98,7 @@ export async function idempotentCreate(
   request: FastifyRequest,
   reply: FastifyReply,
   settings: IdempotencySettings,
-  scope: { entity: Entity; prefix: string; key: string; body: Readonly<Record<string, unknown>> },
+  scope: { entity: Entity; prefix: string; key: string; body: Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[] },
   create: () => Promise<CreatedAnswer>,
 ): Promise<FastifyReply> {
   const key = storeKey(request, scope.prefix, scope.key);
@@ -121,7 +131,7 @@ export async function idempotentCreate(
     await settings.store.release(key, reservation.token).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'AutoCrud: an idempotency key could not be released'));
     throw err;
   }
-  const stored: StoredAnswer = { status: 201, location: answer.location, etag: answer.etag ?? null, body: answer.row as JsonValue };
+  const stored: StoredAnswer = { status: 201, location: answer.location ?? null, etag: answer.etag ?? null, body: answer.row as JsonValue };
   const kept = await settings.store.complete(key, reservation.token, stored, { ttlMs: settings.ttlMs }).catch((err: unknown) => {
     request.log.warn({ err }, 'AutoCrud: the answer of an idempotent create could not be stored');
     return false;

@@ -45,6 +45,9 @@ export interface InvalidParameter {
 }
 
 function pointerTo(name: string): string {
+  // A row of an array body (`[3].price`): the pointer goes through the row's index.
+  const row = /^\[(\d+)\](?:\.(.*))?$/.exec(name);
+  if (row) return row[2] === undefined ? `#/${row[1] as string}` : `#/${row[1] as string}${pointerTo(row[2]).slice(1)}`;
   return name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 }
 
@@ -153,7 +156,20 @@ function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterP
   return { in: 'querystring', name, detail };
 }
 
+/** Marks an ajv error of one row of an array body, so that the answer names the row (`[3].price`). */
+export const BATCH_ROW = 'kitBatchRow';
+
+/** A row's field as the client wrote it: `[3].price`, or `[3]` for the row itself. */
+export function rowPath(index: number, name: string): string {
+  return name === '' ? `[${index}]` : `[${index}].${name}`;
+}
+
 function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
+  const row = e.params[BATCH_ROW];
+  if (typeof row === 'number') {
+    const fault = describeBodyError(entity, { ...e, params: { ...e.params, [BATCH_ROW]: undefined } });
+    return { ...fault, name: rowPath(row, fault.name) };
+  }
   if (e.keyword === 'additionalProperties') {
     const name = String(e.params.additionalProperty);
     const known = entity.fields.some((f) => f.name === name);

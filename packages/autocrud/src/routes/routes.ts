@@ -10,6 +10,7 @@ import type { CursorCodec } from './cursor.js';
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
 import { listHandler, type ListRepository } from './list.js';
 import { MERGE_PATCH, readBody, requireJson } from './body.js';
+import { batchCompiler, MAX_BATCH_ROWS, readChanges, readRows, rowsSchema, sendBatchProblem, type RowChange } from './batch.js';
 import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
@@ -18,6 +19,7 @@ import {
   idempotencyHeaders,
   ifMatchHeaders,
   ifNoneMatchHeaders,
+  batchPatchName,
   inputName,
   keyParams,
   patchName,
@@ -38,6 +40,8 @@ export interface CrudRepository extends ListRepository {
   create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
   update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
+  createMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions): Promise<Row[]>;
+  patchMany(changes: readonly RowChange[], options?: CallOptions): Promise<Row[]>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
 }
 
@@ -192,24 +196,27 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   }
   if (allows(operations, CrudOperations.Create)) {
     const created = (row: Row): CreatedAnswer => ({ location: `${prefix}/${encodeURIComponent(String(row[pk]))}`, etag: etag?.(row), row });
+    const input = ref(inputName(entity));
     routes.push({
       ...common,
+      validatorCompiler: batchCompiler(validation.compiler, input, true),
       method: 'POST',
       url: '',
       preValidation: requireJson,
       schema: documented({
-        summary: `Create a ${entity.name}${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
+        summary: `Create a ${entity.name}, or many at once${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
+        description: `One ${entity.name} as an object, or up to ${MAX_BATCH_ROWS} as an array: all of them in one transaction or none (a bad row is answered naming it, [3].price, and nothing is written); the answer lists the created rows in the order sent.`,
         ...(idempotency ? { headers: idempotencyHeaders() } : {}),
-        body: ref(inputName(entity)),
+        body: rowsSchema(input, true),
         response: {
           201: {
-            description: `The ${entity.name} as stored; Location names it.${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
+            description: `The ${entity.name} as stored, Location naming it; for an array, every ${entity.name} as stored, in the order sent (no Location, no ETag).${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
             headers: {
               Location: { type: 'string' },
               ...(version === undefined ? {} : etagHeader(entity)),
               ...(idempotency ? { 'Idempotent-Replayed': { type: 'string', enum: ['true', 'false'], description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key.' } } : {}),
             },
-            ...ref(entity.name),
+            anyOf: [ref(entity.name), { type: 'array', items: ref(entity.name) }],
           },
           400: problemResponse(400),
           409: idempotency
@@ -220,13 +227,27 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         },
       }),
       handler: async (request, reply) => {
-        const body = bodyOf(request, reply);
-        if (!body) return reply;
         const key = request.headers[IDEMPOTENCY_HEADER];
         const signal = clientSignal(request, reply);
-        const create = async () => created(await repository.create(body, { signal }));
-        if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
-        return sendCreated(reply, await create());
+        let body: Record<string, unknown> | Record<string, unknown>[] | undefined;
+        let create: () => Promise<CreatedAnswer>;
+        if (Array.isArray(request.body)) {
+          const rows = readRows(entity, reply, request.body as Record<string, unknown>[]);
+          if (!rows) return reply;
+          body = rows;
+          create = async () => ({ location: undefined, etag: undefined, row: await repository.createMany(rows, { signal }) });
+        } else {
+          const row = bodyOf(request, reply);
+          if (!row) return reply;
+          body = row;
+          create = async () => created(await repository.create(row, { signal }));
+        }
+        try {
+          if (idempotency && typeof key === 'string') return await idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
+          return sendCreated(reply, await create());
+        } catch (err) {
+          return sendBatchProblem(reply, entity, err);
+        }
       },
     });
   }
@@ -300,6 +321,38 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) reply.header('etag', etag(row));
         return row;
+      },
+    });
+  }
+  if (allows(operations, CrudOperations.Patch)) {
+    const row = ref(batchPatchName(entity));
+    routes.push({
+      ...common,
+      validatorCompiler: batchCompiler(validation.compiler, row, false),
+      method: 'PATCH',
+      url: '',
+      preValidation: requireJson,
+      schema: documented({
+        summary: `Change some fields of many ${entity.name} rows at once, all or none`,
+        description: `An array of up to ${MAX_BATCH_ROWS} rows, each its ${pk}, the fields to change (a JSON Merge Patch: null clears a nullable field) ${version === undefined ? '' : `and the ${version} it was read at (checked as If-Match would: a row at another version fails the batch with 412 naming it)`}. One transaction: every row changes or none; a failing row is answered naming it ([3]) and nothing is written. The answer lists the stored rows in the order sent.${requireIfMatch ? ` Every row must carry its ${version ?? 'version'} (428 otherwise).` : ''}`,
+        consumes: ['application/json', MERGE_PATCH],
+        body: rowsSchema(row, false),
+        response: {
+          200: { description: `Every ${entity.name} as stored, in the order sent.`, type: 'array', items: ref(entity.name) },
+          400: problemResponse(400),
+          404: problemResponse(404),
+          409: problemResponse(409),
+          ...writeResponses,
+        },
+      }),
+      handler: async (request, reply) => {
+        const changes = readChanges(entity, reply, request.body as Record<string, unknown>[], requireIfMatch);
+        if (!changes) return reply;
+        try {
+          return await repository.patchMany(changes, { signal: clientSignal(request, reply) });
+        } catch (err) {
+          return sendBatchProblem(reply, entity, err, changes.map((c) => c.key));
+        }
       },
     });
   }
