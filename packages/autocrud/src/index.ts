@@ -2,7 +2,7 @@
 export { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud, type PGliteInstance } from './plugin.js';
 export { AutoCrud, type AutoCrudOptions } from './decorator.js';
 export { CrudOperations } from './operations.js';
-export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityFieldName, type EntityInput, type EntityRow, type EntitySchema, type FieldType, type RowOf } from './entity.js';
+export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityFieldName, type EntityInput, type EntityRow, type EntitySchema, type EntityReference, type FieldType, type ReferenceOptions, type ReferenceRule, type ReferenceTarget, type RowOf } from './entity.js';
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
