@@ -205,8 +205,11 @@ export class BatchRowError extends Error {
   constructor(
     readonly index: number,
     cause: unknown,
+    /** For a nested create: the one-to-many relation (`lines`) the row belongs to; `index` is its position there. */
+    readonly relation?: string,
   ) {
-    super(cause === undefined ? `Row ${index} of the batch does not exist; nothing was written.` : `Row ${index} of the batch failed; nothing was written: ${(cause as Error).message}`, { cause });
+    const row = relation === undefined ? `Row ${index} of the batch` : `${relation}[${index}]`;
+    super(cause === undefined ? `${row} does not exist; nothing was written.` : `${row} failed; nothing was written: ${(cause as Error).message}`, { cause });
     this.name = 'BatchRowError';
   }
 

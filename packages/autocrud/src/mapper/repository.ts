@@ -306,6 +306,70 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /**
+   * Creates a row and, in the same transaction, the rows of its one-to-many relations: `children`
+   * maps a relation's name (`lines`, the `many` of the child's reference) to its repository, the
+   * child's referencing field, and the rows to insert (without that field: it is the new row's
+   * key). Returns the stored row with each relation's stored rows, in the order sent; or writes
+   * nothing and throws: the parent's own error as `create` throws it, a child's as
+   * `BatchRowError` with `relation` and `index` (`lines[3]`).
+   *
+   * @example
+   * ```ts
+   * const order = await orders.createTree({ customerId: 4 }, { lines: { repository: lines, field: 'orderId', rows: [{ sku: 'A', quantity: 2 }] } });
+   * ```
+   */
+  async createTree(input: I, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[] }>>, options?: CallOptions): Promise<R & Row> {
+    const parent = this.#insertValues(input);
+    const relations = Object.entries(children).map(([name, { repository, field, rows }]) => {
+      const column = (repository.entity.field(field) as EntityField).column;
+      const prepared = rows.map((row, index) => {
+        try {
+          if (Object.prototype.hasOwnProperty.call(row, field)) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `${repository.entity.name}.${field} is set by the nested create (the new ${this.entity.name}'s key); leave it out.`);
+          const { columns, values } = repository.#insertValues(row);
+          // The key is the new parent's, bound when it is known.
+          return { columns: [column, ...columns], values };
+        } catch (err) {
+          throw new BatchRowError(index, err, name);
+        }
+      });
+      return { name, repository, column, prepared };
+    });
+    const signal = options?.signal;
+    let failed: { relation: string; index: number } | undefined;
+    try {
+      return await this.run(
+        (db) =>
+          db.transaction().execute(async (trx) => {
+            if (signal?.aborted) throw signal.reason;
+            const insert = this.#insertStatement(db, parent.columns);
+            const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
+            if (!stored) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
+            const tree = this.#decode(stored) as Row;
+            const key = stored[this.#pk.name];
+            for (const { name, repository, column, prepared } of relations) {
+              const rows: Row[] = [];
+              for (const { columns, values } of prepared) {
+                if (signal?.aborted) throw signal.reason;
+                failed = { relation: name, index: rows.length };
+                const childInsert = repository.#insertStatement(db, columns);
+                const [child] = (await trx.executeQuery<Row>(childInsert.bind({ ...values, [column]: key }))).rows;
+                if (!child) throw new Error(`INSERT INTO ${repository.#table} ... RETURNING answered no row`);
+                rows.push(repository.#decode(child));
+              }
+              tree[name] = rows;
+            }
+            failed = undefined;
+            return tree as R & Row;
+          }),
+        signal,
+      );
+    } catch (err) {
+      if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw new BatchRowError(failed.index, err, failed.relation);
+      throw err;
+    }
+  }
+
+  /**
    * Applies a JSON Merge Patch to each row of `changes` in one transaction, in order, each with its
    * own version condition, and returns the stored rows in that order; or, when one row cannot be
    * changed, writes nothing and throws `BatchRowError` naming it. Each row as for
