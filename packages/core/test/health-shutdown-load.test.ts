@@ -88,7 +88,13 @@ function auditedApiRequests(lines: readonly string[]): number {
   let n = 0;
   for (const line of lines) {
     if (!line.startsWith('{')) continue;
-    const entry = JSON.parse(line) as { Path?: unknown };
+    let entry: { Path?: unknown };
+    try {
+      entry = JSON.parse(line) as { Path?: unknown };
+    } catch (err) {
+      // A torn or interleaved line is a defect of the writers: show it whole.
+      throw new Error(`a stdout line is not one JSON entry (${(err as Error).message}):\n${line}`, { cause: err });
+    }
     if (entry.Path === '/api/work') n += 1;
   }
   return n;

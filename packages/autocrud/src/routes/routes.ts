@@ -257,6 +257,27 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     ...(requireIfMatch ? { 428: problemResponse(428) } : {}),
     503: problemResponse(503), 504: problemResponse(504),
   };
+  // PUT and PATCH answer alike: the row as stored (with its ETag), 404 without it, the same refusals.
+  const rowWriteResponses = {
+    200: { description: `The ${entity.name} as stored.`, ...rowHeaders, ...ref(entity.name) },
+    400: problemResponse(400),
+    404: problemResponse(404),
+    409: problemResponse(409),
+    ...writeResponses,
+  };
+  const writeByKey =
+    (write: (key: unknown, body: Readonly<Record<string, unknown>>, options: WriteOptions) => Promise<Row | undefined>) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const body = bodyOf(request, reply);
+      if (!body) return reply;
+      const signal = clientSignal(request, reply);
+      const options = await condition(request, reply, signal);
+      if (!options) return reply;
+      const row = await write(keyOf(request), body, { ...options, signal });
+      if (!row) return notFound(reply, entity, keyOf(request));
+      if (etag) reply.header('etag', etag(row));
+      return row;
+    };
   if (allows(operations, CrudOperations.Update)) {
     routes.push({
       ...common,
@@ -268,25 +289,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         params,
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         body: ref(inputName(entity)),
-        response: {
-          200: { description: `The ${entity.name} as stored.`, ...rowHeaders, ...ref(entity.name) },
-          400: problemResponse(400),
-          404: problemResponse(404),
-          409: problemResponse(409),
-          ...writeResponses,
-        },
+        response: rowWriteResponses,
       }),
-      handler: async (request, reply) => {
-        const body = bodyOf(request, reply);
-        if (!body) return reply;
-        const signal = clientSignal(request, reply);
-        const options = await condition(request, reply, signal);
-        if (!options) return reply;
-        const row = await repository.update(keyOf(request), body, { ...options, signal });
-        if (!row) return notFound(reply, entity, keyOf(request));
-        if (etag) reply.header('etag', etag(row));
-        return row;
-      },
+      handler: writeByKey((key, body, options) => repository.update(key, body, options)),
     });
   }
   if (allows(operations, CrudOperations.Patch)) {
@@ -303,25 +308,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         consumes: ['application/json', MERGE_PATCH],
         body: ref(patchName(entity)),
-        response: {
-          200: { description: `The ${entity.name} as stored.`, ...rowHeaders, ...ref(entity.name) },
-          400: problemResponse(400),
-          404: problemResponse(404),
-          409: problemResponse(409),
-          ...writeResponses,
-        },
+        response: rowWriteResponses,
       }),
-      handler: async (request, reply) => {
-        const body = bodyOf(request, reply);
-        if (!body) return reply;
-        const signal = clientSignal(request, reply);
-        const options = await condition(request, reply, signal);
-        if (!options) return reply;
-        const row = await repository.patch(keyOf(request), body, { ...options, signal });
-        if (!row) return notFound(reply, entity, keyOf(request));
-        if (etag) reply.header('etag', etag(row));
-        return row;
-      },
+      handler: writeByKey((key, body, options) => repository.patch(key, body, options)),
     });
   }
   if (allows(operations, CrudOperations.Patch)) {

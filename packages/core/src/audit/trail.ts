@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { invalidOption, KitError } from '../shared/errors.js';
 import { dependencyError, type KitServices } from '../shared/services.js';
 import { BatchWriter } from './batch-writer.js';
-import { flushDestinationForExit } from './destination.js';
 import type { AuditStats, IAuditSink, KitAudit } from './entry.js';
 import type { AuditTrailOptions } from './options.js';
 import type { AuditRecord } from './record.js';
+import { flushLoggerForExit } from '../lifecycle/log-flush.js';
 import { flushOnSignals, type FlushOnSignal } from '../lifecycle/signals.js';
 import { LoggingAuditSink } from './sinks.js';
 import { DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
@@ -146,7 +146,9 @@ export class AuditTrail implements KitAudit, FlushOnSignal {
     } catch {
       // a broken logger must not keep the entries from being written
     }
-    return this.flush().then(() => flushDestinationForExit(this.#app.log, Math.min(this.#options.writeTimeoutMs, 1000)));
+    // Both under the one bound of `signalFlushTimeoutMs` that the signal owner also keeps.
+    const end = performance.now() + this.#options.writeTimeoutMs;
+    return this.flush().then(() => flushLoggerForExit(this.#app.log, Math.max(0, end - performance.now())));
   }
 
   get signalFlushTimeoutMs(): number {

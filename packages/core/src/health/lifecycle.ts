@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import { flushLoggerForExit } from '../lifecycle/log-flush.js';
 import { onShutdownSignals } from '../lifecycle/signals.js';
 import type { ShutdownSteps } from '../lifecycle/shutdown-steps.js';
 import { coreErrors } from '../shared/errors.js';
@@ -88,20 +89,6 @@ export function shutdownKit(kit: KitLifecycle, reason = 'shutdown()'): Promise<v
   return run;
 }
 
-// Loggers may buffer (pino with sync: false, transports): what the process says last is written before it exits.
-function flushLog(app: FastifyInstance): Promise<void> {
-  const logger = app.log as { flush?: (cb?: (err?: Error) => void) => void };
-  const flush = logger.flush;
-  if (typeof flush !== 'function') return Promise.resolve();
-  return new Promise((resolve) => {
-    try {
-      flush.call(logger, () => resolve());
-    } catch {
-      resolve(); // exit without the flush rather than not at all
-    }
-  });
-}
-
 /**
  * Hands the app to the process's signal owner (lifecycle/signals.ts) for
  * `opt.configureGracefulShutdown`'s signals. The first signal runs `shutdownKit`; once every app
@@ -124,9 +111,9 @@ export function installGracefulShutdown(app: FastifyInstance, kit: KitLifecycle)
         },
       ),
     interrupted: (signal) => app.log.warn({ signal }, `Kit: second ${signal} received during shutdown; exiting now`),
-    exiting: (code) => {
+    exiting: (code, withinMs) => {
       app.log.info({ exitCode: code }, `Kit: exiting with ${code}`);
-      return flushLog(app);
+      return flushLoggerForExit(app.log, withinMs);
     },
   });
   kit.shutdownSteps.add('release', { name: 'signal handling', run: stop });

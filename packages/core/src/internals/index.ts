@@ -180,8 +180,8 @@ export function pinoLoggerState(logger: object): PinoLoggerState | undefined {
 /**
  * The destination a pino logger writes to (`Symbol('pino.stream')`). pino has no public getter.
  *
- * Fallback (`undefined`): the flush on a fatal signal cannot write out what the destination still
- * buffers beyond what `logger.flush()` does (`audit/destination.ts`).
+ * Fallback (`undefined`): the flush before the process ends cannot write out what the destination
+ * still buffers beyond what `logger.flush()` does (`lifecycle/log-flush.ts`).
  */
 export function pinoDestinationOf(logger: object): unknown {
   const symbol = symbolOf(logger, 'pino.stream');
@@ -192,8 +192,8 @@ export function pinoDestinationOf(logger: object): unknown {
  * Whether a sonic-boom destination (pino's own) has a write running in libuv's pool, its
  * `_writing` flag. sonic-boom says so only through this field.
  *
- * Fallback (`undefined`: not a boolean): the flush on a fatal signal writes what is buffered at
- * once instead of waiting for that write's `drain` first (`audit/destination.ts`).
+ * Fallback (`undefined`: not a boolean): the flush before the process ends writes what is buffered
+ * at once instead of waiting for that write's `drain` first (`lifecycle/log-flush.ts`).
  */
 export function sonicBoomWriting(stream: unknown): boolean | undefined {
   const writing = isObject(stream) ? stream._writing : undefined;

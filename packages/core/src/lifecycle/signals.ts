@@ -26,8 +26,8 @@ export interface ShutdownOnSignal {
   shutdown(signal: NodeJS.Signals): Promise<number>;
   /** A further signal arrived during the shutdown: says so; the process exits right after. */
   interrupted(signal: NodeJS.Signals): void;
-  /** The process exits now with `code`: says so and writes what the logger buffers. Bounded by the owner. */
-  exiting(code: number): Promise<void>;
+  /** The process exits now with `code`: says so and writes what the logger buffers, in at most `withinMs`. */
+  exiting(code: number, withinMs: number): Promise<void>;
 }
 
 /** Queued work to write before a signal ends the process. */
@@ -41,8 +41,13 @@ export interface FlushOnSignal {
 }
 
 const FLUSH_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-/** How long the loggers may take to write what they buffer before the process exits. */
-const EXIT_FLUSH_MS = 1000;
+/**
+ * How long the loggers may take to write what they buffer before the process exits, while they
+ * make progress (lifecycle/log-flush.ts says why it is this long).
+ */
+const EXIT_FLUSH_MS = 10_000;
+/** The same after a second signal: whoever sends it wants the process gone, not the log complete. */
+const INTERRUPTED_EXIT_FLUSH_MS = 1000;
 
 const graceful = new Set<ShutdownOnSignal>();
 const flushes = new Set<FlushOnSignal>();
@@ -97,12 +102,14 @@ async function flushAll(signal: NodeJS.Signals, ending: 'signal' | 'shutdown'): 
   clearTimeout(timer);
 }
 
-/** Exits with `code` once the shutting-down apps' loggers have written what they buffer (at most EXIT_FLUSH_MS). */
-function exit(code: number): void {
+/** Exits with `code` once the shutting-down apps' loggers have written what they buffer (at most `withinMs`). */
+function exit(code: number, withinMs: number): void {
   // If the loggers never call back and the event loop empties first, Node exits with this code.
   process.exitCode = code;
-  const bound = new Promise<void>((resolve) => setTimeout(resolve, EXIT_FLUSH_MS).unref());
-  const said = [...signalled.keys()].map((app) => app.exiting(code).catch(() => undefined));
+  // The apps keep to `withinMs` themselves (a flush cut short by this outer bound could tear a
+  // line in flight); the margin only covers one whose logger never calls back.
+  const bound = new Promise<void>((resolve) => setTimeout(resolve, withinMs + 100).unref());
+  const said = [...signalled.keys()].map((app) => app.exiting(code, withinMs).catch(() => undefined));
   void Promise.race([Promise.all(said), bound]).then(() => process.exit(code));
 }
 
@@ -112,7 +119,7 @@ function onSignal(signal: NodeJS.Signals): void {
     const again = apps.filter((app) => signalled.has(app));
     if (again.length > 0) {
       for (const app of again) app.interrupted(signal);
-      exit(exitCodeOf(signal));
+      exit(exitCodeOf(signal), INTERRUPTED_EXIT_FLUSH_MS);
       return;
     }
     const first = signalled.size === 0;
@@ -140,7 +147,7 @@ async function settle(signal: NodeJS.Signals): Promise<void> {
     flushing = true;
     await flushAll(signal, 'shutdown');
   }
-  exit(worst);
+  exit(worst, EXIT_FLUSH_MS);
 }
 
 /**
