@@ -1,25 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
-import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
-import { ValueFault } from '../values/kinds.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
-import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
+import { encodeValue } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
-import { BatchRowError, ConstraintViolationError, InvalidValueError, UnrepresentableValueError, VersionConflictError } from './errors.js';
+import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type ListOptions, type SortKey } from './query.js';
+import { VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
+import { Table, type Executor, type Row, type Runner } from './table.js';
+import { createMany, createTree, patchMany, upsertMany, type ChildRows, type UpsertedRow, type UpsertResolution } from './atomic.js';
 
-/**
- * A row as the API shows it: field names, JSON values.
- *
- * @example
- * ```ts
- * const row: Row = { id: 7, name: 'Kettle', price: 40 };
- * ```
- */
-export type Row = Record<string, unknown>;
+export type { Executor, Row, Runner } from './table.js';
+export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './atomic.js';
 
 /**
  * Options of every repository call.
@@ -55,20 +48,6 @@ export interface WriteOptions extends CallOptions {
   readonly ifVersion?: readonly number[];
 }
 
-/** Runs a query against the database with availability and error mapping (see `Database.run`). */
-export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
-
-/** Runs a compiled statement (prepared under `name` where the engine can; cancelled when `signal` aborts, where it can) and returns its rows. */
-export type Executor = (query: CompiledQuery, name: string, signal?: AbortSignal) => Promise<Row[]>;
-
-/**
- * node:sqlite refuses to read an integer beyond 2^53 - 1 (ERR_OUT_OF_RANGE) rather than round it:
- * that is the same fault as any value Kit cannot answer exactly.
- */
-function unreadable(entity: Entity, err: unknown): unknown {
-  return (err as { code?: unknown } | null)?.code === 'ERR_OUT_OF_RANGE' ? new UnrepresentableValueError(entity.name, undefined, 'holds an integer outside the range a JavaScript number holds exactly', { cause: err }) : err;
-}
-
 /**
  * The SQL side of one entity: list, get, create, update and delete. Knows nothing of HTTP; every
  * value is a bound parameter and every identifier one of the entity's declared columns.
@@ -80,15 +59,9 @@ function unreadable(entity: Entity, err: unknown): unknown {
  * ```
  */
 export class EntityRepository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>> {
-  readonly #table: string;
-  readonly #pk: EntityField;
-  readonly #codecs: readonly ColumnCodec[];
-  readonly #selection;
-  readonly #version: EntityField | undefined;
-  // Queries compiled once per shape (see statements.ts): the read by key, an insert per set of
-  // columns the bodies bring, the lists by their filters and order.
+  readonly #t: Table;
+  // The read by key, compiled once (see statements.ts).
   #byKeyStatement: Statement | undefined;
-  readonly #inserts = new StatementCache();
   // The lists, by shape (see slotList): pages and counts.
   readonly #lists = new StatementCache();
   // The orders order() made: list() takes one as it is, so a caller that needs the order first
@@ -98,46 +71,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   constructor(
     readonly entity: Entity,
     private readonly flavour: SqlFlavour,
-    private readonly run: Runner,
-    private readonly execute: Executor,
+    run: Runner,
+    execute: Executor,
   ) {
-    this.#table = entity.table;
-    this.#pk = entity.field(entity.primaryKey) as EntityField;
-    this.#codecs = entity.fields.map((f) => columnCodec(flavour, f));
-    this.#selection = entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name));
-    if (flavour === 'sqlite') this.run = (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err))));
-    this.#version = entity.version === undefined ? undefined : entity.field(entity.version);
-  }
-
-  /**
-   * A row as the API shows it: each value in Kit's form (see columns.ts). NULL is `null` on a
-   * nullable field and absent on an optional one. A value with no exact answer throws
-   * `UnrepresentableValueError` naming the field and the row: never a rounded or shifted value.
-   */
-  #decode(row: Row): R {
-    const out: Row = {};
-    const fields = this.entity.fields;
-    for (let i = 0; i < fields.length; i++) {
-      const field = fields[i] as EntityField;
-      const value = row[field.name];
-      if (value === null || value === undefined) {
-        if (field.nullable) out[field.name] = null;
-        continue;
-      }
-      const decoded = (this.#codecs[i] as ColumnCodec).decode(value);
-      if (decoded instanceof ValueFault) throw new UnrepresentableValueError(this.entity.name, field.name, `${decoded.detail} (the row with ${this.#pk.name} ${JSON.stringify(String(row[this.#pk.name]))})`);
-      out[field.name] = decoded;
-    }
-    return out as R;
-  }
-
-  #where(eb: Eb, conditions: Array<Expression<SqlBool> | undefined>): Expression<SqlBool> {
-    const present = conditions.filter((c): c is Expression<SqlBool> => c !== undefined);
-    return eb.and(present);
-  }
-
-  #byKey(eb: Eb, key: unknown): Expression<SqlBool> {
-    return this.#where(eb, [eb(sql.ref(this.#pk.column), '=', key), notDeleted(eb, this.flavour, this.entity)]);
+    this.#t = new Table(entity, flavour, run, execute);
+    tables.set(this, this.#t);
   }
 
   /**
@@ -168,6 +106,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   list(options: ListOptions<Extract<keyof R, string>> & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
   list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total?: number }> {
+    const t = this.#t;
     const order = this.order(options.sort);
     const checked = listArguments(this.entity, options, order);
     const { shape, filters, or, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after, checked.or);
@@ -175,22 +114,22 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
     const signal = options.signal;
-    return this.run(async (db) => {
+    return t.run(async (db) => {
       const filtered = () =>
-        db.selectFrom(this.#table).where((eb) =>
-          this.#where(eb, [
+        db.selectFrom(t.name).where((eb) =>
+          t.where(eb, [
             notDeleted(eb, this.flavour, this.entity),
             ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f)),
             anyOf(eb, this.flavour, this.entity, or),
           ]),
         );
       const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}`, () => {
-        let query = filtered().select(this.#selection);
+        let query = filtered().select(t.selection);
         if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
         for (const key of order) {
           // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
           // read through an expression (a timestamp as text) would then sort as text.
-          const column = sql.ref(`${this.#table}.${(this.entity.field(key.field) as EntityField).column}`);
+          const column = sql.ref(`${t.name}.${(this.entity.field(key.field) as EntityField).column}`);
           // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
           query = query.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
         }
@@ -198,11 +137,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
         query = query.limit(new Slot('limit') as unknown as number);
         return skip ? query.offset(new Slot('offset') as unknown as number) : query;
       });
-      const rows = this.execute(page.bind(values), page.name, signal);
-      if (options.count === false) return { rows: (await rows).map((r) => this.#decode(r)) };
+      const rows = t.execute(page.bind(values), page.name, signal);
+      if (options.count === false) return { rows: (await rows).map((r) => t.decode(r) as R) };
       const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
-      const [found, [counted]] = await Promise.all([rows, this.execute(count.bind(values), count.name, signal)]);
-      return { rows: found.map((r) => this.#decode(r)), total: Number(counted?.total) };
+      const [found, [counted]] = await Promise.all([rows, t.execute(count.bind(values), count.name, signal)]);
+      return { rows: found.map((r) => t.decode(r) as R), total: Number(counted?.total) };
     }, signal);
   }
 
@@ -210,32 +149,34 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
 
   /** Every row that is not soft-deleted, by primary key. */
   async all(options?: CallOptions): Promise<R[]> {
+    const t = this.#t;
     const signal = options?.signal;
-    return this.run(async (db) => {
+    return t.run(async (db) => {
       const query = db
-        .selectFrom(this.#table)
-        .select(this.#selection)
-        .where((eb) => this.#where(eb, [notDeleted(eb, this.flavour, this.entity)]))
-        .orderBy(sql.ref(`${this.#table}.${this.#pk.column}`));
-      const rows = await this.execute(query.compile(), '', signal);
-      return rows.map((r) => this.#decode(r));
+        .selectFrom(t.name)
+        .select(t.selection)
+        .where((eb) => t.where(eb, [notDeleted(eb, this.flavour, this.entity)]))
+        .orderBy(sql.ref(`${t.name}.${t.pk.column}`));
+      const rows = await t.execute(query.compile(), '', signal);
+      return rows.map((r) => t.decode(r) as R);
     }, signal);
   }
 
   /** The row with this primary key, unless absent or soft-deleted. */
   async get(key: unknown, options?: CallOptions): Promise<R | undefined> {
-    key = keyValue(this.#pk, key);
+    const t = this.#t;
+    key = keyValue(t.pk, key);
     if (key === undefined) return undefined;
     const signal = options?.signal;
-    return this.run(async (db) => {
+    return t.run(async (db) => {
       const read = (this.#byKeyStatement ??= statement(
         db
-          .selectFrom(this.#table)
-          .select(this.#selection)
-          .where((eb) => this.#byKey(eb, new Slot('key'))),
+          .selectFrom(t.name)
+          .select(t.selection)
+          .where((eb) => t.byKey(eb, new Slot('key'))),
       ));
-      const [row] = await this.execute(read.bind({ key }), read.name, signal);
-      return row ? this.#decode(row) : undefined;
+      const [row] = await t.execute(read.bind({ key }), read.name, signal);
+      return row ? (t.decode(row) as R) : undefined;
     }, signal);
   }
 
@@ -244,31 +185,15 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * version 1). A field left out gets the column's default; an explicit `null` is NULL.
    */
   async create(input: I, options?: CallOptions): Promise<R> {
-    const { columns, values } = this.#insertValues(input);
+    const t = this.#t;
+    const { columns, values } = t.insertValues(input as Readonly<Record<string, unknown>>);
     const signal = options?.signal;
-    return this.run(async (db) => {
-      const insert = this.#insertStatement(db, columns);
-      const [row] = await this.execute(insert.bind(values), insert.name, signal);
-      if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
-      return this.#decode(row);
+    return t.run(async (db) => {
+      const insert = t.insertStatement(db, columns);
+      const [row] = await t.execute(insert.bind(values), insert.name, signal);
+      if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+      return t.decode(row) as R;
     }, signal);
-  }
-
-  /** One row's insert: the columns it sets (its own, then Kit's stamps) and their bound values. */
-  #insertValues(input: I): { columns: string[]; values: Record<string, unknown> } {
-    const values = writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, false);
-    if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
-    if (this.#version) values[this.#version.column] = 1;
-    return { columns: [...Object.keys(values), ...Object.keys(kitTimestamps(this.entity, this.flavour, 'create'))], values };
-  }
-
-  /** The INSERT ... RETURNING of a set of columns, compiled once per set. */
-  #insertStatement(db: Db, columns: readonly string[]): Statement {
-    return this.#inserts.get(columns.join('\u0000'), () => {
-      const stamps = kitTimestamps(this.entity, this.flavour, 'create');
-      const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
-      return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
-    });
   }
 
   /**
@@ -284,25 +209,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async createMany(inputs: readonly I[], options?: CallOptions): Promise<R[]> {
-    const prepared = inputs.map((input, index) => {
-      try {
-        return this.#insertValues(input);
-      } catch (err) {
-        throw new BatchRowError(index, err);
-      }
-    });
-    if (prepared.length === 0) return [];
-    const signal = options?.signal;
-    return this.#atomically(signal, async (db, trx, row) => {
-      const rows: R[] = [];
-      for (const { columns, values } of prepared) {
-        const insert = this.#insertStatement(db, columns);
-        const [stored] = await row(rows.length, () => trx.executeQuery<Row>(insert.bind(values)));
-        if (!stored) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
-        rows.push(this.#decode(stored));
-      }
-      return rows;
-    });
+    return (await createMany(this.#t, inputs as readonly Readonly<Record<string, unknown>>[], options?.signal)) as R[];
   }
 
   /**
@@ -319,54 +226,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async createTree(input: I, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[] }>>, options?: CallOptions): Promise<R & Row> {
-    const parent = this.#insertValues(input);
-    const relations = Object.entries(children).map(([name, { repository, field, rows }]) => {
-      const column = (repository.entity.field(field) as EntityField).column;
-      const prepared = rows.map((row, index) => {
-        try {
-          if (Object.prototype.hasOwnProperty.call(row, field)) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `${repository.entity.name}.${field} is set by the nested create (the new ${this.entity.name}'s key); leave it out.`);
-          const { columns, values } = repository.#insertValues(row);
-          // The key is the new parent's, bound when it is known.
-          return { columns: [column, ...columns], values };
-        } catch (err) {
-          throw new BatchRowError(index, err, name);
-        }
-      });
-      return { name, repository, column, prepared };
-    });
-    const signal = options?.signal;
-    let failed: { relation: string; index: number } | undefined;
-    try {
-      return await this.run(
-        (db) =>
-          db.transaction().execute(async (trx) => {
-            if (signal?.aborted) throw signal.reason;
-            const insert = this.#insertStatement(db, parent.columns);
-            const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
-            if (!stored) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
-            const tree = this.#decode(stored) as Row;
-            const key = stored[this.#pk.name];
-            for (const { name, repository, column, prepared } of relations) {
-              const rows: Row[] = [];
-              for (const { columns, values } of prepared) {
-                if (signal?.aborted) throw signal.reason;
-                failed = { relation: name, index: rows.length };
-                const childInsert = repository.#insertStatement(db, columns);
-                const [child] = (await trx.executeQuery<Row>(childInsert.bind({ ...values, [column]: key }))).rows;
-                if (!child) throw new Error(`INSERT INTO ${repository.#table} ... RETURNING answered no row`);
-                rows.push(repository.#decode(child));
-              }
-              tree[name] = rows;
-            }
-            failed = undefined;
-            return tree as R & Row;
-          }),
-        signal,
-      );
-    } catch (err) {
-      if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw new BatchRowError(failed.index, err, failed.relation);
-      throw err;
-    }
+    const resolved: Record<string, ChildRows> = {};
+    for (const [name, { repository, field, rows }] of Object.entries(children)) resolved[name] = { table: tableOf(repository), field, rows };
+    return (await createTree(this.#t, input as Readonly<Record<string, unknown>>, resolved, options?.signal)) as R & Row;
   }
 
   /**
@@ -382,88 +244,42 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async patchMany(changes: readonly { readonly key: unknown; readonly patch: Partial<I>; readonly ifVersion?: readonly number[] }[], options?: CallOptions): Promise<R[]> {
-    const prepared = changes.map((change, index) => {
-      try {
-        const ifVersion = this.#checkCondition(change);
-        const key = keyValue(this.#pk, change.key);
-        if (key === undefined) throw new BatchRowError(index, undefined);
-        const values = patchValues(this.entity, this.flavour, change.patch as Readonly<Record<string, unknown>>);
-        return { key, ifVersion, values: Object.keys(values).length > 0 ? this.#maintained(values) : undefined };
-      } catch (err) {
-        throw err instanceof BatchRowError ? err : new BatchRowError(index, err);
-      }
-    });
-    if (prepared.length === 0) return [];
-    const signal = options?.signal;
-    return this.#atomically(signal, async (db, trx, row) => {
-      const rows: R[] = [];
-      for (const { key, ifVersion, values } of prepared) {
-        const index = rows.length;
-        const target = (eb: Eb) => this.#target(eb, key, ifVersion?.length === 0 ? undefined : ifVersion);
-        const query = values
-          ? db.updateTable(this.#table).set(values).where(target).returning(this.#selection)
-          : db.selectFrom(this.#table).select(this.#selection).where(target);
-        const [stored] = ifVersion?.length === 0 ? [] : await row(index, () => trx.executeQuery<Row>(query.compile()));
-        if (!stored) {
-          // Nothing matched: the row is missing, or at another version.
-          const [current] = await row(index, () => trx.executeQuery<Row>(db.selectFrom(this.#table).select(sql.ref((this.#version ?? this.#pk).column).as('current')).where((eb) => this.#byKey(eb, key)).compile()));
-          throw new BatchRowError(index, current === undefined ? undefined : new VersionConflictError(Number(current.current)));
-        }
-        rows.push(this.#decode(stored));
-      }
-      return rows;
-    });
+    return (await patchMany(this.#t, changes as readonly { key: unknown; patch: Readonly<Record<string, unknown>>; ifVersion?: readonly number[] }[], options?.signal)) as R[];
   }
 
   /**
-   * Runs `work` in one transaction; `row(index, statement)` runs one row's statement so that a
-   * database refusal of it becomes `BatchRowError(index)`. Between rows, an aborted `signal` rolls
-   * the transaction back.
+   * Inserts each row of `inputs`, or, where a row with the same values of the entity's unique key
+   * (its first `unique` key, or `options.key`) exists, writes the fields the row brings over it
+   * (`resolution: 'merge'`, the default) or leaves it as it is (`'ignore'`); one transaction, in
+   * order. Each stored row comes with what happened to it: `created`, `updated` or `unchanged`. A
+   * merge increments the version and sets Kit's `updatedAt`. A soft-deleted row holding the key is
+   * revived as a create would write it (`created`; its version goes on from the deleted row's).
+   * Each row must carry every field of the key.
+   *
+   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when the entity declares no unique key, or `options.key` is not one of them.
+   * @throws {BatchRowError} A row lacks a key field or is invalid (cause: `KitError` `KIT_ERR_INVALID_ARGUMENT`), or the database refuses it; nothing written.
+   * @example
+   * ```ts
+   * const [kettle] = await products.upsertMany([{ sku: 'K-1', name: 'Kettle', price: 40 }]);
+   * console.log(kettle.outcome);   // 'created', then 'updated' on a second call
+   * ```
    */
-  async #atomically<T>(signal: AbortSignal | undefined, work: (db: Db, trx: Db, row: <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => Promise<Q[]>) => Promise<T>): Promise<T> {
-    let failed: number | undefined;
-    const row = async <Q>(index: number, statement: () => Promise<{ rows: Q[] }>): Promise<Q[]> => {
-      if (signal?.aborted) throw signal.reason;
-      try {
-        return (await statement()).rows;
-      } catch (err) {
-        failed = index;
-        throw err;
-      }
-    };
-    try {
-      return await this.run((db) => db.transaction().execute((trx) => work(db, trx, row)), signal);
-    } catch (err) {
-      if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw new BatchRowError(failed, err);
-      throw err;
-    }
-  }
-
-  /** The row's key condition, plus the version condition of a conditional write. */
-  #target(eb: Eb, key: unknown, ifVersion: readonly number[] | undefined): Expression<SqlBool> {
-    const byKey = this.#byKey(eb, key);
-    if (ifVersion === undefined || !this.#version) return byKey;
-    return eb.and([byKey, eb(sql.ref(this.#version.column), 'in', [...ifVersion])]);
+  async upsertMany(inputs: readonly I[], options?: CallOptions & { readonly resolution?: UpsertResolution; readonly key?: readonly string[] }): Promise<UpsertedRow[]> {
+    const key = uniqueKey(this.entity, options?.key);
+    return upsertMany(this.#t, key, inputs as readonly Readonly<Record<string, unknown>>[], options?.resolution ?? 'merge', options?.signal);
   }
 
   /** After a conditional write changed nothing: undefined when there is no row, else the conflict. */
   async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined): Promise<undefined> {
-    const version = this.#version as EntityField;
+    const t = this.#t;
+    const version = t.version as EntityField;
     const query = db
-      .selectFrom(this.#table)
+      .selectFrom(t.name)
       .select(sql.ref(version.column).as('version'))
-      .where((eb) => this.#byKey(eb, key));
-    const [row] = await this.execute(query.compile(), '', signal);
+      .where((eb) => t.byKey(eb, key));
+    const [row] = await t.execute(query.compile(), '', signal);
     if (row) throw new VersionConflictError(Number(row.version));
     return undefined;
-  }
-
-  #checkCondition(options: WriteOptions | undefined): readonly number[] | undefined {
-    const ifVersion = options?.ifVersion;
-    if (ifVersion !== undefined && !this.#version) {
-      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `ifVersion: entity ${this.entity.name} declares no version field (defineEntity({ version: ... })).`);
-    }
-    return ifVersion;
   }
 
   /**
@@ -475,7 +291,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * @throws {VersionConflictError} With `ifVersion`, when the row is at another version (nothing written); `ConstraintViolationError`, `InvalidValueError` when the database refuses the write.
    */
   async update(key: unknown, input: I, options?: WriteOptions): Promise<R | undefined> {
-    const ifVersion = this.#checkCondition(options);
+    const ifVersion = this.#t.checkCondition(options);
     return this.#write(key, writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true), ifVersion, options?.signal);
   }
 
@@ -494,43 +310,33 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
-    const ifVersion = this.#checkCondition(options);
+    const ifVersion = this.#t.checkCondition(options);
     const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
     if (Object.keys(values).length > 0) return this.#write(key, values, ifVersion, options?.signal);
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);
-    if (row && ifVersion !== undefined && this.#version) {
-      const current = (row as Row)[this.#version.name] as number;
+    if (row && ifVersion !== undefined && this.#t.version) {
+      const current = (row as Row)[this.#t.version.name] as number;
       if (!ifVersion.includes(current)) throw new VersionConflictError(current);
     }
     return row;
   }
 
-  /**
-   * The columns Kit maintains on every generated write of a row (`update`, `patch`), added to the
-   * write's own: the version, +1, and Kit's `updatedAt` (the database clock). The one place a
-   * write's extra columns are added.
-   */
-  #maintained(values: Record<string, unknown>): Record<string, unknown> {
-    Object.assign(values, kitTimestamps(this.entity, this.flavour, 'update'));
-    if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
-    return values;
-  }
-
   /** One row's UPDATE (`update` and `patch`): the values, Kit's maintained columns, the version check. */
   async #write(key: unknown, written: Record<string, unknown>, ifVersion: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<R | undefined> {
-    key = keyValue(this.#pk, key);
+    const t = this.#t;
+    key = keyValue(t.pk, key);
     if (key === undefined) return undefined;
-    const values = this.#maintained(written);
-    return this.run(async (db) => {
+    const values = t.maintained(written);
+    return t.run(async (db) => {
       if (ifVersion?.length === 0) return this.#conflict(db, key, signal);
       const query = db
-        .updateTable(this.#table)
+        .updateTable(t.name)
         .set(values)
-        .where((eb) => this.#target(eb, key, ifVersion))
-        .returning(this.#selection);
-      const [row] = await this.execute(query.compile(), '', signal);
-      if (row) return this.#decode(row);
+        .where((eb) => t.target(eb, key, ifVersion))
+        .returning(t.selection);
+      const [row] = await t.execute(query.compile(), '', signal);
+      if (row) return t.decode(row) as R;
       return ifVersion === undefined ? undefined : this.#conflict(db, key, signal);
     }, signal);
   }
@@ -540,32 +346,52 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * when there was none. `ifVersion` as for {@link EntityRepository.update}.
    */
   async delete(key: unknown, options?: WriteOptions): Promise<boolean> {
-    const ifVersion = this.#checkCondition(options);
-    key = keyValue(this.#pk, key);
+    const t = this.#t;
+    const ifVersion = t.checkCondition(options);
+    key = keyValue(t.pk, key);
     if (key === undefined) return false;
     const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
     const signal = options?.signal;
-    return this.run(async (db) => {
+    return t.run(async (db) => {
       if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal)) ?? false;
       // RETURNING the key counts the rows touched, on every engine, through the one statement path.
-      const touched = sql.ref(this.#pk.column);
+      const touched = sql.ref(t.pk.column);
       let query;
       if (soft) {
         const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
-        if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
+        if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
         query = db
-          .updateTable(this.#table)
+          .updateTable(t.name)
           .set(values)
-          .where((eb) => this.#target(eb, key, ifVersion))
+          .where((eb) => t.target(eb, key, ifVersion))
           .returning(touched.as('key'));
       } else {
         query = db
-          .deleteFrom(this.#table)
-          .where((eb) => this.#target(eb, key, ifVersion))
+          .deleteFrom(t.name)
+          .where((eb) => t.target(eb, key, ifVersion))
           .returning(touched.as('key'));
       }
-      if ((await this.execute(query.compile(), '', signal)).length > 0) return true;
+      if ((await t.execute(query.compile(), '', signal)).length > 0) return true;
       return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal)) ?? false);
     }, signal);
   }
+}
+
+// Each repository's table, for the atomic writes that span two entities (a nested create).
+const tables = new WeakMap<object, Table>();
+
+function tableOf(repository: EntityRepository<Row, Readonly<Record<string, unknown>>>): Table {
+  const table = tables.get(repository);
+  if (!table) throw new KitError('KIT_ERR_INVALID_ARGUMENT', 'createTree: a child repository must be one the AutoCrud database made (crud.repository(Entity)).');
+  return table;
+}
+
+/** The unique key an upsert matches on: `asked` when it is one the entity declares, else its first. */
+function uniqueKey(entity: Entity, asked: readonly string[] | undefined): readonly string[] {
+  const keys = entity.unique;
+  if (keys.length === 0) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `upsertMany: entity ${entity.name} declares no unique key (defineEntity({ unique: [['<field>']] })).`);
+  if (asked === undefined) return keys[0] as readonly string[];
+  const found = keys.find((k) => k.length === asked.length && k.every((f) => asked.includes(f)));
+  if (!found) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `upsertMany: (${asked.join(', ')}) is not a unique key of ${entity.name}; its keys: ${keys.map((k) => `(${k.join(', ')})`).join(', ')}.`);
+  return found;
 }
