@@ -14,6 +14,8 @@ import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { atomicSuite } from './suite/atomic.ts';
+import { nestedSuite } from './suite/nested.ts';
+import { upsertSuite } from './suite/upsert.ts';
 import { selectSuite } from './suite/select.ts';
 
 const pglite = new PGlite();
@@ -57,4 +59,6 @@ quietSuite(engine);
 typesSuite(engine);
 patchSuite(engine);
 atomicSuite(engine);
+nestedSuite(engine);
+upsertSuite(engine);
 selectSuite(engine);

@@ -23,6 +23,8 @@ import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { atomicSuite } from './suite/atomic.ts';
+import { nestedSuite } from './suite/nested.ts';
+import { upsertSuite } from './suite/upsert.ts';
 import { selectSuite } from './suite/select.ts';
 
 interface DatabaseSync {
@@ -90,6 +92,8 @@ if (!sqliteAvailable()) {
   typesSuite(engine);
   patchSuite(engine);
   atomicSuite(engine);
+  nestedSuite(engine);
+  upsertSuite(engine);
   selectSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {

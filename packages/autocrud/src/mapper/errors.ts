@@ -93,17 +93,35 @@ export class StatementTimeoutError extends KitError {
  * ```
  */
 export class ConstraintViolationError extends KitError {
+  /** For a unique violation, the columns of the key whose values are taken, where the database names them. */
+  readonly columns: readonly string[] | undefined;
+
   constructor(
     readonly kind: 'unique' | 'foreignKey',
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; columns?: readonly string[] | undefined },
   ) {
     super(
       'KIT_ERR_DATABASE_CONFLICT',
       kind === 'unique' ? 'The write conflicts with an existing row (a unique constraint).' : 'The write conflicts with related rows (a foreign-key constraint).',
-      options,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'ConstraintViolationError';
+    this.columns = options?.columns;
   }
+}
+
+/**
+ * The columns of the unique key a driver error says is taken: PostgreSQL's and PGlite's `detail`
+ * (`Key (order_id, sku)=(...) already exists.`), SQLite's message (`UNIQUE constraint failed:
+ * t.order_id, t.sku`). Only the names are kept, never the values.
+ */
+export function takenColumns(err: unknown): string[] | undefined {
+  const e = err as { detail?: unknown; message?: unknown } | null;
+  const pg = typeof e?.detail === 'string' ? /^Key \((.+?)\)=\(/.exec(e.detail) : null;
+  if (pg) return (pg[1] as string).split(', ').map((c) => c.replace(/^"(.*)"$/, '$1').replaceAll('""', '"'));
+  const lite = typeof e?.message === 'string' ? /UNIQUE constraint failed: (.+)$/.exec(e.message) : null;
+  if (lite) return (lite[1] as string).split(', ').map((c) => c.slice(c.lastIndexOf('.') + 1));
+  return undefined;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Entity } from '../entity.js';
 import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConflictError } from '../mapper/errors.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { readBody } from './body.js';
-import { badRequest, BATCH_ROW, problem, rowPath, type InvalidParameter } from './problems.js';
+import { badRequest, BATCH_ROW, conflictText, pointerTo, problem, rowPath, takenFields, type InvalidParameter } from './problems.js';
 
 /** The most rows one bulk create or bulk PATCH takes: above it, a 400 (nothing written). */
 export const MAX_BATCH_ROWS = 1000;
@@ -25,12 +25,13 @@ function sizeError(keyword: string): ErrorObject[] {
  * A body validator that takes an array of rows, each checked by `validateRow`, and (when `single`)
  * one row as it is. An array's error is the first bad row's, marked with its index.
  */
-function rowsValidator(validateRow: ValidateFunction, single: boolean): ValidateFunction {
+function rowsValidator(validateRow: ValidateFunction, single: SingleValidator | boolean): ValidateFunction {
+  const one: SingleValidator | undefined = typeof single === 'function' ? single : single ? plain(validateRow) : undefined;
   const check = ((data: unknown) => {
     if (!Array.isArray(data)) {
-      if (single) {
-        const ok = validateRow(data);
-        check.errors = ok ? null : validateRow.errors;
+      if (one) {
+        const { ok, errors } = one(data);
+        check.errors = errors;
         return ok;
       }
       check.errors = [{ keyword: 'type', instancePath: '', schemaPath: '', params: { type: 'array' }, message: 'must be an array' }];
@@ -52,13 +53,28 @@ function rowsValidator(validateRow: ValidateFunction, single: boolean): Validate
   return check;
 }
 
+/** How a body that is one row (not an array) is checked. */
+export type SingleValidator = (data: unknown) => { ok: boolean; errors: ErrorObject[] | null };
+
+function plain(validateRow: ValidateFunction): SingleValidator {
+  return (data) => {
+    const ok = validateRow(data);
+    return { ok, errors: ok ? null : (validateRow.errors ?? null) };
+  };
+}
+
 /**
  * The validator compiler of a route whose body may be an array of rows: the body is checked row by
  * row against `rowSchema` (the route's own body schema, an `anyOf` of one row and an array of
- * rows, is there for the document).
+ * rows, is there for the document). `single`: whether one row as an object is taken too, or how
+ * it is checked (a nested create's, made from the row's validator).
  */
-export function batchCompiler(compiler: FastifySchemaCompiler<AnySchema>, rowSchema: AnySchema, single: boolean): FastifySchemaCompiler<AnySchema> {
-  return (route) => (route.httpPart === 'body' ? rowsValidator(compiler({ ...route, schema: rowSchema }) as ValidateFunction, single) : compiler(route));
+export function batchCompiler(compiler: FastifySchemaCompiler<AnySchema>, rowSchema: AnySchema, single: boolean | ((validateRow: ValidateFunction) => SingleValidator)): FastifySchemaCompiler<AnySchema> {
+  return (route) => {
+    if (route.httpPart !== 'body') return compiler(route);
+    const validateRow = compiler({ ...route, schema: rowSchema }) as ValidateFunction;
+    return rowsValidator(validateRow, typeof single === 'function' ? single(validateRow) : single);
+  };
 }
 
 /** The body schema of a route that takes `rowSchema` rows as an array (and one row too, when `single`). */
@@ -125,15 +141,17 @@ export function readChanges(entity: Entity, reply: FastifyReply, rows: readonly 
 
 /**
  * Answers a batch whose row `err.index` failed (nothing was written): 400 for a value, 404 for a
- * missing row, 409 for a constraint, 412 for a stale version; each names the row. Anything else is
+ * missing row, 409 for a constraint, 412 for a stale version; each names the row (`[3]`, or
+ * `lines[3]` for a child of a nested create, whose entity `relations` gives). Anything else is
  * rethrown for the routes' error handler.
  */
-export function sendBatchProblem(reply: FastifyReply, entity: Entity, err: unknown, keys?: readonly unknown[]): FastifyReply {
+export function sendBatchProblem(reply: FastifyReply, entity: Entity, err: unknown, keys?: readonly unknown[], relations?: ReadonlyMap<string, Entity>): FastifyReply {
   if (!(err instanceof BatchRowError)) throw err;
-  const row = rowPath(err.index, '');
+  const row = rowPath(err.index, '', err.relation);
+  const target = (err.relation === undefined ? entity : relations?.get(err.relation)) ?? entity;
   const key = keys?.[err.index];
   const which = key === undefined ? `Row ${row}` : `Row ${row} (${entity.name} ${entity.primaryKey} ${JSON.stringify(key)})`;
-  const errors = (detail: string) => ({ errors: [{ in: 'body', name: row, pointer: `#/${err.index}`, detail }] });
+  const errors = (detail: string) => ({ errors: [{ in: 'body', name: row, pointer: pointerTo(row), detail }] });
   const cause = err.cause;
   if (err.missing) {
     const detail = 'does not exist (or is deleted)';
@@ -144,7 +162,8 @@ export function sendBatchProblem(reply: FastifyReply, entity: Entity, err: unkno
     return sendProblem(reply, problem(412, `${which} ${detail}, and nothing was written. Read it again and retry with its version.`, { ...errors(detail), currentVersion: cause.currentVersion }));
   }
   if (cause instanceof ConstraintViolationError) {
-    const detail = cause.kind === 'unique' ? 'conflicts with an existing row (a unique value is taken)' : 'conflicts with related data';
+    const fields = takenFields(target, cause);
+    const detail = fields ? `conflicts with an existing row: its ${fields.join(' and ')} is taken (${conflictText(fields)})` : cause.kind === 'unique' ? 'conflicts with an existing row (a unique value is taken)' : `refers to a row that does not exist (a ${target.name} field names a missing row)`;
     return sendProblem(reply, problem(409, `${which} ${detail}; nothing was written.`, errors(detail)));
   }
   if (cause instanceof InvalidValueError) {

@@ -2,7 +2,9 @@
 // handlers that call the repository, problem answers for everything else. No SQL here.
 import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
-import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
+import type { CallOptions, EntityRepository, Row, UpsertedRow, UpsertResolution, WriteOptions } from '../mapper/repository.js';
+import { createRoute } from './create.js';
+import type { NestedRelations } from './nested.js';
 import { clientSignal } from './abort.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
@@ -41,6 +43,8 @@ export interface CrudRepository extends ListRepository {
   update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   createMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions): Promise<Row[]>;
+  createTree(input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[] }>>, options?: CallOptions): Promise<Row>;
+  upsertMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions & { readonly resolution?: UpsertResolution }): Promise<UpsertedRow[]>;
   patchMany(changes: readonly RowChange[], options?: CallOptions): Promise<Row[]>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
 }
@@ -62,6 +66,8 @@ export interface CrudRouteSettings {
   readonly idempotency?: IdempotencySettings;
   /** `PUT`, `PATCH` and `DELETE` without `If-Match` are 428. */
   readonly requireIfMatch: boolean;
+  /** The one-to-many relations a create may carry (linked once every class is known). */
+  readonly nested: NestedRelations;
 }
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
@@ -194,63 +200,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       },
     });
   }
-  if (allows(operations, CrudOperations.Create)) {
-    const created = (row: Row): CreatedAnswer => ({ location: `${prefix}/${encodeURIComponent(String(row[pk]))}`, etag: etag?.(row), row });
-    const input = ref(inputName(entity));
-    routes.push({
-      ...common,
-      validatorCompiler: batchCompiler(validation.compiler, input, true),
-      method: 'POST',
-      url: '',
-      preValidation: requireJson,
-      schema: documented({
-        summary: `Create a ${entity.name}, or many at once${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
-        description: `One ${entity.name} as an object, or up to ${MAX_BATCH_ROWS} as an array: all of them in one transaction or none (a bad row is answered naming it, [3].price, and nothing is written); the answer lists the created rows in the order sent.`,
-        ...(idempotency ? { headers: idempotencyHeaders() } : {}),
-        body: rowsSchema(input, true),
-        response: {
-          201: {
-            description: `The ${entity.name} as stored, Location naming it; for an array, every ${entity.name} as stored, in the order sent (no Location, no ETag).${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
-            headers: {
-              Location: { type: 'string' },
-              ...(version === undefined ? {} : etagHeader(entity)),
-              ...(idempotency ? { 'Idempotent-Replayed': { type: 'string', enum: ['true', 'false'], description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key.' } } : {}),
-            },
-            anyOf: [ref(entity.name), { type: 'array', items: ref(entity.name) }],
-          },
-          400: problemResponse(400),
-          409: idempotency
-            ? problemResponse(409, { description: 'A unique or foreign-key constraint; or a request with the same Idempotency-Key is still in progress (Retry-After).', headers: RETRY_AFTER_HEADER })
-            : problemResponse(409),
-          ...(idempotency ? { 422: problemResponse(422) } : {}),
-          503: problemResponse(503), 504: problemResponse(504),
-        },
-      }),
-      handler: async (request, reply) => {
-        const key = request.headers[IDEMPOTENCY_HEADER];
-        const signal = clientSignal(request, reply);
-        let body: Record<string, unknown> | Record<string, unknown>[] | undefined;
-        let create: () => Promise<CreatedAnswer>;
-        if (Array.isArray(request.body)) {
-          const rows = readRows(entity, reply, request.body as Record<string, unknown>[]);
-          if (!rows) return reply;
-          body = rows;
-          create = async () => ({ location: undefined, etag: undefined, row: await repository.createMany(rows, { signal }) });
-        } else {
-          const row = bodyOf(request, reply);
-          if (!row) return reply;
-          body = row;
-          create = async () => created(await repository.create(row, { signal }));
-        }
-        try {
-          if (idempotency && typeof key === 'string') return await idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
-          return sendCreated(reply, await create());
-        } catch (err) {
-          return sendBatchProblem(reply, entity, err);
-        }
-      },
-    });
-  }
+  if (allows(operations, CrudOperations.Create)) routes.push(createRoute(settings, common, settings.nested, etag));
   const conditional = version !== undefined || requireIfMatch;
   const writeResponses = {
     ...(conditional ? { 412: problemResponse(412) } : {}),

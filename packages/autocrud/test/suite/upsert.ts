@@ -1,0 +1,2 @@
+import type { EngineUnderTest } from './fixtures.ts';
+export function upsertSuite(_engine: EngineUnderTest): void {}
