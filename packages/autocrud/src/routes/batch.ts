@@ -163,7 +163,7 @@ export function sendBatchProblem(reply: FastifyReply, entity: Entity, err: unkno
   }
   if (cause instanceof ConstraintViolationError) {
     const fields = takenFields(target, cause);
-    const detail = fields ? `conflicts with an existing row: its ${fields.join(' and ')} is taken (${conflictText(fields)})` : cause.kind === 'unique' ? 'conflicts with an existing row (a unique value is taken)' : `refers to a row that does not exist (a ${target.name} field names a missing row)`;
+    const detail = fields ? `conflicts with an existing row: its ${fields.join(' and ')} ${fields.length === 1 ? 'is' : 'are'} taken (${conflictText(fields)})` : cause.kind === 'unique' ? 'conflicts with an existing row (a unique value is taken)' : `refers to a row that does not exist (a ${target.name} field names a missing row)`;
     return sendProblem(reply, problem(409, `${which} ${detail}; nothing was written.`, errors(detail)));
   }
   if (cause instanceof InvalidValueError) {

@@ -120,7 +120,7 @@ export function createRoute(
       const plan = planCreate(request, reply, entity, repository, nested, preference, signal, created, outcomes);
       if (!plan) return reply;
       // Answers of many rows or of a tree are not the one-row shape the route's serializer expects first.
-      if (plan.serializeAsJson) reply.serializer(asJson);
+      if (plan.serializeAsJson) reply.serializer(asJson).type('application/json; charset=utf-8');
       try {
         if (idempotency && typeof key === 'string') return await idempotentCreate(request, reply, idempotency, { entity, prefix, key, body: plan.body, extra: plan.extra }, plan.create);
         return sendCreated(reply, await plan.create());
