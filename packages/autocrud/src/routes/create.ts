@@ -7,7 +7,7 @@ import type { Row, UpsertedRow, UpsertResolution } from '../mapper/repository.js
 import { clientSignal } from './abort.js';
 import { readBody, requireJson } from './body.js';
 import { batchCompiler, MAX_BATCH_ROWS, readRows, rowsSchema, sendBatchProblem } from './batch.js';
-import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
+import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer } from './idempotency.js';
 import { MAX_NESTED_ROWS, type NestedRelations } from './nested.js';
 import { badRequest } from './problems.js';
 import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER } from './schemas.js';
@@ -43,6 +43,8 @@ export function createRoute(
   const version = entity.version;
   const input = ref(inputName(entity));
   const shapes = nested.documented();
+  // The one-row answer's schema, one object for the route: Fastify caches its serializer by it.
+  const answerRow = ref(entity.name);
   const location = (row: Row) => `${prefix}/${encodeURIComponent(String(row[pk]))}`;
   const created = (row: Row): CreatedAnswer => ({ location: location(row), etag: etag?.(row), row });
   const outcomes = (rows: readonly UpsertedRow[], token: string, single: boolean): CreatedAnswer => {
@@ -119,11 +121,22 @@ export function createRoute(
       }
       const plan = planCreate(request, reply, entity, repository, nested, preference, signal, created, outcomes);
       if (!plan) return reply;
-      // Answers of many rows or of a tree are not the one-row shape the route's serializer expects first.
+      // Each shape its own serializer: the route's 201 schema is an anyOf (for the document), and
+      // fast-json-stringify picks an anyOf branch by validating the row at every answer. One row:
+      // the row's schema, compiled once by Fastify (cached by the schema object); many rows or a
+      // tree: the mapper's JSON values as they are.
+      // (Set once the row is stored: a problem answer keeps the route's own serializers.)
       if (plan.serializeAsJson) reply.serializer(asJson).type('application/json; charset=utf-8');
+      const create = plan.serializeAsJson
+        ? plan.create
+        : async () => {
+            const answer = await plan.create();
+            reply.serializer(reply.compileSerializationSchema(answerRow, '201'));
+            return answer;
+          };
       try {
-        if (idempotency && typeof key === 'string') return await idempotentCreate(request, reply, idempotency, { entity, prefix, key, body: plan.body, extra: plan.extra }, plan.create);
-        return sendCreated(reply, await plan.create());
+        if (idempotency && typeof key === 'string') return await idempotentCreate(request, reply, idempotency, { entity, prefix, key, body: plan.body, extra: plan.extra }, create);
+        return sendCreated(reply, await create());
       } catch (err) {
         return sendBatchProblem(reply, entity, err, undefined, nested.entities);
       }

@@ -9,16 +9,15 @@ import { clientSignal } from './abort.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
 import type { CursorCodec } from './cursor.js';
-import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
+import type { IdempotencySettings } from './idempotency.js';
 import { listHandler, type ListRepository } from './list.js';
 import { MERGE_PATCH, readBody, requireJson } from './body.js';
-import { batchCompiler, MAX_BATCH_ROWS, readChanges, readRows, rowsSchema, sendBatchProblem, type RowChange } from './batch.js';
+import { batchCompiler, MAX_BATCH_ROWS, readChanges, rowsSchema, sendBatchProblem, type RowChange } from './batch.js';
 import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
 import {
   etagHeader,
-  idempotencyHeaders,
   ifMatchHeaders,
   ifNoneMatchHeaders,
   batchPatchName,
@@ -29,7 +28,6 @@ import {
   pageSchema,
   problemResponse,
   ref,
-  RETRY_AFTER_HEADER,
   type PageLimits,
 } from './schemas.js';
 import type { CrudValidation } from './validation.js';
@@ -79,7 +77,7 @@ const IF_MATCH_FORMAT = 'must be * or a comma-separated list of entity-tags ("3"
 
 /** The route options of one entity's generated routes, relative to its group. */
 export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
-  const { entity, operations, limits, repository, validation, cursors, idempotency, requireIfMatch, prefix } = settings;
+  const { entity, operations, limits, repository, validation, cursors, requireIfMatch } = settings;
   const pk = entity.primaryKey;
   const version = entity.version;
   const { schema: querystring, filters } = listQuery(entity, limits);
