@@ -167,13 +167,33 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
  * What an upsert does to a row whose unique key is taken: `merge` writes the fields the row
  * brings over the existing row's (PostgREST's `resolution=merge-duplicates`), `ignore` leaves the
  * existing row as it is (`resolution=ignore-duplicates`).
+ *
+ * @example
+ * ```ts
+ * await customers.upsertMany(rows, { resolution: 'ignore' satisfies UpsertResolution });
+ * ```
  */
 export type UpsertResolution = 'merge' | 'ignore';
 
-/** What an upsert did to one row. */
+/**
+ * What an upsert did to one row: created (a free key, or a soft-deleted holder revived), updated
+ * (merged into the row holding the key), or unchanged (`ignore` and a live holder).
+ *
+ * @example
+ * ```ts
+ * const created = (await customers.upsertMany(rows)).filter((r) => r.outcome === ('created' satisfies UpsertOutcome));
+ * ```
+ */
 export type UpsertOutcome = 'created' | 'updated' | 'unchanged';
 
-/** One row of an upsert as stored, and what happened to it. */
+/**
+ * One row of an upsert as stored, and what happened to it.
+ *
+ * @example
+ * ```ts
+ * const [first]: UpsertedRow[] = await customers.upsertMany([{ name: 'Ada', email: 'ada@example.com' }]);
+ * ```
+ */
 export interface UpsertedRow {
   readonly row: Row;
   readonly outcome: UpsertOutcome;
