@@ -13,6 +13,11 @@ import { badRequest } from './problems.js';
 import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER } from './schemas.js';
 import type { CrudRepository, CrudRouteSettings } from './routes.js';
 
+const UPSERT_HEADERS = {
+  'Preference-Applied': { type: 'string', description: 'The resolution an upsert applied.' },
+  'Kit-Row-Outcomes': { type: 'string', description: 'An upsert: created, updated or unchanged for each row, in order.' },
+};
+
 /** The header that lists, for an upsert, what happened to each row in order. */
 export const OUTCOMES_HEADER = 'kit-row-outcomes';
 
@@ -42,9 +47,8 @@ export function createRoute(
   const pk = entity.primaryKey;
   const version = entity.version;
   const input = ref(inputName(entity));
-  const shapes = nested.documented();
-  // The one-row answer's schema, one object for the route: Fastify caches its serializer by it.
-  const answerRow = ref(entity.name);
+  // The single-row body and the 201 answer: completed with the children when they are linked.
+  const singleBody = ref(inputName(entity));
   const location = (row: Row) => `${prefix}/${encodeURIComponent(String(row[pk]))}`;
   const created = (row: Row): CreatedAnswer => ({ location: location(row), etag: etag?.(row), row });
   const outcomes = (rows: readonly UpsertedRow[], token: string, single: boolean): CreatedAnswer => {
@@ -54,6 +58,17 @@ export function createRoute(
     const { row, outcome } = rows[0] as UpsertedRow;
     return { status, location: outcome === 'created' ? location(row) : undefined, etag: etag?.(row), row, headers };
   };
+  const created201: Record<string, unknown> = {
+    description: `The ${entity.name} as stored (with its children, for a nested create), Location naming it. For an array body (or an upsert of one): every ${entity.name} as stored, in the order sent, as a JSON array (no Location, no ETag).${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
+    headers: {
+      Location: { type: 'string' },
+      ...(version === undefined ? {} : etagHeader(entity)),
+      ...(idempotency ? { 'Idempotent-Replayed': { type: 'string', enum: ['true', 'false'], description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key.' } } : {}),
+      ...(entity.unique.length > 0 ? UPSERT_HEADERS : {}),
+    },
+    ...ref(entity.name),
+  };
+  nested.document(singleBody, created201);
   const keys = entity.unique.map((k) => `(${k.join(', ')})`).join(', ');
   return {
     ...common,
@@ -81,25 +96,19 @@ export function createRoute(
             },
           }
         : {}),
-      body: { anyOf: [shapes.body, (rowsSchema(input, false) as Record<string, unknown>)] },
+      body: { anyOf: [singleBody, rowsSchema(input, false)] },
+      // The answers are typed as one row (with its children, for a nested create): that is what a
+      // generated client reads from a create (`data.id`). An anyOf with the array answer made every
+      // single create's `data` a union that does not compile without narrowing; the array answer is
+      // described instead (docs/decisions.md).
       response: {
-        201: {
-          description: `The ${entity.name} as stored (with its children, for a nested create), Location naming it; for an array, every ${entity.name} as stored, in the order sent (no Location, no ETag).${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
-          headers: {
-            Location: { type: 'string' },
-            ...(version === undefined ? {} : etagHeader(entity)),
-            ...(idempotency ? { 'Idempotent-Replayed': { type: 'string', enum: ['true', 'false'], description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key.' } } : {}),
-            'Preference-Applied': { type: 'string', description: 'The resolution an upsert applied.' },
-            'Kit-Row-Outcomes': { type: 'string', description: 'An upsert: created, updated or unchanged for each row, in order.' },
-          },
-          anyOf: [shapes.answer, { type: 'array', items: ref(entity.name) }],
-        },
+        201: created201,
         ...(entity.unique.length > 0
           ? {
               200: {
-                description: `An upsert that updated (or left) at least one existing ${entity.name}: the rows as stored, in the order sent.`,
-                headers: { 'Preference-Applied': { type: 'string' }, 'Kit-Row-Outcomes': { type: 'string' }, ...(version === undefined ? {} : etagHeader(entity)) },
-                anyOf: [ref(entity.name), { type: 'array', items: ref(entity.name) }],
+                description: `An upsert that updated (or left) an existing ${entity.name}: the row as stored; for an array body, every row as stored, in the order sent, as a JSON array.`,
+                headers: { ...UPSERT_HEADERS, ...(version === undefined ? {} : etagHeader(entity)) },
+                ...ref(entity.name),
               },
             }
           : {}),
@@ -121,19 +130,10 @@ export function createRoute(
       }
       const plan = planCreate(request, reply, entity, repository, nested, preference, signal, created, outcomes);
       if (!plan) return reply;
-      // Each shape its own serializer: the route's 201 schema is an anyOf (for the document), and
-      // fast-json-stringify picks an anyOf branch by validating the row at every answer. One row:
-      // the row's schema, compiled once by Fastify (cached by the schema object); many rows or a
-      // tree: the mapper's JSON values as they are.
-      // (Set once the row is stored: a problem answer keeps the route's own serializers.)
+      // One row: the route's compiled serializer (its 201 is the row's schema). Many rows or a
+      // tree: the mapper's JSON values as they are (the row's serializer would drop the children).
       if (plan.serializeAsJson) reply.serializer(asJson).type('application/json; charset=utf-8');
-      const create = plan.serializeAsJson
-        ? plan.create
-        : async () => {
-            const answer = await plan.create();
-            reply.serializer(reply.compileSerializationSchema(answerRow, '201'));
-            return answer;
-          };
+      const create = plan.create;
       try {
         if (idempotency && typeof key === 'string') return await idempotentCreate(request, reply, idempotency, { entity, prefix, key, body: plan.body, extra: plan.extra }, create);
         return sendCreated(reply, await create());

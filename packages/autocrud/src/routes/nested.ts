@@ -55,11 +55,12 @@ export class NestedRelations {
     return new Map([...this.#relations].map(([name, r]) => [name, r.entity]));
   }
 
-  /** The schemas of a POST route's single-row body and answer, completed when relations are linked. */
-  documented(): { body: Schema; answer: Schema } {
-    const shapes = { body: ref(`${this.entity.name}Input`), answer: ref(this.entity.name) };
-    this.#documented.push(shapes);
-    return shapes;
+  /**
+   * Keeps a POST route's single-row body schema and its 201 answer (each holding `$ref` to the
+   * entity's input and row), to be completed in place when relations are linked.
+   */
+  document(body: Schema, answer: Schema): void {
+    this.#documented.push({ body, answer });
   }
 
   /** Adds a relation (at start-up, once every class is known) and documents it. */
