@@ -202,6 +202,10 @@ export function nestedSuite(engine: EngineUnderTest): void {
       const inArray = await post(app, [{ customer: 'hostile', lines: [{ sku: 'A', quantity: 1 }] }]);
       assertProblem(inArray, 400);
       assert.equal(inArray.json<Problem>().errors?.[0]?.name, '[0].lines');
+      // An upsert does not apply to a tree (and NestOrder has no unique key): 400 naming Prefer.
+      const upsert = await post(app, { customer: 'hostile', lines: [{ sku: 'A', quantity: 1 }] }, { prefer: 'resolution=merge-duplicates' });
+      assertProblem(upsert, 400);
+      assert.equal(upsert.json<Problem>().errors?.[0]?.name, 'Prefer');
       // A relation of a class that does not create is not a relation of the create.
       const notes = await post(app, { customer: 'hostile', notes: [{ text: 'x' }] });
       assertProblem(notes, 400);
