@@ -11,7 +11,7 @@ import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer }
 import { MAX_NESTED_ROWS, type NestedRelations } from './nested.js';
 import { badRequest } from './problems.js';
 import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER } from './schemas.js';
-import type { CrudRepository, CrudRouteSettings } from './routes.js';
+import type { CrudRepository, CrudRouteSettings } from './settings.js';
 
 const UPSERT_HEADERS = {
   'Preference-Applied': { type: 'string', description: 'The resolution an upsert applied.' },

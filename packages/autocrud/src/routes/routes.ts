@@ -1,18 +1,17 @@
 // The generated routes of one entity, as route options for the group: schemas from the entity,
 // handlers that call the repository, problem answers for everything else. No SQL here.
-import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
-import type { Entity } from '../entity.js';
-import type { CallOptions, EntityRepository, Row, UpsertedRow, UpsertResolution, WriteOptions } from '../mapper/repository.js';
+import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
+import type { Row, WriteOptions } from '../mapper/repository.js';
+import type { CrudRouteSettings } from './settings.js';
+
+export type { CrudRepository, CrudRouteSettings } from './settings.js';
 import { createRoute } from './create.js';
-import type { NestedRelations } from './nested.js';
 import { clientSignal } from './abort.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
-import type { CursorCodec } from './cursor.js';
-import type { IdempotencySettings } from './idempotency.js';
-import { listHandler, type ListRepository } from './list.js';
+import { listHandler } from './list.js';
 import { MERGE_PATCH, readBody, requireJson } from './body.js';
-import { batchCompiler, MAX_BATCH_ROWS, readChanges, rowsSchema, sendBatchProblem, type RowChange } from './batch.js';
+import { batchCompiler, MAX_BATCH_ROWS, readChanges, rowsSchema, sendBatchProblem } from './batch.js';
 import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
@@ -28,45 +27,8 @@ import {
   pageSchema,
   problemResponse,
   ref,
-  type PageLimits,
 } from './schemas.js';
-import type { CrudValidation } from './validation.js';
 import { sendProblem } from '@kit/core';
-
-/** What the routes need of the mapper: the repository's operations, nothing of SQL. */
-export interface CrudRepository extends ListRepository {
-  all(options?: CallOptions): Promise<Row[]>;
-  get(key: unknown, options?: CallOptions): Promise<Row | undefined>;
-  create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
-  update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
-  patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
-  createMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions): Promise<Row[]>;
-  createTree(input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[] }>>, options?: CallOptions): Promise<Row>;
-  upsertMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions & { readonly resolution?: UpsertResolution }): Promise<UpsertedRow[]>;
-  patchMany(changes: readonly RowChange[], options?: CallOptions): Promise<Row[]>;
-  delete(key: unknown, options?: WriteOptions): Promise<boolean>;
-}
-
-/** Everything the routes of one `@AutoCrud` class are made from. */
-export interface CrudRouteSettings {
-  readonly entity: Entity;
-  readonly operations: number;
-  readonly limits: PageLimits;
-  readonly repository: CrudRepository;
-  readonly validation: CrudValidation;
-  /** The group's URL prefix, for `Location` (`/api/product`). */
-  readonly prefix: string;
-  /** `app.kitAuthenticate` when every route requires a bearer token. */
-  readonly authenticate?: onRequestHookHandler;
-  /** Signs and checks the list's cursors. */
-  readonly cursors: CursorCodec;
-  /** Exactly-once creates with `Idempotency-Key`; absent: off. */
-  readonly idempotency?: IdempotencySettings;
-  /** `PUT`, `PATCH` and `DELETE` without `If-Match` are 428. */
-  readonly requireIfMatch: boolean;
-  /** The one-to-many relations a create may carry (linked once every class is known). */
-  readonly nested: NestedRelations;
-}
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
 function documented(schema: Record<string, unknown>): FastifySchema {
