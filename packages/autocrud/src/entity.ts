@@ -150,6 +150,13 @@ export interface EntityDefinition<S extends EntitySchema, W extends FieldName<S>
    * {@link ReferenceOptions} for the delete rule and the relation's names.
    */
   references?: { readonly [K in FieldName<S>]?: ReferenceTarget | ReferenceOptions };
+  /**
+   * Unique keys: each a list of writable fields whose values no two rows share. `createTables` and
+   * `writeMigration` declare a `UNIQUE` constraint per key; a create that takes a key's values is a
+   * 409 naming the key's fields; the first key is what an upsert (`Prefer: resolution=merge-duplicates`)
+   * matches rows on.
+   */
+  unique?: readonly (readonly W[])[];
 }
 
 /**
@@ -267,6 +274,8 @@ export interface Entity<S extends EntitySchema = EntitySchema, W extends string 
   readonly fields: readonly EntityField[];
   /** The fields that reference other entities (`references` of {@link defineEntity}). */
   readonly references: readonly EntityReference[];
+  /** The unique keys (`unique` of {@link defineEntity}), each a list of field names; empty when none. */
+  readonly unique: readonly (readonly string[])[];
   /** Fields by name. */
   field(name: string): EntityField | undefined;
 }
@@ -409,6 +418,27 @@ function referencesOf(
   return Object.freeze(out);
 }
 
+/** The declared unique keys, each a non-empty list of distinct writable fields; no key twice. */
+function uniqueKeys(name: string, declared: unknown, writable: ReadonlySet<string>): readonly (readonly string[])[] {
+  if (declared === undefined) return Object.freeze([]);
+  if (!Array.isArray(declared)) throw entityError(name, "unique must be an array of keys, each an array of field names: unique: [['sku'], ['vendor', 'code']].");
+  const seen = new Set<string>();
+  return Object.freeze(
+    declared.map((key: unknown, i) => {
+      if (!Array.isArray(key) || key.length === 0 || key.some((f) => typeof f !== 'string')) throw entityError(name, `unique[${i}] must be a non-empty array of field names; found ${JSON.stringify(key)}.`);
+      const fields = key as string[];
+      for (const field of fields) {
+        if (!writable.has(field)) throw entityError(name, `unique[${i}] names '${field}', which is not a writable field: a unique key is made of fields a client writes.`);
+      }
+      if (new Set(fields).size !== fields.length) throw entityError(name, `unique[${i}] names a field twice.`);
+      const id = [...fields].sort().join('\u0000');
+      if (seen.has(id)) throw entityError(name, `unique[${i}] repeats another unique key (${fields.join(', ')}).`);
+      seen.add(id);
+      return Object.freeze([...fields]);
+    }),
+  );
+}
+
 function splitName(table: string): string {
   const dot = table.indexOf('.');
   return dot === -1 ? table : table.slice(dot + 1);
@@ -547,6 +577,7 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
     if (field === stamps.createdAt || field === stamps.updatedAt) throw entityError(name, `the timestamp field '${field}' cannot be writable: Kit sets it from the database's clock.`);
   }
   const references = referencesOf(name, table, definition.references, byName, new Set([primaryKey, softDelete, version, stamps.createdAt, stamps.updatedAt]));
+  const unique = uniqueKeys(name, definition.unique, new Set(writable));
   return Object.freeze({
     name,
     table,
@@ -559,6 +590,7 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
     updatedAt: stamps.updatedAt,
     fields: Object.freeze(fields),
     references,
+    unique,
     field: (fieldName: string) => byName.get(fieldName),
   });
 }

@@ -6,7 +6,7 @@ export { defineEntity, type Entity, type EntityDefinition, type EntityField, typ
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
-export { EntityRepository, type Row, type CallOptions, type WriteOptions } from './mapper/repository.js';
+export { EntityRepository, type Row, type CallOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
 export type { ListOptions, Filter, FilterOperator, SortKey } from './mapper/query.js';
 export {
   DatabaseUnavailableError,
@@ -20,6 +20,7 @@ export {
   SchemaMismatchError,
   UnrepresentableValueError,
   VersionConflictError,
+  BatchRowError,
 } from './mapper/errors.js';
 export type { ValueKind } from './values/kinds.js';
 export { redactConnectionString, type EngineKind } from './mapper/connection-string.js';

@@ -17,12 +17,13 @@ import type { EntityRepository } from './mapper/repository.js';
 import { sqliteEngine } from './mapper/sqlite.js';
 import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
-import { inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
+import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
 import { relationProperties } from './routes/includes.js';
 import type { RelatedSource } from './mapper/includes.js';
 import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
+import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -106,8 +107,17 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** An entity an @AutoCrud class serves, as the relations between them are linked. */
+interface Served {
+  readonly operations: number;
+  readonly className: string;
+  readonly nested: NestedRelations;
+}
+
 class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
   readonly #validation: CrudValidation = createValidation();
+  /** Every entity served, by entity: its children are linked once all are known (`linkRelations`). */
+  readonly #served = new Map<Entity, Served>();
   /** Component names in the document, by entity: two entities may not share one. */
   readonly #components = new Map<string, Entity>();
   readonly #cursors: CursorCodec;
@@ -161,11 +171,13 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     const idempotency = resolveIdempotency(`@AutoCrud(${entity.name}) options.idempotency`, settings.idempotency, this.options.idempotency);
     checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
+    const nested = this.#served.get(entity)?.nested ?? new NestedRelations(entity);
+    this.#served.set(entity, { operations, className: context.className, nested });
     const registry = this.#relationsOf(context.endpoints);
     const relationsOf = includeRelations(registry, (other) => this.database.register(other) as unknown as RelatedSource);
     // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
     const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, relationProperties(registry.of(other).values())), other] as const);
-    const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
+    const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity), batchPatchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
     for (const [schema, of] of [...own, ...related] as Array<readonly [{ $id: string } & Record<string, unknown>, Entity]>) {
       const owner = this.#components.get(schema.$id);
@@ -204,9 +216,41 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       requireIfMatch,
       relations: relationsOf,
       repositoryOf: (other) => this.database.register(other),
+      nested,
       ...(idempotency && allows(operations, CrudOperations.Create) ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } } : {}),
       ...(this.options.requireAuthorization ? { authenticate: group.kitAuthenticate } : {}),
     });
+  }
+
+  /**
+   * Gives each served entity's create the one-to-many relations it may carry: every served child
+   * whose class allows Create and whose `references` name the entity (the relation's `many`).
+   * Run when the app is ready, once every @AutoCrud class is known; a relation name that is
+   * already a field or another relation of the parent fails start-up naming both.
+   */
+  linkRelations(): void {
+    for (const [child, { operations, className }] of this.#served) {
+      if (!allows(operations, CrudOperations.Create)) continue;
+      for (const reference of child.references) {
+        const parent = this.#served.get(reference.target());
+        if (!parent || !allows(parent.operations, CrudOperations.Create)) continue;
+        const clash = parent.nested.entity.field(reference.many) ? 'a field' : parent.nested.carried({ [reference.many]: true }).length > 0 ? 'another relation' : undefined;
+        if (clash) {
+          throw new KitError(
+            'KIT_ERR_AUTOCRUD_ENTITY',
+            `${child.name}.${reference.field} (${className}) names its one-to-many relation '${reference.many}' on ${parent.nested.entity.name}, which is already ${clash} of ${parent.nested.entity.name}; set references: { ${reference.field}: { entity, many: '<name>' } }.`,
+          );
+        }
+        const schema = nestedInputSchema(child, reference.field);
+        parent.nested.add({
+          name: reference.many,
+          entity: child,
+          field: reference.field,
+          repository: this.database.repository(child),
+          validate: compileNested(this.#validation.compiler, schema),
+        });
+      }
+    }
   }
 }
 
@@ -320,6 +364,15 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   }
   app.kit.services.register({ [KIT_AUTOCRUD]: asValue(runtime) });
   runtimes.set(app.kit.services, runtime);
+  // Every @AutoCrud class has made its routes by now: a parent's create learns its children.
+  app.addHook('onReady', (done) => {
+    try {
+      runtime.linkRelations();
+      done();
+    } catch (err) {
+      done(err as Error);
+    }
+  });
 
   // The database opens (PGlite starts, the tables are checked) as a warm-up of useKit: a host that
   // listens before useKit settles serves /livez at once and /healthz 503 `startup` meanwhile, and

@@ -2,7 +2,7 @@ import { CompiledQuery } from 'kysely';
 import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
 import type { Db, Engine } from './engine.js';
-import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError } from './errors.js';
+import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, takenColumns } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
 import { referrersOf } from './references.js';
@@ -204,7 +204,7 @@ export class Database {
       case 'timeout':
         return err instanceof StatementTimeoutError ? err : new StatementTimeoutError(this.limits.statementTimeoutMs, { cause: err });
       case 'unique':
-        return new ConstraintViolationError('unique', { cause: err });
+        return new ConstraintViolationError('unique', { cause: err, columns: takenColumns(err) });
       case 'foreignKey':
         return new ConstraintViolationError('foreignKey', { cause: err });
       case 'invalid':

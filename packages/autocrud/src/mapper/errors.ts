@@ -93,16 +93,20 @@ export class StatementTimeoutError extends KitError {
  * ```
  */
 export class ConstraintViolationError extends KitError {
+  /** For a unique violation, the columns of the key whose values are taken, where the database names them. */
+  readonly columns: readonly string[] | undefined;
+
   constructor(
     readonly kind: 'unique' | 'foreignKey',
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; columns?: readonly string[] | undefined },
   ) {
     super(
       'KIT_ERR_DATABASE_CONFLICT',
       kind === 'unique' ? 'The write conflicts with an existing row (a unique constraint).' : 'The write conflicts with related rows (a foreign-key constraint).',
-      options,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'ConstraintViolationError';
+    this.columns = options?.columns;
   }
 }
 
@@ -151,6 +155,20 @@ export class StillReferencedError extends KitError {
     );
     this.name = 'StillReferencedError';
   }
+}
+
+/**
+ * The columns of the unique key a driver error says is taken: PostgreSQL's and PGlite's `detail`
+ * (`Key (order_id, sku)=(...) already exists.`), SQLite's message (`UNIQUE constraint failed:
+ * t.order_id, t.sku`). Only the names are kept, never the values.
+ */
+export function takenColumns(err: unknown): string[] | undefined {
+  const e = err as { detail?: unknown; message?: unknown } | null;
+  const pg = typeof e?.detail === 'string' ? /^Key \((.+?)\)=\(/.exec(e.detail) : null;
+  if (pg) return (pg[1] as string).split(', ').map((c) => c.replace(/^"(.*)"$/, '$1').replaceAll('""', '"'));
+  const lite = typeof e?.message === 'string' ? /UNIQUE constraint failed: (.+)$/.exec(e.message) : null;
+  if (lite) return (lite[1] as string).split(', ').map((c) => c.slice(c.lastIndexOf('.') + 1));
+  return undefined;
 }
 
 /**
@@ -233,3 +251,35 @@ export class SchemaMismatchError extends KitError {
  * by statementTimeoutMs), a constraint, an invalid value, or anything else.
  */
 export type ErrorClass = 'unavailable' | 'lost' | 'busy' | 'timeout' | 'unique' | 'foreignKey' | 'invalid' | 'other';
+
+/**
+ * One row of an atomic write (`createMany`, `patchMany`) failed, so the whole write was rolled back
+ * and nothing of it is stored. `index` is the row's position in the call's array; `cause` is the
+ * row's own error (`KitError` `KIT_ERR_INVALID_ARGUMENT` for a bad value, `ConstraintViolationError`,
+ * `InvalidValueError`, `VersionConflictError`), or `undefined` when the row to change does not
+ * exist (`missing`).
+ *
+ * @example
+ * ```ts
+ * try { await products.createMany(rows); } catch (err) {
+ *   if (err instanceof BatchRowError) app.log.info({ row: err.index }, 'nothing was written');
+ * }
+ * ```
+ */
+export class BatchRowError extends Error {
+  constructor(
+    readonly index: number,
+    cause: unknown,
+    /** For a nested create: the one-to-many relation (`lines`) the row belongs to; `index` is its position there. */
+    readonly relation?: string,
+  ) {
+    const row = relation === undefined ? `Row ${index} of the batch` : `${relation}[${index}]`;
+    super(cause === undefined ? `${row} does not exist; nothing was written.` : `${row} failed; nothing was written: ${(cause as Error).message}`, { cause });
+    this.name = 'BatchRowError';
+  }
+
+  /** True when the row to change does not exist (or is soft-deleted). */
+  get missing(): boolean {
+    return this.cause === undefined;
+  }
+}

@@ -81,7 +81,17 @@ export function createTableBuilder(db: Db, flavour: SqlFlavour, entity: Entity):
     const { type, define } = columnDefinition(flavour, entity, field);
     builder = builder.addColumn(field.column, sql.raw(type), define);
   }
+  for (const key of entity.unique) {
+    const columns = key.map((f) => entity.field(f)?.column ?? f);
+    // PostgreSQL's own name for it (table_columns_key), so a hand-written migration and Kit's agree.
+    builder = builder.addUniqueConstraint(uniqueConstraintName(entity, columns), columns as never[]);
+  }
   return builder;
+}
+
+/** The name of a unique key's constraint: `<table>_<columns>_key`, at most 63 characters. */
+export function uniqueConstraintName(entity: Entity, columns: readonly string[]): string {
+  return `${splitTable(entity.table).name}_${columns.join('_')}_key`.slice(0, 63);
 }
 
 /** The index on each referencing column (PostgreSQL and SQLite index the referenced key, never the referencing column). */

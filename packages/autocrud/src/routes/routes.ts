@@ -1,26 +1,28 @@
 // The generated routes of one entity, as route options for the group: schemas from the entity,
 // handlers that call the repository, problem answers for everything else. No SQL here.
-import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
-import type { Entity } from '../entity.js';
-import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
+import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
+import type { Row, WriteOptions } from '../mapper/repository.js';
+import type { CrudRouteSettings } from './settings.js';
+
+export type { CrudRepository, CrudRouteSettings } from './settings.js';
+import { createRoute } from './create.js';
 import { clientSignal } from './abort.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
-import type { CursorCodec } from './cursor.js';
-import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
-import { listHandler, type ListRepository } from './list.js';
+import { listHandler } from './list.js';
 import { nestedRoutes } from './nested.js';
 import { MERGE_PATCH, readBody, requireJson } from './body.js';
+import { batchCompiler, MAX_BATCH_ROWS, readChanges, rowsSchema, sendBatchProblem } from './batch.js';
 import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
-import { includeParameters, includePaths, readIncludes, shapeRow, type RelationsOf } from './includes.js';
+import { includeParameters, includePaths, readIncludes, shapeRow } from './includes.js';
 import { includeAll } from '../mapper/includes.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
 import {
   etagHeader,
-  idempotencyHeaders,
   ifMatchHeaders,
   ifNoneMatchHeaders,
+  batchPatchName,
   inputName,
   keyParams,
   patchName,
@@ -28,44 +30,8 @@ import {
   pageSchema,
   problemResponse,
   ref,
-  RETRY_AFTER_HEADER,
-  type PageLimits,
 } from './schemas.js';
-import type { CrudValidation } from './validation.js';
 import { sendProblem } from '@kit/core';
-
-/** What the routes need of the mapper: the repository's operations, nothing of SQL. */
-export interface CrudRepository extends ListRepository {
-  all(options?: CallOptions): Promise<Row[]>;
-  get(key: unknown, options?: CallOptions): Promise<Row | undefined>;
-  create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
-  update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
-  patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
-  delete(key: unknown, options?: WriteOptions): Promise<boolean>;
-}
-
-/** Everything the routes of one `@AutoCrud` class are made from. */
-export interface CrudRouteSettings {
-  readonly entity: Entity;
-  readonly operations: number;
-  readonly limits: PageLimits;
-  readonly repository: CrudRepository;
-  readonly validation: CrudValidation;
-  /** The group's URL prefix, for `Location` (`/api/product`). */
-  readonly prefix: string;
-  /** `app.kitAuthenticate` when every route requires a bearer token. */
-  readonly authenticate?: onRequestHookHandler;
-  /** Signs and checks the list's cursors. */
-  readonly cursors: CursorCodec;
-  /** Exactly-once creates with `Idempotency-Key`; absent: off. */
-  readonly idempotency?: IdempotencySettings;
-  /** `PUT`, `PATCH` and `DELETE` without `If-Match` are 428. */
-  readonly requireIfMatch: boolean;
-  /** The relations of each served entity, for `include` and the nested list routes. */
-  readonly relations: RelationsOf;
-  /** The repository of a related entity, for the nested list routes. */
-  readonly repositoryOf: (entity: Entity) => ListRepository;
-}
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
 function documented(schema: Record<string, unknown>): FastifySchema {
@@ -76,7 +42,7 @@ const IF_MATCH_FORMAT = 'must be * or a comma-separated list of entity-tags ("3"
 
 /** The route options of one entity's generated routes, relative to its group. */
 export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
-  const { entity, operations, limits, repository, validation, cursors, idempotency, requireIfMatch, prefix } = settings;
+  const { entity, operations, limits, repository, validation, cursors, requireIfMatch } = settings;
   const pk = entity.primaryKey;
   const version = entity.version;
   const { schema: listSchema, filters } = listQuery(entity, limits);
@@ -209,46 +175,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       },
     });
   }
-  if (allows(operations, CrudOperations.Create)) {
-    const created = (row: Row): CreatedAnswer => ({ location: `${prefix}/${encodeURIComponent(String(row[pk]))}`, etag: etag?.(row), row });
-    routes.push({
-      ...common,
-      method: 'POST',
-      url: '',
-      preValidation: requireJson,
-      schema: documented({
-        summary: `Create a ${entity.name}${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
-        ...(idempotency ? { headers: idempotencyHeaders() } : {}),
-        body: ref(inputName(entity)),
-        response: {
-          201: {
-            description: `The ${entity.name} as stored; Location names it.${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
-            headers: {
-              Location: { type: 'string' },
-              ...(version === undefined ? {} : etagHeader(entity)),
-              ...(idempotency ? { 'Idempotent-Replayed': { type: 'string', enum: ['true', 'false'], description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key.' } } : {}),
-            },
-            ...ref(entity.name),
-          },
-          400: problemResponse(400),
-          409: idempotency
-            ? problemResponse(409, { description: 'A unique or foreign-key constraint; or a request with the same Idempotency-Key is still in progress (Retry-After).', headers: RETRY_AFTER_HEADER })
-            : problemResponse(409),
-          ...(idempotency ? { 422: problemResponse(422) } : {}),
-          503: problemResponse(503), 504: problemResponse(504),
-        },
-      }),
-      handler: async (request, reply) => {
-        const body = bodyOf(request, reply);
-        if (!body) return reply;
-        const key = request.headers[IDEMPOTENCY_HEADER];
-        const signal = clientSignal(request, reply);
-        const create = async () => created(await repository.create(body, { signal }));
-        if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
-        return sendCreated(reply, await create());
-      },
-    });
-  }
+  if (allows(operations, CrudOperations.Create)) routes.push(createRoute(settings, common, settings.nested, etag));
   const conditional = version !== undefined || requireIfMatch;
   const writeResponses = {
     ...(conditional ? { 412: problemResponse(412) } : {}),
@@ -309,6 +236,38 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         response: rowWriteResponses,
       }),
       handler: writeByKey((key, body, options) => repository.patch(key, body, options)),
+    });
+  }
+  if (allows(operations, CrudOperations.Patch)) {
+    const row = ref(batchPatchName(entity));
+    routes.push({
+      ...common,
+      validatorCompiler: batchCompiler(validation.compiler, row, false),
+      method: 'PATCH',
+      url: '',
+      preValidation: requireJson,
+      schema: documented({
+        summary: `Change some fields of many ${entity.name} rows at once, all or none`,
+        description: `An array of up to ${MAX_BATCH_ROWS} rows, each its ${pk}, the fields to change (a JSON Merge Patch: null clears a nullable field) ${version === undefined ? '' : `and the ${version} it was read at (checked as If-Match would: a row at another version fails the batch with 412 naming it)`}. One transaction: every row changes or none; a failing row is answered naming it ([3]) and nothing is written. The answer lists the stored rows in the order sent.${requireIfMatch ? ` Every row must carry its ${version ?? 'version'} (428 otherwise).` : ''}`,
+        consumes: ['application/json', MERGE_PATCH],
+        body: rowsSchema(row, false),
+        response: {
+          200: { description: `Every ${entity.name} as stored, in the order sent.`, type: 'array', items: ref(entity.name) },
+          400: problemResponse(400),
+          404: problemResponse(404),
+          409: problemResponse(409),
+          ...writeResponses,
+        },
+      }),
+      handler: async (request, reply) => {
+        const changes = readChanges(entity, reply, request.body as Record<string, unknown>[], requireIfMatch);
+        if (!changes) return reply;
+        try {
+          return await repository.patchMany(changes, { signal: clientSignal(request, reply) });
+        } catch (err) {
+          return sendBatchProblem(reply, entity, err, changes.map((c) => c.key));
+        }
+      },
     });
   }
   if (allows(operations, CrudOperations.Delete)) {
