@@ -17,7 +17,7 @@ export const Order = defineEntity({
   }),
   writable: ['customerId', 'note'],
   createdAt: 'createdAt',
-  references: { customerId: Customer },
+  references: { customerId: { entity: Customer, many: 'orders' } },
 });
 
 /**
