@@ -16,6 +16,7 @@ import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationDefinitionSuite, relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
+import { includeValuesSuite } from './suite/include-values.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -60,4 +61,5 @@ patchSuite(engine);
 selectSuite(engine);
 relationsSuite(engine);
 includesSuite(engine);
+includeValuesSuite(engine);
 relationDefinitionSuite();

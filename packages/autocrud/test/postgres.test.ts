@@ -16,6 +16,7 @@ import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
+import { includeValuesSuite } from './suite/include-values.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -64,4 +65,5 @@ describePostgres('PostgreSQL', () => {
   selectSuite(engine);
   relationsSuite(engine);
   includesSuite(engine);
+  includeValuesSuite(engine);
 });

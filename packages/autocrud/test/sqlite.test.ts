@@ -25,6 +25,7 @@ import { patchSuite } from './suite/patch.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
+import { includeValuesSuite } from './suite/include-values.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -95,6 +96,7 @@ if (!sqliteAvailable()) {
   selectSuite(engine);
   relationsSuite(engine);
   includesSuite(engine);
+  includeValuesSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

@@ -3,11 +3,13 @@
 // key, a one-to-many relation its children by the referencing field with a bound per parent
 // (see related.ts). Sibling relations run side by side; a nested relation runs on the rows its
 // parent relation read. Knows nothing of HTTP: the routes say what to include.
-import type { Row } from './repository.js';
+import type { Entity } from '../entity.js';
+
+type Row = Record<string, unknown>;
 
 /** Where an include reads its rows: a repository (`EntityRepository.related`). */
 export interface RelatedSource {
-  readonly entity: { readonly primaryKey: string };
+  readonly entity: Entity;
   related(field: string, keys: readonly unknown[], options: { readonly perKey?: number; readonly signal?: AbortSignal }): Promise<Row[]>;
 }
 

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
-import { ValueFault } from '../values/kinds.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
 import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
@@ -11,7 +10,10 @@ import { ConstraintViolationError, UnrepresentableValueError, VersionConflictErr
 import { checkMissingReferences, checkReferrers, type Referrer } from './references.js';
 import { Slot, statement, StatementCache, type Executor, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
+import { decodeRow } from './decode.js';
 import { keySet, relatedQuery } from './related.js';
+import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed.js';
+import { includeAll, type IncludeNode } from './includes.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -57,6 +59,22 @@ export interface WriteOptions extends CallOptions {
   readonly ifVersion?: readonly number[];
 }
 
+/**
+ * Options of a read that may answer related rows with each row.
+ *
+ * @example
+ * ```ts
+ * const order = await orders.get(1, { include: [{ name: 'customer', kind: 'one', field: 'customerId', source: customers, children: [] }] });
+ * ```
+ */
+export interface ReadOptions extends CallOptions {
+  /**
+   * The relations to set on each row (see `IncludeNode`): inside the row's own statement on
+   * PostgreSQL and PGlite, one more statement per relation on SQLite.
+   */
+  readonly include?: readonly IncludeNode[];
+}
+
 /** Runs a query against the database with availability and error mapping (see `Database.run`). */
 export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
 
@@ -97,6 +115,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   readonly #orders = new WeakSet<readonly SortKey[]>();
   // The reads of related rows, by field and bound (see related.ts).
   readonly #related = new StatementCache();
+  // The reads by key with includes inside (PostgreSQL; see embed.ts), by include tree.
+  readonly #embedded = new StatementCache();
 
   constructor(
     readonly entity: Entity,
@@ -132,20 +152,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * `UnrepresentableValueError` naming the field and the row: never a rounded or shifted value.
    */
   #decode(row: Row): R {
-    const out: Row = {};
-    const fields = this.entity.fields;
-    for (let i = 0; i < fields.length; i++) {
-      const field = fields[i] as EntityField;
-      const value = row[field.name];
-      if (value === null || value === undefined) {
-        if (field.nullable) out[field.name] = null;
-        continue;
-      }
-      const decoded = (this.#codecs[i] as ColumnCodec).decode(value);
-      if (decoded instanceof ValueFault) throw new UnrepresentableValueError(this.entity.name, field.name, `${decoded.detail} (the row with ${this.#pk.name} ${JSON.stringify(String(row[this.#pk.name]))})`);
-      out[field.name] = decoded;
-    }
-    return out as R;
+    return decodeRow(this.entity, this.#codecs, row) as R;
   }
 
   #where(eb: Eb, conditions: Array<Expression<SqlBool> | undefined>): Expression<SqlBool> {
@@ -182,9 +189,16 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
    * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order, or `or` has more than 10 alternatives or an empty one; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
    */
-  list(options: ListOptions<Extract<keyof R, string>> & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
-  list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total: number }>;
-  async list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total?: number }> {
+  list(options: ListOptions<Extract<keyof R, string>> & ReadOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
+  list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total: number }>;
+  async list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total?: number }> {
+    const include = options.include?.length ? options.include : undefined;
+    const found = await this.#list(options, include && this.flavour === 'postgres' ? include : undefined);
+    if (include && this.flavour !== 'postgres') await includeAll(found.rows as Row[], include, this.entity.primaryKey, options.signal);
+    return found;
+  }
+
+  async #list(options: ListOptions<Extract<keyof R, string>>, embed: readonly IncludeNode[] | undefined): Promise<{ rows: R[]; total?: number }> {
     const order = this.order(options.sort);
     const checked = listArguments(this.entity, options, order);
     const { shape, filters, or, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after, checked.or);
@@ -201,8 +215,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
             anyOf(eb, this.flavour, this.entity, or),
           ]),
         );
-      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}`, () => {
+      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}\u0002${embed ? embedShape(embed) : ''}`, () => {
         let query = filtered().select(this.#selection);
+        if (embed) query = query.select(embedSelection(this.entity, embed));
         if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
         for (const key of order) {
           // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
@@ -215,11 +230,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
         query = query.limit(new Slot('limit') as unknown as number);
         return skip ? query.offset(new Slot('offset') as unknown as number) : query;
       });
-      const rows = this.execute(page.bind(values), page.name, signal);
-      if (options.count === false) return { rows: (await rows).map((r) => this.#decode(r)) };
+      const rows = this.execute(page.bind(embed ? embedValues(embed, { ...values }) : values), page.name, signal);
+      const decode = embed ? (r: Row) => decodeEmbedded(this.#decode(r) as Row, r, embed) as R : (r: Row) => this.#decode(r);
+      if (options.count === false) return { rows: (await rows).map(decode) };
       const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
       const [found, [counted]] = await Promise.all([rows, this.execute(count.bind(values), count.name, signal)]);
-      return { rows: found.map((r) => this.#decode(r)), total: Number(counted?.total) };
+      return { rows: found.map(decode), total: Number(counted?.total) };
     }, signal);
   }
 
@@ -239,21 +255,21 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     }, signal);
   }
 
-  /** The row with this primary key, unless absent or soft-deleted. */
-  async get(key: unknown, options?: CallOptions): Promise<R | undefined> {
+  /** The row with this primary key, unless absent or soft-deleted; with `include`, its related rows set on it. */
+  async get(key: unknown, options?: ReadOptions): Promise<R | undefined> {
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
     const signal = options?.signal;
-    return this.run(async (db) => {
-      const read = (this.#byKeyStatement ??= statement(
-        db
-          .selectFrom(this.#table)
-          .select(this.#selection)
-          .where((eb) => this.#byKey(eb, new Slot('key'))),
-      ));
-      const [row] = await this.execute(read.bind({ key }), read.name, signal);
-      return row ? this.#decode(row) : undefined;
+    const include = options?.include?.length ? options.include : undefined;
+    const embed = include && this.flavour === 'postgres' ? include : undefined;
+    const row = await this.run(async (db) => {
+      const byKey = () => db.selectFrom(this.#table).select(this.#selection).where((eb) => this.#byKey(eb, new Slot('key')));
+      const read = embed ? this.#embedded.get(embedShape(embed), () => byKey().select(embedSelection(this.entity, embed))) : (this.#byKeyStatement ??= statement(byKey()));
+      const [raw] = await this.execute(read.bind(embed ? embedValues(embed, { key }) : { key }), read.name, signal);
+      return raw ? (embed ? decodeEmbedded(this.#decode(raw) as Row, raw, embed) : this.#decode(raw)) : undefined;
     }, signal);
+    if (row && include && !embed) await includeAll([row as Row], include, this.entity.primaryKey, signal);
+    return row as R | undefined;
   }
 
   /**
