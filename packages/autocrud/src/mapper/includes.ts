@@ -7,13 +7,28 @@ import type { Entity } from '../entity.js';
 
 type Row = Record<string, unknown>;
 
-/** Where an include reads its rows: a repository (`EntityRepository.related`). */
+/**
+ * Where an include reads its rows: a repository (`EntityRepository.related`), and its entity.
+ *
+ * @example
+ * ```ts
+ * const customers: RelatedSource = crud.repository(Customer);
+ * ```
+ */
 export interface RelatedSource {
   readonly entity: Entity;
   related(field: string, keys: readonly unknown[], options: { readonly perKey?: number; readonly signal?: AbortSignal }): Promise<Row[]>;
 }
 
-/** One relation to include, and the relations to include on its rows. */
+/**
+ * One relation to include, and the relations to include on its rows (what `include=` becomes).
+ *
+ * @example
+ * ```ts
+ * const lines: IncludeNode = { name: 'lines', kind: 'many', field: 'orderId', source: crud.repository(OrderLine), limit: 100, cutName: 'linesCut', children: [] };
+ * const order = await crud.repository(Order).get(1, { include: [lines] });
+ * ```
+ */
 export interface IncludeNode {
   /** The property the related row (or rows) is set on. */
   readonly name: string;
