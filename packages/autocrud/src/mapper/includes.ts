@@ -1,4 +1,5 @@
-// Related rows attached to a page (or one row) of an entity, one statement per relation of the
+// Related rows attached to a page (or one row) of an entity on SQLite (PostgreSQL and PGlite
+// embed them in the entity's own statement: embed.ts), one statement per relation of the
 // include tree whatever the number of rows: a many-to-one relation reads its targets by primary
 // key, a one-to-many relation its children by the referencing field with a bound per parent
 // (see related.ts). Sibling relations run side by side; a nested relation runs on the rows its
