@@ -6,7 +6,8 @@ export { defineEntity, type Entity, type EntityDefinition, type EntityField, typ
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
-export { EntityRepository, type Row, type CallOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
+export { EntityRepository, type Row, type CallOptions, type ReadOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
+export type { IncludeNode, RelatedSource } from './mapper/includes.js';
 export type { ListOptions, Filter, FilterOperator, SortKey } from './mapper/query.js';
 export {
   DatabaseUnavailableError,

@@ -19,6 +19,7 @@ import { upsertSuite } from './suite/upsert.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationDefinitionSuite, relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
+import { includeValuesSuite } from './suite/include-values.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -66,4 +67,5 @@ upsertSuite(engine);
 selectSuite(engine);
 relationsSuite(engine);
 includesSuite(engine);
+includeValuesSuite(engine);
 relationDefinitionSuite();

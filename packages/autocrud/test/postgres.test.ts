@@ -19,6 +19,7 @@ import { upsertSuite } from './suite/upsert.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
+import { includeValuesSuite } from './suite/include-values.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -70,4 +71,5 @@ describePostgres('PostgreSQL', () => {
   selectSuite(engine);
   relationsSuite(engine);
   includesSuite(engine);
+  includeValuesSuite(engine);
 });

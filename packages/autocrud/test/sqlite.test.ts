@@ -28,6 +28,7 @@ import { upsertSuite } from './suite/upsert.ts';
 import { selectSuite } from './suite/select.ts';
 import { relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
+import { includeValuesSuite } from './suite/include-values.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -101,6 +102,7 @@ if (!sqliteAvailable()) {
   selectSuite(engine);
   relationsSuite(engine);
   includesSuite(engine);
+  includeValuesSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

@@ -1,17 +1,35 @@
-// Related rows attached to a page (or one row) of an entity, one statement per relation of the
+// Related rows attached to a page (or one row) of an entity on SQLite (PostgreSQL and PGlite
+// embed them in the entity's own statement: embed.ts), one statement per relation of the
 // include tree whatever the number of rows: a many-to-one relation reads its targets by primary
 // key, a one-to-many relation its children by the referencing field with a bound per parent
 // (see related.ts). Sibling relations run side by side; a nested relation runs on the rows its
 // parent relation read. Knows nothing of HTTP: the routes say what to include.
-import type { Row } from './repository.js';
+import type { Entity } from '../entity.js';
 
-/** Where an include reads its rows: a repository (`EntityRepository.related`). */
+type Row = Record<string, unknown>;
+
+/**
+ * Where an include reads its rows: a repository (`EntityRepository.related`), and its entity.
+ *
+ * @example
+ * ```ts
+ * const customers: RelatedSource = crud.repository(Customer);
+ * ```
+ */
 export interface RelatedSource {
-  readonly entity: { readonly primaryKey: string };
+  readonly entity: Entity;
   related(field: string, keys: readonly unknown[], options: { readonly perKey?: number; readonly signal?: AbortSignal }): Promise<Row[]>;
 }
 
-/** One relation to include, and the relations to include on its rows. */
+/**
+ * One relation to include, and the relations to include on its rows (what `include=` becomes).
+ *
+ * @example
+ * ```ts
+ * const lines: IncludeNode = { name: 'lines', kind: 'many', field: 'orderId', source: crud.repository(OrderLine), limit: 100, cutName: 'linesCut', children: [] };
+ * const order = await crud.repository(Order).get(1, { include: [lines] });
+ * ```
+ */
 export interface IncludeNode {
   /** The property the related row (or rows) is set on. */
   readonly name: string;

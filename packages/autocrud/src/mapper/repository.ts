@@ -11,6 +11,8 @@ import { keySet, relatedQuery } from './related.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
 import { Table, type Executor, type Row, type Runner } from './table.js';
+import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed.js';
+import { includeAll, type IncludeNode } from './includes.js';
 import { createMany, createTree, patchMany, upsertMany, type ChildRows, type UpsertedRow, type UpsertResolution } from './atomic.js';
 
 export type { Executor, Row, Runner } from './table.js';
@@ -51,6 +53,22 @@ export interface WriteOptions extends CallOptions {
 }
 
 /**
+ * Options of a read that may answer related rows with each row.
+ *
+ * @example
+ * ```ts
+ * const order = await orders.get(1, { include: [{ name: 'customer', kind: 'one', field: 'customerId', source: customers, children: [] }] });
+ * ```
+ */
+export interface ReadOptions extends CallOptions {
+  /**
+   * The relations to set on each row (see `IncludeNode`): inside the row's own statement on
+   * PostgreSQL and PGlite, one more statement per relation on SQLite.
+   */
+  readonly include?: readonly IncludeNode[];
+}
+
+/**
  * The SQL side of one entity: list, get, create, update and delete. Knows nothing of HTTP; every
  * value is a bound parameter and every identifier one of the entity's declared columns.
  *
@@ -64,6 +82,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   readonly #t: Table;
   // The read by key, compiled once (see statements.ts).
   #byKeyStatement: Statement | undefined;
+  // The reads by key with includes inside (PostgreSQL; see embed.ts), by include tree.
+  readonly #embedded = new StatementCache();
   // The lists, by shape (see slotList): pages and counts.
   readonly #lists = new StatementCache();
   // The orders order() made: list() takes one as it is, so a caller that needs the order first
@@ -146,9 +166,16 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
    * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order, or `or` has more than 10 alternatives or an empty one; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
    */
-  list(options: ListOptions<Extract<keyof R, string>> & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
-  list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total: number }>;
-  async list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total?: number }> {
+  list(options: ListOptions<Extract<keyof R, string>> & ReadOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
+  list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total: number }>;
+  async list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total?: number }> {
+    const include = options.include?.length ? options.include : undefined;
+    const found = await this.#list(options, include && this.flavour === 'postgres' ? include : undefined);
+    if (include && this.flavour !== 'postgres') await includeAll(found.rows as Row[], include, this.entity.primaryKey, options.signal);
+    return found;
+  }
+
+  async #list(options: ListOptions<Extract<keyof R, string>>, embed: readonly IncludeNode[] | undefined): Promise<{ rows: R[]; total?: number }> {
     const t = this.#t;
     const order = this.order(options.sort);
     const checked = listArguments(this.entity, options, order);
@@ -166,8 +193,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
             anyOf(eb, this.flavour, this.entity, or),
           ]),
         );
-      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}`, () => {
+      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}\u0002${embed ? embedShape(embed) : ''}`, () => {
         let query = filtered().select(t.selection);
+        if (embed) query = query.select(embedSelection(this.entity, embed));
         if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
         for (const key of order) {
           // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
@@ -180,11 +208,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
         query = query.limit(new Slot('limit') as unknown as number);
         return skip ? query.offset(new Slot('offset') as unknown as number) : query;
       });
-      const rows = t.execute(page.bind(values), page.name, signal);
-      if (options.count === false) return { rows: (await rows).map((r) => t.decode(r) as R) };
+      const rows = t.execute(page.bind(embed ? embedValues(embed, { ...values }) : values), page.name, signal);
+      const decode = embed ? (r: Row) => decodeEmbedded(t.decode(r), r, embed) as R : (r: Row) => t.decode(r) as R;
+      if (options.count === false) return { rows: (await rows).map(decode) };
       const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
       const [found, [counted]] = await Promise.all([rows, t.execute(count.bind(values), count.name, signal)]);
-      return { rows: found.map((r) => t.decode(r) as R), total: Number(counted?.total) };
+      return { rows: found.map(decode), total: Number(counted?.total) };
     }, signal);
   }
 
@@ -205,22 +234,22 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     }, signal);
   }
 
-  /** The row with this primary key, unless absent or soft-deleted. */
-  async get(key: unknown, options?: CallOptions): Promise<R | undefined> {
+  /** The row with this primary key, unless absent or soft-deleted; with `include`, its related rows set on it. */
+  async get(key: unknown, options?: ReadOptions): Promise<R | undefined> {
     const t = this.#t;
     key = keyValue(t.pk, key);
     if (key === undefined) return undefined;
     const signal = options?.signal;
-    return t.run(async (db) => {
-      const read = (this.#byKeyStatement ??= statement(
-        db
-          .selectFrom(t.name)
-          .select(t.selection)
-          .where((eb) => t.byKey(eb, new Slot('key'))),
-      ));
-      const [row] = await t.execute(read.bind({ key }), read.name, signal);
-      return row ? (t.decode(row) as R) : undefined;
+    const include = options?.include?.length ? options.include : undefined;
+    const embed = include && this.flavour === 'postgres' ? include : undefined;
+    const row = await t.run(async (db) => {
+      const byKey = () => db.selectFrom(t.name).select(t.selection).where((eb) => t.byKey(eb, new Slot('key')));
+      const read = embed ? this.#embedded.get(embedShape(embed), () => byKey().select(embedSelection(this.entity, embed))) : (this.#byKeyStatement ??= statement(byKey()));
+      const [raw] = await t.execute(read.bind(embed ? embedValues(embed, { key }) : { key }), read.name, signal);
+      return raw ? (embed ? decodeEmbedded(t.decode(raw), raw, embed) : t.decode(raw)) : undefined;
     }, signal);
+    if (row && include && !embed) await includeAll([row], include, this.entity.primaryKey, signal);
+    return row as R | undefined;
   }
 
   /**

@@ -7,11 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
-import { ValueFault } from '../values/kinds.js';
 import { writeValues } from './arguments.js';
 import { columnCodec, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { notDeleted, type Eb } from './query.js';
+import { decodeRow } from './decode.js';
 import { UnrepresentableValueError } from './errors.js';
 import { Slot, StatementCache, type Executor, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
@@ -76,20 +76,7 @@ export class Table {
    * `UnrepresentableValueError` naming the field and the row: never a rounded or shifted value.
    */
   decode(row: Row): Row {
-    const out: Row = {};
-    const fields = this.entity.fields;
-    for (let i = 0; i < fields.length; i++) {
-      const field = fields[i] as EntityField;
-      const value = row[field.name];
-      if (value === null || value === undefined) {
-        if (field.nullable) out[field.name] = null;
-        continue;
-      }
-      const decoded = (this.#codecs[i] as ColumnCodec).decode(value);
-      if (decoded instanceof ValueFault) throw new UnrepresentableValueError(this.entity.name, field.name, `${decoded.detail} (the row with ${this.pk.name} ${JSON.stringify(String(row[this.pk.name]))})`);
-      out[field.name] = decoded;
-    }
-    return out;
+    return decodeRow(this.entity, this.#codecs, row);
   }
 
   where(eb: Eb, conditions: Array<Expression<SqlBool> | undefined>): Expression<SqlBool> {

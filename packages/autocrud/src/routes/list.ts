@@ -9,7 +9,6 @@ import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
 import { project, readFields, sendPartial } from './fields.js';
 import { readIncludes, shapeRow, type IncludePath } from './includes.js';
-import { includeAll } from '../mapper/includes.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
@@ -134,13 +133,13 @@ export function listHandler(settings: ListSettings) {
       limit: list.pageSize + 1,
       count,
       ...(after ? { after } : {}),
+      ...(included ? { include: included.nodes } : {}),
       signal,
     });
     const more = rows.length > list.pageSize;
     if (more) rows.length = list.pageSize;
     const last = more ? rows[rows.length - 1] : undefined;
     const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;
-    if (included) await includeAll(rows, included.nodes, entity.primaryKey, signal);
     if (only || included) sendPartial(reply);
     return {
       items: included ? rows.map((row) => shapeRow(row, only, included.nodes, included.fields)) : only ? rows.map((row) => project(row, only)) : rows,

@@ -15,7 +15,6 @@ import { MERGE_PATCH, readBody, requireJson } from './body.js';
 import { batchCompiler, MAX_BATCH_ROWS, readChanges, rowsSchema, sendBatchProblem } from './batch.js';
 import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
 import { includeParameters, includePaths, readIncludes, shapeRow } from './includes.js';
-import { includeAll } from '../mapper/includes.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
 import {
@@ -154,11 +153,10 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const included = includes.length > 0 ? readIncludes(includes, request.query as Record<string, unknown>) : undefined;
         if (included && 'detail' in included) return badRequest(reply, included);
         const signal = clientSignal(request, reply);
-        const row = await repository.get(keyOf(request), { signal });
+        const row = await repository.get(keyOf(request), { signal, ...(included ? { include: included.nodes } : {}) });
         if (!row) return notFound(reply, entity, keyOf(request));
         // The ETag is the row's version: an answer that includes other rows has none (docs/decisions.md, "AutoCrud includes").
         if (included) {
-          await includeAll([row], included.nodes, pk, signal);
           sendPartial(reply);
           return shapeRow(row, only, included.nodes, included.fields);
         }
