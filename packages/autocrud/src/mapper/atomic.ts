@@ -1,13 +1,14 @@
 // Atomic writes of many rows: a bulk create, a nested create (a row and its one-to-many children),
 // a bulk merge patch and an upsert on a declared unique key. Each runs in one transaction: every
 // row is written or none, and the row that failed is named (BatchRowError). Rows are checked
-// before the transaction starts; a signal that aborts between two rows rolls it back.
+// before the transaction starts; a signal that aborts between two statements rolls it back.
 import { KitError } from '@kit/core';
 import { sql, type Compilable } from 'kysely';
 import type { EntityField } from '../entity.js';
 import { keyValue, patchValues } from './arguments.js';
 import { encodeValue } from './columns.js';
 import type { Db } from './engine.js';
+import { chunkRows, insertRows } from './bulk-insert.js';
 import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConflictError } from './errors.js';
 import { databaseClock } from './stamps.js';
 import { Slot, StatementCache, type Statement } from './statements.js';
@@ -53,10 +54,27 @@ function prepareInserts(table: Table, inputs: readonly Readonly<Record<string, u
   });
 }
 
-/** Inserts every row of `inputs` in one transaction, in order; the stored rows in that order. */
+/** A refusal by the database of something a row holds: after a multi-row statement, which row is not known. */
+function refused(err: unknown): boolean {
+  return err instanceof ConstraintViolationError || err instanceof InvalidValueError;
+}
+
+/**
+ * Inserts every row of `inputs` in one transaction; the stored rows in that order. The rows go in
+ * multi-row statements (bulk-insert.ts); when the database refuses one, the transaction has
+ * rolled back and the rows are written again one statement each in a new transaction, which names
+ * the refused row (`BatchRowError`) or, when the refusal has gone meanwhile, commits them all.
+ */
 export async function createMany(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], signal: AbortSignal | undefined): Promise<Row[]> {
   const prepared = prepareInserts(table, inputs);
   if (prepared.length === 0) return [];
+  if (prepared.some((p) => chunkRows(table, p.columns) > 1)) {
+    try {
+      return await table.run((db) => db.transaction().execute(async (trx) => (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored))), signal);
+    } catch (err) {
+      if (!refused(err)) throw err;
+    }
+  }
   return atomically(table, signal, async (db, trx, row) => {
     const rows: Row[] = [];
     for (const { columns, values } of prepared) {
@@ -96,17 +114,38 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
     const prepared = prepareInserts(child, rows, name).map(({ columns, values }) => ({ columns: [column, ...columns], values }));
     return { name, child, column, prepared };
   });
+  const insertParent = async (db: Db, trx: Db): Promise<{ tree: Row; key: unknown }> => {
+    const insert = table.insertStatement(db, parent.columns);
+    // The parent's own refusal is not a row's: thrown as create throws it.
+    const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
+    if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
+    return { tree: table.decode(stored), key: stored[table.pk.name] };
+  };
+  if (relations.some(({ child, prepared }) => prepared.some((p) => chunkRows(child, p.columns) > 1))) {
+    try {
+      return await table.run(
+        (db) =>
+          db.transaction().execute(async (trx) => {
+            const { tree, key } = await insertParent(db, trx);
+            for (const { name, child, column, prepared } of relations) {
+              const stored = await insertRows(child, db, trx, prepared, signal, { [column]: key });
+              tree[name] = stored.map((row) => child.decode(row));
+            }
+            return tree;
+          }),
+        signal,
+      );
+    } catch (err) {
+      // Refused: written again a statement per row (below), which names the row.
+      if (!refused(err)) throw err;
+    }
+  }
   let relation: string | undefined;
   return atomically(
     table,
     signal,
     async (db, trx, row) => {
-      const insert = table.insertStatement(db, parent.columns);
-      // The parent's own refusal is not a row's: thrown as create throws it.
-      const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
-      if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
-      const tree = table.decode(stored);
-      const key = stored[table.pk.name];
+      const { tree, key } = await insertParent(db, trx);
       for (const { name, child, column, prepared } of relations) {
         relation = name;
         const rows: Row[] = [];
