@@ -9,7 +9,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { AutoCrud, BatchRowError, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { assertProblem, call, countRows, crudApp, type EngineUnderTest } from './fixtures.ts';
-import { Gadget, GadgetsEndpoint, Priced, PricedEndpoint } from './types.ts';
+import { GadgetsEndpoint, PricedEndpoint } from './types.ts';
 
 // The same maintained columns (version, soft delete, stamps, a server default) under a key Kit
 // makes and under a key the database makes; a unique code and a CHECK only the database knows.
