@@ -192,7 +192,7 @@ export function bulkSuite(engine: EngineUnderTest): void {
         let batch = 0;
         for (const n of [chunk, chunk + 1]) {
           batch++;
-          const created = await repository.createMany(make(batch, n));
+          const created: Array<Record<string, unknown>> = await repository.createMany(make(batch, n));
           assert.deepEqual(
             created.map((r) => r.c0),
             Array.from({ length: n }, (_, i) => batch * 10000 + i),
