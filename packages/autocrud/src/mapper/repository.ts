@@ -9,10 +9,11 @@ import { VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
 import { Table, type Executor, type Row, type Runner } from './table.js';
-import { createMany, createTree, patchMany, upsertMany, type ChildRows, type UpsertedRow, type UpsertResolution } from './atomic.js';
+import { createMany, createTree, patchMany, type ChildRows } from './atomic.js';
+import { upsertMany, type UpsertedRow, type UpsertResolution } from './upsert.js';
 
 export type { Executor, Row, Runner } from './table.js';
-export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './atomic.js';
+export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './upsert.js';
 
 /**
  * Options of every repository call.
