@@ -9,7 +9,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { AutoCrud, BatchRowError, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { assertProblem, call, countRows, crudApp, type EngineUnderTest } from './fixtures.ts';
-import { GadgetsEndpoint, PricedEndpoint } from './types.ts';
+import { GadgetsEndpoint, PricedEndpoint, WideEndpoint } from './types.ts';
 
 // The same maintained columns (version, soft delete, stamps, a server default) under a key Kit
 // makes and under a key the database makes; a unique code and a CHECK only the database knows.
@@ -72,7 +72,7 @@ function tables(flavour: 'postgres' | 'sqlite'): string[] {
     `create table ${name} (id ${id}, code text not null unique, qty integer not null check (qty >= 0), note text default 'none', version integer not null, is_gone ${pg ? 'boolean' : 'integer'} not null default ${pg ? 'false' : '0'}, created_at ${stamp}, updated_at ${stamp})`;
   const wide = (n: number) => `create table bulk_wide_${n} (id ${pg ? 'uuid' : 'text'} primary key, ${Array.from({ length: n }, (_, i) => `c${i} integer not null check (c${i} >= 0)`).join(', ')}, created_at ${stamp})`;
   return [
-    ...['bulk_uuid_items', 'bulk_serial_items', 'bulk_basket_lines', 'bulk_baskets', 'bulk_wide_84', 'bulk_wide_85', 'gadgets', 'priced'].map((t) => `drop table if exists ${t}`),
+    ...['bulk_uuid_items', 'bulk_serial_items', 'bulk_basket_lines', 'bulk_baskets', 'bulk_wide_84', 'bulk_wide_85', 'gadgets', 'priced', ...(pg ? ['wide'] : [])].map((t) => `drop table if exists ${t}`),
     item('bulk_uuid_items', pg ? 'uuid primary key' : 'text primary key'),
     item('bulk_serial_items', serial),
     `create table bulk_baskets (id ${serial}, label text not null)`,
@@ -104,7 +104,9 @@ export function bulkSuite(engine: EngineUnderTest): void {
 
     before(async () => {
       for (const statement of tables(engine.flavour)) await engine.sql(statement);
-      app = await crudApp(engine, {}, undefined, [UuidItemsEndpoint, SerialItemsEndpoint, BasketsEndpoint, BasketLinesEndpoint, GadgetsEndpoint, PricedEndpoint]);
+      // The unconstrained numeric (30 digits and more) exists on PostgreSQL and PGlite only.
+      const types = engine.flavour === 'postgres' ? [GadgetsEndpoint, PricedEndpoint, WideEndpoint] : [GadgetsEndpoint, PricedEndpoint];
+      app = await crudApp(engine, {}, undefined, [UuidItemsEndpoint, SerialItemsEndpoint, BasketsEndpoint, BasketLinesEndpoint, ...types]);
       crud = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD);
     });
     after(async () => {
@@ -257,6 +259,14 @@ export function bulkSuite(engine: EngineUnderTest): void {
       const many = await post(app, '/api/priced', prices);
       assert.equal(many.statusCode, 201, many.body);
       assert.deepEqual(many.json<Array<Record<string, unknown>>>().map(strip), single);
+      if (engine.flavour === 'postgres') {
+        const amounts = [{ amount: '123456789012345678901234567890.123456789' }, { amount: '-0.000000000000000000000000000001' }];
+        const one = await Promise.all(amounts.map(async (a) => strip((await post(app, '/api/wide', a)).json())));
+        const both = await post(app, '/api/wide', amounts);
+        assert.equal(both.statusCode, 201, both.body);
+        assert.deepEqual(both.json<Array<Record<string, unknown>>>().map(strip), one);
+        assert.deepEqual(one, amounts);
+      }
     });
   });
 }
