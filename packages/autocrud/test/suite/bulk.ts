@@ -1,6 +1,6 @@
 // Bulk and nested creates in multi-row statements, on one engine: the rows are answered in the
 // order sent whether the key is Kit's (a UUID) or the database's (an identity, a rowid); a row the
-// database refuses anywhere in a 1000-row array (first, last, either side of a chunk boundary)
+// database refuses anywhere in a 1000-row array (first, last, the first row of a second statement)
 // is named and nothing is written; chunks fill the engine's parameter limit exactly; the columns
 // Kit maintains and every column type come out as a single create writes them.
 import assert from 'node:assert/strict';
@@ -48,7 +48,8 @@ class BasketsEndpoint {}
 class BasketLinesEndpoint {}
 
 // Rows as wide as make a chunk fill each engine's limit exactly: 771 rows of 85 parameters is
-// PostgreSQL's 65535, 381 rows of 86 SQLite's 32766 (a UUID key and 84 or 85 integers).
+// PostgreSQL's 65535, 381 rows of 86 SQLite's 32766 (a UUID key and 84 or 85 integers; the clock
+// is SQL, not a parameter).
 function wideEntity(columns: number) {
   const names = Array.from({ length: columns }, (_, i) => `c${i}`);
   return defineEntity({
@@ -182,11 +183,9 @@ export function bulkSuite(engine: EngineUnderTest): void {
       }
     });
 
-    for (const [entity, perRow] of [
-      [Wide84, 85],
-      [Wide85, 86],
-    ] as const) {
-      it(`chunks of rows of ${perRow} parameters: at the limit (${Math.floor(limit / perRow)} rows, ${Math.floor(limit / perRow) * perRow} of ${limit}), one past it (two statements, answered in order); a refusal either side of the boundary is named and nothing written`, async () => {
+    // The one whose chunk fills this engine's limit to the last parameter.
+    for (const [entity, perRow] of engine.flavour === 'postgres' ? ([[Wide84, 85]] as const) : ([[Wide85, 86]] as const)) {
+      it(`chunks of rows of ${perRow} parameters: at the limit (${Math.floor(limit / perRow)} rows, ${Math.floor(limit / perRow) * perRow} of ${limit}), one past it (two statements, answered in order); a refusal in the second statement is named and the first is rolled back`, async () => {
         const repository = crud.repository(entity);
         const chunk = Math.floor(limit / perRow);
         const table = entity.table;
@@ -205,7 +204,8 @@ export function bulkSuite(engine: EngineUnderTest): void {
           else assert.ok(clocks <= 2, `${clocks} clocks`);
           assert.equal(Number((await engine.sql(`select count(*) as n from ${table} where c0 >= ${batch * 10000} and c0 < ${batch * 10000 + 10000}`))[0]?.n), n);
         }
-        for (const bad of [chunk - 1, chunk]) {
+        // The first row of the second statement: the first chunk, already inserted, goes too.
+        for (const bad of [chunk]) {
           batch++;
           await assert.rejects(repository.createMany(make(batch, chunk + 1, bad)), (err: unknown) => err instanceof BatchRowError && err.index === bad);
           assert.equal(Number((await engine.sql(`select count(*) as n from ${table} where c0 >= ${batch * 10000}`))[0]?.n), 0);
