@@ -14,6 +14,7 @@ import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
 import { atomicSuite } from './suite/atomic.ts';
+import { bulkSuite } from './suite/bulk.ts';
 import { nestedSuite } from './suite/nested.ts';
 import { upsertSuite } from './suite/upsert.ts';
 import { selectSuite } from './suite/select.ts';
@@ -66,6 +67,7 @@ describePostgres('PostgreSQL', () => {
   typesSuite(engine);
   patchSuite(engine);
   atomicSuite(engine);
+  bulkSuite(engine);
   nestedSuite(engine);
   upsertSuite(engine);
   selectSuite(engine);

@@ -13,10 +13,11 @@ import { kitTimestamps } from './stamps.js';
 import { Table, type Executor, type Row, type Runner } from './table.js';
 import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed.js';
 import { includeAll, type IncludeNode } from './includes.js';
-import { createMany, createTree, patchMany, upsertMany, type ChildRows, type UpsertedRow, type UpsertResolution } from './atomic.js';
+import { createMany, createTree, patchMany, type ChildRows } from './atomic.js';
+import { upsertMany, type UpsertedRow, type UpsertResolution } from './upsert.js';
 
 export type { Executor, Row, Runner } from './table.js';
-export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './atomic.js';
+export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './upsert.js';
 
 /**
  * Options of every repository call.
