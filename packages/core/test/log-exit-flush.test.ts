@@ -98,13 +98,16 @@ describe('the log written whole before the process ends, stdout a full pipe', ()
   }
 
   // Whoever sends a second signal wants the process gone: it ends within Kit's 1 s bound for that
-  // case, and still never writes over the line in flight (the reader comes back inside the bound).
-  it(`${ROUNDS} rounds of a second SIGTERM during the graceful exit's flush: exit 143 within the bound, every line whole, none lost`, async () => {
+  // case, and never writes over the line in flight. What the pipe did not take by then is lost
+  // (on a loaded machine the reader is slow and sonic-boom retries every 100 ms), but every line
+  // written is whole and none is skipped.
+  it(`${ROUNDS} rounds of a second SIGTERM during the graceful exit's flush: exit 143 within the bound, every line written whole, in order, none skipped`, async (t) => {
     for (let r = 0; r < ROUNDS; r++) {
       const ended = await round('graceful', true);
       const entries = parse(ended.stdout);
       const filler = entries.filter((e) => e.msg === 'filler').map((e) => e.line);
-      assert.deepEqual(filler, Array.from({ length: LINES }, (_, i) => i), `round ${r}: every filler line, in order`);
+      assert.deepEqual(filler, Array.from({ length: filler.length }, (_, i) => i), `round ${r}: the filler lines written are the first ${filler.length}, in order`);
+      t.diagnostic(`round ${r}: ${filler.length} of ${LINES} filler lines written, ended ${ended.afterSecondMs} ms after the second signal`);
       assert.equal(ended.code, 143, `round ${r}: exit code 128 + SIGTERM (stderr: ${ended.stderr})`);
       assert.ok((ended.afterSecondMs ?? Infinity) < 1000 + 2000, `round ${r}: ended ${ended.afterSecondMs} ms after the second signal`);
     }
