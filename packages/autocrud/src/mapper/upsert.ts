@@ -65,7 +65,8 @@ function cacheOf(table: Table): StatementCache {
  * out takes the proposed row's value (its default), `createdAt` the clock, the version goes on.
  */
 function upsertStatement(table: Table, db: Db, key: readonly EntityField[], columns: readonly string[], resolution: UpsertResolution): Statement {
-  return cacheOf(table).get(`${resolution}\u0001${columns.join('\u0000')}`, (): Compilable => {
+  // By key too: an entity with two unique keys has a statement per key it is upserted on.
+  return cacheOf(table).get(`${resolution}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${columns.join('\u0000')}`, (): Compilable => {
     const { entity, flavour } = table;
     const own = splitTable(table.name).name;
     const existing = (column: string) => sql.ref(`${own}.${column}`);
@@ -107,7 +108,7 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
 
 /** The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted. Locked on PostgreSQL. */
 function holderStatement(table: Table, db: Db, key: readonly EntityField[]): Statement {
-  return cacheOf(table).get('holder', (): Compilable => {
+  return cacheOf(table).get(`holder\u0001${key.map((f) => f.column).join('\u0000')}`, (): Compilable => {
     const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
     const query = db
       .selectFrom(table.name)
