@@ -6,10 +6,11 @@ import { ValueFault } from '../values/kinds.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
 import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type ListOptions, type SortKey } from './query.js';
+import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type Filter, type ListOptions, type SortKey } from './query.js';
 import { UnrepresentableValueError, VersionConflictError } from './errors.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
+import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, withoutReadOnly, type Scope } from './scope.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -36,6 +37,11 @@ export interface CallOptions {
    * cancelled (PostgreSQL: a cancel request), and the call rejects with `signal.reason`.
    */
   readonly signal?: AbortSignal;
+  /**
+   * What the call may touch (see {@link Scope}): its conditions join every statement the call
+   * runs, so a row outside it is absent (a read finds nothing, a write touches nothing).
+   */
+  readonly scope?: Scope;
 }
 
 /**
@@ -88,6 +94,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   // Queries compiled once per shape (see statements.ts): the read by key, an insert per set of
   // columns the bodies bring, the lists by their filters and order.
   #byKeyStatement: Statement | undefined;
+  // The read by key under a scope, by the scope's shape.
+  readonly #scopedReads = new StatementCache();
   readonly #inserts = new StatementCache();
   // The lists, by shape (see slotList): pages and counts.
   readonly #lists = new StatementCache();
@@ -136,8 +144,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     return eb.and(present);
   }
 
-  #byKey(eb: Eb, key: unknown): Expression<SqlBool> {
-    return this.#where(eb, [eb(sql.ref(this.#pk.column), '=', key), notDeleted(eb, this.flavour, this.entity)]);
+  #byKey(eb: Eb, key: unknown, scope: readonly Filter[]): Expression<SqlBool> {
+    return this.#where(eb, [eb(sql.ref(this.#pk.column), '=', key), notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]);
   }
 
   /**
@@ -169,7 +177,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total?: number }> {
     const order = this.order(options.sort);
-    const checked = listArguments(this.entity, options, order);
+    // The scope's conditions join the caller's: the page, the count and the keyset alike.
+    const checked = listArguments(this.entity, options.scope ? { ...options, filters: [...options.filters, ...options.scope.where] } : options, order);
     const { shape, filters, or, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after, checked.or);
     const skip = after === undefined && options.offset > 0;
     values.limit = options.limit;
@@ -211,11 +220,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   /** Every row that is not soft-deleted, by primary key. */
   async all(options?: CallOptions): Promise<R[]> {
     const signal = options?.signal;
+    const scope = scopeFilters(this.entity, options?.scope);
     return this.run(async (db) => {
       const query = db
         .selectFrom(this.#table)
         .select(this.#selection)
-        .where((eb) => this.#where(eb, [notDeleted(eb, this.flavour, this.entity)]))
+        .where((eb) => this.#where(eb, [notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]))
         .orderBy(sql.ref(`${this.#table}.${this.#pk.column}`));
       const rows = await this.execute(query.compile(), '', signal);
       return rows.map((r) => this.#decode(r));
@@ -227,14 +237,13 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
     const signal = options?.signal;
+    const scope = scopeFilters(this.entity, options?.scope);
+    // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
+    const scoped = scope.length === 0 ? undefined : slotList(this.flavour, this.entity, scope, [], undefined);
     return this.run(async (db) => {
-      const read = (this.#byKeyStatement ??= statement(
-        db
-          .selectFrom(this.#table)
-          .select(this.#selection)
-          .where((eb) => this.#byKey(eb, new Slot('key'))),
-      ));
-      const [row] = await this.execute(read.bind({ key }), read.name, signal);
+      const build = (where: readonly Filter[]) => db.selectFrom(this.#table).select(this.#selection).where((eb) => this.#byKey(eb, new Slot('key'), where));
+      const read = scoped ? this.#scopedReads.get(scoped.shape, () => build(scoped.filters)) : (this.#byKeyStatement ??= statement(build([])));
+      const [row] = await this.execute(read.bind(scoped ? { ...scoped.values, key } : { key }), read.name, signal);
       return row ? this.#decode(row) : undefined;
     }, signal);
   }
@@ -244,7 +253,10 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * version 1). A field left out gets the column's default; an explicit `null` is NULL.
    */
   async create(input: I, options?: CallOptions): Promise<R> {
+    checkReadOnly(this.entity, options?.scope, input as Readonly<Record<string, unknown>>);
     const values = writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, false);
+    // The scope's fields are set from it, whatever the input says: a row is created inside the caller's scope.
+    Object.assign(values, scopeValues(this.entity, this.flavour, scopeFilters(this.entity, options?.scope), true));
     if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
     if (this.#version) values[this.#version.column] = 1;
     const stamps = kitTimestamps(this.entity, this.flavour, 'create');
@@ -262,19 +274,19 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /** The row's key condition, plus the version condition of a conditional write. */
-  #target(eb: Eb, key: unknown, ifVersion: readonly number[] | undefined): Expression<SqlBool> {
-    const byKey = this.#byKey(eb, key);
+  #target(eb: Eb, key: unknown, ifVersion: readonly number[] | undefined, scope: readonly Filter[]): Expression<SqlBool> {
+    const byKey = this.#byKey(eb, key, scope);
     if (ifVersion === undefined || !this.#version) return byKey;
     return eb.and([byKey, eb(sql.ref(this.#version.column), 'in', [...ifVersion])]);
   }
 
   /** After a conditional write changed nothing: undefined when there is no row, else the conflict. */
-  async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined): Promise<undefined> {
+  async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined, scope: readonly Filter[]): Promise<undefined> {
     const version = this.#version as EntityField;
     const query = db
       .selectFrom(this.#table)
       .select(sql.ref(version.column).as('version'))
-      .where((eb) => this.#byKey(eb, key));
+      .where((eb) => this.#byKey(eb, key, scope));
     const [row] = await this.execute(query.compile(), '', signal);
     if (row) throw new VersionConflictError(Number(row.version));
     return undefined;
@@ -298,7 +310,10 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    */
   async update(key: unknown, input: I, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
-    return this.#write(key, writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true), ifVersion, options?.signal);
+    checkReadOnly(this.entity, options?.scope, input as Readonly<Record<string, unknown>>);
+    // A replace leaves the scope's read-only fields as they are.
+    const values = withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true));
+    return this.#write(key, values, ifVersion, options);
   }
 
   /**
@@ -317,8 +332,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    */
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#checkCondition(options);
+    checkReadOnly(this.entity, options?.scope, patch as Readonly<Record<string, unknown>>);
     const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
-    if (Object.keys(values).length > 0) return this.#write(key, values, ifVersion, options?.signal);
+    if (Object.keys(values).length > 0) return this.#write(key, values, ifVersion, options);
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);
     if (row && ifVersion !== undefined && this.#version) {
@@ -340,20 +356,23 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /** One row's UPDATE (`update` and `patch`): the values, Kit's maintained columns, the version check. */
-  async #write(key: unknown, written: Record<string, unknown>, ifVersion: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<R | undefined> {
+  async #write(key: unknown, written: Record<string, unknown>, ifVersion: readonly number[] | undefined, options: WriteOptions | undefined): Promise<R | undefined> {
     key = keyValue(this.#pk, key);
     if (key === undefined) return undefined;
-    const values = this.#maintained(written);
+    const signal = options?.signal;
+    const scope = scopeFilters(this.entity, options?.scope);
+    // The scope's eq fields keep their value: a write cannot move a row out of the caller's scope.
+    const values = this.#maintained(Object.assign(written, scopeValues(this.entity, this.flavour, scope, false)));
     return this.run(async (db) => {
-      if (ifVersion?.length === 0) return this.#conflict(db, key, signal);
+      if (ifVersion?.length === 0) return this.#conflict(db, key, signal, scope);
       const query = db
         .updateTable(this.#table)
         .set(values)
-        .where((eb) => this.#target(eb, key, ifVersion))
+        .where((eb) => this.#target(eb, key, ifVersion, scope))
         .returning(this.#selection);
       const [row] = await this.execute(query.compile(), '', signal);
       if (row) return this.#decode(row);
-      return ifVersion === undefined ? undefined : this.#conflict(db, key, signal);
+      return ifVersion === undefined ? undefined : this.#conflict(db, key, signal, scope);
     }, signal);
   }
 
@@ -367,8 +386,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     if (key === undefined) return false;
     const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
     const signal = options?.signal;
+    const scope = scopeFilters(this.entity, options?.scope);
     return this.run(async (db) => {
-      if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal)) ?? false;
+      if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal, scope)) ?? false;
       // RETURNING the key counts the rows touched, on every engine, through the one statement path.
       const touched = sql.ref(this.#pk.column);
       let query;
@@ -378,16 +398,16 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
         query = db
           .updateTable(this.#table)
           .set(values)
-          .where((eb) => this.#target(eb, key, ifVersion))
+          .where((eb) => this.#target(eb, key, ifVersion, scope))
           .returning(touched.as('key'));
       } else {
         query = db
           .deleteFrom(this.#table)
-          .where((eb) => this.#target(eb, key, ifVersion))
+          .where((eb) => this.#target(eb, key, ifVersion, scope))
           .returning(touched.as('key'));
       }
       if ((await this.execute(query.compile(), '', signal)).length > 0) return true;
-      return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal)) ?? false);
+      return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal, scope)) ?? false);
     }, signal);
   }
 }
