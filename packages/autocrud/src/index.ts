@@ -2,12 +2,13 @@
 export { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud, type PGliteInstance } from './plugin.js';
 export { AutoCrud, type AutoCrudOptions } from './decorator.js';
 export { CrudOperations } from './operations.js';
+export type { AutoCrudAuthorization, AuthorizationRule, AuthorizationHook, AutoCrudOperation, ClaimPath } from './authorization.js';
 export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityFieldName, type EntityInput, type EntityRow, type EntitySchema, type FieldType, type RowOf } from './entity.js';
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type CallOptions, type WriteOptions } from './mapper/repository.js';
-export type { ListOptions, Filter, FilterOperator, SortKey } from './mapper/query.js';
+export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/query.js';
 export {
   DatabaseUnavailableError,
   ConnectionLostError,

@@ -4,6 +4,7 @@ import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, typ
 import { autoCrudErrors } from './errors.js';
 import { allows, CrudOperations } from './operations.js';
 import { cursorCodec, type CursorCodec } from './routes/cursor.js';
+import type { ResolvedAuthorization } from './authorization.js';
 import type { Entity, EntityInput, EntityRow } from './entity.js';
 import { DatabaseHealthCheck } from './health.js';
 import type { PGlite } from '@electric-sql/pglite';
@@ -63,6 +64,8 @@ export interface AutoCrudClassSettings {
   readonly operations: number;
   readonly idempotency: boolean | IdempotencyOptions | undefined;
   readonly requireIfMatch: boolean | undefined;
+  /** The class's authorization rules, checked; absent: none. */
+  readonly authorization?: ResolvedAuthorization;
 }
 
 /** What `@AutoCrud`'s route contributor asks of the app's AutoCrud database. */
@@ -166,7 +169,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       }
       this.#validation.addSchema(schema);
     }
-    if (!this.options.requireAuthorization) {
+    if (!this.options.requireAuthorization && !settings.authorization) {
       this.log.warn(
         { class: context.className, prefix: context.prefix },
         `AutoCrud routes of ${context.className} (${context.prefix}) require no authentication: anyone who reaches the service can change ${entity.table}. Pass requireAuthorization: true to addKitAutoCrud to require a bearer token.`,
@@ -189,7 +192,9 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       cursors: this.#cursors,
       requireIfMatch,
       ...(idempotency && allows(operations, CrudOperations.Create) ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } } : {}),
-      ...(this.options.requireAuthorization ? { authenticate: group.kitAuthenticate } : {}),
+      // Authorization rules need the token check (reading kitAuthenticate fails start-up without configureJwt).
+      ...(this.options.requireAuthorization || settings.authorization ? { authenticate: group.kitAuthenticate } : {}),
+      ...(settings.authorization ? { authorization: settings.authorization } : {}),
     });
   }
 }
