@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
 import type { Row } from '../mapper/repository.js';
+import { visible, type Access } from './authorize.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
@@ -26,6 +27,8 @@ export interface ListSettings {
   readonly limits: PageLimits;
   readonly repository: ListRepository;
   readonly cursors: CursorCodec;
+  /** The access the request was admitted with, under authorization. */
+  readonly accessOf?: (request: FastifyRequest) => Access | undefined;
 }
 
 interface ListRequest {
@@ -83,29 +86,46 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
  * What a cursor is bound to: the entity, the order and the filters (not the page size). A cursor
  * presented with another sort or other filters fails its check.
  */
-function scopeOf(entity: Entity, order: readonly SortKey[], filters: readonly Filter[], or: readonly Filter[][]): string {
+function scopeOf(entity: Entity, order: readonly SortKey[], filters: readonly Filter[], or: readonly Filter[][], caller: readonly Filter[] = []): string {
   const text = (f: Filter) => `${f.field}\u0000${f.op}\u0000${JSON.stringify(f.value)}`;
   const conditions = filters.map(text).sort();
   // Each alternative's conditions in a stable order; the alternatives in the order given.
   for (const alternative of or) conditions.push(`\u0002${alternative.map(text).sort().join('\u0002')}`);
+  // Under authorization, the caller's scope too: a cursor is good for the scope that issued it only.
+  if (caller.length > 0) conditions.push(`\u0004${caller.map(text).join('\u0004')}`);
   return `${entity.name}\u0001${order.map((k) => (k.descending ? '-' : '') + k.field).join(',')}\u0001${conditions.join('\u0001')}`;
+}
+
+/** A filter or sort key on a field the caller may not see: refused as a field that does not exist, so that values cannot be probed. */
+function hiddenParameter(entity: Entity, query: Record<string, unknown>, filters: ReadonlyMap<string, FilterParameter>, sort: readonly SortKey[], hidden: ReadonlySet<string>): InvalidParameter | undefined {
+  const shown = entity.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name).join(', ');
+  for (const name of Object.keys(query)) {
+    const filter = filters.get(name);
+    if (filter && hidden.has(filter.field.name)) return { in: 'querystring', name, detail: `names no field of ${entity.name}; fields: ${shown}` };
+  }
+  if (sort.some((key) => hidden.has(key.field))) return { in: 'querystring', name: 'sort', detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -` };
+  return undefined;
 }
 
 const NOT_A_CURSOR = 'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters';
 
 /** The list route's handler. */
 export function listHandler(settings: ListSettings) {
-  const { entity, filters, limits, repository, cursors } = settings;
+  const { entity, filters, limits, repository, cursors, accessOf } = settings;
   const pk = entity.field(entity.primaryKey) as EntityField;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, unknown>;
     const list = readList(query, filters, limits);
     if ('detail' in list) return badRequest(reply, list);
-    const only = typeof query.fields === 'string' ? readFields(entity, query.fields) : undefined;
+    const access = accessOf?.(request);
+    const hidden = access?.hidden;
+    const concealed = hidden && hidden.size > 0 ? hiddenParameter(entity, query, filters, list.sort, hidden) : undefined;
+    if (concealed) return badRequest(reply, concealed);
+    const only = typeof query.fields === 'string' ? readFields(entity, query.fields, hidden) : undefined;
     if (only && 'detail' in only) return badRequest(reply, only);
     const order = repository.order(list.sort);
     const fields = order.map((k) => entity.field(k.field) as EntityField);
-    const scope = scopeOf(entity, order, list.filters, list.or);
+    const scope = scopeOf(entity, order, list.filters, list.or, access?.scope?.where);
     let after: unknown[] | undefined;
     if (typeof query.after === 'string') {
       if (list.page !== 1) return badRequest(reply, { in: 'querystring', name: 'page', detail: 'cannot be combined with after: a cursor page starts where the cursor points' });
@@ -124,6 +144,7 @@ export function listHandler(settings: ListSettings) {
       limit: list.pageSize + 1,
       count,
       ...(after ? { after } : {}),
+      ...(access?.scope ? { scope: access.scope } : {}),
       signal: clientSignal(request, reply),
     });
     const more = rows.length > list.pageSize;
@@ -132,7 +153,7 @@ export function listHandler(settings: ListSettings) {
     const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;
     if (only) sendPartial(reply);
     return {
-      items: only ? rows.map((row) => project(row, only)) : rows,
+      items: only ? rows.map((row) => project(row, only)) : hidden && hidden.size > 0 ? rows.map((row) => visible(row, hidden)) : rows,
       ...(count ? { total } : {}),
       ...(after ? {} : { page: list.page }),
       pageSize: list.pageSize,

@@ -50,6 +50,7 @@ function pointerTo(name: string): string {
 
 const TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
+  403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
   412: 'Precondition Failed',

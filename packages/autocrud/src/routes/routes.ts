@@ -3,6 +3,8 @@
 import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
+import type { AutoCrudOperation, ResolvedAuthorization } from '../authorization.js';
+import { accessOf, anonymousAllowed, authorizeHooks, forbiddenWrite, visible } from './authorize.js';
 import { clientSignal } from './abort.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
@@ -58,6 +60,8 @@ export interface CrudRouteSettings {
   readonly idempotency?: IdempotencySettings;
   /** `PUT`, `PATCH` and `DELETE` without `If-Match` are 428. */
   readonly requireIfMatch: boolean;
+  /** Who may do what to which rows (with `authenticate`, which it needs); absent: every caller the token check admits may do everything. */
+  readonly authorization?: ResolvedAuthorization;
 }
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
@@ -80,6 +84,31 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   };
   // The key in Kit's form (a UUID in lower case), as the repository and the answers have it.
   const pkType = valueType(entity.field(pk)?.kind ?? 'integer');
+  const { authorization, authenticate } = settings;
+  /**
+   * Under authorization, each route's own hooks (the token, then the rule: 401/403 before the body
+   * is read), its 403 answer, and, where an anonymous rule lets a caller in without a token, a
+   * document saying the token is optional (core adds the bearer scheme's 401).
+   */
+  const guard = (flag: number, operation: AutoCrudOperation) =>
+    authorization && authenticate ? { onRequest: authorizeHooks(entity, authorization, flag, operation, authenticate) } : {};
+  const guardSchema = (flag: number) =>
+    authorization ? { ...(anonymousAllowed(authorization, flag) ? { security: [{}, { bearerAuth: [] }] } : {}) } : {};
+  const forbiddenResponse = authorization ? { 403: problemResponse(403) } : {};
+  /** The options of a repository call: the client's signal, the caller's scope. */
+  const callOptions = (request: FastifyRequest, reply: FastifyReply): CallOptions => {
+    const scope = accessOf(request)?.scope;
+    return scope ? { signal: clientSignal(request, reply), scope } : { signal: clientSignal(request, reply) };
+  };
+  /** The row as this caller may see it. */
+  const shown = (request: FastifyRequest, row: Row): Row => visible(row, accessOf(request)?.hidden);
+  /** False once a 403 is sent for a body that writes what the caller may not. */
+  const mayWrite = (request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): boolean => {
+    const access = accessOf(request);
+    const refused = access && forbiddenWrite(entity, access, body);
+    if (refused) sendProblem(reply, problem(403, refused));
+    return !refused;
+  };
   const keyOf = (request: FastifyRequest) => {
     const raw = (request.params as Record<string, unknown>)[pk];
     const key = pkType.fromJson(raw);
@@ -95,7 +124,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
    * reply itself: a Fastify reply is a thenable, so an async function returning it resolves to
    * `undefined` once the answer is sent.
    */
-  const condition = async (request: FastifyRequest, reply: FastifyReply, signal: AbortSignal): Promise<WriteOptions | undefined> => {
+  const condition = async (request: FastifyRequest, reply: FastifyReply, call: CallOptions): Promise<WriteOptions | undefined> => {
     const header = request.headers['if-match'];
     if (header === undefined) {
       if (!requireIfMatch) return {};
@@ -109,7 +138,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     }
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
-    const exists = (await repository.get(keyOf(request), { signal })) !== undefined;
+    const exists = (await repository.get(keyOf(request), call)) !== undefined;
     if (exists) sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`));
     else notFound(reply, entity, keyOf(request));
     return undefined;
@@ -127,6 +156,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.List)) {
     routes.push({
       ...common,
+      ...guard(CrudOperations.List, 'list'),
       method: 'GET',
       url: '',
       schema: documented({
@@ -134,27 +164,34 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         description:
           'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, ilike, in, nin, null; all must hold. An OR group: filter[or][n][field][op]=value with n from 0 to 9; a row must also match all conditions of at least one alternative n. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging). fields=a,b answers only those fields.',
         querystring,
-        response: { 200: pageSchema(entity), 400: problemResponse(400), 503: problemResponse(503), 504: problemResponse(504) },
+        ...guardSchema(CrudOperations.List),
+        response: { 200: pageSchema(entity), 400: problemResponse(400), ...forbiddenResponse, 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: listHandler({ entity, filters, limits, repository, cursors }),
+      handler: listHandler({ entity, filters, limits, repository, cursors, ...(authorization ? { accessOf } : {}) }),
     });
   }
   if (allows(operations, CrudOperations.ListAll)) {
     routes.push({
       ...common,
+      ...guard(CrudOperations.ListAll, 'listAll'),
       method: 'GET',
       url: 'all',
       schema: documented({
         summary: `Every ${entity.name} row, unpaged`,
-        response: { 200: { type: 'array', items: ref(entity.name) }, 503: problemResponse(503), 504: problemResponse(504) },
+        ...guardSchema(CrudOperations.ListAll),
+        response: { 200: { type: 'array', items: ref(entity.name) }, ...forbiddenResponse, 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: async (request, reply) => repository.all({ signal: clientSignal(request, reply) }),
+      handler: async (request, reply) => {
+        const rows = await repository.all(callOptions(request, reply));
+        return authorization ? rows.map((row) => shown(request, row)) : rows;
+      },
     });
   }
   const params = keyParams(entity);
   if (allows(operations, CrudOperations.Get)) {
     routes.push({
       ...common,
+      ...guard(CrudOperations.Get, 'get'),
       method: 'GET',
       url: `{${pk}}`,
       schema: documented({
@@ -163,7 +200,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         // Not closed (additionalProperties): a read by key has always ignored other parameters (cache busters).
         querystring: { type: 'object', properties: { fields: fieldsParameter(entity) } },
         ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
+        ...guardSchema(CrudOperations.Get),
         response: {
+          ...forbiddenResponse,
           200: { description: `The ${entity.name}.`, ...rowHeaders, ...ref(entity.name) },
           ...(version === undefined ? {} : { 304: { description: 'Not modified: the ETag in If-None-Match is current.', ...rowHeaders, type: 'null' } }),
           400: problemResponse(400),
@@ -173,9 +212,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       }),
       handler: async (request, reply) => {
         const asked = (request.query as { fields?: string }).fields;
-        const only = asked === undefined ? undefined : readFields(entity, asked);
+        const only = asked === undefined ? undefined : readFields(entity, asked, accessOf(request)?.hidden);
         if (only && 'detail' in only) return badRequest(reply, only);
-        const row = await repository.get(keyOf(request), { signal: clientSignal(request, reply) });
+        const row = await repository.get(keyOf(request), callOptions(request, reply));
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) {
           const current = etag(row);
@@ -184,16 +223,17 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           const preconditions = held === undefined ? undefined : parsePreconditions(held);
           if (preconditions && !noneMatch(preconditions, current)) return reply.code(304).send();
         }
-        if (!only) return row;
+        if (!only) return authorization ? shown(request, row) : row;
         sendPartial(reply);
         return project(row, only);
       },
     });
   }
   if (allows(operations, CrudOperations.Create)) {
-    const created = (row: Row): CreatedAnswer => ({ location: `${prefix}/${encodeURIComponent(String(row[pk]))}`, etag: etag?.(row), row });
+    const created = (row: Row, shownRow: Row): CreatedAnswer => ({ location: `${prefix}/${encodeURIComponent(String(row[pk]))}`, etag: etag?.(row), row: shownRow });
     routes.push({
       ...common,
+      ...guard(CrudOperations.Create, 'create'),
       method: 'POST',
       url: '',
       preValidation: requireJson,
@@ -201,7 +241,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         summary: `Create a ${entity.name}${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
         ...(idempotency ? { headers: idempotencyHeaders() } : {}),
         body: ref(inputName(entity)),
+        ...guardSchema(CrudOperations.Create),
         response: {
+          ...forbiddenResponse,
           201: {
             description: `The ${entity.name} as stored; Location names it.${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
             headers: {
@@ -221,10 +263,14 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       }),
       handler: async (request, reply) => {
         const body = bodyOf(request, reply);
-        if (!body) return reply;
+        if (!body || !mayWrite(request, reply, body)) return reply;
         const key = request.headers[IDEMPOTENCY_HEADER];
-        const signal = clientSignal(request, reply);
-        const create = async () => created(await repository.create(body, { signal }));
+        const call = callOptions(request, reply);
+        // A replay answers what was stored: the row as this caller saw it (keys are the caller's own).
+        const create = async () => {
+          const row = await repository.create(body, call);
+          return created(row, authorization ? shown(request, row) : row);
+        };
         if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
         return sendCreated(reply, await create());
       },
@@ -234,6 +280,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   const writeResponses = {
     ...(conditional ? { 412: problemResponse(412) } : {}),
     ...(requireIfMatch ? { 428: problemResponse(428) } : {}),
+    ...forbiddenResponse,
     503: problemResponse(503), 504: problemResponse(504),
   };
   // PUT and PATCH answer alike: the row as stored (with its ETag), 404 without it, the same refusals.
@@ -248,18 +295,19 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     (write: (key: unknown, body: Readonly<Record<string, unknown>>, options: WriteOptions) => Promise<Row | undefined>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const body = bodyOf(request, reply);
-      if (!body) return reply;
-      const signal = clientSignal(request, reply);
-      const options = await condition(request, reply, signal);
+      if (!body || !mayWrite(request, reply, body)) return reply;
+      const call = callOptions(request, reply);
+      const options = await condition(request, reply, call);
       if (!options) return reply;
-      const row = await write(keyOf(request), body, { ...options, signal });
+      const row = await write(keyOf(request), body, { ...options, ...call });
       if (!row) return notFound(reply, entity, keyOf(request));
       if (etag) reply.header('etag', etag(row));
-      return row;
+      return authorization ? shown(request, row) : row;
     };
   if (allows(operations, CrudOperations.Update)) {
     routes.push({
       ...common,
+      ...guard(CrudOperations.Update, 'update'),
       method: 'PUT',
       url: `{${pk}}`,
       preValidation: requireJson,
@@ -268,6 +316,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         params,
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         body: ref(inputName(entity)),
+        ...guardSchema(CrudOperations.Update),
         response: rowWriteResponses,
       }),
       handler: writeByKey((key, body, options) => repository.update(key, body, options)),
@@ -276,6 +325,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.Patch)) {
     routes.push({
       ...common,
+      ...guard(CrudOperations.Patch, 'patch'),
       method: 'PATCH',
       url: `{${pk}}`,
       preValidation: requireJson,
@@ -287,6 +337,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         consumes: ['application/json', MERGE_PATCH],
         body: ref(patchName(entity)),
+        ...guardSchema(CrudOperations.Patch),
         response: rowWriteResponses,
       }),
       handler: writeByKey((key, body, options) => repository.patch(key, body, options)),
@@ -295,19 +346,21 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.Delete)) {
     routes.push({
       ...common,
+      ...guard(CrudOperations.Delete, 'delete'),
       method: 'DELETE',
       url: `{${pk}}`,
       schema: documented({
         summary: entity.softDelete ? `Delete a ${entity.name} (soft: it disappears from every read)` : `Delete a ${entity.name}`,
         params,
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
+        ...guardSchema(CrudOperations.Delete),
         response: { 204: { description: 'Deleted.', type: 'null' }, 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), ...writeResponses },
       }),
       handler: async (request, reply) => {
-        const signal = clientSignal(request, reply);
-        const options = await condition(request, reply, signal);
+        const call = callOptions(request, reply);
+        const options = await condition(request, reply, call);
         if (!options) return reply;
-        if (!(await repository.delete(keyOf(request), { ...options, signal }))) return notFound(reply, entity, keyOf(request));
+        if (!(await repository.delete(keyOf(request), { ...options, ...call }))) return notFound(reply, entity, keyOf(request));
         return reply.code(204).send();
       },
     });

@@ -1,0 +1,147 @@
+// Authorization of the generated routes at request time: which rule a caller's token matches for
+// an operation (403 when none; 401 without a token), and the Scope the rule puts on every
+// statement of the request (row checks bound to claims, the rule's `where` hook). Runs as the
+// route's onRequest hooks, before the body is read: a refused request reads and writes nothing.
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { sendProblem } from '@kit/core';
+import type { AutoCrudOperation, ResolvedAuthorization, ResolvedRule } from '../authorization.js';
+import type { Entity, EntityField } from '../entity.js';
+import type { Filter, Scope } from '../mapper/query.js';
+import type { Row } from '../mapper/repository.js';
+import { allows } from '../operations.js';
+import { fieldText, fieldValue } from '../values/fields.js';
+import { ValueFault } from '../values/kinds.js';
+import { problem } from './problems.js';
+
+/** What the rule that admitted a request lets it do. */
+export interface Access {
+  /** For the repository: the rule's conditions and read-only fields; `undefined` when it has none. */
+  readonly scope: Scope | undefined;
+  /** Fields the caller never sees. */
+  readonly hidden: ReadonlySet<string>;
+  /** Fields the caller may not write, beside `fixed`. */
+  readonly readOnly: readonly string[];
+  /** The fields a row check binds, with the caller's claim value: a body may repeat it, never change it. */
+  readonly fixed: ReadonlyMap<string, unknown>;
+}
+
+const accesses = new WeakMap<FastifyRequest, Access>();
+
+/** The access the request was admitted with; `undefined` on a class without authorization. */
+export function accessOf(request: FastifyRequest): Access | undefined {
+  return accesses.get(request);
+}
+
+/** The claim at `path` of the verified token, or undefined. */
+function claim(user: unknown, path: readonly string[]): unknown {
+  let value = user;
+  for (const segment of path) {
+    if (typeof value !== 'object' || value === null || !Object.prototype.hasOwnProperty.call(value, segment)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
+const NO_ROLES: readonly string[] = [];
+
+/** The token's roles: an array of strings (other items ignored), or one string. */
+function rolesOf(user: unknown, path: readonly string[]): readonly string[] {
+  const value = claim(user, path);
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : NO_ROLES;
+}
+
+/** A claim as the value of `field`: a string claim read as a query string value is (`"42"` for an integer), others as JSON. */
+function claimValue(field: EntityField, raw: unknown): unknown {
+  if (typeof raw === 'string') return fieldText(field, raw);
+  if (typeof raw === 'number' || typeof raw === 'boolean') return fieldValue(field, raw);
+  return new ValueFault('is not a scalar');
+}
+
+const VERBS: Readonly<Record<AutoCrudOperation, string>> = {
+  list: 'list',
+  listAll: 'list',
+  get: 'read',
+  create: 'create',
+  update: 'replace',
+  patch: 'change',
+  delete: 'delete',
+};
+
+function forbidden(reply: FastifyReply, detail: string): FastifyReply {
+  return sendProblem(reply, problem(403, detail));
+}
+
+/** 401 with the bare challenge, as `app.kitAuthenticate` answers a request without a token. */
+function tokenRequired(reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'A bearer token is required.' }, { 'www-authenticate': 'Bearer' });
+}
+
+/** The rule's access for this caller, or the 403 detail when its claims cannot scope it. */
+async function accessFor(entity: Entity, rule: ResolvedRule, request: FastifyRequest, operation: AutoCrudOperation): Promise<Access | string> {
+  const where: Filter[] = [];
+  const fixed = new Map<string, unknown>();
+  for (const check of rule.checks) {
+    const field = entity.field(check.field) as EntityField;
+    const value = claimValue(field, claim(request.user, check.claim));
+    if (value instanceof ValueFault) return `The token's claim ${check.claim.join('.')} does not say whose ${entity.name} rows the caller may ${VERBS[operation]}; nothing was read or written.`;
+    where.push({ field: field.name, op: 'eq', value });
+    fixed.set(field.name, value);
+  }
+  if (rule.where) {
+    const extra = await rule.where(request, operation);
+    if (extra === false) return `This caller may not ${VERBS[operation]} ${entity.name} rows; nothing was read or written.`;
+    where.push(...extra);
+  }
+  const readOnly = rule.readOnly.filter((name) => !fixed.has(name));
+  return { scope: where.length > 0 || rule.readOnly.length > 0 ? { where, readOnly: rule.readOnly } : undefined, hidden: rule.hidden, readOnly, fixed };
+}
+
+/**
+ * The onRequest hooks of one generated route under authorization: the token check (optional when
+ * an anonymous rule allows the operation: a token, when sent, must still be valid), then the rule.
+ */
+export function authorizeHooks(entity: Entity, authorization: ResolvedAuthorization, flag: number, operation: AutoCrudOperation, authenticate: onRequestHookHandler): onRequestHookHandler[] {
+  const rules = authorization.rules.filter((rule) => allows(rule.allow, flag));
+  const open = rules.some((rule) => rule.role === undefined);
+  const verify = authenticate as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const user = request.user;
+    const roles = user === undefined ? NO_ROLES : rolesOf(user, authorization.rolesClaim);
+    const rule = rules.find((r) => r.role === undefined || roles.includes(r.role));
+    if (!rule) return user === undefined ? tokenRequired(reply) : forbidden(reply, `The token's roles do not allow this caller to ${VERBS[operation]} ${entity.name} rows; nothing was read or written.`);
+    const access = await accessFor(entity, rule, request, operation);
+    if (typeof access === 'string') return forbidden(reply, access);
+    accesses.set(request, access);
+    return undefined;
+  }
+  // Without a token, an operation an anonymous rule allows goes straight to the rule.
+  const optional = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => (request.headers.authorization === undefined ? undefined : verify(request, reply));
+  return [open ? optional : authenticate, authorize] as onRequestHookHandler[];
+}
+
+/** True when an anonymous rule allows the operation: its document says the token is optional. */
+export function anonymousAllowed(authorization: ResolvedAuthorization, flag: number): boolean {
+  return authorization.rules.some((rule) => rule.role === undefined && allows(rule.allow, flag));
+}
+
+/** The row without the fields the caller may not see (the row itself when none are hidden). */
+export function visible(row: Row, hidden: ReadonlySet<string> | undefined): Row {
+  if (hidden === undefined || hidden.size === 0) return row;
+  const out: Row = {};
+  for (const name of Object.keys(row)) if (!hidden.has(name)) out[name] = row[name];
+  return out;
+}
+
+/** The 403 detail for a body that writes what the caller may not; `undefined` when it may (a field bound to a claim and repeating it is dropped). */
+export function forbiddenWrite(entity: Entity, access: Access, body: Record<string, unknown>): string | undefined {
+  for (const name of Object.keys(body)) {
+    if (access.fixed.has(name)) {
+      if (body[name] !== access.fixed.get(name)) return `Body field '${name}' names another ${entity.name} owner than the caller's token; nothing was written.`;
+      delete body[name];
+    } else if (access.readOnly.includes(name)) {
+      return `Body field '${name}' may not be written by this caller; nothing was written.`;
+    }
+  }
+  return undefined;
+}
