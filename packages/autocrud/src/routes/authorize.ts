@@ -7,7 +7,9 @@ import { sendProblem } from '@kit/core';
 import type { AutoCrudOperation, ResolvedAuthorization, ResolvedRule } from '../authorization.js';
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, Scope } from '../mapper/query.js';
-import type { Row } from '../mapper/repository.js';
+import type { CallOptions, Row } from '../mapper/repository.js';
+import { clientSignal } from './abort.js';
+import { problemResponse } from './schemas.js';
 import { allows } from '../operations.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import { ValueFault } from '../values/kinds.js';
@@ -144,4 +146,61 @@ export function forbiddenWrite(entity: Entity, access: Access, body: Record<stri
     }
   }
   return undefined;
+}
+
+/** What the generated routes of one class ask of authorization; without it, each part does nothing and costs no lookup. */
+export interface RouteAuthorization {
+  /** The route's own onRequest hooks (the token, then the rule), replacing the class-wide token check. */
+  guard(flag: number, operation: AutoCrudOperation): { onRequest?: onRequestHookHandler[] };
+  /** The route's `security` where an anonymous rule makes the token optional. */
+  schema(flag: number): { security?: Array<Record<string, string[]>> };
+  /** The 403 answer in the document. */
+  readonly responses: Record<string, unknown>;
+  /** The options of a repository call: the client's signal, the caller's scope. */
+  call(request: FastifyRequest, reply: FastifyReply): CallOptions;
+  /** The fields the caller may not see; `undefined` without authorization. */
+  hiddenOf(request: FastifyRequest): ReadonlySet<string> | undefined;
+  /** The row as the caller may see it. */
+  shown(request: FastifyRequest, row: Row): Row;
+  /** False once a 403 is sent for a body that writes what the caller may not (a repeated own claim value is dropped from it). */
+  mayWrite(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): boolean;
+  /** The access of a request, for the list route; `undefined` without authorization. */
+  readonly accessOf: ((request: FastifyRequest) => Access | undefined) | undefined;
+}
+
+/** OpenAPI's "no requirement, or the bearer token": the token is optional (core names the scheme `bearerAuth`). */
+const OPTIONAL_TOKEN: Array<Record<string, string[]>> = [{}, { bearerAuth: [] }];
+
+const PLAIN: RouteAuthorization = {
+  guard: () => ({}),
+  schema: () => ({}),
+  responses: {},
+  call: (request, reply) => ({ signal: clientSignal(request, reply) }),
+  hiddenOf: () => undefined,
+  shown: (_request, row) => row,
+  mayWrite: () => true,
+  accessOf: undefined,
+};
+
+/** The authorization parts of one class's routes (see {@link RouteAuthorization}). */
+export function routeAuthorization(entity: Entity, authorization: ResolvedAuthorization | undefined, authenticate: onRequestHookHandler | undefined): RouteAuthorization {
+  if (!authorization || !authenticate) return PLAIN;
+  return {
+    guard: (flag, operation) => ({ onRequest: authorizeHooks(entity, authorization, flag, operation, authenticate) }),
+    schema: (flag) => (anonymousAllowed(authorization, flag) ? { security: OPTIONAL_TOKEN } : {}),
+    responses: { 403: problemResponse(403) },
+    call(request, reply) {
+      const scope = accessOf(request)?.scope;
+      return scope ? { signal: clientSignal(request, reply), scope } : { signal: clientSignal(request, reply) };
+    },
+    hiddenOf: (request) => accessOf(request)?.hidden,
+    shown: (request, row) => visible(row, accessOf(request)?.hidden),
+    mayWrite(request, reply, body) {
+      const access = accessOf(request);
+      const refused = access && forbiddenWrite(entity, access, body);
+      if (refused) sendProblem(reply, problem(403, refused));
+      return !refused;
+    },
+    accessOf,
+  };
 }

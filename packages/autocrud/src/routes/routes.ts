@@ -3,9 +3,8 @@
 import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
-import type { AutoCrudOperation, ResolvedAuthorization } from '../authorization.js';
-import { accessOf, anonymousAllowed, authorizeHooks, forbiddenWrite, visible } from './authorize.js';
-import { clientSignal } from './abort.js';
+import type { ResolvedAuthorization } from '../authorization.js';
+import { routeAuthorization } from './authorize.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
 import type { CursorCodec } from './cursor.js';
@@ -77,38 +76,16 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   const pk = entity.primaryKey;
   const version = entity.version;
   const { schema: querystring, filters } = listQuery(entity, limits);
+  // Under authorization: each route's own hooks (the token, then the rule: 401/403 before the body
+  // is read), the caller's scope in every repository call, hidden fields out of every answer.
+  const authz = routeAuthorization(entity, settings.authorization, settings.authenticate);
   const common = {
-    errorHandler: crudErrorHandler(entity, filters),
+    errorHandler: crudErrorHandler(entity, filters, authz.hiddenOf),
     validatorCompiler: validation.compiler,
     ...(settings.authenticate ? { onRequest: settings.authenticate } : {}),
   };
   // The key in Kit's form (a UUID in lower case), as the repository and the answers have it.
   const pkType = valueType(entity.field(pk)?.kind ?? 'integer');
-  const { authorization, authenticate } = settings;
-  /**
-   * Under authorization, each route's own hooks (the token, then the rule: 401/403 before the body
-   * is read), its 403 answer, and, where an anonymous rule lets a caller in without a token, a
-   * document saying the token is optional (core adds the bearer scheme's 401).
-   */
-  const guard = (flag: number, operation: AutoCrudOperation) =>
-    authorization && authenticate ? { onRequest: authorizeHooks(entity, authorization, flag, operation, authenticate) } : {};
-  const guardSchema = (flag: number) =>
-    authorization ? { ...(anonymousAllowed(authorization, flag) ? { security: [{}, { bearerAuth: [] }] } : {}) } : {};
-  const forbiddenResponse = authorization ? { 403: problemResponse(403) } : {};
-  /** The options of a repository call: the client's signal, the caller's scope. */
-  const callOptions = (request: FastifyRequest, reply: FastifyReply): CallOptions => {
-    const scope = accessOf(request)?.scope;
-    return scope ? { signal: clientSignal(request, reply), scope } : { signal: clientSignal(request, reply) };
-  };
-  /** The row as this caller may see it. */
-  const shown = (request: FastifyRequest, row: Row): Row => visible(row, accessOf(request)?.hidden);
-  /** False once a 403 is sent for a body that writes what the caller may not. */
-  const mayWrite = (request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): boolean => {
-    const access = accessOf(request);
-    const refused = access && forbiddenWrite(entity, access, body);
-    if (refused) sendProblem(reply, problem(403, refused));
-    return !refused;
-  };
   const keyOf = (request: FastifyRequest) => {
     const raw = (request.params as Record<string, unknown>)[pk];
     const key = pkType.fromJson(raw);
@@ -156,7 +133,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.List)) {
     routes.push({
       ...common,
-      ...guard(CrudOperations.List, 'list'),
+      ...authz.guard(CrudOperations.List, 'list'),
       method: 'GET',
       url: '',
       schema: documented({
@@ -164,26 +141,26 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         description:
           'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, ilike, in, nin, null; all must hold. An OR group: filter[or][n][field][op]=value with n from 0 to 9; a row must also match all conditions of at least one alternative n. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging). fields=a,b answers only those fields.',
         querystring,
-        ...guardSchema(CrudOperations.List),
-        response: { 200: pageSchema(entity), 400: problemResponse(400), ...forbiddenResponse, 503: problemResponse(503), 504: problemResponse(504) },
+        ...authz.schema(CrudOperations.List),
+        response: { 200: pageSchema(entity), 400: problemResponse(400), ...authz.responses, 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: listHandler({ entity, filters, limits, repository, cursors, ...(authorization ? { accessOf } : {}) }),
+      handler: listHandler({ entity, filters, limits, repository, cursors, ...(authz.accessOf ? { accessOf: authz.accessOf } : {}) }),
     });
   }
   if (allows(operations, CrudOperations.ListAll)) {
     routes.push({
       ...common,
-      ...guard(CrudOperations.ListAll, 'listAll'),
+      ...authz.guard(CrudOperations.ListAll, 'listAll'),
       method: 'GET',
       url: 'all',
       schema: documented({
         summary: `Every ${entity.name} row, unpaged`,
-        ...guardSchema(CrudOperations.ListAll),
-        response: { 200: { type: 'array', items: ref(entity.name) }, ...forbiddenResponse, 503: problemResponse(503), 504: problemResponse(504) },
+        ...authz.schema(CrudOperations.ListAll),
+        response: { 200: { type: 'array', items: ref(entity.name) }, ...authz.responses, 503: problemResponse(503), 504: problemResponse(504) },
       }),
       handler: async (request, reply) => {
-        const rows = await repository.all(callOptions(request, reply));
-        return authorization ? rows.map((row) => shown(request, row)) : rows;
+        const rows = await repository.all(authz.call(request, reply));
+        return authz.accessOf ? rows.map((row) => authz.shown(request, row)) : rows;
       },
     });
   }
@@ -191,7 +168,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.Get)) {
     routes.push({
       ...common,
-      ...guard(CrudOperations.Get, 'get'),
+      ...authz.guard(CrudOperations.Get, 'get'),
       method: 'GET',
       url: `{${pk}}`,
       schema: documented({
@@ -200,9 +177,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         // Not closed (additionalProperties): a read by key has always ignored other parameters (cache busters).
         querystring: { type: 'object', properties: { fields: fieldsParameter(entity) } },
         ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
-        ...guardSchema(CrudOperations.Get),
+        ...authz.schema(CrudOperations.Get),
         response: {
-          ...forbiddenResponse,
+          ...authz.responses,
           200: { description: `The ${entity.name}.`, ...rowHeaders, ...ref(entity.name) },
           ...(version === undefined ? {} : { 304: { description: 'Not modified: the ETag in If-None-Match is current.', ...rowHeaders, type: 'null' } }),
           400: problemResponse(400),
@@ -212,9 +189,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       }),
       handler: async (request, reply) => {
         const asked = (request.query as { fields?: string }).fields;
-        const only = asked === undefined ? undefined : readFields(entity, asked, accessOf(request)?.hidden);
+        const only = asked === undefined ? undefined : readFields(entity, asked, authz.hiddenOf(request));
         if (only && 'detail' in only) return badRequest(reply, only);
-        const row = await repository.get(keyOf(request), callOptions(request, reply));
+        const row = await repository.get(keyOf(request), authz.call(request, reply));
         if (!row) return notFound(reply, entity, keyOf(request));
         if (etag) {
           const current = etag(row);
@@ -223,7 +200,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           const preconditions = held === undefined ? undefined : parsePreconditions(held);
           if (preconditions && !noneMatch(preconditions, current)) return reply.code(304).send();
         }
-        if (!only) return authorization ? shown(request, row) : row;
+        if (!only) return authz.shown(request, row);
         sendPartial(reply);
         return project(row, only);
       },
@@ -233,7 +210,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     const created = (row: Row, shownRow: Row): CreatedAnswer => ({ location: `${prefix}/${encodeURIComponent(String(row[pk]))}`, etag: etag?.(row), row: shownRow });
     routes.push({
       ...common,
-      ...guard(CrudOperations.Create, 'create'),
+      ...authz.guard(CrudOperations.Create, 'create'),
       method: 'POST',
       url: '',
       preValidation: requireJson,
@@ -241,9 +218,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         summary: `Create a ${entity.name}${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
         ...(idempotency ? { headers: idempotencyHeaders() } : {}),
         body: ref(inputName(entity)),
-        ...guardSchema(CrudOperations.Create),
+        ...authz.schema(CrudOperations.Create),
         response: {
-          ...forbiddenResponse,
+          ...authz.responses,
           201: {
             description: `The ${entity.name} as stored; Location names it.${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
             headers: {
@@ -263,13 +240,13 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       }),
       handler: async (request, reply) => {
         const body = bodyOf(request, reply);
-        if (!body || !mayWrite(request, reply, body)) return reply;
+        if (!body || !authz.mayWrite(request, reply, body)) return reply;
         const key = request.headers[IDEMPOTENCY_HEADER];
-        const call = callOptions(request, reply);
+        const call = authz.call(request, reply);
         // A replay answers what was stored: the row as this caller saw it (keys are the caller's own).
         const create = async () => {
           const row = await repository.create(body, call);
-          return created(row, authorization ? shown(request, row) : row);
+          return created(row, authz.shown(request, row));
         };
         if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
         return sendCreated(reply, await create());
@@ -280,7 +257,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   const writeResponses = {
     ...(conditional ? { 412: problemResponse(412) } : {}),
     ...(requireIfMatch ? { 428: problemResponse(428) } : {}),
-    ...forbiddenResponse,
+    ...authz.responses,
     503: problemResponse(503), 504: problemResponse(504),
   };
   // PUT and PATCH answer alike: the row as stored (with its ETag), 404 without it, the same refusals.
@@ -295,19 +272,19 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     (write: (key: unknown, body: Readonly<Record<string, unknown>>, options: WriteOptions) => Promise<Row | undefined>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const body = bodyOf(request, reply);
-      if (!body || !mayWrite(request, reply, body)) return reply;
-      const call = callOptions(request, reply);
+      if (!body || !authz.mayWrite(request, reply, body)) return reply;
+      const call = authz.call(request, reply);
       const options = await condition(request, reply, call);
       if (!options) return reply;
       const row = await write(keyOf(request), body, { ...options, ...call });
       if (!row) return notFound(reply, entity, keyOf(request));
       if (etag) reply.header('etag', etag(row));
-      return authorization ? shown(request, row) : row;
+      return authz.shown(request, row);
     };
   if (allows(operations, CrudOperations.Update)) {
     routes.push({
       ...common,
-      ...guard(CrudOperations.Update, 'update'),
+      ...authz.guard(CrudOperations.Update, 'update'),
       method: 'PUT',
       url: `{${pk}}`,
       preValidation: requireJson,
@@ -316,7 +293,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         params,
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         body: ref(inputName(entity)),
-        ...guardSchema(CrudOperations.Update),
+        ...authz.schema(CrudOperations.Update),
         response: rowWriteResponses,
       }),
       handler: writeByKey((key, body, options) => repository.update(key, body, options)),
@@ -325,7 +302,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.Patch)) {
     routes.push({
       ...common,
-      ...guard(CrudOperations.Patch, 'patch'),
+      ...authz.guard(CrudOperations.Patch, 'patch'),
       method: 'PATCH',
       url: `{${pk}}`,
       preValidation: requireJson,
@@ -337,7 +314,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         consumes: ['application/json', MERGE_PATCH],
         body: ref(patchName(entity)),
-        ...guardSchema(CrudOperations.Patch),
+        ...authz.schema(CrudOperations.Patch),
         response: rowWriteResponses,
       }),
       handler: writeByKey((key, body, options) => repository.patch(key, body, options)),
@@ -346,18 +323,18 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.Delete)) {
     routes.push({
       ...common,
-      ...guard(CrudOperations.Delete, 'delete'),
+      ...authz.guard(CrudOperations.Delete, 'delete'),
       method: 'DELETE',
       url: `{${pk}}`,
       schema: documented({
         summary: entity.softDelete ? `Delete a ${entity.name} (soft: it disappears from every read)` : `Delete a ${entity.name}`,
         params,
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
-        ...guardSchema(CrudOperations.Delete),
+        ...authz.schema(CrudOperations.Delete),
         response: { 204: { description: 'Deleted.', type: 'null' }, 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), ...writeResponses },
       }),
       handler: async (request, reply) => {
-        const call = callOptions(request, reply);
+        const call = authz.call(request, reply);
         const options = await condition(request, reply, call);
         if (!options) return reply;
         if (!(await repository.delete(keyOf(request), { ...options, ...call }))) return notFound(reply, entity, keyOf(request));
