@@ -78,6 +78,21 @@ describePostgres('PostgreSQL', () => {
       }
       // The owner bound is the caller's (the server logs each execution's parameters).
       assert.match(text, /parameters: .*= 'carol'/);
+      // A where hook's conditions are inside the statements too.
+      const shelfStart = statSync(log).size;
+      const clerk = { authorization: `Bearer ${await authority.sign({ claims: { sub: 'dana', realm_access: { roles: ['clerk'] } } })}`, 'x-shelf': 'public' };
+      assert.equal((await app.inject({ url: '/api/orders', headers: clerk })).statusCode, 200);
+      assert.equal((await app.inject({ url: `/api/orders/${id}`, headers: clerk })).statusCode, 404);
+      assert.equal((await app.inject({ method: 'PATCH', url: `/api/orders/${id}`, headers: clerk, payload: { amount: 9 } })).statusCode, 404);
+      let shelfText = '';
+      for (let i = 0; i < 50; i++) {
+        shelfText = readFileSync(log, 'utf8').slice(shelfStart);
+        if (/update "auth_orders"/.test(shelfText)) break;
+        await sleep(100);
+      }
+      const shelfStatements = shelfText.split('\n').filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line) && line.includes('"auth_orders"'));
+      assert.ok(shelfStatements.length >= 4, shelfStatements.join('\n'));
+      for (const line of shelfStatements) assert.match(line, /where .*"status" = \$\d+/, `a statement without the hook's condition: ${line}`);
     } finally {
       await app.close();
       await authority.stop();

@@ -40,6 +40,16 @@ const EVERYTHING = CrudOperations.All | CrudOperations.ListAll | CrudOperations.
     rules: [
       { role: 'admin', allow: EVERYTHING },
       { role: 'customer', allow: EVERYTHING, checks: { ownerId: 'sub' }, hiddenFields: ['cost'], readOnlyFields: ['status'] },
+      // A clerk works on one shelf at a time (the status), named by a header: the where hook.
+      {
+        role: 'clerk',
+        allow: CrudOperations.List | CrudOperations.Get | CrudOperations.Patch,
+        readOnlyFields: ['ownerId'],
+        where: (request) => {
+          const shelf = request.headers['x-shelf'];
+          return typeof shelf === 'string' ? [{ field: 'status', op: 'eq', value: shelf }] : false;
+        },
+      },
       // Anyone may list the orders on public display, without who owns them or what they cost.
       { anonymous: true, allow: CrudOperations.List, hiddenFields: ['ownerId', 'cost'], where: () => [{ field: 'status', op: 'eq', value: 'public' }] },
     ],
@@ -51,6 +61,7 @@ type Page = { items: Array<Record<string, unknown>>; total: number; next: string
 
 /** The identities of the suite, as request headers. */
 interface Callers {
+  clerk: Record<string, string>;
   alice: Record<string, string>;
   bob: Record<string, string>;
   root: Record<string, string>;
@@ -85,8 +96,8 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       await engine.sql('drop table if exists auth_orders');
       authority = await TestAuthority.start();
       app = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrdersEndpoint]);
-      const token = async (sub: string, roles?: string[]) => ({ authorization: `Bearer ${await authority.sign({ claims: { sub, ...(roles ? { realm_access: { roles } } : {}) } })}` });
-      as = { alice: await token('alice', ['customer']), bob: await token('bob', ['customer']), root: await token('root', ['admin']), nobody: await token('nobody'), anonymous: {} };
+      const token = async (sub: string, roles?: string[] | string) => ({ authorization: `Bearer ${await authority.sign({ claims: { sub, ...(roles ? { realm_access: { roles } } : {}) } })}` });
+      as = { clerk: await token('dana', 'clerk'), alice: await token('alice', ['customer']), bob: await token('bob', ['customer']), root: await token('root', ['admin']), nobody: await token('nobody'), anonymous: {} };
       for (const [who, n] of [['alice', 3], ['bob', 2]] as const) {
         for (let i = 1; i <= n; i++) {
           const res = await send(as[who], { method: 'POST', url: '/api/orders', payload: { item: `${who}-${i}`, amount: i } });
@@ -269,6 +280,46 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       }
     });
 
+    it('the where hook: its conditions scope every statement of the request as row checks do; false refuses (403)', async () => {
+      const shelf = { 'x-shelf': 'public' };
+      const page = (await send(as.clerk, { url: '/api/orders', headers: shelf })).json<Page>();
+      assert.equal(page.total, 1);
+      assert.equal(page.items[0]?.id, ids.public);
+      assert.equal((await send(as.clerk, { url: `/api/orders/${ids.public}`, headers: shelf })).statusCode, 200);
+      assert.equal((await send(as.clerk, { url: `/api/orders/${ids.alice[1]}`, headers: shelf })).statusCode, 404);
+      await refusedUnchanged(as.clerk, { method: 'PATCH', url: `/api/orders/${ids.alice[1]}`, headers: shelf, payload: { amount: 40 } }, 404);
+      await refusedUnchanged(as.clerk, { method: 'PATCH', url: `/api/orders/${ids.public}`, payload: { amount: 40 } }, 403);
+      await refusedUnchanged(as.clerk, { url: '/api/orders' }, 403);
+      await refusedUnchanged(as.clerk, { method: 'PATCH', url: `/api/orders/${ids.public}`, headers: shelf, payload: { ownerId: 'dana' } }, 403);
+      await refusedUnchanged(as.clerk, { method: 'DELETE', url: `/api/orders/${ids.public}`, headers: shelf }, 403);
+      // A write cannot move the row off the clerk's shelf: the hook's eq condition is kept.
+      const moved = await send(as.clerk, { method: 'PATCH', url: `/api/orders/${ids.public}`, headers: shelf, payload: { amount: 40, status: 'archive' } });
+      assert.equal(moved.statusCode, 200, moved.body);
+      assert.deepEqual([moved.json<Record<string, unknown>>().amount, moved.json<Record<string, unknown>>().status], [40, 'public']);
+    });
+
+    it('a customer token without the claim a row check binds is 403, never every row', async () => {
+      const anonymousCustomer = { authorization: `Bearer ${await authority.sign({ claims: { sub: undefined, realm_access: { roles: ['customer'] } } })}` };
+      const numericSub = { authorization: `Bearer ${await authority.sign({ claims: { sub: { id: 'alice' }, realm_access: { roles: ['customer'] } } })}` };
+      for (const caller of [anonymousCustomer, numericSub]) {
+        const res = await refusedUnchanged(caller, { url: '/api/orders' }, 403);
+        assert.match(res.json<{ detail: string }>().detail, /claim sub does not say whose Order rows/);
+        await refusedUnchanged(caller, { method: 'POST', url: '/api/orders', payload: { item: 'x', amount: 1 } }, 403);
+      }
+    });
+
+    it('400s of the query-string schema do not tell a hidden field from a missing one', async () => {
+      for (const query of ['filter[cost]=abc', 'filter[cost][like]=1', 'filter[cost][nope]=1', 'filter[or][0][cost]=abc', 'filter[weight]=1']) {
+        const res = await send(as.alice, { url: `/api/orders?${query}` });
+        assertBadParameter(res, 'querystring', query.slice(0, query.indexOf('=')), /names no field of Order; fields: id, ownerId, item, amount, status, version, isDeleted$/);
+      }
+      for (const [query, name] of [['sort=weight', 'sort'], ['fields=weight', 'fields']] as const) {
+        const res = await send(as.alice, { url: `/api/orders?${query}` });
+        assertBadParameter(res, 'querystring', name);
+        assert.ok(!res.body.includes('cost'), res.body);
+      }
+    });
+
     it('an Idempotency-Key replay never answers another identity\'s row', async () => {
       const key = { 'idempotency-key': 'auth-shared-key' };
       const payload = { item: 'replayed', amount: 3 };
@@ -294,6 +345,10 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       assert.equal((await send(as.alice, { url: `/api/orders/${id}` })).statusCode, 404);
       assert.equal((await send(as.alice, { url: '/api/orders' })).json<Page>().total, ids.alice.length);
       assert.equal((await send(as.root, { url: '/api/orders' })).json<Page>().total, ids.alice.length + ids.bob.length + 1);
+    });
+
+    it('authorization without configureJwt fails start-up with KIT_ERR_JWT_NOT_CONFIGURED', async () => {
+      await assert.rejects(crudApp(engine, {}, undefined, [OrdersEndpoint]), (err: Error & { code?: string }) => err.code === 'KIT_ERR_JWT_NOT_CONFIGURED');
     });
 
     it('the document: bearer security and a 403 answer on every operation; the anonymous list says the token is optional', async () => {
