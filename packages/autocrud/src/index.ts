@@ -3,6 +3,7 @@ export { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud, type PGliteInstance } f
 export { AutoCrud, type AutoCrudOptions } from './decorator.js';
 export { CrudOperations } from './operations.js';
 export type { AutoCrudAuthorization, AuthorizationRule, AuthorizationHook, AutoCrudOperation, ClaimPath } from './authorization.js';
+export { autoCrudAccess } from './routes/authorize.js';
 export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityFieldName, type EntityInput, type EntityRow, type EntitySchema, type FieldType, type RowOf } from './entity.js';
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';

@@ -204,3 +204,24 @@ export function routeAuthorization(entity: Entity, authorization: ResolvedAuthor
     accessOf,
   };
 }
+
+/**
+ * What the authorization rules of a generated route admitted this request with: the `scope` to
+ * pass to the repository (row checks and the `where` hook's conditions) and the fields to leave
+ * out of answers. A hand-written route that replaces a generated one keeps its guard (the token
+ * and the rule run first) and reads this to stay inside the caller's rows. `undefined` on a route
+ * without authorization rules.
+ *
+ * @example
+ * ```ts
+ * app.get<{ Params: { id: string } }>('{id}', async (request, reply) => {
+ *   const access = autoCrudAccess(request);
+ *   const order = await kitAutoCrud.repository(Order).get(Number(request.params.id), { scope: access?.scope });
+ *   return order ?? reply.code(404).send();
+ * });
+ * ```
+ */
+export function autoCrudAccess(request: FastifyRequest): { readonly scope: Scope | undefined; readonly hiddenFields: readonly string[] } | undefined {
+  const access = accessOf(request);
+  return access && { scope: access.scope, hiddenFields: [...access.hidden] };
+}

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
+import { AutoCrud, autoCrudAccess, CrudOperations, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
 import { redoclyLint } from '../../../core/test/redocly.ts';
 import { assertBadParameter, crudApp, type EngineUnderTest } from './fixtures.ts';
@@ -57,6 +57,25 @@ const EVERYTHING = CrudOperations.All | CrudOperations.ListAll | CrudOperations.
   },
 })
 export class OrdersEndpoint {}
+
+// A hand-written GET {id} replacing the generated one: it keeps the generated route's guard and
+// reads the caller's scope to stay inside the caller's rows.
+@AutoCrud(Order, {
+  operations: CrudOperations.List | CrudOperations.Get,
+  authorization: { rolesClaim: 'realm_access.roles', rules: [{ role: 'customer', allow: CrudOperations.List | CrudOperations.Get, checks: { ownerId: 'sub' }, hiddenFields: ['cost'] }] },
+})
+export class OrderDeskEndpoint {
+  addRoutes(app: FastifyInstance) {
+    app.get<{ Params: { id: string } }>('{id}', async (request, reply) => {
+      const access = autoCrudAccess(request);
+      const order = await app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Order).get(Number(request.params.id), { scope: access?.scope });
+      if (!order) return reply.code(404).send();
+      const shown: Record<string, unknown> = { ...order, handWritten: true };
+      for (const name of access?.hiddenFields ?? []) delete shown[name];
+      return shown;
+    });
+  }
+}
 
 type Page = { items: Array<Record<string, unknown>>; total: number; next: string | null };
 
@@ -346,6 +365,21 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       assert.equal((await send(as.alice, { url: `/api/orders/${id}` })).statusCode, 404);
       assert.equal((await send(as.alice, { url: '/api/orders' })).json<Page>().total, ids.alice.length);
       assert.equal((await send(as.root, { url: '/api/orders' })).json<Page>().total, ids.alice.length + ids.bob.length + 1);
+    });
+
+    it('a hand-written replacement keeps the rule (401, 403) and, through autoCrudAccess, the caller\'s scope', async () => {
+      const desk = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrderDeskEndpoint]);
+      try {
+        const own = await desk.inject({ url: `/api/orderDesk/${ids.alice[0]}`, headers: as.alice });
+        assert.equal(own.statusCode, 200, own.body);
+        assert.equal(own.json<Record<string, unknown>>().handWritten, true);
+        assert.ok(!('cost' in own.json<object>()));
+        assert.equal((await desk.inject({ url: `/api/orderDesk/${ids.bob[0]}`, headers: as.alice })).statusCode, 404);
+        assert.equal((await desk.inject({ url: `/api/orderDesk/${ids.alice[0]}`, headers: as.root })).statusCode, 403);
+        assert.equal((await desk.inject({ url: `/api/orderDesk/${ids.alice[0]}` })).statusCode, 401);
+      } finally {
+        await desk.close();
+      }
     });
 
     it('authorization without configureJwt fails start-up with KIT_ERR_JWT_NOT_CONFIGURED', async () => {
