@@ -97,13 +97,13 @@ function scopeOf(entity: Entity, order: readonly SortKey[], filters: readonly Fi
 }
 
 /** A filter or sort key on a field the caller may not see: refused as a field that does not exist, so that values cannot be probed. */
-function hiddenParameter(entity: Entity, query: Record<string, unknown>, filters: ReadonlyMap<string, FilterParameter>, sort: readonly SortKey[], hidden: ReadonlySet<string>): InvalidParameter | undefined {
+function hiddenParameter(entity: Entity, query: Record<string, unknown>, filters: ReadonlyMap<string, FilterParameter>, hidden: ReadonlySet<string>): InvalidParameter | undefined {
   const shown = entity.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name).join(', ');
   for (const name of Object.keys(query)) {
     const filter = filters.get(name);
     if (filter && hidden.has(filter.field.name)) return { in: 'querystring', name, detail: `names no field of ${entity.name}; fields: ${shown}` };
   }
-  if (sort.some((key) => hidden.has(key.field))) return { in: 'querystring', name: 'sort', detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -` };
+  if (typeof query.sort === 'string' && query.sort.split(',').some((key) => hidden.has(key.startsWith('-') ? key.slice(1) : key))) return { in: 'querystring', name: 'sort', detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -` };
   return undefined;
 }
 
@@ -115,12 +115,13 @@ export function listHandler(settings: ListSettings) {
   const pk = entity.field(entity.primaryKey) as EntityField;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, unknown>;
-    const list = readList(query, filters, limits);
-    if ('detail' in list) return badRequest(reply, list);
     const access = accessOf?.(request);
     const hidden = access?.hidden;
-    const concealed = hidden && hidden.size > 0 ? hiddenParameter(entity, query, filters, list.sort, hidden) : undefined;
+    // Before the values are read: a hidden field's filter is refused whatever its value, as an unknown field's.
+    const concealed = hidden && hidden.size > 0 ? hiddenParameter(entity, query, filters, hidden) : undefined;
     if (concealed) return badRequest(reply, concealed);
+    const list = readList(query, filters, limits);
+    if ('detail' in list) return badRequest(reply, list);
     const only = typeof query.fields === 'string' ? readFields(entity, query.fields, hidden) : undefined;
     if (only && 'detail' in only) return badRequest(reply, only);
     const order = repository.order(list.sort);

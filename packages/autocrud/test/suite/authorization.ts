@@ -329,7 +329,7 @@ export function authorizationSuite(engine: EngineUnderTest): void {
     });
 
     it('400s of the query-string schema do not tell a hidden field from a missing one', async () => {
-      for (const query of ['filter[cost]=abc', 'filter[cost][like]=1', 'filter[cost][nope]=1', 'filter[or][0][cost]=abc', 'filter[weight]=1']) {
+      for (const query of ['filter[cost]=abc', 'filter[cost][like]=1', 'filter[cost][nope]=1', 'filter[or][0][cost]=abc', 'filter[cost][in]=1,2,99999999999999999999', 'filter[cost][gt]=1e400', 'filter[weight]=1']) {
         const res = await send(as.alice, { url: `/api/orders?${query}` });
         assertBadParameter(res, 'querystring', query.slice(0, query.indexOf('=')), /names no field of Order; fields: id, ownerId, item, amount, status, version, isDeleted$/);
       }
