@@ -206,6 +206,11 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       assert.equal(own.json<Record<string, unknown>>().ownerId, 'alice');
       assert.ok(!('cost' in own.json<Record<string, unknown>>()));
       assert.equal((await send(as.root, { url: `/api/orders/${ids.bob[0]}` })).statusCode, 200);
+      // Fastify's HEAD twins of the GET routes run the same hooks and queries.
+      assert.equal((await send(as.alice, { method: 'HEAD', url: `/api/orders/${ids.bob[0]}` })).statusCode, 404);
+      assert.equal((await send(as.alice, { method: 'HEAD', url: `/api/orders/${ids.alice[0]}` })).statusCode, 200);
+      assert.equal((await send(as.anonymous, { method: 'HEAD', url: `/api/orders/${ids.alice[0]}` })).statusCode, 401);
+      assert.equal((await send(as.nobody, { method: 'HEAD', url: '/api/orders/all' })).statusCode, 403);
     });
 
     it('ETags give no version oracle across scopes: If-None-Match and If-Match on another owner\'s row are 404, never 304 or 412', async () => {
