@@ -4,6 +4,7 @@
 // Every refused attempt is shown to change nothing: the table's rows, hashed, before and after.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -95,6 +96,14 @@ export function authorizationSuite(engine: EngineUnderTest): void {
     let app: FastifyInstance;
     let as: Callers;
     const ids = { alice: [] as number[], bob: [] as number[], public: 0 };
+    // Every log line of the app: no refusal may log at error level.
+    const logged: Array<{ level: number; msg?: string }> = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n')) if (line.trim() !== '') logged.push(JSON.parse(line) as { level: number; msg?: string });
+        done();
+      },
+    });
 
     /** Every row of the table, soft-deleted ones included, hashed: what a refused request must leave as it is. */
     const fingerprint = async () => {
@@ -115,7 +124,7 @@ export function authorizationSuite(engine: EngineUnderTest): void {
     before(async () => {
       await engine.sql('drop table if exists auth_orders');
       authority = await TestAuthority.start();
-      app = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrdersEndpoint]);
+      app = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrdersEndpoint], { logger: { level: 'debug', stream } });
       const token = async (sub: string, roles?: string[] | string) => ({ authorization: `Bearer ${await authority.sign({ claims: { sub, ...(roles ? { realm_access: { roles } } : {}) } })}` });
       as = { clerk: await token('dana', 'clerk'), alice: await token('alice', ['customer']), bob: await token('bob', ['customer']), root: await token('root', ['admin']), nobody: await token('nobody'), anonymous: {} };
       for (const [who, n] of [['alice', 3], ['bob', 2]] as const) {
@@ -345,6 +354,13 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       }
     });
 
+    it('a refused role is answered before the body is read: 403 (401 without a token) even for a body that is not JSON', async () => {
+      for (const [caller, status] of [[as.nobody, 403], [as.anonymous, 401]] as const) {
+        await refusedUnchanged(caller, { method: 'POST', url: '/api/orders', headers: { 'content-type': 'text/plain' }, payload: 'not json' }, status);
+        await refusedUnchanged(caller, { method: 'PATCH', url: `/api/orders/${ids.alice[0]}`, headers: { 'content-type': 'application/json' }, payload: '{"amount":' }, status);
+      }
+    });
+
     it('an Idempotency-Key replay never answers another identity\'s row', async () => {
       const key = { 'idempotency-key': 'auth-shared-key' };
       const payload = { item: 'replayed', amount: 3 };
@@ -389,6 +405,12 @@ export function authorizationSuite(engine: EngineUnderTest): void {
 
     it('authorization without configureJwt fails start-up with KIT_ERR_JWT_NOT_CONFIGURED', async () => {
       await assert.rejects(crudApp(engine, {}, undefined, [OrdersEndpoint]), (err: Error & { code?: string }) => err.code === 'KIT_ERR_JWT_NOT_CONFIGURED');
+    });
+
+    it('no refusal logged at error level', () => {
+      const errors = logged.filter((line) => line.level >= 50);
+      assert.deepEqual(errors, []);
+      assert.ok(logged.length > 0);
     });
 
     it('the document: bearer security and a 403 answer on every operation; the anonymous list says the token is optional', async () => {
