@@ -7,8 +7,11 @@
 // Options: --node=<bin> (the servers' Node; Platformatic needs >= 22.19), --quick (2 cycles of 2 s
 // slices, for development: about 2 minutes), --cycles=N (6), --slice=S seconds (4),
 // --connections=C (32), --requests=N sequential requests per deep-page case and round (200),
-// --only=get,list,page,create,depth,kit (kit: Kit's PATCH against its PUT of random rows, and its
-// list with fields= against the same list whole), --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
+// --only=get,list,page,create,depth,kit,include (kit: Kit's PATCH against its PUT of random rows, its
+// list with fields= against the same list whole, and a 100-row bulk create against single POSTs,
+// in rows/s; kit:bulk, kit:patch or kit:fields for one of them; include: an order with its customer
+// and 10 lines by include= against three requests and a plain get, see include.ts),
+// --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -19,8 +22,9 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
 import { median, spawnServer, stopServer, type ServerProcess } from '../harness.js';
+import { includeScenario, RELATION_SCHEMA, type IncludeResult } from './include.js';
 import { renderCrudReport, type CrudResults, type DepthResult, type KitPairResult, type PairResult, type SliceResult } from './report.js';
-import { CREATE_BODY, FILL, INDEXES, KIT_PAIRS, KIT_ROUTES, PATCH_BODY, POOL_SIZE, PRICE_BELOW, PUT_BODY, ROUTES, ROWS, SCHEMA, type KitRouteId, type RouteId, type ServerKind } from './shape.js';
+import { BULK_BODY, CREATE_BODY, FILL, INDEXES, KIT_PAIRS, KIT_ROUTES, PATCH_BODY, ROWS_PER_REQUEST, POOL_SIZE, PRICE_BELOW, PUT_BODY, ROUTES, ROWS, SCHEMA, type KitRouteId, type RouteId, type ServerKind } from './shape.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -53,6 +57,8 @@ for (const statement of SCHEMA) await database.sql(statement);
 await database.sql(FILL);
 const filledMs = performance.now() - started;
 for (const statement of INDEXES) await database.sql(statement);
+// The include scenario's tables (Kit's server checks them at start-up).
+for (const statement of RELATION_SCHEMA) await database.sql(statement);
 const generation = { rows: ROWS, fillMs: Math.round(filledMs), totalMs: Math.round(performance.now() - started) };
 log(`products: ${ROWS} rows in ${generation.fillMs} ms, with indexes and vacuum ${generation.totalMs} ms`);
 
@@ -170,6 +176,7 @@ const throughput = routes.map((route) => ({
 function kitLoad(server: Server, route: KitRouteId, seconds: number) {
   const url = `${server.base}${KIT_ROUTES[route]}`;
   if (route === 'list' || route === 'fields') return autocannon({ url, connections, pipelining: 1, duration: seconds });
+  if (route === 'bulk' || route === 'single') return autocannon({ url, connections, pipelining: 1, duration: seconds, method: 'POST', body: route === 'bulk' ? BULK_BODY : CREATE_BODY, headers: { 'content-type': 'application/json' } });
   const body = route === 'put' ? PUT_BODY : PATCH_BODY;
   const headers = { 'content-type': route === 'put' ? 'application/json' : 'application/merge-patch+json' };
   return autocannon({
@@ -181,20 +188,23 @@ function kitLoad(server: Server, route: KitRouteId, seconds: number) {
   });
 }
 let kitPairs: KitPairResult[] = [];
-if (!only || only.includes('kit')) {
+if (!only || only.some((o) => o === 'kit' || o.startsWith('kit:'))) {
   const kit = servers.get('kit') as Server;
   const kitSlice = async (route: KitRouteId): Promise<SliceResult> => {
     const [cpuBefore, dbBefore] = [await cpuOf(kit), databaseCpuUs()];
     const r = await kitLoad(kit, route, sliceSeconds);
     const [cpuAfter, dbAfter] = [await cpuOf(kit), databaseCpuUs()];
-    const requests = Math.max(1, r.requests.total);
-    return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+    // A bulk create's rate and CPU are per row, so that it compares with single POSTs row for row.
+    const rows = ROWS_PER_REQUEST[route];
+    const requests = Math.max(1, r.requests.total) * rows;
+    return { rps: r.requests.average * rows, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
   };
-  for (const [a, b] of KIT_PAIRS) for (const route of [a, b]) await kitLoad(kit, route, 3);
+  const kitOnly = only?.filter((o) => o.startsWith('kit:')).map((o) => o.slice(4));
+  for (const [a, b] of KIT_PAIRS.filter(([a]) => !kitOnly?.length || kitOnly.includes(a))) for (const route of [a, b]) await kitLoad(kit, route, 3);
   const own: Record<string, SliceResult[]> = {};
   const kitRatios: Record<string, Array<{ rps: number; cpu: number }>> = {};
   for (let cycle = 0; cycle < cycles; cycle++) {
-    for (const [a, b] of KIT_PAIRS) {
+    for (const [a, b] of KIT_PAIRS.filter(([a]) => !kitOnly?.length || kitOnly.includes(a))) {
       const [first, second] = cycle % 2 === 0 ? [a, b] : [b, a];
       const one = await kitSlice(first);
       const two = await kitSlice(second);
@@ -206,13 +216,33 @@ if (!only || only.includes('kit')) {
     }
   }
   const summary = (list: SliceResult[]) => ({ rps: median(list.map((x) => x.rps)), p99Ms: median(list.map((x) => x.p99Ms)), cpuUs: median(list.map((x) => x.cpuUs)), dbCpuUs: median(list.map((x) => x.dbCpuUs)), errors: list.reduce((n, x) => n + x.errors, 0) });
-  kitPairs = KIT_PAIRS.map(([a, b]) => {
+  kitPairs = KIT_PAIRS.filter(([a]) => !kitOnly?.length || kitOnly.includes(a)).map(([a, b]) => {
     const list = kitRatios[`${a}/${b}`] ?? [];
     return { a, b, own: summary(own[a] ?? []), ref: summary(own[b] ?? []), rpsRatio: median(list.map((p) => p.rps)), cpuRatio: median(list.map((p) => p.cpu)), all: list.map((p) => p.rps) };
   });
 }
 
-// 4. Page 10,000 of the list, one request at a time: offset against cursor, and the first page.
+// 4. Includes: an order with its customer and 10 lines in one request, against three requests and a plain get.
+let include: IncludeResult | undefined;
+if (!only || only.includes('include')) {
+  const kit = servers.get('kit') as Server;
+  include = await includeScenario({
+    base: kit.base,
+    cycles,
+    sliceSeconds,
+    connections,
+    log,
+    measure: async (run) => {
+      const [cpuBefore, dbBefore] = [await cpuOf(kit), databaseCpuUs()];
+      const r = await run();
+      const [cpuAfter, dbAfter] = [await cpuOf(kit), databaseCpuUs()];
+      const requests = Math.max(1, r.requests.total);
+      return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+    },
+  });
+}
+
+// 5. Page 10,000 of the list, one request at a time: offset against cursor, and the first page.
 // The cursor is the `next` of page 9,999, so the cursor page holds the same rows as page 10,000
 // by offset (checked). Each case gets `sequential` requests in a row per round, the order of the
 // cases reversed every other round; the median of all of a case's requests is reported.
@@ -305,6 +335,7 @@ const results: CrudResults = {
   throughput,
   kitPairs,
   depth,
+  ...(include ? { include } : {}),
 };
 await writeFile(path.join(here, '..', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);
 await writeFile(path.join(here, '..', `${out}.md`), renderCrudReport(results));

@@ -6,6 +6,7 @@
 // Every server also answers GET /bench/stats with its process's CPU time, for CPU per request.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { catalogEntity, ROUTES, type ServerKind } from './shape.js';
+import { relationEntities } from './include.js';
 
 const [kind, url, poolText] = process.argv.slice(2) as [ServerKind, string, string];
 const poolSize = Number(poolText);
@@ -16,9 +17,17 @@ async function kit(app: FastifyInstance): Promise<void> {
   const Product = catalogEntity();
   @AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.Patch })
   class ProductsEndpoint {}
+  // The include scenario's customers, orders and lines (include.ts).
+  const { Customer, Order, Line } = relationEntities();
+  @AutoCrud(Customer)
+  class CustomersEndpoint {}
+  @AutoCrud(Order)
+  class OrdersEndpoint {}
+  @AutoCrud(Line)
+  class LinesEndpoint {}
   // Kit's defaults: grouping, the OpenAPI document and /docs, health probes; no audit trail (its
   // cost is measured by `npm run bench`).
-  addKit(app, [ProductsEndpoint]);
+  addKit(app, [ProductsEndpoint, CustomersEndpoint, OrdersEndpoint, LinesEndpoint]);
   addKitAutoCrud(app, url, { poolSize, cursorSecret: 'bench-cursor-secret-of-32-characters!' });
   await useKit(app);
 }

@@ -65,8 +65,14 @@ export const ROUTES: Record<ServerKind, Record<RouteId, string>> = {
  * (a JSON Merge Patch of one field) against `PUT /{id}` (the whole body) on random rows, and the
  * list with `fields=` against the same list whole.
  */
-export type KitRouteId = 'put' | 'patch' | 'fields' | 'list';
-export const KIT_ROUTES: Record<KitRouteId, string> = { put: '/api/products/', patch: '/api/products/', fields: `${KIT_LIST}&fields=id,name,price`, list: KIT_LIST };
+export type KitRouteId = 'put' | 'patch' | 'fields' | 'list' | 'bulk' | 'single';
+export const KIT_ROUTES: Record<KitRouteId, string> = { put: '/api/products/', patch: '/api/products/', fields: `${KIT_LIST}&fields=id,name,price`, list: KIT_LIST, bulk: '/api/products', single: '/api/products' };
+/** Rows a bulk create sends per request (one transaction); its rate is counted in rows, against single POSTs. */
+export const BULK_ROWS = 100;
+/** The bulk create's body: the create's row, BULK_ROWS times. */
+export const BULK_BODY = `[${Array.from({ length: BULK_ROWS }, () => CREATE_BODY).join(',')}]`;
+/** Rows each request of a route writes or reads as one unit of its rate. */
+export const ROWS_PER_REQUEST: Record<KitRouteId, number> = { put: 1, patch: 1, fields: 1, list: 1, bulk: BULK_ROWS, single: 1 };
 /** The PUT's body: every writable field, the same values as a create. */
 export const PUT_BODY = CREATE_BODY;
 /** The PATCH's body: one field. */
@@ -75,4 +81,5 @@ export const PATCH_BODY = JSON.stringify({ price: 512.5 });
 export const KIT_PAIRS: Array<[KitRouteId, KitRouteId]> = [
   ['patch', 'put'],
   ['fields', 'list'],
+  ['bulk', 'single'],
 ];

@@ -6,6 +6,9 @@ import { addKitAutoCrud } from '@kit/autocrud';
 import { ProductsEndpoint } from './catalog/ProductsEndpoint.js';
 import { BooksEndpoint } from './catalog/BooksEndpoint.js';
 import { SeedProducts } from './catalog/SeedProducts.js';
+import { CustomersEndpoint } from './shop/CustomersEndpoint.js';
+import { CustomerOrdersEndpoint } from './shop/CustomerOrdersEndpoint.js';
+import { OrderLinesEndpoint } from './shop/OrderLinesEndpoint.js';
 import { OrderRepository } from './services/orders.js';
 import { UserRepository } from './services/users.js';
 import { DiskSpaceHealthCheck } from './health/DiskSpaceHealthCheck.js';
@@ -52,7 +55,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
 export function createApp(settings: SampleSettings = settingsFromEnv()): FastifyInstance {
   const app = Fastify({ logger: settings.logger });
 
-  const sources = [new URL('./endpoints/', import.meta.url), ...(settings.databaseUrl ? [ProductsEndpoint, BooksEndpoint] : [])];
+  const sources = [new URL('./endpoints/', import.meta.url), ...(settings.databaseUrl ? [ProductsEndpoint, BooksEndpoint, CustomersEndpoint, CustomerOrdersEndpoint, OrderLinesEndpoint] : [])];
   const kit = addKit(app, sources, (opt) => {
     opt.openApiInfo = { title: 'Sample shop API', description: 'Users, orders and admin jobs, grouped by Kit.' };
     // Bearer tokens for /api/account, only when an authority is given: `npm start` needs no network.

@@ -4,6 +4,7 @@ import type { Entity, EntityFieldName } from './entity.js';
 import { allows, CrudOperations } from './operations.js';
 import { requireIfMatchOption, resolveIdempotency, type IdempotencyOptions } from './options.js';
 import { autoCrudFor, type AutoCrudClassSettings } from './plugin.js';
+import { declareAutoCrud } from './relations.js';
 
 /**
  * Options of `@AutoCrud`.
@@ -84,5 +85,10 @@ export function AutoCrud<E extends Entity>(entity: E, options: AutoCrudOptions<E
   }
   const authorization = resolveAuthorization(`${where}.authorization`, entity, operations, options.authorization);
   const settings: AutoCrudClassSettings = { operations, idempotency: options.idempotency, requireIfMatch, ...(authorization ? { authorization } : {}) };
-  return KitRouteContributor((group, context) => autoCrudFor(context.services, context.className).routesFor(group, context, entity, settings));
+  const contribute = KitRouteContributor((group, context) => autoCrudFor(context.services, context.className).routesFor(group, context, entity, settings));
+  return (cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+    // Read back when the app's classes are known: the relations between the entities they serve.
+    declareAutoCrud(cls, { entity, operations, ...(authorization ? { authorization } : {}) });
+    contribute(cls, context);
+  };
 }

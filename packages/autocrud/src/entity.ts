@@ -143,6 +143,82 @@ export interface EntityDefinition<S extends EntitySchema, W extends FieldName<S>
    * bodies.
    */
   updatedAt?: FieldName<S>;
+  /**
+   * Fields that hold another entity's primary key: each becomes a `FOREIGN KEY` (with an index)
+   * in `createTables` and `writeMigration`, and names the relation `include=` reads. The value is
+   * the entity (or a function returning it, for an entity declared later or itself), or
+   * {@link ReferenceOptions} for the delete rule and the relation's names.
+   */
+  references?: { readonly [K in FieldName<S>]?: ReferenceTarget | ReferenceOptions };
+  /**
+   * Unique keys: each a list of writable fields whose values no two rows share. `createTables` and
+   * `writeMigration` declare a `UNIQUE` constraint per key; a create that takes a key's values is a
+   * 409 naming the key's fields; the first key is what an upsert (`Prefer: resolution=merge-duplicates`)
+   * matches rows on.
+   */
+  unique?: readonly (readonly W[])[];
+}
+
+/**
+ * The entity a field references: the entity itself, or a function returning it (an entity
+ * declared later in the module, or the entity itself).
+ *
+ * @example
+ * ```ts
+ * const target: ReferenceTarget = () => Customer;
+ * ```
+ */
+export type ReferenceTarget = Entity | (() => Entity);
+
+/**
+ * What deleting a referenced row does to the rows that refer to it: `restrict` (default) refuses
+ * the delete while any refers to it (409), `cascade` deletes them too, `set null` empties the
+ * field (it must be nullable).
+ *
+ * @example
+ * ```ts
+ * const rule: ReferenceRule = 'cascade';
+ * ```
+ */
+export type ReferenceRule = 'restrict' | 'cascade' | 'set null';
+
+/**
+ * One declared reference, in full.
+ *
+ * @example
+ * ```ts
+ * const line = defineEntity({ ..., references: { orderId: { entity: () => Order, onDelete: 'cascade', as: 'order', many: 'lines' } } });
+ * ```
+ */
+export interface ReferenceOptions {
+  /** The referenced entity (its primary key is the target). */
+  entity: ReferenceTarget;
+  /** What deleting the referenced row does (default `restrict`). */
+  onDelete?: ReferenceRule;
+  /** The name `include=` gives the referenced row on this entity (default: the field without a trailing `Id`/`_id`, `customerId` → `customer`). */
+  as?: string;
+  /** The name `include=` and the nested route give this entity's rows on the referenced one (default: this entity's table name without its schema, `order_lines`). */
+  many?: string;
+}
+
+/**
+ * A reference as `defineEntity` resolved it.
+ *
+ * @example
+ * ```ts
+ * for (const ref of Order.references) console.log(ref.field, '->', ref.target().name, ref.onDelete);
+ * ```
+ */
+export interface EntityReference {
+  /** The field holding the referenced primary key. */
+  readonly field: string;
+  /** The referenced entity. */
+  target(): Entity;
+  readonly onDelete: ReferenceRule;
+  /** The many-to-one relation's name on this entity (`customer`). */
+  readonly as: string;
+  /** The one-to-many relation's name on the referenced entity (`orders`). */
+  readonly many: string;
 }
 
 /**
@@ -196,6 +272,10 @@ export interface Entity<S extends EntitySchema = EntitySchema, W extends string 
   /** The version field (optimistic concurrency), if the entity declares one. */
   readonly version: string | undefined;
   readonly fields: readonly EntityField[];
+  /** The fields that reference other entities (`references` of {@link defineEntity}). */
+  readonly references: readonly EntityReference[];
+  /** The unique keys (`unique` of {@link defineEntity}), each a list of field names; empty when none. */
+  readonly unique: readonly (readonly string[])[];
   /** Fields by name. */
   field(name: string): EntityField | undefined;
 }
@@ -279,6 +359,89 @@ function decimalSize(entity: string, field: string, schema: Record<string, unkno
     throw entityError(entity, `field '${field}': x-scale must be an integer from 0 to x-precision (${String(precision)}); found ${JSON.stringify(scale)}.`);
   }
   return { precision: precision as number, scale: (scale as number | undefined) ?? 0 };
+}
+
+const RULES: ReadonlySet<string> = new Set(['restrict', 'cascade', 'set null']);
+
+function isEntity(value: unknown): value is Entity {
+  return isRecord(value) && typeof value.primaryKey === 'string' && typeof value.field === 'function' && Array.isArray(value.fields);
+}
+
+/**
+ * Whether `field` can hold `target`'s primary key: the same kind. Checked at once for an entity
+ * given directly, and by the plugin (see `checkReferences`) for one given as a function.
+ */
+export function referenceFault(entity: string, field: EntityField, target: Entity): string | undefined {
+  const key = target.field(target.primaryKey);
+  if (key && key.kind === field.kind) return undefined;
+  return `field '${field.name}' references ${target.name}, whose primary key '${target.primaryKey}' is ${key?.kind ?? 'missing'}, but '${field.name}' is ${field.kind}: declare it as the key is declared (entity ${entity}).`;
+}
+
+function referencesOf(
+  name: string,
+  table: string,
+  declared: unknown,
+  byName: ReadonlyMap<string, EntityField>,
+  reserved: ReadonlySet<string | undefined>,
+): readonly EntityReference[] {
+  if (declared === undefined) return Object.freeze([]);
+  if (!isRecord(declared)) throw entityError(name, 'references must be an object { field: Entity | () => Entity | { entity, onDelete, as, many } }.');
+  const out: EntityReference[] = [];
+  const names = new Set<string>();
+  for (const [fieldName, value] of Object.entries(declared)) {
+    if (value === undefined) continue;
+    const field = byName.get(fieldName);
+    if (!field) throw entityError(name, `references names '${fieldName}', which is not a field of the schema.`);
+    if (reserved.has(fieldName)) throw entityError(name, `references.${fieldName}: the primary key, soft-delete, version and timestamp fields cannot reference another entity.`);
+    const options: Record<string, unknown> = isRecord(value) && !isEntity(value) ? value : { entity: value };
+    const given = options.entity;
+    if (!isEntity(given) && typeof given !== 'function') throw entityError(name, `references.${fieldName} must be an entity made by defineEntity, or a function returning one.`);
+    const onDelete = options.onDelete ?? 'restrict';
+    if (typeof onDelete !== 'string' || !RULES.has(onDelete)) throw entityError(name, `references.${fieldName}.onDelete must be 'restrict', 'cascade' or 'set null'; found ${JSON.stringify(onDelete)}.`);
+    if (onDelete === 'set null' && !field.nullable) throw entityError(name, `references.${fieldName}.onDelete is 'set null', but '${fieldName}' is not nullable: declare it type: [..., 'null'].`);
+    if (isEntity(given)) {
+      const fault = referenceFault(name, field, given);
+      if (fault) throw entityError(name, fault);
+    }
+    const as = options.as ?? (fieldName.replace(/(_id|Id)$/, '') || fieldName);
+    const many = options.many ?? (splitName(table));
+    for (const [label, relation] of [['as', as], ['many', many]] as const) {
+      if (typeof relation !== 'string' || !IDENTIFIER.test(relation)) throw entityError(name, `references.${fieldName}.${label} must be an identifier; found ${JSON.stringify(relation)}.`);
+    }
+    if (as === fieldName || byName.has(as as string) || names.has(as as string)) {
+      throw entityError(name, `references.${fieldName}: the relation name '${String(as)}' is already a field or another relation of ${name}; set as: '<name>'.`);
+    }
+    names.add(as as string);
+    const resolve = isEntity(given) ? () => given : (given as () => Entity);
+    out.push(Object.freeze({ field: fieldName, target: resolve, onDelete: onDelete as ReferenceRule, as: as as string, many: many as string }));
+  }
+  return Object.freeze(out);
+}
+
+/** The declared unique keys, each a non-empty list of distinct writable fields; no key twice. */
+function uniqueKeys(name: string, declared: unknown, writable: ReadonlySet<string>): readonly (readonly string[])[] {
+  if (declared === undefined) return Object.freeze([]);
+  if (!Array.isArray(declared)) throw entityError(name, "unique must be an array of keys, each an array of field names: unique: [['sku'], ['vendor', 'code']].");
+  const seen = new Set<string>();
+  return Object.freeze(
+    declared.map((key: unknown, i) => {
+      if (!Array.isArray(key) || key.length === 0 || key.some((f) => typeof f !== 'string')) throw entityError(name, `unique[${i}] must be a non-empty array of field names; found ${JSON.stringify(key)}.`);
+      const fields = key as string[];
+      for (const field of fields) {
+        if (!writable.has(field)) throw entityError(name, `unique[${i}] names '${field}', which is not a writable field: a unique key is made of fields a client writes.`);
+      }
+      if (new Set(fields).size !== fields.length) throw entityError(name, `unique[${i}] names a field twice.`);
+      const id = [...fields].sort().join('\u0000');
+      if (seen.has(id)) throw entityError(name, `unique[${i}] repeats another unique key (${fields.join(', ')}).`);
+      seen.add(id);
+      return Object.freeze([...fields]);
+    }),
+  );
+}
+
+function splitName(table: string): string {
+  const dot = table.indexOf('.');
+  return dot === -1 ? table : table.slice(dot + 1);
 }
 
 /**
@@ -413,6 +576,8 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
     if (field === version) throw entityError(name, `the version field '${field}' cannot be writable: Kit increments it on every write.`);
     if (field === stamps.createdAt || field === stamps.updatedAt) throw entityError(name, `the timestamp field '${field}' cannot be writable: Kit sets it from the database's clock.`);
   }
+  const references = referencesOf(name, table, definition.references, byName, new Set([primaryKey, softDelete, version, stamps.createdAt, stamps.updatedAt]));
+  const unique = uniqueKeys(name, definition.unique, new Set(writable));
   return Object.freeze({
     name,
     table,
@@ -424,6 +589,8 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
     createdAt: stamps.createdAt,
     updatedAt: stamps.updatedAt,
     fields: Object.freeze(fields),
+    references,
+    unique,
     field: (fieldName: string) => byName.get(fieldName),
   });
 }

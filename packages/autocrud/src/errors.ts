@@ -48,6 +48,16 @@ export const autoCrudErrors = errorCatalogue({
     message: 'The row is at version {currentVersion}, not the one the write was conditioned on; nothing was written. Read it again and retry.',
     when: 'a conditional write (`ifVersion`, `If-Match`) found the row at another version; `VersionConflictError`',
   },
+  KIT_ERR_AUTOCRUD_MISSING_REFERENCE: {
+    status: 422,
+    message: '{entity}.{field} names {target} {key}, which does not exist (or is deleted); nothing was written.',
+    when: 'a write names, in a field that references another entity, a row that does not exist or is soft-deleted; `MissingReferenceError`',
+  },
+  KIT_ERR_AUTOCRUD_STILL_REFERENCED: {
+    status: 409,
+    message: '{entity} {key} is still referred to by {referrer} {referrerKey} (field {field}); nothing was deleted. Delete or move those rows first, or declare onDelete: cascade or set null.',
+    when: "a delete of a row other rows still refer to, under `onDelete: 'restrict'` (the default); `StillReferencedError`",
+  },
   KIT_ERR_AUTOCRUD_SCHEMA: { status: 503, when: 'a table or column is missing or of an incompatible type; `SchemaMismatchError` (fails start-up; later, routes answer 503)' },
   KIT_ERR_AUTOCRUD_ENTITY: { when: '`defineEntity`, `@AutoCrud` (Create/Update with no writable field, unknown flags), two entities with one name' },
   KIT_ERR_AUTOCRUD_AUTHORIZATION: {

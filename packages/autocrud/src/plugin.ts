@@ -1,6 +1,6 @@
 import { asValue } from 'awilix';
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase, RouteOptions } from 'fastify';
-import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type KitServices, type RouteContributorContext } from '@kit/core';
+import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type KitServices, type PlannedEndpoint, type RouteContributorContext } from '@kit/core';
 import { autoCrudErrors } from './errors.js';
 import { allows, CrudOperations } from './operations.js';
 import { cursorCodec, type CursorCodec } from './routes/cursor.js';
@@ -18,9 +18,13 @@ import type { EntityRepository } from './mapper/repository.js';
 import { sqliteEngine } from './mapper/sqlite.js';
 import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
-import { inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
+import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
+import { relationProperties } from './routes/includes.js';
+import type { RelatedSource } from './mapper/includes.js';
+import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
+import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -106,12 +110,23 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** An entity an @AutoCrud class serves, as the relations between them are linked. */
+interface Served {
+  readonly operations: number;
+  readonly className: string;
+  readonly nested: NestedRelations;
+  readonly authorization?: ResolvedAuthorization;
+}
+
 class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
   readonly #validation: CrudValidation = createValidation();
+  /** Every entity served, by entity: its children are linked once all are known (`linkRelations`). */
+  readonly #served = new Map<Entity, Served>();
   /** Component names in the document, by entity: two entities may not share one. */
   readonly #components = new Map<string, Entity>();
   readonly #cursors: CursorCodec;
   #warnedCursors = false;
+  #relations: { endpoints: readonly PlannedEndpoint[]; registry: RelationRegistry } | undefined;
 
   constructor(
     readonly database: Database,
@@ -120,6 +135,12 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     private readonly log: FastifyBaseLogger,
   ) {
     this.#cursors = cursorCodec(options.cursorSecret);
+  }
+
+  /** The app's relations, built once from its plan of endpoint classes (the same array for every contributor of the app). */
+  #relationsOf(endpoints: readonly PlannedEndpoint[]): RelationRegistry {
+    if (this.#relations?.endpoints !== endpoints) this.#relations = { endpoints, registry: buildRelations(endpoints) };
+    return this.#relations.registry;
   }
 
   get engine(): EngineKind {
@@ -154,14 +175,20 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     const idempotency = resolveIdempotency(`@AutoCrud(${entity.name}) options.idempotency`, settings.idempotency, this.options.idempotency);
     checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
-    const components = [rowSchema(entity), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity)] : [])];
+    const nested = this.#served.get(entity)?.nested ?? new NestedRelations(entity);
+    this.#served.set(entity, { operations, className: context.className, nested, ...(settings.authorization ? { authorization: settings.authorization } : {}) });
+    const registry = this.#relationsOf(context.endpoints);
+    const relationsOf = includeRelations(registry, (other) => this.database.register(other) as unknown as RelatedSource);
+    // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
+    const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, relationProperties(registry.of(other).values())), other] as const);
+    const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity), batchPatchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
-    for (const schema of components as Array<{ $id: string } & Record<string, unknown>>) {
+    for (const [schema, of] of [...own, ...related] as Array<readonly [{ $id: string } & Record<string, unknown>, Entity]>) {
       const owner = this.#components.get(schema.$id);
-      if (owner && owner !== entity) {
+      if (owner && owner !== of) {
         throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `Two entities use the component schema name '${schema.$id}' (${context.className} and another @AutoCrud class); give one of them another name.`);
       }
-      this.#components.set(schema.$id, entity);
+      this.#components.set(schema.$id, of);
       const existing: unknown = group.getSchema(schema.$id);
       if (existing === undefined) group.addSchema(schema);
       else if (!sameJson(existing, schema)) {
@@ -191,11 +218,46 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       prefix: context.prefix,
       cursors: this.#cursors,
       requireIfMatch,
+      relations: relationsOf,
+      repositoryOf: (other) => this.database.register(other),
+      nested,
       ...(idempotency && allows(operations, CrudOperations.Create) ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } } : {}),
       // Authorization rules need the token check (reading kitAuthenticate fails start-up without configureJwt).
       ...(this.options.requireAuthorization || settings.authorization ? { authenticate: group.kitAuthenticate } : {}),
       ...(settings.authorization ? { authorization: settings.authorization } : {}),
     });
+  }
+
+  /**
+   * Gives each served entity's create the one-to-many relations it may carry: every served child
+   * whose class allows Create and whose `references` name the entity (the relation's `many`).
+   * Run when the app is ready, once every @AutoCrud class is known; a relation name that is
+   * already a field or another relation of the parent fails start-up naming both.
+   */
+  linkRelations(): void {
+    for (const [child, { operations, className, authorization }] of this.#served) {
+      if (!allows(operations, CrudOperations.Create)) continue;
+      for (const reference of child.references) {
+        const parent = this.#served.get(reference.target());
+        if (!parent || !allows(parent.operations, CrudOperations.Create)) continue;
+        const clash = parent.nested.entity.field(reference.many) ? 'a field' : parent.nested.carried({ [reference.many]: true }).length > 0 ? 'another relation' : undefined;
+        if (clash) {
+          throw new KitError(
+            'KIT_ERR_AUTOCRUD_ENTITY',
+            `${child.name}.${reference.field} (${className}) names its one-to-many relation '${reference.many}' on ${parent.nested.entity.name}, which is already ${clash} of ${parent.nested.entity.name}; set references: { ${reference.field}: { entity, many: '<name>' } }.`,
+          );
+        }
+        const schema = nestedInputSchema(child, reference.field);
+        parent.nested.add({
+          name: reference.many,
+          entity: child,
+          field: reference.field,
+          repository: this.database.repository(child),
+          validate: compileNested(this.#validation.compiler, schema),
+          ...(authorization ? { authorization } : {}),
+        });
+      }
+    }
   }
 }
 
@@ -309,6 +371,15 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   }
   app.kit.services.register({ [KIT_AUTOCRUD]: asValue(runtime) });
   runtimes.set(app.kit.services, runtime);
+  // Every @AutoCrud class has made its routes by now: a parent's create learns its children.
+  app.addHook('onReady', (done) => {
+    try {
+      runtime.linkRelations();
+      done();
+    } catch (err) {
+      done(err as Error);
+    }
+  });
 
   // The database opens (PGlite starts, the tables are checked) as a warm-up of useKit: a host that
   // listens before useKit settles serves /livez at once and /healthz 503 `startup` meanwhile, and

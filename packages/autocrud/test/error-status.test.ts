@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import type { KitErrorSpec } from '@kit/core/extend';
-import { autoCrudErrors, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, UnrepresentableValueError, VersionConflictError } from '@kit/autocrud';
+import { autoCrudErrors, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, MissingReferenceError, SchemaMismatchError, StillReferencedError, StatementTimeoutError, UnrepresentableValueError, VersionConflictError } from '@kit/autocrud';
 import { crudErrorHandler } from '../src/routes/problems.ts';
 import { Product } from './suite/fixtures.ts';
 
@@ -18,6 +18,8 @@ describe('autoCrudErrors: the declared status is the answered one', () => {
       new ConstraintViolationError('foreignKey'),
       new InvalidValueError(),
       new VersionConflictError(4),
+      new MissingReferenceError('Order', 'customerId', 5, 'Customer'),
+      new StillReferencedError('Customer', 1, 'Order', 'customerId', 7),
       new SchemaMismatchError('table products is missing'),
       new UnrepresentableValueError('Product', 'price', 'holds a value past 2^53-1'),
     ];

@@ -381,3 +381,71 @@ else
       assert.deepEqual(rows(file, 'select * from kit_autocrud_migration'), []);
     });
   });
+
+// References: a foreign key and its index in the written migration, referenced tables first
+// whatever the order of the entities, on a new table and on a new column.
+const Shelf = defineEntity({
+  name: 'Shelf',
+  table: 'shelves',
+  schema: {
+    type: 'object',
+    required: ['id', 'bookId'],
+    properties: { id: { type: 'integer' }, bookId: { type: 'integer' }, authorId: { type: ['string', 'null'], format: 'uuid' } },
+  } as const,
+  writable: ['bookId', 'authorId'],
+  references: { bookId: { entity: Book, onDelete: 'cascade' }, authorId: { entity: Author, onDelete: 'set null' } },
+});
+@AutoCrud(Shelf)
+class ShelfEndpoint {}
+
+for (const flavour of ['pglite', 'sqlite'] as const) {
+  const skip = flavour === 'sqlite' && !sqliteAvailable() ? `node:sqlite is not in Node ${process.version}` : false;
+  it(`writes foreign keys and their indexes, referenced tables first, on ${flavour}; the applied keys refuse a missing row`, { skip }, async () => {
+    const base = await mkdtemp(path.join(tmpdir(), `kit-migrations-refs-${flavour}-`));
+    try {
+      const url = flavour === 'pglite' ? `pglite:${path.join(base, 'data')}` : `sqlite:${path.join(base, 'refs.db')}`;
+      const migrations = path.join(base, 'migrations');
+      const written = await writeMigration({ url, entities: [Shelf, Book, Author], dir: migrations, name: 'shelves' });
+      assert.ok(written);
+      assert.deepEqual(written.changes, ['create table books', 'create table authors', 'create table shelves', 'create index shelves_bookId_idx', 'create index shelves_authorId_idx']);
+      assert.match(written.sql, /"bookId" (bigint|integer) not null references "books" \("id"\) on delete cascade/);
+      assert.match(written.sql, /"authorId" (uuid|text) references "authors" \("id"\) on delete set null/);
+      assert.match(written.sql, /create index "shelves_bookId_idx" on "shelves" \("bookId"\);/);
+      const app = Fastify();
+      addKit(app, [BookEndpoint, AuthorEndpoint, ShelfEndpoint]);
+      addKitAutoCrud(app, url, { migrate: 'apply', migrationsDir: migrations, requireAuthorization: false });
+      await useKit(app);
+      try {
+        const missing = await app.inject({ method: 'POST', url: '/api/shelf', payload: { bookId: 41 } });
+        assert.equal(missing.statusCode, 422, missing.body);
+        const book = await app.inject({ method: 'POST', url: '/api/book', payload: { title: 'Dune' } });
+        const shelf = await app.inject({ method: 'POST', url: '/api/shelf', payload: { bookId: book.json().id } });
+        assert.equal(shelf.statusCode, 201, shelf.body);
+        // cascade, applied by the database from the migration's key.
+        assert.equal((await app.inject({ method: 'DELETE', url: `/api/book/${book.json().id}` })).statusCode, 204);
+        assert.equal((await app.inject(`/api/shelf/${shelf.json().id}`)).statusCode, 404);
+      } finally {
+        await app.close();
+      }
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+}
+
+it('adds a referencing column with its foreign key and index to an existing table (SQLite)', { skip: sqliteAvailable() ? false : `node:sqlite is not in Node ${process.version}` }, async () => {
+  const base = await mkdtemp(path.join(tmpdir(), 'kit-migrations-refcol-'));
+  try {
+    const file = path.join(base, 'refs.db');
+    const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => { exec(sql: string): void; prepare(sql: string): { all(): Array<Record<string, unknown>> }; close(): void } };
+    const setup = new DatabaseSync(file);
+    setup.exec('create table books (id integer primary key, title text not null, note text, rating integer not null default 3, "publishedOn" text); create table authors (id text primary key, name text not null, "isDeleted" integer not null default 0); create table shelves (id integer primary key, "bookId" integer not null references books(id) on delete cascade)');
+    setup.close();
+    const written = await writeMigration({ url: `sqlite:${file}`, entities: [Shelf, Book, Author], dir: path.join(base, 'migrations') });
+    assert.ok(written);
+    assert.deepEqual(written.changes, ['add column shelves.authorId', 'create index shelves_authorId_idx']);
+    assert.match(written.sql, /alter table "shelves" add column "authorId" text references "authors" \("id"\) on delete set null;/);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});

@@ -325,6 +325,7 @@ describe('with a database', () => {
       'GET /api/product product_GET',
       'GET /api/product/all product_GET_all',
       'GET /api/product/{id} product_GET_id',
+      'PATCH /api/product product_PATCH',
       'PATCH /api/product/{id} product_PATCH_id',
       'POST /api/product product_POST',
       'PUT /api/product/{id} product_PUT_id',

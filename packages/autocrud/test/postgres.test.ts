@@ -13,7 +13,14 @@ import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
+import { atomicSuite } from './suite/atomic.ts';
+import { bulkSuite } from './suite/bulk.ts';
+import { nestedSuite } from './suite/nested.ts';
+import { upsertSuite } from './suite/upsert.ts';
 import { selectSuite } from './suite/select.ts';
+import { relationsSuite } from './suite/relations.ts';
+import { includesSuite } from './suite/includes.ts';
+import { includeValuesSuite } from './suite/include-values.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -59,5 +66,12 @@ describePostgres('PostgreSQL', () => {
   quietSuite(engine);
   typesSuite(engine);
   patchSuite(engine);
+  atomicSuite(engine);
+  bulkSuite(engine);
+  nestedSuite(engine);
+  upsertSuite(engine);
   selectSuite(engine);
+  relationsSuite(engine);
+  includesSuite(engine);
+  includeValuesSuite(engine);
 });

@@ -22,7 +22,14 @@ import { valuesSuite } from './suite/values.ts';
 import { quietSuite } from './suite/quiet.ts';
 import { typesSuite } from './suite/types.ts';
 import { patchSuite } from './suite/patch.ts';
+import { atomicSuite } from './suite/atomic.ts';
+import { bulkSuite } from './suite/bulk.ts';
+import { nestedSuite } from './suite/nested.ts';
+import { upsertSuite } from './suite/upsert.ts';
 import { selectSuite } from './suite/select.ts';
+import { relationsSuite } from './suite/relations.ts';
+import { includesSuite } from './suite/includes.ts';
+import { includeValuesSuite } from './suite/include-values.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -39,6 +46,8 @@ if (!sqliteAvailable()) {
   it('AutoCrud client errors on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud PATCH on node:sqlite', (t) => t.skip(reason));
   it('AutoCrud fields=, ilike and OR groups on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud relations on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud includes and nested routes on node:sqlite', (t) => t.skip(reason));
 
   describe('the sqlite: engine on a runtime without node:sqlite', () => {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
@@ -88,7 +97,14 @@ if (!sqliteAvailable()) {
   quietSuite(engine);
   typesSuite(engine);
   patchSuite(engine);
+  atomicSuite(engine);
+  bulkSuite(engine);
+  nestedSuite(engine);
+  upsertSuite(engine);
   selectSuite(engine);
+  relationsSuite(engine);
+  includesSuite(engine);
+  includeValuesSuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

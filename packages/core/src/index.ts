@@ -22,7 +22,7 @@ export type { EndpointSource } from './endpoints/discovery.js';
 export { EndpointGroup, KitTag, KitEndpoint, KitMethod, type EndpointGroupOptions } from './endpoints/decorators.js';
 export type { SecuritySchemeObject } from './shared/security-schemes.js';
 export { KitRouteContributor } from './endpoints/contributors.js';
-export type { RouteContributor, RouteContributorContext } from './endpoints/types.js';
+export type { PlannedEndpoint, RouteContributor, RouteContributorContext } from './endpoints/types.js';
 
 export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
 export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';

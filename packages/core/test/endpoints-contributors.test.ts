@@ -12,7 +12,7 @@ import { kitApp, openApiOf, operations } from './helpers.js';
 function Crudish(resource: string) {
   return KitRouteContributor((_group, context: RouteContributorContext): RouteOptions[] => [
     { method: 'GET', url: '', handler: async () => ({ from: 'contributor', resource, list: true }) },
-    { method: 'GET', url: '{id}', handler: async (req) => ({ from: 'contributor', resource, params: req.params, context: { ...context, services: undefined } }) },
+    { method: 'GET', url: '{id}', handler: async (req) => ({ from: 'contributor', resource, params: req.params, context: { ...context, services: undefined, endpoints: undefined } }) },
     { method: ['PUT', 'PATCH'], url: '{id}', handler: async () => ({ from: 'contributor', resource, write: true }) },
   ]);
 }
@@ -49,7 +49,39 @@ class ToolsHooksEndpoint implements IKitEndpoint {
   }
 }
 
+// A contributor whose routes depend on the other classes of the app: it sees the app's whole plan.
+const seen: Array<readonly unknown[]> = [];
+function Planned() {
+  return KitRouteContributor((_group, { endpoints }) => {
+    seen.push(endpoints);
+    return [{ method: 'GET', url: 'plan', handler: async () => endpoints.map(({ cls, className, group, prefix }) => ({ cls: cls.name, className, group, prefix })) }];
+  });
+}
+@Planned()
+class FirstPlannedEndpoint {}
+@EndpointGroup('tools')
+@Planned()
+class LastPlannedEndpoint {}
+
 describe('route contributors (@KitRouteContributor)', () => {
+  it('see every endpoint class of the app with its group and prefix, before any group\'s routes are made; one frozen array per app', async () => {
+    seen.length = 0;
+    const app = await kitApp([FirstPlannedEndpoint, WidgetEndpoint, LastPlannedEndpoint]);
+    const plan = [
+      { cls: 'FirstPlannedEndpoint', className: 'FirstPlannedEndpoint', group: 'firstPlanned', prefix: '/api/firstPlanned' },
+      { cls: 'WidgetEndpoint', className: 'WidgetEndpoint', group: 'widget', prefix: '/api/widget' },
+      { cls: 'LastPlannedEndpoint', className: 'LastPlannedEndpoint', group: 'tools', prefix: '/api/tools' },
+    ];
+    // The first group's contributor already sees the last class.
+    assert.deepEqual((await app.inject('/api/firstPlanned/plan')).json(), plan);
+    assert.deepEqual((await app.inject('/api/tools/plan')).json(), plan);
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0], seen[1]);
+    assert.ok(Object.isFrozen(seen[0]));
+    await app.close();
+  });
+
+
   it('make a class without addRoutes an endpoint class; its routes get the group prefix, operationIds and tags', async () => {
     const app = await kitApp([WidgetEndpoint]);
     const list = await app.inject('/api/widget');

@@ -2,9 +2,10 @@ import { CompiledQuery } from 'kysely';
 import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
 import type { Db, Engine } from './engine.js';
-import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError } from './errors.js';
+import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, takenColumns } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
+import { referrersOf } from './references.js';
 import { StatementSpans, statementTracer, traceStatement } from './tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
@@ -64,7 +65,13 @@ export class Database {
     if (!repository) {
       this.#entities.add(entity);
       this.#unverified.add(entity);
-      repository = new EntityRepository(entity, this.engine.flavour, (query, signal) => this.run(query, signal), (query, name, signal) => this.#execute(query, name, signal));
+      repository = new EntityRepository(
+        entity,
+        this.engine.flavour,
+        (query, signal) => this.run(query, signal),
+        (query, name, signal) => this.#execute(query, name, signal),
+        () => referrersOf(entity, this.#entities),
+      );
       this.#repositories.set(entity, repository);
     }
     return repository;
@@ -197,7 +204,7 @@ export class Database {
       case 'timeout':
         return err instanceof StatementTimeoutError ? err : new StatementTimeoutError(this.limits.statementTimeoutMs, { cause: err });
       case 'unique':
-        return new ConstraintViolationError('unique', { cause: err });
+        return new ConstraintViolationError('unique', { cause: err, columns: takenColumns(err) });
       case 'foreignKey':
         return new ConstraintViolationError('foreignKey', { cause: err });
       case 'invalid':

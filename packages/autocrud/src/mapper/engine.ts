@@ -64,7 +64,8 @@ export interface Engine {
 /** The SQLSTATE classes and codes PostgreSQL and PGlite report, mapped for the caller. */
 export function classifySqlState(code: string): ErrorClass | undefined {
   if (code === '23505') return 'unique';
-  if (code === '23503') return 'foreignKey';
+  // 23001: ON DELETE RESTRICT (23503 is NO ACTION's, and an insert's).
+  if (code === '23503' || code === '23001') return 'foreignKey';
   if (code === '23502' || code === '23514' || code.startsWith('22')) return 'invalid';
   // query_canceled: statement_timeout, or a cancel request
   if (code === '57014') return 'timeout';

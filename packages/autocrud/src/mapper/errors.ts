@@ -93,17 +93,82 @@ export class StatementTimeoutError extends KitError {
  * ```
  */
 export class ConstraintViolationError extends KitError {
+  /** For a unique violation, the columns of the key whose values are taken, where the database names them. */
+  readonly columns: readonly string[] | undefined;
+
   constructor(
     readonly kind: 'unique' | 'foreignKey',
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; columns?: readonly string[] | undefined },
   ) {
     super(
       'KIT_ERR_DATABASE_CONFLICT',
       kind === 'unique' ? 'The write conflicts with an existing row (a unique constraint).' : 'The write conflicts with related rows (a foreign-key constraint).',
-      options,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'ConstraintViolationError';
+    this.columns = options?.columns;
   }
+}
+
+/**
+ * A write names a row that does not exist (or is soft-deleted) in a field that references
+ * another entity: nothing was written. The routes answer 422 naming the field and the key.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof MissingReferenceError) console.log(err.field, err.key, err.target); }
+ * ```
+ */
+export class MissingReferenceError extends KitError {
+  constructor(
+    readonly entity: string,
+    readonly field: string,
+    readonly key: unknown,
+    readonly target: string,
+  ) {
+    super('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', autoCrudErrors.message('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', { entity, field, key: JSON.stringify(key), target }));
+    this.name = 'MissingReferenceError';
+  }
+}
+
+/**
+ * A delete refused because other rows still refer to the row (`onDelete: 'restrict'`, the
+ * default): nothing was deleted. `referrer` and `field` name who refers, `referrerKey` one such
+ * row. The routes answer 409.
+ *
+ * @example
+ * ```ts
+ * catch (err) { if (err instanceof StillReferencedError) console.log(`${err.referrer} ${String(err.referrerKey)} still refers to it through ${err.field}`); }
+ * ```
+ */
+export class StillReferencedError extends KitError {
+  constructor(
+    readonly entity: string,
+    readonly key: unknown,
+    readonly referrer: string,
+    readonly field: string,
+    readonly referrerKey: unknown,
+  ) {
+    super(
+      'KIT_ERR_AUTOCRUD_STILL_REFERENCED',
+      autoCrudErrors.message('KIT_ERR_AUTOCRUD_STILL_REFERENCED', { entity, key: JSON.stringify(key), referrer, field, referrerKey: JSON.stringify(referrerKey) }),
+    );
+    this.name = 'StillReferencedError';
+  }
+}
+
+/**
+ * The columns of the unique key a driver error says is taken: PostgreSQL's and PGlite's `detail`
+ * (`Key (order_id, sku)=(...) already exists.`), SQLite's message (`UNIQUE constraint failed:
+ * t.order_id, t.sku`). Only the names are kept, never the values.
+ */
+export function takenColumns(err: unknown): string[] | undefined {
+  const e = err as { detail?: unknown; message?: unknown } | null;
+  const pg = typeof e?.detail === 'string' ? /^Key \((.+?)\)=\(/.exec(e.detail) : null;
+  if (pg) return (pg[1] as string).split(', ').map((c) => c.replace(/^"(.*)"$/, '$1').replaceAll('""', '"'));
+  const lite = typeof e?.message === 'string' ? /UNIQUE constraint failed: (.+)$/.exec(e.message) : null;
+  if (lite) return (lite[1] as string).split(', ').map((c) => c.slice(c.lastIndexOf('.') + 1));
+  return undefined;
 }
 
 /**
@@ -186,3 +251,35 @@ export class SchemaMismatchError extends KitError {
  * by statementTimeoutMs), a constraint, an invalid value, or anything else.
  */
 export type ErrorClass = 'unavailable' | 'lost' | 'busy' | 'timeout' | 'unique' | 'foreignKey' | 'invalid' | 'other';
+
+/**
+ * One row of an atomic write (`createMany`, `patchMany`) failed, so the whole write was rolled back
+ * and nothing of it is stored. `index` is the row's position in the call's array; `cause` is the
+ * row's own error (`KitError` `KIT_ERR_INVALID_ARGUMENT` for a bad value, `ConstraintViolationError`,
+ * `InvalidValueError`, `VersionConflictError`), or `undefined` when the row to change does not
+ * exist (`missing`).
+ *
+ * @example
+ * ```ts
+ * try { await products.createMany(rows); } catch (err) {
+ *   if (err instanceof BatchRowError) app.log.info({ row: err.index }, 'nothing was written');
+ * }
+ * ```
+ */
+export class BatchRowError extends Error {
+  constructor(
+    readonly index: number,
+    cause: unknown,
+    /** For a nested create: the one-to-many relation (`lines`) the row belongs to; `index` is its position there. */
+    readonly relation?: string,
+  ) {
+    const row = relation === undefined ? `Row ${index} of the batch` : `${relation}[${index}]`;
+    super(cause === undefined ? `${row} does not exist; nothing was written.` : `${row} failed; nothing was written: ${(cause as Error).message}`, { cause });
+    this.name = 'BatchRowError';
+  }
+
+  /** True when the row to change does not exist (or is soft-deleted). */
+  get missing(): boolean {
+    return this.cause === undefined;
+  }
+}

@@ -9,7 +9,7 @@ import { KitError } from '@kit/core';
 import type { Entity, EntityField } from '../entity.js';
 import { kindLabel, refusal, sqliteColumnType } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { columnDefault, columnDefinition, createTableBuilder, findColumn, findTable, postgresColumnTypes, splitTable } from './tables.js';
+import { checkReferences, columnDefault, columnDefinition, createTableBuilder, findColumn, findTable, postgresColumnTypes, referenceIndexBuilders, referenceOrder, splitTable } from './tables.js';
 
 /** The statements of a migration and what they do, in words (for the file's header and the slug). */
 export interface MigrationPlan {
@@ -38,11 +38,16 @@ export async function planMigration(db: Db, flavour: SqlFlavour, entities: reado
   const changes: string[] = [];
   const untouched: string[] = [];
   const refused: string[] = [];
-  for (const entity of entities) {
+  checkReferences(entities);
+  for (const entity of referenceOrder(entities)) {
     const table = findTable(tables, entity.table, flavour);
     if (!table) {
       statements.push(createTableBuilder(db, flavour, entity).compile().sql);
       changes.push(`create table ${entity.table}`);
+      for (const { index, builder } of referenceIndexBuilders(db, entity)) {
+        statements.push(builder.compile().sql);
+        changes.push(`create index ${index}`);
+      }
       continue;
     }
     const { schema, name } = splitTable(entity.table);
@@ -60,6 +65,11 @@ export async function planMigration(db: Db, flavour: SqlFlavour, entities: reado
           const { type, define } = columnDefinition(flavour, entity, field);
           statements.push((schema ? db.schema.withSchema(schema) : db.schema).alterTable(name).addColumn(field.column, sql.raw(type), define).compile().sql);
           changes.push(`add column ${entity.table}.${field.column}`);
+          const reference = referenceIndexBuilders(db, entity).find((i) => i.field === field.name);
+          if (reference) {
+            statements.push(reference.builder.compile().sql);
+            changes.push(`create index ${reference.index}`);
+          }
         }
         continue;
       }

@@ -110,14 +110,18 @@ const COMPARISON = { eq: '=', ne: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' }
 /** The expression builder of a query on one of the entity tables. */
 export type Eb = ExpressionBuilder<DynamicDatabase, string>;
 
-/** The WHERE condition of one filter; values are bound parameters, identifiers the entity's columns. */
-export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filter: Filter): Expression<SqlBool> {
-  const column = sql.ref(field.column);
+/**
+ * The WHERE condition of one filter; values are bound parameters, identifiers the entity's columns
+ * (qualified by `qualifier`, a table name or alias, where the statement reads more than one row source).
+ */
+export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filter: Filter, qualifier?: string): Expression<SqlBool> {
+  const name = qualifier === undefined ? field.column : `${qualifier}.${field.column}`;
+  const column = sql.ref(name);
   switch (filter.op) {
     case 'like':
     case 'ilike': {
       const insensitive = filter.op === 'ilike';
-      return contains(flavour, field.column, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value), insensitive), insensitive);
+      return contains(flavour, name, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value), insensitive), insensitive);
     }
     case 'null':
       return filter.value === true ? eb(column, 'is', null) : eb(column, 'is not', null);

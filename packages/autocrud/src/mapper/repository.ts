@@ -1,26 +1,24 @@
-import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
-import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
-import { ValueFault } from '../values/kinds.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
-import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
+import { encodeValue } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Eb, type Filter, type ListOptions, type SortKey } from './query.js';
-import { UnrepresentableValueError, VersionConflictError } from './errors.js';
+import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Filter, type ListOptions, type SortKey } from './query.js';
+import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './scope.js';
+import { ConstraintViolationError, VersionConflictError } from './errors.js';
+import { checkMissingReferences, checkReferrers, type Referrer } from './references.js';
+import { keySet, relatedQuery } from './related.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
-import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, withoutReadOnly, type Scope } from './scope.js';
+import { Table, type Executor, type Row, type Runner } from './table.js';
+import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed.js';
+import { includeAll, type IncludeNode } from './includes.js';
+import { createMany, createTree, patchMany, type ChildRows } from './atomic.js';
+import { upsertMany, type UpsertedRow, type UpsertResolution } from './upsert.js';
 
-/**
- * A row as the API shows it: field names, JSON values.
- *
- * @example
- * ```ts
- * const row: Row = { id: 7, name: 'Kettle', price: 40 };
- * ```
- */
-export type Row = Record<string, unknown>;
+export type { Executor, Row, Runner } from './table.js';
+export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './upsert.js';
 
 /**
  * Options of every repository call.
@@ -61,18 +59,20 @@ export interface WriteOptions extends CallOptions {
   readonly ifVersion?: readonly number[];
 }
 
-/** Runs a query against the database with availability and error mapping (see `Database.run`). */
-export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
-
-/** Runs a compiled statement (prepared under `name` where the engine can; cancelled when `signal` aborts, where it can) and returns its rows. */
-export type Executor = (query: CompiledQuery, name: string, signal?: AbortSignal) => Promise<Row[]>;
-
 /**
- * node:sqlite refuses to read an integer beyond 2^53 - 1 (ERR_OUT_OF_RANGE) rather than round it:
- * that is the same fault as any value Kit cannot answer exactly.
+ * Options of a read that may answer related rows with each row.
+ *
+ * @example
+ * ```ts
+ * const order = await orders.get(1, { include: [{ name: 'customer', kind: 'one', field: 'customerId', source: customers, children: [] }] });
+ * ```
  */
-function unreadable(entity: Entity, err: unknown): unknown {
-  return (err as { code?: unknown } | null)?.code === 'ERR_OUT_OF_RANGE' ? new UnrepresentableValueError(entity.name, undefined, 'holds an integer outside the range a JavaScript number holds exactly', { cause: err }) : err;
+export interface ReadOptions extends CallOptions {
+  /**
+   * The relations to set on each row (see `IncludeNode`): inside the row's own statement on
+   * PostgreSQL and PGlite, one more statement per relation on SQLite.
+   */
+  readonly include?: readonly IncludeNode[];
 }
 
 /**
@@ -86,66 +86,68 @@ function unreadable(entity: Entity, err: unknown): unknown {
  * ```
  */
 export class EntityRepository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>> {
-  readonly #table: string;
-  readonly #pk: EntityField;
-  readonly #codecs: readonly ColumnCodec[];
-  readonly #selection;
-  readonly #version: EntityField | undefined;
-  // Queries compiled once per shape (see statements.ts): the read by key, an insert per set of
-  // columns the bodies bring, the lists by their filters and order.
+  readonly #t: Table;
+  // The read by key, compiled once (see statements.ts).
   #byKeyStatement: Statement | undefined;
-  // The read by key under a scope, by the scope's shape.
-  readonly #scopedReads = new StatementCache();
-  readonly #inserts = new StatementCache();
+  // The reads by key under a scope or with includes inside (PostgreSQL; see embed.ts), by shape.
+  readonly #embedded = new StatementCache();
   // The lists, by shape (see slotList): pages and counts.
   readonly #lists = new StatementCache();
   // The orders order() made: list() takes one as it is, so a caller that needs the order first
   // (the list route, for its cursors) and the query share one.
   readonly #orders = new WeakSet<readonly SortKey[]>();
+  // The reads of related rows, by field and bound (see related.ts).
+  readonly #related = new StatementCache();
 
   constructor(
     readonly entity: Entity,
     private readonly flavour: SqlFlavour,
-    private readonly run: Runner,
-    private readonly execute: Executor,
+    run: Runner,
+    execute: Executor,
+    private readonly referrers: () => readonly Referrer[] = () => [],
   ) {
-    this.#table = entity.table;
-    this.#pk = entity.field(entity.primaryKey) as EntityField;
-    this.#codecs = entity.fields.map((f) => columnCodec(flavour, f));
-    this.#selection = entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name));
-    if (flavour === 'sqlite') this.run = (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err))));
-    this.#version = entity.version === undefined ? undefined : entity.field(entity.version);
+    this.#t = new Table(entity, flavour, run, execute);
+    tables.set(this, this.#t);
   }
 
   /**
-   * A row as the API shows it: each value in Kit's form (see columns.ts). NULL is `null` on a
-   * nullable field and absent on an optional one. A value with no exact answer throws
-   * `UnrepresentableValueError` naming the field and the row: never a rounded or shifted value.
+   * After the database refused a write for a foreign key: the field and key at fault, as
+   * `MissingReferenceError`; anything else as it was.
    */
-  #decode(row: Row): R {
-    const out: Row = {};
-    const fields = this.entity.fields;
-    for (let i = 0; i < fields.length; i++) {
-      const field = fields[i] as EntityField;
-      const value = row[field.name];
-      if (value === null || value === undefined) {
-        if (field.nullable) out[field.name] = null;
-        continue;
+  #explainWrite(input: Readonly<Record<string, unknown>>, signal: AbortSignal | undefined): (err: unknown) => Promise<never> {
+    return async (err) => {
+      if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && this.entity.references.length > 0) {
+        const t = this.#t;
+        await t.run((db) => checkMissingReferences(db, this.flavour, this.entity, input, false, t.execute, signal), signal);
       }
-      const decoded = (this.#codecs[i] as ColumnCodec).decode(value);
-      if (decoded instanceof ValueFault) throw new UnrepresentableValueError(this.entity.name, field.name, `${decoded.detail} (the row with ${this.#pk.name} ${JSON.stringify(String(row[this.#pk.name]))})`);
-      out[field.name] = decoded;
-    }
-    return out as R;
+      throw err;
+    };
   }
 
-  #where(eb: Eb, conditions: Array<Expression<SqlBool> | undefined>): Expression<SqlBool> {
-    const present = conditions.filter((c): c is Expression<SqlBool> => c !== undefined);
-    return eb.and(present);
-  }
-
-  #byKey(eb: Eb, key: unknown, scope: readonly Filter[]): Expression<SqlBool> {
-    return this.#where(eb, [eb(sql.ref(this.#pk.column), '=', key), notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]);
+  /**
+   * The rows (not soft-deleted) whose `field` holds one of `keys`, ordered by that field, then by
+   * primary key; with `perKey`, at most that many rows per key, the first by primary key. One
+   * statement whatever the number of keys (see related.ts): what includes read.
+   *
+   * @example
+   * ```ts
+   * const lines = await orderLines.related('orderId', [1, 2, 3], { perKey: 101 });
+   * ```
+   */
+  async related(field: Extract<keyof R, string>, keys: readonly unknown[], options: CallOptions & { readonly perKey?: number } = {}): Promise<R[]> {
+    const target = this.entity.field(field);
+    if (!target) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `related: '${field}' is not a field of ${this.entity.name}.`);
+    if (keys.length === 0) return [];
+    const t = this.#t;
+    const { perKey, signal } = options;
+    // The caller's scope on the related entity, in the statement, its values in slots.
+    const scoped = slotScope(this.flavour, this.entity, scopeFilters(this.entity, options.scope), 's');
+    const values: Record<string, unknown> = { ...scoped.values, keys: keySet(this.flavour, target, keys) };
+    if (perKey !== undefined) values.perKey = perKey;
+    return t.run(async (db) => {
+      const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}\u0000${scoped.shape}`, () => relatedQuery(db, this.flavour, this.entity, t.selection, target, perKey !== undefined, scoped.filters));
+      return (await t.execute(read.bind(values), read.name, signal)).map((r) => t.decode(r) as R);
+    }, signal);
   }
 
   /**
@@ -173,33 +175,43 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
    * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order, or `or` has more than 10 alternatives or an empty one; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
    */
-  list(options: ListOptions<Extract<keyof R, string>> & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
-  list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total: number }>;
-  async list(options: ListOptions<Extract<keyof R, string>>): Promise<{ rows: R[]; total?: number }> {
-    const order = this.order(options.sort);
+  list(options: ListOptions<Extract<keyof R, string>> & ReadOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
+  list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total: number }>;
+  async list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total?: number }> {
+    const include = options.include?.length ? options.include : undefined;
     // The scope's conditions join the caller's: the page, the count and the keyset alike.
-    const checked = listArguments(this.entity, options.scope ? { ...options, filters: [...options.filters, ...options.scope.where] } : options, order);
+    const scoped = options.scope && options.scope.where.length > 0 ? { ...options, filters: [...options.filters, ...options.scope.where] } : options;
+    const found = await this.#list(scoped, include && this.flavour === 'postgres' ? include : undefined);
+    if (include && this.flavour !== 'postgres') await includeAll(found.rows as Row[], include, this.entity.primaryKey, options.signal);
+    return found;
+  }
+
+  async #list(options: ListOptions<Extract<keyof R, string>>, embed: readonly IncludeNode[] | undefined): Promise<{ rows: R[]; total?: number }> {
+    const t = this.#t;
+    const order = this.order(options.sort);
+    const checked = listArguments(this.entity, options, order);
     const { shape, filters, or, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after, checked.or);
     const skip = after === undefined && options.offset > 0;
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
     const signal = options.signal;
-    return this.run(async (db) => {
+    return t.run(async (db) => {
       const filtered = () =>
-        db.selectFrom(this.#table).where((eb) =>
-          this.#where(eb, [
+        db.selectFrom(t.name).where((eb) =>
+          t.where(eb, [
             notDeleted(eb, this.flavour, this.entity),
             ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f)),
             anyOf(eb, this.flavour, this.entity, or),
           ]),
         );
-      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}`, () => {
-        let query = filtered().select(this.#selection);
+      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}\u0002${embed ? embedShape(embed) : ''}`, () => {
+        let query = filtered().select(t.selection);
+        if (embed) query = query.select(embedSelection(this.entity, embed));
         if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
         for (const key of order) {
           // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
           // read through an expression (a timestamp as text) would then sort as text.
-          const column = sql.ref(`${this.#table}.${(this.entity.field(key.field) as EntityField).column}`);
+          const column = sql.ref(`${t.name}.${(this.entity.field(key.field) as EntityField).column}`);
           // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
           query = query.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
         }
@@ -207,11 +219,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
         query = query.limit(new Slot('limit') as unknown as number);
         return skip ? query.offset(new Slot('offset') as unknown as number) : query;
       });
-      const rows = this.execute(page.bind(values), page.name, signal);
-      if (options.count === false) return { rows: (await rows).map((r) => this.#decode(r)) };
+      const rows = t.execute(page.bind(embed ? embedValues(embed, { ...values }) : values), page.name, signal);
+      const decode = embed ? (r: Row) => decodeEmbedded(t.decode(r), r, embed) as R : (r: Row) => t.decode(r) as R;
+      if (options.count === false) return { rows: (await rows).map(decode) };
       const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
-      const [found, [counted]] = await Promise.all([rows, this.execute(count.bind(values), count.name, signal)]);
-      return { rows: found.map((r) => this.#decode(r)), total: Number(counted?.total) };
+      const [found, [counted]] = await Promise.all([rows, t.execute(count.bind(values), count.name, signal)]);
+      return { rows: found.map(decode), total: Number(counted?.total) };
     }, signal);
   }
 
@@ -219,33 +232,42 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
 
   /** Every row that is not soft-deleted, by primary key. */
   async all(options?: CallOptions): Promise<R[]> {
+    const t = this.#t;
     const signal = options?.signal;
     const scope = scopeFilters(this.entity, options?.scope);
-    return this.run(async (db) => {
+    return t.run(async (db) => {
       const query = db
-        .selectFrom(this.#table)
-        .select(this.#selection)
-        .where((eb) => this.#where(eb, [notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]))
-        .orderBy(sql.ref(`${this.#table}.${this.#pk.column}`));
-      const rows = await this.execute(query.compile(), '', signal);
-      return rows.map((r) => this.#decode(r));
+        .selectFrom(t.name)
+        .select(t.selection)
+        .where((eb) => t.where(eb, [notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]))
+        .orderBy(sql.ref(`${t.name}.${t.pk.column}`));
+      const rows = await t.execute(query.compile(), '', signal);
+      return rows.map((r) => t.decode(r) as R);
     }, signal);
   }
 
-  /** The row with this primary key, unless absent or soft-deleted. */
-  async get(key: unknown, options?: CallOptions): Promise<R | undefined> {
-    key = keyValue(this.#pk, key);
+  /** The row with this primary key, unless absent or soft-deleted; with `include`, its related rows set on it. */
+  async get(key: unknown, options?: ReadOptions): Promise<R | undefined> {
+    const t = this.#t;
+    key = keyValue(t.pk, key);
     if (key === undefined) return undefined;
     const signal = options?.signal;
-    const scope = scopeFilters(this.entity, options?.scope);
+    const include = options?.include?.length ? options.include : undefined;
+    const embed = include && this.flavour === 'postgres' ? include : undefined;
     // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
-    const scoped = scope.length === 0 ? undefined : slotList(this.flavour, this.entity, scope, [], undefined);
-    return this.run(async (db) => {
-      const build = (where: readonly Filter[]) => db.selectFrom(this.#table).select(this.#selection).where((eb) => this.#byKey(eb, new Slot('key'), where));
-      const read = scoped ? this.#scopedReads.get(scoped.shape, () => build(scoped.filters)) : (this.#byKeyStatement ??= statement(build([])));
-      const [row] = await this.execute(read.bind(scoped ? { ...scoped.values, key } : { key }), read.name, signal);
-      return row ? this.#decode(row) : undefined;
+    const scoped = slotScope(this.flavour, this.entity, scopeFilters(this.entity, options?.scope), 's');
+    const row = await t.run(async (db) => {
+      const byKey = () => db.selectFrom(t.name).select(t.selection).where((eb) => t.byKey(eb, new Slot('key'), scoped.filters));
+      const read =
+        embed || scoped.filters.length > 0
+          ? this.#embedded.get(`${embed ? embedShape(embed) : ''}\u0002${scoped.shape}`, () => (embed ? byKey().select(embedSelection(this.entity, embed)) : byKey()))
+          : (this.#byKeyStatement ??= statement(byKey()));
+      const values = { ...scoped.values, key };
+      const [raw] = await t.execute(read.bind(embed ? embedValues(embed, values) : values), read.name, signal);
+      return raw ? (embed ? decodeEmbedded(t.decode(raw), raw, embed) : t.decode(raw)) : undefined;
     }, signal);
+    if (row && include && !embed) await includeAll([row], include, this.entity.primaryKey, signal);
+    return row as R | undefined;
   }
 
   /**
@@ -253,51 +275,104 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * version 1). A field left out gets the column's default; an explicit `null` is NULL.
    */
   async create(input: I, options?: CallOptions): Promise<R> {
-    checkReadOnly(this.entity, options?.scope, input as Readonly<Record<string, unknown>>);
-    const values = writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, false);
-    // The scope's fields are set from it, whatever the input says: a row is created inside the caller's scope.
-    Object.assign(values, scopeValues(this.entity, this.flavour, scopeFilters(this.entity, options?.scope), true));
-    if (this.#pk.type === 'string') values[this.#pk.column] = randomUUID();
-    if (this.#version) values[this.#version.column] = 1;
-    const stamps = kitTimestamps(this.entity, this.flavour, 'create');
-    const columns = [...Object.keys(values), ...Object.keys(stamps)];
+    const t = this.#t;
+    const written = input as Readonly<Record<string, unknown>>;
+    const { columns, values } = t.insertValues(written, t.writeScope(options?.scope, true));
     const signal = options?.signal;
-    return this.run(async (db) => {
-      const insert = this.#inserts.get(columns.join('\u0000'), () => {
-        const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
-        return (columns.length === 0 ? db.insertInto(this.#table).defaultValues() : db.insertInto(this.#table).values(slots)).returning(this.#selection);
-      });
-      const [row] = await this.execute(insert.bind(values), insert.name, signal);
-      if (!row) throw new Error(`INSERT INTO ${this.#table} ... RETURNING answered no row`);
-      return this.#decode(row);
-    }, signal);
+    return t.run(async (db) => {
+      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot tell.
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, t.execute, signal);
+      const insert = t.insertStatement(db, columns);
+      const [row] = await t.execute(insert.bind(values), insert.name, signal);
+      if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+      return t.decode(row) as R;
+    }, signal).catch(this.#explainWrite(written, signal));
   }
 
-  /** The row's key condition, plus the version condition of a conditional write. */
-  #target(eb: Eb, key: unknown, ifVersion: readonly number[] | undefined, scope: readonly Filter[]): Expression<SqlBool> {
-    const byKey = this.#byKey(eb, key, scope);
-    if (ifVersion === undefined || !this.#version) return byKey;
-    return eb.and([byKey, eb(sql.ref(this.#version.column), 'in', [...ifVersion])]);
+  /**
+   * Inserts every row of `inputs` in one transaction, in order, and returns the stored rows in that
+   * order; or, when one row cannot be stored, writes nothing and throws `BatchRowError` naming it.
+   * Each row as for {@link EntityRepository.create}. The rows are checked before the transaction
+   * starts; a `signal` that aborts between two rows rolls the transaction back.
+   *
+   * @throws {BatchRowError} A row is invalid (cause: `KitError` `KIT_ERR_INVALID_ARGUMENT`) or the database refuses it (`ConstraintViolationError`, `InvalidValueError`); nothing written.
+   * @example
+   * ```ts
+   * const [kettle, pot] = await products.createMany([{ name: 'Kettle', price: 40 }, { name: 'Pot', price: 12 }]);
+   * ```
+   */
+  async createMany(inputs: readonly I[], options?: CallOptions): Promise<R[]> {
+    return (await createMany(this.#t, inputs as readonly Readonly<Record<string, unknown>>[], options?.signal, options?.scope)) as R[];
+  }
+
+  /**
+   * Creates a row and, in the same transaction, the rows of its one-to-many relations: `children`
+   * maps a relation's name (`lines`, the `many` of the child's reference) to its repository, the
+   * child's referencing field, and the rows to insert (without that field: it is the new row's
+   * key). Returns the stored row with each relation's stored rows, in the order sent; or writes
+   * nothing and throws: the parent's own error as `create` throws it, a child's as
+   * `BatchRowError` with `relation` and `index` (`lines[3]`).
+   *
+   * @example
+   * ```ts
+   * const order = await orders.createTree({ customerId: 4 }, { lines: { repository: lines, field: 'orderId', rows: [{ sku: 'A', quantity: 2 }] } });
+   * ```
+   */
+  async createTree(input: I, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[]; readonly scope?: Scope }>>, options?: CallOptions): Promise<R & Row> {
+    const resolved: Record<string, ChildRows> = {};
+    for (const [name, { repository, field, rows, scope }] of Object.entries(children)) resolved[name] = { table: tableOf(repository), field, rows, ...(scope ? { scope } : {}) };
+    return (await createTree(this.#t, input as Readonly<Record<string, unknown>>, resolved, options?.signal, options?.scope)) as R & Row;
+  }
+
+  /**
+   * Applies a JSON Merge Patch to each row of `changes` in one transaction, in order, each with its
+   * own version condition, and returns the stored rows in that order; or, when one row cannot be
+   * changed, writes nothing and throws `BatchRowError` naming it. Each row as for
+   * {@link EntityRepository.patch} (an empty patch writes nothing, its `ifVersion` still checked).
+   *
+   * @throws {BatchRowError} A row is missing (`missing`), at another version (cause: `VersionConflictError`), invalid (`KitError` `KIT_ERR_INVALID_ARGUMENT`) or refused by the database; nothing written.
+   * @example
+   * ```ts
+   * await products.patchMany([{ key: 7, patch: { price: 35 }, ifVersion: [3] }, { key: 9, patch: { tag: null } }]);
+   * ```
+   */
+  async patchMany(changes: readonly { readonly key: unknown; readonly patch: Partial<I>; readonly ifVersion?: readonly number[] }[], options?: CallOptions): Promise<R[]> {
+    return (await patchMany(this.#t, changes as readonly { key: unknown; patch: Readonly<Record<string, unknown>>; ifVersion?: readonly number[] }[], options?.signal, options?.scope)) as R[];
+  }
+
+  /**
+   * Inserts each row of `inputs`, or, where a row with the same values of the entity's unique key
+   * (its first `unique` key, or `options.key`) exists, writes the fields the row brings over it
+   * (`resolution: 'merge'`, the default) or leaves it as it is (`'ignore'`); one transaction, in
+   * order. Each stored row comes with what happened to it: `created`, `updated` or `unchanged`. A
+   * merge increments the version and sets Kit's `updatedAt`. A soft-deleted row holding the key is
+   * revived as a create would write it (`created`; its version goes on from the deleted row's).
+   * Each row must carry every field of the key.
+   *
+   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when the entity declares no unique key, or `options.key` is not one of them.
+   * @throws {BatchRowError} A row lacks a key field or is invalid (cause: `KitError` `KIT_ERR_INVALID_ARGUMENT`), or the database refuses it; nothing written.
+   * @example
+   * ```ts
+   * const [kettle] = await products.upsertMany([{ sku: 'K-1', name: 'Kettle', price: 40 }]);
+   * console.log(kettle.outcome);   // 'created', then 'updated' on a second call
+   * ```
+   */
+  async upsertMany(inputs: readonly I[], options?: CallOptions & { readonly resolution?: UpsertResolution; readonly key?: readonly string[] }): Promise<UpsertedRow[]> {
+    const key = uniqueKey(this.entity, options?.key);
+    return upsertMany(this.#t, key, inputs as readonly Readonly<Record<string, unknown>>[], options?.resolution ?? 'merge', options?.signal, options?.scope);
   }
 
   /** After a conditional write changed nothing: undefined when there is no row, else the conflict. */
   async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined, scope: readonly Filter[]): Promise<undefined> {
-    const version = this.#version as EntityField;
+    const t = this.#t;
+    const version = t.version as EntityField;
     const query = db
-      .selectFrom(this.#table)
+      .selectFrom(t.name)
       .select(sql.ref(version.column).as('version'))
-      .where((eb) => this.#byKey(eb, key, scope));
-    const [row] = await this.execute(query.compile(), '', signal);
+      .where((eb) => t.byKey(eb, key, scope));
+    const [row] = await t.execute(query.compile(), '', signal);
     if (row) throw new VersionConflictError(Number(row.version));
     return undefined;
-  }
-
-  #checkCondition(options: WriteOptions | undefined): readonly number[] | undefined {
-    const ifVersion = options?.ifVersion;
-    if (ifVersion !== undefined && !this.#version) {
-      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `ifVersion: entity ${this.entity.name} declares no version field (defineEntity({ version: ... })).`);
-    }
-    return ifVersion;
   }
 
   /**
@@ -309,11 +384,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * @throws {VersionConflictError} With `ifVersion`, when the row is at another version (nothing written); `ConstraintViolationError`, `InvalidValueError` when the database refuses the write.
    */
   async update(key: unknown, input: I, options?: WriteOptions): Promise<R | undefined> {
-    const ifVersion = this.#checkCondition(options);
-    checkReadOnly(this.entity, options?.scope, input as Readonly<Record<string, unknown>>);
+    const ifVersion = this.#t.checkCondition(options);
+    const written = input as Readonly<Record<string, unknown>>;
+    checkReadOnly(this.entity, options?.scope, written);
     // A replace leaves the scope's read-only fields as they are.
-    const values = withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.flavour, input as Readonly<Record<string, unknown>>, true));
-    return this.#write(key, values, ifVersion, options);
+    return this.#write(key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.flavour, written, true)), written, ifVersion, options);
   }
 
   /**
@@ -331,49 +406,41 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
-    const ifVersion = this.#checkCondition(options);
+    const ifVersion = this.#t.checkCondition(options);
     checkReadOnly(this.entity, options?.scope, patch as Readonly<Record<string, unknown>>);
     const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
-    if (Object.keys(values).length > 0) return this.#write(key, values, ifVersion, options);
+    if (Object.keys(values).length > 0) return this.#write(key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options);
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);
-    if (row && ifVersion !== undefined && this.#version) {
-      const current = (row as Row)[this.#version.name] as number;
+    if (row && ifVersion !== undefined && this.#t.version) {
+      const current = (row as Row)[this.#t.version.name] as number;
       if (!ifVersion.includes(current)) throw new VersionConflictError(current);
     }
     return row;
   }
 
-  /**
-   * The columns Kit maintains on every generated write of a row (`update`, `patch`), added to the
-   * write's own: the version, +1, and Kit's `updatedAt` (the database clock). The one place a
-   * write's extra columns are added.
-   */
-  #maintained(values: Record<string, unknown>): Record<string, unknown> {
-    Object.assign(values, kitTimestamps(this.entity, this.flavour, 'update'));
-    if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
-    return values;
-  }
-
   /** One row's UPDATE (`update` and `patch`): the values, Kit's maintained columns, the version check. */
-  async #write(key: unknown, written: Record<string, unknown>, ifVersion: readonly number[] | undefined, options: WriteOptions | undefined): Promise<R | undefined> {
-    key = keyValue(this.#pk, key);
+  async #write(key: unknown, written: Record<string, unknown>, input: Readonly<Record<string, unknown>>, ifVersion: readonly number[] | undefined, options: WriteOptions | undefined): Promise<R | undefined> {
+    const t = this.#t;
+    key = keyValue(t.pk, key);
     if (key === undefined) return undefined;
     const signal = options?.signal;
-    const scope = scopeFilters(this.entity, options?.scope);
+    const scope = t.writeScope(options?.scope, false);
+    const where = scope?.where ?? [];
     // The scope's eq fields keep their value: a write cannot move a row out of the caller's scope.
-    const values = this.#maintained(Object.assign(written, scopeValues(this.entity, this.flavour, scope, false)));
-    return this.run(async (db) => {
-      if (ifVersion?.length === 0) return this.#conflict(db, key, signal, scope);
+    const values = t.maintained(scope ? Object.assign(written, scope.set) : written);
+    return t.run(async (db) => {
+      if (ifVersion?.length === 0) return this.#conflict(db, key, signal, where);
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, t.execute, signal);
       const query = db
-        .updateTable(this.#table)
+        .updateTable(t.name)
         .set(values)
-        .where((eb) => this.#target(eb, key, ifVersion, scope))
-        .returning(this.#selection);
-      const [row] = await this.execute(query.compile(), '', signal);
-      if (row) return this.#decode(row);
-      return ifVersion === undefined ? undefined : this.#conflict(db, key, signal, scope);
-    }, signal);
+        .where((eb) => t.target(eb, key, ifVersion, where))
+        .returning(t.selection);
+      const [row] = await t.execute(query.compile(), '', signal);
+      if (row) return t.decode(row) as R;
+      return ifVersion === undefined ? undefined : this.#conflict(db, key, signal, where);
+    }, signal).catch(this.#explainWrite(input, signal));
   }
 
   /**
@@ -381,33 +448,67 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * when there was none. `ifVersion` as for {@link EntityRepository.update}.
    */
   async delete(key: unknown, options?: WriteOptions): Promise<boolean> {
-    const ifVersion = this.#checkCondition(options);
-    key = keyValue(this.#pk, key);
+    const t = this.#t;
+    const ifVersion = t.checkCondition(options);
+    key = keyValue(t.pk, key);
     if (key === undefined) return false;
     const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
     const signal = options?.signal;
     const scope = scopeFilters(this.entity, options?.scope);
-    return this.run(async (db) => {
+    return t.run(async (db) => {
       if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal, scope)) ?? false;
       // RETURNING the key counts the rows touched, on every engine, through the one statement path.
-      const touched = sql.ref(this.#pk.column);
+      const touched = sql.ref(t.pk.column);
       let query;
+      // A soft delete is an UPDATE, which the database's ON DELETE rules never see: restrict is checked here.
+      const referrers = this.referrers();
+      if (soft && referrers.length > 0) {
+        // A row outside the scope is absent (404), never a restrict conflict (409): no existence oracle.
+        if (scope.length > 0 && (await t.execute(db.selectFrom(t.name).select(sql.ref(t.pk.column).as('key')).where((eb) => t.byKey(eb, key, scope)).compile(), '', signal)).length === 0) return false;
+        await checkReferrers(db, this.flavour, this.entity, key, referrers, true, t.execute, signal);
+      }
       if (soft) {
         const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
-        if (this.#version) values[this.#version.column] = sql`${sql.ref(this.#version.column)} + 1`;
+        if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
         query = db
-          .updateTable(this.#table)
+          .updateTable(t.name)
           .set(values)
-          .where((eb) => this.#target(eb, key, ifVersion, scope))
+          .where((eb) => t.target(eb, key, ifVersion, scope))
           .returning(touched.as('key'));
       } else {
         query = db
-          .deleteFrom(this.#table)
-          .where((eb) => this.#target(eb, key, ifVersion, scope))
+          .deleteFrom(t.name)
+          .where((eb) => t.target(eb, key, ifVersion, scope))
           .returning(touched.as('key'));
       }
-      if ((await this.execute(query.compile(), '', signal)).length > 0) return true;
+      if ((await t.execute(query.compile(), '', signal)).length > 0) return true;
       return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal, scope)) ?? false);
-    }, signal);
+    }, signal).catch(async (err: unknown) => {
+      // The database refused the delete (restrict): name a row that still refers to it.
+      const referrers = this.referrers();
+      if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && referrers.length > 0) {
+        await t.run((db) => checkReferrers(db, this.flavour, this.entity, key, referrers, false, t.execute, signal), signal);
+      }
+      throw err;
+    });
   }
+}
+
+// Each repository's table, for the atomic writes that span two entities (a nested create).
+const tables = new WeakMap<object, Table>();
+
+function tableOf(repository: EntityRepository<Row, Readonly<Record<string, unknown>>>): Table {
+  const table = tables.get(repository);
+  if (!table) throw new KitError('KIT_ERR_INVALID_ARGUMENT', 'createTree: a child repository must be one the AutoCrud database made (crud.repository(Entity)).');
+  return table;
+}
+
+/** The unique key an upsert matches on: `asked` when it is one the entity declares, else its first. */
+function uniqueKey(entity: Entity, asked: readonly string[] | undefined): readonly string[] {
+  const keys = entity.unique;
+  if (keys.length === 0) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `upsertMany: entity ${entity.name} declares no unique key (defineEntity({ unique: [['<field>']] })).`);
+  if (asked === undefined) return keys[0] as readonly string[];
+  const found = keys.find((k) => k.length === asked.length && k.every((f) => asked.includes(f)));
+  if (!found) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `upsertMany: (${asked.join(', ')}) is not a unique key of ${entity.name}; its keys: ${keys.map((k) => `(${k.join(', ')})`).join(', ')}.`);
+  return found;
 }

@@ -9,7 +9,8 @@ import type { Entity, EntityField } from '../entity.js';
 import { checkFilters } from './arguments.js';
 import { encodeValue } from './columns.js';
 import type { SqlFlavour } from './engine.js';
-import { condition, type Eb, type Filter, type Scope } from './query.js';
+import { condition, slotList, type Eb, type Filter, type Scope } from './query.js';
+import { Slot } from './statements.js';
 
 export type { Scope };
 
@@ -18,9 +19,29 @@ export function scopeFilters(entity: Entity, scope: Scope | undefined): readonly
   return scope === undefined || scope.where.length === 0 ? [] : checkFilters(entity, scope.where, 'scope.where');
 }
 
-/** The WHERE conditions of checked scope filters (see {@link scopeFilters}). */
-export function scopeConditions(eb: Eb, flavour: SqlFlavour, entity: Entity, filters: readonly Filter[]): Expression<SqlBool>[] {
-  return filters.map((f) => condition(eb, flavour, entity.field(f.field) as EntityField, f));
+/** The WHERE conditions of checked scope filters (see {@link scopeFilters}), on columns qualified by `qualifier` when given. */
+export function scopeConditions(eb: Eb, flavour: SqlFlavour, entity: Entity, filters: readonly Filter[], qualifier?: string): Expression<SqlBool>[] {
+  return filters.map((f) => condition(eb, flavour, entity.field(f.field) as EntityField, f, qualifier));
+}
+
+/** Checked scope filters with slots named `<prefix>…` in place of their values, for a statement compiled once per shape. */
+export interface SlottedScope {
+  /** Equal shapes, equal SQL (the fields, operators and list lengths). */
+  readonly shape: string;
+  readonly filters: readonly Filter[];
+  readonly values: Record<string, unknown>;
+}
+
+const NO_SCOPE: SlottedScope = { shape: '', filters: [], values: {} };
+
+/** The scope's checked filters slotted under `prefix` (see {@link SlottedScope}); an empty one without filters. */
+export function slotScope(flavour: SqlFlavour, entity: Entity, filters: readonly Filter[], prefix: string): SlottedScope {
+  if (filters.length === 0) return NO_SCOPE;
+  const slotted = slotList(flavour, entity, filters, [], undefined);
+  const rename = (v: unknown): unknown => (v instanceof Slot ? new Slot(`${prefix}${v.name}`) : Array.isArray(v) ? v.map(rename) : v);
+  const values: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(slotted.values)) values[`${prefix}${name}`] = value;
+  return { shape: slotted.shape, filters: slotted.filters.map((f) => ({ ...f, value: rename(f.value) })), values };
 }
 
 /**

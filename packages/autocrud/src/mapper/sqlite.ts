@@ -42,7 +42,8 @@ function classifySqlite(err: unknown): ErrorClass {
   if (e?.code !== 'ERR_SQLITE_ERROR' || typeof e.errcode !== 'number') return 'other';
   const extended = e.errcode;
   if (extended === 2067 || extended === 1555) return 'unique';
-  if (extended === 787) return 'foreignKey';
+  // 1811 (CONSTRAINT_TRIGGER) is how ON DELETE RESTRICT fails, with the foreign key's message.
+  if (extended === 787 || (extended === 1811 && typeof e.message === 'string' && /FOREIGN KEY/.test(e.message))) return 'foreignKey';
   if (extended === 1299 || extended === 275 || extended === 20 /* MISMATCH */ || extended === 25 /* RANGE */) return 'invalid';
   const primary = extended & 0xff;
   // NOMEM, IOERR, CORRUPT, CANTOPEN

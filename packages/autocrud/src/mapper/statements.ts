@@ -4,6 +4,9 @@
 import { createHash } from 'node:crypto';
 import type { Compilable, CompiledQuery } from 'kysely';
 
+/** Runs a compiled statement (prepared under `name` where the engine can; cancelled when `signal` aborts, where it can) and returns its rows. */
+export type Executor = (query: CompiledQuery, name: string, signal?: AbortSignal) => Promise<Array<Record<string, unknown>>>;
+
 /** A value a statement takes at each call, by name: placed where the value goes when the query is built. */
 export class Slot {
   constructor(readonly name: string) {}

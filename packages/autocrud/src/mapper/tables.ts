@@ -1,8 +1,8 @@
 // The start-up schema check: every entity's table exists with a column per field that holds the
 // field's values exactly (columns.ts), or start-up fails naming the table and column and what to
 // declare instead. With createTables, missing tables are created first.
-import { sql, type ColumnDefinitionBuilderCallback, type CreateTableBuilder, type TableMetadata } from 'kysely';
-import type { Entity, EntityField } from '../entity.js';
+import { sql, type ColumnDefinitionBuilderCallback, type CreateIndexBuilder, type CreateTableBuilder, type TableMetadata } from 'kysely';
+import { referenceFault, type Entity, type EntityField } from '../entity.js';
 import { ValueFault } from '../values/kinds.js';
 import { fieldValue } from '../values/fields.js';
 import { databaseClock } from './stamps.js';
@@ -37,7 +37,14 @@ export function columnDefinition(flavour: SqlFlavour, entity: Entity, field: Ent
     throw new SchemaMismatchError(`No column can be made for ${entity.name}.${field.name} of type ${kindLabel(field)}: ${refusal(flavour, field, { declared: '', family: 'other' })}.`);
   }
   const isKey = field.name === entity.primaryKey;
+  const reference = entity.references.find((r) => r.field === field.name);
   const define: ColumnDefinitionBuilderCallback = (col) => {
+    if (reference) {
+      const target = reference.target();
+      const key = target.field(target.primaryKey);
+      // Column-level REFERENCES: the one form CREATE TABLE and ALTER TABLE ADD COLUMN share on every engine.
+      col = col.references(`${target.table}.${key?.column ?? target.primaryKey}`).onDelete(reference.onDelete);
+    }
     if (isKey) {
       col = col.primaryKey();
       if (field.type === 'integer' && flavour === 'postgres') col = col.generatedByDefaultAsIdentity();
@@ -74,11 +81,49 @@ export function createTableBuilder(db: Db, flavour: SqlFlavour, entity: Entity):
     const { type, define } = columnDefinition(flavour, entity, field);
     builder = builder.addColumn(field.column, sql.raw(type), define);
   }
+  for (const key of entity.unique) {
+    const columns = key.map((f) => entity.field(f)?.column ?? f);
+    // PostgreSQL's own name for it (table_columns_key), so a hand-written migration and Kit's agree.
+    builder = builder.addUniqueConstraint(uniqueConstraintName(entity, columns), columns as never[]);
+  }
   return builder;
+}
+
+/** The name of a unique key's constraint: `<table>_<columns>_key`, at most 63 characters. */
+export function uniqueConstraintName(entity: Entity, columns: readonly string[]): string {
+  return `${splitTable(entity.table).name}_${columns.join('_')}_key`.slice(0, 63);
+}
+
+/** The index on each referencing column (PostgreSQL and SQLite index the referenced key, never the referencing column). */
+export function referenceIndexBuilders(db: Db, entity: Entity): { field: string; index: string; builder: CreateIndexBuilder }[] {
+  const { schema, name } = splitTable(entity.table);
+  return entity.references.map((reference) => {
+    const column = entity.field(reference.field)?.column ?? reference.field;
+    const index = `${name}_${column}_idx`.slice(0, 63);
+    return { field: reference.field, index, builder: (schema ? db.schema.withSchema(schema) : db.schema).createIndex(index).on(name).column(column) };
+  });
+}
+
+/** Entities ordered so a referenced table is created before the tables referring to it (a cycle keeps the declared order). */
+export function referenceOrder(entities: readonly Entity[]): Entity[] {
+  const ordered: Entity[] = [];
+  const visiting = new Set<Entity>();
+  const visit = (entity: Entity): void => {
+    if (ordered.includes(entity) || visiting.has(entity)) return;
+    visiting.add(entity);
+    for (const reference of entity.references) {
+      const target = reference.target();
+      if (entities.includes(target)) visit(target);
+    }
+    ordered.push(entity);
+  };
+  for (const entity of entities) visit(entity);
+  return ordered;
 }
 
 async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise<void> {
   await createTableBuilder(db, flavour, entity).ifNotExists().execute();
+  for (const { builder } of referenceIndexBuilders(db, entity)) await builder.ifNotExists().execute();
 }
 
 /**
@@ -105,6 +150,26 @@ export function findColumn(table: TableMetadata, field: EntityField, flavour: Sq
   return table.columns.find((c) => (flavour === 'sqlite' ? c.name.toLowerCase() === field.column.toLowerCase() : c.name === field.column));
 }
 
+/**
+ * Every reference given as a function returns an entity whose key the field can hold. Throws
+ * `SchemaMismatchError` naming the field.
+ */
+export function checkReferences(entities: readonly Entity[]): void {
+  for (const entity of entities) {
+    for (const reference of entity.references) {
+      const target: unknown = reference.target();
+      const field = entity.field(reference.field);
+      if (!isEntity(target)) throw new SchemaMismatchError(`${entity.name}.${reference.field}: its references function returned ${String(target)}, not an entity made by defineEntity.`);
+      const fault = field ? referenceFault(entity.name, field, target) : undefined;
+      if (fault) throw new SchemaMismatchError(fault);
+    }
+  }
+}
+
+function isEntity(value: unknown): value is Entity {
+  return typeof value === 'object' && value !== null && typeof (value as Entity).field === 'function' && typeof (value as Entity).table === 'string';
+}
+
 /** What the start-up check's messages advise for a table or column the database lacks. */
 const MIGRATE = "Write the migration that adds it: writeMigration({ url, entities, dir }) from @kit/autocrud writes it for review, and addKitAutoCrud(app, url, { migrate: 'apply', migrationsDir: dir }) applies it at start-up (docs/autocrud.md, Schema migrations)";
 
@@ -114,9 +179,18 @@ const MIGRATE = "Write the migration that adds it: writeMigration({ url, entitie
  */
 export async function prepareTables(db: Db, flavour: SqlFlavour, entities: readonly Entity[], createTables: boolean): Promise<void> {
   if (entities.length === 0) return;
+  checkReferences(entities);
   let tables = await db.introspection.getTables();
+  for (const entity of entities) {
+    for (const reference of entity.references) {
+      const target = reference.target();
+      if (!(createTables && entities.includes(target)) && !findTable(tables, target.table, flavour)) {
+        throw new SchemaMismatchError(`Table '${target.table}' (entity ${target.name}, which ${entity.name}.${reference.field} references) does not exist. ${MIGRATE}; or serve ${target.name} from this addKitAutoCrud too, with createTables.`);
+      }
+    }
+  }
   if (createTables) {
-    const missing = entities.filter((e) => !findTable(tables, e.table, flavour));
+    const missing = referenceOrder(entities).filter((e) => !findTable(tables, e.table, flavour));
     for (const entity of missing) await createTable(db, flavour, entity);
     if (missing.length > 0) tables = await db.introspection.getTables();
   }

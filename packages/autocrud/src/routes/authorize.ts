@@ -7,13 +7,17 @@ import { sendProblem } from '@kit/core';
 import type { AutoCrudOperation, ResolvedAuthorization, ResolvedRule } from '../authorization.js';
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, Scope } from '../mapper/query.js';
+import type { IncludeNode } from '../mapper/includes.js';
+import type { IncludeRequest } from './includes.js';
 import type { CallOptions, Row } from '../mapper/repository.js';
 import { clientSignal } from './abort.js';
+import { visible } from './fields.js';
+export { visible } from './fields.js';
 import { problemResponse } from './schemas.js';
-import { allows } from '../operations.js';
+import { allows, CrudOperations } from '../operations.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import { ValueFault } from '../values/kinds.js';
-import { problem } from './problems.js';
+import { badRequest, problem } from './problems.js';
 
 /** What the rule that admitted a request lets it do. */
 export interface Access {
@@ -99,6 +103,31 @@ async function accessFor(entity: Entity, rule: ResolvedRule, request: FastifyReq
   return { scope: where.length > 0 || rule.readOnly.length > 0 ? { where, readOnly: rule.readOnly } : undefined, hidden: rule.hidden, readOnly, fixed };
 }
 
+/** Why a caller may not: 401 (no token, and no anonymous rule) or 403. */
+export interface Refusal {
+  readonly status: 401 | 403;
+  readonly detail: string;
+}
+
+/** Sends the refusal (401 with its challenge, or 403). */
+export function refuse(reply: FastifyReply, refusal: Refusal): FastifyReply {
+  return refusal.status === 401 ? tokenRequired(reply) : forbidden(reply, refusal.detail);
+}
+
+/**
+ * The access the caller of `request` (its verified token in `request.user`, or none) has to
+ * `entity`'s rows for one operation under its rules, or why not: the first rule the caller
+ * matches that allows the operation decides.
+ */
+export async function admit(entity: Entity, authorization: ResolvedAuthorization, flag: number, operation: AutoCrudOperation, request: FastifyRequest): Promise<Access | Refusal> {
+  const user = request.user;
+  const roles = user === undefined ? NO_ROLES : rolesOf(user, authorization.rolesClaim);
+  const rule = authorization.rules.find((r) => allows(r.allow, flag) && (r.role === undefined || roles.includes(r.role)));
+  if (!rule) return user === undefined ? { status: 401, detail: 'A bearer token is required.' } : { status: 403, detail: `The token's roles do not allow this caller to ${VERBS[operation]} ${entity.name} rows; nothing was read or written.` };
+  const access = await accessFor(entity, rule, request, operation);
+  return typeof access === 'string' ? { status: 403, detail: access } : access;
+}
+
 /**
  * The onRequest hooks of one generated route under authorization: the token check (optional when
  * an anonymous rule allows the operation: a token, when sent, must still be valid), then the rule.
@@ -108,12 +137,8 @@ export function authorizeHooks(entity: Entity, authorization: ResolvedAuthorizat
   const open = rules.some((rule) => rule.role === undefined);
   const verify = authenticate as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-    const user = request.user;
-    const roles = user === undefined ? NO_ROLES : rolesOf(user, authorization.rolesClaim);
-    const rule = rules.find((r) => r.role === undefined || roles.includes(r.role));
-    if (!rule) return user === undefined ? tokenRequired(reply) : forbidden(reply, `The token's roles do not allow this caller to ${VERBS[operation]} ${entity.name} rows; nothing was read or written.`);
-    const access = await accessFor(entity, rule, request, operation);
-    if (typeof access === 'string') return forbidden(reply, access);
+    const access = await admit(entity, authorization, flag, operation, request);
+    if ('status' in access) return refuse(reply, access);
     accesses.set(request, access);
     return undefined;
   }
@@ -127,13 +152,6 @@ export function anonymousAllowed(authorization: ResolvedAuthorization, flag: num
   return authorization.rules.some((rule) => rule.role === undefined && allows(rule.allow, flag));
 }
 
-/** The row without the fields the caller may not see (the row itself when none are hidden). */
-export function visible(row: Row, hidden: ReadonlySet<string> | undefined): Row {
-  if (hidden === undefined || hidden.size === 0) return row;
-  const out: Row = {};
-  for (const name of Object.keys(row)) if (!hidden.has(name)) out[name] = row[name];
-  return out;
-}
 
 /** The 403 detail for a body that writes what the caller may not; `undefined` when it may (a field bound to a claim and repeating it is dropped). */
 export function forbiddenWrite(entity: Entity, access: Access, body: Record<string, unknown>): string | undefined {
@@ -146,6 +164,54 @@ export function forbiddenWrite(entity: Entity, access: Access, body: Record<stri
     }
   }
   return undefined;
+}
+
+/** An include tree with each node scoped by the caller's rules of its entity, and the fields hidden by path (`''`: the row's own). */
+export interface ScopedIncludes {
+  readonly nodes: readonly IncludeNode[];
+  readonly hidden: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/**
+ * The include tree of `included` with the caller's scope of each included entity that has rules
+ * (read as that entity's get for a many-to-one relation, its list for a one-to-many one), or
+ * `false` once the answer is sent: 401/403 when its rules do not let the caller read it, 400 for a
+ * `fields[path]` naming a field hidden from the caller (as an unknown field).
+ */
+export async function scopeIncludes(request: FastifyRequest, reply: FastifyReply, included: IncludeRequest, own: ReadonlySet<string> | undefined): Promise<ScopedIncludes | false> {
+  const hidden = new Map<string, ReadonlySet<string>>();
+  if (own && own.size > 0) hidden.set('', own);
+  const walk = async (nodes: readonly IncludeNode[], prefix: string): Promise<IncludeNode[] | false> => {
+    const out: IncludeNode[] = [];
+    for (const node of nodes) {
+      const path = prefix === '' ? node.name : `${prefix}.${node.name}`;
+      const relation = included.relations.get(path);
+      let scope: Scope | undefined;
+      if (relation?.authorization) {
+        const [flag, operation] = node.kind === 'one' ? [CrudOperations.Get, 'get' as const] : [CrudOperations.List, 'list' as const];
+        const access = await admit(relation.entity, relation.authorization, flag, operation, request);
+        if ('status' in access) {
+          refuse(reply, { ...access, detail: access.status === 403 ? `include=${path}: ${access.detail}` : access.detail });
+          return false;
+        }
+        const asked = included.fields.get(path);
+        const concealed = asked?.find((name) => access.hidden.has(name));
+        if (concealed !== undefined) {
+          badRequest(reply, { in: 'querystring', name: `fields[${path}]`, detail: `names no field of ${relation.entity.name}: ${concealed}; fields: ${relation.entity.fields.filter((f) => !access.hidden.has(f.name)).map((f) => f.name).join(', ')}` });
+          return false;
+        }
+        if (access.hidden.size > 0) hidden.set(path, access.hidden);
+        scope = access.scope && access.scope.where.length > 0 ? { where: access.scope.where } : undefined;
+      }
+      const children = await walk(node.children, path);
+      if (children === false) return false;
+      out.push({ ...node, ...(scope ? { scope } : {}), children });
+    }
+    return out;
+  };
+  if (!included.scoped) return { nodes: included.nodes, hidden };
+  const nodes = await walk(included.nodes, '');
+  return nodes === false ? false : { nodes, hidden };
 }
 
 /** What the generated routes of one class ask of authorization; without it, each part does nothing and costs no lookup. */
@@ -166,6 +232,10 @@ export interface RouteAuthorization {
   mayWrite(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): boolean;
   /** The access of a request, for the list route; `undefined` without authorization. */
   readonly accessOf: ((request: FastifyRequest) => Access | undefined) | undefined;
+  /** The include tree scoped by the included entities' rules (see {@link scopeIncludes}); `false` once a refusal is sent. */
+  includes(request: FastifyRequest, reply: FastifyReply, included: IncludeRequest): Promise<ScopedIncludes | false>;
+  /** False once a 403 naming the row is sent for a row of a many-row body that writes what the caller may not. */
+  mayWriteRows(request: FastifyRequest, reply: FastifyReply, rows: readonly Record<string, unknown>[], path?: (index: number) => string): boolean;
 }
 
 /** OpenAPI's "no requirement, or the bearer token": the token is optional (core names the scheme `bearerAuth`). */
@@ -180,6 +250,8 @@ const PLAIN: RouteAuthorization = {
   shown: (_request, row) => row,
   mayWrite: () => true,
   accessOf: undefined,
+  includes: (request, reply, included) => scopeIncludes(request, reply, included, undefined),
+  mayWriteRows: () => true,
 };
 
 /** The authorization parts of one class's routes (see {@link RouteAuthorization}). */
@@ -202,6 +274,20 @@ export function routeAuthorization(entity: Entity, authorization: ResolvedAuthor
       return !refused;
     },
     accessOf,
+    includes: (request, reply, included) => scopeIncludes(request, reply, included, accessOf(request)?.hidden),
+    mayWriteRows(request, reply, rows, path = (i) => `[${i}]`) {
+      const access = accessOf(request);
+      if (!access) return true;
+      for (let i = 0; i < rows.length; i++) {
+        const refused = forbiddenWrite(entity, access, rows[i] as Record<string, unknown>);
+        if (refused) {
+          const row = path(i);
+          sendProblem(reply, problem(403, row === '' ? refused : `Row ${row}: ${refused}`));
+          return false;
+        }
+      }
+      return true;
+    },
   };
 }
 

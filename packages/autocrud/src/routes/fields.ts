@@ -50,10 +50,19 @@ export function project(row: Row, fields: readonly string[]): Row {
 }
 
 /**
- * A partial answer is serialized as plain JSON: the route's response schema describes whole rows
+ * A partial answer (or one with included rows) is serialized as plain JSON: the route's response schema describes whole rows
  * (its required fields would make Fastify's compiled serializer throw on a partial one). The
  * values are already in Kit's one JSON form per kind.
  */
 export function sendPartial(reply: FastifyReply): void {
-  reply.serializer(JSON.stringify);
+  // A reply's own serializer leaves the content type to the route: Fastify sets it only for its default one.
+  reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+}
+
+/** The row without the fields the caller may not see (the row itself when none are hidden). */
+export function visible(row: Row, hidden: ReadonlySet<string> | undefined): Row {
+  if (hidden === undefined || hidden.size === 0) return row;
+  const out: Row = {};
+  for (const name of Object.keys(row)) if (!hidden.has(name)) out[name] = row[name];
+  return out;
 }

@@ -23,12 +23,18 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 /** What a create answered, as stored for replays. */
 export interface CreatedAnswer {
-  readonly location: string;
+  /** 201 unless said (an upsert that created nothing answers 200). */
+  readonly status?: number;
+  /** The created row's URL; none for a bulk create (many rows). */
+  readonly location: string | undefined;
   readonly etag: string | undefined;
-  readonly row: Record<string, unknown>;
+  /** The created row, or the created rows of a bulk create. */
+  readonly row: Record<string, unknown> | readonly Record<string, unknown>[];
+  /** Other headers of the answer (an upsert's `Preference-Applied` and `Kit-Row-Outcomes`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
-type StoredAnswer = { status: 201; location: string; etag: string | null; body: JsonValue };
+type StoredAnswer = { status: number; location: string | null; etag: string | null; body: JsonValue; headers?: Record<string, string> };
 
 type Claims = { iss?: unknown; sub?: unknown; azp?: unknown; client_id?: unknown };
 
@@ -63,22 +69,35 @@ function storeKey(request: FastifyRequest, prefix: string, key: string): string 
 /** The 400 of a keyed create whose token names no caller. */
 const NO_CALLER = 'cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client\'s answer. Send the request without the header, or with a token that names its subject or client';
 
-/** A digest of the body's writable fields in the entity's order, so that key order does not matter. */
-function fingerprint(entity: Entity, body: Readonly<Record<string, unknown>>): string {
-  const fields = entity.writable.filter((name) => Object.prototype.hasOwnProperty.call(body, name)).map((name) => [name, body[name]]);
-  return createHash('sha256').update(JSON.stringify(fields)).digest('base64url');
+/** The body's writable fields in the entity's order, so that key order does not matter. */
+function fieldsOf(entity: Entity, body: Readonly<Record<string, unknown>>): unknown[] {
+  return entity.writable.filter((name) => Object.prototype.hasOwnProperty.call(body, name)).map((name) => [name, body[name]]);
+}
+
+/**
+ * A digest of the body (one row, or every row of a bulk create in order) and of what else makes
+ * the request (`extra`: a nested create's children, an upsert's resolution).
+ */
+function fingerprint(entity: Entity, body: Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[], extra: unknown): string {
+  const fields = Array.isArray(body) ? ['rows', ...body.map((row: Readonly<Record<string, unknown>>) => fieldsOf(entity, row))] : fieldsOf(entity, body as Readonly<Record<string, unknown>>);
+  return createHash('sha256').update(JSON.stringify(extra === undefined ? fields : [fields, extra])).digest('base64url');
 }
 
 function send(reply: FastifyReply, answer: CreatedAnswer | StoredAnswer, replayed: boolean): FastifyReply {
   const etag = 'row' in answer ? answer.etag : (answer.etag ?? undefined);
-  reply.code(201).header('location', answer.location).header('idempotent-replayed', String(replayed));
+  const location = 'row' in answer ? answer.location : (answer.location ?? undefined);
+  reply.code(answer.status ?? 201).header('idempotent-replayed', String(replayed));
+  if (answer.headers) reply.headers(answer.headers);
+  if (location !== undefined) reply.header('location', location);
   if (etag !== undefined) reply.header('etag', etag);
   return reply.send('row' in answer ? answer.row : answer.body);
 }
 
-/** Answers a plain create (no key): 201, Location, ETag when versioned. */
+/** Answers a plain create (no key): 201 (or the answer's status), Location (one row), ETag when versioned (one row). */
 export function sendCreated(reply: FastifyReply, answer: CreatedAnswer): FastifyReply {
-  reply.code(201).header('location', answer.location);
+  reply.code(answer.status ?? 201);
+  if (answer.headers) reply.headers(answer.headers);
+  if (answer.location !== undefined) reply.header('location', answer.location);
   if (answer.etag !== undefined) reply.header('etag', answer.etag);
   return reply.send(answer.row);
 }
@@ -88,14 +107,14 @@ export async function idempotentCreate(
   request: FastifyRequest,
   reply: FastifyReply,
   settings: IdempotencySettings,
-  scope: { entity: Entity; prefix: string; key: string; body: Readonly<Record<string, unknown>> },
+  scope: { entity: Entity; prefix: string; key: string; body: Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[]; extra?: unknown },
   create: () => Promise<CreatedAnswer>,
 ): Promise<FastifyReply> {
   const key = storeKey(request, scope.prefix, scope.key);
   if (key === undefined) return badRequest(reply, { in: 'headers', name: 'Idempotency-Key', detail: NO_CALLER });
   let reservation;
   try {
-    reservation = await settings.store.reserve(key, { ttlMs: settings.reservationTtlMs, fingerprint: fingerprint(scope.entity, scope.body) });
+    reservation = await settings.store.reserve(key, { ttlMs: settings.reservationTtlMs, fingerprint: fingerprint(scope.entity, scope.body, scope.extra) });
   } catch (err) {
     request.log.warn({ err }, 'AutoCrud: the idempotency store failed; the create was not run');
     return sendProblem(reply, problem(503, 'Idempotency-Key cannot be honoured right now (its store is unavailable); nothing was created. Try again later.'), {
@@ -121,7 +140,7 @@ export async function idempotentCreate(
     await settings.store.release(key, reservation.token).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'AutoCrud: an idempotency key could not be released'));
     throw err;
   }
-  const stored: StoredAnswer = { status: 201, location: answer.location, etag: answer.etag ?? null, body: answer.row as JsonValue };
+  const stored: StoredAnswer = { status: answer.status ?? 201, location: answer.location ?? null, etag: answer.etag ?? null, body: answer.row as JsonValue, ...(answer.headers ? { headers: { ...answer.headers } } : {}) };
   const kept = await settings.store.complete(key, reservation.token, stored, { ttlMs: settings.ttlMs }).catch((err: unknown) => {
     request.log.warn({ err }, 'AutoCrud: the answer of an idempotent create could not be stored');
     return false;

@@ -4,11 +4,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
 import type { Row } from '../mapper/repository.js';
-import { visible, type Access } from './authorize.js';
+import { scopeIncludes, visible, type Access } from './authorize.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
 import { project, readFields, sendPartial } from './fields.js';
+import { readIncludes, shapeRow, type IncludePath } from './includes.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
@@ -29,6 +30,10 @@ export interface ListSettings {
   readonly cursors: CursorCodec;
   /** The access the request was admitted with, under authorization. */
   readonly accessOf?: (request: FastifyRequest) => Access | undefined;
+  /** The paths `include` accepts (see includes.ts). */
+  readonly includes: readonly IncludePath[];
+  /** A condition every row must meet, from the request (the nested route's parent key); part of the cursor's scope. */
+  readonly scope?: (request: FastifyRequest) => Filter;
 }
 
 interface ListRequest {
@@ -111,7 +116,7 @@ const NOT_A_CURSOR = 'is not a cursor this list issued for this query: pass the 
 
 /** The list route's handler. */
 export function listHandler(settings: ListSettings) {
-  const { entity, filters, limits, repository, cursors, accessOf } = settings;
+  const { entity, filters, limits, repository, cursors, accessOf, includes, scope: scoped } = settings;
   const pk = entity.field(entity.primaryKey) as EntityField;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, unknown>;
@@ -124,6 +129,12 @@ export function listHandler(settings: ListSettings) {
     if ('detail' in list) return badRequest(reply, list);
     const only = typeof query.fields === 'string' ? readFields(entity, query.fields, hidden) : undefined;
     if (only && 'detail' in only) return badRequest(reply, only);
+    const included = includes.length > 0 ? readIncludes(includes, query) : undefined;
+    if (included && 'detail' in included) return badRequest(reply, included);
+    // Included rows of an entity with rules: scoped by the caller's rules of that entity, hidden fields out.
+    const shaped = included ? await scopeIncludes(request, reply, included, hidden) : undefined;
+    if (shaped === false) return reply;
+    if (scoped) list.filters.push(scoped(request));
     const order = repository.order(list.sort);
     const fields = order.map((k) => entity.field(k.field) as EntityField);
     const scope = scopeOf(entity, order, list.filters, list.or, access?.scope?.where);
@@ -137,6 +148,7 @@ export function listHandler(settings: ListSettings) {
     }
     const count = query.count !== false;
     // One row more than the page: `next` is null exactly when no row follows.
+    const signal = clientSignal(request, reply);
     const { rows, total } = await repository.list({
       filters: list.filters,
       ...(list.or.length > 0 ? { or: list.or } : {}),
@@ -146,15 +158,16 @@ export function listHandler(settings: ListSettings) {
       count,
       ...(after ? { after } : {}),
       ...(access?.scope ? { scope: access.scope } : {}),
-      signal: clientSignal(request, reply),
+      ...(shaped ? { include: shaped.nodes } : {}),
+      signal,
     });
     const more = rows.length > list.pageSize;
     if (more) rows.length = list.pageSize;
     const last = more ? rows[rows.length - 1] : undefined;
     const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;
-    if (only) sendPartial(reply);
+    if (only || included) sendPartial(reply);
     return {
-      items: only ? rows.map((row) => project(row, only)) : hidden && hidden.size > 0 ? rows.map((row) => visible(row, hidden)) : rows,
+      items: included && shaped ? rows.map((row) => shapeRow(row, only, shaped.nodes, included.fields, '', shaped.hidden)) : only ? rows.map((row) => project(row, only)) : hidden && hidden.size > 0 ? rows.map((row) => visible(row, hidden)) : rows,
       ...(count ? { total } : {}),
       ...(after ? {} : { page: list.page }),
       pageSize: list.pageSize,

@@ -11,7 +11,9 @@ import {
   DatabaseBusyError,
   DatabaseUnavailableError,
   InvalidValueError,
+  MissingReferenceError,
   SchemaMismatchError,
+  StillReferencedError,
   StatementTimeoutError,
   UnrepresentableValueError,
   VersionConflictError,
@@ -44,7 +46,14 @@ export interface InvalidParameter {
   readonly detail: string;
 }
 
-function pointerTo(name: string): string {
+/** The JSON Pointer of a body parameter as Kit names it: `price`, a row `[3].price`, a child `lines[3].quantity`. */
+export function pointerTo(name: string): string {
+  // A row of an array body (`[3].price`), or of a relation (`lines[3].price`): through the index.
+  const row = /^([A-Za-z_][A-Za-z0-9_]*)?\[(\d+)\](?:\.(.*))?$/.exec(name);
+  if (row) {
+    const head = row[1] === undefined ? `#/${row[2] as string}` : `#/${row[1]}/${row[2] as string}`;
+    return row[3] === undefined ? head : `${head}${pointerTo(row[3]).slice(1)}`;
+  }
   return name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 }
 
@@ -74,6 +83,18 @@ const WHERE: Readonly<Record<ParameterLocation, string>> = { querystring: 'Query
 export function badRequest(reply: FastifyReply, fault: InvalidParameter): FastifyReply {
   const subject = fault.in === 'body' && fault.name === '' ? 'The body' : `${WHERE[fault.in]} '${fault.name}'`;
   return sendProblem(reply, problem(400, `${subject} ${fault.detail}.`, { errors: [{ in: fault.in, name: fault.name, pointer: pointerTo(fault.name), detail: fault.detail }] }));
+}
+
+/** The fields of the unique key a conflict names (by their columns), when the database named it. */
+export function takenFields(entity: Entity, error: ConstraintViolationError): string[] | undefined {
+  if (error.kind !== 'unique' || !error.columns) return undefined;
+  const fields = error.columns.map((column) => entity.fields.find((f) => f.column === column || f.column.toLowerCase() === column.toLowerCase())?.name);
+  return fields.every((f): f is string => f !== undefined) && fields.length > 0 ? fields : undefined;
+}
+
+/** How a unique conflict on `fields` is explained. */
+export function conflictText(fields: readonly string[]): string {
+  return fields.length === 1 ? `${fields[0] as string} must be unique` : `the combination of ${fields.join(', ')} must be unique`;
 }
 
 /** Answers 428: the write needs `If-Match`. */
@@ -161,7 +182,25 @@ function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterP
   return { in: 'querystring', name, detail };
 }
 
+/** Marks an ajv error of one row of an array body, so that the answer names the row (`[3].price`). */
+export const BATCH_ROW = 'kitBatchRow';
+
+/** Marks an ajv error of one relation's rows of a nested create (`{ name, entity }`), so that the answer names it (`lines[3].quantity`). */
+export const BATCH_RELATION = 'kitBatchRelation';
+
+/** A row's field as the client wrote it: `[3].price`, or `[3]` for the row itself; `lines[3].quantity` in a relation. */
+export function rowPath(index: number, name: string, relation?: string): string {
+  const row = `${relation ?? ''}[${index}]`;
+  return name === '' ? row : `${row}.${name}`;
+}
+
 function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
+  const row = e.params[BATCH_ROW];
+  if (typeof row === 'number') {
+    const relation = e.params[BATCH_RELATION] as { name: string; entity: Entity } | undefined;
+    const fault = describeBodyError(relation?.entity ?? entity, { ...e, params: { ...e.params, [BATCH_ROW]: undefined, [BATCH_RELATION]: undefined } });
+    return { ...fault, name: rowPath(row, fault.name, relation?.name) };
+  }
   if (e.keyword === 'additionalProperties') {
     const name = String(e.params.additionalProperty);
     const known = entity.fields.some((f) => f.name === name);
@@ -234,7 +273,26 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
       request.log.error({ err: error }, 'AutoCrud: the database schema does not fit the entities');
       return sendProblem(reply, problem(503, 'The database is not ready for this resource; try again later.'), { 'retry-after': String(RETRY_AFTER_SECONDS) });
     }
+    if (error instanceof MissingReferenceError) {
+      const detail = `names ${error.target} ${JSON.stringify(error.key)}, which does not exist`;
+      return sendProblem(
+        reply,
+        problem(422, `Body field '${error.field}' ${detail}; nothing was written.`, { errors: [{ in: 'body', name: error.field, pointer: pointerTo(error.field), detail }] }),
+      );
+    }
+    if (error instanceof StillReferencedError) {
+      return sendProblem(
+        reply,
+        problem(409, `${error.entity} ${JSON.stringify(error.key)} is still referred to by ${error.referrer} ${JSON.stringify(error.referrerKey)} (field '${error.field}'); nothing was deleted. Delete those rows first.`, {
+          referrer: { entity: error.referrer, field: error.field, key: error.referrerKey },
+        }),
+      );
+    }
     if (error instanceof ConstraintViolationError) {
+      const fields = takenFields(entity, error);
+      if (fields) {
+        return sendProblem(reply, problem(409, `A ${entity.name} with this ${fields.join(' and ')} already exists (${conflictText(fields)}); nothing was written.`, { errors: fields.map((name) => ({ in: 'body', name, pointer: pointerTo(name), detail: 'is taken by another row' })) }));
+      }
       return sendProblem(reply, problem(409, error.kind === 'unique' ? `The ${entity.name} conflicts with an existing one (a unique value is taken).` : `The ${entity.name} conflicts with related data.`));
     }
     if (error instanceof VersionConflictError) {

@@ -1,24 +1,27 @@
 // The generated routes of one entity, as route options for the group: schemas from the entity,
 // handlers that call the repository, problem answers for everything else. No SQL here.
-import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
-import type { Entity } from '../entity.js';
+import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
-import type { ResolvedAuthorization } from '../authorization.js';
+import type { CrudRouteSettings } from './settings.js';
 import { routeAuthorization } from './authorize.js';
+
+export type { CrudRepository, CrudRouteSettings } from './settings.js';
+import { createRoute } from './create.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
-import type { CursorCodec } from './cursor.js';
-import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer, type IdempotencySettings } from './idempotency.js';
-import { listHandler, type ListRepository } from './list.js';
+import { listHandler } from './list.js';
+import { nestedRoutes } from './nested.js';
 import { MERGE_PATCH, readBody, requireJson } from './body.js';
+import { batchCompiler, MAX_BATCH_ROWS, readChanges, rowsSchema, sendBatchProblem } from './batch.js';
 import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
+import { includeParameters, includePaths, readIncludes, shapeRow } from './includes.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
 import {
   etagHeader,
-  idempotencyHeaders,
   ifMatchHeaders,
   ifNoneMatchHeaders,
+  batchPatchName,
   inputName,
   keyParams,
   patchName,
@@ -26,42 +29,8 @@ import {
   pageSchema,
   problemResponse,
   ref,
-  RETRY_AFTER_HEADER,
-  type PageLimits,
 } from './schemas.js';
-import type { CrudValidation } from './validation.js';
 import { sendProblem } from '@kit/core';
-
-/** What the routes need of the mapper: the repository's operations, nothing of SQL. */
-export interface CrudRepository extends ListRepository {
-  all(options?: CallOptions): Promise<Row[]>;
-  get(key: unknown, options?: CallOptions): Promise<Row | undefined>;
-  create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
-  update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
-  patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
-  delete(key: unknown, options?: WriteOptions): Promise<boolean>;
-}
-
-/** Everything the routes of one `@AutoCrud` class are made from. */
-export interface CrudRouteSettings {
-  readonly entity: Entity;
-  readonly operations: number;
-  readonly limits: PageLimits;
-  readonly repository: CrudRepository;
-  readonly validation: CrudValidation;
-  /** The group's URL prefix, for `Location` (`/api/product`). */
-  readonly prefix: string;
-  /** `app.kitAuthenticate` when every route requires a bearer token. */
-  readonly authenticate?: onRequestHookHandler;
-  /** Signs and checks the list's cursors. */
-  readonly cursors: CursorCodec;
-  /** Exactly-once creates with `Idempotency-Key`; absent: off. */
-  readonly idempotency?: IdempotencySettings;
-  /** `PUT`, `PATCH` and `DELETE` without `If-Match` are 428. */
-  readonly requireIfMatch: boolean;
-  /** Who may do what to which rows (with `authenticate`, which it needs); absent: every caller the token check admits may do everything. */
-  readonly authorization?: ResolvedAuthorization;
-}
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
 function documented(schema: Record<string, unknown>): FastifySchema {
@@ -72,10 +41,13 @@ const IF_MATCH_FORMAT = 'must be * or a comma-separated list of entity-tags ("3"
 
 /** The route options of one entity's generated routes, relative to its group. */
 export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
-  const { entity, operations, limits, repository, validation, cursors, idempotency, requireIfMatch, prefix } = settings;
+  const { entity, operations, limits, repository, validation, cursors, requireIfMatch } = settings;
   const pk = entity.primaryKey;
   const version = entity.version;
-  const { schema: querystring, filters } = listQuery(entity, limits);
+  const { schema: listSchema, filters } = listQuery(entity, limits);
+  const includes = includePaths(entity, settings.relations);
+  const includeQuery = includeParameters(entity, includes);
+  const querystring = { ...listSchema, properties: { ...(listSchema.properties as object), ...includeQuery } };
   // Under authorization: each route's own hooks (the token, then the rule: 401/403 before the body
   // is read), the caller's scope in every repository call, hidden fields out of every answer.
   const authz = routeAuthorization(entity, settings.authorization, settings.authenticate);
@@ -144,7 +116,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         ...authz.schema(CrudOperations.List),
         response: { 200: pageSchema(entity), 400: problemResponse(400), ...authz.responses, 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: listHandler({ entity, filters, limits, repository, cursors, ...(authz.accessOf ? { accessOf: authz.accessOf } : {}) }),
+      handler: listHandler({ entity, filters, limits, repository, cursors, includes, ...(authz.accessOf ? { accessOf: authz.accessOf } : {}) }),
     });
   }
   if (allows(operations, CrudOperations.ListAll)) {
@@ -175,7 +147,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         summary: `Get one ${entity.name}`,
         params,
         // Not closed (additionalProperties): a read by key has always ignored other parameters (cache busters).
-        querystring: { type: 'object', properties: { fields: fieldsParameter(entity) } },
+        querystring: { type: 'object', properties: { fields: fieldsParameter(entity), ...includeQuery } },
         ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
         ...authz.schema(CrudOperations.Get),
         response: {
@@ -191,8 +163,18 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const asked = (request.query as { fields?: string }).fields;
         const only = asked === undefined ? undefined : readFields(entity, asked, authz.hiddenOf(request));
         if (only && 'detail' in only) return badRequest(reply, only);
-        const row = await repository.get(keyOf(request), authz.call(request, reply));
+        const included = includes.length > 0 ? readIncludes(includes, request.query as Record<string, unknown>) : undefined;
+        if (included && 'detail' in included) return badRequest(reply, included);
+        const call = authz.call(request, reply);
+        const scoped = included ? await authz.includes(request, reply, included) : undefined;
+        if (scoped === false) return reply;
+        const row = await repository.get(keyOf(request), scoped ? { ...call, include: scoped.nodes } : call);
         if (!row) return notFound(reply, entity, keyOf(request));
+        // The ETag is the row's version: an answer that includes other rows has none (docs/decisions.md, "AutoCrud includes").
+        if (included && scoped) {
+          sendPartial(reply);
+          return shapeRow(row, only, scoped.nodes, included.fields, '', scoped.hidden);
+        }
         if (etag) {
           const current = etag(row);
           reply.header('etag', current);
@@ -206,53 +188,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       },
     });
   }
-  if (allows(operations, CrudOperations.Create)) {
-    const created = (row: Row, shownRow: Row): CreatedAnswer => ({ location: `${prefix}/${encodeURIComponent(String(row[pk]))}`, etag: etag?.(row), row: shownRow });
-    routes.push({
-      ...common,
-      ...authz.guard(CrudOperations.Create, 'create'),
-      method: 'POST',
-      url: '',
-      preValidation: requireJson,
-      schema: documented({
-        summary: `Create a ${entity.name}${idempotency ? ' (at most once per Idempotency-Key)' : ''}`,
-        ...(idempotency ? { headers: idempotencyHeaders() } : {}),
-        body: ref(inputName(entity)),
-        ...authz.schema(CrudOperations.Create),
-        response: {
-          ...authz.responses,
-          201: {
-            description: `The ${entity.name} as stored; Location names it.${idempotency ? ' A replay of an earlier request with the same Idempotency-Key carries Idempotent-Replayed: true.' : ''}`,
-            headers: {
-              Location: { type: 'string' },
-              ...(version === undefined ? {} : etagHeader(entity)),
-              ...(idempotency ? { 'Idempotent-Replayed': { type: 'string', enum: ['true', 'false'], description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key.' } } : {}),
-            },
-            ...ref(entity.name),
-          },
-          400: problemResponse(400),
-          409: idempotency
-            ? problemResponse(409, { description: 'A unique or foreign-key constraint; or a request with the same Idempotency-Key is still in progress (Retry-After).', headers: RETRY_AFTER_HEADER })
-            : problemResponse(409),
-          ...(idempotency ? { 422: problemResponse(422) } : {}),
-          503: problemResponse(503), 504: problemResponse(504),
-        },
-      }),
-      handler: async (request, reply) => {
-        const body = bodyOf(request, reply);
-        if (!body || !authz.mayWrite(request, reply, body)) return reply;
-        const key = request.headers[IDEMPOTENCY_HEADER];
-        const call = authz.call(request, reply);
-        // A replay answers what was stored: the row as this caller saw it (keys are the caller's own).
-        const create = async () => {
-          const row = await repository.create(body, call);
-          return created(row, authz.shown(request, row));
-        };
-        if (idempotency && typeof key === 'string') return idempotentCreate(request, reply, idempotency, { entity, prefix, key, body }, create);
-        return sendCreated(reply, await create());
-      },
-    });
-  }
+  if (allows(operations, CrudOperations.Create)) routes.push(createRoute(settings, { ...common, ...authz.guard(CrudOperations.Create, 'create') }, settings.nested, etag, authz));
   const conditional = version !== undefined || requireIfMatch;
   const writeResponses = {
     ...(conditional ? { 412: problemResponse(412) } : {}),
@@ -320,6 +256,44 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       handler: writeByKey((key, body, options) => repository.patch(key, body, options)),
     });
   }
+  if (allows(operations, CrudOperations.Patch)) {
+    const row = ref(batchPatchName(entity));
+    routes.push({
+      ...common,
+      ...authz.guard(CrudOperations.Patch, 'patch'),
+      validatorCompiler: batchCompiler(validation.compiler, row, false),
+      method: 'PATCH',
+      url: '',
+      preValidation: requireJson,
+      schema: documented({
+        summary: `Change some fields of many ${entity.name} rows at once, all or none`,
+        description: `An array of up to ${MAX_BATCH_ROWS} rows, each its ${pk}, the fields to change (a JSON Merge Patch: null clears a nullable field) ${version === undefined ? '' : `and the ${version} it was read at (checked as If-Match would: a row at another version fails the batch with 412 naming it)`}. One transaction: every row changes or none; a failing row is answered naming it ([3]) and nothing is written. The answer lists the stored rows in the order sent.${requireIfMatch ? ` Every row must carry its ${version ?? 'version'} (428 otherwise).` : ''}`,
+        consumes: ['application/json', MERGE_PATCH],
+        body: rowsSchema(row, false),
+        ...authz.schema(CrudOperations.Patch),
+        response: {
+          ...authz.responses,
+          200: { description: `Every ${entity.name} as stored, in the order sent.`, type: 'array', items: ref(entity.name) },
+          400: problemResponse(400),
+          404: problemResponse(404),
+          409: problemResponse(409),
+          ...writeResponses,
+        },
+      }),
+      handler: async (request, reply) => {
+        const changes = readChanges(entity, reply, request.body as Record<string, unknown>[], requireIfMatch);
+        if (!changes) return reply;
+        // A row writing what the caller may not is a 403 naming it; a row outside the scope is missing (404 naming it): nothing written.
+        if (!authz.mayWriteRows(request, reply, changes.map((c) => c.patch))) return reply;
+        try {
+          const rows = await repository.patchMany(changes, authz.call(request, reply));
+          return authz.accessOf ? rows.map((r) => authz.shown(request, r)) : rows;
+        } catch (err) {
+          return sendBatchProblem(reply, entity, err, changes.map((c) => c.key));
+        }
+      },
+    });
+  }
   if (allows(operations, CrudOperations.Delete)) {
     routes.push({
       ...common,
@@ -342,5 +316,20 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       },
     });
   }
+  routes.push(
+    ...nestedRoutes({
+      entity,
+      limits,
+      validation,
+      cursors,
+      relations: settings.relations,
+      exists: async (key, request, reply) => (await repository.get(key, authz.call(request, reply))) !== undefined,
+      keyOf,
+      repositoryOf: settings.repositoryOf,
+      ...(settings.authenticate ? { authenticate: settings.authenticate } : {}),
+      // Under the parent's rules, the parent is read as its own read by key reads it (its list rule when the class serves no read).
+      ...(settings.authorization ? { ...authz.guard(allows(operations, CrudOperations.Get) ? CrudOperations.Get : CrudOperations.List, 'get'), responses: authz.responses } : {}),
+    }),
+  );
   return routes;
 }

@@ -21,9 +21,14 @@ export const MAX_LIST_VALUES = 100;
 
 type Schema = Record<string, unknown>;
 
-/** The entity's component schema (`Product`): the row as answers carry it. */
-export function rowSchema(entity: Entity): Schema {
-  return { ...entity.schema, $id: entity.name, title: entity.name };
+/**
+ * The entity's component schema (`Product`): the row as answers carry it, plus `included`: the
+ * optional properties of its relations (see includes.ts).
+ */
+export function rowSchema(entity: Entity, included: Readonly<Record<string, unknown>> = {}): Schema {
+  const schema = { ...entity.schema, $id: entity.name, title: entity.name };
+  if (Object.keys(included).length === 0) return schema;
+  return { ...schema, properties: { ...entity.schema.properties, ...included } };
 }
 
 /** The name of the request-body component (`ProductInput`). */
@@ -82,6 +87,32 @@ export function patchSchema(entity: Entity): Schema {
     description: `A JSON Merge Patch of a ${entity.name}: the fields it names change (null clears a nullable one), the others stay as they are.`,
     type: 'object',
     additionalProperties: false,
+    properties,
+  };
+}
+
+/** The name of one row of a bulk PATCH (`ProductBatchPatch`). */
+export function batchPatchName(entity: Entity): string {
+  return `${entity.name}BatchPatch`;
+}
+
+/**
+ * One row of a bulk PATCH: the row's primary key, the JSON Merge Patch of its fields, and (for a
+ * versioned entity) the version it was read at, which the write checks as If-Match would.
+ */
+export function batchPatchSchema(entity: Entity): Schema {
+  const pk = entity.field(entity.primaryKey) as EntityField;
+  const version = entity.version === undefined ? undefined : (entity.field(entity.version) as EntityField);
+  const properties: Record<string, unknown> = { [pk.name]: pk.schema };
+  for (const name of entity.writable) properties[name] = bodyProperty(entity.field(name) as EntityField);
+  if (version) properties[version.name] = { type: 'integer', minimum: 0, description: 'The version the row was read at (its ETag): the row is written only while it is still at it.' };
+  return {
+    $id: batchPatchName(entity),
+    title: batchPatchName(entity),
+    description: `One ${entity.name} of a bulk PATCH: its ${pk.name}, the fields to change (a JSON Merge Patch)${version ? `, and the ${version.name} it was read at` : ''}.`,
+    type: 'object',
+    additionalProperties: false,
+    required: [pk.name],
     properties,
   };
 }

@@ -48,6 +48,43 @@ function numericProperties(schema: AnySchema): Map<string, { pattern: RegExp; me
   return numeric;
 }
 
+/** A list parameter (`include`): the parameter repeated, or its values comma-separated; its allowed values and bound. */
+interface ListParameter {
+  readonly allowed: ReadonlySet<string>;
+  readonly maxItems: number;
+}
+
+/** The list parameters of a flat object schema: arrays of enumerated strings. */
+function listProperties(schema: AnySchema): Map<string, ListParameter> {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; maxItems?: unknown; items?: { enum?: unknown } }> }).properties ?? {};
+  const lists = new Map<string, ListParameter>();
+  for (const [name, property] of Object.entries(properties)) {
+    if (property.type !== 'array' || !Array.isArray(property.items?.enum)) continue;
+    lists.set(name, { allowed: new Set(property.items.enum as string[]), maxItems: typeof property.maxItems === 'number' ? property.maxItems : 100 });
+  }
+  return lists;
+}
+
+/**
+ * A list parameter's values, from `a,b` or the parameter repeated (`a&a=b`, as generated clients
+ * send arrays), each checked against the allowed values by name; or the error naming the first
+ * one at fault. Bounded before it is split: a huge value is refused whole.
+ */
+function readList(key: string, raw: unknown, list: ListParameter): { values: string[] } | { errors: ValidateFunction['errors'] } {
+  const parts = Array.isArray(raw) ? raw : [raw];
+  const values: string[] = [];
+  if (parts.length > list.maxItems) return { errors: errorAt(key, 'maxItems', `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`) };
+  for (const part of parts) {
+    if (typeof part !== 'string' || part.length > 64 * list.maxItems) return { errors: errorAt(key, 'maxItems', `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`) };
+    for (const value of part.split(',')) {
+      if (!list.allowed.has(value)) return { errors: errorAt(key, 'enum', `names ${JSON.stringify(value.slice(0, 64))}, which is not one of: ${[...list.allowed].join(', ')}`) };
+      if (!values.includes(value)) values.push(value);
+    }
+    if (values.length > list.maxItems) return { errors: errorAt(key, 'maxItems', `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`) };
+  }
+  return { values };
+}
+
 function errorAt(key: string, keyword: string, message: string): ValidateFunction['errors'] {
   const instancePath = `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
   return [{ keyword, instancePath, schemaPath: '', params: {}, message }];
@@ -98,8 +135,18 @@ function inAlternative(error: ErrorObject, n: string): ErrorObject {
  */
 function flat(validate: ValidateFunction, schema: AnySchema, validateAlternative?: ValidateFunction): ValidateFunction {
   const numeric = numericProperties(schema);
+  const lists = listProperties(schema);
   const check = ((data: unknown) => {
     const values = (data ?? {}) as Record<string, unknown>;
+    for (const [key, list] of lists) {
+      if (values[key] === undefined) continue;
+      const read = readList(key, values[key], list);
+      if ('errors' in read) {
+        check.errors = read.errors;
+        return false;
+      }
+      values[key] = read.values;
+    }
     // The parameters sent (a few) rather than every numeric one the schema lists (dozens on a list).
     if (numeric.size > 0) {
       for (const key in values) {

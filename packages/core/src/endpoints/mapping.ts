@@ -7,7 +7,7 @@ import { discoverEndpointClasses, type DiscoveredClass, type EndpointSource } fr
 import { groupNameFromClass, type NamingRules } from './naming.js';
 import { operationIdFor, relativeRoutePath, toFastifyParams, type RouteTable } from './operation-ids.js';
 import { groupRequirements, markGroupSecurity, mergeSecuritySchemes, SECURITY_SCHEMES_MARK, type SecuritySchemeObject } from '../shared/security-schemes.js';
-import type { EndpointClass, IKitEndpoint } from './types.js';
+import type { EndpointClass, IKitEndpoint, PlannedEndpoint } from './types.js';
 
 /** One route group: its name (URL segment and default tag), URL prefix, tags and classes. */
 export interface GroupPlan {
@@ -104,13 +104,13 @@ interface ContributedRoute {
  * Runs the group's route contributors, before its `addRoutes`, so that a hand-written route
  * replacing a contributed one can keep that route's guard (see {@link guardReplacements}).
  */
-async function collectContributedRoutes(ctx: FastifyInstance, group: GroupPlan, services: KitServices): Promise<ContributedRoute[]> {
+async function collectContributedRoutes(ctx: FastifyInstance, group: GroupPlan, services: KitServices, endpoints: readonly PlannedEndpoint[]): Promise<ContributedRoute[]> {
   const routes: ContributedRoute[] = [];
   for (const { cls, meta } of group.classes) {
     if (meta.contributors.length === 0) continue;
     const className = meta.sourceName ?? cls.name;
     for (const contribute of meta.contributors) {
-      for (const route of await contribute(ctx, { className, group: group.name, prefix: group.prefix, services })) {
+      for (const route of await contribute(ctx, { className, group: group.name, prefix: group.prefix, services, endpoints })) {
         const relative = relativeRoutePath(route.url);
         routes.push({ route, keys: methodsOf(route).map((method) => routeKey(method, relative)) });
       }
@@ -195,10 +195,14 @@ export function registerEndpointGroups(
 ): void {
   app.register(async function kitEndpoints(root) {
     const groups = planGroups(await discoverEndpointClasses(sources), rules, apiPrefix);
+    // Every class with its group, for contributors whose routes depend on other classes.
+    const endpoints: readonly PlannedEndpoint[] = Object.freeze(
+      groups.flatMap((group) => group.classes.map(({ cls, meta }) => Object.freeze({ cls, className: meta.sourceName ?? cls.name, group: group.name, prefix: group.prefix }))),
+    );
     for (const group of groups) {
       const plugin = async function kitGroup(ctx: FastifyInstance): Promise<void> {
         const declared = new Set<string>();
-        const contributed = await collectContributedRoutes(ctx, group, services);
+        const contributed = await collectContributedRoutes(ctx, group, services, endpoints);
         const keepGuard = guardReplacements(contributed);
         let handWritten = true;
         ctx.addHook('onRoute', (route) => {

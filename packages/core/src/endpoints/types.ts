@@ -86,6 +86,32 @@ export interface RouteContributorContext {
   readonly prefix: string;
   /** The Kit service container (`app.kit.services`), for the contributor's own dependencies. */
   readonly services: KitServices;
+  /**
+   * Every endpoint class of the app, with its group, known before any group's routes are made:
+   * for a contributor whose routes depend on other classes (a plugin's relations between the
+   * classes it serves). The same frozen array for every contributor of one app.
+   */
+  readonly endpoints: readonly PlannedEndpoint[];
+}
+
+/**
+ * One endpoint class of the app as Kit planned it (see {@link RouteContributorContext.endpoints}).
+ *
+ * @example
+ * ```ts
+ * const contributor: RouteContributor = (_group, { endpoints }) =>
+ *   [{ method: 'GET', url: 'siblings', handler: async () => endpoints.map((e: PlannedEndpoint) => e.prefix) }];
+ * ```
+ */
+export interface PlannedEndpoint {
+  /** The class itself. */
+  readonly cls: EndpointClass;
+  /** The class's name as written in source. */
+  readonly className: string;
+  /** Its group (URL segment and default tag). */
+  readonly group: string;
+  /** Its group's URL prefix, e.g. `/api/product`. */
+  readonly prefix: string;
 }
 
 /**

@@ -1,0 +1,208 @@
+// Atomic writes of many rows: a bulk create, a nested create (a row and its one-to-many children)
+// and a bulk merge patch; the upsert (upsert.ts) runs on `atomically` too. Each runs in one
+// transaction: every row is written or none, and the row that failed is named (BatchRowError).
+// Rows are checked before the transaction starts; a signal that aborts between two statements
+// rolls it back.
+import { KitError } from '@kit/core';
+import { sql } from 'kysely';
+import type { EntityField } from '../entity.js';
+import { keyValue, patchValues } from './arguments.js';
+import type { Db } from './engine.js';
+import { chunkRows, insertRows } from './bulk-insert.js';
+import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConflictError } from './errors.js';
+import type { Eb, Scope } from './query.js';
+import { checkReadOnly } from './scope.js';
+import type { PreparedInsert, Row, Table, WriteScope } from './table.js';
+
+/** Runs one row's statement so that a database refusal of it becomes `BatchRowError(index)`. */
+type RowRunner = <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => Promise<Q[]>;
+
+/**
+ * Runs `work` in one transaction on `table`'s database; `row(index, statement)` runs one row's
+ * statement so that a database refusal of it becomes `BatchRowError(index)`. Between rows, an
+ * aborted `signal` rolls the transaction back.
+ */
+export async function atomically<T>(table: Table, signal: AbortSignal | undefined, work: (db: Db, trx: Db, row: RowRunner) => Promise<T>, relation?: () => string | undefined): Promise<T> {
+  let failed: number | undefined;
+  const row: RowRunner = async (index, statement) => {
+    if (signal?.aborted) throw signal.reason;
+    try {
+      return (await statement()).rows;
+    } catch (err) {
+      failed = index;
+      throw err;
+    }
+  };
+  try {
+    return await table.run((db) => db.transaction().execute((trx) => work(db, trx, row)), signal);
+  } catch (err) {
+    if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw new BatchRowError(failed, err, relation?.());
+    throw err;
+  }
+}
+
+/** Each input's insert, or `BatchRowError` naming the first that cannot be written (nothing ran). */
+function prepareInserts(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string, scope?: WriteScope): PreparedInsert[] {
+  return inputs.map((input, index) => {
+    try {
+      return table.insertValues(input, scope);
+    } catch (err) {
+      throw new BatchRowError(index, err, relation);
+    }
+  });
+}
+
+/** A refusal by the database of something a row holds: after a multi-row statement, which row is not known. */
+function refused(err: unknown): boolean {
+  return err instanceof ConstraintViolationError || err instanceof InvalidValueError;
+}
+
+/**
+ * Inserts every row of `inputs` in one transaction; the stored rows in that order. The rows go in
+ * multi-row statements (bulk-insert.ts); when the database refuses one, the transaction has
+ * rolled back and the rows are written again one statement each in a new transaction, which names
+ * the refused row (`BatchRowError`) or, when the refusal has gone meanwhile, commits them all.
+ */
+export async function createMany(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], signal: AbortSignal | undefined, scope?: Scope): Promise<Row[]> {
+  // Under a scope, every row's scope fields are set from it (see Table.insertValues).
+  const prepared = prepareInserts(table, inputs, undefined, table.writeScope(scope, true));
+  if (prepared.length === 0) return [];
+  if (prepared.some((p) => chunkRows(table, p.columns) > 1)) {
+    try {
+      return await table.run((db) => db.transaction().execute(async (trx) => (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored))), signal);
+    } catch (err) {
+      if (!refused(err)) throw err;
+    }
+  }
+  return atomically(table, signal, async (db, trx, row) => {
+    const rows: Row[] = [];
+    for (const { columns, values } of prepared) {
+      const insert = table.insertStatement(db, columns);
+      const [stored] = await row(rows.length, () => trx.executeQuery<Row>(insert.bind(values)));
+      if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
+      rows.push(table.decode(stored));
+    }
+    return rows;
+  });
+}
+
+/** The rows of one one-to-many relation of a nested create. */
+export interface ChildRows {
+  /** The child's table. */
+  readonly table: Table;
+  /** The child's field that references the parent (set to the new parent's key). */
+  readonly field: string;
+  readonly rows: readonly Readonly<Record<string, unknown>>[];
+  /** The caller's scope on the child entity: each child row is created inside it. */
+  readonly scope?: Scope;
+}
+
+/**
+ * Creates a row and the rows of its one-to-many relations in one transaction; the stored row with
+ * each relation's stored rows under the relation's name. A child's failure is `BatchRowError` with
+ * `relation` and `index`; the parent's own is thrown as `create` throws it.
+ */
+export async function createTree(table: Table, input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, ChildRows>>, signal: AbortSignal | undefined, scope?: Scope): Promise<Row> {
+  const parent = table.insertValues(input, table.writeScope(scope, true));
+  const relations = Object.entries(children).map(([name, { table: child, field, rows, scope: childScope }]) => {
+    const column = (child.entity.field(field) as EntityField).column;
+    for (let index = 0; index < rows.length; index++) {
+      if (Object.prototype.hasOwnProperty.call(rows[index], field)) {
+        throw new BatchRowError(index, new KitError('KIT_ERR_INVALID_ARGUMENT', `${child.entity.name}.${field} is set by the nested create (the new ${table.entity.name}'s key); leave it out.`), name);
+      }
+    }
+    // The key is the new parent's, bound when it is known.
+    const prepared = prepareInserts(child, rows, name, child.writeScope(childScope, true)).map(({ columns, values }) => ({ columns: [column, ...columns], values }));
+    return { name, child, column, prepared };
+  });
+  const insertParent = async (db: Db, trx: Db): Promise<{ tree: Row; key: unknown }> => {
+    const insert = table.insertStatement(db, parent.columns);
+    // The parent's own refusal is not a row's: thrown as create throws it.
+    const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
+    if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
+    return { tree: table.decode(stored), key: stored[table.pk.name] };
+  };
+  if (relations.some(({ child, prepared }) => prepared.some((p) => chunkRows(child, p.columns) > 1))) {
+    try {
+      return await table.run(
+        (db) =>
+          db.transaction().execute(async (trx) => {
+            const { tree, key } = await insertParent(db, trx);
+            for (const { name, child, column, prepared } of relations) {
+              const stored = await insertRows(child, db, trx, prepared, signal, { [column]: key });
+              tree[name] = stored.map((row) => child.decode(row));
+            }
+            return tree;
+          }),
+        signal,
+      );
+    } catch (err) {
+      // Refused: written again a statement per row (below), which names the row.
+      if (!refused(err)) throw err;
+    }
+  }
+  let relation: string | undefined;
+  return atomically(
+    table,
+    signal,
+    async (db, trx, row) => {
+      const { tree, key } = await insertParent(db, trx);
+      for (const { name, child, column, prepared } of relations) {
+        relation = name;
+        const rows: Row[] = [];
+        for (const { columns, values } of prepared) {
+          const childInsert = child.insertStatement(db, columns);
+          const [created] = await row(rows.length, () => trx.executeQuery<Row>(childInsert.bind({ ...values, [column]: key })));
+          if (!created) throw new Error(`INSERT INTO ${child.name} ... RETURNING answered no row`);
+          rows.push(child.decode(created));
+        }
+        tree[name] = rows;
+      }
+      return tree;
+    },
+    () => relation,
+  );
+}
+
+/** One row of a bulk merge patch. */
+export interface RowPatch {
+  readonly key: unknown;
+  readonly patch: Readonly<Record<string, unknown>>;
+  readonly ifVersion?: readonly number[] | undefined;
+}
+
+/** Applies a JSON Merge Patch to each row in one transaction, each at its own version; the stored rows in order. */
+export async function patchMany(table: Table, changes: readonly RowPatch[], signal: AbortSignal | undefined, scope?: Scope): Promise<Row[]> {
+  // Under a scope, a row outside it is missing (never a version conflict) and its eq fields keep their value.
+  const scoped = table.writeScope(scope, false);
+  const where = scoped?.where ?? [];
+  const prepared = changes.map((change, index) => {
+    try {
+      const ifVersion = table.checkCondition(change);
+      const key = keyValue(table.pk, change.key);
+      if (key === undefined) throw new BatchRowError(index, undefined);
+      if (scoped) checkReadOnly(table.entity, scoped.scope, change.patch);
+      const values = patchValues(table.entity, table.flavour, change.patch);
+      return { key, ifVersion, values: Object.keys(values).length > 0 ? table.maintained(scoped ? Object.assign(values, scoped.set) : values) : undefined };
+    } catch (err) {
+      throw err instanceof BatchRowError ? err : new BatchRowError(index, err);
+    }
+  });
+  if (prepared.length === 0) return [];
+  return atomically(table, signal, async (db, trx, row) => {
+    const rows: Row[] = [];
+    for (const { key, ifVersion, values } of prepared) {
+      const index = rows.length;
+      const target = (eb: Eb) => table.target(eb, key, ifVersion?.length === 0 ? undefined : ifVersion, where);
+      const query = values ? db.updateTable(table.name).set(values).where(target).returning(table.selection) : db.selectFrom(table.name).select(table.selection).where(target);
+      const [stored] = ifVersion?.length === 0 ? [] : await row(index, () => trx.executeQuery<Row>(query.compile()));
+      if (!stored) {
+        // Nothing matched: the row is missing, or at another version.
+        const [current] = await row(index, () => trx.executeQuery<Row>(db.selectFrom(table.name).select(sql.ref((table.version ?? table.pk).column).as('current')).where((eb) => table.byKey(eb, key, where)).compile()));
+        throw new BatchRowError(index, current === undefined ? undefined : new VersionConflictError(Number(current.current)));
+      }
+      rows.push(table.decode(stored));
+    }
+    return rows;
+  });
+}

@@ -1,0 +1,73 @@
+// A bulk create is one transaction: when the PostgreSQL backend running it is terminated
+// (pg_terminate_backend) at a random moment while 500 rows go in, the table holds all 500 or none
+// of them, never a part; an answered 201 always means 500. Many rounds: half at a moment spread over
+// the request's whole duration (measured first), so that rounds die early, late and not at all;
+// half once a backend is seen inside the transaction, which is short now that the rows go in one
+// multi-row statement.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { heavy } from '../../../scripts/heavy-tests.ts';
+import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
+import { describePostgres, PostgresServer } from './postgres-server.ts';
+
+const ROWS = 500;
+const ROUNDS = 30;
+
+heavy('a terminated backend leaves a bulk create all or nothing', () => {
+  describePostgres('bulk create under pg_terminate_backend (PostgreSQL)', () => {
+    let server: PostgresServer;
+    let app: FastifyInstance;
+
+    before(async () => {
+      server = await PostgresServer.start();
+      const engine: EngineUnderTest = { name: 'PostgreSQL', flavour: 'postgres', connection: server.url, sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>> };
+      for (const statement of suiteTables('postgres')) await server.sql(statement);
+      app = await crudApp(engine, {}, undefined, [ProductEndpoint], { logger: false });
+    });
+    after(async () => {
+      await app?.close();
+      await server?.dispose();
+    });
+
+    const batch = (round: string) => Array.from({ length: ROWS }, (_, i) => ({ name: `${round}-${i}`, price: i, stock: i }));
+    const post = (round: string) => app.inject({ method: 'POST', url: '/api/product', payload: batch(round) });
+    const stored = async (round: string) => Number((await server.sql(`select count(*) as n from products where name like '${round}-%'`)).rows[0].n);
+
+    it(`${ROUNDS} rounds: 0 or ${ROWS} rows each, 201 only with ${ROWS}; some rounds interrupted, some complete`, async (t) => {
+      // How long one batch takes here, to spread the kills over it.
+      const started = performance.now();
+      assert.equal((await post('warm')).statusCode, 201);
+      const duration = performance.now() - started;
+      const outcomes = { complete: 0, interrupted: 0 };
+      for (let round = 0; round < ROUNDS; round++) {
+        const name = `r${round}`;
+        let answered = false;
+        const answer = post(name).finally(() => (answered = true));
+        if (round % 2 === 0) {
+          await sleep(Math.random() * duration * 1.2);
+        } else {
+          // The transaction is a small part of the request since the rows go in one statement: half
+          // the rounds wait until a Kit backend is inside it (or the answer came first), then kill.
+          while (!answered && (await server.sql("select 1 from pg_stat_activity where application_name = 'kit-autocrud' and xact_start is not null and state <> 'idle'")).rowCount === 0) await sleep(0);
+        }
+        const killed = await server.sql("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'kit-autocrud'");
+        const res = await answer;
+        const count = await stored(name);
+        assert.ok(count === 0 || count === ROWS, `round ${round}: ${count} rows stored (killed ${killed.rowCount} backends, answered ${res.statusCode})`);
+        if (res.statusCode === 201) assert.equal(count, ROWS, `round ${round}: 201 with ${count} rows`);
+        else assert.equal(res.statusCode, 503, `round ${round}: ${res.statusCode} ${res.body}`);
+        if (count === ROWS) outcomes.complete++;
+        else outcomes.interrupted++;
+      }
+      t.diagnostic(JSON.stringify(outcomes));
+      // Both outcomes happened, so the kills did land inside the transaction.
+      assert.ok(outcomes.interrupted > 0, JSON.stringify(outcomes));
+      assert.ok(outcomes.complete > 0, JSON.stringify(outcomes));
+      // And the service serves afterwards.
+      assert.equal((await post('after')).statusCode, 201);
+      assert.equal(await stored('after'), ROWS);
+    });
+  });
+});
