@@ -12,6 +12,7 @@ import { AUDIENCE, TestAuthority } from '../../core/test/jwt-authority.ts';
 import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 import { authorizationSuite, OrdersEndpoint } from './suite/authorization.ts';
 import { optionsSuite } from './suite/authorization-options.ts';
+import { authorizationRelationsSuite, relationsFixture } from './suite/authorization-relations.ts';
 import { crudApp, type EngineUnderTest } from './suite/fixtures.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
@@ -37,6 +38,7 @@ describePostgres('PostgreSQL', () => {
   });
 
   authorizationSuite(engine);
+  authorizationRelationsSuite(engine);
 
   it('the statement log shows the caller\'s scope in every statement a customer\'s requests run', async () => {
     const authority = await TestAuthority.start();
@@ -98,13 +100,66 @@ describePostgres('PostgreSQL', () => {
       await authority.stop();
     }
   });
+  it('the statement log shows the caller\'s scope in every statement of a bulk create, an upsert, a bulk PATCH, a nested create, includes and a nested list', async () => {
+    const authority = await TestAuthority.start();
+    const { app, as, baskets, items } = await relationsFixture(engine, authority);
+    try {
+      const log = path.join(server.dir, 'server.log');
+      const start = statSync(log).size;
+      const requests = [
+        { method: 'POST' as const, url: '/api/authBaskets', payload: [{ code: 'L1', label: 'one' }, { code: 'L2', label: 'two' }] },
+        { method: 'POST' as const, url: '/api/authBaskets', headers: { prefer: 'resolution=merge-duplicates' }, payload: [{ code: 'L1', label: 'one, merged' }, { code: 'B1', label: 'not hers' }] },
+        { method: 'POST' as const, url: '/api/authBaskets', headers: { prefer: 'resolution=ignore-duplicates' }, payload: [{ code: 'L1', label: 'ignored' }] },
+        { method: 'PATCH' as const, url: '/api/authBaskets', payload: [{ id: baskets.A1, label: 'patched' }] },
+        { method: 'PATCH' as const, url: '/api/authBaskets', payload: [{ id: baskets.B1, label: 'not hers', version: 1 }] },
+        { method: 'POST' as const, url: '/api/authBaskets', payload: { code: 'L3', label: 'three', items: [{ sku: 'x' }, { sku: 'y' }] } },
+        { url: `/api/authBaskets/${baskets.A1}?include=items` },
+        { url: '/api/authBaskets?include=items' },
+        { url: `/api/authItems/${items.aliceInB1}?include=basket` },
+        { url: `/api/authBaskets/${baskets.A1}/items` },
+        { url: `/api/authBaskets/${baskets.B1}/items` },
+      ];
+      const statuses = [];
+      for (const request of requests) statuses.push((await app.inject({ ...request, headers: { ...as.alice, ...request.headers } })).statusCode);
+      assert.deepEqual(statuses, [201, 409, 200, 200, 404, 201, 200, 200, 200, 200, 404]);
+      // The server writes its log asynchronously: wait for the last statement (the nested list's parent read of B1).
+      let text = '';
+      for (let i = 0; i < 50; i++) {
+        text = readFileSync(log, 'utf8').slice(start);
+        if ((text.match(/"authz_items"/g) ?? []).length >= 8 && text.includes(`= ${baskets.B1}`)) break;
+        await sleep(100);
+      }
+      const statements = text.split('\n').filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line) && /"authz_(baskets|items)"/.test(line));
+      if (process.env.KIT_SHOW_STATEMENTS) console.log(statements.join('\n'));
+      assert.ok(statements.length >= 20, `${statements.length} statements:\n${statements.join('\n')}`);
+      for (const line of statements) {
+        if (/insert into/.test(line)) {
+          assert.match(line, /insert into "authz_(baskets|items)" \([^)]*"owner_id"/, `an insert that does not set the owner: ${line}`);
+          // An upsert writes over an existing row only inside the scope.
+          if (/on conflict .* do update/.test(line)) assert.match(line, /do update set .* where .*"authz_baskets"\."owner_id" = \$\d+/, `an upsert that may write another owner's row: ${line}`);
+        } else {
+          assert.match(line, /where .*"owner_id" = \$\d+/, `a statement without the scope condition: ${line}`);
+        }
+        // An included entity's rows are read inside the caller's scope of that entity too.
+        if (/"authz_items" as "kit_1"/.test(line)) assert.match(line, /"kit_1"\."owner_id" = \$\d+/, `an include without its entity's scope: ${line}`);
+        if (/"authz_baskets" as "kit_1"/.test(line)) assert.match(line, /"kit_1"\."owner_id" = \$\d+/, `an include without its entity's scope: ${line}`);
+      }
+      assert.ok(statements.some((line) => /"authz_items" as "kit_1"/.test(line)), 'no embedded include of items was logged');
+      assert.ok(statements.some((line) => /on conflict/.test(line)), 'no upsert was logged');
+      assert.ok(statements.some((line) => /^.*update "authz_baskets"/.test(line) && !/on conflict/.test(line)), 'no bulk PATCH was logged');
+      assert.doesNotMatch(text, /parameters: .*= 'bob'/, 'a statement bound another owner');
+    } finally {
+      await app.close();
+      await authority.stop();
+    }
+  });
 });
 
 describe('PGlite', () => {
   const pglite = new PGlite();
   before(() => pglite.waitReady);
   after(() => pglite.close());
-  authorizationSuite({
+  const engine: EngineUnderTest = {
     name: 'PGlite',
     flavour: 'postgres',
     connection: pglite,
@@ -112,7 +167,9 @@ describe('PGlite', () => {
       const result = await pglite.query<Record<string, unknown>>(text);
       return result.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
     },
-  });
+  };
+  authorizationSuite(engine);
+  authorizationRelationsSuite(engine);
 });
 
 interface DatabaseSync {
@@ -132,7 +189,7 @@ if (!sqliteAvailable()) {
       direct.close();
       rmSync(dir, { recursive: true, force: true });
     });
-    authorizationSuite({
+    const engine: EngineUnderTest = {
       name: 'node:sqlite',
       flavour: 'sqlite',
       connection: `sqlite:${file}`,
@@ -142,6 +199,8 @@ if (!sqliteAvailable()) {
         stmt.run();
         return [];
       },
-    });
+    };
+    authorizationSuite(engine);
+    authorizationRelationsSuite(engine);
   });
 }

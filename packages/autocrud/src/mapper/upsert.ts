@@ -113,14 +113,18 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
   });
 }
 
-/** The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted. Locked on PostgreSQL. */
-function holderStatement(table: Table, db: Db, key: readonly EntityField[]): Statement {
-  return cacheOf(table).get('holder', (): Compilable => {
+/**
+ * The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted.
+ * Locked on PostgreSQL. Under a scope, only a row inside it (one outside is never written: see
+ * {@link upsertStatement}).
+ */
+function holderStatement(table: Table, db: Db, key: readonly EntityField[], scope: SlottedScope): Statement {
+  return cacheOf(table).get(`holder\u0001${scope.shape}`, (): Compilable => {
     const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
     const query = db
       .selectFrom(table.name)
       .select([sql.ref(table.pk.column).as('key'), ...(soft ? [sql.ref(soft.column).as('deleted')] : [])] as never)
-      .where((eb) => eb.and(key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column)))));
+      .where((eb) => eb.and([...key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column))), ...scopeConditions(eb, table.flavour, table.entity, scope.filters)]));
     return table.flavour === 'postgres' ? query.forUpdate() : query;
   });
 }
@@ -150,8 +154,8 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
     const out: UpsertedRow[] = [];
     for (const { columns, values } of prepared) {
       const index = out.length;
-      const holderQuery = holderStatement(table, db, keyFields);
-      const [holder] = await row(index, () => trx.executeQuery<Row>(holderQuery.bind(values)));
+      const holderQuery = holderStatement(table, db, keyFields, scoped);
+      const [holder] = await row(index, () => trx.executeQuery<Row>(holderQuery.bind({ ...values, ...scoped.values })));
       const revived = holder !== undefined && soft !== undefined && (holder.deleted === true || holder.deleted === 1);
       const upsert = upsertStatement(table, db, keyFields, columns, resolution, scoped);
       const [stored] = await row(index, () => trx.executeQuery<Row>(upsert.bind({ ...values, ...scoped.values })));
