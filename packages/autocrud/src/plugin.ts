@@ -225,6 +225,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       // Authorization rules need the token check (reading kitAuthenticate fails start-up without configureJwt).
       ...(this.options.requireAuthorization || settings.authorization ? { authenticate: group.kitAuthenticate } : {}),
       ...(settings.authorization ? { authorization: settings.authorization } : {}),
+      tokenCheck: () => group.kitAuthenticate,
     });
   }
 

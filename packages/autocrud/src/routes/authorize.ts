@@ -135,7 +135,6 @@ export async function admit(entity: Entity, authorization: ResolvedAuthorization
 export function authorizeHooks(entity: Entity, authorization: ResolvedAuthorization, flag: number, operation: AutoCrudOperation, authenticate: onRequestHookHandler): onRequestHookHandler[] {
   const rules = authorization.rules.filter((rule) => allows(rule.allow, flag));
   const open = rules.some((rule) => rule.role === undefined);
-  const verify = authenticate as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const access = await admit(entity, authorization, flag, operation, request);
     if ('status' in access) return refuse(reply, access);
@@ -143,8 +142,14 @@ export function authorizeHooks(entity: Entity, authorization: ResolvedAuthorizat
     return undefined;
   }
   // Without a token, an operation an anonymous rule allows goes straight to the rule.
+  return [open ? optionalToken(authenticate) : authenticate, authorize] as onRequestHookHandler[];
+}
+
+/** The token check when a token is sent (it must then be valid); without one, the request goes on as anonymous. */
+export function optionalToken(authenticate: onRequestHookHandler): onRequestHookHandler {
+  const verify = authenticate as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   const optional = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => (request.headers.authorization === undefined ? undefined : verify(request, reply));
-  return [open ? optional : authenticate, authorize] as onRequestHookHandler[];
+  return optional as onRequestHookHandler;
 }
 
 /** True when an anonymous rule allows the operation: its document says the token is optional. */

@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
 import type { CrudRouteSettings } from './settings.js';
-import { routeAuthorization } from './authorize.js';
+import { optionalToken, routeAuthorization } from './authorize.js';
 
 export type { CrudRepository, CrudRouteSettings } from './settings.js';
 import { createRoute } from './create.js';
@@ -51,10 +51,14 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   // Under authorization: each route's own hooks (the token, then the rule: 401/403 before the body
   // is read), the caller's scope in every repository call, hidden fields out of every answer.
   const authz = routeAuthorization(entity, settings.authorization, settings.authenticate);
+  // A class without a token check whose answers may include (or nest) an entity with rules still
+  // reads a token when one is sent, so that those rules see the caller (without one: anonymous).
+  const relatedRules = !settings.authenticate && includes.some((p) => p.relation.authorization !== undefined);
+  const onRequest = settings.authenticate ?? (relatedRules && settings.tokenCheck ? optionalToken(settings.tokenCheck()) : undefined);
   const common = {
     errorHandler: crudErrorHandler(entity, filters, authz.hiddenOf),
     validatorCompiler: validation.compiler,
-    ...(settings.authenticate ? { onRequest: settings.authenticate } : {}),
+    ...(onRequest ? { onRequest } : {}),
   };
   // The key in Kit's form (a UUID in lower case), as the repository and the answers have it.
   const pkType = valueType(entity.field(pk)?.kind ?? 'integer');
@@ -326,7 +330,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       exists: async (key, request, reply) => (await repository.get(key, authz.call(request, reply))) !== undefined,
       keyOf,
       repositoryOf: settings.repositoryOf,
-      ...(settings.authenticate ? { authenticate: settings.authenticate } : {}),
+      ...(onRequest ? { authenticate: onRequest } : {}),
       // Under the parent's rules, the parent is read as its own read by key reads it (its list rule when the class serves no read).
       ...(settings.authorization ? { ...authz.guard(allows(operations, CrudOperations.Get) ? CrudOperations.Get : CrudOperations.List, 'get'), responses: authz.responses } : {}),
     }),

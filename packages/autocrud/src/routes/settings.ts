@@ -49,6 +49,8 @@ export interface CrudRouteSettings {
   readonly nested: NestedRelations;
   /** The relations of each served entity, for `include` and the nested list routes. */
   readonly relations: RelationsOf;
+  /** The app's token check, read only when a related entity's rules need it on a class without `authenticate` (it fails start-up without configureJwt). */
+  readonly tokenCheck?: () => onRequestHookHandler;
   /** Who may do what to which rows (with `authenticate`, which it needs); absent: every caller the token check admits may do everything. */
   readonly authorization?: ResolvedAuthorization;
   /** The repository of a related entity, for the nested list routes. */
