@@ -4,7 +4,7 @@
 import { KitError } from '@kit/core';
 import { expressionBuilder, sql, type Compilable } from 'kysely';
 import type { EntityField } from '../entity.js';
-import { atomically } from './atomic.js';
+import { atomically, refuseGoneParents } from './atomic.js';
 import { encodeValue } from './columns.js';
 import type { Db, DynamicDatabase } from './engine.js';
 import { BatchRowError, ConstraintViolationError } from './errors.js';
@@ -151,6 +151,7 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
   if (prepared.length === 0) return [];
   const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
   return atomically(table, signal, async (db, trx, row) => {
+    await refuseGoneParents(table, db, trx, inputs);
     const out: UpsertedRow[] = [];
     for (const { columns, values } of prepared) {
       const index = out.length;
@@ -182,5 +183,5 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
       out.push({ row: table.decode(current), outcome: 'unchanged' });
     }
     return out;
-  });
+  }, undefined, (index) => (inputs[index] ? { table, input: inputs[index] } : undefined));
 }

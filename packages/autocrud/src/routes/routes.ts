@@ -28,6 +28,7 @@ import {
   listQuery,
   pageSchema,
   problemResponse,
+  unprocessableResponse,
   ref,
 } from './schemas.js';
 import { sendProblem } from '@kit/core';
@@ -206,6 +207,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     400: problemResponse(400),
     404: problemResponse(404),
     409: problemResponse(409),
+    ...unprocessableResponse(entity),
     ...writeResponses,
   };
   const writeByKey =
@@ -281,6 +283,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           400: problemResponse(400),
           404: problemResponse(404),
           409: problemResponse(409),
+          ...unprocessableResponse(entity),
           ...writeResponses,
         },
       }),
