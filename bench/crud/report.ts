@@ -1,6 +1,7 @@
 // Renders bench/RESULTS-autocrud.md from the numbers of one `npm run bench:crud` run.
 import type { KitRouteId, RouteId, ServerKind } from './shape.js';
 import { renderInclude, type IncludeResult } from './include.js';
+import { renderScoped, type ScopedResult } from './scoped.js';
 
 export interface SliceResult {
   rps: number;
@@ -58,6 +59,8 @@ export interface CrudResults {
   depth: DepthResult[];
   /** Absent in results written before includes were measured. */
   include?: IncludeResult;
+  /** Absent in results written before authorization was measured. */
+  scoped?: ScopedResult;
 }
 
 const NAMES: Record<ServerKind, string> = { kit: 'Kit AutoCrud', platformatic: 'Platformatic (sql-mapper + sql-openapi)', floor: 'hand-written Fastify + pg (the floor)' };
@@ -144,6 +147,7 @@ export function renderCrudReport(r: CrudResults): string {
     lines.push('');
   }
   if (r.include) lines.push(...renderInclude(r.include));
+  if (r.scoped) lines.push(...renderScoped(r.scoped));
   if (r.depth.length > 0) {
     lines.push('## Deep pages: offset against cursor', '');
     lines.push('One request at a time over one keep-alive connection, `sort=-price`, 20 rows, `count=false` for Kit; the median (and 90th percentile) of every request of the case, over rounds whose order alternates.', '');

@@ -7,10 +7,11 @@
 // Options: --node=<bin> (the servers' Node; Platformatic needs >= 22.19), --quick (2 cycles of 2 s
 // slices, for development: about 2 minutes), --cycles=N (6), --slice=S seconds (4),
 // --connections=C (32), --requests=N sequential requests per deep-page case and round (200),
-// --only=get,list,page,create,depth,kit,include (kit: Kit's PATCH against its PUT of random rows, its
+// --only=get,list,page,create,depth,kit,include,scoped (kit: Kit's PATCH against its PUT of random rows, its
 // list with fields= against the same list whole, and a 100-row bulk create against single POSTs,
 // in rows/s; kit:bulk, kit:patch or kit:fields for one of them; include: an order with its customer
-// and 10 lines by include= against three requests and a plain get, see include.ts),
+// and 10 lines by include= against three requests and a plain get, see include.ts; scoped: a list
+// and a get under a row check against the same reads without it, see scoped.ts),
 // --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -23,6 +24,8 @@ import autocannon from 'autocannon';
 import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
 import { median, spawnServer, stopServer, type ServerProcess } from '../harness.js';
 import { includeScenario, RELATION_SCHEMA, type IncludeResult } from './include.js';
+import { scopedScenario, SCOPED_ROLE, type ScopedResult } from './scoped.js';
+import { TestAuthority } from '../../packages/core/test/jwt-authority.js';
 import { renderCrudReport, type CrudResults, type DepthResult, type KitPairResult, type PairResult, type SliceResult } from './report.js';
 import { BULK_BODY, CREATE_BODY, FILL, INDEXES, KIT_PAIRS, KIT_ROUTES, PATCH_BODY, ROWS_PER_REQUEST, POOL_SIZE, PRICE_BELOW, PUT_BODY, ROUTES, ROWS, SCHEMA, type KitRouteId, type RouteId, type ServerKind } from './shape.js';
 
@@ -91,8 +94,10 @@ interface Server extends ServerProcess {
   kind: ServerKind;
 }
 const tsx = import.meta.resolve('tsx');
+// The scoped scenario's token authority, in this process; the Kit server verifies its tokens.
+const authority = !only || only.includes('scoped') ? await TestAuthority.start() : undefined;
 async function startServer(kind: ServerKind): Promise<Server> {
-  const server = await spawnServer(nodeBin, ['--conditions=kit-source', '--import', tsx, path.join(here, 'server.ts'), kind, database.url, String(POOL_SIZE)], kind);
+  const server = await spawnServer(nodeBin, ['--conditions=kit-source', '--import', tsx, path.join(here, 'server.ts'), kind, database.url, String(POOL_SIZE), ...(kind === 'kit' && authority ? [authority.url] : [])], kind);
   return { ...server, kind };
 }
 const kinds: ServerKind[] = ['floor', 'kit', 'platformatic'];
@@ -242,6 +247,29 @@ if (!only || only.includes('include')) {
   });
 }
 
+// 4b. Authorization: a list and a get under a row check against the same reads without it.
+let scoped: ScopedResult | undefined;
+if (authority) {
+  const kit = servers.get('kit') as Server;
+  const tokens: string[] = [];
+  for (let c = 1; c <= 1000; c++) tokens.push(await authority.sign({ claims: { sub: String(c), roles: [SCOPED_ROLE] }, expiresIn: 6 * 3600 }));
+  scoped = await scopedScenario({
+    base: kit.base,
+    tokens,
+    cycles,
+    sliceSeconds,
+    connections,
+    log,
+    measure: async (run) => {
+      const [cpuBefore, dbBefore] = [await cpuOf(kit), databaseCpuUs()];
+      const r = await run();
+      const [cpuAfter, dbAfter] = [await cpuOf(kit), databaseCpuUs()];
+      const requests = Math.max(1, r.requests.total);
+      return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+    },
+  });
+}
+
 // 5. Page 10,000 of the list, one request at a time: offset against cursor, and the first page.
 // The cursor is the `next` of page 9,999, so the cursor page holds the same rows as page 10,000
 // by offset (checked). Each case gets `sequential` requests in a row per round, the order of the
@@ -318,6 +346,7 @@ if (!only || only.includes('depth')) {
 }
 
 for (const server of servers.values()) await stopServer(server);
+await authority?.stop();
 await database.dispose();
 
 const results: CrudResults = {
@@ -336,6 +365,7 @@ const results: CrudResults = {
   kitPairs,
   depth,
   ...(include ? { include } : {}),
+  ...(scoped ? { scoped } : {}),
 };
 await writeFile(path.join(here, '..', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);
 await writeFile(path.join(here, '..', `${out}.md`), renderCrudReport(results));

@@ -7,8 +7,13 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { catalogEntity, ROUTES, type ServerKind } from './shape.js';
 import { relationEntities } from './include.js';
+import { SCOPED_ROLE } from './scoped.js';
 
-const [kind, url, poolText] = process.argv.slice(2) as [ServerKind, string, string];
+/** The audience of the scoped scenario's tokens (the test authority's). */
+const AUDIENCE = 'api://kit-tests';
+
+// A 4th argument: the token authority of the scoped scenario (scoped.ts), for the Kit server.
+const [kind, url, poolText, authority] = process.argv.slice(2) as [ServerKind, string, string, string | undefined];
 const poolSize = Number(poolText);
 
 async function kit(app: FastifyInstance): Promise<void> {
@@ -25,9 +30,17 @@ async function kit(app: FastifyInstance): Promise<void> {
   class OrdersEndpoint {}
   @AutoCrud(Line)
   class LinesEndpoint {}
+  // The scoped scenario (scoped.ts): the orders again under two rule sets that differ only in the row check.
+  const reads = CrudOperations.List | CrudOperations.Get;
+  @AutoCrud(Order, { operations: reads, authorization: { rules: [{ role: SCOPED_ROLE, allow: reads, checks: { customerId: 'sub' } }] } })
+  class ScopedOrdersEndpoint {}
+  @AutoCrud(Order, { operations: reads, authorization: { rules: [{ role: SCOPED_ROLE, allow: reads }] } })
+  class PlainOrdersEndpoint {}
   // Kit's defaults: grouping, the OpenAPI document and /docs, health probes; no audit trail (its
   // cost is measured by `npm run bench`).
-  addKit(app, [ProductsEndpoint, CustomersEndpoint, OrdersEndpoint, LinesEndpoint]);
+  addKit(app, [ProductsEndpoint, CustomersEndpoint, OrdersEndpoint, LinesEndpoint, ...(authority ? [ScopedOrdersEndpoint, PlainOrdersEndpoint] : [])], (opt) => {
+    if (authority) opt.configureJwt(authority, [AUDIENCE]);
+  });
   addKitAutoCrud(app, url, { poolSize, cursorSecret: 'bench-cursor-secret-of-32-characters!' });
   await useKit(app);
 }

@@ -15,9 +15,9 @@ const jwk = { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 's
 
 const b64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
-function token(subject: string): string {
+function token(subject: string, roles: string[] = []): string {
   const now = Math.floor(Date.now() / 1000);
-  const input = `${b64url({ alg: 'RS256', kid, typ: 'JWT' })}.${b64url({ iss: base, aud: audience, sub: subject, scope: 'account.read', iat: now, exp: now + 3600 })}`;
+  const input = `${b64url({ alg: 'RS256', kid, typ: 'JWT' })}.${b64url({ iss: base, aud: audience, sub: subject, scope: 'account.read', ...(roles.length > 0 ? { roles } : {}), iat: now, exp: now + 3600 })}`;
   return `${input}.${sign('RSA-SHA256', Buffer.from(input), privateKey).toString('base64url')}`;
 }
 
@@ -32,7 +32,8 @@ const server = http.createServer((req, res) => {
   }
   if (url.pathname === '/dev/keys') return json(res, { keys: [jwk] });
   if (url.pathname === '/dev/token') {
-    return json(res, { access_token: token(url.searchParams.get('sub') ?? '1'), token_type: 'Bearer', expires_in: 3600 });
+    const roles = (url.searchParams.get('roles') ?? '').split(',').filter((r) => r !== '');
+    return json(res, { access_token: token(url.searchParams.get('sub') ?? '1', roles), token_type: 'Bearer', expires_in: 3600 });
   }
   res.writeHead(404).end();
 });
@@ -43,6 +44,10 @@ Development token authority on ${base} (throwaway keys; tokens valid 1 h)
 
 Start the sample against it:
   JWT_AUTHORITY=${base} JWT_AUDIENCE=${audience} npm start
+
+Customer 1 of the shop (its orders only), and staff (every order):
+  CUSTOMER=$(curl -s '${base}/token?sub=1&roles=customer' | node -p 'JSON.parse(require("fs").readFileSync(0)).access_token')
+  STAFF=$(curl -s '${base}/token?sub=clerk&roles=staff' | node -p 'JSON.parse(require("fs").readFileSync(0)).access_token')
 
 Call the protected group (user 1 owns order 100):
   TOKEN=$(curl -s '${base}/token?sub=1' | node -p 'JSON.parse(require("fs").readFileSync(0)).access_token')

@@ -1,5 +1,6 @@
 import { KitError, KitRouteContributor } from '@kit/core';
-import type { Entity } from './entity.js';
+import { resolveAuthorization, type AutoCrudAuthorization } from './authorization.js';
+import type { Entity, EntityFieldName } from './entity.js';
 import { allows, CrudOperations } from './operations.js';
 import { requireIfMatchOption, resolveIdempotency, type IdempotencyOptions } from './options.js';
 import { autoCrudFor, type AutoCrudClassSettings } from './plugin.js';
@@ -14,7 +15,7 @@ import { declareAutoCrud } from './relations.js';
  * export class ProductEndpoint {}
  * ```
  */
-export interface AutoCrudOptions {
+export interface AutoCrudOptions<F extends string = string> {
   /** The routes to generate, as {@link CrudOperations} flags (default `CrudOperations.All`). */
   operations?: number;
   /**
@@ -27,6 +28,13 @@ export interface AutoCrudOptions {
    * Default: what `addKitAutoCrud`'s `requireIfMatch` says (false).
    */
   requireIfMatch?: boolean;
+  /**
+   * Who may do what to which rows and fields, by token role (see {@link AutoCrudAuthorization});
+   * typed against the entity's fields, checked at once, enforced inside every generated statement.
+   * Needs `opt.configureJwt`; implies the token check on every generated route (anonymous only
+   * where a rule says `anonymous: true`). Default: none.
+   */
+  authorization?: AutoCrudAuthorization<F>;
 }
 
 /**
@@ -48,7 +56,7 @@ export interface AutoCrudOptions {
  * }
  * ```
  */
-export function AutoCrud(entity: Entity, options: AutoCrudOptions = {}) {
+export function AutoCrud<E extends Entity>(entity: E, options: AutoCrudOptions<EntityFieldName<E>> = {}) {
   if (typeof entity !== 'object' || entity === null || typeof entity.field !== 'function') {
     throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', '@AutoCrud(entity): pass an entity made by defineEntity({ ... }).');
   }
@@ -75,11 +83,12 @@ export function AutoCrud(entity: Entity, options: AutoCrudOptions = {}) {
   if (requireIfMatch && entity.version === undefined) {
     throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `${where}.requireIfMatch: entity ${entity.name} declares no version field; add one with defineEntity({ version: '<integer field>' }).`);
   }
-  const settings: AutoCrudClassSettings = { operations, idempotency: options.idempotency, requireIfMatch };
+  const authorization = resolveAuthorization(`${where}.authorization`, entity, operations, options.authorization);
+  const settings: AutoCrudClassSettings = { operations, idempotency: options.idempotency, requireIfMatch, ...(authorization ? { authorization } : {}) };
   const contribute = KitRouteContributor((group, context) => autoCrudFor(context.services, context.className).routesFor(group, context, entity, settings));
   return (cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
     // Read back when the app's classes are known: the relations between the entities they serve.
-    declareAutoCrud(cls, { entity, operations });
+    declareAutoCrud(cls, { entity, operations, ...(authorization ? { authorization } : {}) });
     contribute(cls, context);
   };
 }

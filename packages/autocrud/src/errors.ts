@@ -60,6 +60,9 @@ export const autoCrudErrors = errorCatalogue({
   },
   KIT_ERR_AUTOCRUD_SCHEMA: { status: 503, when: 'a table or column is missing or of an incompatible type; `SchemaMismatchError` (fails start-up; later, routes answer 503)' },
   KIT_ERR_AUTOCRUD_ENTITY: { when: '`defineEntity`, `@AutoCrud` (Create/Update with no writable field, unknown flags), two entities with one name' },
+  KIT_ERR_AUTOCRUD_AUTHORIZATION: {
+    when: '`@AutoCrud(..., { authorization })` that cannot be enforced as written: an empty rule set, an unknown field or rule option, a malformed claim path, a rule allowing an operation the class does not serve (the message names the option and its value)',
+  },
   KIT_ERR_AUTOCRUD_NOT_ADDED: {
     message: '{className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.{elsewhere}',
     when: 'an `@AutoCrud` class without `addKitAutoCrud` (at `useKit`)',

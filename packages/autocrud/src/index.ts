@@ -2,13 +2,15 @@
 export { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud, type PGliteInstance } from './plugin.js';
 export { AutoCrud, type AutoCrudOptions } from './decorator.js';
 export { CrudOperations } from './operations.js';
+export type { AutoCrudAuthorization, AuthorizationRule, AuthorizationHook, AutoCrudOperation, ClaimPath } from './authorization.js';
+export { autoCrudAccess } from './routes/authorize.js';
 export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityFieldName, type EntityInput, type EntityRow, type EntitySchema, type EntityReference, type FieldType, type ReferenceOptions, type ReferenceRule, type ReferenceTarget, type RowOf } from './entity.js';
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type CallOptions, type ReadOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
 export type { IncludeNode, RelatedSource } from './mapper/includes.js';
-export type { ListOptions, Filter, FilterOperator, SortKey } from './mapper/query.js';
+export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/query.js';
 export {
   DatabaseUnavailableError,
   ConnectionLostError,

@@ -4,6 +4,7 @@ import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, typ
 import { autoCrudErrors } from './errors.js';
 import { allows, CrudOperations } from './operations.js';
 import { cursorCodec, type CursorCodec } from './routes/cursor.js';
+import type { ResolvedAuthorization } from './authorization.js';
 import type { Entity, EntityInput, EntityRow } from './entity.js';
 import { DatabaseHealthCheck } from './health.js';
 import type { PGlite } from '@electric-sql/pglite';
@@ -67,6 +68,8 @@ export interface AutoCrudClassSettings {
   readonly operations: number;
   readonly idempotency: boolean | IdempotencyOptions | undefined;
   readonly requireIfMatch: boolean | undefined;
+  /** The class's authorization rules, checked; absent: none. */
+  readonly authorization?: ResolvedAuthorization;
 }
 
 /** What `@AutoCrud`'s route contributor asks of the app's AutoCrud database. */
@@ -112,6 +115,7 @@ interface Served {
   readonly operations: number;
   readonly className: string;
   readonly nested: NestedRelations;
+  readonly authorization?: ResolvedAuthorization;
 }
 
 class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
@@ -172,7 +176,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
     const nested = this.#served.get(entity)?.nested ?? new NestedRelations(entity);
-    this.#served.set(entity, { operations, className: context.className, nested });
+    this.#served.set(entity, { operations, className: context.className, nested, ...(settings.authorization ? { authorization: settings.authorization } : {}) });
     const registry = this.#relationsOf(context.endpoints);
     const relationsOf = includeRelations(registry, (other) => this.database.register(other) as unknown as RelatedSource);
     // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
@@ -192,7 +196,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       }
       this.#validation.addSchema(schema);
     }
-    if (!this.options.requireAuthorization) {
+    if (!this.options.requireAuthorization && !settings.authorization) {
       this.log.warn(
         { class: context.className, prefix: context.prefix },
         `AutoCrud routes of ${context.className} (${context.prefix}) require no authentication: anyone who reaches the service can change ${entity.table}. Pass requireAuthorization: true to addKitAutoCrud to require a bearer token.`,
@@ -218,7 +222,10 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       repositoryOf: (other) => this.database.register(other),
       nested,
       ...(idempotency && allows(operations, CrudOperations.Create) ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } } : {}),
-      ...(this.options.requireAuthorization ? { authenticate: group.kitAuthenticate } : {}),
+      // Authorization rules need the token check (reading kitAuthenticate fails start-up without configureJwt).
+      ...(this.options.requireAuthorization || settings.authorization ? { authenticate: group.kitAuthenticate } : {}),
+      ...(settings.authorization ? { authorization: settings.authorization } : {}),
+      tokenCheck: () => group.kitAuthenticate,
     });
   }
 
@@ -229,7 +236,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
    * already a field or another relation of the parent fails start-up naming both.
    */
   linkRelations(): void {
-    for (const [child, { operations, className }] of this.#served) {
+    for (const [child, { operations, className, authorization }] of this.#served) {
       if (!allows(operations, CrudOperations.Create)) continue;
       for (const reference of child.references) {
         const parent = this.#served.get(reference.target());
@@ -248,6 +255,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
           field: reference.field,
           repository: this.database.repository(child),
           validate: compileNested(this.#validation.compiler, schema),
+          ...(authorization ? { authorization } : {}),
         });
       }
     }

@@ -4,6 +4,7 @@
 // Only entities an @AutoCrud class serves with a read route take part: an include never answers
 // rows the API gives no other way to read (docs/decisions.md, "AutoCrud includes").
 import { KitError, type PlannedEndpoint } from '@kit/core';
+import type { ResolvedAuthorization } from './authorization.js';
 import type { Entity } from './entity.js';
 import { allows, CrudOperations } from './operations.js';
 import type { RelatedSource } from './mapper/includes.js';
@@ -13,6 +14,8 @@ import type { IncludeRelation, RelationsOf } from './routes/includes.js';
 export interface AutoCrudDeclaration {
   readonly entity: Entity;
   readonly operations: number;
+  /** The class's rules, checked; absent: none. */
+  readonly authorization?: ResolvedAuthorization;
 }
 
 // By class: filled by @AutoCrud when the class is defined, read when an app's plan is known.
@@ -35,6 +38,8 @@ export interface Relation {
   readonly field: string;
   /** `many`: the related entity's class serves its list, so the nested route exists. */
   readonly listed: boolean;
+  /** The rules of the class serving the related entity: included and nested-listed rows are read under them. */
+  readonly authorization?: ResolvedAuthorization;
 }
 
 /** The served entities of one app and their relations. */
@@ -79,9 +84,9 @@ export function buildRelations(endpoints: readonly PlannedEndpoint[]): RelationR
       const target = reference.target();
       const targetClass = served.get(target);
       if (!targetClass) continue;
-      add(entity, { name: reference.as, kind: 'one', entity: target, field: reference.field, listed: false }, `${entity.name}.${reference.field} -> ${target.name}`);
+      add(entity, { name: reference.as, kind: 'one', entity: target, field: reference.field, listed: false, ...(targetClass.authorization ? { authorization: targetClass.authorization } : {}) }, `${entity.name}.${reference.field} -> ${target.name}`);
       const child = served.get(entity) as AutoCrudDeclaration;
-      add(target, { name: reference.many, kind: 'many', entity, field: reference.field, listed: allows(child.operations, CrudOperations.List) }, `${entity.name}.${reference.field} -> ${target.name}`);
+      add(target, { name: reference.many, kind: 'many', entity, field: reference.field, listed: allows(child.operations, CrudOperations.List), ...(child.authorization ? { authorization: child.authorization } : {}) }, `${entity.name}.${reference.field} -> ${target.name}`);
     }
   }
   // A stable order whatever the order of the classes: the entity's own references as declared, then the one-to-many relations by name.
@@ -114,7 +119,7 @@ export function includeRelations(registry: RelationRegistry, sourceOf: (entity: 
   return (entity) => {
     let found = cache.get(entity);
     if (!found) {
-      found = new Map([...registry.of(entity)].map(([name, r]) => [name, { name, kind: r.kind, entity: r.entity, field: r.field, listed: r.listed, source: sourceOf(r.entity) }]));
+      found = new Map([...registry.of(entity)].map(([name, r]) => [name, { name, kind: r.kind, entity: r.entity, field: r.field, listed: r.listed, source: sourceOf(r.entity), ...(r.authorization ? { authorization: r.authorization } : {}) }]));
       cache.set(entity, found);
     }
     return found;

@@ -104,6 +104,12 @@ function filterValue(entity: Entity, filter: Filter, where: string): Filter {
   return { ...filter, value: canonical(field, filter.value, where) };
 }
 
+/** Conditions in Kit's form (see {@link listArguments}), named `where[i]` in a KitError. */
+export function checkFilters(entity: Entity, filters: readonly Filter[], where: string): Filter[] {
+  if (!Array.isArray(filters)) throw invalid(where, 'must be an array of filters');
+  return filters.map((f, i) => filterValue(entity, f, `${where}[${i}]`));
+}
+
 /**
  * The list's filters and keyset position in Kit's form; a KitError for an unknown field, an
  * operator the field does not take, a value of the wrong kind, or a position of the wrong length.

@@ -11,8 +11,9 @@ import type { Db } from './engine.js';
 import { chunkRows, insertRows } from './bulk-insert.js';
 import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConflictError } from './errors.js';
 import { firstMissingReference } from './references.js';
-import type { Eb } from './query.js';
-import type { PreparedInsert, Row, Table } from './table.js';
+import type { Eb, Scope } from './query.js';
+import { checkReadOnly } from './scope.js';
+import type { PreparedInsert, Row, Table, WriteScope } from './table.js';
 
 /** Runs one row's statement so that a database refusal of it becomes `BatchRowError(index)`. */
 type RowRunner = <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => Promise<Q[]>;
@@ -71,10 +72,10 @@ export async function atomically<T>(table: Table, signal: AbortSignal | undefine
 }
 
 /** Each input's insert, or `BatchRowError` naming the first that cannot be written (nothing ran). */
-function prepareInserts(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string): PreparedInsert[] {
+function prepareInserts(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string, scope?: WriteScope): PreparedInsert[] {
   return inputs.map((input, index) => {
     try {
-      return table.insertValues(input);
+      return table.insertValues(input, scope);
     } catch (err) {
       throw new BatchRowError(index, err, relation);
     }
@@ -92,8 +93,9 @@ function refused(err: unknown): boolean {
  * rolled back and the rows are written again one statement each in a new transaction, which names
  * the refused row (`BatchRowError`) or, when the refusal has gone meanwhile, commits them all.
  */
-export async function createMany(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], signal: AbortSignal | undefined): Promise<Row[]> {
-  const prepared = prepareInserts(table, inputs);
+export async function createMany(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], signal: AbortSignal | undefined, scope?: Scope): Promise<Row[]> {
+  // Under a scope, every row's scope fields are set from it (see Table.insertValues).
+  const prepared = prepareInserts(table, inputs, undefined, table.writeScope(scope, true));
   if (prepared.length === 0) return [];
   if (prepared.some((p) => chunkRows(table, p.columns) > 1)) {
     try {
@@ -129,6 +131,8 @@ export interface ChildRows {
   /** The child's field that references the parent (set to the new parent's key). */
   readonly field: string;
   readonly rows: readonly Readonly<Record<string, unknown>>[];
+  /** The caller's scope on the child entity: each child row is created inside it. */
+  readonly scope?: Scope;
 }
 
 /**
@@ -136,9 +140,9 @@ export interface ChildRows {
  * each relation's stored rows under the relation's name. A child's failure is `BatchRowError` with
  * `relation` and `index`; the parent's own is thrown as `create` throws it.
  */
-export async function createTree(table: Table, input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, ChildRows>>, signal: AbortSignal | undefined): Promise<Row> {
-  const parent = table.insertValues(input);
-  const relations = Object.entries(children).map(([name, { table: child, field, rows }]) => {
+export async function createTree(table: Table, input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, ChildRows>>, signal: AbortSignal | undefined, scope?: Scope): Promise<Row> {
+  const parent = table.insertValues(input, table.writeScope(scope, true));
+  const relations = Object.entries(children).map(([name, { table: child, field, rows, scope: childScope }]) => {
     const column = (child.entity.field(field) as EntityField).column;
     for (let index = 0; index < rows.length; index++) {
       if (Object.prototype.hasOwnProperty.call(rows[index], field)) {
@@ -146,7 +150,7 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
       }
     }
     // The key is the new parent's, bound when it is known.
-    const prepared = prepareInserts(child, rows, name).map(({ columns, values }) => ({ columns: [column, ...columns], values }));
+    const prepared = prepareInserts(child, rows, name, child.writeScope(childScope, true)).map(({ columns, values }) => ({ columns: [column, ...columns], values }));
     return { name, child, column, prepared };
   });
   const insertParent = async (db: Db, trx: Db): Promise<{ tree: Row; key: unknown }> => {
@@ -225,14 +229,18 @@ export interface RowPatch {
 }
 
 /** Applies a JSON Merge Patch to each row in one transaction, each at its own version; the stored rows in order. */
-export async function patchMany(table: Table, changes: readonly RowPatch[], signal: AbortSignal | undefined): Promise<Row[]> {
+export async function patchMany(table: Table, changes: readonly RowPatch[], signal: AbortSignal | undefined, scope?: Scope): Promise<Row[]> {
+  // Under a scope, a row outside it is missing (never a version conflict) and its eq fields keep their value.
+  const scoped = table.writeScope(scope, false);
+  const where = scoped?.where ?? [];
   const prepared = changes.map((change, index) => {
     try {
       const ifVersion = table.checkCondition(change);
       const key = keyValue(table.pk, change.key);
       if (key === undefined) throw new BatchRowError(index, undefined);
+      if (scoped) checkReadOnly(table.entity, scoped.scope, change.patch);
       const values = patchValues(table.entity, table.flavour, change.patch);
-      return { key, ifVersion, values: Object.keys(values).length > 0 ? table.maintained(values) : undefined };
+      return { key, ifVersion, values: Object.keys(values).length > 0 ? table.maintained(scoped ? Object.assign(values, scoped.set) : values) : undefined };
     } catch (err) {
       throw err instanceof BatchRowError ? err : new BatchRowError(index, err);
     }
@@ -244,12 +252,12 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
     const rows: Row[] = [];
     for (const { key, ifVersion, values } of prepared) {
       const index = rows.length;
-      const target = (eb: Eb) => table.target(eb, key, ifVersion?.length === 0 ? undefined : ifVersion);
+      const target = (eb: Eb) => table.target(eb, key, ifVersion?.length === 0 ? undefined : ifVersion, where);
       const query = values ? db.updateTable(table.name).set(values).where(target).returning(table.selection) : db.selectFrom(table.name).select(table.selection).where(target);
       const [stored] = ifVersion?.length === 0 ? [] : await row(index, () => trx.executeQuery<Row>(query.compile()));
       if (!stored) {
         // Nothing matched: the row is missing, or at another version.
-        const [current] = await row(index, () => trx.executeQuery<Row>(db.selectFrom(table.name).select(sql.ref((table.version ?? table.pk).column).as('current')).where((eb) => table.byKey(eb, key)).compile()));
+        const [current] = await row(index, () => trx.executeQuery<Row>(db.selectFrom(table.name).select(sql.ref((table.version ?? table.pk).column).as('current')).where((eb) => table.byKey(eb, key, where)).compile()));
         throw new BatchRowError(index, current === undefined ? undefined : new VersionConflictError(Number(current.current)));
       }
       rows.push(table.decode(stored));

@@ -8,11 +8,13 @@
 // embedded JSON through each column's codec (decode.ts) answers every value exactly as a read of
 // the row does. One nested level is a subquery inside the subquery. Knows nothing of HTTP; SQLite
 // keeps one statement per relation (includes.ts; docs/decisions.md, "AutoCrud includes").
-import { sql, type AliasedRawBuilder, type RawBuilder } from 'kysely';
+import { expressionBuilder, sql, type AliasedRawBuilder, type RawBuilder } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import { decodeRow } from './decode.js';
+import type { DynamicDatabase } from './engine.js';
 import type { IncludeNode } from './includes.js';
+import { scopeConditions, scopeFilters, slotScope, type SlottedScope } from './scope.js';
 import { Slot } from './statements.js';
 
 type Row = Record<string, unknown>;
@@ -31,17 +33,29 @@ function limitSlot(path: string): string {
   return `limit:${path}`;
 }
 
-/** What makes two include trees the same statement: the paths and kinds (the limits are bound). */
-export function embedShape(nodes: readonly IncludeNode[]): string {
-  return nodes.map((n) => `${n.name}:${n.kind}(${embedShape(n.children)})`).join(',');
+/** The caller's scope on a node's rows, slotted under the node's path (see scope.ts). */
+function nodeScope(node: IncludeNode, path: string): SlottedScope {
+  const entity = node.source.entity;
+  return slotScope('postgres', entity, scopeFilters(entity, node.scope), `scope:${path}:`);
 }
 
-/** The limits of an include tree, by slot name, to bind with the statement. */
+/** What makes two include trees the same statement: the paths, kinds and scope shapes (the limits and scope values are bound). */
+export function embedShape(nodes: readonly IncludeNode[], prefix = ''): string {
+  return nodes
+    .map((n) => {
+      const path = pathOf(prefix, n);
+      return `${n.name}:${n.kind}[${n.scope ? nodeScope(n, path).shape : ''}](${embedShape(n.children, path)})`;
+    })
+    .join(',');
+}
+
+/** The limits and scope values of an include tree, by slot name, to bind with the statement. */
 export function embedValues(nodes: readonly IncludeNode[], values: Record<string, unknown>, prefix = ''): Record<string, unknown> {
   for (const node of nodes) {
     const path = pathOf(prefix, node);
     // The routes always bound a one-to-many include; without a bound, one this large keeps one SQL text.
     if (node.kind === 'many') values[limitSlot(path)] = node.limit ?? Number.MAX_SAFE_INTEGER - 1;
+    if (node.scope) Object.assign(values, nodeScope(node, path).values);
     embedValues(node.children, values, path);
   }
   return values;
@@ -64,7 +78,9 @@ function subquery(parent: Entity, outer: string, node: IncludeNode, path: string
   const [inner, outerColumn] = node.kind === 'one' ? [key(entity), parent.field(node.field) as EntityField] : [entity.field(node.field) as EntityField, key(parent)];
   const match = sql`${sql.ref(`${alias}.${inner.column}`)} = ${sql.ref(`${outer}.${outerColumn.column}`)}`;
   const alive = live(entity, alias);
-  const where = alive ? sql`${match} and ${alive}` : match;
+  // The caller's scope on the included entity, inside the subquery: rows outside it are never read.
+  const scoped = node.scope ? scopeConditions(expressionBuilder<DynamicDatabase, string>(), 'postgres', entity, nodeScope(node, path).filters, alias) : [];
+  const where = sql.join([match, ...(alive ? [alive] : []), ...scoped], sql` and `);
   const select = sql.join(columns(entity, alias, node.children, path, depth + 1));
   const from = sql`${sql.ref(entity.table)} as ${sql.ref(alias)}`;
   if (node.kind === 'one') return sql`(select row_to_json(kit_r) from (select ${select} from ${from} where ${where}) kit_r)`;

@@ -5,6 +5,7 @@
 // (see related.ts). Sibling relations run side by side; a nested relation runs on the rows its
 // parent relation read. Knows nothing of HTTP: the routes say what to include.
 import type { Entity } from '../entity.js';
+import type { Scope } from './query.js';
 
 type Row = Record<string, unknown>;
 
@@ -18,7 +19,7 @@ type Row = Record<string, unknown>;
  */
 export interface RelatedSource {
   readonly entity: Entity;
-  related(field: string, keys: readonly unknown[], options: { readonly perKey?: number; readonly signal?: AbortSignal }): Promise<Row[]>;
+  related(field: string, keys: readonly unknown[], options: { readonly perKey?: number; readonly signal?: AbortSignal; readonly scope?: Scope }): Promise<Row[]>;
 }
 
 /**
@@ -41,6 +42,8 @@ export interface IncludeNode {
   readonly limit?: number;
   /** `many`: the property set to `true` on a row whose related rows were more than `limit`. */
   readonly cutName?: string;
+  /** The caller's scope on the related entity: only its rows inside it are included (in the statement). */
+  readonly scope?: Scope;
   readonly children: readonly IncludeNode[];
 }
 
@@ -55,7 +58,7 @@ function distinct(rows: readonly Row[], field: string): unknown[] {
 
 async function includeOne(rows: Row[], node: IncludeNode, key: string, signal: AbortSignal | undefined): Promise<void> {
   if (node.kind === 'one') {
-    const found = await node.source.related(node.source.entity.primaryKey, distinct(rows, node.field), { ...(signal ? { signal } : {}) });
+    const found = await node.source.related(node.source.entity.primaryKey, distinct(rows, node.field), { ...(signal ? { signal } : {}), ...(node.scope ? { scope: node.scope } : {}) });
     await includeAll(found, node.children, node.source.entity.primaryKey, signal);
     const byKey = new Map<unknown, Row>();
     for (const row of found) byKey.set(row[node.source.entity.primaryKey], row);
@@ -65,7 +68,7 @@ async function includeOne(rows: Row[], node: IncludeNode, key: string, signal: A
   }
   const limit = node.limit ?? Number.POSITIVE_INFINITY;
   // One row more than the bound tells whether there were more.
-  const found = await node.source.related(node.field, distinct(rows, key), { ...(Number.isFinite(limit) ? { perKey: limit + 1 } : {}), ...(signal ? { signal } : {}) });
+  const found = await node.source.related(node.field, distinct(rows, key), { ...(Number.isFinite(limit) ? { perKey: limit + 1 } : {}), ...(signal ? { signal } : {}), ...(node.scope ? { scope: node.scope } : {}) });
   const byParent = new Map<unknown, Row[]>();
   const kept: Row[] = [];
   for (const child of found) {

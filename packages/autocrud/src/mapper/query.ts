@@ -37,6 +37,25 @@ export interface SortKey<F extends string = string> {
 }
 
 /**
+ * What one repository call may touch. `where`: conditions (all must hold) every statement of the
+ * call adds to its own; on a create, each `eq` condition sets its field (and any other operator is
+ * refused: an INSERT has no row to test). `readOnly`: fields the call may not write (an input
+ * naming one is refused; a replace leaves them as they are).
+ *
+ * @example
+ * ```ts
+ * // Only the caller's own orders, and never their status.
+ * const scope: Scope = { where: [{ field: 'customerId', op: 'eq', value: 'alice' }], readOnly: ['status'] };
+ * const mine = await orders.list({ filters: [], sort: [], offset: 0, limit: 20, scope });
+ * await orders.patch(7, { note: 'leave at the door' }, { scope });   // undefined unless order 7 is alice's
+ * ```
+ */
+export interface Scope<F extends string = string> {
+  readonly where: readonly Filter<F>[];
+  readonly readOnly?: readonly F[];
+}
+
+/**
  * A page of a list: conditions (all must hold), sort keys (the primary key is appended as the
  * last key so that pages are stable, see `EntityRepository.order`), and a window: `offset` rows skipped,
  * or, for keyset paging, the rows `after` a position.
@@ -69,6 +88,8 @@ export interface ListOptions<F extends string = string> {
   readonly count?: boolean;
   /** Gives up (and cancels the statements, where the engine can) when it aborts; the call rejects with its reason. */
   readonly signal?: AbortSignal;
+  /** The caller's scope (see {@link Scope}): its conditions join the filters of the page, the count and the keyset. */
+  readonly scope?: Scope<F>;
 }
 
 /** At most this many alternatives in a list's OR group. */
@@ -89,14 +110,18 @@ const COMPARISON = { eq: '=', ne: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' }
 /** The expression builder of a query on one of the entity tables. */
 export type Eb = ExpressionBuilder<DynamicDatabase, string>;
 
-/** The WHERE condition of one filter; values are bound parameters, identifiers the entity's columns. */
-export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filter: Filter): Expression<SqlBool> {
-  const column = sql.ref(field.column);
+/**
+ * The WHERE condition of one filter; values are bound parameters, identifiers the entity's columns
+ * (qualified by `qualifier`, a table name or alias, where the statement reads more than one row source).
+ */
+export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filter: Filter, qualifier?: string): Expression<SqlBool> {
+  const name = qualifier === undefined ? field.column : `${qualifier}.${field.column}`;
+  const column = sql.ref(name);
   switch (filter.op) {
     case 'like':
     case 'ilike': {
       const insensitive = filter.op === 'ilike';
-      return contains(flavour, field.column, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value), insensitive), insensitive);
+      return contains(flavour, name, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value), insensitive), insensitive);
     }
     case 'null':
       return filter.value === true ? eb(column, 'is', null) : eb(column, 'is not', null);

@@ -8,7 +8,8 @@ import { sql, type Compilable, type Expression, type SelectExpression, type SqlB
 import type { Entity, EntityField } from '../entity.js';
 import type { Db, DynamicDatabase, SqlFlavour } from './engine.js';
 import { encodeValue } from './columns.js';
-import { notDeleted } from './query.js';
+import { notDeleted, type Filter } from './query.js';
+import { scopeConditions } from './scope.js';
 import { Slot } from './statements.js';
 
 /** The column that numbers each key's rows (by primary key) in a bounded read. */
@@ -25,16 +26,18 @@ export function keySet(flavour: SqlFlavour, field: EntityField, keys: readonly u
 /**
  * The rows of `entity` whose `field` holds one of the keys in the `keys` slot (see
  * {@link keySet}), ordered by that field and the primary key; with `limited`, at most the `perKey`
- * slot's number of rows per key, the first by primary key.
+ * slot's number of rows per key, the first by primary key. `scope`: the caller's conditions on
+ * the related rows (slotted, see scope.ts), in the statement, before the bound is counted.
  */
-export function relatedQuery(db: Db, flavour: SqlFlavour, entity: Entity, selection: readonly SelectExpression<DynamicDatabase, string>[], field: EntityField, limited: boolean): Compilable {
+export function relatedQuery(db: Db, flavour: SqlFlavour, entity: Entity, selection: readonly SelectExpression<DynamicDatabase, string>[], field: EntityField, limited: boolean, scope: readonly Filter[] = []): Compilable {
   const pk = entity.field(entity.primaryKey) as EntityField;
   const column = sql.ref(`${entity.table}.${field.column}`);
   const keys = new Slot('keys');
   const among: Expression<SqlBool> = flavour === 'postgres' ? sql<SqlBool>`${column} = any(${keys})` : sql<SqlBool>`${column} in (select value from json_each(${keys}))`;
   const rows = db.selectFrom(entity.table).where((eb) => {
     const live = notDeleted(eb, flavour, entity);
-    return live ? eb.and([among, live]) : among;
+    const conditions = [among, ...(live ? [live] : []), ...scopeConditions(eb, flavour, entity, scope, entity.table)];
+    return conditions.length === 1 ? among : eb.and(conditions);
   });
   if (!limited) return rows.select([...selection]).orderBy(column).orderBy(sql.ref(`${entity.table}.${pk.column}`));
   const ranked = rows.select([...selection, sql<number>`row_number() over (partition by ${column} order by ${sql.ref(`${entity.table}.${pk.column}`)})`.as(RANK)]);

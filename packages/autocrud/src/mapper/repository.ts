@@ -4,7 +4,8 @@ import type { Entity, EntityField } from '../entity.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
 import { encodeValue } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type ListOptions, type SortKey } from './query.js';
+import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Filter, type ListOptions, type SortKey } from './query.js';
+import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './scope.js';
 import { ConstraintViolationError, VersionConflictError } from './errors.js';
 import { checkMissingReferences, checkReferrers, type Referrer } from './references.js';
 import { keySet, relatedQuery } from './related.js';
@@ -34,6 +35,11 @@ export interface CallOptions {
    * cancelled (PostgreSQL: a cancel request), and the call rejects with `signal.reason`.
    */
   readonly signal?: AbortSignal;
+  /**
+   * What the call may touch (see {@link Scope}): its conditions join every statement the call
+   * runs, so a row outside it is absent (a read finds nothing, a write touches nothing).
+   */
+  readonly scope?: Scope;
 }
 
 /**
@@ -83,7 +89,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   readonly #t: Table;
   // The read by key, compiled once (see statements.ts).
   #byKeyStatement: Statement | undefined;
-  // The reads by key with includes inside (PostgreSQL; see embed.ts), by include tree.
+  // The reads by key under a scope or with includes inside (PostgreSQL; see embed.ts), by shape.
   readonly #embedded = new StatementCache();
   // The lists, by shape (see slotList): pages and counts.
   readonly #lists = new StatementCache();
@@ -134,10 +140,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     if (keys.length === 0) return [];
     const t = this.#t;
     const { perKey, signal } = options;
-    const values: Record<string, unknown> = { keys: keySet(this.flavour, target, keys) };
+    // The caller's scope on the related entity, in the statement, its values in slots.
+    const scoped = slotScope(this.flavour, this.entity, scopeFilters(this.entity, options.scope), 's');
+    const values: Record<string, unknown> = { ...scoped.values, keys: keySet(this.flavour, target, keys) };
     if (perKey !== undefined) values.perKey = perKey;
     return t.run(async (db) => {
-      const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}`, () => relatedQuery(db, this.flavour, this.entity, t.selection, target, perKey !== undefined));
+      const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}\u0000${scoped.shape}`, () => relatedQuery(db, this.flavour, this.entity, t.selection, target, perKey !== undefined, scoped.filters));
       return (await t.execute(read.bind(values), read.name, signal)).map((r) => t.decode(r) as R);
     }, signal);
   }
@@ -171,7 +179,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total?: number }> {
     const include = options.include?.length ? options.include : undefined;
-    const found = await this.#list(options, include && this.flavour === 'postgres' ? include : undefined);
+    // The scope's conditions join the caller's: the page, the count and the keyset alike.
+    const scoped = options.scope && options.scope.where.length > 0 ? { ...options, filters: [...options.filters, ...options.scope.where] } : options;
+    const found = await this.#list(scoped, include && this.flavour === 'postgres' ? include : undefined);
     if (include && this.flavour !== 'postgres') await includeAll(found.rows as Row[], include, this.entity.primaryKey, options.signal);
     return found;
   }
@@ -224,11 +234,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async all(options?: CallOptions): Promise<R[]> {
     const t = this.#t;
     const signal = options?.signal;
+    const scope = scopeFilters(this.entity, options?.scope);
     return t.run(async (db) => {
       const query = db
         .selectFrom(t.name)
         .select(t.selection)
-        .where((eb) => t.where(eb, [notDeleted(eb, this.flavour, this.entity)]))
+        .where((eb) => t.where(eb, [notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]))
         .orderBy(sql.ref(`${t.name}.${t.pk.column}`));
       const rows = await t.execute(query.compile(), '', signal);
       return rows.map((r) => t.decode(r) as R);
@@ -243,10 +254,16 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const signal = options?.signal;
     const include = options?.include?.length ? options.include : undefined;
     const embed = include && this.flavour === 'postgres' ? include : undefined;
+    // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
+    const scoped = slotScope(this.flavour, this.entity, scopeFilters(this.entity, options?.scope), 's');
     const row = await t.run(async (db) => {
-      const byKey = () => db.selectFrom(t.name).select(t.selection).where((eb) => t.byKey(eb, new Slot('key')));
-      const read = embed ? this.#embedded.get(embedShape(embed), () => byKey().select(embedSelection(this.entity, embed))) : (this.#byKeyStatement ??= statement(byKey()));
-      const [raw] = await t.execute(read.bind(embed ? embedValues(embed, { key }) : { key }), read.name, signal);
+      const byKey = () => db.selectFrom(t.name).select(t.selection).where((eb) => t.byKey(eb, new Slot('key'), scoped.filters));
+      const read =
+        embed || scoped.filters.length > 0
+          ? this.#embedded.get(`${embed ? embedShape(embed) : ''}\u0002${scoped.shape}`, () => (embed ? byKey().select(embedSelection(this.entity, embed)) : byKey()))
+          : (this.#byKeyStatement ??= statement(byKey()));
+      const values = { ...scoped.values, key };
+      const [raw] = await t.execute(read.bind(embed ? embedValues(embed, values) : values), read.name, signal);
       return raw ? (embed ? decodeEmbedded(t.decode(raw), raw, embed) : t.decode(raw)) : undefined;
     }, signal);
     if (row && include && !embed) await includeAll([row], include, this.entity.primaryKey, signal);
@@ -260,7 +277,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async create(input: I, options?: CallOptions): Promise<R> {
     const t = this.#t;
     const written = input as Readonly<Record<string, unknown>>;
-    const { columns, values } = t.insertValues(written);
+    const { columns, values } = t.insertValues(written, t.writeScope(options?.scope, true));
     const signal = options?.signal;
     return t.run(async (db) => {
       // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot tell.
@@ -285,7 +302,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async createMany(inputs: readonly I[], options?: CallOptions): Promise<R[]> {
-    return (await createMany(this.#t, inputs as readonly Readonly<Record<string, unknown>>[], options?.signal)) as R[];
+    return (await createMany(this.#t, inputs as readonly Readonly<Record<string, unknown>>[], options?.signal, options?.scope)) as R[];
   }
 
   /**
@@ -301,10 +318,10 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * const order = await orders.createTree({ customerId: 4 }, { lines: { repository: lines, field: 'orderId', rows: [{ sku: 'A', quantity: 2 }] } });
    * ```
    */
-  async createTree(input: I, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[] }>>, options?: CallOptions): Promise<R & Row> {
+  async createTree(input: I, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[]; readonly scope?: Scope }>>, options?: CallOptions): Promise<R & Row> {
     const resolved: Record<string, ChildRows> = {};
-    for (const [name, { repository, field, rows }] of Object.entries(children)) resolved[name] = { table: tableOf(repository), field, rows };
-    return (await createTree(this.#t, input as Readonly<Record<string, unknown>>, resolved, options?.signal)) as R & Row;
+    for (const [name, { repository, field, rows, scope }] of Object.entries(children)) resolved[name] = { table: tableOf(repository), field, rows, ...(scope ? { scope } : {}) };
+    return (await createTree(this.#t, input as Readonly<Record<string, unknown>>, resolved, options?.signal, options?.scope)) as R & Row;
   }
 
   /**
@@ -320,7 +337,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async patchMany(changes: readonly { readonly key: unknown; readonly patch: Partial<I>; readonly ifVersion?: readonly number[] }[], options?: CallOptions): Promise<R[]> {
-    return (await patchMany(this.#t, changes as readonly { key: unknown; patch: Readonly<Record<string, unknown>>; ifVersion?: readonly number[] }[], options?.signal)) as R[];
+    return (await patchMany(this.#t, changes as readonly { key: unknown; patch: Readonly<Record<string, unknown>>; ifVersion?: readonly number[] }[], options?.signal, options?.scope)) as R[];
   }
 
   /**
@@ -342,17 +359,17 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    */
   async upsertMany(inputs: readonly I[], options?: CallOptions & { readonly resolution?: UpsertResolution; readonly key?: readonly string[] }): Promise<UpsertedRow[]> {
     const key = uniqueKey(this.entity, options?.key);
-    return upsertMany(this.#t, key, inputs as readonly Readonly<Record<string, unknown>>[], options?.resolution ?? 'merge', options?.signal);
+    return upsertMany(this.#t, key, inputs as readonly Readonly<Record<string, unknown>>[], options?.resolution ?? 'merge', options?.signal, options?.scope);
   }
 
   /** After a conditional write changed nothing: undefined when there is no row, else the conflict. */
-  async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined): Promise<undefined> {
+  async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined, scope: readonly Filter[]): Promise<undefined> {
     const t = this.#t;
     const version = t.version as EntityField;
     const query = db
       .selectFrom(t.name)
       .select(sql.ref(version.column).as('version'))
-      .where((eb) => t.byKey(eb, key));
+      .where((eb) => t.byKey(eb, key, scope));
     const [row] = await t.execute(query.compile(), '', signal);
     if (row) throw new VersionConflictError(Number(row.version));
     return undefined;
@@ -369,7 +386,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async update(key: unknown, input: I, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#t.checkCondition(options);
     const written = input as Readonly<Record<string, unknown>>;
-    return this.#write(key, writeValues(this.entity, this.flavour, written, true), written, ifVersion, options?.signal);
+    checkReadOnly(this.entity, options?.scope, written);
+    // A replace leaves the scope's read-only fields as they are.
+    return this.#write(key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.flavour, written, true)), written, ifVersion, options);
   }
 
   /**
@@ -388,8 +407,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    */
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#t.checkCondition(options);
+    checkReadOnly(this.entity, options?.scope, patch as Readonly<Record<string, unknown>>);
     const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
-    if (Object.keys(values).length > 0) return this.#write(key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options?.signal);
+    if (Object.keys(values).length > 0) return this.#write(key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options);
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);
     if (row && ifVersion !== undefined && this.#t.version) {
@@ -400,22 +420,26 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /** One row's UPDATE (`update` and `patch`): the values, Kit's maintained columns, the version check. */
-  async #write(key: unknown, written: Record<string, unknown>, input: Readonly<Record<string, unknown>>, ifVersion: readonly number[] | undefined, signal: AbortSignal | undefined): Promise<R | undefined> {
+  async #write(key: unknown, written: Record<string, unknown>, input: Readonly<Record<string, unknown>>, ifVersion: readonly number[] | undefined, options: WriteOptions | undefined): Promise<R | undefined> {
     const t = this.#t;
     key = keyValue(t.pk, key);
     if (key === undefined) return undefined;
-    const values = t.maintained(written);
+    const signal = options?.signal;
+    const scope = t.writeScope(options?.scope, false);
+    const where = scope?.where ?? [];
+    // The scope's eq fields keep their value: a write cannot move a row out of the caller's scope.
+    const values = t.maintained(scope ? Object.assign(written, scope.set) : written);
     return t.run(async (db) => {
-      if (ifVersion?.length === 0) return this.#conflict(db, key, signal);
+      if (ifVersion?.length === 0) return this.#conflict(db, key, signal, where);
       if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, t.execute, signal);
       const query = db
         .updateTable(t.name)
         .set(values)
-        .where((eb) => t.target(eb, key, ifVersion))
+        .where((eb) => t.target(eb, key, ifVersion, where))
         .returning(t.selection);
       const [row] = await t.execute(query.compile(), '', signal);
       if (row) return t.decode(row) as R;
-      return ifVersion === undefined ? undefined : this.#conflict(db, key, signal);
+      return ifVersion === undefined ? undefined : this.#conflict(db, key, signal, where);
     }, signal).catch(this.#explainWrite(input, signal));
   }
 
@@ -430,30 +454,35 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     if (key === undefined) return false;
     const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
     const signal = options?.signal;
+    const scope = scopeFilters(this.entity, options?.scope);
     return t.run(async (db) => {
-      if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal)) ?? false;
+      if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal, scope)) ?? false;
       // RETURNING the key counts the rows touched, on every engine, through the one statement path.
       const touched = sql.ref(t.pk.column);
       let query;
       // A soft delete is an UPDATE, which the database's ON DELETE rules never see: restrict is checked here.
       const referrers = this.referrers();
-      if (soft && referrers.length > 0) await checkReferrers(db, this.flavour, this.entity, key, referrers, true, t.execute, signal);
+      if (soft && referrers.length > 0) {
+        // A row outside the scope is absent (404), never a restrict conflict (409): no existence oracle.
+        if (scope.length > 0 && (await t.execute(db.selectFrom(t.name).select(sql.ref(t.pk.column).as('key')).where((eb) => t.byKey(eb, key, scope)).compile(), '', signal)).length === 0) return false;
+        await checkReferrers(db, this.flavour, this.entity, key, referrers, true, t.execute, signal);
+      }
       if (soft) {
         const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
         if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
         query = db
           .updateTable(t.name)
           .set(values)
-          .where((eb) => t.target(eb, key, ifVersion))
+          .where((eb) => t.target(eb, key, ifVersion, scope))
           .returning(touched.as('key'));
       } else {
         query = db
           .deleteFrom(t.name)
-          .where((eb) => t.target(eb, key, ifVersion))
+          .where((eb) => t.target(eb, key, ifVersion, scope))
           .returning(touched.as('key'));
       }
       if ((await t.execute(query.compile(), '', signal)).length > 0) return true;
-      return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal)) ?? false);
+      return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal, scope)) ?? false);
     }, signal).catch(async (err: unknown) => {
       // The database refused the delete (restrict): name a row that still refers to it.
       const referrers = this.referrers();

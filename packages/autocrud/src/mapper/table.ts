@@ -10,7 +10,8 @@ import type { Entity, EntityField } from '../entity.js';
 import { writeValues } from './arguments.js';
 import { columnCodec, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
-import { notDeleted, type Eb } from './query.js';
+import { notDeleted, type Eb, type Filter } from './query.js';
+import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, type Scope } from './scope.js';
 import { decodeRow } from './decode.js';
 import { UnrepresentableValueError } from './errors.js';
 import { Slot, StatementCache, type Executor, type Statement } from './statements.js';
@@ -43,6 +44,17 @@ export interface PreparedInsert {
  */
 function unreadable(entity: Entity, err: unknown): unknown {
   return (err as { code?: unknown } | null)?.code === 'ERR_OUT_OF_RANGE' ? new UnrepresentableValueError(entity.name, undefined, 'holds an integer outside the range a JavaScript number holds exactly', { cause: err }) : err;
+}
+
+const NO_FILTERS: readonly Filter[] = [];
+
+/** A call's scope checked for its writes (see {@link Table.writeScope}). */
+export interface WriteScope {
+  readonly scope: Scope;
+  /** The conditions, checked against the entity. */
+  readonly where: readonly Filter[];
+  /** The columns a write sets: each `eq` condition's field to its value (a create lands inside the scope, an update keeps the row in it). */
+  readonly set: Record<string, unknown>;
 }
 
 /** What every operation on one entity's table shares. */
@@ -84,14 +96,14 @@ export class Table {
     return eb.and(present);
   }
 
-  /** The row with this key, unless soft-deleted. */
-  byKey(eb: Eb, key: unknown): Expression<SqlBool> {
-    return this.where(eb, [eb(sql.ref(this.pk.column), '=', key), notDeleted(eb, this.flavour, this.entity)]);
+  /** The row with this key, unless soft-deleted or outside the call's scope (checked filters, see scope.ts). */
+  byKey(eb: Eb, key: unknown, scope: readonly Filter[] = NO_FILTERS): Expression<SqlBool> {
+    return this.where(eb, [eb(sql.ref(this.pk.column), '=', key), notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]);
   }
 
-  /** The row's key condition, plus the version condition of a conditional write. */
-  target(eb: Eb, key: unknown, ifVersion: readonly number[] | undefined): Expression<SqlBool> {
-    const byKey = this.byKey(eb, key);
+  /** The row's key condition (inside the scope), plus the version condition of a conditional write. */
+  target(eb: Eb, key: unknown, ifVersion: readonly number[] | undefined, scope: readonly Filter[] = NO_FILTERS): Expression<SqlBool> {
+    const byKey = this.byKey(eb, key, scope);
     if (ifVersion === undefined || !this.version) return byKey;
     return eb.and([byKey, eb(sql.ref(this.version.column), 'in', [...ifVersion])]);
   }
@@ -105,9 +117,22 @@ export class Table {
     return ifVersion;
   }
 
-  /** One row's insert of the writable fields of `input`: a UUID key made by Kit, version 1, Kit's stamps. */
-  insertValues(input: Readonly<Record<string, unknown>>): PreparedInsert {
+  /** A call's scope as its writes use it: the checked filters, and the columns a create sets from them (see scope.ts). */
+  writeScope(scope: Scope | undefined, creating: boolean): WriteScope | undefined {
+    if (scope === undefined) return undefined;
+    const where = scopeFilters(this.entity, scope);
+    return { scope, where, set: scopeValues(this.entity, this.flavour, where, creating) };
+  }
+
+  /**
+   * One row's insert of the writable fields of `input`: a UUID key made by Kit, version 1, Kit's
+   * stamps; under a scope, an input naming a read-only field is refused and the scope's fields are
+   * set from it, whatever the input says (a row is created inside the caller's scope).
+   */
+  insertValues(input: Readonly<Record<string, unknown>>, scope?: WriteScope): PreparedInsert {
+    if (scope) checkReadOnly(this.entity, scope.scope, input);
     const values = writeValues(this.entity, this.flavour, input, false);
+    if (scope) Object.assign(values, scope.set);
     if (this.pk.type === 'string') values[this.pk.column] = randomUUID();
     if (this.version) values[this.version.column] = 1;
     return { columns: [...Object.keys(values), ...Object.keys(kitTimestamps(this.entity, this.flavour, 'create'))], values };

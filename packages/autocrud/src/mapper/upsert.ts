@@ -2,12 +2,14 @@
 // holding its key, in one transaction and in order, a statement per row (docs/decisions.md,
 // "Upsert: still one statement per row"): the outcome of each row needs its holder's state first.
 import { KitError } from '@kit/core';
-import { sql, type Compilable } from 'kysely';
+import { expressionBuilder, sql, type Compilable } from 'kysely';
 import type { EntityField } from '../entity.js';
 import { atomically, refuseGoneParents } from './atomic.js';
 import { encodeValue } from './columns.js';
-import type { Db } from './engine.js';
-import { BatchRowError } from './errors.js';
+import type { Db, DynamicDatabase } from './engine.js';
+import { BatchRowError, ConstraintViolationError } from './errors.js';
+import type { Scope } from './query.js';
+import { scopeConditions, slotScope, type SlottedScope } from './scope.js';
 import { databaseClock } from './stamps.js';
 import { Slot, StatementCache, type Statement } from './statements.js';
 import { splitTable } from './tables.js';
@@ -64,9 +66,9 @@ function cacheOf(table: Table): StatementCache {
  * row holding the key is revived as a create would write it: every writable field the row leaves
  * out takes the proposed row's value (its default), `createdAt` the clock, the version goes on.
  */
-function upsertStatement(table: Table, db: Db, key: readonly EntityField[], columns: readonly string[], resolution: UpsertResolution): Statement {
+function upsertStatement(table: Table, db: Db, key: readonly EntityField[], columns: readonly string[], resolution: UpsertResolution, scope: SlottedScope): Statement {
   // By key too: an entity with two unique keys has a statement per key it is upserted on.
-  return cacheOf(table).get(`${resolution}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${columns.join('\u0000')}`, (): Compilable => {
+  return cacheOf(table).get(`${resolution}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${columns.join('\u0000')}\u0001${scope.shape}`, (): Compilable => {
     const { entity, flavour } = table;
     const own = splitTable(table.name).name;
     const existing = (column: string) => sql.ref(`${own}.${column}`);
@@ -95,25 +97,35 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
     const stamps = Object.fromEntries(columns.map((c) => [c, new Slot(c)]));
     for (const stamp of [entity.createdAt, entity.updatedAt]) if (stamp !== undefined) stamps[(entity.field(stamp) as EntityField).column] = clock as unknown as Slot;
     const insert = db.insertInto(table.name).values(stamps);
+    // Under a scope, the existing row is written only when it is inside it: a key held by a row
+    // outside the caller's scope is never overwritten (nor revived), whatever the conflict target.
+    const inScope = scopeConditions(expressionBuilder<DynamicDatabase, string>(), flavour, entity, scope.filters, own);
+    const guard = [...(resolution === 'ignore' && deleted ? [deleted] : []), ...inScope];
+    const when = guard.length === 0 ? undefined : sql.join(guard, sql` and `);
     const selection = flavour === 'postgres' ? [...table.selection, sql<boolean>`xmax = 0`.as('kit_inserted')] : table.selection;
     return insert
       .onConflict((oc) => {
         const target = oc.columns(key.map((f) => f.column) as never);
         // ignore: only a soft-deleted row is written (revived); a live one stays as it is.
-        return resolution === 'ignore' && !deleted ? target.doNothing() : resolution === 'ignore' ? target.doUpdateSet(set as never).where(deleted as never) : target.doUpdateSet(set as never);
+        if (resolution === 'ignore' && !deleted) return target.doNothing();
+        return when ? target.doUpdateSet(set as never).where(when as never) : target.doUpdateSet(set as never);
       })
       .returning(selection as never);
   });
 }
 
-/** The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted. Locked on PostgreSQL. */
-function holderStatement(table: Table, db: Db, key: readonly EntityField[]): Statement {
-  return cacheOf(table).get(`holder\u0001${key.map((f) => f.column).join('\u0000')}`, (): Compilable => {
+/**
+ * The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted.
+ * Locked on PostgreSQL. Under a scope, only a row inside it (one outside is never written: see
+ * {@link upsertStatement}).
+ */
+function holderStatement(table: Table, db: Db, key: readonly EntityField[], scope: SlottedScope): Statement {
+  return cacheOf(table).get(`holder\u0001${key.map((f) => f.column).join('\u0000')}\u0001${scope.shape}`, (): Compilable => {
     const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
     const query = db
       .selectFrom(table.name)
       .select([sql.ref(table.pk.column).as('key'), ...(soft ? [sql.ref(soft.column).as('deleted')] : [])] as never)
-      .where((eb) => eb.and(key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column)))));
+      .where((eb) => eb.and([...key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column))), ...scopeConditions(eb, table.flavour, table.entity, scope.filters)]));
     return table.flavour === 'postgres' ? query.forUpdate() : query;
   });
 }
@@ -123,13 +135,16 @@ function holderStatement(table: Table, db: Db, key: readonly EntityField[]): Sta
  * (or leaves it: `ignore`), in one transaction and in order; each stored row and what happened to
  * it. Each row must carry every field of the key.
  */
-export async function upsertMany(table: Table, key: readonly string[], inputs: readonly Readonly<Record<string, unknown>>[], resolution: UpsertResolution, signal: AbortSignal | undefined): Promise<UpsertedRow[]> {
+export async function upsertMany(table: Table, key: readonly string[], inputs: readonly Readonly<Record<string, unknown>>[], resolution: UpsertResolution, signal: AbortSignal | undefined, scope?: Scope): Promise<UpsertedRow[]> {
   const keyFields = key.map((name) => table.entity.field(name) as EntityField);
+  // Each row is created inside the scope (its fields set from it); an existing row is merged, or answered, only inside it.
+  const written = table.writeScope(scope, true);
+  const scoped = slotScope(table.flavour, table.entity, written?.where ?? [], 'scope:');
   const prepared = inputs.map((input, index) => {
     const missing = key.find((name) => input[name] === undefined || input[name] === null);
     if (missing !== undefined) throw new BatchRowError(index, new KitError('KIT_ERR_INVALID_ARGUMENT', `${missing} is required: it is part of the unique key (${key.join(', ')}) the upsert matches rows on.`));
     try {
-      return table.insertValues(input);
+      return table.insertValues(input, written);
     } catch (err) {
       throw new BatchRowError(index, err);
     }
@@ -141,11 +156,11 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
     const out: UpsertedRow[] = [];
     for (const { columns, values } of prepared) {
       const index = out.length;
-      const holderQuery = holderStatement(table, db, keyFields);
-      const [holder] = await row(index, () => trx.executeQuery<Row>(holderQuery.bind(values)));
+      const holderQuery = holderStatement(table, db, keyFields, scoped);
+      const [holder] = await row(index, () => trx.executeQuery<Row>(holderQuery.bind({ ...values, ...scoped.values })));
       const revived = holder !== undefined && soft !== undefined && (holder.deleted === true || holder.deleted === 1);
-      const upsert = upsertStatement(table, db, keyFields, columns, resolution);
-      const [stored] = await row(index, () => trx.executeQuery<Row>(upsert.bind(values)));
+      const upsert = upsertStatement(table, db, keyFields, columns, resolution, scoped);
+      const [stored] = await row(index, () => trx.executeQuery<Row>(upsert.bind({ ...values, ...scoped.values })));
       if (stored) {
         // PostgreSQL says whether it inserted (a row another transaction inserted meanwhile is an update).
         const inserted = table.flavour === 'postgres' ? stored.kit_inserted === true : holder === undefined;
@@ -153,7 +168,18 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
         continue;
       }
       // ignore, and a live row holds the key: answered as it is.
-      const [current] = await row(index, () => trx.executeQuery<Row>(db.selectFrom(table.name).select(table.selection).where((eb) => eb.and(keyFields.map((f) => eb(sql.ref(f.column), '=', values[f.column])))).compile()));
+      const inScope = written?.where ?? [];
+      const [current] = await row(index, () =>
+        trx.executeQuery<Row>(
+          db
+            .selectFrom(table.name)
+            .select(table.selection)
+            .where((eb) => eb.and([...keyFields.map((f) => eb(sql.ref(f.column), '=', values[f.column])), ...scopeConditions(eb, table.flavour, table.entity, inScope)]))
+            .compile(),
+        ),
+      );
+      // A row outside the caller's scope holds the key: refused as a create of that key is (409, the key named), nothing written.
+      if (!current && inScope.length > 0) throw new BatchRowError(index, new ConstraintViolationError('unique', { columns: keyFields.map((f) => f.column) }));
       if (!current) throw new Error(`INSERT INTO ${table.name} ... ON CONFLICT answered no row and none holds the key`);
       out.push({ row: table.decode(current), outcome: 'unchanged' });
     }

@@ -3,8 +3,10 @@
 // (PostgREST's spelling), an upsert on the entity's unique key. Every answer says what it did.
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
-import type { Row, UpsertedRow, UpsertResolution } from '../mapper/repository.js';
-import { clientSignal } from './abort.js';
+import type { CallOptions, Row, UpsertedRow, UpsertResolution } from '../mapper/repository.js';
+import { CrudOperations } from '../operations.js';
+import { admit, forbiddenWrite, refuse, type RouteAuthorization } from './authorize.js';
+import { visible } from './fields.js';
 import { readBody, requireJson } from './body.js';
 import { batchCompiler, MAX_BATCH_ROWS, readRows, rowsSchema, sendBatchProblem } from './batch.js';
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer } from './idempotency.js';
@@ -42,6 +44,7 @@ export function createRoute(
   common: Partial<RouteOptions>,
   nested: NestedRelations,
   etag: ((row: Row) => string) | undefined,
+  authz: RouteAuthorization,
 ): RouteOptions {
   const { entity, repository, validation, prefix, idempotency } = settings;
   const pk = entity.primaryKey;
@@ -50,7 +53,7 @@ export function createRoute(
   // The single-row body and the 201 answer: completed with the children when they are linked.
   const singleBody = ref(inputName(entity));
   const location = (row: Row) => `${prefix}/${encodeURIComponent(String(row[pk]))}`;
-  const created = (row: Row): CreatedAnswer => ({ location: location(row), etag: etag?.(row), row });
+  const created = (row: Row, shown: Row = row): CreatedAnswer => ({ location: location(row), etag: etag?.(row), row: shown });
   const outcomes = (rows: readonly UpsertedRow[], token: string, single: boolean): CreatedAnswer => {
     const headers = { 'preference-applied': token, [OUTCOMES_HEADER]: rows.map((r) => r.outcome).join(', ') };
     const status = rows.every((r) => r.outcome === 'created') ? 201 : 200;
@@ -111,11 +114,13 @@ export function createRoute(
           }
         : {}),
       body: { anyOf: [singleBody, rowsSchema(input, false)] },
+      ...authz.schema(CrudOperations.Create),
       // The answers are typed as one row (with its children, for a nested create): that is what a
       // generated client reads from a create (`data.id`). An anyOf with the array answer made every
       // single create's `data` a union that does not compile without narrowing; the array answer is
       // described instead (docs/decisions.md).
       response: {
+        ...authz.responses,
         201: created201,
         ...(entity.unique.length > 0
           ? {
@@ -137,14 +142,14 @@ export function createRoute(
     } as RouteOptions['schema'],
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const key = request.headers[IDEMPOTENCY_HEADER];
-      const signal = clientSignal(request, reply);
+      const call = authz.call(request, reply);
       const preference = request.headers.prefer === undefined ? undefined : resolutionOf(request.headers.prefer);
       if (preference && entity.unique.length === 0) {
         return badRequest(reply, { in: 'headers', name: 'Prefer', detail: `asks for ${preference.token}, but ${entity.name} declares no unique key to match rows on (defineEntity({ unique: [[...]] })); nothing was written` });
       }
       const conflict = conflictKey(entity, (request.query as Record<string, unknown> | undefined)?.[ON_CONFLICT], preference);
       if ('fault' in conflict) return badRequest(reply, conflict.fault);
-      const plan = planCreate(request, reply, entity, repository, nested, preference && { ...preference, key: conflict.key }, signal, created, outcomes);
+      const plan = await planCreate(request, reply, entity, repository, nested, preference && { ...preference, key: conflict.key }, call, created, outcomes, authz);
       if (!plan) return reply;
       // One row: the route's compiled serializer (its 201 is the row's schema). Many rows or a
       // tree: the mapper's JSON values as they are (the row's serializer would drop the children).
@@ -194,19 +199,24 @@ interface CreatePlan {
   readonly create: () => Promise<CreatedAnswer>;
 }
 
-/** What the request asks for, its body in Kit's form; `undefined` once a 400 is sent. */
-function planCreate(
+/**
+ * What the request asks for, its body in Kit's form; `undefined` once a 400 (or, under
+ * authorization, a 403 naming the row or child that writes what the caller may not) is sent.
+ */
+async function planCreate(
   request: FastifyRequest,
   reply: FastifyReply,
   entity: Entity,
   repository: CrudRepository,
   nested: NestedRelations,
   preference: { token: string; resolution: UpsertResolution; key: readonly string[] } | undefined,
-  signal: AbortSignal,
-  created: (row: Row) => CreatedAnswer,
+  call: CallOptions,
+  created: (row: Row, shown?: Row) => CreatedAnswer,
   outcomes: (rows: readonly UpsertedRow[], token: string, single: boolean) => CreatedAnswer,
-): CreatePlan | undefined {
+  authz: RouteAuthorization,
+): Promise<CreatePlan | undefined> {
   const given = request.body as Record<string, unknown> | Record<string, unknown>[];
+  const shown = (row: Row) => authz.shown(request, row);
   const upsert = (rows: Record<string, unknown>[], single: boolean) => {
     const { token, resolution, key } = preference as { token: string; resolution: UpsertResolution; key: readonly string[] };
     for (let i = 0; i < rows.length; i++) {
@@ -216,15 +226,23 @@ function planCreate(
         return undefined;
       }
     }
+    if (!authz.mayWriteRows(request, reply, rows, single ? () => '' : undefined)) return undefined;
     // The key is part of what an Idempotency-Key covers: the same rows matched on another key are another request.
     const extra = key === entity.unique[0] ? resolution : { resolution, key };
-    return { body: single ? (rows[0] as Record<string, unknown>) : rows, extra, serializeAsJson: true, create: async () => outcomes(await repository.upsertMany(rows, { resolution, key, signal }), token, single) };
+    return {
+      body: single ? (rows[0] as Record<string, unknown>) : rows,
+      extra,
+      serializeAsJson: true,
+      create: async () => outcomes((await repository.upsertMany(rows, { resolution, key, ...call })).map((r) => ({ row: shown(r.row), outcome: r.outcome })), token, single),
+    };
   };
   if (Array.isArray(given)) {
     const rows = readRows(entity, reply, given);
     if (!rows) return undefined;
     if (preference) return upsert(rows, false);
-    return { body: rows, extra: undefined, serializeAsJson: true, create: async () => ({ location: undefined, etag: undefined, row: await repository.createMany(rows, { signal }) }) };
+    // Every row is the caller's: a row naming another owner (or a field the caller may not write) is a 403 naming it, nothing written.
+    if (!authz.mayWriteRows(request, reply, rows)) return undefined;
+    return { body: rows, extra: undefined, serializeAsJson: true, create: async () => ({ location: undefined, etag: undefined, row: (await repository.createMany(rows, call)).map(shown) }) };
   }
   const relations = nested.carried(given);
   if (relations.length > 0) {
@@ -234,8 +252,37 @@ function planCreate(
     }
     const tree = nested.read(reply, given, relations);
     if (!tree) return undefined;
+    if (!authz.mayWrite(request, reply, tree.values)) return undefined;
+    // Each child is created under the caller's rule for its own entity's create: its scope sets its owner, its hidden fields leave the answer.
+    const hiddenChildren = new Map<string, ReadonlySet<string>>();
+    for (const name of relations) {
+      const child = tree.children[name];
+      if (!child?.authorization) continue;
+      const access = await admit(child.entity, child.authorization, CrudOperations.Create, 'create', request);
+      if ('status' in access) {
+        refuse(reply, access.status === 403 ? { ...access, detail: `${name}: ${access.detail}` } : access);
+        return undefined;
+      }
+      for (let i = 0; i < child.rows.length; i++) {
+        const refused = forbiddenWrite(child.entity, access, child.rows[i] as Record<string, unknown>);
+        if (refused) {
+          refuse(reply, { status: 403, detail: `${name}[${i}]: ${refused}` });
+          return undefined;
+        }
+      }
+      if (access.scope) tree.children[name] = { ...child, scope: access.scope };
+      if (access.hidden.size > 0) hiddenChildren.set(name, access.hidden);
+    }
     const extra = Object.fromEntries(relations.map((name) => [name, tree.children[name]?.rows]));
-    return { body: tree.values, extra, serializeAsJson: true, create: async () => created(await repository.createTree(tree.values, tree.children, { signal })) };
+    const shownTree = (row: Row): Row => {
+      const out = shown(row);
+      for (const [name, hidden] of hiddenChildren) if (Array.isArray(row[name])) out[name] = (row[name] as Row[]).map((r) => visible(r, hidden));
+      return out;
+    };
+    return { body: tree.values, extra, serializeAsJson: true, create: async () => {
+      const row = await repository.createTree(tree.values, tree.children, call);
+      return created(row, shownTree(row));
+    } };
   }
   const read = readBody(entity, given);
   if ('fault' in read) {
@@ -244,5 +291,10 @@ function planCreate(
   }
   const row = read.values;
   if (preference) return upsert([row], true);
-  return { body: row, extra: undefined, serializeAsJson: false, create: async () => created(await repository.create(row, { signal })) };
+  if (!authz.mayWrite(request, reply, row)) return undefined;
+  // A replay answers what was stored: the row as this caller saw it (keys are the caller's own).
+  return { body: row, extra: undefined, serializeAsJson: false, create: async () => {
+    const stored = await repository.create(row, call);
+    return created(stored, shown(stored));
+  } };
 }

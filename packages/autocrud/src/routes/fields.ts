@@ -26,12 +26,15 @@ export function fieldsParameter(entity: Entity): Schema {
   };
 }
 
-/** The fields `fields=` asks for, in the entity's order, or the parameter at fault. */
-export function readFields(entity: Entity, raw: string): readonly string[] | FieldsFault {
+/**
+ * The fields `fields=` asks for, in the entity's order, or the parameter at fault. A field the
+ * caller may not see (`hidden`) is refused as a field that does not exist, and not listed.
+ */
+export function readFields(entity: Entity, raw: string, hidden?: ReadonlySet<string>): readonly string[] | FieldsFault {
   const asked = new Set<string>();
   for (const name of raw.split(',')) {
-    if (!entity.field(name)) {
-      return { in: 'querystring', name: 'fields', detail: `names ${JSON.stringify(name)}, which is not a field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}` };
+    if (!entity.field(name) || hidden?.has(name)) {
+      return { in: 'querystring', name: 'fields', detail: `names ${JSON.stringify(name)}, which is not a field of ${entity.name}; fields: ${entity.fields.filter((f) => !hidden?.has(f.name)).map((f) => f.name).join(', ')}` };
     }
     if (asked.has(name)) return { in: 'querystring', name: 'fields', detail: `names ${name} twice` };
     asked.add(name);
@@ -54,4 +57,12 @@ export function project(row: Row, fields: readonly string[]): Row {
 export function sendPartial(reply: FastifyReply): void {
   // A reply's own serializer leaves the content type to the route: Fastify sets it only for its default one.
   reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+}
+
+/** The row without the fields the caller may not see (the row itself when none are hidden). */
+export function visible(row: Row, hidden: ReadonlySet<string> | undefined): Row {
+  if (hidden === undefined || hidden.size === 0) return row;
+  const out: Row = {};
+  for (const name of Object.keys(row)) if (!hidden.has(name)) out[name] = row[name];
+  return out;
 }

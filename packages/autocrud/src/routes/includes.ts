@@ -2,10 +2,11 @@
 // request may name (one nested level), their `fields[path]=` and `limit[path]=` parameters, the
 // include tree the mapper reads, and the answer's rows shaped by the field selections. No SQL
 // here. See docs/decisions.md ("AutoCrud includes").
+import type { ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
 import type { IncludeNode, RelatedSource } from '../mapper/includes.js';
 import type { Row } from '../mapper/repository.js';
-import { fieldsParameter, project, readFields } from './fields.js';
+import { fieldsParameter, project, readFields, visible } from './fields.js';
 import type { InvalidParameter } from './problems.js';
 import { ref } from './schemas.js';
 
@@ -27,6 +28,8 @@ export interface IncludeRelation {
   readonly source: RelatedSource;
   /** `many`: the related entity's class serves its list, so the parent has the nested list route. */
   readonly listed: boolean;
+  /** The related entity's rules (of the class that serves it): its included rows are read under them. */
+  readonly authorization?: ResolvedAuthorization;
 }
 
 /** The relations of an entity, by name. */
@@ -102,6 +105,10 @@ export function relationProperties(relations: Iterable<{ readonly name: string; 
 export interface IncludeRequest {
   readonly nodes: readonly IncludeNode[];
   readonly fields: ReadonlyMap<string, readonly string[]>;
+  /** The relation of each included path. */
+  readonly relations: ReadonlyMap<string, IncludeRelation>;
+  /** Some included entity has rules: the tree must be scoped by the caller's (routes/authorize.ts). */
+  readonly scoped: boolean;
 }
 
 interface Building {
@@ -122,6 +129,8 @@ export function readIncludes(paths: readonly IncludePath[], query: Record<string
     wanted.add(path);
   }
   const fields = new Map<string, readonly string[]>();
+  const relations = new Map<string, IncludeRelation>();
+  let scoped = false;
   const built = new Map<string, Building>();
   const roots: IncludeNode[] = [];
   for (const { path, relation, parent } of paths) {
@@ -146,21 +155,29 @@ export function readIncludes(paths: readonly IncludePath[], query: Record<string
       children: [],
     };
     built.set(path, { node });
+    relations.set(path, relation);
+    if (relation.authorization) scoped = true;
     if (parent === undefined) roots.push(node);
     else (built.get(parent) as Building).node.children.push(node);
   }
-  return roots.length === 0 ? undefined : { nodes: roots, fields };
+  return roots.length === 0 ? undefined : { nodes: roots, fields, relations, scoped };
 }
 
-/** A row as answered: its own fields (all, or those `only` names), and each included relation shaped the same way. */
-export function shapeRow(row: Row, only: readonly string[] | undefined, nodes: readonly IncludeNode[], fields: ReadonlyMap<string, readonly string[]>, prefix = ''): Row {
-  const out = only ? project(row, only) : row;
+const NOTHING_HIDDEN: ReadonlyMap<string, ReadonlySet<string>> = new Map();
+
+/**
+ * A row as answered: its own fields (all, or those `only` names), and each included relation
+ * shaped the same way; without the fields `hidden` hides from the caller, by path (`''`: the row's own).
+ */
+export function shapeRow(row: Row, only: readonly string[] | undefined, nodes: readonly IncludeNode[], fields: ReadonlyMap<string, readonly string[]>, prefix = '', hidden = NOTHING_HIDDEN): Row {
+  const concealed = hidden.get(prefix);
+  const out = only ? project(row, only) : concealed ? visible(row, concealed) : row;
   for (const node of nodes) {
     const path = prefix === '' ? node.name : `${prefix}.${node.name}`;
     const selected = fields.get(path);
     const value = row[node.name];
-    if (Array.isArray(value)) out[node.name] = selected || node.children.length > 0 ? value.map((child: Row) => shapeRow(child, selected, node.children, fields, path)) : value;
-    else out[node.name] = value === null || value === undefined ? null : shapeRow(value as Row, selected, node.children, fields, path);
+    if (Array.isArray(value)) out[node.name] = selected || node.children.length > 0 || hidden.has(path) ? value.map((child: Row) => shapeRow(child, selected, node.children, fields, path, hidden)) : value;
+    else out[node.name] = value === null || value === undefined ? null : shapeRow(value as Row, selected, node.children, fields, path, hidden);
     if (node.cutName !== undefined && row[node.cutName] === true) out[node.cutName] = true;
   }
   return out;

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
 import type { Row } from '../mapper/repository.js';
+import { scopeIncludes, visible, type Access } from './authorize.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
@@ -27,6 +28,8 @@ export interface ListSettings {
   readonly limits: PageLimits;
   readonly repository: ListRepository;
   readonly cursors: CursorCodec;
+  /** The access the request was admitted with, under authorization. */
+  readonly accessOf?: (request: FastifyRequest) => Access | undefined;
   /** The paths `include` accepts (see includes.ts). */
   readonly includes: readonly IncludePath[];
   /** A condition every row must meet, from the request (the nested route's parent key); part of the cursor's scope. */
@@ -88,32 +91,53 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
  * What a cursor is bound to: the entity, the order and the filters (not the page size). A cursor
  * presented with another sort or other filters fails its check.
  */
-function scopeOf(entity: Entity, order: readonly SortKey[], filters: readonly Filter[], or: readonly Filter[][]): string {
+function scopeOf(entity: Entity, order: readonly SortKey[], filters: readonly Filter[], or: readonly Filter[][], caller: readonly Filter[] = []): string {
   const text = (f: Filter) => `${f.field}\u0000${f.op}\u0000${JSON.stringify(f.value)}`;
   const conditions = filters.map(text).sort();
   // Each alternative's conditions in a stable order; the alternatives in the order given.
   for (const alternative of or) conditions.push(`\u0002${alternative.map(text).sort().join('\u0002')}`);
+  // Under authorization, the caller's scope too: a cursor is good for the scope that issued it only.
+  if (caller.length > 0) conditions.push(`\u0004${caller.map(text).join('\u0004')}`);
   return `${entity.name}\u0001${order.map((k) => (k.descending ? '-' : '') + k.field).join(',')}\u0001${conditions.join('\u0001')}`;
+}
+
+/** A filter or sort key on a field the caller may not see: refused as a field that does not exist, so that values cannot be probed. */
+function hiddenParameter(entity: Entity, query: Record<string, unknown>, filters: ReadonlyMap<string, FilterParameter>, hidden: ReadonlySet<string>): InvalidParameter | undefined {
+  const shown = entity.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name).join(', ');
+  for (const name of Object.keys(query)) {
+    const filter = filters.get(name);
+    if (filter && hidden.has(filter.field.name)) return { in: 'querystring', name, detail: `names no field of ${entity.name}; fields: ${shown}` };
+  }
+  if (typeof query.sort === 'string' && query.sort.split(',').some((key) => hidden.has(key.startsWith('-') ? key.slice(1) : key))) return { in: 'querystring', name: 'sort', detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -` };
+  return undefined;
 }
 
 const NOT_A_CURSOR = 'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters';
 
 /** The list route's handler. */
 export function listHandler(settings: ListSettings) {
-  const { entity, filters, limits, repository, cursors, includes, scope: scoped } = settings;
+  const { entity, filters, limits, repository, cursors, accessOf, includes, scope: scoped } = settings;
   const pk = entity.field(entity.primaryKey) as EntityField;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, unknown>;
+    const access = accessOf?.(request);
+    const hidden = access?.hidden;
+    // Before the values are read: a hidden field's filter is refused whatever its value, as an unknown field's.
+    const concealed = hidden && hidden.size > 0 ? hiddenParameter(entity, query, filters, hidden) : undefined;
+    if (concealed) return badRequest(reply, concealed);
     const list = readList(query, filters, limits);
     if ('detail' in list) return badRequest(reply, list);
-    const only = typeof query.fields === 'string' ? readFields(entity, query.fields) : undefined;
+    const only = typeof query.fields === 'string' ? readFields(entity, query.fields, hidden) : undefined;
     if (only && 'detail' in only) return badRequest(reply, only);
     const included = includes.length > 0 ? readIncludes(includes, query) : undefined;
     if (included && 'detail' in included) return badRequest(reply, included);
+    // Included rows of an entity with rules: scoped by the caller's rules of that entity, hidden fields out.
+    const shaped = included ? await scopeIncludes(request, reply, included, hidden) : undefined;
+    if (shaped === false) return reply;
     if (scoped) list.filters.push(scoped(request));
     const order = repository.order(list.sort);
     const fields = order.map((k) => entity.field(k.field) as EntityField);
-    const scope = scopeOf(entity, order, list.filters, list.or);
+    const scope = scopeOf(entity, order, list.filters, list.or, access?.scope?.where);
     let after: unknown[] | undefined;
     if (typeof query.after === 'string') {
       if (list.page !== 1) return badRequest(reply, { in: 'querystring', name: 'page', detail: 'cannot be combined with after: a cursor page starts where the cursor points' });
@@ -133,7 +157,8 @@ export function listHandler(settings: ListSettings) {
       limit: list.pageSize + 1,
       count,
       ...(after ? { after } : {}),
-      ...(included ? { include: included.nodes } : {}),
+      ...(access?.scope ? { scope: access.scope } : {}),
+      ...(shaped ? { include: shaped.nodes } : {}),
       signal,
     });
     const more = rows.length > list.pageSize;
@@ -142,7 +167,7 @@ export function listHandler(settings: ListSettings) {
     const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;
     if (only || included) sendPartial(reply);
     return {
-      items: included ? rows.map((row) => shapeRow(row, only, included.nodes, included.fields)) : only ? rows.map((row) => project(row, only)) : rows,
+      items: included && shaped ? rows.map((row) => shapeRow(row, only, shaped.nodes, included.fields, '', shaped.hidden)) : only ? rows.map((row) => project(row, only)) : hidden && hidden.size > 0 ? rows.map((row) => visible(row, hidden)) : rows,
       ...(count ? { total } : {}),
       ...(after ? {} : { page: list.page }),
       pageSize: list.pageSize,

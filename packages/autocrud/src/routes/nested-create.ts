@@ -5,7 +5,9 @@
 // parent's POST route was made with: its body validator and the documented shapes.
 import type { FastifyReply, FastifySchemaCompiler } from 'fastify';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
+import type { ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
+import type { Scope } from '../mapper/query.js';
 import type { EntityRepository, Row } from '../mapper/repository.js';
 import { readBody } from './body.js';
 import { badRequest, BATCH_RELATION, BATCH_ROW, rowPath } from './problems.js';
@@ -24,6 +26,19 @@ export interface NestedRelation {
   readonly field: string;
   readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>;
   readonly validate: ValidateFunction;
+  /** The child class's rules: its rows are created under the caller's rule for the child's create. */
+  readonly authorization?: ResolvedAuthorization;
+}
+
+/** The rows of one relation of a nested create, read. */
+export interface NestedChildren {
+  readonly repository: NestedRelation['repository'];
+  readonly field: string;
+  readonly rows: Record<string, unknown>[];
+  readonly entity: Entity;
+  readonly authorization?: ResolvedAuthorization;
+  /** The caller's scope on the child entity, once its rules admitted the create. */
+  readonly scope?: Scope;
 }
 
 /**
@@ -127,7 +142,7 @@ export class NestedRelations {
    * The parent's values and each carried relation's rows in Kit's form, or `undefined` once a 400
    * naming the field (`lines[3].quantity`) is sent.
    */
-  read(reply: FastifyReply, body: Readonly<Record<string, unknown>>, names: readonly string[]): { values: Record<string, unknown>; children: Record<string, { repository: NestedRelation['repository']; field: string; rows: Record<string, unknown>[] }> } | undefined {
+  read(reply: FastifyReply, body: Readonly<Record<string, unknown>>, names: readonly string[]): { values: Record<string, unknown>; children: Record<string, NestedChildren> } | undefined {
     const own: Record<string, unknown> = { ...body };
     for (const name of names) delete own[name];
     const parent = readBody(this.entity, own);
@@ -135,7 +150,7 @@ export class NestedRelations {
       badRequest(reply, parent.fault);
       return undefined;
     }
-    const children: Record<string, { repository: NestedRelation['repository']; field: string; rows: Record<string, unknown>[] }> = {};
+    const children: Record<string, NestedChildren> = {};
     for (const name of names) {
       const relation = this.#relations.get(name) as NestedRelation;
       const rows: Record<string, unknown>[] = [];
@@ -148,7 +163,7 @@ export class NestedRelations {
         }
         rows.push(read.values);
       }
-      children[name] = { repository: relation.repository, field: relation.field, rows };
+      children[name] = { repository: relation.repository, field: relation.field, rows, entity: relation.entity, ...(relation.authorization ? { authorization: relation.authorization } : {}) };
     }
     return { values: parent.values, children };
   }

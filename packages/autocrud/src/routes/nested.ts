@@ -4,7 +4,8 @@
 // exist or is soft-deleted. No SQL here.
 import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
-import { clientSignal } from './abort.js';
+import { CrudOperations } from '../operations.js';
+import { admit, refuse, type Access } from './authorize.js';
 import type { CursorCodec } from './cursor.js';
 import { includeParameters, includePaths, type RelationsOf } from './includes.js';
 import { listHandler, type ListRepository } from './list.js';
@@ -20,8 +21,12 @@ export interface NestedRouteSettings {
   readonly validation: CrudValidation;
   readonly cursors: CursorCodec;
   readonly relations: RelationsOf;
-  /** The parent's row by key (undefined when absent or soft-deleted). */
-  readonly exists: (key: unknown, signal: AbortSignal) => Promise<boolean>;
+  /** Whether the parent's row exists for this caller (not soft-deleted, inside the caller's scope of the parent). */
+  readonly exists: (key: unknown, request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+  /** The parent's authorization hooks (its read rule), replacing `authenticate` when the parent has rules. */
+  readonly onRequest?: onRequestHookHandler[];
+  /** The 403 answer in the document, where some rules apply. */
+  readonly responses?: Record<string, unknown>;
   /** The request's parent key in Kit's form. */
   readonly keyOf: (request: FastifyRequest) => unknown;
   readonly repositoryOf: (entity: Entity) => ListRepository;
@@ -37,6 +42,9 @@ export function nestedRoutes(settings: NestedRouteSettings): RouteOptions[] {
     const child = relation.entity;
     const { schema, filters } = listQuery(child, limits);
     const includes = includePaths(child, relations);
+    // The child's rows are listed under the caller's rules of the child (its list), as on its own list route.
+    const rules = relation.authorization;
+    const accesses = new WeakMap<FastifyRequest, Access>();
     const querystring = { ...schema, properties: { ...(schema.properties as object), ...includeParameters(child, includes) } };
     const list = listHandler({
       entity: child,
@@ -46,23 +54,34 @@ export function nestedRoutes(settings: NestedRouteSettings): RouteOptions[] {
       cursors,
       includes,
       scope: (request) => ({ field: relation.field, op: 'eq', value: keyOf(request) }),
+      ...(rules ? { accessOf: (request: FastifyRequest) => accesses.get(request) } : {}),
     });
+    // Before the query is validated, as on the child's own list route: its hidden fields are unknown to the 400s too.
+    const admitChild = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+      const access = await admit(child, rules as NonNullable<typeof rules>, CrudOperations.List, 'list', request);
+      if ('status' in access) return refuse(reply, access);
+      accesses.set(request, access);
+      return undefined;
+    };
+    const base = settings.onRequest ?? (settings.authenticate ? [settings.authenticate] : []);
+    const onRequest = rules ? [...base, admitChild as onRequestHookHandler] : base;
     routes.push({
       method: 'GET',
       url: `{${entity.primaryKey}}/${relation.name}`,
-      errorHandler: crudErrorHandler(child, filters),
+      errorHandler: crudErrorHandler(child, filters, rules ? (request) => accesses.get(request)?.hidden : undefined),
       validatorCompiler: validation.compiler,
-      ...(settings.authenticate ? { onRequest: settings.authenticate } : {}),
+      ...(onRequest.length > 0 ? { onRequest } : {}),
       schema: {
         summary: `List the ${child.name} rows of one ${entity.name}, a page at a time`,
         description: `The ${child.name} list (its filters, sort, paging, cursors, fields and include) restricted to the rows whose ${relation.field} is this ${entity.name}'s ${entity.primaryKey}. 404 when the ${entity.name} does not exist or was deleted.`,
         params: keyParams(entity),
         querystring,
-        response: { 200: pageSchema(child), 400: problemResponse(400), 404: problemResponse(404), 503: problemResponse(503), 504: problemResponse(504) },
+        response: { 200: pageSchema(child), 400: problemResponse(400), ...(rules || settings.onRequest ? { 403: problemResponse(403) } : {}), 404: problemResponse(404), 503: problemResponse(503), 504: problemResponse(504) },
       } as FastifySchema,
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const key = keyOf(request);
-        if (!(await exists(key, clientSignal(request, reply)))) return notFound(reply, entity, key);
+        // A parent outside the caller's scope of it is missing: 404, as on its own read.
+        if (!(await exists(key, request, reply))) return notFound(reply, entity, key);
         return list(request, reply);
       },
     });

@@ -59,6 +59,7 @@ export function pointerTo(name: string): string {
 
 const TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
+  403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
   412: 'Precondition Failed',
@@ -127,13 +128,13 @@ function typeText(params: Record<string, unknown>): string {
 }
 
 /** Why a query parameter the schema does not list is refused, as precisely as its name allows. */
-function unknownQueryParameter(entity: Entity, name: string): string {
+function unknownQueryParameter(entity: Entity, name: string, hidden: ReadonlySet<string> | undefined): string {
   const alternative = /^filter\[or\](?:\[([^\]]*)\](.*))?$/.exec(name);
   if (alternative) {
     const [, index = '', rest = ''] = alternative;
     if (!/^\d+$/.test(index) || Number(index) >= MAX_ALTERNATIVES) return `is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to ${MAX_ALTERNATIVES - 1} (at most ${MAX_ALTERNATIVES} alternatives)`;
     if (rest.startsWith('[or]')) return 'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])';
-    return unknownQueryParameter(entity, `filter${rest}`);
+    return unknownQueryParameter(entity, `filter${rest}`, hidden);
   }
   const match = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/.exec(name);
   if (!match) {
@@ -141,27 +142,34 @@ function unknownQueryParameter(entity: Entity, name: string): string {
     return 'is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator]';
   }
   const [, fieldName = '', op] = match;
-  const field = entity.fields.find((f) => f.name === fieldName);
-  if (!field) return `names no field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}`;
+  const field = entity.fields.find((f) => f.name === fieldName && !hidden?.has(f.name));
+  if (!field) return `names no field of ${entity.name}; fields: ${shownFields(entity, hidden)}`;
   if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op)) return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
   return `uses an operator that does not apply to the ${field.kind} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
 }
 
-function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, e: AjvError): InvalidParameter {
+/** The fields a caller may see, as the 400s list them (`hidden`: the fields its authorization rule hides). */
+function shownFields(entity: Entity, hidden: ReadonlySet<string> | undefined): string {
+  return entity.fields.filter((f) => !hidden?.has(f.name)).map((f) => f.name).join(', ');
+}
+
+function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, e: AjvError, hidden: ReadonlySet<string> | undefined): InvalidParameter {
   if (e.keyword === 'additionalProperties') {
     const name = String(e.params.additionalProperty);
-    return { in: 'querystring', name, detail: unknownQueryParameter(entity, name) };
+    return { in: 'querystring', name, detail: unknownQueryParameter(entity, name, hidden) };
   }
   const name = pointerHead(e.instancePath);
   const filter = filters.get(name);
+  // A filter on a hidden field is refused as one on a field that does not exist, whatever its value.
+  if (filter && hidden?.has(filter.field.name)) return { in: 'querystring', name, detail: `names no field of ${entity.name}; fields: ${shownFields(entity, hidden)}` };
   let detail: string;
   if (e.keyword === 'pattern' && filter) {
     const kind = filter.field.kind;
     detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${kind === 'uuid' ? 'UUID' : kind} values${kind === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
   } else if (e.keyword === 'pattern' && name === 'sort') {
-    detail = `must list fields of ${entity.name} (${entity.fields.map((f) => f.name).join(', ')}), comma-separated, each optionally prefixed with -`;
+    detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each optionally prefixed with -`;
   } else if ((e.keyword === 'pattern' || e.keyword === 'maxLength' || e.keyword === 'minLength') && name === 'fields') {
-    detail = `must list fields of ${entity.name} (${entity.fields.map((f) => f.name).join(', ')}), comma-separated, each at most once`;
+    detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each at most once`;
   } else if (e.keyword === 'type') {
     detail = typeText(e.params);
   } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
@@ -213,11 +221,11 @@ function headerName(e: AjvError): string {
 }
 
 /** The parameter at fault in Fastify's validation error. */
-function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, error: FastifyError): InvalidParameter {
+function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, error: FastifyError, hidden: ReadonlySet<string> | undefined): InvalidParameter {
   const first = (error.validation?.[0] ?? { keyword: '', instancePath: '', params: {} }) as unknown as AjvError;
   switch (error.validationContext) {
     case 'querystring':
-      return describeQueryError(entity, filters, first);
+      return describeQueryError(entity, filters, first, hidden);
     case 'params':
       return { in: 'params', name: pointerHead(first.instancePath), detail: first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid') };
     case 'headers':
@@ -231,13 +239,13 @@ function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterP
  * The `errorHandler` of every generated route: validation errors, unparsable bodies and the
  * mapper's errors become problem details; anything else is a logged 500 that says nothing more.
  */
-export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, FilterParameter>) {
+export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, hiddenOf?: (request: FastifyRequest) => ReadonlySet<string> | undefined) {
   return function autoCrudErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
     if (error.validation) {
       const [first] = error.validation as unknown as AjvError[];
       // A required If-Match (requireIfMatch) is declared in the schema, for the document; missing, it is a 428.
       if (error.validationContext === 'headers' && first?.keyword === 'required' && first.params.missingProperty === 'if-match') return preconditionRequired(reply, entity);
-      return badRequest(reply, describeValidation(entity, filters, error));
+      return badRequest(reply, describeValidation(entity, filters, error, hiddenOf?.(request)));
     }
     if (error instanceof ConnectionLostError) {
       // One connection broke, not the database: the next request takes another.

@@ -1,12 +1,12 @@
 // The generated routes of one entity, as route options for the group: schemas from the entity,
 // handlers that call the repository, problem answers for everything else. No SQL here.
 import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
-import type { Row, WriteOptions } from '../mapper/repository.js';
+import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
 import type { CrudRouteSettings } from './settings.js';
+import { optionalToken, routeAuthorization } from './authorize.js';
 
 export type { CrudRepository, CrudRouteSettings } from './settings.js';
 import { createRoute } from './create.js';
-import { clientSignal } from './abort.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
 import { listHandler } from './list.js';
@@ -49,10 +49,17 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   const includes = includePaths(entity, settings.relations);
   const includeQuery = includeParameters(entity, includes);
   const querystring = { ...listSchema, properties: { ...(listSchema.properties as object), ...includeQuery } };
+  // Under authorization: each route's own hooks (the token, then the rule: 401/403 before the body
+  // is read), the caller's scope in every repository call, hidden fields out of every answer.
+  const authz = routeAuthorization(entity, settings.authorization, settings.authenticate);
+  // A class without a token check whose answers may include (or nest) an entity with rules still
+  // reads a token when one is sent, so that those rules see the caller (without one: anonymous).
+  const relatedRules = !settings.authenticate && includes.some((p) => p.relation.authorization !== undefined);
+  const onRequest = settings.authenticate ?? (relatedRules && settings.tokenCheck ? optionalToken(settings.tokenCheck()) : undefined);
   const common = {
-    errorHandler: crudErrorHandler(entity, filters),
+    errorHandler: crudErrorHandler(entity, filters, authz.hiddenOf),
     validatorCompiler: validation.compiler,
-    ...(settings.authenticate ? { onRequest: settings.authenticate } : {}),
+    ...(onRequest ? { onRequest } : {}),
   };
   // The key in Kit's form (a UUID in lower case), as the repository and the answers have it.
   const pkType = valueType(entity.field(pk)?.kind ?? 'integer');
@@ -71,7 +78,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
    * reply itself: a Fastify reply is a thenable, so an async function returning it resolves to
    * `undefined` once the answer is sent.
    */
-  const condition = async (request: FastifyRequest, reply: FastifyReply, signal: AbortSignal): Promise<WriteOptions | undefined> => {
+  const condition = async (request: FastifyRequest, reply: FastifyReply, call: CallOptions): Promise<WriteOptions | undefined> => {
     const header = request.headers['if-match'];
     if (header === undefined) {
       if (!requireIfMatch) return {};
@@ -85,7 +92,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     }
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
-    const exists = (await repository.get(keyOf(request), { signal })) !== undefined;
+    const exists = (await repository.get(keyOf(request), call)) !== undefined;
     if (exists) sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`));
     else notFound(reply, entity, keyOf(request));
     return undefined;
@@ -103,6 +110,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.List)) {
     routes.push({
       ...common,
+      ...authz.guard(CrudOperations.List, 'list'),
       method: 'GET',
       url: '',
       schema: documented({
@@ -110,27 +118,34 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         description:
           'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, ilike, in, nin, null; all must hold. An OR group: filter[or][n][field][op]=value with n from 0 to 9; a row must also match all conditions of at least one alternative n. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging). fields=a,b answers only those fields.',
         querystring,
-        response: { 200: pageSchema(entity), 400: problemResponse(400), 503: problemResponse(503), 504: problemResponse(504) },
+        ...authz.schema(CrudOperations.List),
+        response: { 200: pageSchema(entity), 400: problemResponse(400), ...authz.responses, 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: listHandler({ entity, filters, limits, repository, cursors, includes }),
+      handler: listHandler({ entity, filters, limits, repository, cursors, includes, ...(authz.accessOf ? { accessOf: authz.accessOf } : {}) }),
     });
   }
   if (allows(operations, CrudOperations.ListAll)) {
     routes.push({
       ...common,
+      ...authz.guard(CrudOperations.ListAll, 'listAll'),
       method: 'GET',
       url: 'all',
       schema: documented({
         summary: `Every ${entity.name} row, unpaged`,
-        response: { 200: { type: 'array', items: ref(entity.name) }, 503: problemResponse(503), 504: problemResponse(504) },
+        ...authz.schema(CrudOperations.ListAll),
+        response: { 200: { type: 'array', items: ref(entity.name) }, ...authz.responses, 503: problemResponse(503), 504: problemResponse(504) },
       }),
-      handler: async (request, reply) => repository.all({ signal: clientSignal(request, reply) }),
+      handler: async (request, reply) => {
+        const rows = await repository.all(authz.call(request, reply));
+        return authz.accessOf ? rows.map((row) => authz.shown(request, row)) : rows;
+      },
     });
   }
   const params = keyParams(entity);
   if (allows(operations, CrudOperations.Get)) {
     routes.push({
       ...common,
+      ...authz.guard(CrudOperations.Get, 'get'),
       method: 'GET',
       url: `{${pk}}`,
       schema: documented({
@@ -139,7 +154,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         // Not closed (additionalProperties): a read by key has always ignored other parameters (cache busters).
         querystring: { type: 'object', properties: { fields: fieldsParameter(entity), ...includeQuery } },
         ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
+        ...authz.schema(CrudOperations.Get),
         response: {
+          ...authz.responses,
           200: { description: `The ${entity.name}.`, ...rowHeaders, ...ref(entity.name) },
           ...(version === undefined ? {} : { 304: { description: 'Not modified: the ETag in If-None-Match is current.', ...rowHeaders, type: 'null' } }),
           400: problemResponse(400),
@@ -149,17 +166,19 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       }),
       handler: async (request, reply) => {
         const asked = (request.query as { fields?: string }).fields;
-        const only = asked === undefined ? undefined : readFields(entity, asked);
+        const only = asked === undefined ? undefined : readFields(entity, asked, authz.hiddenOf(request));
         if (only && 'detail' in only) return badRequest(reply, only);
         const included = includes.length > 0 ? readIncludes(includes, request.query as Record<string, unknown>) : undefined;
         if (included && 'detail' in included) return badRequest(reply, included);
-        const signal = clientSignal(request, reply);
-        const row = await repository.get(keyOf(request), { signal, ...(included ? { include: included.nodes } : {}) });
+        const call = authz.call(request, reply);
+        const scoped = included ? await authz.includes(request, reply, included) : undefined;
+        if (scoped === false) return reply;
+        const row = await repository.get(keyOf(request), scoped ? { ...call, include: scoped.nodes } : call);
         if (!row) return notFound(reply, entity, keyOf(request));
         // The ETag is the row's version: an answer that includes other rows has none (docs/decisions.md, "AutoCrud includes").
-        if (included) {
+        if (included && scoped) {
           sendPartial(reply);
-          return shapeRow(row, only, included.nodes, included.fields);
+          return shapeRow(row, only, scoped.nodes, included.fields, '', scoped.hidden);
         }
         if (etag) {
           const current = etag(row);
@@ -168,17 +187,18 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           const preconditions = held === undefined ? undefined : parsePreconditions(held);
           if (preconditions && !noneMatch(preconditions, current)) return reply.code(304).send();
         }
-        if (!only) return row;
+        if (!only) return authz.shown(request, row);
         sendPartial(reply);
         return project(row, only);
       },
     });
   }
-  if (allows(operations, CrudOperations.Create)) routes.push(createRoute(settings, common, settings.nested, etag));
+  if (allows(operations, CrudOperations.Create)) routes.push(createRoute(settings, { ...common, ...authz.guard(CrudOperations.Create, 'create') }, settings.nested, etag, authz));
   const conditional = version !== undefined || requireIfMatch;
   const writeResponses = {
     ...(conditional ? { 412: problemResponse(412) } : {}),
     ...(requireIfMatch ? { 428: problemResponse(428) } : {}),
+    ...authz.responses,
     503: problemResponse(503), 504: problemResponse(504),
   };
   // PUT and PATCH answer alike: the row as stored (with its ETag), 404 without it, the same refusals.
@@ -194,18 +214,19 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     (write: (key: unknown, body: Readonly<Record<string, unknown>>, options: WriteOptions) => Promise<Row | undefined>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const body = bodyOf(request, reply);
-      if (!body) return reply;
-      const signal = clientSignal(request, reply);
-      const options = await condition(request, reply, signal);
+      if (!body || !authz.mayWrite(request, reply, body)) return reply;
+      const call = authz.call(request, reply);
+      const options = await condition(request, reply, call);
       if (!options) return reply;
-      const row = await write(keyOf(request), body, { ...options, signal });
+      const row = await write(keyOf(request), body, { ...options, ...call });
       if (!row) return notFound(reply, entity, keyOf(request));
       if (etag) reply.header('etag', etag(row));
-      return row;
+      return authz.shown(request, row);
     };
   if (allows(operations, CrudOperations.Update)) {
     routes.push({
       ...common,
+      ...authz.guard(CrudOperations.Update, 'update'),
       method: 'PUT',
       url: `{${pk}}`,
       preValidation: requireJson,
@@ -214,6 +235,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         params,
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         body: ref(inputName(entity)),
+        ...authz.schema(CrudOperations.Update),
         response: rowWriteResponses,
       }),
       handler: writeByKey((key, body, options) => repository.update(key, body, options)),
@@ -222,6 +244,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.Patch)) {
     routes.push({
       ...common,
+      ...authz.guard(CrudOperations.Patch, 'patch'),
       method: 'PATCH',
       url: `{${pk}}`,
       preValidation: requireJson,
@@ -233,6 +256,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         consumes: ['application/json', MERGE_PATCH],
         body: ref(patchName(entity)),
+        ...authz.schema(CrudOperations.Patch),
         response: rowWriteResponses,
       }),
       handler: writeByKey((key, body, options) => repository.patch(key, body, options)),
@@ -242,6 +266,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     const row = ref(batchPatchName(entity));
     routes.push({
       ...common,
+      ...authz.guard(CrudOperations.Patch, 'patch'),
       validatorCompiler: batchCompiler(validation.compiler, row, false),
       method: 'PATCH',
       url: '',
@@ -251,7 +276,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         description: `An array of up to ${MAX_BATCH_ROWS} rows, each its ${pk}, the fields to change (a JSON Merge Patch: null clears a nullable field) ${version === undefined ? '' : `and the ${version} it was read at (checked as If-Match would: a row at another version fails the batch with 412 naming it)`}. One transaction: every row changes or none; a failing row is answered naming it ([3]) and nothing is written. The answer lists the stored rows in the order sent.${requireIfMatch ? ` Every row must carry its ${version ?? 'version'} (428 otherwise).` : ''}`,
         consumes: ['application/json', MERGE_PATCH],
         body: rowsSchema(row, false),
+        ...authz.schema(CrudOperations.Patch),
         response: {
+          ...authz.responses,
           200: { description: `Every ${entity.name} as stored, in the order sent.`, type: 'array', items: ref(entity.name) },
           400: problemResponse(400),
           404: problemResponse(404),
@@ -263,8 +290,11 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       handler: async (request, reply) => {
         const changes = readChanges(entity, reply, request.body as Record<string, unknown>[], requireIfMatch);
         if (!changes) return reply;
+        // A row writing what the caller may not is a 403 naming it; a row outside the scope is missing (404 naming it): nothing written.
+        if (!authz.mayWriteRows(request, reply, changes.map((c) => c.patch))) return reply;
         try {
-          return await repository.patchMany(changes, { signal: clientSignal(request, reply) });
+          const rows = await repository.patchMany(changes, authz.call(request, reply));
+          return authz.accessOf ? rows.map((r) => authz.shown(request, r)) : rows;
         } catch (err) {
           return sendBatchProblem(reply, entity, err, changes.map((c) => c.key));
         }
@@ -274,19 +304,21 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   if (allows(operations, CrudOperations.Delete)) {
     routes.push({
       ...common,
+      ...authz.guard(CrudOperations.Delete, 'delete'),
       method: 'DELETE',
       url: `{${pk}}`,
       schema: documented({
         summary: entity.softDelete ? `Delete a ${entity.name} (soft: it disappears from every read)` : `Delete a ${entity.name}`,
         params,
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
+        ...authz.schema(CrudOperations.Delete),
         response: { 204: { description: 'Deleted.', type: 'null' }, 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), ...writeResponses },
       }),
       handler: async (request, reply) => {
-        const signal = clientSignal(request, reply);
-        const options = await condition(request, reply, signal);
+        const call = authz.call(request, reply);
+        const options = await condition(request, reply, call);
         if (!options) return reply;
-        if (!(await repository.delete(keyOf(request), { ...options, signal }))) return notFound(reply, entity, keyOf(request));
+        if (!(await repository.delete(keyOf(request), { ...options, ...call }))) return notFound(reply, entity, keyOf(request));
         return reply.code(204).send();
       },
     });
@@ -298,10 +330,12 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       validation,
       cursors,
       relations: settings.relations,
-      exists: async (key, signal) => (await repository.get(key, { signal })) !== undefined,
+      exists: async (key, request, reply) => (await repository.get(key, authz.call(request, reply))) !== undefined,
       keyOf,
       repositoryOf: settings.repositoryOf,
-      ...(settings.authenticate ? { authenticate: settings.authenticate } : {}),
+      ...(onRequest ? { authenticate: onRequest } : {}),
+      // Under the parent's rules, the parent is read as its own read by key reads it (its list rule when the class serves no read).
+      ...(settings.authorization ? { ...authz.guard(allows(operations, CrudOperations.Get) ? CrudOperations.Get : CrudOperations.List, 'get'), responses: authz.responses } : {}),
     }),
   );
   return routes;

@@ -332,6 +332,7 @@ const PROBLEM: Schema = {
 
 const PROBLEM_TEXT: Readonly<Record<ProblemStatus, string>> = {
   400: 'A parameter or the body is not valid; `errors` names it.',
+  403: "The token's roles do not allow this operation, or its claims cannot scope it; nothing was read or written.",
   404: 'No such row (or it was deleted).',
   409: 'The write conflicts with a unique or foreign-key constraint.',
   412: 'If-Match named another version: the row changed since it was read, and nothing was written. ETag is the current version.',
@@ -342,7 +343,7 @@ const PROBLEM_TEXT: Readonly<Record<ProblemStatus, string>> = {
 };
 
 /** The problem answers the routes document. */
-export type ProblemStatus = 400 | 404 | 409 | 412 | 422 | 428 | 503 | 504;
+export type ProblemStatus = 400 | 403 | 404 | 409 | 412 | 422 | 428 | 503 | 504;
 
 /** The `Retry-After` header of an answer. */
 export const RETRY_AFTER_HEADER: Schema = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } };

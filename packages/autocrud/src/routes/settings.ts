@@ -1,8 +1,10 @@
 // What the generated routes of one entity are made from: the repository's operations they call
 // (nothing of SQL) and the settings of the @AutoCrud class. Shared by routes.ts and create.ts.
 import type { onRequestHookHandler } from 'fastify';
+import type { ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
-import type { CallOptions, EntityRepository, Row, UpsertedRow, UpsertResolution, WriteOptions } from '../mapper/repository.js';
+import type { Scope } from '../mapper/query.js';
+import type { CallOptions, EntityRepository, ReadOptions, Row, UpsertedRow, UpsertResolution, WriteOptions } from '../mapper/repository.js';
 import type { RowChange } from './batch.js';
 import type { CursorCodec } from './cursor.js';
 import type { IdempotencySettings } from './idempotency.js';
@@ -15,12 +17,12 @@ import type { CrudValidation } from './validation.js';
 /** What the routes need of the mapper: the repository's operations, nothing of SQL. */
 export interface CrudRepository extends ListRepository {
   all(options?: CallOptions): Promise<Row[]>;
-  get(key: unknown, options?: CallOptions): Promise<Row | undefined>;
+  get(key: unknown, options?: ReadOptions): Promise<Row | undefined>;
   create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
   update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   createMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions): Promise<Row[]>;
-  createTree(input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[] }>>, options?: CallOptions): Promise<Row>;
+  createTree(input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[]; readonly scope?: Scope }>>, options?: CallOptions): Promise<Row>;
   upsertMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions & { readonly resolution?: UpsertResolution; readonly key?: readonly string[] }): Promise<UpsertedRow[]>;
   patchMany(changes: readonly RowChange[], options?: CallOptions): Promise<Row[]>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
@@ -47,6 +49,10 @@ export interface CrudRouteSettings {
   readonly nested: NestedRelations;
   /** The relations of each served entity, for `include` and the nested list routes. */
   readonly relations: RelationsOf;
+  /** The app's token check, read only when a related entity's rules need it on a class without `authenticate` (it fails start-up without configureJwt). */
+  readonly tokenCheck?: () => onRequestHookHandler;
+  /** Who may do what to which rows (with `authenticate`, which it needs); absent: every caller the token check admits may do everything. */
+  readonly authorization?: ResolvedAuthorization;
   /** The repository of a related entity, for the nested list routes. */
   readonly repositoryOf: (entity: Entity) => ListRepository;
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import { AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
 import { assertProblem, call, countRows, crudApp, type EngineUnderTest } from './fixtures.ts';
 
@@ -196,7 +196,7 @@ export function relationsSuite(engine: EngineUnderTest): void {
       const tables = ['rel_orders', 'rel_lines', 'rel_shipments'];
       const counts = async () => Promise.all(tables.map((t) => countRows(engine, t, '1 = 1')));
       const before = await counts();
-      const refused = async (request: Parameters<typeof call>[1], name: string, target: string, key: number) => {
+      const refused = async (request: InjectOptions, name: string, target: string, key: number) => {
         const res = await call(app, request);
         assertProblem(res, 422, 'Unprocessable Content');
         const body = res.json<{ detail: string; errors: Array<{ in: string; name: string; pointer: string; detail: string }> }>();

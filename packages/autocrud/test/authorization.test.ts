@@ -1,0 +1,206 @@
+// AutoCrud authorization on every engine: the conformance suite on PostgreSQL (whose statement
+// log shows the scope inside every generated statement), PGlite and SQLite (Node >= 22.13), and
+// the declaration's start-up checks.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { AUDIENCE, TestAuthority } from '../../core/test/jwt-authority.ts';
+import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { authorizationSuite, OrdersEndpoint } from './suite/authorization.ts';
+import { optionsSuite } from './suite/authorization-options.ts';
+import { authorizationRelationsSuite, relationsFixture } from './suite/authorization-relations.ts';
+import { crudApp, type EngineUnderTest } from './suite/fixtures.ts';
+import { describePostgres, PostgresServer } from './postgres-server.ts';
+
+optionsSuite();
+
+describePostgres('PostgreSQL', () => {
+  let server: PostgresServer;
+  const engine: EngineUnderTest = {
+    name: 'PostgreSQL',
+    flavour: 'postgres',
+    get connection() {
+      return server.url;
+    },
+    async sql(text) {
+      return (await server.sql(text)).rows as Array<Record<string, unknown>>;
+    },
+  };
+  before(async () => {
+    server = await PostgresServer.start({ settings: { log_statement: 'all' } });
+  });
+  after(async () => {
+    await server?.dispose();
+  });
+
+  authorizationSuite(engine);
+  authorizationRelationsSuite(engine);
+
+  it('the statement log shows the caller\'s scope in every statement a customer\'s requests run', async () => {
+    const authority = await TestAuthority.start();
+    const app = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrdersEndpoint]);
+    try {
+      const headers = { authorization: `Bearer ${await authority.sign({ claims: { sub: 'carol', realm_access: { roles: ['customer'] } } })}` };
+      const log = path.join(server.dir, 'server.log');
+      const start = statSync(log).size;
+      const created = await app.inject({ method: 'POST', url: '/api/orders', headers, payload: { item: 'logged', amount: 1 } });
+      assert.equal(created.statusCode, 201, created.body);
+      const id = created.json<{ id: number }>().id;
+      const requests = [
+        { url: '/api/orders?filter[amount][gte]=0&sort=-amount' },
+        { url: '/api/orders?pageSize=1&count=false' },
+        { url: '/api/orders/all' },
+        { url: `/api/orders/${id}` },
+        { method: 'PUT' as const, url: `/api/orders/${id}`, payload: { item: 'logged', amount: 2 } },
+        { method: 'PATCH' as const, url: `/api/orders/${id}`, payload: { amount: 3 } },
+        { method: 'PATCH' as const, url: `/api/orders/${id}`, payload: {} },
+        { method: 'PATCH' as const, url: `/api/orders/${id}`, headers: { 'if-match': '"99"' }, payload: { amount: 4 } },
+        { method: 'DELETE' as const, url: `/api/orders/${id}`, headers: { 'if-match': '"99"' } },
+        { method: 'DELETE' as const, url: `/api/orders/${id}` },
+      ];
+      for (const request of requests) await app.inject({ ...request, headers: { ...headers, ...request.headers } });
+      // The server writes its log asynchronously: wait for the last statement (the DELETE's soft-delete UPDATE... RETURNING "id" as "key").
+      let text = '';
+      for (let i = 0; i < 50; i++) {
+        text = readFileSync(log, 'utf8').slice(start);
+        if ((text.match(/as "key"/g) ?? []).length >= 1) break;
+        await sleep(100);
+      }
+      const statements = text.split('\n').filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line) && line.includes('"auth_orders"'));
+      // insert, 2 lists (page + count, page), all, get, put, patch, empty patch (get), 412 patch (update + version read), 2 deletes (+ version read)
+      if (process.env.KIT_SHOW_STATEMENTS) console.log(statements.join('\n'));
+      assert.ok(statements.length >= 13, `${statements.length} statements:\n${statements.join('\n')}`);
+      for (const line of statements) {
+        if (/insert into/.test(line)) assert.match(line, /insert into "auth_orders" \([^)]*"owner_id"/, `an insert that does not set the owner: ${line}`);
+        else assert.match(line, /where .*"owner_id" = \$\d+/, `a statement without the scope condition: ${line}`);
+      }
+      // The owner bound is the caller's (the server logs each execution's parameters).
+      assert.match(text, /parameters: .*= 'carol'/);
+      // A where hook's conditions are inside the statements too.
+      const shelfStart = statSync(log).size;
+      const clerk = { authorization: `Bearer ${await authority.sign({ claims: { sub: 'dana', realm_access: { roles: ['clerk'] } } })}`, 'x-shelf': 'public' };
+      assert.equal((await app.inject({ url: '/api/orders', headers: clerk })).statusCode, 200);
+      assert.equal((await app.inject({ url: `/api/orders/${id}`, headers: clerk })).statusCode, 404);
+      assert.equal((await app.inject({ method: 'PATCH', url: `/api/orders/${id}`, headers: clerk, payload: { amount: 9 } })).statusCode, 404);
+      let shelfText = '';
+      for (let i = 0; i < 50; i++) {
+        shelfText = readFileSync(log, 'utf8').slice(shelfStart);
+        if (/update "auth_orders"/.test(shelfText)) break;
+        await sleep(100);
+      }
+      const shelfStatements = shelfText.split('\n').filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line) && line.includes('"auth_orders"'));
+      assert.ok(shelfStatements.length >= 4, shelfStatements.join('\n'));
+      for (const line of shelfStatements) assert.match(line, /where .*"status" = \$\d+/, `a statement without the hook's condition: ${line}`);
+    } finally {
+      await app.close();
+      await authority.stop();
+    }
+  });
+  it('the statement log shows the caller\'s scope in every statement of a bulk create, an upsert, a bulk PATCH, a nested create, includes and a nested list', async () => {
+    const authority = await TestAuthority.start();
+    const { app, as, baskets, items } = await relationsFixture(engine, authority);
+    try {
+      const log = path.join(server.dir, 'server.log');
+      const start = statSync(log).size;
+      const requests = [
+        { method: 'POST' as const, url: '/api/authBaskets', payload: [{ code: 'L1', label: 'one' }, { code: 'L2', label: 'two' }] },
+        { method: 'POST' as const, url: '/api/authBaskets', headers: { prefer: 'resolution=merge-duplicates' }, payload: [{ code: 'L1', label: 'one, merged' }, { code: 'B1', label: 'not hers' }] },
+        { method: 'POST' as const, url: '/api/authBaskets', headers: { prefer: 'resolution=ignore-duplicates' }, payload: [{ code: 'L1', label: 'ignored' }] },
+        { method: 'PATCH' as const, url: '/api/authBaskets', payload: [{ id: baskets.A1, label: 'patched' }] },
+        { method: 'PATCH' as const, url: '/api/authBaskets', payload: [{ id: baskets.B1, label: 'not hers', version: 1 }] },
+        { method: 'POST' as const, url: '/api/authBaskets', payload: { code: 'L3', label: 'three', items: [{ sku: 'x' }, { sku: 'y' }] } },
+        { url: `/api/authBaskets/${baskets.A1}?include=items` },
+        { url: '/api/authBaskets?include=items' },
+        { url: `/api/authItems/${items.aliceInB1}?include=basket` },
+        { url: `/api/authBaskets/${baskets.A1}/items` },
+        { url: `/api/authBaskets/${baskets.B1}/items` },
+      ];
+      const statuses = [];
+      for (const request of requests) statuses.push((await app.inject({ ...request, headers: { ...as.alice, ...request.headers } })).statusCode);
+      assert.deepEqual(statuses, [201, 409, 200, 200, 404, 201, 200, 200, 200, 200, 404]);
+      // The server writes its log asynchronously: wait for the last statement (the nested list's parent read of B1).
+      let text = '';
+      for (let i = 0; i < 50; i++) {
+        text = readFileSync(log, 'utf8').slice(start);
+        if ((text.match(/"authz_items"/g) ?? []).length >= 8 && text.includes(`= ${baskets.B1}`)) break;
+        await sleep(100);
+      }
+      const statements = text.split('\n').filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line) && /"authz_(baskets|items)"/.test(line));
+      if (process.env.KIT_SHOW_STATEMENTS) console.log(statements.join('\n'));
+      assert.ok(statements.length >= 20, `${statements.length} statements:\n${statements.join('\n')}`);
+      for (const line of statements) {
+        if (/insert into/.test(line)) {
+          assert.match(line, /insert into "authz_(baskets|items)" \([^)]*"owner_id"/, `an insert that does not set the owner: ${line}`);
+          // An upsert writes over an existing row only inside the scope.
+          if (/on conflict .* do update/.test(line)) assert.match(line, /do update set .* where .*"authz_baskets"\."owner_id" = \$\d+/, `an upsert that may write another owner's row: ${line}`);
+        } else {
+          assert.match(line, /where .*"owner_id" = \$\d+/, `a statement without the scope condition: ${line}`);
+        }
+        // An included entity's rows are read inside the caller's scope of that entity too.
+        if (/"authz_items" as "kit_1"/.test(line)) assert.match(line, /"kit_1"\."owner_id" = \$\d+/, `an include without its entity's scope: ${line}`);
+        if (/"authz_baskets" as "kit_1"/.test(line)) assert.match(line, /"kit_1"\."owner_id" = \$\d+/, `an include without its entity's scope: ${line}`);
+      }
+      assert.ok(statements.some((line) => /"authz_items" as "kit_1"/.test(line)), 'no embedded include of items was logged');
+      assert.ok(statements.some((line) => /on conflict/.test(line)), 'no upsert was logged');
+      assert.ok(statements.some((line) => /^.*update "authz_baskets"/.test(line) && !/on conflict/.test(line)), 'no bulk PATCH was logged');
+      assert.doesNotMatch(text, /parameters: .*= 'bob'/, 'a statement bound another owner');
+    } finally {
+      await app.close();
+      await authority.stop();
+    }
+  });
+});
+
+describe('PGlite', () => {
+  const pglite = new PGlite();
+  before(() => pglite.waitReady);
+  after(() => pglite.close());
+  const engine: EngineUnderTest = {
+    name: 'PGlite',
+    flavour: 'postgres',
+    connection: pglite,
+    async sql(text) {
+      const result = await pglite.query<Record<string, unknown>>(text);
+      return result.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
+    },
+  };
+  authorizationSuite(engine);
+  authorizationRelationsSuite(engine);
+});
+
+interface DatabaseSync {
+  prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
+  close(): void;
+}
+
+if (!sqliteAvailable()) {
+  it('AutoCrud authorization on node:sqlite', (t) => t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`));
+} else {
+  describe('node:sqlite', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kit-sqlite-authz-'));
+    const file = path.join(dir, 'authz.db');
+    const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => DatabaseSync };
+    const direct = new DatabaseSync(file);
+    after(() => {
+      direct.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const engine: EngineUnderTest = {
+      name: 'node:sqlite',
+      flavour: 'sqlite',
+      connection: `sqlite:${file}`,
+      async sql(text) {
+        const stmt = direct.prepare(text);
+        if (/^\s*select/i.test(text)) return stmt.all();
+        stmt.run();
+        return [];
+      },
+    };
+    authorizationSuite(engine);
+    authorizationRelationsSuite(engine);
+  });
+}
