@@ -26,9 +26,9 @@ export type RowOf = (index: number, relation: string | undefined) => { readonly 
  * soft-deleted parent, which the database's foreign key cannot see (references.ts). One statement
  * per reference for the whole batch.
  */
-export async function refuseGoneParents(table: Table, db: Db, trx: Db, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string): Promise<void> {
+export async function refuseGoneParents(table: Table, db: Db, trx: Db, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string, scope?: Scope): Promise<void> {
   if (table.entity.references.length === 0 || inputs.length === 0) return;
-  const missing = await firstMissingReference(db, table.flavour, table.entity, inputs, true, async (query) => (await trx.executeQuery<Row>(query)).rows);
+  const missing = await firstMissingReference(db, table.flavour, table.entity, inputs, true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
   if (missing) throw new BatchRowError(missing.index, missing.error, relation);
 }
 
@@ -102,7 +102,7 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
       return await table.run(
         (db) =>
           db.transaction().execute(async (trx) => {
-            await refuseGoneParents(table, db, trx, inputs);
+            await refuseGoneParents(table, db, trx, inputs, undefined, scope);
             return (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored));
           }),
         signal,
@@ -112,7 +112,7 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
     }
   }
   return atomically(table, signal, async (db, trx, row) => {
-    await refuseGoneParents(table, db, trx, inputs);
+    await refuseGoneParents(table, db, trx, inputs, undefined, scope);
     const rows: Row[] = [];
     for (const { columns, values } of prepared) {
       const insert = table.insertStatement(db, columns);
@@ -155,7 +155,7 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
   });
   const insertParent = async (db: Db, trx: Db): Promise<{ tree: Row; key: unknown }> => {
     if (table.entity.references.length > 0) {
-      const gone = await firstMissingReference(db, table.flavour, table.entity, [input], true, async (query) => (await trx.executeQuery<Row>(query)).rows);
+      const gone = await firstMissingReference(db, table.flavour, table.entity, [input], true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
       if (gone) throw gone.error;
     }
     const insert = table.insertStatement(db, parent.columns);
@@ -171,7 +171,7 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
           db.transaction().execute(async (trx) => {
             const { tree, key } = await insertParent(db, trx);
             for (const { name, child, column, prepared } of relations) {
-              await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name);
+              await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name, children[name]?.scope);
               const stored = await insertRows(child, db, trx, prepared, signal, { [column]: key });
               tree[name] = stored.map((row) => child.decode(row));
             }
@@ -197,7 +197,7 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
       const { tree, key } = await insertParent(db, trx);
       for (const { name, child, column, prepared } of relations) {
         relation = name;
-        await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name);
+        await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name, children[name]?.scope);
         const rows: Row[] = [];
         for (const { columns, values } of prepared) {
           const childInsert = child.insertStatement(db, columns);
@@ -248,7 +248,7 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
   if (prepared.length === 0) return [];
   const patches = changes.map((change) => change.patch);
   return atomically(table, signal, async (db, trx, row) => {
-    await refuseGoneParents(table, db, trx, patches);
+    await refuseGoneParents(table, db, trx, patches, undefined, scope);
     const rows: Row[] = [];
     for (const { key, ifVersion, values } of prepared) {
       const index = rows.length;

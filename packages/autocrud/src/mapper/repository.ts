@@ -280,8 +280,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const { columns, values } = t.insertValues(written, t.writeScope(options?.scope, true));
     const signal = options?.signal;
     return t.run(async (db) => {
-      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot tell.
-      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, t.execute, signal);
+      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot
+      // tell, and so is a parent outside the caller's scope of it.
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, t.execute, signal, options?.scope?.references);
       const insert = t.insertStatement(db, columns);
       const [row] = await t.execute(insert.bind(values), insert.name, signal);
       if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
@@ -431,7 +432,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const values = t.maintained(scope ? Object.assign(written, scope.set) : written);
     return t.run(async (db) => {
       if (ifVersion?.length === 0) return this.#conflict(db, key, signal, where);
-      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, t.execute, signal);
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, t.execute, signal, options?.scope?.references);
       const query = db
         .updateTable(t.name)
         .set(values)

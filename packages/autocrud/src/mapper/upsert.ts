@@ -152,7 +152,7 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
   if (prepared.length === 0) return [];
   const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
   return atomically(table, signal, async (db, trx, row) => {
-    await refuseGoneParents(table, db, trx, inputs);
+    await refuseGoneParents(table, db, trx, inputs, undefined, scope);
     const out: UpsertedRow[] = [];
     for (const { columns, values } of prepared) {
       const index = out.length;
