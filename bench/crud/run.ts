@@ -227,6 +227,17 @@ if (!only || only.some((o) => o === 'kit' || o.startsWith('kit:'))) {
   });
 }
 
+/** One autocannon run against `server`: its req/s and p99, and the server's and PostgreSQL's CPU per request. */
+function measureOn(server: Server) {
+  return async (run: () => Promise<autocannon.Result>) => {
+    const [cpuBefore, dbBefore] = [await cpuOf(server), databaseCpuUs()];
+    const r = await run();
+    const [cpuAfter, dbAfter] = [await cpuOf(server), databaseCpuUs()];
+    const requests = Math.max(1, r.requests.total);
+    return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+  };
+}
+
 // 4. Includes: an order with its customer and 10 lines in one request, against three requests and a plain get.
 let include: IncludeResult | undefined;
 if (!only || only.includes('include')) {
@@ -237,13 +248,7 @@ if (!only || only.includes('include')) {
     sliceSeconds,
     connections,
     log,
-    measure: async (run) => {
-      const [cpuBefore, dbBefore] = [await cpuOf(kit), databaseCpuUs()];
-      const r = await run();
-      const [cpuAfter, dbAfter] = [await cpuOf(kit), databaseCpuUs()];
-      const requests = Math.max(1, r.requests.total);
-      return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
-    },
+    measure: measureOn(kit),
   });
 }
 
@@ -260,13 +265,7 @@ if (authority) {
     sliceSeconds,
     connections,
     log,
-    measure: async (run) => {
-      const [cpuBefore, dbBefore] = [await cpuOf(kit), databaseCpuUs()];
-      const r = await run();
-      const [cpuAfter, dbAfter] = [await cpuOf(kit), databaseCpuUs()];
-      const requests = Math.max(1, r.requests.total);
-      return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
-    },
+    measure: measureOn(kit),
   });
 }
 
