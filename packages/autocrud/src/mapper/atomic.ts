@@ -11,7 +11,9 @@ import type { Db } from './engine.js';
 import { chunkRows, insertRows } from './bulk-insert.js';
 import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConflictError } from './errors.js';
 import type { Eb } from './query.js';
-import type { PreparedInsert, Row, Table } from './table.js';
+import type { PreparedInsert, Recorder, Row, Table } from './table.js';
+import type { ChangeContext, ChangeRecord } from './changes.js';
+import type { Executor } from './statements.js';
 
 /** Runs one row's statement so that a database refusal of it becomes `BatchRowError(index)`. */
 type RowRunner = <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => Promise<Q[]>;
@@ -21,7 +23,13 @@ type RowRunner = <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => 
  * statement so that a database refusal of it becomes `BatchRowError(index)`. Between rows, an
  * aborted `signal` rolls the transaction back.
  */
-export async function atomically<T>(table: Table, signal: AbortSignal | undefined, work: (db: Db, trx: Db, row: RowRunner) => Promise<T>, relation?: () => string | undefined): Promise<T> {
+export async function atomically<T>(
+  table: Table,
+  signal: AbortSignal | undefined,
+  work: (db: Db, trx: Db, row: RowRunner, record: Recorder, execute: Executor) => Promise<T>,
+  relation?: () => string | undefined,
+  context?: ChangeContext,
+): Promise<T> {
   let failed: number | undefined;
   const row: RowRunner = async (index, statement) => {
     if (signal?.aborted) throw signal.reason;
@@ -33,7 +41,7 @@ export async function atomically<T>(table: Table, signal: AbortSignal | undefine
     }
   };
   try {
-    return await table.run((db) => db.transaction().execute((trx) => work(db, trx, row)), signal);
+    return await table.transaction(signal, context, (db, trx, record, execute) => work(db, trx, row, record, execute));
   } catch (err) {
     if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw new BatchRowError(failed, err, relation?.());
     throw err;
@@ -62,17 +70,21 @@ function refused(err: unknown): boolean {
  * rolled back and the rows are written again one statement each in a new transaction, which names
  * the refused row (`BatchRowError`) or, when the refusal has gone meanwhile, commits them all.
  */
-export async function createMany(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], signal: AbortSignal | undefined): Promise<Row[]> {
+export async function createMany(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], signal: AbortSignal | undefined, context?: ChangeContext): Promise<Row[]> {
   const prepared = prepareInserts(table, inputs);
   if (prepared.length === 0) return [];
   if (prepared.some((p) => chunkRows(table, p.columns) > 1)) {
     try {
-      return await table.run((db) => db.transaction().execute(async (trx) => (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored))), signal);
+      return await table.transaction(signal, context, async (db, trx, record) => {
+        const rows = (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored));
+        await record(table, createdChanges(table, rows));
+        return rows;
+      });
     } catch (err) {
       if (!refused(err)) throw err;
     }
   }
-  return atomically(table, signal, async (db, trx, row) => {
+  return atomically(table, signal, async (db, trx, row, record) => {
     const rows: Row[] = [];
     for (const { columns, values } of prepared) {
       const insert = table.insertStatement(db, columns);
@@ -80,8 +92,14 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
       if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
       rows.push(table.decode(stored));
     }
+    await record(table, createdChanges(table, rows));
     return rows;
-  });
+  }, undefined, context);
+}
+
+/** The changes of rows a write created (none when the table records none: no work). */
+function createdChanges(table: Table, rows: readonly Row[]): ChangeRecord[] {
+  return table.sinks.active ? rows.map((r) => table.change('create', undefined, r)) : [];
 }
 
 /** The rows of one one-to-many relation of a nested create. */
@@ -98,7 +116,7 @@ export interface ChildRows {
  * each relation's stored rows under the relation's name. A child's failure is `BatchRowError` with
  * `relation` and `index`; the parent's own is thrown as `create` throws it.
  */
-export async function createTree(table: Table, input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, ChildRows>>, signal: AbortSignal | undefined): Promise<Row> {
+export async function createTree(table: Table, input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, ChildRows>>, signal: AbortSignal | undefined, context?: ChangeContext): Promise<Row> {
   const parent = table.insertValues(input);
   const relations = Object.entries(children).map(([name, { table: child, field, rows }]) => {
     const column = (child.entity.field(field) as EntityField).column;
@@ -111,27 +129,27 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
     const prepared = prepareInserts(child, rows, name).map(({ columns, values }) => ({ columns: [column, ...columns], values }));
     return { name, child, column, prepared };
   });
-  const insertParent = async (db: Db, trx: Db): Promise<{ tree: Row; key: unknown }> => {
+  const insertParent = async (db: Db, trx: Db, record: Recorder): Promise<{ tree: Row; key: unknown }> => {
     const insert = table.insertStatement(db, parent.columns);
     // The parent's own refusal is not a row's: thrown as create throws it.
     const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
     if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
-    return { tree: table.decode(stored), key: stored[table.pk.name] };
+    const tree = table.decode(stored);
+    // Recorded before the relations are set on it: the change is the parent's own row.
+    await record(table, createdChanges(table, [{ ...tree }]));
+    return { tree, key: stored[table.pk.name] };
   };
   if (relations.some(({ child, prepared }) => prepared.some((p) => chunkRows(child, p.columns) > 1))) {
     try {
-      return await table.run(
-        (db) =>
-          db.transaction().execute(async (trx) => {
-            const { tree, key } = await insertParent(db, trx);
-            for (const { name, child, column, prepared } of relations) {
-              const stored = await insertRows(child, db, trx, prepared, signal, { [column]: key });
-              tree[name] = stored.map((row) => child.decode(row));
-            }
-            return tree;
-          }),
-        signal,
-      );
+      return await table.transaction(signal, context, async (db, trx, record) => {
+        const { tree, key } = await insertParent(db, trx, record);
+        for (const { name, child, column, prepared } of relations) {
+          const stored = (await insertRows(child, db, trx, prepared, signal, { [column]: key })).map((row) => child.decode(row));
+          await record(child, createdChanges(child, stored));
+          tree[name] = stored;
+        }
+        return tree;
+      });
     } catch (err) {
       // Refused: written again a statement per row (below), which names the row.
       if (!refused(err)) throw err;
@@ -141,8 +159,8 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
   return atomically(
     table,
     signal,
-    async (db, trx, row) => {
-      const { tree, key } = await insertParent(db, trx);
+    async (db, trx, row, record) => {
+      const { tree, key } = await insertParent(db, trx, record);
       for (const { name, child, column, prepared } of relations) {
         relation = name;
         const rows: Row[] = [];
@@ -152,11 +170,13 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
           if (!created) throw new Error(`INSERT INTO ${child.name} ... RETURNING answered no row`);
           rows.push(child.decode(created));
         }
+        await record(child, createdChanges(child, rows));
         tree[name] = rows;
       }
       return tree;
     },
     () => relation,
+    context,
   );
 }
 
@@ -168,7 +188,7 @@ export interface RowPatch {
 }
 
 /** Applies a JSON Merge Patch to each row in one transaction, each at its own version; the stored rows in order. */
-export async function patchMany(table: Table, changes: readonly RowPatch[], signal: AbortSignal | undefined): Promise<Row[]> {
+export async function patchMany(table: Table, changes: readonly RowPatch[], signal: AbortSignal | undefined, context?: ChangeContext): Promise<Row[]> {
   const prepared = changes.map((change, index) => {
     try {
       const ifVersion = table.checkCondition(change);
@@ -181,10 +201,14 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
     }
   });
   if (prepared.length === 0) return [];
-  return atomically(table, signal, async (db, trx, row) => {
+  const recording = table.sinks.active;
+  return atomically(table, signal, async (db, trx, row, record, execute) => {
     const rows: Row[] = [];
+    const changed: ChangeRecord[] = [];
     for (const { key, ifVersion, values } of prepared) {
       const index = rows.length;
+      // The row it replaces, read and locked on the transaction (a row with nothing to write is not a change).
+      const before = recording && values && ifVersion?.length !== 0 ? await table.locked(db, execute, key) : undefined;
       const target = (eb: Eb) => table.target(eb, key, ifVersion?.length === 0 ? undefined : ifVersion);
       const query = values ? db.updateTable(table.name).set(values).where(target).returning(table.selection) : db.selectFrom(table.name).select(table.selection).where(target);
       const [stored] = ifVersion?.length === 0 ? [] : await row(index, () => trx.executeQuery<Row>(query.compile()));
@@ -193,8 +217,11 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
         const [current] = await row(index, () => trx.executeQuery<Row>(db.selectFrom(table.name).select(sql.ref((table.version ?? table.pk).column).as('current')).where((eb) => table.byKey(eb, key)).compile()));
         throw new BatchRowError(index, current === undefined ? undefined : new VersionConflictError(Number(current.current)));
       }
-      rows.push(table.decode(stored));
+      const after = table.decode(stored);
+      if (before) changed.push(table.change('patch', table.decode(before), after));
+      rows.push(after);
     }
+    await record(table, changed);
     return rows;
-  });
+  }, undefined, context);
 }

@@ -13,8 +13,9 @@ import type { Db, SqlFlavour } from './engine.js';
 import { notDeleted, type Eb } from './query.js';
 import { decodeRow } from './decode.js';
 import { UnrepresentableValueError } from './errors.js';
-import { Slot, StatementCache, type Executor, type Statement } from './statements.js';
+import { Slot, statement, StatementCache, type Executor, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
+import { ChangeSinks, changeTransaction, reportCommitted, versionOf, type ChangeContext, type ChangeOperation, type ChangeRecord } from './changes.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -45,6 +46,9 @@ function unreadable(entity: Entity, err: unknown): unknown {
   return (err as { code?: unknown } | null)?.code === 'ERR_OUT_OF_RANGE' ? new UnrepresentableValueError(entity.name, undefined, 'holds an integer outside the range a JavaScript number holds exactly', { cause: err }) : err;
 }
 
+/** Hands `changes` of `table` to its sinks, on the current transaction (see changes.ts). */
+export type Recorder = (table: Table, changes: readonly ChangeRecord[]) => Promise<void>;
+
 /** What every operation on one entity's table shares. */
 export class Table {
   readonly name: string;
@@ -55,6 +59,10 @@ export class Table {
   readonly #codecs: readonly ColumnCodec[];
   // An insert per set of columns the bodies bring, compiled once (see statements.ts).
   readonly #inserts = new StatementCache();
+  // The locked read of a row a recorded write replaces.
+  #locked: Statement | undefined;
+  /** Whoever records this table's changes (changes.ts): none, and a write does no extra work. */
+  readonly sinks = new ChangeSinks();
 
   constructor(
     readonly entity: Entity,
@@ -131,5 +139,57 @@ export class Table {
     Object.assign(values, kitTimestamps(this.entity, this.flavour, 'update'));
     if (this.version) values[this.version.column] = sql`${sql.ref(this.version.column)} + 1`;
     return values;
+  }
+
+  /**
+   * Runs `work` in one transaction whose changes `record` hands to each table's sinks, then, after
+   * COMMIT, tells `context` how many were recorded. `execute` runs a statement on the transaction.
+   */
+  async transaction<T>(signal: AbortSignal | undefined, context: ChangeContext | undefined, work: (db: Db, trx: Db, record: Recorder, execute: Executor) => Promise<T>): Promise<T> {
+    const count = { n: 0 };
+    const result = await this.run(
+      (db) =>
+        db.transaction().execute((trx) => {
+          // A transaction tried again (a bulk write replayed row by row) counts afresh.
+          count.n = 0;
+          const tx = changeTransaction(trx, this.flavour);
+          return work(db, trx, (table, changes) => table.sinks.record(tx, changes, context, count), tx.execute);
+        }),
+      signal,
+    );
+    reportCommitted(context, count);
+    return result;
+  }
+
+  /**
+   * The row with this key (not soft-deleted) as stored, undecoded, read on the write's transaction
+   * and locked until it ends: `FOR UPDATE` on PostgreSQL and PGlite; on SQLite the transaction
+   * already holds the database's write lock (BEGIN IMMEDIATE).
+   */
+  async locked(db: Db, execute: Executor, key: unknown): Promise<Row | undefined> {
+    this.#locked ??= (() => {
+      const query = db.selectFrom(this.name).select(this.selection).where((eb) => this.byKey(eb, new Slot('key')));
+      return statement(this.flavour === 'postgres' ? query.forUpdate() : query, false);
+    })();
+    const [row] = await execute(this.#locked.bind({ key }), '');
+    return row;
+  }
+
+  /** One row's change, from its decoded rows before and after the write. */
+  change(operation: ChangeOperation, before: Row | undefined, after: Row | undefined): ChangeRecord {
+    const v = this.version?.name;
+    const key = (after ?? before ?? {})[this.pk.name];
+    const change: { -readonly [K in keyof ChangeRecord]: ChangeRecord[K] } = { entity: this.entity.name, key, operation };
+    if (before) {
+      change.before = before;
+      const vb = versionOf(before, v);
+      if (vb !== undefined) change.versionBefore = vb;
+    }
+    if (after) {
+      change.after = after;
+      const va = versionOf(after, v);
+      if (va !== undefined) change.versionAfter = va;
+    }
+    return change;
   }
 }

@@ -12,6 +12,7 @@ import { databaseClock } from './stamps.js';
 import { Slot, StatementCache, type Statement } from './statements.js';
 import { splitTable } from './tables.js';
 import type { Row, Table } from './table.js';
+import type { ChangeContext, ChangeRecord } from './changes.js';
 
 /**
  * What an upsert does to a row whose unique key is taken: `merge` writes the fields the row
@@ -105,13 +106,16 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
   });
 }
 
-/** The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted. Locked on PostgreSQL. */
-function holderStatement(table: Table, db: Db, key: readonly EntityField[]): Statement {
-  return cacheOf(table).get('holder', (): Compilable => {
+/**
+ * The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted,
+ * and with `full` (a table that records its changes) the whole row as well. Locked on PostgreSQL.
+ */
+function holderStatement(table: Table, db: Db, key: readonly EntityField[], full: boolean): Statement {
+  return cacheOf(table).get(full ? 'holder\u0001full' : 'holder', (): Compilable => {
     const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
     const query = db
       .selectFrom(table.name)
-      .select([sql.ref(table.pk.column).as('key'), ...(soft ? [sql.ref(soft.column).as('deleted')] : [])] as never)
+      .select([...(full ? table.selection : []), sql.ref(table.pk.column).as('kit_key'), ...(soft ? [sql.ref(soft.column).as('kit_deleted')] : [])] as never)
       .where((eb) => eb.and(key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column)))));
     return table.flavour === 'postgres' ? query.forUpdate() : query;
   });
@@ -122,7 +126,14 @@ function holderStatement(table: Table, db: Db, key: readonly EntityField[]): Sta
  * (or leaves it: `ignore`), in one transaction and in order; each stored row and what happened to
  * it. Each row must carry every field of the key.
  */
-export async function upsertMany(table: Table, key: readonly string[], inputs: readonly Readonly<Record<string, unknown>>[], resolution: UpsertResolution, signal: AbortSignal | undefined): Promise<UpsertedRow[]> {
+export async function upsertMany(
+  table: Table,
+  key: readonly string[],
+  inputs: readonly Readonly<Record<string, unknown>>[],
+  resolution: UpsertResolution,
+  signal: AbortSignal | undefined,
+  context?: ChangeContext,
+): Promise<UpsertedRow[]> {
   const keyFields = key.map((name) => table.entity.field(name) as EntityField);
   const prepared = inputs.map((input, index) => {
     const missing = key.find((name) => input[name] === undefined || input[name] === null);
@@ -135,19 +146,24 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
   });
   if (prepared.length === 0) return [];
   const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
-  return atomically(table, signal, async (db, trx, row) => {
+  const recording = table.sinks.active;
+  return atomically(table, signal, async (db, trx, row, record) => {
     const out: UpsertedRow[] = [];
+    const changed: ChangeRecord[] = [];
     for (const { columns, values } of prepared) {
       const index = out.length;
-      const holderQuery = holderStatement(table, db, keyFields);
+      const holderQuery = holderStatement(table, db, keyFields, recording);
       const [holder] = await row(index, () => trx.executeQuery<Row>(holderQuery.bind(values)));
-      const revived = holder !== undefined && soft !== undefined && (holder.deleted === true || holder.deleted === 1);
+      const revived = holder !== undefined && soft !== undefined && (holder.kit_deleted === true || holder.kit_deleted === 1);
       const upsert = upsertStatement(table, db, keyFields, columns, resolution);
       const [stored] = await row(index, () => trx.executeQuery<Row>(upsert.bind(values)));
       if (stored) {
         // PostgreSQL says whether it inserted (a row another transaction inserted meanwhile is an update).
         const inserted = table.flavour === 'postgres' ? stored.kit_inserted === true : holder === undefined;
-        out.push({ row: table.decode(stored), outcome: inserted || revived ? 'created' : 'updated' });
+        const after = table.decode(stored);
+        out.push({ row: after, outcome: inserted || revived ? 'created' : 'updated' });
+        // A merge writes the fields the row brings: a patch. A revived row is created again, over the deleted one.
+        if (recording) changed.push(table.change(inserted ? 'create' : revived ? 'create' : 'patch', holder && !inserted ? table.decode(holder) : undefined, after));
         continue;
       }
       // ignore, and a live row holds the key: answered as it is.
@@ -155,6 +171,7 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
       if (!current) throw new Error(`INSERT INTO ${table.name} ... ON CONFLICT answered no row and none holds the key`);
       out.push({ row: table.decode(current), outcome: 'unchanged' });
     }
+    await record(table, changed);
     return out;
-  });
+  }, undefined, context);
 }
