@@ -30,6 +30,8 @@ export interface WriteMigrationOptions {
   dir: string;
   /** Words after the timestamp in the file name (`add_books`); default: from the changes. */
   name?: string;
+  /** The service turns the outbox on (`outbox` of `addKitAutoCrud`): the migration creates its tables when missing. */
+  outbox?: boolean;
 }
 
 /**
@@ -116,7 +118,7 @@ export async function writeMigration(options: WriteMigrationOptions): Promise<Wr
         );
       }
     }
-    const plan = await planMigration(engine.db, engine.flavour, entities);
+    const plan = await planMigration(engine.db, engine.flavour, entities, { outbox: options.outbox === true });
     if (plan.statements.length === 0) return undefined;
     const name = `${version(new Date())}_${slug(options.name ?? plan.changes.join(' ')) || 'migration'}`;
     const last = existing.filter((f) => f.endsWith('.sql')).sort().at(-1);

@@ -3,7 +3,12 @@
 // write's transaction; the dispatcher marks it delivered or dead) and `kit_outbox_lease` (the one
 // row that says which instance dispatches; docs/decisions.md, "The outbox dispatcher's leader").
 // Times the dispatcher compares across instances are the database's clock in epoch milliseconds.
-import { sql, type CreateIndexBuilder, type CreateTableBuilder, type RawBuilder } from 'kysely';
+import { sql, type Compilable, type RawBuilder } from 'kysely';
+
+/** A schema statement: compiled for a migration, or run with IF NOT EXISTS by createTables. */
+interface Executable {
+  execute(): Promise<unknown>;
+}
 import type { Db, SqlFlavour } from './engine.js';
 import { SchemaMismatchError } from './errors.js';
 import { findTable } from './tables.js';
@@ -15,11 +20,11 @@ export const OUTBOX_LEASE_TABLE = 'kit_outbox_lease';
 
 /** The database's clock in epoch milliseconds (an integer), for leases and retention. */
 export function epochMs(flavour: SqlFlavour): RawBuilder<number> {
-  return flavour === 'postgres' ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint` : sql<number>`cast((julianday('now') - 2440587.5) * 86400000 as integer)`;
+  return flavour === 'postgres' ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint` : sql<number>`(cast((julianday('now') - 2440587.5) * 86400000 as integer))`;
 }
 
 /** The statements that make the outbox's tables and index, with a name for each (`create table kit_outbox`). */
-export function outboxBuilders(db: Db, flavour: SqlFlavour): { change: string; builder: CreateTableBuilder<string, never> | CreateIndexBuilder }[] {
+export function outboxBuilders(db: Db, flavour: SqlFlavour): { change: string; builder: Compilable & { ifNotExists(): Executable } }[] {
   const big = flavour === 'postgres' ? 'bigint' : 'integer';
   const records = db.schema
     .createTable(OUTBOX_TABLE)
