@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { OUTBOX_TABLE } from './outbox-table.js';
 import type { ChangeContext, ChangeRecord, ChangeSink } from './changes.js';
+import { Slot, statement, type Statement } from './statements.js';
 
 /** What a record carries of the row's values (the payload column, as JSON). */
 export interface OutboxPayload {
@@ -55,7 +56,15 @@ export function outboxPayload(change: ChangeRecord, sensitive: ReadonlySet<strin
  * leave the database in a record (the entity's `redact`).
  */
 export function outboxSink(sensitive: (entity: string) => ReadonlySet<string> = () => new Set()): ChangeSink {
+  // The one-row insert (a single write's), compiled once: the record costs its statement, not a build.
+  let single: Statement | undefined;
   return async (tx, changes, context) => {
+    if (changes.length === 1) {
+      const row = outboxRow(changes[0] as ChangeRecord, context, sensitive((changes[0] as ChangeRecord).entity));
+      single ??= statement(tx.db.insertInto(OUTBOX_TABLE).values(Object.fromEntries(Object.keys(row).map((c) => [c, new Slot(c)]))));
+      await tx.execute(single.bind(row), single.name);
+      return;
+    }
     for (let i = 0; i < changes.length; i += ROWS_PER_STATEMENT) {
       const rows = changes.slice(i, i + ROWS_PER_STATEMENT).map((change) => outboxRow(change, context, sensitive(change.entity)));
       await tx.execute(tx.db.insertInto(OUTBOX_TABLE).values(rows).compile(), '');

@@ -29,7 +29,8 @@ export function outboxBuilders(db: Db, flavour: SqlFlavour): { change: string; b
   const records = db.schema
     .createTable(OUTBOX_TABLE)
     .addColumn('seq', sql.raw(big), (c) => (flavour === 'postgres' ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement()))
-    .addColumn('id', 'text', (c) => c.notNull().unique())
+    // The idempotency id: a random UUID per record, unique by construction (no index for a write to pay for).
+    .addColumn('id', 'text', (c) => c.notNull())
     .addColumn('entity', 'text', (c) => c.notNull())
     .addColumn('row_key', 'text', (c) => c.notNull())
     .addColumn('operation', 'text', (c) => c.notNull())
