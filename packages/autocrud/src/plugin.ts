@@ -24,6 +24,7 @@ import { relationProperties } from './routes/includes.js';
 import type { RelatedSource } from './mapper/includes.js';
 import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
+import { ChangeHistory } from './mapper/history.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -178,6 +179,8 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
     const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, relationProperties(registry.of(other).values())), other] as const);
     const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity), batchPatchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
+    // The history route's rows: Kit's own entity, one component however many entities serve it.
+    if (allows(operations, CrudOperations.History)) own.push([rowSchema(ChangeHistory), ChangeHistory] as const);
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
     for (const [schema, of] of [...own, ...related] as Array<readonly [{ $id: string } & Record<string, unknown>, Entity]>) {
       const owner = this.#components.get(schema.$id);

@@ -17,7 +17,7 @@ const SUBJECT_CAP = 256;
 
 const nullableString = { type: ['string', 'null'] } as const;
 const nullableInteger = { type: ['integer', 'null'] } as const;
-const nullableObject = { type: ['object', 'null'] } as const;
+const nullableObject = { type: ['object', 'null'], additionalProperties: true } as const;
 
 /**
  * The history table as an entity: what `GET /{pk}/history` answers, field for field.

@@ -124,6 +124,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     this.#t.sinks.add(sink);
   }
 
+  /** True when the entity's writes are recorded (a change sink is registered): they run in a transaction with their changes. */
+  get recordsChanges(): boolean {
+    return this.#t.sinks.active;
+  }
+
   /**
    * After the database refused a write for a foreign key: the field and key at fault, as
    * `MissingReferenceError`; anything else as it was.
