@@ -10,7 +10,7 @@ import { batchCompiler, MAX_BATCH_ROWS, readRows, rowsSchema, sendBatchProblem }
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer } from './idempotency.js';
 import { MAX_NESTED_ROWS, type NestedRelations } from './nested-create.js';
 import { badRequest } from './problems.js';
-import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER } from './schemas.js';
+import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER, unprocessableResponse } from './schemas.js';
 import type { CrudRepository, CrudRouteSettings } from './settings.js';
 import { writeOptions } from './changes.js';
 
@@ -117,7 +117,7 @@ export function createRoute(
         409: idempotency
           ? problemResponse(409, { description: 'A unique or foreign-key constraint; or a request with the same Idempotency-Key is still in progress (Retry-After).', headers: RETRY_AFTER_HEADER })
           : problemResponse(409),
-        ...(idempotency ? { 422: problemResponse(422) } : {}),
+        ...unprocessableResponse(entity, Boolean(idempotency)),
         503: problemResponse(503),
         504: problemResponse(504),
       },

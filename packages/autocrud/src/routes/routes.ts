@@ -31,6 +31,7 @@ import {
   listQuery,
   pageSchema,
   problemResponse,
+  unprocessableResponse,
   ref,
 } from './schemas.js';
 import { sendProblem } from '@kit/core';
@@ -189,6 +190,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     400: problemResponse(400),
     404: problemResponse(404),
     409: problemResponse(409),
+    ...unprocessableResponse(entity),
     ...writeResponses,
   };
   const writeByKey =
@@ -257,6 +259,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           400: problemResponse(400),
           404: problemResponse(404),
           409: problemResponse(409),
+          ...unprocessableResponse(entity),
           ...writeResponses,
         },
       }),
