@@ -6,8 +6,13 @@
 import { defineEntity, type Entity } from '../entity.js';
 import type { ChangeContext, ChangeRecord, ChangeSink } from './changes.js';
 import { insertRows } from './bulk-insert.js';
+import { columnCodec, type ColumnCodec } from './columns.js';
+import type { SqlFlavour } from './engine.js';
+import { kitTimestamps } from './stamps.js';
+import { Slot, statement, type Statement } from './statements.js';
 import { declareIndex } from './tables.js';
-import { Table, type Row } from './table.js';
+import { Table, type PreparedInsert, type Row } from './table.js';
+import type { Db } from './engine.js';
 
 /** The history table's name. */
 export const HISTORY_TABLE = 'kit_changes';
@@ -119,29 +124,67 @@ export function historyRow(entity: Entity, redact: ReadonlySet<string>, change: 
   };
 }
 
-// The history table as the sinks write it, per flavour (only its inserts are used: the reads go
-// through the history entity's repository).
-const writers = new Map<string, Table>();
+/** How the sinks write the history table on one flavour (the reads go through the history entity's repository). */
+interface Writer {
+  /** The table, for multi-row inserts (bulk-insert.ts). */
+  readonly table: Table;
+  /** Each writable field's column and codec: a history row is Kit's own, encoded without the checks a body needs. */
+  readonly columns: ReadonlyArray<readonly [name: string, column: string, codec: ColumnCodec]>;
+  /** The one-row INSERT, without RETURNING (nothing is read back): compiled once. */
+  single: Statement | undefined;
+}
+const writers = new Map<SqlFlavour, Writer>();
 const unused = (): never => {
   throw new Error('the history writer runs only on the write transaction');
 };
 
+function writerOf(flavour: SqlFlavour): Writer {
+  let writer = writers.get(flavour);
+  if (!writer) {
+    const columns = ChangeHistory.writable.map((name) => {
+      const field = ChangeHistory.field(name);
+      if (!field) throw new Error(`${HISTORY_TABLE} has no field ${name}`);
+      return [name, field.column, columnCodec(flavour, field)] as const;
+    });
+    writer = { table: new Table(ChangeHistory, flavour, unused, unused), columns, single: undefined };
+    writers.set(flavour, writer);
+  }
+  return writer;
+}
+
+/** One history row's insert: every writable column (the same shape for every row), then the clock's stamp. */
+function prepare(writer: Writer, row: Readonly<Record<string, unknown>>): PreparedInsert {
+  const values: Record<string, unknown> = {};
+  for (const [name, column, codec] of writer.columns) {
+    const value = row[name];
+    values[column] = value === null || value === undefined ? null : codec.encode(value);
+  }
+  return { columns: [...writer.columns.map(([, column]) => column), ...Object.keys(kitTimestamps(ChangeHistory, writer.table.flavour, 'create'))], values };
+}
+
+function singleInsert(writer: Writer, db: Db, columns: readonly string[]): Statement {
+  writer.single ??= (() => {
+    const stamps = kitTimestamps(ChangeHistory, writer.table.flavour, 'create');
+    return statement(db.insertInto(HISTORY_TABLE).values(Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]))));
+  })();
+  return writer.single;
+}
+
 /**
- * The sink that records `entity`'s changes: one history row per change, in one statement per
- * batch where the engine allows (bulk-insert.ts), on the write's transaction.
+ * The sink that records `entity`'s changes: one history row per change, on the write's
+ * transaction: one INSERT for a single change, multi-row statements for a batch (bulk-insert.ts).
  */
 export function historySink(entity: Entity): ChangeSink {
   const redact: ReadonlySet<string> = new Set(entity.redact);
   return async (tx, changes, context) => {
-    let table = writers.get(tx.flavour);
-    if (!table) writers.set(tx.flavour, (table = new Table(ChangeHistory, tx.flavour, unused, unused)));
-    const prepared = changes.map((change) => (table as Table).insertValues(historyRow(entity, redact, change, context)));
+    const writer = writerOf(tx.flavour);
+    const prepared = changes.map((change) => prepare(writer, historyRow(entity, redact, change, context)));
     const [first] = prepared;
     if (prepared.length === 1 && first) {
-      await tx.execute(table.insertStatement(tx.db, first.columns).bind(first.values), '');
+      await tx.execute(singleInsert(writer, tx.db, first.columns).bind(first.values), '');
       return;
     }
-    await insertRows(table, tx.db, tx.db, prepared, undefined);
+    await insertRows(writer.table, tx.db, tx.db, prepared, undefined);
   };
 }
 
