@@ -17,6 +17,9 @@ async function kit(app: FastifyInstance): Promise<void> {
   const Product = catalogEntity();
   @AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.Patch })
   class ProductsEndpoint {}
+  // The same table with the change history on (kit:history against kit:patch).
+  @AutoCrud(catalogEntity(true), { operations: CrudOperations.Get | CrudOperations.Patch })
+  class HistoryProductsEndpoint {}
   // The include scenario's customers, orders and lines (include.ts).
   const { Customer, Order, Line } = relationEntities();
   @AutoCrud(Customer)
@@ -27,8 +30,9 @@ async function kit(app: FastifyInstance): Promise<void> {
   class LinesEndpoint {}
   // Kit's defaults: grouping, the OpenAPI document and /docs, health probes; no audit trail (its
   // cost is measured by `npm run bench`).
-  addKit(app, [ProductsEndpoint, CustomersEndpoint, OrdersEndpoint, LinesEndpoint]);
-  addKitAutoCrud(app, url, { poolSize, cursorSecret: 'bench-cursor-secret-of-32-characters!' });
+  addKit(app, [ProductsEndpoint, HistoryProductsEndpoint, CustomersEndpoint, OrdersEndpoint, LinesEndpoint]);
+  // createTables: the bench makes its tables itself; this makes Kit's change history table only.
+  addKitAutoCrud(app, url, { poolSize, cursorSecret: 'bench-cursor-secret-of-32-characters!', createTables: true });
   await useKit(app);
 }
 

@@ -12,6 +12,7 @@ import { pendingMigrations } from './mapper/migrations.js';
 import { pgliteEngine } from './mapper/pglite.js';
 import { postgresEngine } from './mapper/postgres.js';
 import { sqliteEngine } from './mapper/sqlite.js';
+import { withHistory } from './mapper/history.js';
 
 /**
  * What {@link writeMigration} takes.
@@ -101,7 +102,9 @@ function slug(text: string): string {
  * ```
  */
 export async function writeMigration(options: WriteMigrationOptions): Promise<WrittenMigration | undefined> {
-  const { entities, dir } = options;
+  const { dir } = options;
+  // An entity with history: true needs Kit's history table as well.
+  const entities = withHistory(options.entities);
   const engine = engineFor(options.url);
   try {
     await engine.open();

@@ -27,6 +27,7 @@ import { compileNested, NestedRelations, nestedInputSchema } from './routes/nest
 import { Outbox, OutboxHealthCheck } from './outbox/outbox.js';
 import { prepareOutbox } from './mapper/outbox-table.js';
 import type { ChangeHandler, OutboxStats } from './outbox/types.js';
+import { ChangeHistory } from './mapper/history.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -211,6 +212,8 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
     const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, relationProperties(registry.of(other).values())), other] as const);
     const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity), batchPatchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
+    // The history route's rows: Kit's own entity, one component however many entities serve it.
+    if (allows(operations, CrudOperations.History)) own.push([rowSchema(ChangeHistory), ChangeHistory] as const);
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
     for (const [schema, of] of [...own, ...related] as Array<readonly [{ $id: string } & Record<string, unknown>, Entity]>) {
       const owner = this.#components.get(schema.$id);
@@ -434,7 +437,9 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   if (outbox) {
     database.addTables(prepareOutbox);
     // After the entity's own sinks (its history), as the repository is made: every write of every entity.
-    database.eachRepository((repository) => repository.addChangeSink(outbox.sink));
+    database.eachRepository((repository) => {
+      if (repository.entity !== ChangeHistory) outbox.attach(repository);
+    });
     app.addHook('onReady', (done) => {
       outbox.start();
       done();

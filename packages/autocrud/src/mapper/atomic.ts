@@ -10,6 +10,7 @@ import { keyValue, patchValues } from './arguments.js';
 import type { Db } from './engine.js';
 import { chunkRows, insertRows } from './bulk-insert.js';
 import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConflictError } from './errors.js';
+import { firstMissingReference } from './references.js';
 import type { Eb } from './query.js';
 import type { PreparedInsert, Recorder, Row, Table } from './table.js';
 import type { ChangeContext, ChangeRecord } from './changes.js';
@@ -18,16 +19,46 @@ import type { Executor } from './statements.js';
 /** Runs one row's statement so that a database refusal of it becomes `BatchRowError(index)`. */
 type RowRunner = <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => Promise<Q[]>;
 
+/** The row a batch sent at `index` (of `relation` for a nested create's children), and its table. */
+export type RowOf = (index: number, relation: string | undefined) => { readonly table: Table; readonly input: Readonly<Record<string, unknown>> } | undefined;
+
+/**
+ * Before a batch is written, in its transaction: `BatchRowError` for the first row that names a
+ * soft-deleted parent, which the database's foreign key cannot see (references.ts). One statement
+ * per reference for the whole batch.
+ */
+export async function refuseGoneParents(table: Table, db: Db, trx: Db, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string): Promise<void> {
+  if (table.entity.references.length === 0 || inputs.length === 0) return;
+  const missing = await firstMissingReference(db, table.flavour, table.entity, inputs, true, async (query) => (await trx.executeQuery<Row>(query)).rows);
+  if (missing) throw new BatchRowError(missing.index, missing.error, relation);
+}
+
+/**
+ * After the database refused a row for a foreign key (the transaction rolled back): the field and
+ * key at fault as the error's cause, so the answer names `[3].customerId`, not only the row.
+ */
+async function explainRefusal(err: BatchRowError, rowOf: RowOf | undefined, signal: AbortSignal | undefined): Promise<BatchRowError> {
+  const cause = err.cause;
+  if (!(cause instanceof ConstraintViolationError) || cause.kind !== 'foreignKey') return err;
+  const sent = rowOf?.(err.index, err.relation);
+  if (!sent || sent.table.entity.references.length === 0) return err;
+  const { table, input } = sent;
+  const missing = await table.run((db) => firstMissingReference(db, table.flavour, table.entity, [input], false, (query) => table.execute(query, '', signal)), signal);
+  return missing ? new BatchRowError(err.index, missing.error, err.relation) : err;
+}
+
 /**
  * Runs `work` in one transaction on `table`'s database; `row(index, statement)` runs one row's
- * statement so that a database refusal of it becomes `BatchRowError(index)`. Between rows, an
- * aborted `signal` rolls the transaction back.
+ * statement so that a database refusal of it becomes `BatchRowError(index)`, naming the field when
+ * the refusal is a foreign key (`rowOf` gives the row). Between rows, an aborted `signal` rolls
+ * the transaction back.
  */
 export async function atomically<T>(
   table: Table,
   signal: AbortSignal | undefined,
   work: (db: Db, trx: Db, row: RowRunner, record: Recorder, execute: Executor) => Promise<T>,
   relation?: () => string | undefined,
+  rowOf?: RowOf,
   context?: ChangeContext,
 ): Promise<T> {
   let failed: number | undefined;
@@ -43,7 +74,7 @@ export async function atomically<T>(
   try {
     return await table.transaction(signal, context, (db, trx, record, execute) => work(db, trx, row, record, execute));
   } catch (err) {
-    if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw new BatchRowError(failed, err, relation?.());
+    if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw await explainRefusal(new BatchRowError(failed, err, relation?.()), rowOf, signal);
     throw err;
   }
 }
@@ -76,6 +107,7 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
   if (prepared.some((p) => chunkRows(table, p.columns) > 1)) {
     try {
       return await table.transaction(signal, context, async (db, trx, record) => {
+        await refuseGoneParents(table, db, trx, inputs);
         const rows = (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored));
         await record(table, createdChanges(table, rows));
         return rows;
@@ -85,6 +117,7 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
     }
   }
   return atomically(table, signal, async (db, trx, row, record) => {
+    await refuseGoneParents(table, db, trx, inputs);
     const rows: Row[] = [];
     for (const { columns, values } of prepared) {
       const insert = table.insertStatement(db, columns);
@@ -94,7 +127,7 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
     }
     await record(table, createdChanges(table, rows));
     return rows;
-  }, undefined, context);
+  }, undefined, (index) => (inputs[index] ? { table, input: inputs[index] } : undefined), context);
 }
 
 /** The changes of rows a write created (none when the table records none: no work). */
@@ -130,6 +163,10 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
     return { name, child, column, prepared };
   });
   const insertParent = async (db: Db, trx: Db, record: Recorder): Promise<{ tree: Row; key: unknown }> => {
+    if (table.entity.references.length > 0) {
+      const gone = await firstMissingReference(db, table.flavour, table.entity, [input], true, async (query) => (await trx.executeQuery<Row>(query)).rows);
+      if (gone) throw gone.error;
+    }
     const insert = table.insertStatement(db, parent.columns);
     // The parent's own refusal is not a row's: thrown as create throws it.
     const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
@@ -144,6 +181,7 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
       return await table.transaction(signal, context, async (db, trx, record) => {
         const { tree, key } = await insertParent(db, trx, record);
         for (const { name, child, column, prepared } of relations) {
+          await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name);
           const stored = (await insertRows(child, db, trx, prepared, signal, { [column]: key })).map((row) => child.decode(row));
           await record(child, createdChanges(child, stored));
           tree[name] = stored;
@@ -156,6 +194,11 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
     }
   }
   let relation: string | undefined;
+  const childOf: RowOf = (index, name) => {
+    const sent = name === undefined ? undefined : children[name];
+    const row = sent?.rows[index];
+    return sent && row ? { table: sent.table, input: row } : undefined;
+  };
   return atomically(
     table,
     signal,
@@ -163,6 +206,7 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
       const { tree, key } = await insertParent(db, trx, record);
       for (const { name, child, column, prepared } of relations) {
         relation = name;
+        await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name);
         const rows: Row[] = [];
         for (const { columns, values } of prepared) {
           const childInsert = child.insertStatement(db, columns);
@@ -176,8 +220,16 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
       return tree;
     },
     () => relation,
+    childOf,
     context,
-  );
+  ).catch(async (err: unknown) => {
+    // The parent's own foreign key refused: named as create names it.
+    if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && table.entity.references.length > 0) {
+      const missing = await table.run((db) => firstMissingReference(db, table.flavour, table.entity, [input], false, (query) => table.execute(query, '', signal)), signal);
+      if (missing) throw missing.error;
+    }
+    throw err;
+  });
 }
 
 /** One row of a bulk merge patch. */
@@ -201,8 +253,10 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
     }
   });
   if (prepared.length === 0) return [];
+  const patches = changes.map((change) => change.patch);
   const recording = table.sinks.active;
   return atomically(table, signal, async (db, trx, row, record, execute) => {
+    await refuseGoneParents(table, db, trx, patches);
     const rows: Row[] = [];
     const changed: ChangeRecord[] = [];
     for (const { key, ifVersion, values } of prepared) {
@@ -223,5 +277,5 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
     }
     await record(table, changed);
     return rows;
-  }, undefined, context);
+  }, undefined, (index) => (patches[index] ? { table, input: patches[index] } : undefined), context);
 }

@@ -6,6 +6,7 @@ import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, Datab
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
 import { referrersOf } from './references.js';
+import { ChangeHistory, historySink } from './history.js';
 import { StatementSpans, statementTracer, traceStatement } from './tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
@@ -77,6 +78,11 @@ export class Database {
         () => referrersOf(entity, this.#entities),
       );
       this.#repositories.set(entity, repository);
+      if (entity.history) {
+        // The history sink is registered first: every other sink sees a write the history recorded.
+        this.register(ChangeHistory);
+        repository.addChangeSink(historySink(entity));
+      }
       for (const listener of this.#repositoryListeners) listener(repository);
     }
     return repository;

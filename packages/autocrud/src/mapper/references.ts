@@ -2,7 +2,7 @@
 // that is missing or soft-deleted, and which rows still refer to a row being deleted. Run only
 // where the database cannot tell (a soft-deleted parent) or after it refused a write (to name the
 // field), so that the common write stays one statement. See docs/decisions.md ("AutoCrud relations").
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Entity, EntityField, EntityReference } from '../entity.js';
 import { keyValue } from './arguments.js';
 import type { Db, SqlFlavour } from './engine.js';
@@ -27,15 +27,63 @@ export function referrersOf(entity: Entity, entities: Iterable<Entity>): Referre
   return found;
 }
 
-/** Whether `target` has a row with primary key `key` that is not soft-deleted. */
-async function exists(db: Db, flavour: SqlFlavour, target: Entity, key: unknown, execute: Executor, signal: AbortSignal | undefined): Promise<boolean> {
+/** Runs a compiled statement on the connection (or transaction) of the write it checks; its rows. */
+export type RowReader = (query: CompiledQuery) => Promise<ReadonlyArray<Record<string, unknown>>>;
+
+// Keys per IN list: far below both engines' parameter limits (SQLite 32766, PostgreSQL 65535).
+const KEYS_PER_STATEMENT = 1000;
+
+/** Of `keys`, those `target` has a live (not soft-deleted) row for, as strings: one statement per 1,000 keys. */
+async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: readonly unknown[], read: RowReader): Promise<Set<string>> {
   const pk = target.field(target.primaryKey) as EntityField;
-  const query = db
-    .selectFrom(target.table)
-    .select(sql.ref(pk.column).as('key'))
-    .where((eb) => eb.and([eb(sql.ref(pk.column), '=', key), ...[notDeleted(eb, flavour, target)].filter((c) => c !== undefined)]))
-    .limit(1);
-  return (await execute(query.compile(), '', signal)).length > 0;
+  const found = new Set<string>();
+  for (let start = 0; start < keys.length; start += KEYS_PER_STATEMENT) {
+    const chunk = keys.slice(start, start + KEYS_PER_STATEMENT);
+    const query = db
+      .selectFrom(target.table)
+      .select(sql.ref(pk.column).as('key'))
+      .where((eb) => eb.and([eb(sql.ref(pk.column), 'in', chunk), ...[notDeleted(eb, flavour, target)].filter((c) => c !== undefined)]));
+    for (const row of await read(query.compile())) found.add(String(row.key));
+  }
+  return found;
+}
+
+/**
+ * The first row of `inputs` that sets a reference of `entity` to a key no live row has, and the
+ * error naming its field; `undefined` when every reference holds. One statement per reference
+ * (per 1,000 keys), whatever the number of rows: a bulk or nested write checks its whole batch at
+ * once. `softOnly`: only references whose target soft-deletes (the database's foreign key checks
+ * the others). A key the database answers in another spelling (a bigint as text) is checked again
+ * on its own before it is called missing, so no live parent is ever refused.
+ */
+export async function firstMissingReference(
+  db: Db,
+  flavour: SqlFlavour,
+  entity: Entity,
+  inputs: readonly Readonly<Record<string, unknown>>[],
+  softOnly: boolean,
+  read: RowReader,
+): Promise<{ index: number; error: MissingReferenceError } | undefined> {
+  let first: { index: number; error: MissingReferenceError } | undefined;
+  for (const reference of entity.references) {
+    const target = reference.target();
+    if (softOnly && target.softDelete === undefined) continue;
+    const pk = target.field(target.primaryKey) as EntityField;
+    const named: Array<{ index: number; value: unknown; key: unknown }> = [];
+    for (let index = 0; index < inputs.length && (first === undefined || index < first.index); index++) {
+      const value = (inputs[index] as Readonly<Record<string, unknown>>)[reference.field];
+      if (value !== undefined && value !== null) named.push({ index, value, key: keyValue(pk, value) });
+    }
+    if (named.length === 0) continue;
+    const keys = [...new Set(named.filter((n) => n.key !== undefined).map((n) => n.key))];
+    const live = keys.length > 0 ? await liveKeys(db, flavour, target, keys, read) : new Set<string>();
+    for (const { index, value, key } of named) {
+      if (key !== undefined && (live.has(String(key)) || (await liveKeys(db, flavour, target, [key], read)).size > 0)) continue;
+      if (first === undefined || index < first.index) first = { index, error: new MissingReferenceError(entity.name, reference.field, value, target.name) };
+      break;
+    }
+  }
+  return first;
 }
 
 /**
@@ -52,14 +100,8 @@ export async function checkMissingReferences(
   execute: Executor,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  for (const reference of entity.references) {
-    const value = input[reference.field];
-    if (value === undefined || value === null) continue;
-    const target = reference.target();
-    if (softOnly && target.softDelete === undefined) continue;
-    const key = keyValue(target.field(target.primaryKey) as EntityField, value);
-    if (key === undefined || !(await exists(db, flavour, target, key, execute, signal))) throw new MissingReferenceError(entity.name, reference.field, value, target.name);
-  }
+  const missing = await firstMissingReference(db, flavour, entity, [input], softOnly, (query) => execute(query, '', signal));
+  if (missing) throw missing.error;
 }
 
 /**

@@ -124,6 +124,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     this.#t.sinks.add(sink);
   }
 
+  /** True when the entity's writes are recorded (a change sink is registered): they run in a transaction with their changes. */
+  get recordsChanges(): boolean {
+    return this.#t.sinks.active;
+  }
+
   /**
    * After the database refused a write for a foreign key: the field and key at fault, as
    * `MissingReferenceError`; anything else as it was.
@@ -394,14 +399,14 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /** After a conditional write changed nothing: undefined when there is no row, else the conflict. */
-  async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined): Promise<undefined> {
+  async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined, execute: Executor = this.#t.execute): Promise<undefined> {
     const t = this.#t;
     const version = t.version as EntityField;
     const query = db
       .selectFrom(t.name)
       .select(sql.ref(version.column).as('version'))
       .where((eb) => t.byKey(eb, key));
-    const [row] = await t.execute(query.compile(), '', signal);
+    const [row] = await execute(query.compile(), '', signal);
     if (row) throw new VersionConflictError(Number(row.version));
     return undefined;
   }
@@ -458,6 +463,14 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
           if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, execute, signal);
+          if (this.flavour === 'postgres' && ifVersion?.length !== 0) {
+            // One statement locks the row, writes it and answers it before and after.
+            const [raw] = await execute(t.lockedUpdate(db, values, key, ifVersion), '');
+            if (!raw) return ifVersion === undefined ? undefined : this.#conflict(db, key, signal, execute);
+            const { before, after } = t.splitLocked(raw);
+            await record(t, [t.change(operation, before, after)]);
+            return after as R;
+          }
           const found = await this.#lockedAt(db, execute, key, ifVersion);
           if (!found) return undefined;
           const query = db

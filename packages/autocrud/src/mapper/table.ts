@@ -5,7 +5,7 @@
 // (atomic.ts) are built on it; it knows nothing of HTTP.
 import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { writeValues } from './arguments.js';
 import { columnCodec, type ColumnCodec } from './columns.js';
@@ -61,6 +61,8 @@ export class Table {
   readonly #inserts = new StatementCache();
   // The locked read of a row a recorded write replaces.
   #locked: Statement | undefined;
+  // The row's columns read as `kit_before_<i>`, for the UPDATE that answers the row before and after (PostgreSQL).
+  #before: unknown[] | undefined;
   /** Whoever records this table's changes (changes.ts): none, and a write does no extra work. */
   readonly sinks = new ChangeSinks();
 
@@ -173,6 +175,42 @@ export class Table {
     })();
     const [row] = await execute(this.#locked.bind({ key }), '');
     return row;
+  }
+
+  /**
+   * PostgreSQL: one row's UPDATE that locks the row, writes it and answers it before and after, in
+   * one statement: `UPDATE t SET … FROM (SELECT key, <columns> FROM t WHERE <key> FOR UPDATE) kit_old
+   * WHERE t.key = kit_old.key [AND version IN (…)] RETURNING <row>, kit_old.*`. The locked sub-select
+   * reads the row's newest committed version (READ COMMITTED re-reads a locked row), so `before` is
+   * what the write replaced. No row: absent, soft-deleted, or at another version.
+   */
+  lockedUpdate(db: Db, values: Record<string, unknown>, key: unknown, ifVersion: readonly number[] | undefined): CompiledQuery {
+    const before = (this.#before ??= this.entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(`kit_before_${i}`)));
+    const old = db
+      .selectFrom(this.name)
+      .select([sql.ref(this.pk.column).as('kit_old_key'), ...before] as never)
+      .where((eb) => this.byKey(eb, key))
+      .forUpdate()
+      .as('kit_old');
+    const own = (column: string) => sql.ref(`${this.name}.${column}`);
+    return db
+      .updateTable(this.name)
+      .set(values)
+      .from(old)
+      .where((eb) => {
+        const conditions = [eb(own(this.pk.column), '=', sql.ref('kit_old.kit_old_key'))];
+        if (ifVersion !== undefined && this.version) conditions.push(eb(own(this.version.column), 'in', [...ifVersion]));
+        return eb.and(conditions);
+      })
+      .returning([...this.selection, ...this.entity.fields.map((_, i) => sql.ref(`kit_old.kit_before_${i}`).as(`kit_before_${i}`))] as never)
+      .compile();
+  }
+
+  /** A `lockedUpdate` answer as the rows before and after, decoded. */
+  splitLocked(raw: Row): { before: Row; after: Row } {
+    const old: Row = {};
+    this.entity.fields.forEach((f, i) => (old[f.name] = raw[`kit_before_${i}`]));
+    return { before: this.decode(old), after: this.decode(raw) };
   }
 
   /** One row's change, from its decoded rows before and after the write. */

@@ -4,7 +4,7 @@
 import { KitError } from '@kit/core';
 import { sql, type Compilable } from 'kysely';
 import type { EntityField } from '../entity.js';
-import { atomically } from './atomic.js';
+import { atomically, refuseGoneParents } from './atomic.js';
 import { encodeValue } from './columns.js';
 import type { Db } from './engine.js';
 import { BatchRowError } from './errors.js';
@@ -148,6 +148,7 @@ export async function upsertMany(
   const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
   const recording = table.sinks.active;
   return atomically(table, signal, async (db, trx, row, record) => {
+    await refuseGoneParents(table, db, trx, inputs);
     const out: UpsertedRow[] = [];
     const changed: ChangeRecord[] = [];
     for (const { columns, values } of prepared) {
@@ -173,5 +174,5 @@ export async function upsertMany(
     }
     await record(table, changed);
     return out;
-  }, undefined, context);
+  }, undefined, (index) => (inputs[index] ? { table, input: inputs[index] } : undefined), context);
 }

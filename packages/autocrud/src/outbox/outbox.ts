@@ -10,6 +10,8 @@ import { OutboxDispatcher, type DispatcherLog } from './dispatcher.js';
 import type { ResolvedOutbox } from './options.js';
 import type { ChangeHandler, OutboxStats, OutboxTarget } from './types.js';
 
+const NONE: ReadonlySet<string> = new Set();
+
 export class Outbox {
   readonly sink: ChangeSink;
   readonly dispatcher: OutboxDispatcher;
@@ -21,14 +23,21 @@ export class Outbox {
     flavour: SqlFlavour,
     private readonly settings: ResolvedOutbox,
     log: DispatcherLog,
-    sensitive: (entity: string) => ReadonlySet<string> = () => new Set(),
   ) {
-    this.sink = outboxSink(sensitive);
+    this.sink = outboxSink((entity) => this.#redacted.get(entity) ?? NONE);
     for (const target of settings.targets) this.#names.add(target.name);
     this.dispatcher = new OutboxDispatcher(run, flavour, () => this.#targets, settings, log);
   }
 
   #targets: readonly OutboxTarget[] = [];
+  /** Each entity's `redact`: those fields' values never go into a record. */
+  readonly #redacted = new Map<string, ReadonlySet<string>>();
+
+  /** Adds the outbox's sink to an entity's repository (after its history's). */
+  attach(repository: { readonly entity: Entity; addChangeSink(sink: ChangeSink): void }): void {
+    this.#redacted.set(repository.entity.name, new Set(repository.entity.redact));
+    repository.addChangeSink(this.sink);
+  }
 
   /** Registers an in-process subscriber of `entity`'s changes. */
   onChange(entity: Entity, handler: ChangeHandler, name: string | undefined): void {

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifySchemaCompiler } from 'fastify';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
 import { KitError, sendProblem } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConflictError } from '../mapper/errors.js';
+import { BatchRowError, ConstraintViolationError, InvalidValueError, MissingReferenceError, VersionConflictError } from '../mapper/errors.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { readBody } from './body.js';
 import { badRequest, BATCH_ROW, conflictText, pointerTo, problem, rowPath, takenFields, type InvalidParameter } from './problems.js';
@@ -141,7 +141,8 @@ export function readChanges(entity: Entity, reply: FastifyReply, rows: readonly 
 
 /**
  * Answers a batch whose row `err.index` failed (nothing was written): 400 for a value, 404 for a
- * missing row, 409 for a constraint, 412 for a stale version; each names the row (`[3]`, or
+ * missing row, 409 for a constraint, 412 for a stale version, 422 for a reference to a missing or
+ * soft-deleted row (naming its field, `[3].customerId`); each names the row (`[3]`, or
  * `lines[3]` for a child of a nested create, whose entity `relations` gives). Anything else is
  * rethrown for the routes' error handler.
  */
@@ -160,6 +161,11 @@ export function sendBatchProblem(reply: FastifyReply, entity: Entity, err: unkno
   if (cause instanceof VersionConflictError) {
     const detail = `changed since it was read: it is at version ${cause.currentVersion} now`;
     return sendProblem(reply, problem(412, `${which} ${detail}, and nothing was written. Read it again and retry with its version.`, { ...errors(detail), currentVersion: cause.currentVersion }));
+  }
+  if (cause instanceof MissingReferenceError) {
+    const name = rowPath(err.index, cause.field, err.relation);
+    const detail = `names ${cause.target} ${JSON.stringify(cause.key)}, which does not exist`;
+    return sendProblem(reply, problem(422, `Body field '${name}' ${detail}; nothing was written.`, { errors: [{ in: 'body', name, pointer: pointerTo(name), detail }] }));
   }
   if (cause instanceof ConstraintViolationError) {
     const fields = takenFields(target, cause);

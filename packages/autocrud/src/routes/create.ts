@@ -10,8 +10,9 @@ import { batchCompiler, MAX_BATCH_ROWS, readRows, rowsSchema, sendBatchProblem }
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer } from './idempotency.js';
 import { MAX_NESTED_ROWS, type NestedRelations } from './nested-create.js';
 import { badRequest } from './problems.js';
-import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER } from './schemas.js';
+import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER, unprocessableResponse } from './schemas.js';
 import type { CrudRepository, CrudRouteSettings } from './settings.js';
+import { writeOptions } from './changes.js';
 
 const UPSERT_HEADERS = {
   'Preference-Applied': { type: 'string', description: 'The resolution an upsert applied.' },
@@ -116,7 +117,7 @@ export function createRoute(
         409: idempotency
           ? problemResponse(409, { description: 'A unique or foreign-key constraint; or a request with the same Idempotency-Key is still in progress (Retry-After).', headers: RETRY_AFTER_HEADER })
           : problemResponse(409),
-        ...(idempotency ? { 422: problemResponse(422) } : {}),
+        ...unprocessableResponse(entity, Boolean(idempotency)),
         503: problemResponse(503),
         504: problemResponse(504),
       },
@@ -170,6 +171,7 @@ function planCreate(
   outcomes: (rows: readonly UpsertedRow[], token: string, single: boolean) => CreatedAnswer,
 ): CreatePlan | undefined {
   const given = request.body as Record<string, unknown> | Record<string, unknown>[];
+  const options = writeOptions(repository.recordsChanges, request, reply, signal);
   const upsert = (rows: Record<string, unknown>[], single: boolean) => {
     const { token, resolution } = preference as { token: string; resolution: UpsertResolution };
     const key = entity.unique[0] as readonly string[];
@@ -180,13 +182,13 @@ function planCreate(
         return undefined;
       }
     }
-    return { body: single ? (rows[0] as Record<string, unknown>) : rows, extra: resolution, serializeAsJson: true, create: async () => outcomes(await repository.upsertMany(rows, { resolution, signal }), token, single) };
+    return { body: single ? (rows[0] as Record<string, unknown>) : rows, extra: resolution, serializeAsJson: true, create: async () => outcomes(await repository.upsertMany(rows, { resolution, ...options }), token, single) };
   };
   if (Array.isArray(given)) {
     const rows = readRows(entity, reply, given);
     if (!rows) return undefined;
     if (preference) return upsert(rows, false);
-    return { body: rows, extra: undefined, serializeAsJson: true, create: async () => ({ location: undefined, etag: undefined, row: await repository.createMany(rows, { signal }) }) };
+    return { body: rows, extra: undefined, serializeAsJson: true, create: async () => ({ location: undefined, etag: undefined, row: await repository.createMany(rows, options) }) };
   }
   const relations = nested.carried(given);
   if (relations.length > 0) {
@@ -197,7 +199,7 @@ function planCreate(
     const tree = nested.read(reply, given, relations);
     if (!tree) return undefined;
     const extra = Object.fromEntries(relations.map((name) => [name, tree.children[name]?.rows]));
-    return { body: tree.values, extra, serializeAsJson: true, create: async () => created(await repository.createTree(tree.values, tree.children, { signal })) };
+    return { body: tree.values, extra, serializeAsJson: true, create: async () => created(await repository.createTree(tree.values, tree.children, writeOptions(true, request, reply, signal))) };
   }
   const read = readBody(entity, given);
   if ('fault' in read) {
@@ -206,5 +208,5 @@ function planCreate(
   }
   const row = read.values;
   if (preference) return upsert([row], true);
-  return { body: row, extra: undefined, serializeAsJson: false, create: async () => created(await repository.create(row, { signal })) };
+  return { body: row, extra: undefined, serializeAsJson: false, create: async () => created(await repository.create(row, options)) };
 }

@@ -7,6 +7,9 @@ import type { CrudRouteSettings } from './settings.js';
 export type { CrudRepository, CrudRouteSettings } from './settings.js';
 import { createRoute } from './create.js';
 import { clientSignal } from './abort.js';
+import { writeOptions } from './changes.js';
+import { historyRoute } from './history.js';
+import { ChangeHistory } from '../mapper/history.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
 import { listHandler } from './list.js';
@@ -28,6 +31,7 @@ import {
   listQuery,
   pageSchema,
   problemResponse,
+  unprocessableResponse,
   ref,
 } from './schemas.js';
 import { sendProblem } from '@kit/core';
@@ -186,6 +190,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
     400: problemResponse(400),
     404: problemResponse(404),
     409: problemResponse(409),
+    ...unprocessableResponse(entity),
     ...writeResponses,
   };
   const writeByKey =
@@ -196,7 +201,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       const signal = clientSignal(request, reply);
       const options = await condition(request, reply, signal);
       if (!options) return reply;
-      const row = await write(keyOf(request), body, { ...options, signal });
+      const row = await write(keyOf(request), body, { ...options, ...writeOptions(repository.recordsChanges, request, reply, signal) });
       if (!row) return notFound(reply, entity, keyOf(request));
       if (etag) reply.header('etag', etag(row));
       return row;
@@ -254,6 +259,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
           400: problemResponse(400),
           404: problemResponse(404),
           409: problemResponse(409),
+          ...unprocessableResponse(entity),
           ...writeResponses,
         },
       }),
@@ -261,7 +267,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const changes = readChanges(entity, reply, request.body as Record<string, unknown>[], requireIfMatch);
         if (!changes) return reply;
         try {
-          return await repository.patchMany(changes, { signal: clientSignal(request, reply) });
+          return await repository.patchMany(changes, writeOptions(repository.recordsChanges, request, reply, clientSignal(request, reply)));
         } catch (err) {
           return sendBatchProblem(reply, entity, err, changes.map((c) => c.key));
         }
@@ -283,10 +289,13 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const signal = clientSignal(request, reply);
         const options = await condition(request, reply, signal);
         if (!options) return reply;
-        if (!(await repository.delete(keyOf(request), { ...options, signal }))) return notFound(reply, entity, keyOf(request));
+        if (!(await repository.delete(keyOf(request), { ...options, ...writeOptions(repository.recordsChanges, request, reply, signal) }))) return notFound(reply, entity, keyOf(request));
         return reply.code(204).send();
       },
     });
+  }
+  if (allows(operations, CrudOperations.History)) {
+    routes.push(historyRoute({ entity, limits, history: settings.repositoryOf(ChangeHistory), cursors, keyOf }, common));
   }
   routes.push(
     ...nestedRoutes({

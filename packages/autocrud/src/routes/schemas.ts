@@ -352,6 +352,18 @@ const DEFAULT_HEADERS: Partial<Record<ProblemStatus, Schema>> = {
   503: RETRY_AFTER_HEADER,
 };
 
+/**
+ * The 422 of a write, when it can happen: a field names a row that does not exist or is deleted
+ * (an entity with references), and, for a create with idempotency, a key reused with another body.
+ */
+export function unprocessableResponse(entity: Entity, idempotency = false): Record<number, Schema> {
+  const texts = [
+    ...(entity.references.length > 0 ? ['A field names a row that does not exist or is deleted; `errors` names it (`customerId`, `[3].customerId`, `lines[3].productId`), and nothing was written.'] : []),
+    ...(idempotency ? [PROBLEM_TEXT[422]] : []),
+  ];
+  return texts.length === 0 ? {} : { 422: problemResponse(422, { description: texts.join(' Or: ') }) };
+}
+
 /** A problem-details answer for the document; `description` and `headers` replace the defaults. */
 export function problemResponse(status: ProblemStatus, options: { description?: string; headers?: Schema } = {}): Schema {
   const headers = options.headers ?? DEFAULT_HEADERS[status];

@@ -61,6 +61,8 @@ export const Shipment = defineEntity({
   schema: Type.Object({ id: Type.Integer(), orderId: Type.Integer(), carrier: Type.String({ maxLength: 40 }) }),
   writable: ['orderId', 'carrier'],
   references: { orderId: Order },
+  // For the upsert's reference checks.
+  unique: [['orderId', 'carrier']],
 });
 
 const ALL = CrudOperations.All | CrudOperations.Patch;
@@ -182,6 +184,51 @@ export function relationsSuite(engine: EngineUnderTest): void {
       const order = await post('order', { customerId: kept });
       assertProblem(await call(app, { method: 'PATCH', url: `/api/order/${order}`, payload: { customerId: gone } }), 422);
       assert.equal(await countRows(engine, 'rel_orders', `id = ${order} and customer_id = ${kept}`), 1);
+    });
+
+    it('bulk create, nested create, upsert and bulk PATCH check every row\'s references as a single write does: 422 naming the row and field, nothing written', async () => {
+      const kept = await post('customer', { name: 'Batch kept' });
+      const gone = await post('customer', { name: 'Batch gone' });
+      assert.equal((await call(app, { method: 'DELETE', url: `/api/customer/${gone}` })).statusCode, 204);
+      const item = await post('item', { name: 'Kettle' });
+      const goneItem = await post('item', { name: 'Old kettle' });
+      assert.equal((await call(app, { method: 'DELETE', url: `/api/item/${goneItem}` })).statusCode, 204);
+      const tables = ['rel_orders', 'rel_lines', 'rel_shipments'];
+      const counts = async () => Promise.all(tables.map((t) => countRows(engine, t, '1 = 1')));
+      const before = await counts();
+      const refused = async (request: Parameters<typeof call>[1], name: string, target: string, key: number) => {
+        const res = await call(app, request);
+        assertProblem(res, 422, 'Unprocessable Content');
+        const body = res.json<{ detail: string; errors: Array<{ in: string; name: string; pointer: string; detail: string }> }>();
+        assert.equal(body.errors[0]?.name, name, res.body);
+        assert.equal(body.errors[0]?.detail, `names ${target} ${key}, which does not exist`);
+        assert.doesNotMatch(res.body, /constraint|rel_|FOREIGN|sql/i);
+        assert.deepEqual(await counts(), before, `nothing written by ${request.method} ${request.url}`);
+      };
+      const json = { 'content-type': 'application/json' };
+      // A soft-deleted parent (Kit's check, one statement for the batch) and a missing one (the
+      // database's refusal, then explained), at a row past the first.
+      await refused({ method: 'POST', url: '/api/order', headers: json, payload: JSON.stringify([{ customerId: kept }, { customerId: kept }, { customerId: gone }]) }, '[2].customerId', 'RelCustomer', gone);
+      await refused({ method: 'POST', url: '/api/order', headers: json, payload: JSON.stringify([{ customerId: kept }, { customerId: 987001 }]) }, '[1].customerId', 'RelCustomer', 987001);
+      // Nested create: a child naming a deleted or missing item, the parent naming a deleted customer.
+      await refused({ method: 'POST', url: '/api/order', payload: { customerId: kept, lines: [{ quantity: 1, productId: item }, { quantity: 2, productId: goneItem }] } }, 'lines[1].productId', 'RelItem', goneItem);
+      await refused({ method: 'POST', url: '/api/order', payload: { customerId: kept, lines: [{ quantity: 1, productId: 987002 }] } }, 'lines[0].productId', 'RelItem', 987002);
+      await refused({ method: 'POST', url: '/api/order', payload: { customerId: gone, lines: [{ quantity: 1 }] } }, 'customerId', 'RelCustomer', gone);
+      // Bulk PATCH: one row moved to a deleted customer fails the batch.
+      const first = await post('order', { customerId: kept, note: 'a' });
+      const second = await post('order', { customerId: kept, note: 'b' });
+      const written = await counts();
+      before.splice(0, before.length, ...written);
+      await refused({ method: 'PATCH', url: '/api/order', headers: json, payload: JSON.stringify([{ id: first, note: 'changed' }, { id: second, customerId: gone }]) }, '[1].customerId', 'RelCustomer', gone);
+      assert.equal(await countRows(engine, 'rel_orders', `id = ${first} and note = 'a'`), 1);
+      // Upsert on the shipment's unique key: a missing order at [1], refused by the database and named.
+      const prefer = { ...json, prefer: 'resolution=merge-duplicates' };
+      await refused({ method: 'POST', url: '/api/shipment', headers: prefer, payload: JSON.stringify([{ orderId: first, carrier: 'UPS' }, { orderId: 987003, carrier: 'UPS' }]) }, '[1].orderId', 'RelOrder', 987003);
+      // The same batches with live parents go through.
+      const ok = await call(app, { method: 'POST', url: '/api/order', headers: json, payload: JSON.stringify([{ customerId: kept }, { customerId: kept }]) });
+      assert.equal(ok.statusCode, 201, ok.body);
+      const tree = await call(app, { method: 'POST', url: '/api/order', payload: { customerId: kept, lines: [{ quantity: 1, productId: item }] } });
+      assert.equal(tree.statusCode, 201, tree.body);
     });
 
     it('restrict (the default): deleting a row others refer to is a 409 naming who refers, and deletes nothing; soft delete too', async () => {
