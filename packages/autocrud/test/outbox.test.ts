@@ -7,7 +7,6 @@ import { after, before, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
-import type { EngineUnderTest } from './suite/fixtures.ts';
 import { outboxSuite } from './suite/outbox.ts';
 
 const pglite = new PGlite();

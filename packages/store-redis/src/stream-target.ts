@@ -7,7 +7,15 @@ import { KitError } from '@kit/core';
 import { connectionOf, type KitRedisStore } from './plugin.js';
 import { lua } from './scripts.js';
 
-/** What the target needs of an outbox message: its idempotency id, entity and operation (the rest goes into `message` as JSON). */
+/**
+ * What the target needs of an outbox message: its idempotency id, entity and operation (the rest
+ * goes into `message` as JSON). AutoCrud's `ChangeMessage` is one.
+ *
+ * @example
+ * ```ts
+ * await target.deliver({ id: randomUUID(), entity: 'Product', operation: 'patch', key: 7 } satisfies StreamMessage & { key: number });
+ * ```
+ */
 export interface StreamMessage {
   readonly id: string;
   readonly entity: string;

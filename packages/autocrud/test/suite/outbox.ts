@@ -28,8 +28,22 @@ const Memo = defineEntity({
   writable: ['text'],
 });
 
+// With the change history too, and a sensitive field.
+const Patient = defineEntity({
+  name: 'OutboxPatient',
+  table: 'outbox_patients',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 50 }), ssn: Type.String({ maxLength: 20 }), version: Type.Integer() }),
+  writable: ['name', 'ssn'],
+  version: 'version',
+  history: true,
+  redact: ['ssn'],
+});
+
 @AutoCrud(Item, { operations: CrudOperations.All | CrudOperations.Patch })
 class ItemsEndpoint {}
+
+@AutoCrud(Patient, { operations: CrudOperations.All | CrudOperations.Patch })
+class PatientsEndpoint {}
 
 @AutoCrud(Memo, { operations: CrudOperations.All | CrudOperations.Patch })
 class MemosEndpoint {}
@@ -70,7 +84,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
 
     async function start(outbox: OutboxOptions | true, subscribe?: (crud: KitAutoCrud) => void): Promise<{ app: FastifyInstance; crud: KitAutoCrud }> {
       const made = Fastify();
-      addKit(made, [ItemsEndpoint, MemosEndpoint], (opt) => {
+      addKit(made, [ItemsEndpoint, MemosEndpoint, PatientsEndpoint], (opt) => {
         opt.healthCheckDetailLevel = 'Full';
       });
       const crud = addKitAutoCrud(made, engine.connection, { createTables: true, outbox });
@@ -82,7 +96,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
     }
 
     beforeEach(async () => {
-      for (const table of ['outbox_items', 'outbox_memos', 'kit_outbox', 'kit_outbox_lease']) await engine.sql(`drop table if exists ${table}`);
+      for (const table of ['outbox_items', 'outbox_memos', 'outbox_patients', 'kit_changes', 'kit_outbox', 'kit_outbox_lease']) await engine.sql(`drop table if exists ${table}`);
     });
     afterEach(async () => {
       await app?.close();
@@ -116,6 +130,29 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.deepEqual(JSON.parse(rows[1]?.payload ?? ''), { changed: ['price', 'version'], before: { price: 40, version: 1 }, after: { price: 35, version: 2 } });
       assert.deepEqual(JSON.parse(rows[3]?.payload ?? '').changed, ['version', 'isDeleted']);
       assert.equal(new Set(rows.map((r) => r.id)).size, rows.length, 'one idempotency id per record');
+    });
+
+    it("with the history on too: the record follows the history row in the same transaction, carries the request's correlation id, and a redacted field only by name", async () => {
+      const seen: ChangeMessage[] = [];
+      const { app } = await start(FAST, (crud) => crud.onChange(Patient, (message) => void seen.push(message)));
+      const created = await app.inject({ method: 'POST', url: '/api/patients', payload: { name: 'Ada', ssn: '123-45-6789' } });
+      assert.equal(created.statusCode, 201, created.body);
+      const id = created.json<{ id: number }>().id;
+      const patched = await app.inject({ method: 'PATCH', url: `/api/patients/${id}`, payload: { ssn: '999-99-9999' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(patched.statusCode, 200, patched.body);
+      await until('both delivered', () => seen.length === 2);
+      const rows = await records();
+      assert.deepEqual(rows.map((r) => r.operation), ['create', 'patch']);
+      const history = await engine.sql(`select correlation_id from kit_changes where entity = 'OutboxPatient' order by id`);
+      const correlations = history.map((h) => h.correlation_id);
+      assert.equal(correlations.length, 2, 'the history recorded the same writes');
+      assert.ok(correlations.every((c) => typeof c === 'string' && c !== '') && correlations[0] !== correlations[1], JSON.stringify(correlations));
+      assert.deepEqual(seen.map((m) => m.correlationId), correlations, "each record carries its request's correlation id, as its history row does");
+      for (const text of [...rows.map((r) => r.payload), JSON.stringify(seen)]) assert.doesNotMatch(text, /123-45-6789|999-99-9999/, 'no value of a redacted field');
+      assert.deepEqual(seen[0]?.redacted, ['ssn']);
+      assert.equal(seen[0]?.after?.name, 'Ada');
+      assert.deepEqual(seen[1]?.redacted, ['ssn']);
+      assert.ok(seen[1]?.changed?.includes('ssn'), 'recorded as changed');
     });
 
     it('a write that fails writes no record, and a record that cannot be written fails its write', async () => {
