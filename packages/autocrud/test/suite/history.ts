@@ -9,6 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { AuditLogEntry, IAuditSink } from '@kit/core';
 import { AutoCrud, CrudOperations, defineEntity, type KitAutoCrud } from '@kit/autocrud';
+import { redoclyLint } from '../../../core/test/redocly.ts';
 import { assertProblem, call, countRows, crudApp, type EngineUnderTest } from './fixtures.ts';
 
 const HistItem = defineEntity({
@@ -309,6 +310,21 @@ export function historySuite(engine: EngineUnderTest): void {
       assertProblem(await call(app, `/api/histItem/${id}/history?pageSize=0`), 400);
       assert.deepEqual((await historyOf('histItem', 987654)).items, []);
       assert.equal((await call(app, `/api/histLine/1/history`)).statusCode, 404);
+    });
+
+    it('the document types GET /{pk}/history (its operationId, pageSize and after, the KitChange rows) and passes redocly lint', async () => {
+      const doc = (await app.inject('/openapi.json')).json<{
+        components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+        paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }>; responses: Record<string, unknown> }>>;
+      }>();
+      const history = doc.paths['/api/histItem/{id}/history']?.get;
+      assert.ok(history, Object.keys(doc.paths).join(', '));
+      assert.deepEqual((history.parameters ?? []).map((p) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:after', 'query:pageSize']);
+      assert.match(JSON.stringify(history.responses['200']), /#\/components\/schemas\/KitChange/);
+      assert.deepEqual(Object.keys(doc.components.schemas.KitChange?.properties ?? {}), ['id', 'entity', 'rowKey', 'operation', 'versionBefore', 'versionAfter', 'changed', 'before', 'after', 'changedAt', 'correlationId', 'subject', 'traceId']);
+      assert.equal(doc.paths['/api/histLine/{id}/history'], undefined);
+      const { ok, output } = await redoclyLint(doc);
+      assert.ok(ok, output);
     });
   });
 }
