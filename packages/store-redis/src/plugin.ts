@@ -215,7 +215,7 @@ const connections = new WeakMap<KitRedisStore, RedisConnection>();
 /** The connection of a store `createRedisStores` made. */
 export function connectionOf(store: KitRedisStore): RedisConnection {
   const connection = connections.get(store);
-  if (!connection) throw new KitError('KIT_ERR_STORE_INVALID_ARGUMENT', 'redisStreamTarget: expected a store made by createRedisStores or addKitStore of this copy of @kit/store-redis.');
+  if (!connection) throw new KitError('KIT_ERR_INVALID_OPTION', 'Invalid Kit option redisStreamTarget(store): expected a store made by createRedisStores or addKitStore of this copy of @kit/store-redis.');
   return connection;
 }
 

@@ -79,6 +79,6 @@ describeRedis('redisStreamTarget', () => {
   it('refuses a bad stream name or bound with KIT_ERR_INVALID_OPTION', () => {
     assert.throws(() => redisStreamTarget(store, { stream: 'a{b}' }), { code: 'KIT_ERR_INVALID_OPTION' });
     assert.throws(() => redisStreamTarget(store, { maxLen: 0 }), /options\.maxLen = 0/);
-    assert.throws(() => redisStreamTarget({} as KitRedisStore), { code: 'KIT_ERR_STORE_INVALID_ARGUMENT' });
+    assert.throws(() => redisStreamTarget({} as KitRedisStore), { code: 'KIT_ERR_INVALID_OPTION' });
   });
 });
