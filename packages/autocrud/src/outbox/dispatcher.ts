@@ -156,9 +156,11 @@ export class OutboxDispatcher {
     const { leaseMs } = this.settings;
     const now = Date.now();
     const term = await this.run((db) => acquireLease(db, this.flavour, this.owner, leaseMs));
-    if (term === undefined || this.#stopped) return false;
+    if (term === undefined) return false;
     this.#term = term;
     this.#leaseUntil = now + leaseMs;
+    // Stopped while it was taken: the loop ends now and gives it up at once.
+    if (this.#stopped) return false;
     // Renewed on a timer of its own: a batch with slow targets must not let the lease lapse under it.
     this.#heartbeat = setInterval(() => void this.#renew(), Math.max(1, Math.floor(leaseMs / 3)));
     this.#heartbeat.unref();

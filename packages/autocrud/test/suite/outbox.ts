@@ -282,6 +282,31 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(check?.data?.deadLettered, 1);
     });
 
+    it('a graceful shutdown lets the batch in flight finish, gives the lease up, and the next instance delivers the rest', async () => {
+      const first: ChangeMessage[] = [];
+      const { app: one } = await start({ ...FAST, batchSize: 10 }, (crud) =>
+        crud.onChange(Memo, async (message) => {
+          await sleep(60);
+          first.push(message);
+        }),
+      );
+      for (let i = 0; i < 40; i++) assert.equal((await send(one, 'POST', '/api/memos', { text: `m-${i}` })).statusCode, 201);
+      await until('deliveries under way', () => first.length > 0);
+      await one.close();
+      app = undefined;
+      const [lease] = await engine.sql('select expires_at from kit_outbox_lease');
+      assert.equal(Number(lease?.expires_at), 0, 'the lease is given up, not left to lapse');
+      const left = (await records(`state = 'pending'`)).length;
+      assert.ok(left > 0, 'records are left for the next instance');
+      assert.equal((await records(`state = 'delivered'`)).length, first.length, 'what the first instance delivered is marked: its batch finished before it stopped');
+      const second: ChangeMessage[] = [];
+      await start(FAST, (crud) => crud.onChange(Memo, (message) => void second.push(message)));
+      await until('the rest delivered by the next instance', () => second.length === left);
+      const ids = [...first, ...second].map((m) => m.id);
+      assert.equal(ids.length, 40);
+      assert.equal(new Set(ids).size, 40, 'nothing delivered twice');
+    });
+
     it('onChange without the outbox, and bad outbox options, fail with their codes', async () => {
       const made = Fastify();
       addKit(made, [ItemsEndpoint]);
