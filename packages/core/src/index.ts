@@ -26,7 +26,7 @@ export type { PlannedEndpoint, RouteContributor, RouteContributorContext } from 
 
 export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
 export type { AuditLogEntry, AuditDetailValue, IAuditSink, AuditStats } from './audit/entry.js';
-export { setAuditDetail } from './audit/hooks.js';
+export { setAuditDetail } from './audit/record-slot.js';
 export { LoggingAuditSink, type LoggingAuditSinkOptions } from './audit/sinks.js';
 export { getCorrelationId } from './audit/correlation.js';
 

@@ -87,17 +87,17 @@ describe('the route pattern beside the raw path', () => {
 });
 
 describe('when the request started', () => {
-  it('StartedAt is the request start: earlier than the line by the handler time (sync) and the queueing (async)', async () => {
+  it('StartedAt is the request start: earlier than the line by the handler time, in both modes', async () => {
     for (const asyncWrite of [false, true]) {
       const h = await auditApp({ audit: (a) => { a.asyncWrite = asyncWrite; a.flushIntervalMs = 300; } });
       try {
         const sent = Date.now();
-        await h.app.inject(asyncWrite ? '/hello' : '/slow?ms=200');
+        await h.app.inject('/slow?ms=200');
         await waitFor(() => h.logs.audit().length === 1, 3000, 'the entry');
         const line = h.logs.audit()[0] as LogLine & { time: number; StartedAt: string };
         const started = Date.parse(line.StartedAt);
         assert.ok(started >= sent - 5 && started <= sent + 100, `started ${started - sent} ms after the request was sent`);
-        assert.ok(line.time - started >= 190, `written ${line.time - started} ms after the start (${asyncWrite ? 'queued 300 ms' : 'a 200 ms handler'})`);
+        assert.ok(line.time - started >= 190, `written ${line.time - started} ms after the start (a 200 ms handler, asyncWrite ${asyncWrite})`);
       } finally {
         await h.app.close();
       }

@@ -101,7 +101,8 @@ describe('a signal nobody handles, without configureGracefulShutdown (real child
         assert.equal(logged.length, N + 1, `one entry per completed request (${N} + the /stats request)`);
         const set = new Set(logged);
         for (const id of ids.filter((i) => i !== 'stats')) assert.ok(set.has(id), `entry for ${id}`);
-        if (mode === 'async') assert.ok(before.queueDepth > 0 && inFileBefore < N, `entries were still queued at the signal (${before.queueDepth})`);
+        // The logging sink is written each turn in both modes (docs/audit.md): only the file sink queues.
+        if (mode === 'async' && sink === 'file') assert.ok(before.queueDepth > 0 && inFileBefore < N, `entries were still queued at the signal (${before.queueDepth})`);
         if (sink === 'log') assert.match(await readFile(host.file, 'utf8'), new RegExp(`Kit audit trail: ${signal} and no handler for it`));
         t.diagnostic(`${sink}/${mode}/${signal}: ${N + 1} requests, ${inFileBefore} entries in the file before the signal (queue ${before.queueDepth}), ${logged.length} after; exit ${JSON.stringify(exit)}`);
       } finally {

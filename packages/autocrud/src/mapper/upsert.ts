@@ -66,7 +66,8 @@ function cacheOf(table: Table): StatementCache {
  * out takes the proposed row's value (its default), `createdAt` the clock, the version goes on.
  */
 function upsertStatement(table: Table, db: Db, key: readonly EntityField[], columns: readonly string[], resolution: UpsertResolution): Statement {
-  return cacheOf(table).get(`${resolution}\u0001${columns.join('\u0000')}`, (): Compilable => {
+  // By key too: an entity with two unique keys has a statement per key it is upserted on.
+  return cacheOf(table).get(`${resolution}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${columns.join('\u0000')}`, (): Compilable => {
     const { entity, flavour } = table;
     const own = splitTable(table.name).name;
     const existing = (column: string) => sql.ref(`${own}.${column}`);
@@ -111,7 +112,7 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
  * and with `full` (a table that records its changes) the whole row as well. Locked on PostgreSQL.
  */
 function holderStatement(table: Table, db: Db, key: readonly EntityField[], full: boolean): Statement {
-  return cacheOf(table).get(full ? 'holder\u0001full' : 'holder', (): Compilable => {
+  return cacheOf(table).get(`holder\u0001${full ? 'full' : ''}\u0001${key.map((f) => f.column).join('\u0000')}`, (): Compilable => {
     const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
     const query = db
       .selectFrom(table.name)

@@ -9,7 +9,7 @@ import { readBody, requireJson } from './body.js';
 import { batchCompiler, MAX_BATCH_ROWS, readRows, rowsSchema, sendBatchProblem } from './batch.js';
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer } from './idempotency.js';
 import { MAX_NESTED_ROWS, type NestedRelations } from './nested-create.js';
-import { badRequest } from './problems.js';
+import { badRequest, type InvalidParameter } from './problems.js';
 import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER, unprocessableResponse } from './schemas.js';
 import type { CrudRepository, CrudRouteSettings } from './settings.js';
 import { writeOptions } from './changes.js';
@@ -97,6 +97,20 @@ export function createRoute(
             },
           }
         : {}),
+      ...(entity.unique.length > 0
+        ? {
+            querystring: {
+              type: 'object',
+              properties: {
+                [ON_CONFLICT]: {
+                  type: 'string',
+                  maxLength: 1000,
+                  description: `With Prefer: resolution=..., the unique key rows are matched on, its fields comma-separated in any order: ${entity.unique.map((k) => k.join(',')).join(' or ')}. Default: ${(entity.unique[0] as readonly string[]).join(',')}.`,
+                },
+              },
+            },
+          }
+        : {}),
       body: { anyOf: [singleBody, rowsSchema(input, false)] },
       // The answers are typed as one row (with its children, for a nested create): that is what a
       // generated client reads from a create (`data.id`). An anyOf with the array answer made every
@@ -129,7 +143,9 @@ export function createRoute(
       if (preference && entity.unique.length === 0) {
         return badRequest(reply, { in: 'headers', name: 'Prefer', detail: `asks for ${preference.token}, but ${entity.name} declares no unique key to match rows on (defineEntity({ unique: [[...]] })); nothing was written` });
       }
-      const plan = planCreate(request, reply, entity, repository, nested, preference, signal, created, outcomes);
+      const conflict = conflictKey(entity, (request.query as Record<string, unknown> | undefined)?.[ON_CONFLICT], preference);
+      if ('fault' in conflict) return badRequest(reply, conflict.fault);
+      const plan = planCreate(request, reply, entity, repository, nested, preference && { ...preference, key: conflict.key }, signal, created, outcomes);
       if (!plan) return reply;
       // One row: the route's compiled serializer (its 201 is the row's schema). Many rows or a
       // tree: the mapper's JSON values as they are (the row's serializer would drop the children).
@@ -143,6 +159,27 @@ export function createRoute(
       }
     },
   };
+}
+
+/** The query parameter naming the unique key an upsert matches rows on (PostgREST's spelling). */
+const ON_CONFLICT = 'on_conflict';
+
+/**
+ * The unique key an upsert matches on: `on_conflict`'s fields (in any order) naming one of the
+ * entity's unique keys, else its first. A 400 when it names no declared key, or comes without a
+ * `Prefer: resolution=...` (it would be silently ignored).
+ */
+function conflictKey(entity: Entity, given: unknown, preference: unknown): { key: readonly string[] } | { fault: InvalidParameter } {
+  const first = (entity.unique[0] ?? []) as readonly string[];
+  if (given === undefined) return { key: first };
+  const fault = (detail: string) => ({ fault: { in: 'querystring' as const, name: ON_CONFLICT, detail } });
+  if (entity.unique.length === 0) return fault(`names a unique key, but ${entity.name} declares none; nothing was written`);
+  if (preference === undefined) return fault('applies to an upsert: send Prefer: resolution=merge-duplicates or resolution=ignore-duplicates with it; nothing was written');
+  const fields = typeof given === 'string' ? given.split(',').map((f) => f.trim()) : [];
+  const wanted = [...fields].sort().join(',');
+  const key = entity.unique.find((k) => [...k].sort().join(',') === wanted);
+  if (!key) return fault(`must name one unique key of ${entity.name}, its fields comma-separated: ${entity.unique.map((k) => k.join(',')).join(' or ')}; nothing was written`);
+  return { key };
 }
 
 /** Rows are JSON values already (the mapper's answer); a problem body arrives as text. */
@@ -165,7 +202,7 @@ function planCreate(
   entity: Entity,
   repository: CrudRepository,
   nested: NestedRelations,
-  preference: { token: string; resolution: UpsertResolution } | undefined,
+  preference: { token: string; resolution: UpsertResolution; key: readonly string[] } | undefined,
   signal: AbortSignal,
   created: (row: Row) => CreatedAnswer,
   outcomes: (rows: readonly UpsertedRow[], token: string, single: boolean) => CreatedAnswer,
@@ -173,8 +210,7 @@ function planCreate(
   const given = request.body as Record<string, unknown> | Record<string, unknown>[];
   const options = writeOptions(repository.recordsChanges, request, reply, signal);
   const upsert = (rows: Record<string, unknown>[], single: boolean) => {
-    const { token, resolution } = preference as { token: string; resolution: UpsertResolution };
-    const key = entity.unique[0] as readonly string[];
+    const { token, resolution, key } = preference as { token: string; resolution: UpsertResolution; key: readonly string[] };
     for (let i = 0; i < rows.length; i++) {
       const missing = key.find((name) => (rows[i] as Record<string, unknown>)[name] === undefined || (rows[i] as Record<string, unknown>)[name] === null);
       if (missing !== undefined) {
@@ -182,7 +218,9 @@ function planCreate(
         return undefined;
       }
     }
-    return { body: single ? (rows[0] as Record<string, unknown>) : rows, extra: resolution, serializeAsJson: true, create: async () => outcomes(await repository.upsertMany(rows, { resolution, ...options }), token, single) };
+    // The key is part of what an Idempotency-Key covers: the same rows matched on another key are another request.
+    const extra = key === entity.unique[0] ? resolution : { resolution, key };
+    return { body: single ? (rows[0] as Record<string, unknown>) : rows, extra, serializeAsJson: true, create: async () => outcomes(await repository.upsertMany(rows, { resolution, key, ...options }), token, single) };
   };
   if (Array.isArray(given)) {
     const rows = readRows(entity, reply, given);

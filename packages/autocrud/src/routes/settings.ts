@@ -21,7 +21,7 @@ export interface CrudRepository extends ListRepository {
   patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
   createMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions): Promise<Row[]>;
   createTree(input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[] }>>, options?: CallOptions): Promise<Row>;
-  upsertMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions & { readonly resolution?: UpsertResolution }): Promise<UpsertedRow[]>;
+  upsertMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions & { readonly resolution?: UpsertResolution; readonly key?: readonly string[] }): Promise<UpsertedRow[]>;
   patchMany(changes: readonly RowChange[], options?: CallOptions): Promise<Row[]>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
   /** True when the entity's writes are recorded (a change sink: the history, the outbox): they then carry the request's ChangeContext. */

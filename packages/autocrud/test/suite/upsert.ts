@@ -181,6 +181,31 @@ export function upsertSuite(engine: EngineUnderTest): void {
       assert.equal(other.headers['preference-applied'], undefined);
     });
 
+    it('on_conflict= chooses which unique key rows are matched on; a key not declared, or on_conflict without Prefer, is a 400 and writes nothing', async () => {
+      await post(app, '/api/upsertItems', { sku: 'OC-1', name: 'oc name', price: 1 });
+      // Matched on name: the row keeps its id and takes the new sku.
+      const byName = await post(app, '/api/upsertItems?on_conflict=name', { sku: 'OC-2', name: 'oc name', price: 2 }, MERGE);
+      assert.equal(byName.statusCode, 200, byName.body);
+      assert.equal(byName.headers['kit-row-outcomes'], 'updated');
+      assert.deepEqual([byName.json<ItemRow>().sku, byName.json<ItemRow>().price], ['OC-2', 2]);
+      assert.equal(await countRows(engine, 'upsert_items', `name = 'oc name'`), 1);
+      // The default (the first key, sku): the same body is a new sku taking a taken name, a 409.
+      assertProblem(await post(app, '/api/upsertItems', { sku: 'OC-3', name: 'oc name', price: 3 }, MERGE), 409);
+      const before = await countRows(engine, 'upsert_items', '1 = 1');
+      for (const [url, headers, pattern] of [
+        ['/api/upsertItems?on_conflict=price', MERGE, /must name one unique key of UpsertItem.*sku or name/],
+        ['/api/upsertItems?on_conflict=sku,name', MERGE, /must name one unique key/],
+        ['/api/upsertItems?on_conflict=name', {}, /applies to an upsert: send Prefer/],
+        ['/api/product?on_conflict=name', MERGE, /declares no unique key/],
+      ] as const) {
+        const res = await post(app, url, url.startsWith('/api/product') ? { name: 'refused', price: 4 } : { sku: 'OC-4', name: 'refused', price: 4 }, headers);
+        assertProblem(res, 400);
+        assert.match(res.json<Problem>().detail, pattern, url);
+        assert.equal(await countRows(engine, 'upsert_items', '1 = 1'), before, url);
+      }
+      assert.equal(await countRows(engine, 'products', `name = 'refused'`), 0);
+    });
+
     it('no answer of the suite leaked SQL, constraint names or stacks', () => {
       for (const body of seenBodies) assert.doesNotMatch(body, /upsert_items_|ON CONFLICT|duplicate key|at .*\.ts:/i);
     });

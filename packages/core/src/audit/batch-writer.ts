@@ -3,7 +3,6 @@ import type { AuditLogEntry, IAuditSink } from './entry.js';
 import { AUDIT_QUEUE_CAPACITY } from './options.js';
 import type { AuditRecord } from './record.js';
 import { RecordRing } from './ring.js';
-import { LoggingAuditSink } from './sinks.js';
 import { abandonedError, timeoutError, type AuditCounters, type AuditFailureReporter, type AuditWriter, type FlushWaiter, type WriterSettings } from './writer.js';
 
 /** One call into the sink. */
@@ -34,13 +33,11 @@ const MAX_UNSETTLED_CALLS = 2;
  * taking batches until one settles. The queue then fills and new entries are dropped, so memory
  * is bounded by the queue plus two batches whatever the sink does.
  *
- * With the logging sink, writing is synchronous: every batch that is due is formatted from the
- * records and handed to the logger in the same turn of the event loop, one write per batch (see
- * `#writeDirect`).
+ * Custom sinks only: the logging sink is written at the end of each turn in both modes
+ * (`DirectLogWriter`).
  */
 export class BatchWriter implements AuditWriter {
   readonly #ring = new RecordRing(AUDIT_QUEUE_CAPACITY);
-  readonly #direct: LoggingAuditSink | undefined;
   #current: SinkCall | undefined;
   #unsettled = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -60,7 +57,6 @@ export class BatchWriter implements AuditWriter {
     private readonly report: AuditFailureReporter,
     private readonly settings: WriterSettings,
   ) {
-    this.#direct = sink instanceof LoggingAuditSink ? sink : undefined;
   }
 
   get queueDepth(): number {
@@ -127,38 +123,9 @@ export class BatchWriter implements AuditWriter {
       if (!this.#timerArmed) this.#arm();
       return;
     }
-    if (this.#direct !== undefined) {
-      this.#writeDirect(this.#direct, draining);
-      return;
-    }
     const batch = this.#ring.take(this.settings.batchSize);
     if (this.#ring.size === 0) this.#due = false;
     this.#send(batch);
-  }
-
-  /**
-   * The logging sink: every batch that is due is written now, each as one write to the logger's
-   * destination (`LoggingAuditSink.writeMany`). Draining the whole backlog in one turn matters: a
-   * writer that wrote a fixed slice per turn fell behind under load (a turn can complete hundreds
-   * of requests) and dropped most entries of a hello-world benchmark while the CPU it saved went
-   * to serving more requests. The work per turn is bounded by the queue (4096 entries, a few ms).
-   */
-  #writeDirect(sink: LoggingAuditSink, draining: boolean): void {
-    const size = this.settings.batchSize;
-    while (this.#ring.size > 0 && (this.#ring.size >= size || this.#due || draining)) {
-      const batch = this.#ring.take(size);
-      try {
-        sink.writeMany(batch, 0, batch.length);
-        this.counters.written += batch.length;
-      } catch (err) {
-        this.counters.failed += batch.length;
-        this.report(err);
-      }
-      this.#seqDone += batch.length;
-    }
-    if (this.#ring.size === 0) this.#due = false;
-    else if (!this.#timerArmed) this.#arm();
-    this.#wake();
   }
 
   #send(records: readonly AuditRecord[]): void {
@@ -248,10 +215,7 @@ export class BatchWriter implements AuditWriter {
         this.#waiters.push({ target, resolve });
         this.#pump();
       });
-    }
-    // Entries logged are in pino's hands; make its destination write them out too.
-    await this.#direct?.flush(this.settings.writeTimeoutMs);
-  }
+    }  }
 
   abandon(): number {
     let abandoned = 0;

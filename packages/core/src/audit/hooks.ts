@@ -7,7 +7,7 @@ import { correlationIdFrom, enterCorrelationContext } from './correlation.js';
 import { createExcludeMatcher } from './exclude.js';
 import type { AuditTrailOptions } from './options.js';
 import { AuditRecord, type RecordSettings } from './record.js';
-import type { AuditDetailValue } from './entry.js';
+import { kRecord } from './record-slot.js';
 import { Redactor } from './redaction.js';
 import { newUuid } from './uuid.js';
 import { installRequestLogging } from './request-logging.js';
@@ -16,32 +16,12 @@ import { AuditTrail, type AuditSinkFactory } from './trail.js';
 
 export { AuditTrail } from './trail.js';
 
-/**
- * Adds `name: value` to the audit entry of the request `reply` answers (`AuditLogEntry.details`):
- * the seam through which a plugin tells the trail what the request did (AutoCrud: `changes`, the
- * number of change-history rows it recorded, so an entry joins its changes on the correlation id).
- * A second call with the same name replaces the value. Does nothing for a request that is not
- * audited (no audit trail, an excluded path) or once the entry is complete.
- *
- * @example
- * ```ts
- * app.post('/import', async (request, reply) => {
- *   const rows = await importRows(request.body);
- *   setAuditDetail(reply, 'importedRows', rows.length);
- *   return { imported: rows.length };
- * });
- * ```
- */
-export function setAuditDetail(reply: FastifyReply, name: string, value: AuditDetailValue): void {
-  const record = (reply.raw as RawResponse)[kRecord];
-  if (record === undefined) return;
-  (record.details ??= {})[name] = value;
-}
 
 // Per-request state rides on Node's own request and response objects under symbols: no Fastify
 // decoration (which would widen every FastifyRequest) and no closure per request.
 const kCorrelationId = Symbol('kit.audit.correlationId');
-const kRecord = Symbol('kit.audit.record');
+// (kRecord lives in record-slot.ts, which setAuditDetail shares without pulling the record's class
+// into the public declarations.)
 // The Fastify request, kept only while OpenTelemetry is registered (see fastifyOtelSpanIds).
 const kOtelRequest = Symbol('kit.audit.otelRequest');
 

@@ -57,8 +57,11 @@ export class AuditTrail implements KitAudit, FlushOnSignal {
     const sink = this.#createSink();
     const o = this.#options;
     const report = this.#report;
-    if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
-    else if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs);
+    // The logging sink takes the turn's entries in both modes: pino's destination is already the
+    // asynchronous buffer, and holding records in Kit's queue as well cost the request more CPU
+    // than writing them (docs/audit.md, "Synchronous and asynchronous writing").
+    if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs);
+    else if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
     else this.#writer = new SinkWriter(sink, this.#counters, report, o);
     if (o.ensureFlushOnShutdown) this.#stopSignals = flushOnSignals(this);
   }

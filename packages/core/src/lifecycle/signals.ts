@@ -55,6 +55,8 @@ const listening = new Set<NodeJS.Signals>();
 /** Apps in a signal-driven shutdown, and what they resolve with; they stay registered until the exit. */
 const signalled = new Map<ShutdownOnSignal, Promise<number>>();
 let flushing = false;
+/** The code of the latest exit asked for. */
+let exitCode = 0;
 
 function busy(): boolean {
   return signalled.size > 0 || flushing;
@@ -102,15 +104,20 @@ async function flushAll(signal: NodeJS.Signals, ending: 'signal' | 'shutdown'): 
   clearTimeout(timer);
 }
 
-/** Exits with `code` once the shutting-down apps' loggers have written what they buffer (at most `withinMs`). */
+/**
+ * Exits with `code` once the shutting-down apps' loggers have written what they buffer (at most
+ * `withinMs`). A later call (a second signal during the flush) shortens the wait and its code
+ * wins, whichever wait ends first: the process was interrupted.
+ */
 function exit(code: number, withinMs: number): void {
+  exitCode = code;
   // If the loggers never call back and the event loop empties first, Node exits with this code.
   process.exitCode = code;
   // The apps keep to `withinMs` themselves (a flush cut short by this outer bound could tear a
   // line in flight); the margin only covers one whose logger never calls back.
   const bound = new Promise<void>((resolve) => setTimeout(resolve, withinMs + 100).unref());
   const said = [...signalled.keys()].map((app) => app.exiting(code, withinMs).catch(() => undefined));
-  void Promise.race([Promise.all(said), bound]).then(() => process.exit(code));
+  void Promise.race([Promise.all(said), bound]).then(() => process.exit(exitCode));
 }
 
 function onSignal(signal: NodeJS.Signals): void {
