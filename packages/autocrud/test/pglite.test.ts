@@ -21,6 +21,7 @@ import { selectSuite } from './suite/select.ts';
 import { relationDefinitionSuite, relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
 import { includeValuesSuite } from './suite/include-values.ts';
+import { historySuite } from './suite/history.ts';
 
 const pglite = new PGlite();
 before(() => pglite.waitReady);
@@ -70,4 +71,5 @@ selectSuite(engine);
 relationsSuite(engine);
 includesSuite(engine);
 includeValuesSuite(engine);
+historySuite(engine);
 relationDefinitionSuite();

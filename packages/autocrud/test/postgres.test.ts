@@ -21,6 +21,7 @@ import { selectSuite } from './suite/select.ts';
 import { relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
 import { includeValuesSuite } from './suite/include-values.ts';
+import { historySuite } from './suite/history.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 describePostgres('PostgreSQL', () => {
@@ -74,4 +75,5 @@ describePostgres('PostgreSQL', () => {
   relationsSuite(engine);
   includesSuite(engine);
   includeValuesSuite(engine);
+  historySuite(engine);
 });

@@ -30,6 +30,7 @@ import { selectSuite } from './suite/select.ts';
 import { relationsSuite } from './suite/relations.ts';
 import { includesSuite } from './suite/includes.ts';
 import { includeValuesSuite } from './suite/include-values.ts';
+import { historySuite } from './suite/history.ts';
 
 interface DatabaseSync {
   prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
@@ -105,6 +106,7 @@ if (!sqliteAvailable()) {
   relationsSuite(engine);
   includesSuite(engine);
   includeValuesSuite(engine);
+  historySuite(engine);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [
