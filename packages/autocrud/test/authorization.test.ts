@@ -13,6 +13,7 @@ import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 import { authorizationSuite, OrdersEndpoint } from './suite/authorization.ts';
 import { optionsSuite } from './suite/authorization-options.ts';
 import { authorizationRelationsSuite, relationsFixture } from './suite/authorization-relations.ts';
+import { authorizationHistorySuite } from './suite/authorization-history.ts';
 import { crudApp, type EngineUnderTest } from './suite/fixtures.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
@@ -39,6 +40,7 @@ describePostgres('PostgreSQL', () => {
 
   authorizationSuite(engine);
   authorizationRelationsSuite(engine);
+  authorizationHistorySuite(engine);
 
   it('the statement log shows the caller\'s scope in every statement a customer\'s requests run', async () => {
     const authority = await TestAuthority.start();
@@ -170,6 +172,7 @@ describe('PGlite', () => {
   };
   authorizationSuite(engine);
   authorizationRelationsSuite(engine);
+  authorizationHistorySuite(engine);
 });
 
 interface DatabaseSync {
@@ -202,5 +205,6 @@ if (!sqliteAvailable()) {
     };
     authorizationSuite(engine);
     authorizationRelationsSuite(engine);
+    authorizationHistorySuite(engine);
   });
 }
