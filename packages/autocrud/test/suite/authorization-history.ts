@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
 import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
+import { redoclyLint } from '../../../core/test/redocly.ts';
 import { crudApp, type EngineUnderTest } from './fixtures.ts';
 
 const AhBasket = defineEntity({
@@ -215,6 +216,18 @@ export function authorizationHistorySuite(engine: EngineUnderTest): void {
       const root = await history(as.root, A2);
       assert.equal(root.statusCode, 200, root.body);
       assert.deepEqual(root.json<{ items: Change[] }>().items.map((c) => c.operation), ['delete', 'patch', 'update', 'patch', 'create']);
+    });
+
+    it('the document: GET /{pk}/history has the bearer security, 401, 403 and 404 of the row\'s read', async () => {
+      const doc = (await app.inject({ url: '/openapi.json' })).json<{ paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>> }>();
+      const op = doc.paths['/api/ahBaskets/{id}/history']?.get;
+      assert.ok(op, 'GET /api/ahBaskets/{id}/history');
+      for (const status of ['200', '400', '401', '403', '404']) assert.ok(status in op.responses, `lists ${status}`);
+      assert.deepEqual(op.security, [{ bearerAuth: [] }]);
+      if (engine.name === 'PGlite') {
+        const { ok, output } = await redoclyLint(doc);
+        assert.ok(ok, output);
+      }
     });
   });
 }
