@@ -60,7 +60,7 @@ const ALL = CrudOperations.All | CrudOperations.Patch;
     ],
   },
 })
-class AhBasketsEndpoint {}
+export class AhBasketsEndpoint {}
 
 @AutoCrud(AhItem, {
   operations: ALL,
@@ -72,7 +72,7 @@ class AhBasketsEndpoint {}
     ],
   },
 })
-class AhItemsEndpoint {}
+export class AhItemsEndpoint {}
 
 type Json = Record<string, unknown>;
 interface Change {
@@ -83,7 +83,7 @@ interface Change {
   subject: string | null;
 }
 
-const TABLES = ['ah_items', 'ah_baskets', 'kit_changes', 'kit_outbox', 'kit_outbox_lease'];
+export const HISTORY_TABLES = ['ah_items', 'ah_baskets', 'kit_changes', 'kit_outbox', 'kit_outbox_lease'];
 
 export function authorizationHistorySuite(engine: EngineUnderTest): void {
   describe(`AutoCrud authorization with the change history and the outbox, ${engine.name}`, () => {
@@ -110,7 +110,7 @@ export function authorizationHistorySuite(engine: EngineUnderTest): void {
     const changesOf = async (entity: string, id: number) => (await engine.sql(`select operation, subject from kit_changes where entity = '${entity}' and row_key = '${id}' order by id`)).map((r) => [r.operation, r.subject]);
 
     before(async () => {
-      for (const table of TABLES) await engine.sql(`drop table if exists ${table}`);
+      for (const table of HISTORY_TABLES) await engine.sql(`drop table if exists ${table}`);
       authority = await TestAuthority.start();
       // dispatch: false keeps every record in kit_outbox, to be counted.
       app = await crudApp(engine, { outbox: { dispatch: false } }, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [AhBasketsEndpoint, AhItemsEndpoint]);
@@ -128,7 +128,7 @@ export function authorizationHistorySuite(engine: EngineUnderTest): void {
     after(async () => {
       await app?.close();
       await authority?.stop();
-      for (const table of TABLES) await engine.sql(`drop table if exists ${table}`);
+      for (const table of HISTORY_TABLES) await engine.sql(`drop table if exists ${table}`);
     });
 
     it('a write of another owner\'s row is a 404 (a taken key a 409) and is neither written nor recorded: no history row, no outbox record', async () => {
