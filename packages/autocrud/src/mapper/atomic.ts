@@ -28,9 +28,9 @@ export type RowOf = (index: number, relation: string | undefined) => { readonly 
  * soft-deleted parent, which the database's foreign key cannot see (references.ts). One statement
  * per reference for the whole batch.
  */
-export async function refuseGoneParents(table: Table, db: Db, trx: Db, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string): Promise<void> {
+export async function refuseGoneParents(table: Table, db: Db, trx: Db, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string, scope?: Scope): Promise<void> {
   if (table.entity.references.length === 0 || inputs.length === 0) return;
-  const missing = await firstMissingReference(db, table.flavour, table.entity, inputs, true, async (query) => (await trx.executeQuery<Row>(query)).rows);
+  const missing = await firstMissingReference(db, table.flavour, table.entity, inputs, true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
   if (missing) throw new BatchRowError(missing.index, missing.error, relation);
 }
 
@@ -109,7 +109,7 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
   if (prepared.some((p) => chunkRows(table, p.columns) > 1)) {
     try {
       return await table.transaction(signal, context, async (db, trx, record) => {
-        await refuseGoneParents(table, db, trx, inputs);
+        await refuseGoneParents(table, db, trx, inputs, undefined, scope);
         const rows = (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored));
         await record(table, createdChanges(table, rows));
         return rows;
@@ -119,7 +119,7 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
     }
   }
   return atomically(table, signal, async (db, trx, row, record) => {
-    await refuseGoneParents(table, db, trx, inputs);
+    await refuseGoneParents(table, db, trx, inputs, undefined, scope);
     const rows: Row[] = [];
     for (const { columns, values } of prepared) {
       const insert = table.insertStatement(db, columns);
@@ -175,7 +175,7 @@ export async function createTree(
   });
   const insertParent = async (db: Db, trx: Db, record: Recorder): Promise<{ tree: Row; key: unknown }> => {
     if (table.entity.references.length > 0) {
-      const gone = await firstMissingReference(db, table.flavour, table.entity, [input], true, async (query) => (await trx.executeQuery<Row>(query)).rows);
+      const gone = await firstMissingReference(db, table.flavour, table.entity, [input], true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
       if (gone) throw gone.error;
     }
     const insert = table.insertStatement(db, parent.columns);
@@ -192,7 +192,7 @@ export async function createTree(
       return await table.transaction(signal, context, async (db, trx, record) => {
         const { tree, key } = await insertParent(db, trx, record);
         for (const { name, child, column, prepared } of relations) {
-          await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name);
+          await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name, children[name]?.scope);
           const stored = (await insertRows(child, db, trx, prepared, signal, { [column]: key })).map((row) => child.decode(row));
           await record(child, createdChanges(child, stored));
           tree[name] = stored;
@@ -217,7 +217,7 @@ export async function createTree(
       const { tree, key } = await insertParent(db, trx, record);
       for (const { name, child, column, prepared } of relations) {
         relation = name;
-        await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name);
+        await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name, children[name]?.scope);
         const rows: Row[] = [];
         for (const { columns, values } of prepared) {
           const childInsert = child.insertStatement(db, columns);
@@ -271,7 +271,7 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
   const patches = changes.map((change) => change.patch);
   const recording = table.sinks.active;
   return atomically(table, signal, async (db, trx, row, record, execute) => {
-    await refuseGoneParents(table, db, trx, patches);
+    await refuseGoneParents(table, db, trx, patches, undefined, scope);
     const rows: Row[] = [];
     const changed: ChangeRecord[] = [];
     for (const { key, ifVersion, values } of prepared) {

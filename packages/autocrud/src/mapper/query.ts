@@ -53,6 +53,12 @@ export interface SortKey<F extends string = string> {
 export interface Scope<F extends string = string> {
   readonly where: readonly Filter<F>[];
   readonly readOnly?: readonly F[];
+  /**
+   * The rows of referenced entities a write may name, by entity: the caller's conditions on that
+   * entity's rows (`null`: none of them). A reference to a row outside them is refused as a
+   * reference to a missing row, so a write cannot tell another owner's row from no row.
+   */
+  readonly references?: ReadonlyMap<Entity, readonly Filter[] | null>;
 }
 
 /**

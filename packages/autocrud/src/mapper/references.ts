@@ -9,7 +9,8 @@ import type { Db, SqlFlavour } from './engine.js';
 import { columnCodec } from './columns.js';
 import { MissingReferenceError, StillReferencedError } from './errors.js';
 import { ValueFault } from '../values/kinds.js';
-import { notDeleted } from './query.js';
+import { notDeleted, type Filter } from './query.js';
+import { scopeConditions, scopeFilters } from './scope.js';
 import type { Executor } from './statements.js';
 
 /** A reference to an entity, from the entity that declares it. */
@@ -33,8 +34,14 @@ export type RowReader = (query: CompiledQuery) => Promise<ReadonlyArray<Record<s
 // Keys per IN list: far below both engines' parameter limits (SQLite 32766, PostgreSQL 65535).
 const KEYS_PER_STATEMENT = 1000;
 
-/** Of `keys`, those `target` has a live (not soft-deleted) row for, as strings: one statement per 1,000 keys. */
-async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: readonly unknown[], read: RowReader): Promise<Set<string>> {
+/** The rows of referenced entities a write may name (see `Scope.references`). */
+export type ReferenceScopes = ReadonlyMap<Entity, readonly Filter[] | null>;
+
+/**
+ * Of `keys`, those `target` has a live (not soft-deleted) row for, inside `visible` (the caller's
+ * conditions on its rows) when given, as strings: one statement per 1,000 keys.
+ */
+async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: readonly unknown[], read: RowReader, visible: readonly Filter[] = []): Promise<Set<string>> {
   const pk = target.field(target.primaryKey) as EntityField;
   const found = new Set<string>();
   for (let start = 0; start < keys.length; start += KEYS_PER_STATEMENT) {
@@ -42,7 +49,7 @@ async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: reado
     const query = db
       .selectFrom(target.table)
       .select(sql.ref(pk.column).as('key'))
-      .where((eb) => eb.and([eb(sql.ref(pk.column), 'in', chunk), ...[notDeleted(eb, flavour, target)].filter((c) => c !== undefined)]));
+      .where((eb) => eb.and([eb(sql.ref(pk.column), 'in', chunk), ...[notDeleted(eb, flavour, target)].filter((c) => c !== undefined), ...scopeConditions(eb, flavour, target, visible)]));
     for (const row of await read(query.compile())) found.add(String(row.key));
   }
   return found;
@@ -54,7 +61,9 @@ async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: reado
  * (per 1,000 keys), whatever the number of rows: a bulk or nested write checks its whole batch at
  * once. `softOnly`: only references whose target soft-deletes (the database's foreign key checks
  * the others). A key the database answers in another spelling (a bigint as text) is checked again
- * on its own before it is called missing, so no live parent is ever refused.
+ * on its own before it is called missing, so no live parent is ever refused. `scopes`: the rows
+ * of each referenced entity the caller may name; a reference to a row outside them is missing
+ * too (checked whatever `softOnly` says: the database's foreign key sees every row).
  */
 export async function firstMissingReference(
   db: Db,
@@ -63,11 +72,15 @@ export async function firstMissingReference(
   inputs: readonly Readonly<Record<string, unknown>>[],
   softOnly: boolean,
   read: RowReader,
+  scopes?: ReferenceScopes,
 ): Promise<{ index: number; error: MissingReferenceError } | undefined> {
   let first: { index: number; error: MissingReferenceError } | undefined;
   for (const reference of entity.references) {
     const target = reference.target();
-    if (softOnly && target.softDelete === undefined) continue;
+    const scoped = scopes?.get(target);
+    if (softOnly && target.softDelete === undefined && scoped === undefined) continue;
+    // null: the caller may name no row of the target; conditions: only the rows they admit.
+    const visible = scoped === null || scoped === undefined ? [] : scopeFilters(target, { where: scoped });
     const pk = target.field(target.primaryKey) as EntityField;
     const named: Array<{ index: number; value: unknown; key: unknown }> = [];
     for (let index = 0; index < inputs.length && (first === undefined || index < first.index); index++) {
@@ -76,9 +89,9 @@ export async function firstMissingReference(
     }
     if (named.length === 0) continue;
     const keys = [...new Set(named.filter((n) => n.key !== undefined).map((n) => n.key))];
-    const live = keys.length > 0 ? await liveKeys(db, flavour, target, keys, read) : new Set<string>();
+    const live = keys.length > 0 && scoped !== null ? await liveKeys(db, flavour, target, keys, read, visible) : new Set<string>();
     for (const { index, value, key } of named) {
-      if (key !== undefined && (live.has(String(key)) || (await liveKeys(db, flavour, target, [key], read)).size > 0)) continue;
+      if (key !== undefined && scoped !== null && (live.has(String(key)) || (await liveKeys(db, flavour, target, [key], read, visible)).size > 0)) continue;
       if (first === undefined || index < first.index) first = { index, error: new MissingReferenceError(entity.name, reference.field, value, target.name) };
       break;
     }
@@ -99,8 +112,9 @@ export async function checkMissingReferences(
   softOnly: boolean,
   execute: Executor,
   signal: AbortSignal | undefined,
+  scopes?: ReferenceScopes,
 ): Promise<void> {
-  const missing = await firstMissingReference(db, flavour, entity, [input], softOnly, (query) => execute(query, '', signal));
+  const missing = await firstMissingReference(db, flavour, entity, [input], softOnly, (query) => execute(query, '', signal), scopes);
   if (missing) throw missing.error;
 }
 

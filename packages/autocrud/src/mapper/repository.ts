@@ -308,7 +308,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     if (t.sinks.active) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
-          if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, execute, signal);
+          if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, execute, signal, options?.scope?.references);
           const [row] = (await trx.executeQuery<Row>(t.insertStatement(db, columns).bind(values))).rows;
           if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
           const stored = t.decode(row);
@@ -318,8 +318,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
         .catch(this.#explainWrite(written, signal));
     }
     return t.run(async (db) => {
-      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot tell.
-      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, t.execute, signal);
+      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot
+      // tell, and so is a parent outside the caller's scope of it.
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, t.execute, signal, options?.scope?.references);
       const insert = t.insertStatement(db, columns);
       const [row] = await t.execute(insert.bind(values), insert.name, signal);
       if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
@@ -487,7 +488,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     if (t.sinks.active) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
-          if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, execute, signal);
+          if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, execute, signal, options?.scope?.references);
           if (this.flavour === 'postgres' && ifVersion?.length !== 0) {
             // One statement locks the row (inside the scope), writes it and answers it before and after.
             const [raw] = await execute(t.lockedUpdate(db, values, key, ifVersion, where), '');
@@ -514,7 +515,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     }
     return t.run(async (db) => {
       if (ifVersion?.length === 0) return this.#conflict(db, key, signal, where);
-      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, t.execute, signal);
+      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, t.execute, signal, options?.scope?.references);
       const query = db
         .updateTable(t.name)
         .set(values)

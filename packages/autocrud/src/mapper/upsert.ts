@@ -163,7 +163,7 @@ export async function upsertMany(
   const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
   const recording = table.sinks.active;
   return atomically(table, signal, async (db, trx, row, record) => {
-    await refuseGoneParents(table, db, trx, inputs);
+    await refuseGoneParents(table, db, trx, inputs, undefined, scope);
     const out: UpsertedRow[] = [];
     const changed: ChangeRecord[] = [];
     for (const { columns, values } of prepared) {

@@ -8,7 +8,7 @@ import type { AutoCrudOperation, ResolvedAuthorization, ResolvedRule } from '../
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, Scope } from '../mapper/query.js';
 import type { IncludeNode } from '../mapper/includes.js';
-import type { IncludeRequest } from './includes.js';
+import type { IncludeRequest, RelationsOf } from './includes.js';
 import type { CallOptions, Row } from '../mapper/repository.js';
 import { clientSignal } from './abort.js';
 import { visible } from './fields.js';
@@ -132,13 +132,14 @@ export async function admit(entity: Entity, authorization: ResolvedAuthorization
  * The onRequest hooks of one generated route under authorization: the token check (optional when
  * an anonymous rule allows the operation: a token, when sent, must still be valid), then the rule.
  */
-export function authorizeHooks(entity: Entity, authorization: ResolvedAuthorization, flag: number, operation: AutoCrudOperation, authenticate: onRequestHookHandler): onRequestHookHandler[] {
+export function authorizeHooks(entity: Entity, authorization: ResolvedAuthorization, flag: number, operation: AutoCrudOperation, authenticate: onRequestHookHandler, relationsOf?: RelationsOf): onRequestHookHandler[] {
   const rules = authorization.rules.filter((rule) => allows(rule.allow, flag));
   const open = rules.some((rule) => rule.role === undefined);
+  const writes = WRITES.has(operation);
   async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const access = await admit(entity, authorization, flag, operation, request);
     if ('status' in access) return refuse(reply, access);
-    accesses.set(request, access);
+    accesses.set(request, writes ? await withReferences(request, entity, access, relationsOf) : access);
     return undefined;
   }
   // Without a token, an operation an anonymous rule allows goes straight to the rule.
@@ -150,6 +151,25 @@ export function optionalToken(authenticate: onRequestHookHandler): onRequestHook
   const verify = authenticate as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   const optional = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => (request.headers.authorization === undefined ? undefined : verify(request, reply));
   return optional as onRequestHookHandler;
+}
+
+const WRITES: ReadonlySet<AutoCrudOperation> = new Set(['create', 'update', 'patch']);
+
+/**
+ * `access` with the rows of each referenced entity that has rules the caller may name (its rules'
+ * conditions for a read by key; none when they refuse the caller): the mapper refuses a reference
+ * to a row outside them as one to a missing row, inside the write's statements, so a write cannot
+ * tell another owner's row from no row (see `Scope.references`).
+ */
+export async function withReferences(request: FastifyRequest, entity: Entity, access: Access, relationsOf: RelationsOf | undefined): Promise<Access> {
+  if (!relationsOf || entity.references.length === 0) return access;
+  let references: Map<Entity, readonly Filter[] | null> | undefined;
+  for (const relation of relationsOf(entity).values()) {
+    if (relation.kind !== 'one' || !relation.authorization) continue;
+    const seen = await admit(relation.entity, relation.authorization, CrudOperations.Get, 'get', request);
+    (references ??= new Map()).set(relation.entity, 'status' in seen ? null : (seen.scope?.where ?? []));
+  }
+  return references ? { ...access, scope: { ...(access.scope ?? { where: [] }), references } } : access;
 }
 
 /** True when an anonymous rule allows the operation: its document says the token is optional. */
@@ -260,10 +280,10 @@ const PLAIN: RouteAuthorization = {
 };
 
 /** The authorization parts of one class's routes (see {@link RouteAuthorization}). */
-export function routeAuthorization(entity: Entity, authorization: ResolvedAuthorization | undefined, authenticate: onRequestHookHandler | undefined): RouteAuthorization {
+export function routeAuthorization(entity: Entity, authorization: ResolvedAuthorization | undefined, authenticate: onRequestHookHandler | undefined, relationsOf?: RelationsOf): RouteAuthorization {
   if (!authorization || !authenticate) return PLAIN;
   return {
-    guard: (flag, operation) => ({ onRequest: authorizeHooks(entity, authorization, flag, operation, authenticate) }),
+    guard: (flag, operation) => ({ onRequest: authorizeHooks(entity, authorization, flag, operation, authenticate, relationsOf) }),
     schema: (flag) => (anonymousAllowed(authorization, flag) ? { security: OPTIONAL_TOKEN } : {}),
     responses: { 403: problemResponse(403) },
     call(request, reply) {

@@ -5,7 +5,8 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
 import type { CallOptions, Row, UpsertedRow, UpsertResolution } from '../mapper/repository.js';
 import { CrudOperations } from '../operations.js';
-import { admit, forbiddenWrite, refuse, type RouteAuthorization } from './authorize.js';
+import { admit, forbiddenWrite, refuse, withReferences, type RouteAuthorization } from './authorize.js';
+import type { RelationsOf } from './includes.js';
 import { visible } from './fields.js';
 import { readBody, requireJson } from './body.js';
 import { batchCompiler, MAX_BATCH_ROWS, readRows, rowsSchema, sendBatchProblem } from './batch.js';
@@ -150,7 +151,7 @@ export function createRoute(
       }
       const conflict = conflictKey(entity, (request.query as Record<string, unknown> | undefined)?.[ON_CONFLICT], preference);
       if ('fault' in conflict) return badRequest(reply, conflict.fault);
-      const plan = await planCreate(request, reply, entity, repository, nested, preference && { ...preference, key: conflict.key }, call, created, outcomes, authz);
+      const plan = await planCreate(request, reply, entity, repository, nested, preference && { ...preference, key: conflict.key }, call, created, outcomes, authz, settings.relations);
       if (!plan) return reply;
       // One row: the route's compiled serializer (its 201 is the row's schema). Many rows or a
       // tree: the mapper's JSON values as they are (the row's serializer would drop the children).
@@ -215,6 +216,7 @@ async function planCreate(
   created: (row: Row, shown?: Row) => CreatedAnswer,
   outcomes: (rows: readonly UpsertedRow[], token: string, single: boolean) => CreatedAnswer,
   authz: RouteAuthorization,
+  relationsOf: RelationsOf,
 ): Promise<CreatePlan | undefined> {
   const given = request.body as Record<string, unknown> | Record<string, unknown>[];
   const shown = (row: Row) => authz.shown(request, row);
@@ -261,11 +263,13 @@ async function planCreate(
     for (const name of relations) {
       const child = tree.children[name];
       if (!child?.authorization) continue;
-      const access = await admit(child.entity, child.authorization, CrudOperations.Create, 'create', request);
-      if ('status' in access) {
-        refuse(reply, access.status === 403 ? { ...access, detail: `${name}: ${access.detail}` } : access);
+      const admitted = await admit(child.entity, child.authorization, CrudOperations.Create, 'create', request);
+      if ('status' in admitted) {
+        refuse(reply, admitted.status === 403 ? { ...admitted, detail: `${name}: ${admitted.detail}` } : admitted);
         return undefined;
       }
+      // The rows a child may reference are the caller's too (the parent link is set by the create).
+      const access = await withReferences(request, child.entity, admitted, relationsOf);
       for (let i = 0; i < child.rows.length; i++) {
         const refused = forbiddenWrite(child.entity, access, child.rows[i] as Record<string, unknown>);
         if (refused) {

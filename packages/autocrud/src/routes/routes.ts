@@ -54,7 +54,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   const querystring = { ...listSchema, properties: { ...(listSchema.properties as object), ...includeQuery } };
   // Under authorization: each route's own hooks (the token, then the rule: 401/403 before the body
   // is read), the caller's scope in every repository call, hidden fields out of every answer.
-  const authz = routeAuthorization(entity, settings.authorization, settings.authenticate);
+  const authz = routeAuthorization(entity, settings.authorization, settings.authenticate, settings.relations);
   // A class without a token check whose answers may include (or nest) an entity with rules still
   // reads a token when one is sent, so that those rules see the caller (without one: anonymous).
   const relatedRules = !settings.authenticate && includes.some((p) => p.relation.authorization !== undefined);

@@ -195,6 +195,31 @@ export function authorizationRelationsSuite(engine: EngineUnderTest): void {
       assert.deepEqual(await ownerOf('authz_items', `basket_id = ${Number(tree.id)}`), ['alice', 'alice']);
     });
 
+    it('a reference to another owner\'s row is refused as one to a missing row (422 naming the field, the answer a key that does not exist gets: no existence oracle), nothing written', async () => {
+      const missing = 999_999;
+      const detailOf = (res: LightMyRequestResponse, key: number) => res.json<{ detail: string }>().detail.replace(String(key), '<key>');
+      const cases: Array<[string, (basket: number) => InjectOptions]> = [
+        ['basketId', (basket) => ({ method: 'POST', url: '/api/authItems', payload: { basketId: basket, sku: 'ref-1' } })],
+        ['[1].basketId', (basket) => ({ method: 'POST', url: '/api/authItems', payload: [{ basketId: baskets.A1, sku: 'ref-2' }, { basketId: basket, sku: 'ref-3' }] })],
+        ['basketId', (basket) => ({ method: 'PATCH', url: `/api/authItems/${items.aliceInA1}`, payload: { basketId: basket } })],
+        ['[0].basketId', (basket) => ({ method: 'PATCH', url: '/api/authItems', payload: [{ id: items.aliceInA1, basketId: basket }] })],
+      ];
+      for (const [name, request] of cases) {
+        const other = await refusedUnchanged(as.alice, request(baskets.B1), 422);
+        const absent = await refusedUnchanged(as.alice, request(missing), 422);
+        assert.equal(other.json<{ errors: Array<{ name: string }> }>().errors[0]?.name, name, other.body);
+        assert.equal(detailOf(other, baskets.B1), detailOf(absent, missing), 'another owner\'s row and no row read alike');
+        assert.doesNotMatch(other.body, /bob/);
+      }
+      // Inside the caller's own rows, and for the admin (whose rule has no check), the references hold.
+      const own = await send(as.alice, { method: 'POST', url: '/api/authItems', payload: { basketId: baskets.A1, sku: 'ref-own' } });
+      assert.equal(own.statusCode, 201, own.body);
+      const admin = await send(as.root, { method: 'POST', url: '/api/authItems', payload: { basketId: baskets.B1, sku: 'ref-admin', ownerId: 'alice' } });
+      assert.equal(admin.statusCode, 201, admin.body);
+      // The later tests count the fixture's items.
+      await engine.sql(`delete from authz_items where sku in ('ref-own', 'ref-admin')`);
+    });
+
     it('includes: included rows are scoped by the caller\'s rules of their entity, inside the statement; their hidden fields are absent and refused in fields[path]=', async () => {
       const get = await send(as.alice, { url: `/api/authBaskets/${baskets.A1}?include=items` });
       assert.equal(get.statusCode, 200, get.body);
