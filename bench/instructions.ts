@@ -1,7 +1,7 @@
 // Instructions per request, counted by valgrind's callgrind:
 //
 //   npm run bench:instructions -- [--only=bare,floor,audit-async] [--requests=20000] [--warmup=30000]
-//     [--repeat=1] [--jobs=1] [--breakdown] [--top=25] [--keep=DIR] [--from=DIR] [--node=/path/to/node]
+//     [--repeat=1] [--jobs=1] [--breakdown] [--top=25] [--keep=DIR] [--from=DIR] [--node=/path/to/node] [--semi-space=MB]
 //
 // On this shared 2-core machine the CPU time of one request drifts by 2x between runs, more than
 // the differences an audit trail makes. Instructions do not drift: callgrind counts every
@@ -40,6 +40,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const exec = promisify(execFile);
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const flag = (name: string) => process.argv.includes(`--${name}`);
+// `--semi-space=MB`: each server's young generation pinned (see run.ts): the collector's count then follows the allocations, not V8's per-process sizing.
+const semiSpaceArgs = arg('semi-space') ? [`--min-semi-space-size=${arg('semi-space')}`, `--max-semi-space-size=${arg('semi-space')}`] : [];
 const requests = Number(arg('requests') ?? 20000);
 const warmup = Number(arg('warmup') ?? 30000);
 const repeat = Number(arg('repeat') ?? 1);
@@ -103,7 +105,7 @@ async function count(id: string, run: number, dir: string): Promise<void> {
   const child = spawn(
     'valgrind',
     ['--tool=callgrind', `--callgrind-out-file=${prefix}.cg`, '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--dump-line=no', '--compress-strings=no',
-      nodeBin, '--expose-gc', ...(breakdown ? ['--perf-basic-prof'] : []), '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'server.ts'), server, ...(real ? ['real'] : [])],
+      nodeBin, '--expose-gc', ...semiSpaceArgs, ...(breakdown ? ['--perf-basic-prof'] : []), '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'server.ts'), server, ...(real ? ['real'] : [])],
     // In the dump directory: with --perf-basic-prof, V8 also leaves an isolate-*.log in its working directory.
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KIT_BENCH_GC: '1' }, cwd: dir },
   );

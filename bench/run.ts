@@ -26,7 +26,14 @@ const sliceSeconds = full ? 4 : 2;
 const connections = 100;
 const memoryRequests = full ? 1_000_000 : 100_000;
 const tsx = import.meta.resolve('tsx');
-const nodeArgs = ['--conditions=kit-source', '--import', tsx];
+// `--semi-space=MB`: every server's young generation pinned to MB per semi-space (V8's
+// --min/--max-semi-space-size). V8 otherwise sizes it per process from its own history (grown under
+// load, shrunk while the process idles through its baseline's slice), and the callgrind counts show
+// the cost of that alone: one server ran 16 scavenges in a window where an identical one ran 117,
+// the collector taking 7,000 against 25,000 instructions per request. Pinned, a server's collector
+// cost follows what it allocates and keeps, not its luck. The same for every server, bare included.
+const semiSpace = process.argv.find((a) => a.startsWith('--semi-space='))?.slice(13);
+const nodeArgs = [...(semiSpace ? [`--min-semi-space-size=${semiSpace}`, `--max-semi-space-size=${semiSpace}`] : []), '--conditions=kit-source', '--import', tsx];
 const exec = promisify(execFile);
 // `--fresh`: new server processes for every cycle. One process can keep a state of its own for its
 // whole life (heap sizing, collections on the helper threads, JIT decisions): two identical servers
@@ -262,7 +269,7 @@ if (!only || only.includes('memory')) {
 }
 
 const serverNode = nodeBin === process.execPath ? process.version : (await exec(nodeBin, ['-v'])).stdout.trim();
-const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', fresh, warmupSeconds, seconds, cycles, sliceSeconds, connections };
+const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', fresh, warmupSeconds, semiSpaceMb: semiSpace ? Number(semiSpace) : undefined, seconds, cycles, sliceSeconds, connections };
 const out = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? 'RESULTS';
 await writeFile(path.join(here, `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
 await writeFile(path.join(here, `${out}.md`), (await import('./report.js')).renderReport({ machine, ...results } as never));

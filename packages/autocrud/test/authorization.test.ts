@@ -2,42 +2,26 @@
 // log shows the scope inside every generated statement), PGlite and SQLite (Node >= 22.13), and
 // the declaration's start-up checks.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PGlite } from '@electric-sql/pglite';
 import { AUDIENCE, TestAuthority } from '../../core/test/jwt-authority.ts';
 import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 import { authorizationSuite, OrdersEndpoint } from './suite/authorization.ts';
 import { optionsSuite } from './suite/authorization-options.ts';
 import { authorizationRelationsSuite, relationsFixture } from './suite/authorization-relations.ts';
 import { AhBasketsEndpoint, AhItemsEndpoint, authorizationHistorySuite, HISTORY_TABLES } from './suite/authorization-history.ts';
-import { crudApp, type EngineUnderTest } from './suite/fixtures.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { crudApp } from './suite/fixtures.ts';
+import { pgliteEngine, postgresEngine, sqliteEngine } from './suite/engines.ts';
+import { describePostgres } from './postgres-server.ts';
 
 optionsSuite();
 
 describePostgres('PostgreSQL', () => {
-  let server: PostgresServer;
-  const engine: EngineUnderTest = {
-    name: 'PostgreSQL',
-    flavour: 'postgres',
-    get connection() {
-      return server.url;
-    },
-    async sql(text) {
-      return (await server.sql(text)).rows as Array<Record<string, unknown>>;
-    },
-  };
-  before(async () => {
-    server = await PostgresServer.start({ settings: { log_statement: 'all' } });
-  });
-  after(async () => {
-    await server?.dispose();
-  });
-
+  // The server logs every statement: the tests below read the caller's scope in them.
+  const postgres = postgresEngine({ settings: { log_statement: 'all' } });
+  const engine = postgres.engine;
   authorizationSuite(engine);
   authorizationRelationsSuite(engine);
   authorizationHistorySuite(engine);
@@ -47,7 +31,7 @@ describePostgres('PostgreSQL', () => {
     const app = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrdersEndpoint]);
     try {
       const headers = { authorization: `Bearer ${await authority.sign({ claims: { sub: 'carol', realm_access: { roles: ['customer'] } } })}` };
-      const log = path.join(server.dir, 'server.log');
+      const log = path.join(postgres.server().dir, 'server.log');
       const start = statSync(log).size;
       const created = await app.inject({ method: 'POST', url: '/api/orders', headers, payload: { item: 'logged', amount: 1 } });
       assert.equal(created.statusCode, 201, created.body);
@@ -106,7 +90,7 @@ describePostgres('PostgreSQL', () => {
     const authority = await TestAuthority.start();
     const { app, as, baskets, items } = await relationsFixture(engine, authority);
     try {
-      const log = path.join(server.dir, 'server.log');
+      const log = path.join(postgres.server().dir, 'server.log');
       const start = statSync(log).size;
       const requests = [
         { method: 'POST' as const, url: '/api/authBaskets', payload: [{ code: 'L1', label: 'one' }, { code: 'L2', label: 'two' }] },
@@ -171,7 +155,7 @@ describePostgres('PostgreSQL', () => {
       const mine = await make({ code: 'L1', label: 'one', ownerId: 'alice' });
       const gone = await make({ code: 'L2', label: 'two', ownerId: 'alice' });
       const bobs = await make({ code: 'L3', label: 'three', ownerId: 'bob' });
-      const log = path.join(server.dir, 'server.log');
+      const log = path.join(postgres.server().dir, 'server.log');
       const start = statSync(log).size;
       const requests = [
         { method: 'PATCH' as const, url: `/api/ahBaskets/${mine}`, payload: { label: 'one, patched' } },
@@ -209,51 +193,17 @@ describePostgres('PostgreSQL', () => {
 });
 
 describe('PGlite', () => {
-  const pglite = new PGlite();
-  before(() => pglite.waitReady);
-  after(() => pglite.close());
-  const engine: EngineUnderTest = {
-    name: 'PGlite',
-    flavour: 'postgres',
-    connection: pglite,
-    async sql(text) {
-      const result = await pglite.query<Record<string, unknown>>(text);
-      return result.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
-    },
-  };
+  const engine = pgliteEngine();
   authorizationSuite(engine);
   authorizationRelationsSuite(engine);
   authorizationHistorySuite(engine);
 });
 
-interface DatabaseSync {
-  prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
-  close(): void;
-}
-
 if (!sqliteAvailable()) {
   it('AutoCrud authorization on node:sqlite', (t) => t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`));
 } else {
   describe('node:sqlite', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'kit-sqlite-authz-'));
-    const file = path.join(dir, 'authz.db');
-    const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => DatabaseSync };
-    const direct = new DatabaseSync(file);
-    after(() => {
-      direct.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    const engine: EngineUnderTest = {
-      name: 'node:sqlite',
-      flavour: 'sqlite',
-      connection: `sqlite:${file}`,
-      async sql(text) {
-        const stmt = direct.prepare(text);
-        if (/^\s*select/i.test(text)) return stmt.all();
-        stmt.run();
-        return [];
-      },
-    };
+    const engine = sqliteEngine('kit-sqlite-authz-');
     authorizationSuite(engine);
     authorizationRelationsSuite(engine);
     authorizationHistorySuite(engine);

@@ -10,12 +10,11 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, KIT_AUTOCRUD, redactConnectionString, type KitAutoCrud } from '@kit/autocrud';
 import { redoclyLint } from '../../core/test/redocly.ts';
-import { crudApp, DocumentsEndpoint, LedgersEndpoint, Product, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
+import { crudApp, DocumentsEndpoint, LedgersEndpoint, Product, ProductEndpoint, suiteTables } from './suite/fixtures.ts';
+import { pgliteEngine } from './suite/engines.ts';
 
 const pglite = new PGlite();
-before(() => pglite.waitReady);
-after(() => pglite.close());
-const engine: EngineUnderTest = { name: 'PGlite', flavour: 'postgres', connection: pglite, sql: async (text) => (await pglite.query<Record<string, unknown>>(text)).rows };
+const engine = pgliteEngine(pglite);
 
 const schema = Type.Object({ id: Type.Integer(), name: Type.String(), active: Type.Boolean() });
 

@@ -2,41 +2,15 @@
 // runtime without it, the suites report themselves skipped and the engine's clear start-up error
 // is checked instead.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
 import { sqliteAvailable } from '../src/mapper/sqlite.ts';
-import { crudSuite } from './suite/crud.ts';
-import type { EngineUnderTest } from './suite/fixtures.ts';
-import { cursorSuite } from './suite/cursors.ts';
 import { ProductEndpoint } from './suite/fixtures.ts';
-import { hostileSuite } from './suite/hostile.ts';
-import { idempotencySuite } from './suite/idempotency.ts';
-import { versionSuite } from './suite/versions.ts';
-import { startupSuite } from './suite/startup.ts';
-import { valuesSuite } from './suite/values.ts';
-import { quietSuite } from './suite/quiet.ts';
-import { typesSuite } from './suite/types.ts';
-import { patchSuite } from './suite/patch.ts';
-import { atomicSuite } from './suite/atomic.ts';
-import { bulkSuite } from './suite/bulk.ts';
-import { nestedSuite } from './suite/nested.ts';
-import { upsertSuite } from './suite/upsert.ts';
-import { selectSuite } from './suite/select.ts';
-import { relationsSuite } from './suite/relations.ts';
-import { includesSuite } from './suite/includes.ts';
-import { includeValuesSuite } from './suite/include-values.ts';
-import { historySuite } from './suite/history.ts';
-
-interface DatabaseSync {
-  prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
-  exec(sql: string): void;
-  close(): void;
-}
+import { conformanceSuites } from './suite/conformance.ts';
+import { sqliteEngine } from './suite/engines.ts';
 
 if (!sqliteAvailable()) {
   const reason = `node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`;
@@ -64,49 +38,11 @@ if (!sqliteAvailable()) {
     });
   });
 } else {
-  const dir = mkdtempSync(path.join(tmpdir(), 'kit-sqlite-'));
-  const file = path.join(dir, 'suite.db');
-  const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => DatabaseSync };
-  const direct = new DatabaseSync(file);
-  after(() => {
-    direct.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const engine: EngineUnderTest = {
-    name: 'node:sqlite',
-    flavour: 'sqlite',
-    connection: `sqlite:${file}`,
-    async sql(text) {
-      const stmt = direct.prepare(text);
-      if (/^\s*select/i.test(text)) return stmt.all();
-      stmt.run();
-      return [];
-    },
-    // Another connection's write lock: Kit's writes wait for it on timers, the event loop serving meanwhile.
-    async hold() {
-      direct.exec('begin immediate');
-      return async () => direct.exec('commit');
-    },
-  };
-  crudSuite(engine);
-  hostileSuite(engine);
-  startupSuite(engine);
-  idempotencySuite(engine);
-  versionSuite(engine);
-  cursorSuite(engine);
-  valuesSuite(engine);
-  quietSuite(engine);
-  typesSuite(engine);
-  patchSuite(engine);
-  atomicSuite(engine);
-  bulkSuite(engine);
-  nestedSuite(engine);
-  upsertSuite(engine);
-  selectSuite(engine);
-  relationsSuite(engine);
-  includesSuite(engine);
-  includeValuesSuite(engine);
-  historySuite(engine);
+  const engine = sqliteEngine();
+  conformanceSuites(engine);
+  // The suite's own database file and its directory, for the paths SQLite cannot use.
+  const file = String(engine.connection).slice('sqlite:'.length);
+  const dir = path.dirname(file);
 
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [

@@ -10,7 +10,7 @@ import { keyValue, patchValues } from './arguments.js';
 import type { Db } from './engine.js';
 import { chunkRows, insertRows } from './bulk-insert.js';
 import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConflictError } from './errors.js';
-import { firstMissingReference } from './references.js';
+import { firstMissingReference, refusedReference } from './references.js';
 import type { Eb, Scope } from './query.js';
 import { checkReadOnly } from './scope.js';
 import type { PreparedInsert, Recorder, Row, Table, WriteScope } from './table.js';
@@ -42,10 +42,8 @@ async function explainRefusal(err: BatchRowError, rowOf: RowOf | undefined, sign
   const cause = err.cause;
   if (!(cause instanceof ConstraintViolationError) || cause.kind !== 'foreignKey') return err;
   const sent = rowOf?.(err.index, err.relation);
-  if (!sent || sent.table.entity.references.length === 0) return err;
-  const { table, input } = sent;
-  const missing = await table.run((db) => firstMissingReference(db, table.flavour, table.entity, [input], false, (query) => table.execute(query, '', signal)), signal);
-  return missing ? new BatchRowError(err.index, missing.error, err.relation) : err;
+  const missing = sent && (await refusedReference(sent.table, sent.input, signal));
+  return missing ? new BatchRowError(err.index, missing, err.relation) : err;
 }
 
 /**
@@ -235,9 +233,9 @@ export async function createTree(
     context,
   ).catch(async (err: unknown) => {
     // The parent's own foreign key refused: named as create names it.
-    if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && table.entity.references.length > 0) {
-      const missing = await table.run((db) => firstMissingReference(db, table.flavour, table.entity, [input], false, (query) => table.execute(query, '', signal)), signal);
-      if (missing) throw missing.error;
+    if (err instanceof ConstraintViolationError && err.kind === 'foreignKey') {
+      const missing = await refusedReference(table, input, signal);
+      if (missing) throw missing;
     }
     throw err;
   });

@@ -99,6 +99,26 @@ export async function firstMissingReference(
   return first;
 }
 
+/** What naming a refused reference needs of a table (table.ts's `Table` is one). */
+export interface ReferencingTable {
+  readonly entity: Entity;
+  readonly flavour: SqlFlavour;
+  readonly run: <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
+  readonly execute: Executor;
+}
+
+/**
+ * After the database refused a write of `input` for a foreign key: the error naming the field and
+ * the key at fault, read afresh on the table's database (the write's transaction rolled back);
+ * `undefined` when every reference now holds (the parent came back meanwhile), so the caller keeps
+ * the database's refusal. The one explanation of a refused reference: single, bulk and nested writes.
+ */
+export async function refusedReference(table: ReferencingTable, input: Readonly<Record<string, unknown>>, signal: AbortSignal | undefined): Promise<MissingReferenceError | undefined> {
+  if (table.entity.references.length === 0) return undefined;
+  const missing = await table.run((db) => firstMissingReference(db, table.flavour, table.entity, [input], false, (query) => table.execute(query, '', signal)), signal);
+  return missing?.error;
+}
+
 /**
  * Throws `MissingReferenceError` for the first reference of `entity` that `input` sets to a key no
  * live row has. `softOnly`: only references whose target soft-deletes (the database's foreign key

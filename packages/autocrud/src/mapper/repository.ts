@@ -7,7 +7,7 @@ import type { Db, SqlFlavour } from './engine.js';
 import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Filter, type ListOptions, type SortKey } from './query.js';
 import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './scope.js';
 import { ConstraintViolationError, VersionConflictError } from './errors.js';
-import { checkMissingReferences, checkReferrers, type Referrer } from './references.js';
+import { checkMissingReferences, checkReferrers, refusedReference, type Referrer } from './references.js';
 import { keySet, relatedQuery } from './related.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
@@ -142,11 +142,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    */
   #explainWrite(input: Readonly<Record<string, unknown>>, signal: AbortSignal | undefined): (err: unknown) => Promise<never> {
     return async (err) => {
-      if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && this.entity.references.length > 0) {
-        const t = this.#t;
-        await t.run((db) => checkMissingReferences(db, this.flavour, this.entity, input, false, t.execute, signal), signal);
-      }
-      throw err;
+      const missing = err instanceof ConstraintViolationError && err.kind === 'foreignKey' ? await refusedReference(this.#t, input, signal) : undefined;
+      throw missing ?? err;
     };
   }
 

@@ -39,12 +39,18 @@ export const AuthItem = defineEntity({
     ownerId: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
     sku: Type.String({ minLength: 1, maxLength: 20 }),
     price: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    // A second reference to a basket, which a nested create's children set themselves (basketId is the new parent's).
+    fromBasketId: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     version: Type.Integer(),
   }),
-  writable: ['basketId', 'ownerId', 'sku', 'price'],
+  writable: ['basketId', 'ownerId', 'sku', 'price', 'fromBasketId'],
   version: 'version',
-  columns: { basketId: 'basket_id', ownerId: 'owner_id' },
-  references: { basketId: { entity: () => AuthBasket, onDelete: 'cascade', as: 'basket', many: 'items' } },
+  unique: [['sku']],
+  columns: { basketId: 'basket_id', ownerId: 'owner_id', fromBasketId: 'from_basket_id' },
+  references: {
+    basketId: { entity: () => AuthBasket, onDelete: 'cascade', as: 'basket', many: 'items' },
+    fromBasketId: { entity: () => AuthBasket, onDelete: 'set null', as: 'fromBasket', many: 'giftedItems' },
+  },
 });
 
 const ALL = CrudOperations.All | CrudOperations.Patch;
@@ -198,11 +204,18 @@ export function authorizationRelationsSuite(engine: EngineUnderTest): void {
     it('a reference to another owner\'s row is refused as one to a missing row (422 naming the field, the answer a key that does not exist gets: no existence oracle), nothing written', async () => {
       const missing = 999_999;
       const detailOf = (res: LightMyRequestResponse, key: number) => res.json<{ detail: string }>().detail.replace(String(key), '<key>');
+      // Alice's own item, which the merging upsert below would write over.
+      const mine = await send(as.alice, { method: 'POST', url: '/api/authItems', payload: { basketId: baskets.A1, sku: 'ref-mine' } });
+      assert.equal(mine.statusCode, 201, mine.body);
       const cases: Array<[string, (basket: number) => InjectOptions]> = [
         ['basketId', (basket) => ({ method: 'POST', url: '/api/authItems', payload: { basketId: basket, sku: 'ref-1' } })],
         ['[1].basketId', (basket) => ({ method: 'POST', url: '/api/authItems', payload: [{ basketId: baskets.A1, sku: 'ref-2' }, { basketId: basket, sku: 'ref-3' }] })],
         ['basketId', (basket) => ({ method: 'PATCH', url: `/api/authItems/${items.aliceInA1}`, payload: { basketId: basket } })],
         ['[0].basketId', (basket) => ({ method: 'PATCH', url: '/api/authItems', payload: [{ id: items.aliceInA1, basketId: basket }] })],
+        // An upsert's row (fresh or merged), and a nested create's child naming a basket of its own.
+        ['[0].basketId', (basket) => ({ method: 'POST', url: '/api/authItems', headers: { prefer: 'resolution=merge-duplicates' }, payload: [{ basketId: basket, sku: 'ref-up' }] })],
+        ['[0].basketId', (basket) => ({ method: 'POST', url: '/api/authItems', headers: { prefer: 'resolution=merge-duplicates' }, payload: [{ basketId: basket, sku: 'ref-mine' }] })],
+        ['items[1].fromBasketId', (basket) => ({ method: 'POST', url: '/api/authBaskets', payload: { code: 'REF', label: 'nested', items: [{ sku: 'ref-n1', fromBasketId: baskets.A1 }, { sku: 'ref-n2', fromBasketId: basket }] } })],
       ];
       for (const [name, request] of cases) {
         const other = await refusedUnchanged(as.alice, request(baskets.B1), 422);
@@ -217,7 +230,7 @@ export function authorizationRelationsSuite(engine: EngineUnderTest): void {
       const admin = await send(as.root, { method: 'POST', url: '/api/authItems', payload: { basketId: baskets.B1, sku: 'ref-admin', ownerId: 'alice' } });
       assert.equal(admin.statusCode, 201, admin.body);
       // The later tests count the fixture's items.
-      await engine.sql(`delete from authz_items where sku in ('ref-own', 'ref-admin')`);
+      await engine.sql(`delete from authz_items where sku in ('ref-own', 'ref-admin', 'ref-mine')`);
     });
 
     it('includes: included rows are scoped by the caller\'s rules of their entity, inside the statement; their hidden fields are absent and refused in fields[path]=', async () => {

@@ -25,7 +25,8 @@ const context = new AsyncLocalStorage<string>();
  * paths, start-up code, timers started outside a request, or when the audit trail is off).
  *
  * Backed by `AsyncLocalStorage`. On Node 20 enabling it costs about 1.5 µs of CPU per request
- * on a hello-world async route (async hooks track every promise); on Node 24 about 0.3 µs.
+ * on a hello-world async route (async hooks track every promise), on Node 22 about 12,000
+ * instructions per request (docs/benchmarks.md); on Node 24 about 0.3 µs.
  * Hosts that do not call this function can turn the context off with
  * `auditTrail.correlationIdContext = false` and still read the id as `request.id`.
  *

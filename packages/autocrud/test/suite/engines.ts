@@ -1,0 +1,131 @@
+// The three engines the suites run on, each as a test file opens it: a real PostgreSQL server the
+// file starts (Debian's binaries, a free loopback port), an in-process PGlite, and a node:sqlite
+// file. Each helper registers the `before`/`after` hooks of the scope it is called in, so a test
+// file (or one of its describe blocks) owns its database and closes it. One definition of each
+// engine's direct SQL, lock holding and cleanup, for every test file that runs the suites.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before } from 'node:test';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { PostgresServer, type PostgresServerSettings } from '../postgres-server.ts';
+import type { EngineUnderTest } from './fixtures.ts';
+
+/** PostgreSQL's engine under test, and its server once started (its data directory holds the server's log). */
+export interface PostgresEngine {
+  readonly engine: EngineUnderTest;
+  server(): PostgresServer;
+}
+
+/**
+ * A PostgreSQL server started before the scope's tests and disposed after them, with `options`
+ * (e.g. `{ settings: { log_statement: 'all' } }`). Call it inside `describePostgres`, which skips
+ * (or fails in CI) where PostgreSQL is not installed.
+ */
+export function postgresEngine(options: PostgresServerSettings = {}): PostgresEngine {
+  let server: PostgresServer | undefined;
+  const started = (): PostgresServer => {
+    if (!server) throw new Error('the PostgreSQL server is not started yet: use it inside a test');
+    return server;
+  };
+  before(async () => {
+    server = await PostgresServer.start(options);
+  });
+  after(async () => {
+    await server?.dispose();
+  });
+  const engine: EngineUnderTest = {
+    name: 'PostgreSQL',
+    flavour: 'postgres',
+    get connection() {
+      return started().url;
+    },
+    async sql(text) {
+      return (await started().sql(text)).rows as Array<Record<string, unknown>>;
+    },
+    async lockWaiters() {
+      return Number((await started().sql('select count(*) as n from pg_locks where not granted')).rows[0].n);
+    },
+    // Another session locks the table against writes until released.
+    async hold(table) {
+      const client = new pg.Client({ connectionString: started().url });
+      await client.connect();
+      await client.query('begin');
+      await client.query(`lock table ${table} in exclusive mode`);
+      return async () => {
+        await client.query('commit');
+        await client.end();
+      };
+    },
+  };
+  return { engine, server: started };
+}
+
+/** An in-process PGlite database, ready before the scope's tests and closed after them. */
+export function pgliteEngine(pglite: PGlite = new PGlite()): EngineUnderTest {
+  before(() => pglite.waitReady);
+  after(() => pglite.close());
+  return {
+    name: 'PGlite',
+    flavour: 'postgres',
+    connection: pglite,
+    async sql(text) {
+      const result = await pglite.query<Record<string, unknown>>(text);
+      return result.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
+    },
+    // PGlite runs one statement at a time, a transaction exclusively: an open one makes Kit's wait.
+    async hold() {
+      let begun!: () => void;
+      let open!: () => void;
+      const started = new Promise<void>((resolve) => (begun = resolve));
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const done = pglite.transaction(async () => {
+        begun();
+        await gate;
+      });
+      await started;
+      return async () => {
+        open();
+        await done;
+      };
+    },
+  };
+}
+
+interface DatabaseSync {
+  prepare(sql: string): { all(): Array<Record<string, unknown>>; run(): unknown };
+  exec(sql: string): void;
+  close(): void;
+}
+
+/**
+ * A node:sqlite database file in a fresh temporary directory, with a direct connection of its own
+ * beside Kit's; both removed after the scope's tests. Only where `sqliteAvailable()` (Node >= 22.13).
+ */
+export function sqliteEngine(prefix = 'kit-sqlite-'): EngineUnderTest {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const file = path.join(dir, 'suite.db');
+  const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => DatabaseSync };
+  const direct = new DatabaseSync(file);
+  after(() => {
+    direct.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    name: 'node:sqlite',
+    flavour: 'sqlite',
+    connection: `sqlite:${file}`,
+    async sql(text) {
+      const stmt = direct.prepare(text);
+      if (/^\s*select/i.test(text)) return stmt.all();
+      stmt.run();
+      return [];
+    },
+    // Another connection's write lock: Kit's writes wait for it on timers, the event loop serving meanwhile.
+    async hold() {
+      direct.exec('begin immediate');
+      return async () => direct.exec('commit');
+    },
+  };
+}
