@@ -65,12 +65,14 @@ const COLUMNS = sql`d.seq, d.id, d.entity, d.row_key as "rowKey", d.operation, d
 /**
  * The pending records due at `now` (epoch ms), at most `limit`, oldest first, in one statement
  * that also finds the rows waiting for a retry: a record whose row has an earlier record waiting
- * comes `held` (the dispatcher leaves it for later).
+ * comes `held` (the dispatcher leaves it for later). Only the records before the batch's last one
+ * can hold one of it back, so only they are looked at (the `(state, seq)` index bounds the scan):
+ * the read costs the batch, not the whole backlog behind it.
  */
 export async function dueRecords(db: Db, now: number, limit: number): Promise<OutboxRecordRow[]> {
   const { rows } = await sql<OutboxRecordRow>`
     with d as (select * from ${records} where state = 'pending' and next_at <= ${now} order by seq limit ${limit}),
-    w as (select entity, row_key, min(seq) as seq from ${records} where state = 'pending' and next_at > ${now} group by entity, row_key)
+    w as (select entity, row_key, min(seq) as seq from ${records} where state = 'pending' and next_at > ${now} and seq < (select max(seq) from d) group by entity, row_key)
     select ${COLUMNS}, case when w.seq < d.seq then 1 else 0 end as held
     from d left join w on w.entity = d.entity and w.row_key = d.row_key order by d.seq`.execute(db);
   return rows.map(numeric);
