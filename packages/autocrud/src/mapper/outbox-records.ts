@@ -26,6 +26,8 @@ export interface OutboxRecordRow {
   readonly attempts: number;
   readonly nextAt: number;
   readonly done: string;
+  /** 1 when an earlier record of its row waits for its retry: it must not overtake that one. */
+  readonly held: number;
 }
 
 /**
@@ -57,23 +59,23 @@ export async function releaseLease(db: Db, owner: string, term: number): Promise
   await sql`update ${leases} set expires_at = 0 where name = ${LEASE} and owner = ${owner} and term = ${term}`.execute(db);
 }
 
-const COLUMNS = sql`seq, id, entity, row_key as "rowKey", operation, version_before as "versionBefore", version_after as "versionAfter", payload,
-  correlation_id as "correlationId", subject, trace_id as "traceId", created_at as "createdAt", attempts, next_at as "nextAt", done`;
-
-/** The pending records due at `now` (epoch ms), oldest first. */
-export async function dueRecords(db: Db, now: number, limit: number): Promise<OutboxRecordRow[]> {
-  const { rows } = await sql<OutboxRecordRow>`select ${COLUMNS} from ${records} where state = 'pending' and next_at <= ${now} order by seq limit ${limit}`.execute(db);
-  return rows.map(numeric);
-}
+const COLUMNS = sql`d.seq, d.id, d.entity, d.row_key as "rowKey", d.operation, d.version_before as "versionBefore", d.version_after as "versionAfter", d.payload,
+  d.correlation_id as "correlationId", d.subject, d.trace_id as "traceId", d.created_at as "createdAt", d.attempts, d.next_at as "nextAt", d.done`;
 
 /**
- * The rows (entity and key) waiting for a retry, with the first of their records that waits: a
- * later record of the same row must not overtake it.
+ * The pending records due at `now` (epoch ms), at most `limit`, oldest first, in one statement
+ * that also finds the rows waiting for a retry: a record whose row has an earlier record waiting
+ * comes `held` (the dispatcher leaves it for later). Only the records before the batch's last one
+ * can hold one of it back, so only they are looked at (the `(state, seq)` index bounds the scan):
+ * the read costs the batch, not the whole backlog behind it.
  */
-export async function waitingRows(db: Db, now: number): Promise<Map<string, number>> {
-  const { rows } = await sql<{ entity: string; rowKey: string; seq: number }>`
-    select entity, row_key as "rowKey", min(seq) as seq from ${records} where state = 'pending' and next_at > ${now} group by entity, row_key`.execute(db);
-  return new Map(rows.map((r) => [rowOf(r.entity, r.rowKey), Number(r.seq)]));
+export async function dueRecords(db: Db, now: number, limit: number): Promise<OutboxRecordRow[]> {
+  const { rows } = await sql<OutboxRecordRow>`
+    with d as (select * from ${records} where state = 'pending' and next_at <= ${now} order by seq limit ${limit}),
+    w as (select entity, row_key, min(seq) as seq from ${records} where state = 'pending' and next_at > ${now} and seq < (select max(seq) from d) group by entity, row_key)
+    select ${COLUMNS}, case when w.seq < d.seq then 1 else 0 end as held
+    from d left join w on w.entity = d.entity and w.row_key = d.row_key order by d.seq`.execute(db);
+  return rows.map(numeric);
 }
 
 /** The key a record's row is known by in the dispatcher. */
@@ -81,10 +83,15 @@ export function rowOf(entity: string, rowKey: string): string {
   return `${entity}\u0000${rowKey}`;
 }
 
-/** Marks records delivered to every target. */
+/**
+ * Marks records delivered to every target, a batch in one statement whose text does not depend on
+ * the batch's size (one array parameter on PostgreSQL, one JSON text on SQLite): it is planned
+ * once, not once per count of records.
+ */
 export async function markDelivered(db: Db, flavour: SqlFlavour, seqs: readonly number[]): Promise<void> {
   if (seqs.length === 0) return;
-  await sql`update ${records} set state = 'delivered', finished_at = ${epochMs(flavour)}, next_at = 0 where seq in (${sql.join(seqs)})`.execute(db);
+  const batch = flavour === 'postgres' ? sql`= any(${seqs}::bigint[])` : sql`in (select value from json_each(${JSON.stringify(seqs)}))`;
+  await sql`update ${records} set state = 'delivered', finished_at = ${epochMs(flavour)}, next_at = 0 where seq ${batch}`.execute(db);
 }
 
 /** A failed attempt: retried at `nextAt`, or dead (`state: 'dead'`) once out of attempts. `done` lists the targets that have it. */
@@ -107,5 +114,5 @@ export async function purgeDelivered(db: Db, flavour: SqlFlavour, retainMs: numb
 
 function numeric(row: OutboxRecordRow): OutboxRecordRow {
   // PostgreSQL's bigint arrives as text.
-  return { ...row, seq: Number(row.seq), createdAt: Number(row.createdAt), nextAt: Number(row.nextAt), attempts: Number(row.attempts) };
+  return { ...row, seq: Number(row.seq), createdAt: Number(row.createdAt), nextAt: Number(row.nextAt), attempts: Number(row.attempts), held: Number(row.held) };
 }

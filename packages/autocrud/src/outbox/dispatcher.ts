@@ -8,9 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Runner } from '../mapper/table.js';
 import type { SqlFlavour } from '../mapper/engine.js';
-import { acquireLease, backlog, dueRecords, markDelivered, markFailed, purgeDelivered, releaseLease, renewLease, rowOf, waitingRows, type OutboxRecordRow } from '../mapper/outbox-records.js';
+import { acquireLease, backlog, dueRecords, markDelivered, markFailed, purgeDelivered, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/outbox-records.js';
 import type { OutboxPayload } from '../mapper/outbox-sink.js';
 import type { ChangeOperation } from '../mapper/changes.js';
+import { Deadlines } from './deadlines.js';
 import type { ChangeMessage, OutboxStats, OutboxTarget } from './types.js';
 
 /** The dispatcher's settings (`outbox` of `addKitAutoCrud`, resolved). */
@@ -47,7 +48,7 @@ export class OutboxDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   #renewing = false;
-  readonly #abort = new AbortController();
+  readonly #deadlines: Deadlines;
   #delivered = 0;
   #retries = 0;
   #deadLettered = 0;
@@ -62,7 +63,9 @@ export class OutboxDispatcher {
     private readonly targets: () => readonly OutboxTarget[],
     private readonly settings: DispatcherSettings,
     private readonly log: DispatcherLog,
-  ) {}
+  ) {
+    this.#deadlines = new Deadlines(settings.deliveryTimeoutMs);
+  }
 
   get leader(): boolean {
     return this.#term !== undefined && Date.now() < this.#leaseUntil;
@@ -108,7 +111,7 @@ export class OutboxDispatcher {
     if (this.#stopped) return this.#running;
     this.#stopped = true;
     this.#wake?.();
-    const bound = setTimeout(() => this.#abort.abort(new Error('the outbox dispatcher stopped')), this.settings.deliveryTimeoutMs);
+    const bound = setTimeout(() => this.#deadlines.abortAll(new Error('the outbox dispatcher stopped')), this.settings.deliveryTimeoutMs);
     try {
       await this.#running;
     } finally {
@@ -192,11 +195,15 @@ export class OutboxDispatcher {
     clearInterval(this.#heartbeat);
   }
 
-  /** One batch of due records; resolves how many were read. */
+  /**
+   * One batch of due records; resolves how many were read. Two statements on the success path,
+   * whatever the batch's size: one reads it (with the rows waiting for a retry), one marks every
+   * record delivered. Only a failed delivery writes on its own (its attempt, its retry or death).
+   */
   async #batch(): Promise<number> {
     const now = Date.now();
     const { batchSize, retainMs } = this.settings;
-    const [due, waiting] = await this.run(async (db) => [await dueRecords(db, now, batchSize), await waitingRows(db, now)] as const);
+    const due = await this.run((db) => dueRecords(db, now, batchSize));
     if (now - this.#purgedAt > PURGE_EVERY_MS) {
       this.#purgedAt = now;
       await this.run((db) => purgeDelivered(db, this.flavour, retainMs));
@@ -204,49 +211,68 @@ export class OutboxDispatcher {
     if (due.length === 0) return 0;
     const rows = new Map<string, OutboxRecordRow[]>();
     for (const record of due) {
-      const row = rowOf(record.entity, record.rowKey);
-      const first = waiting.get(row);
       // An earlier record of this row waits for its retry: this one waits behind it.
-      if (first !== undefined && first < record.seq) continue;
+      if (record.held === 1) continue;
+      const row = rowOf(record.entity, record.rowKey);
       const list = rows.get(row);
       if (list) list.push(record);
       else rows.set(row, [record]);
     }
+    const targets = this.targets();
+    const byEntity = new Map<string, readonly OutboxTarget[]>();
+    const targetsOf = (entity: string): readonly OutboxTarget[] => {
+      let list = byEntity.get(entity);
+      if (list === undefined) byEntity.set(entity, (list = targets.filter((t) => t.entities === undefined || t.entities.includes(entity))));
+      return list;
+    };
     const delivered: number[] = [];
     const queue = [...rows.values()];
+    let next = 0;
     const worker = async (): Promise<void> => {
-      for (let records = queue.shift(); records; records = queue.shift()) {
+      for (let records = queue[next++]; records; records = queue[next++]) {
         for (const record of records) {
-          const outcome = await this.#deliver(record);
+          const outcome = await this.#deliver(record, targetsOf(record.entity));
           if (outcome === 'retry') break;
           if (outcome === 'delivered') delivered.push(record.seq);
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(PARALLEL_ROWS, queue.length) }, worker));
+    try {
+      await Promise.all(Array.from({ length: Math.min(PARALLEL_ROWS, queue.length) }, worker));
+    } finally {
+      this.#deadlines.closeCurrent();
+    }
+    // Marked even when the lease was lost meanwhile: these records were delivered, and marking them
+    // spares the next leader a redelivery (it may have sent some too: at least once, same ids).
     await this.run((db) => markDelivered(db, this.flavour, delivered));
     this.#delivered += delivered.length;
     return due.length;
   }
 
   /** Delivers one record to every target that lacks it: `retry` holds the row's later records back, `dead` lets them go on. */
-  async #deliver(record: OutboxRecordRow): Promise<'delivered' | 'retry' | 'dead'> {
-    const done = new Set(record.done === '' ? [] : record.done.split('\n'));
+  async #deliver(record: OutboxRecordRow, targets: readonly OutboxTarget[]): Promise<'delivered' | 'retry' | 'dead'> {
+    const done = record.done === '' ? undefined : new Set(record.done.split('\n'));
+    const wanted = done === undefined ? targets : targets.filter((t) => !done.has(t.name));
+    if (wanted.length === 0) return 'delivered';
     const message = messageOf(record);
-    const wanted = this.targets().filter((t) => !done.has(t.name) && (t.entities === undefined || t.entities.includes(record.entity)));
-    const failures: string[] = [];
-    await Promise.all(
-      wanted.map(async (target) => {
-        const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.settings.deliveryTimeoutMs)]);
-        try {
-          await untilAborted(target.deliver(message, signal), signal);
-          done.add(target.name);
-        } catch (err) {
-          failures.push(`${target.name}: ${describe(err)}`);
-        }
-      }),
-    );
-    if (failures.length === 0) return 'delivered';
+    const deadline = this.#deadlines.enter();
+    let failures: string[] | undefined;
+    let reached: string[] | undefined;
+    const attempt = async (target: OutboxTarget): Promise<void> => {
+      try {
+        await deadline.race(target.deliver(message, deadline.signal));
+        (reached ??= []).push(target.name);
+      } catch (err) {
+        (failures ??= []).push(`${target.name}: ${describe(err)}`);
+      }
+    };
+    try {
+      if (wanted.length === 1) await attempt(wanted[0] as OutboxTarget);
+      else await Promise.all(wanted.map(attempt));
+    } finally {
+      deadline.release();
+    }
+    if (failures === undefined) return 'delivered';
     const attempts = record.attempts + 1;
     const dead = attempts >= this.settings.maxAttempts;
     const delay = Math.min(this.settings.retryBaseMs * 2 ** (attempts - 1), this.settings.retryMaxMs);
@@ -254,39 +280,32 @@ export class OutboxDispatcher {
     this.#lastError = error;
     if (dead) this.#deadLettered += 1;
     else this.#retries += 1;
-    await this.run((db) => markFailed(db, this.flavour, record.seq, { state: dead ? 'dead' : 'pending', attempts, nextAt: Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4)), done: [...done].join('\n'), error }));
+    const has = [...(done ?? []), ...(reached ?? [])].join('\n');
+    await this.run((db) => markFailed(db, this.flavour, record.seq, { state: dead ? 'dead' : 'pending', attempts, nextAt: Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4)), done: has, error }));
     if (dead) this.log.error({ seq: record.seq, id: record.id, entity: record.entity, attempts, error }, 'AutoCrud outbox: a record is dead after its last attempt; its row goes on with the next record');
     return dead ? 'dead' : 'retry';
   }
 }
 
+/** The message a target gets, built in place (it is made once per record and attempt). */
 function messageOf(record: OutboxRecordRow): ChangeMessage {
   const payload = JSON.parse(record.payload) as OutboxPayload;
-  return {
+  const message: Record<string, unknown> = {
     id: record.id,
     seq: record.seq,
     entity: record.entity,
     key: JSON.parse(record.rowKey) as unknown,
     operation: record.operation as ChangeOperation,
-    ...(record.versionBefore === null ? {} : { versionBefore: Number(record.versionBefore) }),
-    ...(record.versionAfter === null ? {} : { versionAfter: Number(record.versionAfter) }),
-    ...payload,
-    ...(record.correlationId === null ? {} : { correlationId: record.correlationId }),
-    ...(record.subject === null ? {} : { subject: record.subject }),
-    ...(record.traceId === null ? {} : { traceId: record.traceId }),
-    committedAt: new Date(record.createdAt).toISOString(),
-    attempt: record.attempts + 1,
   };
-}
-
-/** The delivery, or the signal's reason once it aborts (a target that ignores its signal is not waited for). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
+  if (record.versionBefore !== null) message.versionBefore = Number(record.versionBefore);
+  if (record.versionAfter !== null) message.versionAfter = Number(record.versionAfter);
+  Object.assign(message, payload);
+  if (record.correlationId !== null) message.correlationId = record.correlationId;
+  if (record.subject !== null) message.subject = record.subject;
+  if (record.traceId !== null) message.traceId = record.traceId;
+  message.committedAt = new Date(record.createdAt).toISOString();
+  message.attempt = record.attempts + 1;
+  return message as unknown as ChangeMessage;
 }
 
 function describe(err: unknown): string {

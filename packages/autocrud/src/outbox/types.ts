@@ -67,6 +67,11 @@ export interface OutboxTarget {
   readonly name: string;
   /** Entities whose records it receives (their names); default every entity. */
   readonly entities?: readonly string[];
+  /**
+   * Delivers one record; a rejection is retried. `signal` aborts when the delivery outlives
+   * `deliveryTimeoutMs` or the dispatcher stops; it is shared by deliveries that started close
+   * together, so it means nothing once this delivery has settled.
+   */
   deliver(message: ChangeMessage, signal: AbortSignal): Promise<void>;
 }
 

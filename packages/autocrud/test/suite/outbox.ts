@@ -307,6 +307,112 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(new Set(ids).size, 40, 'nothing delivered twice');
     });
 
+    it("in one batch, one row's record failing while the others succeed: the others are marked delivered together, only the failed one is retried, and its row's next record waits", async () => {
+      const calls: ChangeMessage[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let refusals = 0;
+      const { app, crud } = await start(FAST, (crud) =>
+        crud.onChange(Memo, async (message) => {
+          calls.push(message);
+          const text = (message.after as { text?: string } | undefined)?.text;
+          if (text === 'gate') await gate;
+          if (text === 'bad' && message.operation === 'create' && refusals < 2) {
+            refusals += 1;
+            throw new Error(`refused (${refusals})`);
+          }
+        }),
+      );
+      // The gate's delivery holds its batch open: the next ten records are written meanwhile, so the next batch reads them all at once.
+      assert.equal((await send(app, 'POST', '/api/memos', { text: 'gate' })).statusCode, 201);
+      await until('the gate delivered', () => calls.length === 1);
+      const ids: number[] = [];
+      for (const text of ['g1', 'g2', 'bad', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8']) ids.push((await send(app, 'POST', '/api/memos', { text })).json<{ id: number }>().id);
+      const bad = ids[2] as number;
+      assert.equal((await send(app, 'PATCH', `/api/memos/${bad}`, { text: 'bad, patched' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      release();
+      await until('every record delivered', async () => (await records(`state = 'delivered'`)).length === 11);
+      const next = calls.slice(1);
+      // The batch after the gate: the nine creates once each, the bad one's patch held behind its create.
+      const byText = (text: string) => next.filter((m) => (m.after as { text?: string } | undefined)?.text === text);
+      for (const text of ['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8']) assert.equal(byText(text).length, 1, `${text} delivered once`);
+      assert.deepEqual(byText('bad').map((m) => m.attempt), [1, 2, 3], 'the failed record retried until it went through');
+      const badRow = next.filter((m) => JSON.stringify(m.key) === JSON.stringify(bad));
+      assert.deepEqual(badRow.map((m) => `${m.operation}#${m.attempt}`), ['create#1', 'create#2', 'create#3', 'patch#1'], 'the patch waited behind its create');
+      const stored = await records();
+      assert.deepEqual(
+        stored.map((r) => [r.operation, r.state, r.attempts]),
+        [...Array.from({ length: 3 }, () => ['create', 'delivered', 0]), ['create', 'delivered', 2], ...Array.from({ length: 6 }, () => ['create', 'delivered', 0]), ['patch', 'delivered', 0]],
+      );
+      const stats = crud.outboxStats();
+      assert.equal(stats?.delivered, 11);
+      assert.equal(stats?.retries, 2);
+      assert.equal(stats?.deadLettered, 0);
+    });
+
+    it('a batch whose lease is lost mid-delivery: what it delivered is marked delivered (not sent again), then the instance stops dispatching until it leads again', async () => {
+      const calls: ChangeMessage[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const { app, crud } = await start({ ...FAST, leaseMs: 900 }, (crud) =>
+        crud.onChange(Memo, async (message) => {
+          calls.push(message);
+          await gate;
+        }),
+      );
+      await until('this instance leading', () => crud.outboxStats()?.leader === true);
+      assert.equal((await send(app, 'POST', '/api/memos', { text: 'in flight' })).statusCode, 201);
+      await until('the delivery under way', () => calls.length === 1);
+      // Another instance takes the lease (a new term) while the batch waits on its subscriber.
+      await engine.sql(`update kit_outbox_lease set owner = 'another instance', term = term + 1, expires_at = expires_at + 600000`);
+      await until('the lease seen lost', () => crud.outboxStats()?.leader === false, 10_000);
+      release();
+      await until('the batch marked delivered', async () => (await records(`state = 'delivered'`)).length === 1, 10_000);
+      assert.equal(crud.outboxStats()?.delivered, 1);
+      // Not the leader: a new record waits, undelivered, while the other instance holds the lease.
+      assert.equal((await send(app, 'POST', '/api/memos', { text: 'later' })).statusCode, 201);
+      await sleep(500);
+      assert.equal(calls.length, 1, 'no delivery without the lease');
+      assert.equal((await records(`state = 'pending'`)).length, 1);
+      // The other instance's lease lapses: this one leads again and delivers the rest, nothing twice.
+      await engine.sql('update kit_outbox_lease set expires_at = 0');
+      await until('the rest delivered', async () => (await records(`state = 'delivered'`)).length === 2, 10_000);
+      assert.deepEqual(
+        calls.map((m) => (m.after as { text: string }).text),
+        ['in flight', 'later'],
+      );
+      assert.equal(crud.outboxStats()?.leader, true);
+    });
+
+    it('a delivery that outlives deliveryTimeoutMs fails (its signal aborted) and is retried; deliveries beside it are not disturbed', async () => {
+      const aborted: string[] = [];
+      const calls: ChangeMessage[] = [];
+      const { app, crud } = await start({ ...FAST, deliveryTimeoutMs: 300 }, (crud) =>
+        crud.onChange(Memo, (message, signal) => {
+          calls.push(message);
+          const text = (message.after as { text: string }).text;
+          if (text !== 'hang' || message.attempt > 1) return;
+          // Never settles by itself: only the deadline ends it.
+          return new Promise<void>(() => signal.addEventListener('abort', () => aborted.push(String((signal.reason as Error).message)), { once: true }));
+        }),
+      );
+      for (const text of ['a', 'hang', 'b', 'c']) assert.equal((await send(app, 'POST', '/api/memos', { text })).statusCode, 201);
+      await until('every record delivered', async () => (await records(`state = 'delivered'`)).length === 4, 10_000);
+      assert.equal(aborted.length, 1, 'the hanging delivery saw its signal abort');
+      assert.match(aborted[0] as string, /deliveryTimeoutMs \(300 ms\)/);
+      const hang = calls.filter((m) => (m.after as { text: string }).text === 'hang');
+      assert.deepEqual(hang.map((m) => m.attempt), [1, 2]);
+      for (const text of ['a', 'b', 'c']) assert.equal(calls.filter((m) => (m.after as { text: string }).text === text).length, 1, `${text} delivered once`);
+      const stats = crud.outboxStats();
+      assert.equal(stats?.retries, 1);
+      assert.equal(stats?.delivered, 4);
+      assert.match(stats?.lastError ?? '', /deliveryTimeoutMs/);
+    });
+
     it('onChange without the outbox, and bad outbox options, fail with their codes', async () => {
       const made = Fastify();
       addKit(made, [ItemsEndpoint]);
