@@ -1,5 +1,6 @@
 // The one-statement recorded write's change rows against the JavaScript sinks' (suite/change-sql.ts),
-// on PGlite and on a real PostgreSQL, each under two time zones of the process.
+// on PGlite and on a real PostgreSQL, each with a session time zone far from UTC (and the process's
+// own TZ, whatever it is: `TZ=Pacific/Kiritimati node scripts/test.mjs change-sql`).
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +14,11 @@ import { changeSqlSuite, SqlHard, SqlHardEndpoint } from './suite/change-sql.ts'
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 const pglite = new PGlite();
-before(() => pglite.waitReady);
+// PGlite is one session: its time zone is every statement's.
+before(async () => {
+  await pglite.waitReady;
+  await pglite.exec("set timezone to 'America/St_Johns'");
+});
 after(() => pglite.close());
 
 changeSqlSuite({
@@ -28,7 +33,8 @@ changeSqlSuite({
 describePostgres('PostgreSQL', () => {
   let server: PostgresServer;
   before(async () => {
-    server = await PostgresServer.start({ settings: { log_statement: 'all' } });
+    // Every session Kit opens starts in a time zone 13 hours from UTC.
+    server = await PostgresServer.start({ settings: { log_statement: 'all', timezone: 'Pacific/Kiritimati' } });
   });
   after(async () => {
     await server?.stop();
@@ -42,6 +48,9 @@ describePostgres('PostgreSQL', () => {
     async sql(text) {
       return (await server.sql(text)).rows as Array<Record<string, unknown>>;
     },
+  });
+  it('the sessions run in Pacific/Kiritimati (what the suite above ran under)', async () => {
+    assert.equal((await server.sql("select current_setting('TimeZone') as tz")).rows[0].tz, 'Pacific/Kiritimati');
   });
   it('the statement log shows each single recorded write as one named statement, no BEGIN or COMMIT', async () => {
     await server.sql('drop table if exists csql_hard, kit_changes, kit_outbox, kit_outbox_lease');
