@@ -3,8 +3,10 @@
 // sink registered on a table a write runs exactly as before (no transaction, no extra read); with
 // one, the write gets a transaction, reads the rows it replaces inside it (locked: `FOR UPDATE` on
 // PostgreSQL and PGlite, SQLite's write lock taken by BEGIN IMMEDIATE) and hands the sinks the rows
-// before and after. Knows nothing of HTTP: the route layer passes a `ChangeContext` in the call's
-// options. See docs/decisions.md ("Change history").
+// before and after. When every sink of the table has an SQL form (`ChangeSink.sql`), a single write
+// on PostgreSQL and PGlite is instead one statement that records its change itself
+// (inline-changes.ts). Knows nothing of HTTP: the route layer passes a `ChangeContext` in the call's
+// options. See docs/decisions.md ("Change history", "One statement for a recorded single write").
 import type { Expression } from 'kysely';
 import type { Db, SqlFlavour } from './engine.js';
 import type { Executor } from './statements.js';

@@ -152,6 +152,25 @@ export function changeSqlSuite(engine: EngineUnderTest): void {
       for (const secret of ['hunter2', 'other', 'changed too']) assert.equal(all.includes(secret), false, secret);
     });
 
+    it("concurrent single writes of one row: each change row's before is the row the previous write left (the locked kit_old reads the newest committed row)", async () => {
+      const repo = crud.repository(SqlHard);
+      const row = (await repo.create({ ...FIRST, count: 0 })) as { id: number };
+      const writers = 24;
+      await Promise.all(Array.from({ length: writers }, (_, i) => repo.patch(row.id, { count: i + 1, label: `w${i}` })));
+      const changes = (await engine.sql(`select version_before, version_after, before_values::text as b, after_values::text as a from kit_changes where entity = 'SqlHard' and row_key = '${row.id}' and operation = 'patch' order by id`)).map((r) => ({
+        from: Number(r.version_before),
+        to: Number(r.version_after),
+        before: JSON.parse(String(r.b)) as { count: number },
+        after: JSON.parse(String(r.a)) as { count: number },
+      }));
+      assert.equal(changes.length, writers);
+      changes.forEach((c, i) => {
+        assert.deepEqual([c.from, c.to], [i + 1, i + 2]);
+        if (i > 0) assert.equal(c.before.count, (changes[i - 1] as { after: { count: number } }).after.count, `change ${i}`);
+      });
+      assert.equal(changes[0]?.before.count, 0);
+    });
+
     it('a single write of a table whose sinks all have an SQL form is one statement; the audit count is reported', async () => {
       const seen: number[] = [];
       const row = (await crud.repository(SqlHard).create(FIRST, { changeContext: { committed: (n) => seen.push(n) } })) as { id: number };
