@@ -17,7 +17,7 @@ import { includeAll, type IncludeNode } from './includes.js';
 import { createMany, createTree, patchMany, type ChildRows } from './atomic.js';
 import { upsertMany, type UpsertedRow, type UpsertResolution } from './upsert.js';
 import { reportCommitted, type ChangeContext, type ChangeOperation, type ChangeSink, type ChangeSinkSql } from './changes.js';
-import { contextValues, deleteStatement, insertStatement, slotValues, updateStatement, versionValues } from './inline-changes.js';
+import { contextValues, deleteStatement, InlineStatements, insertStatement, slotValues, updateStatement, versionValues } from './inline-changes.js';
 
 export type { Executor, Row, Runner } from './table.js';
 export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './upsert.js';
@@ -106,6 +106,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   readonly #orders = new WeakSet<readonly SortKey[]>();
   // The reads of related rows, by field and bound (see related.ts).
   readonly #related = new StatementCache();
+  // A single recorded write and its changes as one statement (PostgreSQL), by shape (inline-changes.ts).
+  readonly #inlineWrites = new InlineStatements();
 
   constructor(
     readonly entity: Entity,
@@ -440,7 +442,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async #inline(forms: readonly ChangeSinkSql[], shape: string, build: (db: Db, binds: Parameters<typeof contextValues>[0]) => Compilable, values: Record<string, unknown>, context: ChangeContext | undefined, signal: AbortSignal | undefined): Promise<Row | undefined> {
     const t = this.#t;
     return t.run(async (db) => {
-      const { statement: composed, binds } = t.inline.get(forms, shape, (b) => build(db, b));
+      const { statement: composed, binds } = this.#inlineWrites.get(forms, shape, (b) => build(db, b));
       const [row] = await t.execute(composed.bind({ ...values, ...contextValues(binds, context) }), composed.name, signal);
       // Autocommitted: the write and its change rows are in the database now.
       if (row) reportCommitted(context, { n: 1 });

@@ -16,7 +16,6 @@ import { decodeRow } from './decode.js';
 import { UnrepresentableValueError } from './errors.js';
 import { Slot, statement, StatementCache, type Executor, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
-import { InlineStatements } from './inline-changes.js';
 import { ChangeSinks, changeTransaction, reportCommitted, versionOf, type ChangeContext, type ChangeOperation, type ChangeRecord } from './changes.js';
 
 /**
@@ -80,8 +79,6 @@ export class Table {
   #before: unknown[] | undefined;
   /** Whoever records this table's changes (changes.ts): none, and a write does no extra work. */
   readonly sinks = new ChangeSinks();
-  /** A single recorded write's one statement (PostgreSQL), by shape (inline-changes.ts). */
-  readonly inline = new InlineStatements();
 
   constructor(
     readonly entity: Entity,
