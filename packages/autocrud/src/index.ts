@@ -12,7 +12,7 @@ export { writeMigration, type WriteMigrationOptions, type WrittenMigration } fro
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type CallOptions, type ReadOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
 export type { IncludeNode, RelatedSource } from './mapper/includes.js';
-export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeTransaction } from './mapper/changes.js';
+export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/changes.js';
 export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/query.js';
 export {
   DatabaseUnavailableError,

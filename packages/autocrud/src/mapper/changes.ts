@@ -3,8 +3,11 @@
 // sink registered on a table a write runs exactly as before (no transaction, no extra read); with
 // one, the write gets a transaction, reads the rows it replaces inside it (locked: `FOR UPDATE` on
 // PostgreSQL and PGlite, SQLite's write lock taken by BEGIN IMMEDIATE) and hands the sinks the rows
-// before and after. Knows nothing of HTTP: the route layer passes a `ChangeContext` in the call's
-// options. See docs/decisions.md ("Change history").
+// before and after. When every sink of the table has an SQL form (`ChangeSink.sql`), a single write
+// on PostgreSQL and PGlite is instead one statement that records its change itself
+// (inline-changes.ts). Knows nothing of HTTP: the route layer passes a `ChangeContext` in the call's
+// options. See docs/decisions.md ("Change history", "One statement for a recorded single write").
+import type { Expression } from 'kysely';
 import type { Db, SqlFlavour } from './engine.js';
 import type { Executor } from './statements.js';
 
@@ -80,9 +83,72 @@ export interface ChangeTransaction {
 }
 
 /**
+ * One changed row as SQL expressions, for a sink's SQL form ({@link ChangeSinkSql}): the mapper
+ * composes the sink's INSERT into the write's own statement, so that a single write and its
+ * change rows are one statement (PostgreSQL and PGlite). Every expression is over the row before
+ * and after the write inside that statement, and gives what the JavaScript form of the same sink
+ * computes from a {@link ChangeRecord}: values in Kit's form, as JSON text.
+ *
+ * @example
+ * ```ts
+ * const columns = (c: ChangeSql) => ({ entity: c.text(c.entity), row_key: c.keyText, what: c.text(c.operation) });
+ * ```
+ */
+export interface ChangeSql {
+  /** The entity's name. */
+  readonly entity: string;
+  readonly operation: ChangeOperation;
+  /** The entity's fields, in order (the order of a row's keys in Kit's form). */
+  readonly fields: readonly string[];
+  /** The row's key as text (`String(key)`). */
+  readonly keyText: Expression<string>;
+  /** The row's key as JSON text (`JSON.stringify(key)`). */
+  readonly keyJson: Expression<string>;
+  /** The row's version before and after (NULL where the change has none). */
+  readonly versionBefore: Expression<number | null>;
+  readonly versionAfter: Expression<number | null>;
+  /**
+   * Among `names` (in their order), those the write changed: of an update, patch or soft delete
+   * the fields whose value differs before and after (ordered as `changedOrder` says: `'fields'`
+   * the entity's order; `'before-first'` those the row before holds first, then those only the
+   * row after holds); of a create or delete every field the row holds. A `text[]`.
+   */
+  changed(names: readonly string[], order?: 'fields' | 'before-first'): Expression<string[]>;
+  /**
+   * The JSON text of an object of `which` row's values in Kit's form: the fields of `names` (in
+   * that order) the row holds (an optional field's NULL is absent), those of `only` (a list made
+   * by {@link ChangeSql.changed}) when given. NULL when the change has no such row.
+   */
+  object(which: 'before' | 'after', names: readonly string[], only?: { readonly names: readonly string[]; readonly order?: 'fields' | 'before-first' }): Expression<string | null>;
+  /** A text constant. */
+  text(value: string): Expression<string>;
+  /** A value bound at each write from its context (a parameter of the statement). */
+  bind(name: string, value: (context: ChangeContext) => unknown): Expression<unknown>;
+}
+
+/**
+ * A sink's SQL form: the rows it writes for one change, as an `INSERT INTO table (columns)
+ * SELECT <expressions over the change>` (see {@link ChangeSql}). A single write of a table whose
+ * sinks all have one runs as one autocommitted statement on PostgreSQL and PGlite; any sink
+ * without one keeps the write in a transaction that calls the sinks.
+ *
+ * @example
+ * ```ts
+ * const form: ChangeSinkSql = { table: 'audit_log', columns: (c) => ({ what: c.text(c.operation), row_key: c.keyText }) };
+ * ```
+ */
+export interface ChangeSinkSql {
+  /** The table the sink writes. */
+  readonly table: string;
+  /** Each column it sets, by name, as an expression over the change. */
+  columns(change: ChangeSql): Readonly<Record<string, Expression<unknown>>>;
+}
+
+/**
  * Called inside the write's transaction, after the rows are written and before COMMIT, once per
  * statement batch (per table of a nested create), with the changes in the order they were made. A
- * throw rolls the write back, and the write rejects with it.
+ * throw rolls the write back, and the write rejects with it. A sink may carry its SQL form
+ * (`sql`), which must record exactly what the function records.
  *
  * @example
  * ```ts
@@ -91,7 +157,11 @@ export interface ChangeTransaction {
  * });
  * ```
  */
-export type ChangeSink = (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext) => Promise<void>;
+export interface ChangeSink {
+  (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void>;
+  /** The same records as one INSERT the mapper composes into a single write's statement (PostgreSQL). */
+  readonly sql?: ChangeSinkSql;
+}
 
 /** The sinks of one table, in the order they are called (history first, then outbox: registration order). */
 export class ChangeSinks {
@@ -104,6 +174,18 @@ export class ChangeSinks {
 
   add(sink: ChangeSink): void {
     this.#sinks.push(sink);
+    this.#inline = undefined;
+  }
+
+  #inline: readonly ChangeSinkSql[] | null | undefined;
+
+  /** Every sink's SQL form, in order; undefined when a sink has none (or there is no sink). */
+  get inline(): readonly ChangeSinkSql[] | undefined {
+    if (this.#inline === undefined) {
+      const forms = this.#sinks.map((s) => s.sql);
+      this.#inline = forms.length > 0 && forms.every((f): f is ChangeSinkSql => f !== undefined) ? forms : null;
+    }
+    return this.#inline ?? undefined;
   }
 
   /** Hands `changes` to every sink in turn, on the write's transaction; `count` collects how many were recorded. */

@@ -4,7 +4,8 @@
 // its reads are a repository's keyset lists. Knows nothing of HTTP. See docs/decisions.md
 // ("Change history").
 import { defineEntity, type Entity } from '../entity.js';
-import type { ChangeContext, ChangeRecord, ChangeSink } from './changes.js';
+import { sql } from 'kysely';
+import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from './changes.js';
 import { insertRows } from './bulk-insert.js';
 import { columnCodec, type ColumnCodec } from './columns.js';
 import type { SqlFlavour } from './engine.js';
@@ -171,12 +172,46 @@ function singleInsert(writer: Writer, db: Db, columns: readonly string[]): State
 }
 
 /**
+ * The history sink's SQL form: the row `historyRow` makes, as expressions over the change (see
+ * changes.ts `ChangeSql`), so a single write and its history row are one statement on PostgreSQL.
+ */
+function historySql(entity: Entity, redact: ReadonlySet<string>): ChangeSinkSql {
+  const column = (name: string) => (ChangeHistory.field(name) as { column: string }).column;
+  const all = entity.fields.map((f) => f.name);
+  const shown = all.filter((name) => !redact.has(name));
+  // As historyRow: the version has its own columns, and updatedAt is the change's own time.
+  const compared = all.filter((name) => name !== entity.version && name !== entity.updatedAt);
+  return {
+    table: HISTORY_TABLE,
+    columns: (c) => {
+      const whole = c.operation === 'create' || c.operation === 'delete';
+      const only = whole ? undefined : { names: compared };
+      return {
+        [column('entity')]: c.text(entity.name),
+        [column('rowKey')]: c.keyText,
+        [column('operation')]: c.text(c.operation),
+        [column('versionBefore')]: c.versionBefore,
+        [column('versionAfter')]: c.versionAfter,
+        [column('changed')]: sql`to_jsonb(${c.changed(whole ? all : compared)})`,
+        [column('before')]: sql`(${c.object('before', shown, only)})::jsonb`,
+        [column('after')]: sql`(${c.object('after', shown, only)})::jsonb`,
+        [column('correlationId')]: sql`(${c.bind('correlation', (ctx) => ctx.correlationId)})::text`,
+        [column('subject')]: sql`(${c.bind('subject', (ctx) => ctx.subject?.slice(0, SUBJECT_CAP))})::text`,
+        [column('traceId')]: sql`(${c.bind('trace', (ctx) => ctx.traceId)})::text`,
+        ...kitTimestamps(ChangeHistory, 'postgres', 'create'),
+      };
+    },
+  };
+}
+
+/**
  * The sink that records `entity`'s changes: one history row per change, on the write's
  * transaction: one INSERT for a single change, multi-row statements for a batch (bulk-insert.ts).
+ * Its SQL form records a single write's change inside the write's own statement (PostgreSQL).
  */
 export function historySink(entity: Entity): ChangeSink {
   const redact: ReadonlySet<string> = new Set(entity.redact);
-  return async (tx, changes, context) => {
+  const sink = async (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void> => {
     const writer = writerOf(tx.flavour);
     const prepared = changes.map((change) => prepare(writer, historyRow(entity, redact, change, context)));
     const [first] = prepared;
@@ -186,6 +221,7 @@ export function historySink(entity: Entity): ChangeSink {
     }
     await insertRows(writer.table, tx.db, tx.db, prepared, undefined);
   };
+  return Object.assign(sink, { sql: historySql(entity, redact) });
 }
 
 /** A history row as the route answers it. */

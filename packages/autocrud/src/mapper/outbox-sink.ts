@@ -3,7 +3,8 @@
 // The dispatcher (../outbox/) delivers the records afterwards, off the request path.
 import { randomUUID } from 'node:crypto';
 import { OUTBOX_TABLE } from './outbox-table.js';
-import type { ChangeContext, ChangeRecord, ChangeSink } from './changes.js';
+import { sql, type Expression } from 'kysely';
+import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from './changes.js';
 import { Slot, statement, type Statement } from './statements.js';
 
 /** What a record carries of the row's values (the payload column, as JSON). */
@@ -58,7 +59,7 @@ export function outboxPayload(change: ChangeRecord, sensitive: ReadonlySet<strin
 export function outboxSink(sensitive: (entity: string) => ReadonlySet<string> = () => new Set()): ChangeSink {
   // The one-row insert (a single write's), compiled once: the record costs its statement, not a build.
   let single: Statement | undefined;
-  return async (tx, changes, context) => {
+  const sink = async (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void> => {
     if (changes.length === 1) {
       const row = outboxRow(changes[0] as ChangeRecord, context, sensitive((changes[0] as ChangeRecord).entity));
       single ??= statement(tx.db.insertInto(OUTBOX_TABLE).values(Object.fromEntries(Object.keys(row).map((c) => [c, new Slot(c)]))));
@@ -69,6 +70,46 @@ export function outboxSink(sensitive: (entity: string) => ReadonlySet<string> = 
       const rows = changes.slice(i, i + ROWS_PER_STATEMENT).map((change) => outboxRow(change, context, sensitive(change.entity)));
       await tx.execute(tx.db.insertInto(OUTBOX_TABLE).values(rows).compile(), '');
     }
+  };
+  return Object.assign(sink, { sql: outboxSql(sensitive) });
+}
+
+/**
+ * The outbox sink's SQL form: the record `outboxRow` makes, as expressions over the change (see
+ * changes.ts `ChangeSql`), its payload's JSON text written in the order `outboxPayload` writes it.
+ */
+function outboxSql(sensitive: (entity: string) => ReadonlySet<string>): ChangeSinkSql {
+  return {
+    table: OUTBOX_TABLE,
+    columns: (c) => {
+      const secret = sensitive(c.entity);
+      const kept = c.fields.filter((f) => !secret.has(f));
+      const hidden = c.fields.filter((f) => secret.has(f));
+      let payload: Expression<string>;
+      let redacted: Expression<string[]>;
+      if (c.operation === 'create' || c.operation === 'delete') {
+        const which = c.operation === 'create' ? 'after' : 'before';
+        payload = sql<string>`${c.text(`{"${which}":`)} || ${c.object(which, kept)}`;
+        redacted = c.changed(hidden);
+      } else {
+        const only = { names: c.fields, order: 'before-first' } as const;
+        payload = sql<string>`'{"changed":' || to_json(${c.changed(c.fields, 'before-first')})::text || ',"before":' || ${c.object('before', kept, only)} || ',"after":' || ${c.object('after', kept, only)}`;
+        redacted = c.changed(hidden, 'before-first');
+      }
+      return {
+        id: sql`gen_random_uuid()::text`,
+        entity: c.text(c.entity),
+        row_key: c.keyJson,
+        operation: c.text(c.operation),
+        version_before: c.versionBefore,
+        version_after: c.versionAfter,
+        // `redacted` only when a sensitive field is part of the change, as outboxPayload leaves it out.
+        payload: sql`(${payload} || case when cardinality(${redacted}) > 0 then ',"redacted":' || to_json(${redacted})::text else '' end || '}')`,
+        correlation_id: sql`(${c.bind('correlation', (ctx) => ctx.correlationId)})::text`,
+        subject: sql`(${c.bind('subject', (ctx) => ctx.subject)})::text`,
+        trace_id: sql`(${c.bind('trace', (ctx) => ctx.traceId)})::text`,
+      };
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { KitError } from '@kit/core';
-import { sql } from 'kysely';
+import { sql, type Compilable } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
 import { encodeValue } from './columns.js';
@@ -16,7 +16,8 @@ import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed
 import { includeAll, type IncludeNode } from './includes.js';
 import { createMany, createTree, patchMany, type ChildRows } from './atomic.js';
 import { upsertMany, type UpsertedRow, type UpsertResolution } from './upsert.js';
-import type { ChangeContext, ChangeSink } from './changes.js';
+import { reportCommitted, type ChangeContext, type ChangeOperation, type ChangeSink, type ChangeSinkSql } from './changes.js';
+import { contextValues, deleteStatement, InlineStatements, insertStatement, slotValues, updateStatement, versionValues } from './inline-changes.js';
 
 export type { Executor, Row, Runner } from './table.js';
 export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './upsert.js';
@@ -105,6 +106,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   readonly #orders = new WeakSet<readonly SortKey[]>();
   // The reads of related rows, by field and bound (see related.ts).
   readonly #related = new StatementCache();
+  // A single recorded write and its changes as one statement (PostgreSQL), by shape (inline-changes.ts).
+  readonly #inlineWrites = new InlineStatements();
 
   constructor(
     readonly entity: Entity,
@@ -302,6 +305,14 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const written = input as Readonly<Record<string, unknown>>;
     const { columns, values } = t.insertValues(written, t.writeScope(options?.scope, true));
     const signal = options?.signal;
+    const forms = this.#inlineForms();
+    if (forms) {
+      const stamps = kitTimestamps(this.entity, this.flavour, 'create');
+      const { shape, set, bound } = slotValues(Object.fromEntries(columns.map((c) => [c, stamps[c] ?? values[c]])));
+      const row = await this.#inline(forms, `create\u0002${shape}`, (db, binds) => insertStatement(db, t, set, forms, binds), bound, options?.changeContext, signal);
+      if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+      return t.decode(row) as R;
+    }
     if (t.sinks.active) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
@@ -415,6 +426,38 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     return found;
   }
 
+  /**
+   * The SQL forms of the entity's change sinks when a single write and its changes can be one
+   * statement (inline-changes.ts): on PostgreSQL and PGlite, every sink having one, and no
+   * reference to check inside the write's transaction. Undefined: the write keeps its transaction.
+   */
+  #inlineForms(): readonly ChangeSinkSql[] | undefined {
+    return this.flavour === 'postgres' && this.entity.references.length === 0 ? this.#t.sinks.inline : undefined;
+  }
+
+  /** Runs a single write's composed statement (built once per `shape`), counts its change; its one row, if any. */
+  async #inline(forms: readonly ChangeSinkSql[], shape: string, build: (db: Db, binds: Parameters<typeof contextValues>[0]) => Compilable, values: Record<string, unknown>, context: ChangeContext | undefined, signal: AbortSignal | undefined): Promise<Row | undefined> {
+    const t = this.#t;
+    return t.run(async (db) => {
+      const { statement: composed, binds } = this.#inlineWrites.get(forms, shape, (b) => build(db, b));
+      const [row] = await t.execute(composed.bind({ ...values, ...contextValues(binds, context) }), composed.name, signal);
+      // Autocommitted: the write and its change rows are in the database now.
+      if (row) reportCommitted(context, { n: 1 });
+      return row;
+    }, signal);
+  }
+
+  /** An update, patch or soft delete of one row and its changes as one statement; the row after (undecoded), or undefined (a conflict thrown). */
+  async #inlineUpdate(forms: readonly ChangeSinkSql[], operation: ChangeOperation, key: unknown, values: Record<string, unknown>, ifVersion: readonly number[] | undefined, where: readonly Filter[], options: WriteOptions | undefined): Promise<Row | undefined> {
+    const t = this.#t;
+    const signal = options?.signal;
+    const scoped = slotScope(this.flavour, this.entity, where, 's');
+    const { shape, set, bound } = slotValues(values);
+    const row = await this.#inline(forms, `${operation}\u0002${shape}\u0002${scoped.shape}\u0002${ifVersion?.length ?? ''}`, (db, binds) => updateStatement(db, t, operation, set, ifVersion?.length, scoped.filters, forms, binds), { ...bound, ...scoped.values, ...versionValues(ifVersion), key }, options?.changeContext, signal);
+    if (row || ifVersion === undefined) return row;
+    return t.run((db) => this.#conflict(db, key, signal, where), signal);
+  }
+
   /** After a conditional write changed nothing: undefined when there is no row (inside the scope), else the conflict. */
   async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined, scope: readonly Filter[], execute: Executor = this.#t.execute): Promise<undefined> {
     const t = this.#t;
@@ -482,6 +525,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const where = scope?.where ?? [];
     // The scope's eq fields keep their value: a write cannot move a row out of the caller's scope.
     const values = t.maintained(scope ? Object.assign(written, scope.set) : written);
+    const forms = ifVersion?.length === 0 ? undefined : this.#inlineForms();
+    if (forms) {
+      const row = await this.#inlineUpdate(forms, operation, key, values, ifVersion, where, options).catch(this.#explainWrite(input, signal));
+      return row === undefined ? undefined : (t.decode(row) as R);
+    }
     if (t.sinks.active) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
@@ -536,6 +584,19 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
     const signal = options?.signal;
     const scope = scopeFilters(this.entity, options?.scope);
+    // A soft delete restricted by referrers checks them inside a transaction first.
+    const forms = ifVersion?.length === 0 || (soft && this.referrers().length > 0) ? undefined : this.#inlineForms();
+    if (forms) {
+      if (soft) {
+        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
+        if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
+        return (await this.#inlineUpdate(forms, 'softDelete', key, values, ifVersion, scope, options)) !== undefined;
+      }
+      const scoped = slotScope(this.flavour, this.entity, scope, 's');
+      const gone = await this.#inline(forms, `delete\u0002${scoped.shape}\u0002${ifVersion?.length ?? ''}`, (db, binds) => deleteStatement(db, t, ifVersion?.length, scoped.filters, forms, binds), { ...scoped.values, ...versionValues(ifVersion), key }, options?.changeContext, signal).catch(this.#explainDelete(key, signal));
+      if (gone || ifVersion === undefined) return gone !== undefined;
+      return (await t.run((db) => this.#conflict(db, key, signal, scope), signal)) ?? false;
+    }
     if (t.sinks.active) return this.#recordedDelete(key, soft, ifVersion, scope, options);
     return t.run(async (db) => {
       if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal, scope)) ?? false;
