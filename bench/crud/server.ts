@@ -22,6 +22,9 @@ async function kit(app: FastifyInstance): Promise<void> {
   const Product = catalogEntity();
   @AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.Patch })
   class ProductsEndpoint {}
+  // The same table with the change history on (kit:history against kit:patch).
+  @AutoCrud(catalogEntity(true), { operations: CrudOperations.Get | CrudOperations.Patch })
+  class HistoryProductsEndpoint {}
   // The include scenario's customers, orders and lines (include.ts).
   const { Customer, Order, Line } = relationEntities();
   @AutoCrud(Customer)
@@ -38,10 +41,11 @@ async function kit(app: FastifyInstance): Promise<void> {
   class PlainOrdersEndpoint {}
   // Kit's defaults: grouping, the OpenAPI document and /docs, health probes; no audit trail (its
   // cost is measured by `npm run bench`).
-  addKit(app, [ProductsEndpoint, CustomersEndpoint, OrdersEndpoint, LinesEndpoint, ...(authority ? [ScopedOrdersEndpoint, PlainOrdersEndpoint] : [])], (opt) => {
+  addKit(app, [ProductsEndpoint, HistoryProductsEndpoint, CustomersEndpoint, OrdersEndpoint, LinesEndpoint, ...(authority ? [ScopedOrdersEndpoint, PlainOrdersEndpoint] : [])], (opt) => {
     if (authority) opt.configureJwt(authority, [AUDIENCE]);
   });
-  addKitAutoCrud(app, url, { poolSize, cursorSecret: 'bench-cursor-secret-of-32-characters!' });
+  // createTables: the bench makes its tables itself; this makes Kit's change history table only.
+  addKitAutoCrud(app, url, { poolSize, cursorSecret: 'bench-cursor-secret-of-32-characters!', createTables: true });
   await useKit(app);
 }
 

@@ -22,10 +22,11 @@ export const FILL = `insert into products (name, price, stock, category)
   from generate_series(1, ${ROWS}) as g`;
 export const INDEXES = ['create index products_price_id on products (price desc, id)', 'vacuum analyze products'];
 
-/** The entity Kit serves: the same columns, the same constraints as the hand-written route's schema. */
-export function catalogEntity() {
+/** The entity Kit serves: the same columns, the same constraints as the hand-written route's schema; `history` records its writes (another name, the same table). */
+export function catalogEntity(history = false) {
   return defineEntity({
-    name: 'Product',
+    name: history ? 'HistoryProduct' : 'Product',
+    history,
     table: 'products',
     schema: {
       type: 'object',
@@ -65,14 +66,23 @@ export const ROUTES: Record<ServerKind, Record<RouteId, string>> = {
  * (a JSON Merge Patch of one field) against `PUT /{id}` (the whole body) on random rows, and the
  * list with `fields=` against the same list whole.
  */
-export type KitRouteId = 'put' | 'patch' | 'fields' | 'list' | 'bulk' | 'single';
-export const KIT_ROUTES: Record<KitRouteId, string> = { put: '/api/products/', patch: '/api/products/', fields: `${KIT_LIST}&fields=id,name,price`, list: KIT_LIST, bulk: '/api/products', single: '/api/products' };
+export type KitRouteId = 'put' | 'patch' | 'fields' | 'list' | 'bulk' | 'single' | 'history';
+export const KIT_ROUTES: Record<KitRouteId, string> = {
+  put: '/api/products/',
+  patch: '/api/products/',
+  fields: `${KIT_LIST}&fields=id,name,price`,
+  list: KIT_LIST,
+  bulk: '/api/products',
+  single: '/api/products',
+  // The same table and PATCH through an entity with the change history on.
+  history: '/api/historyProducts/',
+};
 /** Rows a bulk create sends per request (one transaction); its rate is counted in rows, against single POSTs. */
 export const BULK_ROWS = 100;
 /** The bulk create's body: the create's row, BULK_ROWS times. */
 export const BULK_BODY = `[${Array.from({ length: BULK_ROWS }, () => CREATE_BODY).join(',')}]`;
 /** Rows each request of a route writes or reads as one unit of its rate. */
-export const ROWS_PER_REQUEST: Record<KitRouteId, number> = { put: 1, patch: 1, fields: 1, list: 1, bulk: BULK_ROWS, single: 1 };
+export const ROWS_PER_REQUEST: Record<KitRouteId, number> = { put: 1, patch: 1, fields: 1, list: 1, bulk: BULK_ROWS, single: 1, history: 1 };
 /** The PUT's body: every writable field, the same values as a create. */
 export const PUT_BODY = CREATE_BODY;
 /** The PATCH's body: one field. */
@@ -82,4 +92,5 @@ export const KIT_PAIRS: Array<[KitRouteId, KitRouteId]> = [
   ['patch', 'put'],
   ['fields', 'list'],
   ['bulk', 'single'],
+  ['history', 'patch'],
 ];

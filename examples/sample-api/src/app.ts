@@ -1,9 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { asClass, asValue } from 'awilix';
 import { addKit, useKit } from '@kit/core';
-import { addKitStore, useKitStoreHealthCheck } from '@kit/store-redis';
+import { addKitStore, redisStreamTarget, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
 import { addKitAutoCrud } from '@kit/autocrud';
-import { ProductsEndpoint } from './catalog/ProductsEndpoint.js';
+import { Product, ProductsEndpoint } from './catalog/ProductsEndpoint.js';
 import { BooksEndpoint } from './catalog/BooksEndpoint.js';
 import { SeedProducts } from './catalog/SeedProducts.js';
 import { CustomersEndpoint } from './shop/CustomersEndpoint.js';
@@ -95,16 +95,28 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
 
   // Stores (used by /api/payments): Redis when REDIS_URL is set, shared by every instance and
   // surfaced in /healthz as the `redis` check; Kit's in-memory defaults otherwise.
+  let store: KitRedisStore | undefined;
   if (settings.redisUrl) {
-    addKitStore(app, settings.redisUrl, { keyPrefix: 'sample-api:' });
+    store = addKitStore(app, settings.redisUrl, { keyPrefix: 'sample-api:' });
     useKitStoreHealthCheck(app);
   }
 
   // Products (/api/products): AutoCrud over DATABASE_URL, or PGlite in memory for `npm start`;
   // missing tables are created, and a warm-up fills an empty catalogue. Idempotent creates use the
-  // same idempotencyStore as /api/payments (Redis with REDIS_URL).
+  // same idempotencyStore as /api/payments (Redis with REDIS_URL). The outbox: every committed
+  // write is also a record in the write's transaction, delivered by one instance at a time to the
+  // subscriber below and, with REDIS_URL, to the Redis Stream `sample-api:{catalog-changes}`.
   if (settings.databaseUrl) {
-    addKitAutoCrud(app, settings.databaseUrl, { createTables: true, ...(settings.cursorSecret ? { cursorSecret: settings.cursorSecret } : {}) });
+    const crud = addKitAutoCrud(app, settings.databaseUrl, {
+      createTables: true,
+      outbox: { targets: store ? [redisStreamTarget(store, { stream: 'catalog-changes' })] : [] },
+      ...(settings.cursorSecret ? { cursorSecret: settings.cursorSecret } : {}),
+    });
+    crud.onChange(
+      Product,
+      (change) => app.log.info({ change: { id: change.id, key: change.key, operation: change.operation, changed: change.changed, correlationId: change.correlationId } }, 'product changed'),
+      { name: 'log-product-changes' },
+    );
   }
 
   return app;

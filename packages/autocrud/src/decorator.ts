@@ -61,8 +61,11 @@ export function AutoCrud<E extends Entity>(entity: E, options: AutoCrudOptions<E
     throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', '@AutoCrud(entity): pass an entity made by defineEntity({ ... }).');
   }
   const operations = options.operations ?? CrudOperations.All;
-  if (!Number.isInteger(operations) || operations < 1 || operations > 127) {
-    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `@AutoCrud(${entity.name}, { operations: ${String(operations)} }): combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch).`);
+  if (!Number.isInteger(operations) || operations < 1 || operations > 255) {
+    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `@AutoCrud(${entity.name}, { operations: ${String(operations)} }): combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch | History).`);
+  }
+  if (allows(operations, CrudOperations.History) && !entity.history) {
+    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `@AutoCrud(${entity.name}): History is allowed but the entity records no history; set defineEntity({ history: true }) or leave CrudOperations.History out.`);
   }
   for (const [name, flag] of [
     ['Create', CrudOperations.Create],

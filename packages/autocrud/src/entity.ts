@@ -157,6 +157,17 @@ export interface EntityDefinition<S extends EntitySchema, W extends FieldName<S>
    * matches rows on.
    */
   unique?: readonly (readonly W[])[];
+  /**
+   * Records every write of the entity's rows (the generated routes and the repository, single,
+   * bulk, nested and upsert) in Kit's change history, in the write's own transaction: one row per
+   * changed row in `kit_changes`, made by `createTables` and `writeMigration` (docs/autocrud.md,
+   * "Change history and outbox"). Off by default.
+   */
+  history?: boolean;
+  /**
+   * Sensitive fields: the change history records that they changed, never their values.
+   */
+  redact?: readonly FieldName<S>[];
 }
 
 /**
@@ -276,6 +287,10 @@ export interface Entity<S extends EntitySchema = EntitySchema, W extends string 
   readonly references: readonly EntityReference[];
   /** The unique keys (`unique` of {@link defineEntity}), each a list of field names; empty when none. */
   readonly unique: readonly (readonly string[])[];
+  /** Whether the entity's writes are recorded in the change history (`history` of {@link defineEntity}). */
+  readonly history: boolean;
+  /** Fields whose values the change history never records (`redact` of {@link defineEntity}). */
+  readonly redact: readonly string[];
   /** Fields by name. */
   field(name: string): EntityField | undefined;
 }
@@ -578,6 +593,13 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
   }
   const references = referencesOf(name, table, definition.references, byName, new Set([primaryKey, softDelete, version, stamps.createdAt, stamps.updatedAt]));
   const unique = uniqueKeys(name, definition.unique, new Set(writable));
+  if (definition.history !== undefined && typeof definition.history !== 'boolean') throw entityError(name, `history must be true or false; found ${JSON.stringify(definition.history)}.`);
+  const redact = definition.redact ?? [];
+  if (!Array.isArray(redact)) throw entityError(name, 'redact must be an array of field names.');
+  for (const field of redact as readonly unknown[]) {
+    if (typeof field !== 'string' || !byName.has(field)) throw entityError(name, `redact names ${JSON.stringify(field)}, which is not a field of the schema.`);
+    if (field === primaryKey) throw entityError(name, `redact cannot name the primary key '${field}': the history is found by it.`);
+  }
   return Object.freeze({
     name,
     table,
@@ -591,6 +613,8 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
     fields: Object.freeze(fields),
     references,
     unique,
+    history: definition.history === true,
+    redact: Object.freeze([...new Set(redact as readonly string[])]),
     field: (fieldName: string) => byName.get(fieldName),
   });
 }

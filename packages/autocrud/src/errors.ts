@@ -67,6 +67,10 @@ export const autoCrudErrors = errorCatalogue({
     message: '{className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.{elsewhere}',
     when: 'an `@AutoCrud` class without `addKitAutoCrud` (at `useKit`)',
   },
+  KIT_ERR_AUTOCRUD_OUTBOX_OFF: {
+    message: 'onChange({entity}, handler) needs the outbox: pass outbox: true (or its settings) to addKitAutoCrud.',
+    when: '`kitAutoCrud.onChange` on an AutoCrud database without `outbox`',
+  },
   KIT_ERR_AUTOCRUD_ALREADY_ADDED: {
     message: 'addKitAutoCrud(app, url) was called twice on the same Fastify instance; one database serves every @AutoCrud class.',
     when: '`addKitAutoCrud` called twice on one instance',

@@ -6,10 +6,13 @@ export type { AutoCrudAuthorization, AuthorizationRule, AuthorizationHook, AutoC
 export { autoCrudAccess } from './routes/authorize.js';
 export { defineEntity, type Entity, type EntityDefinition, type EntityField, type EntityFieldName, type EntityInput, type EntityRow, type EntitySchema, type EntityReference, type FieldType, type ReferenceOptions, type ReferenceRule, type ReferenceTarget, type RowOf } from './entity.js';
 export type { KitAutoCrudOptions, IdempotencyOptions } from './options.js';
+export type { OutboxOptions } from './outbox/options.js';
+export type { ChangeMessage, ChangeHandler, OutboxStats, OutboxTarget } from './outbox/types.js';
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type CallOptions, type ReadOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
 export type { IncludeNode, RelatedSource } from './mapper/includes.js';
+export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/changes.js';
 export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/query.js';
 export {
   DatabaseUnavailableError,

@@ -12,6 +12,7 @@ import { pendingMigrations } from './mapper/migrations.js';
 import { pgliteEngine } from './mapper/pglite.js';
 import { postgresEngine } from './mapper/postgres.js';
 import { sqliteEngine } from './mapper/sqlite.js';
+import { withHistory } from './mapper/history.js';
 
 /**
  * What {@link writeMigration} takes.
@@ -30,6 +31,8 @@ export interface WriteMigrationOptions {
   dir: string;
   /** Words after the timestamp in the file name (`add_books`); default: from the changes. */
   name?: string;
+  /** The service turns the outbox on (`outbox` of `addKitAutoCrud`): the migration creates its tables when missing. */
+  outbox?: boolean;
 }
 
 /**
@@ -99,7 +102,9 @@ function slug(text: string): string {
  * ```
  */
 export async function writeMigration(options: WriteMigrationOptions): Promise<WrittenMigration | undefined> {
-  const { entities, dir } = options;
+  const { dir } = options;
+  // An entity with history: true needs Kit's history table as well.
+  const entities = withHistory(options.entities);
   const engine = engineFor(options.url);
   try {
     await engine.open();
@@ -116,7 +121,7 @@ export async function writeMigration(options: WriteMigrationOptions): Promise<Wr
         );
       }
     }
-    const plan = await planMigration(engine.db, engine.flavour, entities);
+    const plan = await planMigration(engine.db, engine.flavour, entities, { outbox: options.outbox === true });
     if (plan.statements.length === 0) return undefined;
     const name = `${version(new Date())}_${slug(options.name ?? plan.changes.join(' ')) || 'migration'}`;
     const last = existing.filter((f) => f.endsWith('.sql')).sort().at(-1);

@@ -21,6 +21,8 @@ export const CrudOperations = {
   All: 31,
   ListAll: 32,
   Patch: 64,
+  /** `GET /{pk}/history`: the row's change history, newest first (the entity needs `history: true`). */
+  History: 128,
 } as const;
 
 /** A combination of {@link CrudOperations} flags. */

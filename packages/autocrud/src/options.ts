@@ -1,5 +1,6 @@
 import { KitError } from '@kit/core';
 import type { PageLimits } from './routes/schemas.js';
+import { resolveOutbox, type OutboxOptions, type ResolvedOutbox } from './outbox/options.js';
 
 /**
  * How idempotent creates keep their keys (`idempotency: { ... }` of `addKitAutoCrud` or `@AutoCrud`).
@@ -98,6 +99,12 @@ export interface KitAutoCrudOptions {
    * this process, so cursors hold within one process only.
    */
   cursorSecret?: string;
+  /**
+   * The transactional outbox: each committed write is also a record written in its transaction,
+   * delivered by one instance at a time to `kitAutoCrud.onChange` subscribers and `targets`
+   * (docs/autocrud.md, "Outbox"). `true`, or its settings. Default off.
+   */
+  outbox?: boolean | OutboxOptions;
 }
 
 /** The options with defaults applied and checked. */
@@ -115,6 +122,7 @@ export interface ResolvedAutoCrudOptions {
   readonly idempotency: ResolvedIdempotency | undefined;
   readonly requireIfMatch: boolean;
   readonly cursorSecret: string | undefined;
+  readonly outbox: ResolvedOutbox | undefined;
 }
 
 function invalidOption(option: string, value: unknown, expected: string): KitError {
@@ -229,5 +237,6 @@ export function resolveOptions(options: KitAutoCrudOptions): ResolvedAutoCrudOpt
     idempotency,
     requireIfMatch: requireIfMatchOption('addKitAutoCrud options.requireIfMatch', options.requireIfMatch) ?? false,
     cursorSecret: cursorSecret(options.cursorSecret),
+    outbox: resolveOutbox(options.outbox),
   };
 }

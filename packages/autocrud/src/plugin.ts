@@ -25,6 +25,10 @@ import { relationProperties } from './routes/includes.js';
 import type { RelatedSource } from './mapper/includes.js';
 import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
+import { Outbox, OutboxHealthCheck } from './outbox/outbox.js';
+import { prepareOutbox } from './mapper/outbox-table.js';
+import type { ChangeHandler, OutboxStats } from './outbox/types.js';
+import { ChangeHistory } from './mapper/history.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -59,6 +63,24 @@ export interface KitAutoCrud {
   repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>, EntityInput<E>>;
   /** `SELECT 1`; resolves with the round trip in ms, rejects with `KIT_ERR_DATABASE_UNAVAILABLE` (or `KIT_ERR_AUTOCRUD_SCHEMA`). */
   ping(signal?: AbortSignal): Promise<number>;
+  /**
+   * Subscribes `handler` to `entity`'s committed changes (the outbox must be on: `outbox` of
+   * `addKitAutoCrud`). It is called on the one instance that dispatches, once per change and
+   * at least once (`message.id` tells a repeat), in commit order per row, retried with backoff
+   * when it throws, and never on a request's path. Register the same subscribers on every
+   * instance, under the same names: any of them may be the one that dispatches.
+   *
+   * @throws {KitError} `KIT_ERR_AUTOCRUD_OUTBOX_OFF` when the outbox is off; `KIT_ERR_INVALID_ARGUMENT` for a name already used.
+   * @example
+   * ```ts
+   * crud.onChange(Product, async (message) => {
+   *   await searchIndex.upsert(String(message.key), message.after, { idempotencyKey: message.id });
+   * }, { name: 'search-index' });
+   * ```
+   */
+  onChange<E extends Entity>(entity: E, handler: ChangeHandler, options?: { readonly name?: string }): void;
+  /** The outbox dispatcher's counters on this instance and the last backlog read; undefined when the outbox is off. */
+  outboxStats(): OutboxStats | undefined;
   /** Closes the database (idempotent); `addKitAutoCrud` calls it as a `release` step of the app's shutdown. */
   close(): Promise<void>;
 }
@@ -133,8 +155,20 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     readonly url: string,
     private readonly options: ResolvedAutoCrudOptions,
     private readonly log: FastifyBaseLogger,
+    readonly outbox: Outbox | undefined,
   ) {
     this.#cursors = cursorCodec(options.cursorSecret);
+  }
+
+  onChange<E extends Entity>(entity: E, handler: ChangeHandler, options?: { readonly name?: string }): void {
+    if (!this.outbox) {
+      throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_OUTBOX_OFF', { entity: entity.name });
+    }
+    this.outbox.onChange(entity, handler, options?.name);
+  }
+
+  outboxStats(): OutboxStats | undefined {
+    return this.outbox?.stats();
   }
 
   /** The app's relations, built once from its plan of endpoint classes (the same array for every contributor of the app). */
@@ -182,6 +216,8 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
     const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, relationProperties(registry.of(other).values())), other] as const);
     const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity), batchPatchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
+    // The history route's rows: Kit's own entity, one component however many entities serve it.
+    if (allows(operations, CrudOperations.History)) own.push([rowSchema(ChangeHistory), ChangeHistory] as const);
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
     for (const [schema, of] of [...own, ...related] as Array<readonly [{ $id: string } & Record<string, unknown>, Entity]>) {
       const owner = this.#components.get(schema.$id);
@@ -360,12 +396,14 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
       log.info({ applied, migrationsDir: migrations.dir }, applied.length > 0 ? `AutoCrud applied ${applied.length} migration(s)` : 'AutoCrud migrations: none to apply');
     });
   const database = new Database(engine, resolved.createTables, log as DatabaseLog, { acquireTimeoutMs: resolved.acquireTimeoutMs, statementTimeoutMs: resolved.statementTimeoutMs }, migrate);
-  const runtime = new AutoCrudRuntime(database, targetOf(url).redacted, resolved, log);
+  const outbox = resolved.outbox && new Outbox((query, signal) => database.run(query, signal), engine.flavour, resolved.outbox, log);
+  const runtime = new AutoCrudRuntime(database, targetOf(url).redacted, resolved, log, outbox);
   try {
     app.kit.healthChecks.addCheck(resolved.healthCheck.name, new DatabaseHealthCheck({ kitAutoCrud: runtime }), {
       tags: resolved.healthCheck.tags,
       timeoutMs: resolved.healthCheck.timeoutMs,
     });
+    if (outbox) app.kit.healthChecks.addCheck('outbox', new OutboxHealthCheck(outbox), { tags: ['outbox'], timeoutMs: resolved.healthCheck.timeoutMs });
   } catch (err) {
     void engine.close();
     throw err;
@@ -404,6 +442,20 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
       log.warn({ database: runtime.url }, 'AutoCrud database not reachable at start-up; serving anyway: its routes answer 503 and the check is unhealthy until it is');
     }
   });
+  if (outbox) {
+    database.addTables(prepareOutbox);
+    // After the entity's own sinks (its history), as the repository is made: every write of every entity.
+    database.eachRepository((repository) => {
+      if (repository.entity !== ChangeHistory) outbox.attach(repository);
+    });
+    app.addHook('onReady', (done) => {
+      outbox.start();
+      done();
+    });
+    // A `flush` step: after the drain (no request writes any more), before the database closes.
+    // What is left stays in kit_outbox for the next instance.
+    app.kit.onShutdown('flush', 'autocrud outbox', () => outbox.dispatcher.stop());
+  }
   // A `release` step: after the `flush` steps (the audit trail, an outbox), which may still write to it.
   app.kit.onShutdown('release', 'autocrud database', () => database.close());
   return runtime;

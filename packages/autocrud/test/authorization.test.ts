@@ -11,6 +11,7 @@ import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 import { authorizationSuite, OrdersEndpoint } from './suite/authorization.ts';
 import { optionsSuite } from './suite/authorization-options.ts';
 import { authorizationRelationsSuite, relationsFixture } from './suite/authorization-relations.ts';
+import { AhBasketsEndpoint, AhItemsEndpoint, authorizationHistorySuite, HISTORY_TABLES } from './suite/authorization-history.ts';
 import { crudApp } from './suite/fixtures.ts';
 import { pgliteEngine, postgresEngine, sqliteEngine } from './suite/engines.ts';
 import { describePostgres } from './postgres-server.ts';
@@ -23,6 +24,7 @@ describePostgres('PostgreSQL', () => {
   const engine = postgres.engine;
   authorizationSuite(engine);
   authorizationRelationsSuite(engine);
+  authorizationHistorySuite(engine);
 
   it('the statement log shows the caller\'s scope in every statement a customer\'s requests run', async () => {
     const authority = await TestAuthority.start();
@@ -137,12 +139,65 @@ describePostgres('PostgreSQL', () => {
       await authority.stop();
     }
   });
+  it('the statement log shows the caller\'s scope in every statement of a recorded write: the locked before-reads, the writes, the version re-reads', async () => {
+    for (const table of HISTORY_TABLES) await engine.sql(`drop table if exists ${table}`);
+    const authority = await TestAuthority.start();
+    const app = await crudApp(engine, { outbox: { dispatch: false } }, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [AhBasketsEndpoint, AhItemsEndpoint]);
+    try {
+      const token = async (sub: string, roles: string[]) => ({ authorization: `Bearer ${await authority.sign({ claims: { sub, realm_access: { roles } } })}` });
+      const alice = await token('alice', ['customer']);
+      const root = await token('root', ['admin']);
+      const make = async (payload: Record<string, unknown>) => {
+        const res = await app.inject({ method: 'POST', url: '/api/ahBaskets', headers: root, payload });
+        assert.equal(res.statusCode, 201, res.body);
+        return res.json<{ id: number }>().id;
+      };
+      const mine = await make({ code: 'L1', label: 'one', ownerId: 'alice' });
+      const gone = await make({ code: 'L2', label: 'two', ownerId: 'alice' });
+      const bobs = await make({ code: 'L3', label: 'three', ownerId: 'bob' });
+      const log = path.join(postgres.server().dir, 'server.log');
+      const start = statSync(log).size;
+      const requests = [
+        { method: 'PATCH' as const, url: `/api/ahBaskets/${mine}`, payload: { label: 'one, patched' } },
+        { method: 'PATCH' as const, url: `/api/ahBaskets/${mine}`, headers: { 'if-match': '"9"' }, payload: { label: 'stale' } },
+        { method: 'PUT' as const, url: `/api/ahBaskets/${mine}`, payload: { code: 'L1', label: 'one, replaced' } },
+        { method: 'PATCH' as const, url: '/api/ahBaskets', payload: [{ id: mine, label: 'one, bulk' }] },
+        { method: 'POST' as const, url: '/api/ahBaskets', headers: { prefer: 'resolution=merge-duplicates' }, payload: { code: 'L1', label: 'one, upserted' } },
+        { method: 'PATCH' as const, url: `/api/ahBaskets/${bobs}`, payload: { label: 'not hers' } },
+        { method: 'DELETE' as const, url: `/api/ahBaskets/${gone}` },
+      ];
+      const statuses = [];
+      for (const request of requests) statuses.push((await app.inject({ ...request, headers: { ...alice, ...request.headers } })).statusCode);
+      assert.deepEqual(statuses, [200, 412, 200, 200, 200, 404, 204]);
+      let text = '';
+      for (let i = 0; i < 50; i++) {
+        text = readFileSync(log, 'utf8').slice(start);
+        if (/delete from "ah_baskets"/.test(text)) break;
+        await sleep(100);
+      }
+      const statements = text.split('\n').filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line) && line.includes('"ah_baskets"'));
+      if (process.env.KIT_SHOW_STATEMENTS) console.log(statements.join('\n'));
+      assert.ok(statements.some((line) => /for update/.test(line)), `no locked before-read was logged:\n${statements.join('\n')}`);
+      assert.ok(statements.length >= 10, `${statements.length} statements:\n${statements.join('\n')}`);
+      for (const line of statements) {
+        // An upsert (insert into the table itself); the one-statement writes insert into kit_changes and kit_outbox, scoped in their kit_old.
+        if (/insert into "ah_baskets"/.test(line)) assert.match(line, /do update set .* where .*"ah_baskets"\."owner_id" = \$\d+/, `an upsert that may write another owner's row: ${line}`);
+        else assert.match(line, /where .*"owner_id" = \$\d+/, `a statement without the scope condition: ${line}`);
+      }
+      assert.doesNotMatch(text, /parameters: .*= 'bob'/, 'a statement bound another owner');
+    } finally {
+      await app.close();
+      await authority.stop();
+      for (const table of HISTORY_TABLES) await engine.sql(`drop table if exists ${table}`);
+    }
+  });
 });
 
 describe('PGlite', () => {
   const engine = pgliteEngine();
   authorizationSuite(engine);
   authorizationRelationsSuite(engine);
+  authorizationHistorySuite(engine);
 });
 
 if (!sqliteAvailable()) {
@@ -152,5 +207,6 @@ if (!sqliteAvailable()) {
     const engine = sqliteEngine('kit-sqlite-authz-');
     authorizationSuite(engine);
     authorizationRelationsSuite(engine);
+    authorizationHistorySuite(engine);
   });
 }

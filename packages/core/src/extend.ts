@@ -8,3 +8,4 @@ export { errorCatalogue, type KitErrorSpec, type KitErrorCatalogue } from './sha
 export { storeArguments, type ResolvedRateLimitOptions } from './stores/arguments.js';
 export { getKitTracer, KitSpanKind, type KitTracer, type KitSpan, type KitSpanAttributes } from './tracing/tracer.js';
 export { onProcessExit } from './lifecycle/signals.js';
+export { activeTraceId } from './audit/trace.js';

@@ -25,7 +25,8 @@ export { KitRouteContributor } from './endpoints/contributors.js';
 export type { PlannedEndpoint, RouteContributor, RouteContributorContext } from './endpoints/types.js';
 
 export { AuditTrailOptions, AUDIT_QUEUE_CAPACITY, DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_QUERY_PARAMS, type AuditLogLevel } from './audit/options.js';
-export type { AuditLogEntry, IAuditSink, AuditStats } from './audit/entry.js';
+export type { AuditLogEntry, AuditDetailValue, IAuditSink, AuditStats } from './audit/entry.js';
+export { setAuditDetail } from './audit/record-slot.js';
 export { LoggingAuditSink, type LoggingAuditSinkOptions } from './audit/sinks.js';
 export { getCorrelationId } from './audit/correlation.js';
 

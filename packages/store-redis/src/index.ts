@@ -11,4 +11,5 @@ export type { StoreMode, StoreUrlInput } from './topology.js';
 export type { StoreLogger } from './connection.js';
 export { RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore, RedisCronJobStore } from './stores.js';
 export { redactStoreUrl } from './url.js';
+export { redisStreamTarget, type RedisStreamTarget, type RedisStreamTargetOptions, type StreamMessage } from './stream-target.js';
 export { redisStoreErrors } from './errors.js';

@@ -183,7 +183,7 @@ export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions =
     clusterOptions: options.clusterOptions ?? {},
   });
   const connection = new RedisConnection(parsed.topology, client, { commandTimeoutMs, connectTimeoutMs, reconnectMaxDelayMs }, options.logger);
-  return {
+  const store: KitRedisStore = {
     idempotency: new RedisIdempotencyStore(connection, keyPrefix),
     rateLimit: new RedisRateLimitStore(connection, keyPrefix),
     saga: new RedisSagaStore(connection, keyPrefix),
@@ -205,6 +205,18 @@ export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions =
     waitUntilConnected: () => connection.settle(connectTimeoutMs + SETTLE_MARGIN_MS),
     close: () => connection.close(),
   };
+  connections.set(store, connection);
+  return store;
+}
+
+// Each store's connection, for what is built on a store from outside this file (stream-target.ts).
+const connections = new WeakMap<KitRedisStore, RedisConnection>();
+
+/** The connection of a store `createRedisStores` made. */
+export function connectionOf(store: KitRedisStore): RedisConnection {
+  const connection = connections.get(store);
+  if (!connection) throw new KitError('KIT_ERR_INVALID_OPTION', 'Invalid Kit option redisStreamTarget(store): expected a store made by createRedisStores or addKitStore of this copy of @kit/store-redis.');
+  return connection;
 }
 
 /**

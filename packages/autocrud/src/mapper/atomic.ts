@@ -13,7 +13,9 @@ import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConf
 import { firstMissingReference, refusedReference } from './references.js';
 import type { Eb, Scope } from './query.js';
 import { checkReadOnly } from './scope.js';
-import type { PreparedInsert, Row, Table, WriteScope } from './table.js';
+import type { PreparedInsert, Recorder, Row, Table, WriteScope } from './table.js';
+import type { ChangeContext, ChangeRecord } from './changes.js';
+import type { Executor } from './statements.js';
 
 /** Runs one row's statement so that a database refusal of it becomes `BatchRowError(index)`. */
 type RowRunner = <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => Promise<Q[]>;
@@ -50,7 +52,14 @@ async function explainRefusal(err: BatchRowError, rowOf: RowOf | undefined, sign
  * the refusal is a foreign key (`rowOf` gives the row). Between rows, an aborted `signal` rolls
  * the transaction back.
  */
-export async function atomically<T>(table: Table, signal: AbortSignal | undefined, work: (db: Db, trx: Db, row: RowRunner) => Promise<T>, relation?: () => string | undefined, rowOf?: RowOf): Promise<T> {
+export async function atomically<T>(
+  table: Table,
+  signal: AbortSignal | undefined,
+  work: (db: Db, trx: Db, row: RowRunner, record: Recorder, execute: Executor) => Promise<T>,
+  relation?: () => string | undefined,
+  rowOf?: RowOf,
+  context?: ChangeContext,
+): Promise<T> {
   let failed: number | undefined;
   const row: RowRunner = async (index, statement) => {
     if (signal?.aborted) throw signal.reason;
@@ -62,7 +71,7 @@ export async function atomically<T>(table: Table, signal: AbortSignal | undefine
     }
   };
   try {
-    return await table.run((db) => db.transaction().execute((trx) => work(db, trx, row)), signal);
+    return await table.transaction(signal, context, (db, trx, record, execute) => work(db, trx, row, record, execute));
   } catch (err) {
     if (failed !== undefined && (err instanceof ConstraintViolationError || err instanceof InvalidValueError)) throw await explainRefusal(new BatchRowError(failed, err, relation?.()), rowOf, signal);
     throw err;
@@ -91,25 +100,23 @@ function refused(err: unknown): boolean {
  * rolled back and the rows are written again one statement each in a new transaction, which names
  * the refused row (`BatchRowError`) or, when the refusal has gone meanwhile, commits them all.
  */
-export async function createMany(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], signal: AbortSignal | undefined, scope?: Scope): Promise<Row[]> {
+export async function createMany(table: Table, inputs: readonly Readonly<Record<string, unknown>>[], signal: AbortSignal | undefined, scope?: Scope, context?: ChangeContext): Promise<Row[]> {
   // Under a scope, every row's scope fields are set from it (see Table.insertValues).
   const prepared = prepareInserts(table, inputs, undefined, table.writeScope(scope, true));
   if (prepared.length === 0) return [];
   if (prepared.some((p) => chunkRows(table, p.columns) > 1)) {
     try {
-      return await table.run(
-        (db) =>
-          db.transaction().execute(async (trx) => {
-            await refuseGoneParents(table, db, trx, inputs, undefined, scope);
-            return (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored));
-          }),
-        signal,
-      );
+      return await table.transaction(signal, context, async (db, trx, record) => {
+        await refuseGoneParents(table, db, trx, inputs, undefined, scope);
+        const rows = (await insertRows(table, db, trx, prepared, signal)).map((stored) => table.decode(stored));
+        await record(table, createdChanges(table, rows));
+        return rows;
+      });
     } catch (err) {
       if (!refused(err)) throw err;
     }
   }
-  return atomically(table, signal, async (db, trx, row) => {
+  return atomically(table, signal, async (db, trx, row, record) => {
     await refuseGoneParents(table, db, trx, inputs, undefined, scope);
     const rows: Row[] = [];
     for (const { columns, values } of prepared) {
@@ -118,8 +125,14 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
       if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
       rows.push(table.decode(stored));
     }
+    await record(table, createdChanges(table, rows));
     return rows;
-  }, undefined, (index) => (inputs[index] ? { table, input: inputs[index] } : undefined));
+  }, undefined, (index) => (inputs[index] ? { table, input: inputs[index] } : undefined), context);
+}
+
+/** The changes of rows a write created (none when the table records none: no work). */
+function createdChanges(table: Table, rows: readonly Row[]): ChangeRecord[] {
+  return table.sinks.active ? rows.map((r) => table.change('create', undefined, r)) : [];
 }
 
 /** The rows of one one-to-many relation of a nested create. */
@@ -138,7 +151,14 @@ export interface ChildRows {
  * each relation's stored rows under the relation's name. A child's failure is `BatchRowError` with
  * `relation` and `index`; the parent's own is thrown as `create` throws it.
  */
-export async function createTree(table: Table, input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, ChildRows>>, signal: AbortSignal | undefined, scope?: Scope): Promise<Row> {
+export async function createTree(
+  table: Table,
+  input: Readonly<Record<string, unknown>>,
+  children: Readonly<Record<string, ChildRows>>,
+  signal: AbortSignal | undefined,
+  scope?: Scope,
+  context?: ChangeContext,
+): Promise<Row> {
   const parent = table.insertValues(input, table.writeScope(scope, true));
   const relations = Object.entries(children).map(([name, { table: child, field, rows, scope: childScope }]) => {
     const column = (child.entity.field(field) as EntityField).column;
@@ -151,7 +171,7 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
     const prepared = prepareInserts(child, rows, name, child.writeScope(childScope, true)).map(({ columns, values }) => ({ columns: [column, ...columns], values }));
     return { name, child, column, prepared };
   });
-  const insertParent = async (db: Db, trx: Db): Promise<{ tree: Row; key: unknown }> => {
+  const insertParent = async (db: Db, trx: Db, record: Recorder): Promise<{ tree: Row; key: unknown }> => {
     if (table.entity.references.length > 0) {
       const gone = await firstMissingReference(db, table.flavour, table.entity, [input], true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
       if (gone) throw gone.error;
@@ -160,23 +180,23 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
     // The parent's own refusal is not a row's: thrown as create throws it.
     const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
     if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
-    return { tree: table.decode(stored), key: stored[table.pk.name] };
+    const tree = table.decode(stored);
+    // Recorded before the relations are set on it: the change is the parent's own row.
+    await record(table, createdChanges(table, [{ ...tree }]));
+    return { tree, key: stored[table.pk.name] };
   };
   if (relations.some(({ child, prepared }) => prepared.some((p) => chunkRows(child, p.columns) > 1))) {
     try {
-      return await table.run(
-        (db) =>
-          db.transaction().execute(async (trx) => {
-            const { tree, key } = await insertParent(db, trx);
-            for (const { name, child, column, prepared } of relations) {
-              await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name, children[name]?.scope);
-              const stored = await insertRows(child, db, trx, prepared, signal, { [column]: key });
-              tree[name] = stored.map((row) => child.decode(row));
-            }
-            return tree;
-          }),
-        signal,
-      );
+      return await table.transaction(signal, context, async (db, trx, record) => {
+        const { tree, key } = await insertParent(db, trx, record);
+        for (const { name, child, column, prepared } of relations) {
+          await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name, children[name]?.scope);
+          const stored = (await insertRows(child, db, trx, prepared, signal, { [column]: key })).map((row) => child.decode(row));
+          await record(child, createdChanges(child, stored));
+          tree[name] = stored;
+        }
+        return tree;
+      });
     } catch (err) {
       // Refused: written again a statement per row (below), which names the row.
       if (!refused(err)) throw err;
@@ -191,8 +211,8 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
   return atomically(
     table,
     signal,
-    async (db, trx, row) => {
-      const { tree, key } = await insertParent(db, trx);
+    async (db, trx, row, record) => {
+      const { tree, key } = await insertParent(db, trx, record);
       for (const { name, child, column, prepared } of relations) {
         relation = name;
         await refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name, children[name]?.scope);
@@ -203,12 +223,14 @@ export async function createTree(table: Table, input: Readonly<Record<string, un
           if (!created) throw new Error(`INSERT INTO ${child.name} ... RETURNING answered no row`);
           rows.push(child.decode(created));
         }
+        await record(child, createdChanges(child, rows));
         tree[name] = rows;
       }
       return tree;
     },
     () => relation,
     childOf,
+    context,
   ).catch(async (err: unknown) => {
     // The parent's own foreign key refused: named as create names it.
     if (err instanceof ConstraintViolationError && err.kind === 'foreignKey') {
@@ -227,8 +249,8 @@ export interface RowPatch {
 }
 
 /** Applies a JSON Merge Patch to each row in one transaction, each at its own version; the stored rows in order. */
-export async function patchMany(table: Table, changes: readonly RowPatch[], signal: AbortSignal | undefined, scope?: Scope): Promise<Row[]> {
-  // Under a scope, a row outside it is missing (never a version conflict) and its eq fields keep their value.
+export async function patchMany(table: Table, changes: readonly RowPatch[], signal: AbortSignal | undefined, scope?: Scope, context?: ChangeContext): Promise<Row[]> {
+  // Under a scope, a row outside it is missing (never a version conflict), its eq fields keep their value, and it is never recorded.
   const scoped = table.writeScope(scope, false);
   const where = scoped?.where ?? [];
   const prepared = changes.map((change, index) => {
@@ -245,11 +267,15 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
   });
   if (prepared.length === 0) return [];
   const patches = changes.map((change) => change.patch);
-  return atomically(table, signal, async (db, trx, row) => {
+  const recording = table.sinks.active;
+  return atomically(table, signal, async (db, trx, row, record, execute) => {
     await refuseGoneParents(table, db, trx, patches, undefined, scope);
     const rows: Row[] = [];
+    const changed: ChangeRecord[] = [];
     for (const { key, ifVersion, values } of prepared) {
       const index = rows.length;
+      // The row it replaces, read and locked on the transaction inside the scope (a row with nothing to write is not a change).
+      const before = recording && values && ifVersion?.length !== 0 ? await table.locked(db, execute, key, where) : undefined;
       const target = (eb: Eb) => table.target(eb, key, ifVersion?.length === 0 ? undefined : ifVersion, where);
       const query = values ? db.updateTable(table.name).set(values).where(target).returning(table.selection) : db.selectFrom(table.name).select(table.selection).where(target);
       const [stored] = ifVersion?.length === 0 ? [] : await row(index, () => trx.executeQuery<Row>(query.compile()));
@@ -258,8 +284,11 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
         const [current] = await row(index, () => trx.executeQuery<Row>(db.selectFrom(table.name).select(sql.ref((table.version ?? table.pk).column).as('current')).where((eb) => table.byKey(eb, key, where)).compile()));
         throw new BatchRowError(index, current === undefined ? undefined : new VersionConflictError(Number(current.current)));
       }
-      rows.push(table.decode(stored));
+      const after = table.decode(stored);
+      if (before) changed.push(table.change('patch', table.decode(before), after));
+      rows.push(after);
     }
+    await record(table, changed);
     return rows;
-  }, undefined, (index) => (patches[index] ? { table, input: patches[index] } : undefined));
+  }, undefined, (index) => (patches[index] ? { table, input: patches[index] } : undefined), context);
 }

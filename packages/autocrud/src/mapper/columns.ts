@@ -3,7 +3,7 @@
 // that does not depend on the session's time zone or date style), how a driver's value is
 // decoded to Kit's form, how it is bound, and which column `createTables` makes for it. A value
 // Kit cannot answer exactly is never answered: decoding it is an error naming the field.
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder } from 'kysely';
 import type { EntityField } from '../entity.js';
 import { valueType, ValueFault, type ValueKind } from '../values/kinds.js';
 import { canonicalJson } from '../values/kinds.js';
@@ -105,6 +105,43 @@ const POSTGRES: Readonly<Record<ValueKind, ColumnCodec>> = {
   // Read as text and parsed here: the same on pg and PGlite whatever their type parsers do.
   json: { read: asText, decode: decodeJson, encode: encodeJson },
 };
+
+/**
+ * Kit's JSON text of a PostgreSQL value (not NULL) of each kind, in SQL: what `JSON.stringify`
+ * writes of the value {@link POSTGRES}'s codec decodes, so that a change row written by SQL (a
+ * sink's SQL form, changes.ts) holds what the JavaScript sink would. A number is written as
+ * JavaScript writes a double (plain digits from 1e-6 to 1e21, else `1e+21`, `1.5e-7`), a
+ * timestamp with its six fraction digits in UTC, int64 and decimal as their text, a JSON value
+ * compact in jsonb's key order (Kit's, values/kinds.ts `canonicalJson`).
+ */
+const POSTGRES_JSON: Readonly<Record<ValueKind, (value: Expression<unknown>) => RawBuilder<string>>> = {
+  integer: (v) => sql<string>`(${v})::text`,
+  number: (v) =>
+    sql<string>`(case when (${v})::float8 <> 0 and (abs((${v})::float8) >= 1e21 or abs((${v})::float8) < 1e-6) then regexp_replace((${v})::float8::text, 'e([+-])0*', 'e\\1') else to_jsonb((${v})::float8)::text end)`,
+  boolean: (v) => sql<string>`(${v})::text`,
+  string: (v) => sql<string>`to_json((${v})::text)::text`,
+  uuid: (v) => sql<string>`to_json((${v})::text)::text`,
+  'date-time': (v) => sql<string>`('"' || to_char((${v}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '"')`,
+  date: (v) => sql<string>`('"' || to_char(${v}, 'YYYY-MM-DD') || '"')`,
+  decimal: (v) => sql<string>`('"' || (${v})::text || '"')`,
+  int64: (v) => sql<string>`('"' || (${v})::text || '"')`,
+  // jsonb's text has a space after each `:` and `,` outside strings: each string token or other
+  // character is kept, a space after one dropped (a string's own spaces are inside its token).
+  json: (v) => sql<string>`regexp_replace((${v})::text, '("(?:[^"\\\\]|\\\\.)*"|[^"]) ?', '\\1', 'g')`,
+};
+
+/** PostgreSQL: the JSON text of `field`'s value `value` (a column or an expression, not NULL) in Kit's form (see POSTGRES_JSON). */
+export function jsonText(field: EntityField, value: Expression<unknown>): RawBuilder<string> {
+  return POSTGRES_JSON[field.kind](value);
+}
+
+/**
+ * PostgreSQL: whether two stored values of `field` differ as Kit's forms do (NULLs alike): a
+ * decimal by its text (`1.50` and `1.5` are two answers), every other kind by value.
+ */
+export function differs(field: EntityField, a: Expression<unknown>, b: Expression<unknown>): RawBuilder<boolean> {
+  return field.kind === 'decimal' ? sql<boolean>`((${a})::text is distinct from (${b})::text)` : sql<boolean>`((${a}) is distinct from (${b}))`;
+}
 
 // SQLite has no boolean (0/1), and no date, time or uuid types: those are text in Kit's form,
 // whose text order is their order.

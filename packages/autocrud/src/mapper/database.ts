@@ -6,6 +6,7 @@ import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, Datab
 import { EntityRepository, type Row } from './repository.js';
 import { prepareTables } from './tables.js';
 import { referrersOf } from './references.js';
+import { ChangeHistory, historySink } from './history.js';
 import { StatementSpans, statementTracer, traceStatement } from './tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
@@ -44,6 +45,10 @@ export class Database {
   /** Why the engine could not open (a PGlite directory in use or unusable): start-up fails with it. */
   #openError: KitError | undefined;
   #closed = false;
+  /** Tables of Kit's own (the outbox's), checked or created with the entities' (see `addTables`). */
+  readonly #ownTables: ((db: Db, flavour: Engine['flavour'], createTables: boolean) => Promise<void>)[] = [];
+  /** Called with every repository made, and at once with those made before (see `eachRepository`). */
+  readonly #repositoryListeners: ((repository: EntityRepository) => void)[] = [];
 
   constructor(
     readonly engine: Engine,
@@ -73,8 +78,25 @@ export class Database {
         () => referrersOf(entity, this.#entities),
       );
       this.#repositories.set(entity, repository);
+      if (entity.history) {
+        // The history sink is registered first: every other sink sees a write the history recorded.
+        this.register(ChangeHistory);
+        repository.addChangeSink(historySink(entity));
+      }
+      for (const listener of this.#repositoryListeners) listener(repository);
     }
     return repository;
+  }
+
+  /** Calls `listener` with every repository, made now or later (the outbox adds its sink to each). */
+  eachRepository(listener: (repository: EntityRepository) => void): void {
+    this.#repositoryListeners.push(listener);
+    for (const repository of this.#repositories.values()) listener(repository);
+  }
+
+  /** Checks (and with `createTables` makes) tables of Kit's own at each connect, after the entities'. */
+  addTables(prepare: (db: Db, flavour: Engine['flavour'], createTables: boolean) => Promise<void>): void {
+    this.#ownTables.push(prepare);
   }
 
   /** The repository of an entity (registered on first use). */
@@ -128,6 +150,7 @@ export class Database {
       }
       const pending = [...this.#unverified];
       await prepareTables(this.engine.db, this.engine.flavour, pending, this.createTables);
+      if (!this.#up) for (const prepare of this.#ownTables) await prepare(this.engine.db, this.engine.flavour, this.createTables);
       for (const entity of pending) this.#unverified.delete(entity);
       if (!this.#up) this.log.info({ engine: this.engine.kind }, this.#reason === 'not started' ? 'AutoCrud database ready' : 'AutoCrud database reachable again');
       this.#up = true;

@@ -9,6 +9,7 @@ import { KitError } from '@kit/core';
 import type { Entity, EntityField } from '../entity.js';
 import { kindLabel, refusal, sqliteColumnType } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
+import { outboxMigration } from './outbox-table.js';
 import { checkReferences, columnDefault, columnDefinition, createTableBuilder, findColumn, findTable, postgresColumnTypes, referenceIndexBuilders, referenceOrder, splitTable } from './tables.js';
 
 /** The statements of a migration and what they do, in words (for the file's header and the slug). */
@@ -31,7 +32,7 @@ function needsValue(entity: Entity, field: EntityField): boolean {
  * Compares the database `db` speaks to with `entities` and plans the migration between them.
  * Throws `KIT_ERR_AUTOCRUD_MIGRATION` listing every destructive change the entities would need.
  */
-export async function planMigration(db: Db, flavour: SqlFlavour, entities: readonly Entity[]): Promise<MigrationPlan> {
+export async function planMigration(db: Db, flavour: SqlFlavour, entities: readonly Entity[], own: { readonly outbox?: boolean } = {}): Promise<MigrationPlan> {
   const tables = await db.introspection.getTables();
   const postgresTypes = flavour === 'postgres' && entities.length > 0 ? await postgresColumnTypes(db, entities.map((e) => e.table)) : undefined;
   const statements: string[] = [];
@@ -92,6 +93,11 @@ export async function planMigration(db: Db, flavour: SqlFlavour, entities: reado
         untouched.push(`${entity.table}.${column.name}`);
       }
     }
+  }
+  if (own.outbox) {
+    const outbox = outboxMigration(db, flavour, tables);
+    statements.push(...outbox.statements);
+    changes.push(...outbox.changes);
   }
   if (refused.length > 0) {
     throw new KitError(

@@ -5,17 +5,18 @@
 // (atomic.ts) are built on it; it knows nothing of HTTP.
 import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { writeValues } from './arguments.js';
 import { columnCodec, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { notDeleted, type Eb, type Filter } from './query.js';
-import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, type Scope } from './scope.js';
+import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, slotScope, type Scope } from './scope.js';
 import { decodeRow } from './decode.js';
 import { UnrepresentableValueError } from './errors.js';
-import { Slot, StatementCache, type Executor, type Statement } from './statements.js';
+import { Slot, statement, StatementCache, type Executor, type Statement } from './statements.js';
 import { kitTimestamps } from './stamps.js';
+import { ChangeSinks, changeTransaction, reportCommitted, versionOf, type ChangeContext, type ChangeOperation, type ChangeRecord } from './changes.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -57,6 +58,9 @@ export interface WriteScope {
   readonly set: Record<string, unknown>;
 }
 
+/** Hands `changes` of `table` to its sinks, on the current transaction (see changes.ts). */
+export type Recorder = (table: Table, changes: readonly ChangeRecord[]) => Promise<void>;
+
 /** What every operation on one entity's table shares. */
 export class Table {
   readonly name: string;
@@ -67,6 +71,14 @@ export class Table {
   readonly #codecs: readonly ColumnCodec[];
   // An insert per set of columns the bodies bring, compiled once (see statements.ts).
   readonly #inserts = new StatementCache();
+  // The locked read of a row a recorded write replaces.
+  #locked: Statement | undefined;
+  // The same read under a scope, by the scope's shape.
+  readonly #lockedScoped = new StatementCache();
+  // The row's columns read as `kit_before_<i>`, for the UPDATE that answers the row before and after (PostgreSQL).
+  #before: unknown[] | undefined;
+  /** Whoever records this table's changes (changes.ts): none, and a write does no extra work. */
+  readonly sinks = new ChangeSinks();
 
   constructor(
     readonly entity: Entity,
@@ -156,5 +168,99 @@ export class Table {
     Object.assign(values, kitTimestamps(this.entity, this.flavour, 'update'));
     if (this.version) values[this.version.column] = sql`${sql.ref(this.version.column)} + 1`;
     return values;
+  }
+
+  /**
+   * Runs `work` in one transaction whose changes `record` hands to each table's sinks, then, after
+   * COMMIT, tells `context` how many were recorded. `execute` runs a statement on the transaction.
+   */
+  async transaction<T>(signal: AbortSignal | undefined, context: ChangeContext | undefined, work: (db: Db, trx: Db, record: Recorder, execute: Executor) => Promise<T>): Promise<T> {
+    const count = { n: 0 };
+    const result = await this.run(
+      (db) =>
+        db.transaction().execute((trx) => {
+          // A transaction tried again (a bulk write replayed row by row) counts afresh.
+          count.n = 0;
+          const tx = changeTransaction(trx, this.flavour);
+          return work(db, trx, (table, changes) => table.sinks.record(tx, changes, context, count), tx.execute);
+        }),
+      signal,
+    );
+    reportCommitted(context, count);
+    return result;
+  }
+
+  /**
+   * The row with this key (not soft-deleted, inside the call's scope: checked filters, see
+   * scope.ts) as stored, undecoded, read on the write's transaction and locked until it ends:
+   * `FOR UPDATE` on PostgreSQL and PGlite; on SQLite the transaction already holds the database's
+   * write lock (BEGIN IMMEDIATE). A row outside the scope is absent: neither written nor recorded.
+   */
+  async locked(db: Db, execute: Executor, key: unknown, scope: readonly Filter[] = NO_FILTERS): Promise<Row | undefined> {
+    // Under a scope, one statement per scope shape, its values in slots (as a scoped get's).
+    const scoped = slotScope(this.flavour, this.entity, scope, 's');
+    const build = () => {
+      const query = db.selectFrom(this.name).select(this.selection).where((eb) => this.byKey(eb, new Slot('key'), scoped.filters));
+      return this.flavour === 'postgres' ? query.forUpdate() : query;
+    };
+    const read = scoped.filters.length === 0 ? (this.#locked ??= statement(build(), false)) : this.#lockedScoped.get(scoped.shape, build);
+    const [row] = await execute(read.bind({ ...scoped.values, key }), '');
+    return row;
+  }
+
+  /**
+   * PostgreSQL: one row's UPDATE that locks the row, writes it and answers it before and after, in
+   * one statement: `UPDATE t SET … FROM (SELECT key, <columns> FROM t WHERE <key> FOR UPDATE) kit_old
+   * WHERE t.key = kit_old.key [AND version IN (…)] RETURNING <row>, kit_old.*`. The locked sub-select
+   * reads the row's newest committed version (READ COMMITTED re-reads a locked row), so `before` is
+   * what the write replaced. No row: absent, soft-deleted, outside the call's `scope` (checked
+   * filters, in the locked sub-select: a row outside it is neither written nor recorded), or at
+   * another version.
+   */
+  lockedUpdate(db: Db, values: Record<string, unknown>, key: unknown, ifVersion: readonly number[] | undefined, scope: readonly Filter[] = NO_FILTERS): CompiledQuery {
+    const before = (this.#before ??= this.entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(`kit_before_${i}`)));
+    const old = db
+      .selectFrom(this.name)
+      .select([sql.ref(this.pk.column).as('kit_old_key'), ...before] as never)
+      .where((eb) => this.byKey(eb, key, scope))
+      .forUpdate()
+      .as('kit_old');
+    const own = (column: string) => sql.ref(`${this.name}.${column}`);
+    return db
+      .updateTable(this.name)
+      .set(values)
+      .from(old)
+      .where((eb) => {
+        const conditions = [eb(own(this.pk.column), '=', sql.ref('kit_old.kit_old_key'))];
+        if (ifVersion !== undefined && this.version) conditions.push(eb(own(this.version.column), 'in', [...ifVersion]));
+        return eb.and(conditions);
+      })
+      .returning([...this.selection, ...this.entity.fields.map((_, i) => sql.ref(`kit_old.kit_before_${i}`).as(`kit_before_${i}`))] as never)
+      .compile();
+  }
+
+  /** A `lockedUpdate` answer as the rows before and after, decoded. */
+  splitLocked(raw: Row): { before: Row; after: Row } {
+    const old: Row = {};
+    this.entity.fields.forEach((f, i) => (old[f.name] = raw[`kit_before_${i}`]));
+    return { before: this.decode(old), after: this.decode(raw) };
+  }
+
+  /** One row's change, from its decoded rows before and after the write. */
+  change(operation: ChangeOperation, before: Row | undefined, after: Row | undefined): ChangeRecord {
+    const v = this.version?.name;
+    const key = (after ?? before ?? {})[this.pk.name];
+    const change: { -readonly [K in keyof ChangeRecord]: ChangeRecord[K] } = { entity: this.entity.name, key, operation };
+    if (before) {
+      change.before = before;
+      const vb = versionOf(before, v);
+      if (vb !== undefined) change.versionBefore = vb;
+    }
+    if (after) {
+      change.after = after;
+      const va = versionOf(after, v);
+      if (va !== undefined) change.versionAfter = va;
+    }
+    return change;
   }
 }

@@ -94,14 +94,30 @@ export function uniqueConstraintName(entity: Entity, columns: readonly string[])
   return `${splitTable(entity.table).name}_${columns.join('_')}_key`.slice(0, 63);
 }
 
-/** The index on each referencing column (PostgreSQL and SQLite index the referenced key, never the referencing column). */
+// Indexes Kit's own tables declare beyond their references (the change history's), by entity.
+const declaredIndexes = new WeakMap<Entity, { index: string; columns: readonly string[] }[]>();
+
+/** Declares an index `createTables` and the migration writer make with `entity`'s table (for Kit's own tables). */
+export function declareIndex(entity: Entity, index: string, columns: readonly string[]): void {
+  const list = declaredIndexes.get(entity) ?? [];
+  list.push({ index, columns });
+  declaredIndexes.set(entity, list);
+}
+
+/**
+ * The index on each referencing column (PostgreSQL and SQLite index the referenced key, never the
+ * referencing column), then the indexes declared with `declareIndex`.
+ */
 export function referenceIndexBuilders(db: Db, entity: Entity): { field: string; index: string; builder: CreateIndexBuilder }[] {
   const { schema, name } = splitTable(entity.table);
-  return entity.references.map((reference) => {
+  const on = () => (schema ? db.schema.withSchema(schema) : db.schema);
+  const references = entity.references.map((reference) => {
     const column = entity.field(reference.field)?.column ?? reference.field;
     const index = `${name}_${column}_idx`.slice(0, 63);
-    return { field: reference.field, index, builder: (schema ? db.schema.withSchema(schema) : db.schema).createIndex(index).on(name).column(column) };
+    return { field: reference.field, index, builder: on().createIndex(index).on(name).column(column) };
   });
+  const declared = (declaredIndexes.get(entity) ?? []).map(({ index, columns }) => ({ field: columns.join(','), index, builder: on().createIndex(index).on(name).columns([...columns]) }));
+  return [...references, ...declared];
 }
 
 /** Entities ordered so a referenced table is created before the tables referring to it (a cycle keeps the declared order). */

@@ -14,6 +14,7 @@ import { databaseClock } from './stamps.js';
 import { Slot, StatementCache, type Statement } from './statements.js';
 import { splitTable } from './tables.js';
 import type { Row, Table } from './table.js';
+import type { ChangeContext, ChangeRecord } from './changes.js';
 
 /**
  * What an upsert does to a row whose unique key is taken: `merge` writes the fields the row
@@ -115,16 +116,17 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
 }
 
 /**
- * The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted.
- * Locked on PostgreSQL. Under a scope, only a row inside it (one outside is never written: see
+ * The row holding `key`'s values, deleted or not: its primary key and whether it is soft-deleted,
+ * and with `full` (a table that records its changes) the whole row as well. Locked on PostgreSQL.
+ * Under a scope, only a row inside it (one outside is never written nor recorded: see
  * {@link upsertStatement}).
  */
-function holderStatement(table: Table, db: Db, key: readonly EntityField[], scope: SlottedScope): Statement {
-  return cacheOf(table).get(`holder\u0001${key.map((f) => f.column).join('\u0000')}\u0001${scope.shape}`, (): Compilable => {
+function holderStatement(table: Table, db: Db, key: readonly EntityField[], scope: SlottedScope, full: boolean): Statement {
+  return cacheOf(table).get(`holder\u0001${full ? 'full' : ''}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${scope.shape}`, (): Compilable => {
     const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
     const query = db
       .selectFrom(table.name)
-      .select([sql.ref(table.pk.column).as('key'), ...(soft ? [sql.ref(soft.column).as('deleted')] : [])] as never)
+      .select([...(full ? table.selection : []), sql.ref(table.pk.column).as('kit_key'), ...(soft ? [sql.ref(soft.column).as('kit_deleted')] : [])] as never)
       .where((eb) => eb.and([...key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column))), ...scopeConditions(eb, table.flavour, table.entity, scope.filters)]));
     return table.flavour === 'postgres' ? query.forUpdate() : query;
   });
@@ -135,7 +137,15 @@ function holderStatement(table: Table, db: Db, key: readonly EntityField[], scop
  * (or leaves it: `ignore`), in one transaction and in order; each stored row and what happened to
  * it. Each row must carry every field of the key.
  */
-export async function upsertMany(table: Table, key: readonly string[], inputs: readonly Readonly<Record<string, unknown>>[], resolution: UpsertResolution, signal: AbortSignal | undefined, scope?: Scope): Promise<UpsertedRow[]> {
+export async function upsertMany(
+  table: Table,
+  key: readonly string[],
+  inputs: readonly Readonly<Record<string, unknown>>[],
+  resolution: UpsertResolution,
+  signal: AbortSignal | undefined,
+  scope?: Scope,
+  context?: ChangeContext,
+): Promise<UpsertedRow[]> {
   const keyFields = key.map((name) => table.entity.field(name) as EntityField);
   // Each row is created inside the scope (its fields set from it); an existing row is merged, or answered, only inside it.
   const written = table.writeScope(scope, true);
@@ -151,20 +161,26 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
   });
   if (prepared.length === 0) return [];
   const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
-  return atomically(table, signal, async (db, trx, row) => {
+  const recording = table.sinks.active;
+  return atomically(table, signal, async (db, trx, row, record) => {
     await refuseGoneParents(table, db, trx, inputs, undefined, scope);
     const out: UpsertedRow[] = [];
+    const changed: ChangeRecord[] = [];
     for (const { columns, values } of prepared) {
       const index = out.length;
-      const holderQuery = holderStatement(table, db, keyFields, scoped);
+      // The holder is read inside the scope: a key held outside it is neither written nor recorded.
+      const holderQuery = holderStatement(table, db, keyFields, scoped, recording);
       const [holder] = await row(index, () => trx.executeQuery<Row>(holderQuery.bind({ ...values, ...scoped.values })));
-      const revived = holder !== undefined && soft !== undefined && (holder.deleted === true || holder.deleted === 1);
+      const revived = holder !== undefined && soft !== undefined && (holder.kit_deleted === true || holder.kit_deleted === 1);
       const upsert = upsertStatement(table, db, keyFields, columns, resolution, scoped);
       const [stored] = await row(index, () => trx.executeQuery<Row>(upsert.bind({ ...values, ...scoped.values })));
       if (stored) {
         // PostgreSQL says whether it inserted (a row another transaction inserted meanwhile is an update).
         const inserted = table.flavour === 'postgres' ? stored.kit_inserted === true : holder === undefined;
-        out.push({ row: table.decode(stored), outcome: inserted || revived ? 'created' : 'updated' });
+        const after = table.decode(stored);
+        out.push({ row: after, outcome: inserted || revived ? 'created' : 'updated' });
+        // A merge writes the fields the row brings: a patch. A revived row is created again, over the deleted one.
+        if (recording) changed.push(table.change(inserted ? 'create' : revived ? 'create' : 'patch', holder && !inserted ? table.decode(holder) : undefined, after));
         continue;
       }
       // ignore, and a live row holds the key: answered as it is.
@@ -183,6 +199,7 @@ export async function upsertMany(table: Table, key: readonly string[], inputs: r
       if (!current) throw new Error(`INSERT INTO ${table.name} ... ON CONFLICT answered no row and none holds the key`);
       out.push({ row: table.decode(current), outcome: 'unchanged' });
     }
+    await record(table, changed);
     return out;
-  }, undefined, (index) => (inputs[index] ? { table, input: inputs[index] } : undefined));
+  }, undefined, (index) => (inputs[index] ? { table, input: inputs[index] } : undefined), context);
 }

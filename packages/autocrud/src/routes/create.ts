@@ -15,6 +15,7 @@ import { MAX_NESTED_ROWS, type NestedRelations } from './nested-create.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER, unprocessableResponse } from './schemas.js';
 import type { CrudRepository, CrudRouteSettings } from './settings.js';
+import { writeOptions } from './changes.js';
 
 const UPSERT_HEADERS = {
   'Preference-Applied': { type: 'string', description: 'The resolution an upsert applied.' },
@@ -219,6 +220,8 @@ async function planCreate(
 ): Promise<CreatePlan | undefined> {
   const given = request.body as Record<string, unknown> | Record<string, unknown>[];
   const shown = (row: Row) => authz.shown(request, row);
+  // The caller's scope and, when the entity records its changes, the request's ChangeContext.
+  const options = writeOptions(repository.recordsChanges, request, reply, call);
   const upsert = (rows: Record<string, unknown>[], single: boolean) => {
     const { token, resolution, key } = preference as { token: string; resolution: UpsertResolution; key: readonly string[] };
     for (let i = 0; i < rows.length; i++) {
@@ -235,7 +238,7 @@ async function planCreate(
       body: single ? (rows[0] as Record<string, unknown>) : rows,
       extra,
       serializeAsJson: true,
-      create: async () => outcomes((await repository.upsertMany(rows, { resolution, key, ...call })).map((r) => ({ row: shown(r.row), outcome: r.outcome })), token, single),
+      create: async () => outcomes((await repository.upsertMany(rows, { resolution, key, ...options })).map((r) => ({ row: shown(r.row), outcome: r.outcome })), token, single),
     };
   };
   if (Array.isArray(given)) {
@@ -244,7 +247,7 @@ async function planCreate(
     if (preference) return upsert(rows, false);
     // Every row is the caller's: a row naming another owner (or a field the caller may not write) is a 403 naming it, nothing written.
     if (!authz.mayWriteRows(request, reply, rows)) return undefined;
-    return { body: rows, extra: undefined, serializeAsJson: true, create: async () => ({ location: undefined, etag: undefined, row: (await repository.createMany(rows, call)).map(shown) }) };
+    return { body: rows, extra: undefined, serializeAsJson: true, create: async () => ({ location: undefined, etag: undefined, row: (await repository.createMany(rows, options)).map(shown) }) };
   }
   const relations = nested.carried(given);
   if (relations.length > 0) {
@@ -284,7 +287,8 @@ async function planCreate(
       return out;
     };
     return { body: tree.values, extra, serializeAsJson: true, create: async () => {
-      const row = await repository.createTree(tree.values, tree.children, call);
+      // A child table may record its changes when the parent's does not: the context always goes with a tree.
+      const row = await repository.createTree(tree.values, tree.children, writeOptions(true, request, reply, call));
       return created(row, shownTree(row));
     } };
   }
@@ -298,7 +302,7 @@ async function planCreate(
   if (!authz.mayWrite(request, reply, row)) return undefined;
   // A replay answers what was stored: the row as this caller saw it (keys are the caller's own).
   return { body: row, extra: undefined, serializeAsJson: false, create: async () => {
-    const stored = await repository.create(row, call);
+    const stored = await repository.create(row, options);
     return created(stored, shown(stored));
   } };
 }

@@ -7,6 +7,9 @@ import { optionalToken, routeAuthorization } from './authorize.js';
 
 export type { CrudRepository, CrudRouteSettings } from './settings.js';
 import { createRoute } from './create.js';
+import { writeOptions } from './changes.js';
+import { historyRoute } from './history.js';
+import { ChangeHistory } from '../mapper/history.js';
 import { allows, CrudOperations } from '../operations.js';
 import { etagOf, matchingVersions, noneMatch, parsePreconditions } from './conditional.js';
 import { listHandler } from './list.js';
@@ -218,7 +221,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       const call = authz.call(request, reply);
       const options = await condition(request, reply, call);
       if (!options) return reply;
-      const row = await write(keyOf(request), body, { ...options, ...call });
+      const row = await write(keyOf(request), body, { ...options, ...writeOptions(repository.recordsChanges, request, reply, call) });
       if (!row) return notFound(reply, entity, keyOf(request));
       if (etag) reply.header('etag', etag(row));
       return authz.shown(request, row);
@@ -293,7 +296,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         // A row writing what the caller may not is a 403 naming it; a row outside the scope is missing (404 naming it): nothing written.
         if (!authz.mayWriteRows(request, reply, changes.map((c) => c.patch))) return reply;
         try {
-          const rows = await repository.patchMany(changes, authz.call(request, reply));
+          const rows = await repository.patchMany(changes, writeOptions(repository.recordsChanges, request, reply, authz.call(request, reply)));
           return authz.accessOf ? rows.map((r) => authz.shown(request, r)) : rows;
         } catch (err) {
           return sendBatchProblem(reply, entity, err, changes.map((c) => c.key));
@@ -318,10 +321,30 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
         const call = authz.call(request, reply);
         const options = await condition(request, reply, call);
         if (!options) return reply;
-        if (!(await repository.delete(keyOf(request), { ...options, ...call }))) return notFound(reply, entity, keyOf(request));
+        if (!(await repository.delete(keyOf(request), { ...options, ...writeOptions(repository.recordsChanges, request, reply, call) }))) return notFound(reply, entity, keyOf(request));
         return reply.code(204).send();
       },
     });
+  }
+  // Reading a row's history is reading the row: under the rule of its read by key (its list rule
+  // when the class serves no read), as the nested routes read their parent.
+  const readFlag = allows(operations, CrudOperations.Get) ? CrudOperations.Get : CrudOperations.List;
+  if (allows(operations, CrudOperations.History)) {
+    routes.push(
+      historyRoute(
+        {
+          entity,
+          limits,
+          history: settings.repositoryOf(ChangeHistory),
+          cursors,
+          keyOf,
+          authz,
+          readFlag,
+          exists: async (key, request, reply) => (await repository.get(key, authz.call(request, reply))) !== undefined,
+        },
+        { ...common, ...authz.guard(readFlag, 'get') },
+      ),
+    );
   }
   routes.push(
     ...nestedRoutes({
@@ -335,7 +358,7 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       repositoryOf: settings.repositoryOf,
       ...(onRequest ? { authenticate: onRequest } : {}),
       // Under the parent's rules, the parent is read as its own read by key reads it (its list rule when the class serves no read).
-      ...(settings.authorization ? { ...authz.guard(allows(operations, CrudOperations.Get) ? CrudOperations.Get : CrudOperations.List, 'get'), responses: authz.responses } : {}),
+      ...(settings.authorization ? { ...authz.guard(readFlag, 'get'), responses: authz.responses } : {}),
     }),
   );
   return routes;

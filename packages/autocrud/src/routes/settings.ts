@@ -26,6 +26,8 @@ export interface CrudRepository extends ListRepository {
   upsertMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions & { readonly resolution?: UpsertResolution; readonly key?: readonly string[] }): Promise<UpsertedRow[]>;
   patchMany(changes: readonly RowChange[], options?: CallOptions): Promise<Row[]>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
+  /** True when the entity's writes are recorded (a change sink: the history, the outbox): they then carry the request's ChangeContext. */
+  readonly recordsChanges?: boolean;
 }
 
 /** Everything the routes of one `@AutoCrud` class are made from. */

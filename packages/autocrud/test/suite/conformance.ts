@@ -18,6 +18,7 @@ import { selectSuite } from './select.ts';
 import { relationsSuite } from './relations.ts';
 import { includesSuite } from './includes.ts';
 import { includeValuesSuite } from './include-values.ts';
+import { historySuite } from './history.ts';
 import type { EngineUnderTest } from './fixtures.ts';
 
 /** Registers every conformance suite on `engine`. */
@@ -40,4 +41,5 @@ export function conformanceSuites(engine: EngineUnderTest): void {
   relationsSuite(engine);
   includesSuite(engine);
   includeValuesSuite(engine);
+  historySuite(engine);
 }

@@ -44,7 +44,22 @@ export interface AuditLogEntry {
   readonly traceId?: string;
   /** Span id (16 hex digits) of the OpenTelemetry span active when the request reached Kit. */
   readonly spanId?: string;
+  /**
+   * What plugins added to the request's entry with `setAuditDetail` (AutoCrud's `changes`: the
+   * number of change-history rows the request's write recorded); absent when none did.
+   */
+  readonly details?: Readonly<Record<string, AuditDetailValue>>;
 }
+
+/**
+ * A value a plugin adds to an audit entry (`setAuditDetail`).
+ *
+ * @example
+ * ```ts
+ * const value: AuditDetailValue = 3;
+ * ```
+ */
+export type AuditDetailValue = string | number | boolean;
 
 /**
  * Where audit entries go (`IAuditSink` of Kit for .NET). `writeBatchAsync`, when present, is used by the

@@ -59,10 +59,12 @@ export interface ContextFields {
   User?: string;
   TraceId?: string;
   SpanId?: string;
+  /** What plugins added to the entry (`setAuditDetail`). */
+  Details?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** The keys of `ContextFields`, in the order they are logged. */
-export const CONTEXT_FIELD_KEYS: readonly string[] = ['StartedAt', 'Route', 'User', 'TraceId', 'SpanId'];
+export const CONTEXT_FIELD_KEYS: readonly string[] = ['StartedAt', 'Route', 'User', 'TraceId', 'SpanId', 'Details'];
 
 /** `ContextFields` as JSON object members (`,"StartedAt":"...",...`), as pino writes the object. */
 export function contextMembers(entry: AuditLogEntry): string {
@@ -72,6 +74,7 @@ export function contextMembers(entry: AuditLogEntry): string {
   if (user !== undefined) out += `,"User":${quote(user)}`;
   if (traceId !== undefined) out += `,"TraceId":${quote(traceId)}`;
   if (spanId !== undefined) out += `,"SpanId":${quote(spanId)}`;
+  if (entry.details !== undefined) out += `,"Details":${JSON.stringify(entry.details)}`;
   return out;
 }
 
@@ -84,6 +87,7 @@ export function contextFields(entry: AuditLogEntry, into: Partial<ContextFields>
   if (user !== undefined) fields.User = user;
   if (traceId !== undefined) fields.TraceId = traceId;
   if (spanId !== undefined) fields.SpanId = spanId;
+  if (entry.details !== undefined) fields.Details = entry.details;
   return fields;
 }
 
@@ -260,6 +264,7 @@ export function jsonStyleMessage(entry: AuditLogEntry): string {
     user: entry.user,
     traceId: entry.traceId,
     spanId: entry.spanId,
+    details: entry.details,
   });
   return escapeControl(json);
 }

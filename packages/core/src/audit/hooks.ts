@@ -7,6 +7,7 @@ import { correlationIdFrom, enterCorrelationContext } from './correlation.js';
 import { createExcludeMatcher } from './exclude.js';
 import type { AuditTrailOptions } from './options.js';
 import { AuditRecord, type RecordSettings } from './record.js';
+import { kRecord } from './record-slot.js';
 import { Redactor } from './redaction.js';
 import { newUuid } from './uuid.js';
 import { installRequestLogging } from './request-logging.js';
@@ -15,10 +16,12 @@ import { AuditTrail, type AuditSinkFactory } from './trail.js';
 
 export { AuditTrail } from './trail.js';
 
+
 // Per-request state rides on Node's own request and response objects under symbols: no Fastify
 // decoration (which would widen every FastifyRequest) and no closure per request.
 const kCorrelationId = Symbol('kit.audit.correlationId');
-const kRecord = Symbol('kit.audit.record');
+// (kRecord lives in record-slot.ts, which setAuditDetail shares without pulling the record's class
+// into the public declarations.)
 // The Fastify request, kept only while OpenTelemetry is registered (see fastifyOtelSpanIds).
 const kOtelRequest = Symbol('kit.audit.otelRequest');
 

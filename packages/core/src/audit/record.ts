@@ -1,5 +1,5 @@
 import { routePatternOf } from '../shared/route-pattern.js';
-import type { AuditLogEntry } from './entry.js';
+import type { AuditDetailValue, AuditLogEntry } from './entry.js';
 import { kHeadersJsonPair, plainHeadersJsonPair } from './formats.js';
 import { AUDIT_PATH_CAP, cap, type Redactor } from './redaction.js';
 import { traceIdFromTraceparent, type TraceIds } from './trace.js';
@@ -78,6 +78,8 @@ export class AuditRecord implements AuditLogEntry {
   aborted: true | undefined = undefined;
   /** The authenticated subject, read from `request.user.sub` when the response completes. */
   user: string | undefined = undefined;
+  /** What plugins added (`setAuditDetail`); `undefined` until one does, so an entry without pays nothing. */
+  details: Record<string, AuditDetailValue> | undefined = undefined;
 
   /** `performance.now()` at the first hook. */
   readonly startedAt: number;
@@ -218,6 +220,7 @@ export class AuditRecord implements AuditLogEntry {
     const route = this.route;
     if (route !== undefined) entry.route = route;
     if (this.user !== undefined) entry.user = this.user;
+    if (this.details !== undefined) entry.details = { ...this.details };
     if (trace !== null) {
       entry.traceId = trace.traceId;
       if (trace.spanId !== undefined) entry.spanId = trace.spanId;

@@ -55,6 +55,19 @@ export function activeSpanIds(): TraceIds | undefined {
   return validIds(ctx);
 }
 
+/**
+ * The W3C trace id of the span OpenTelemetry holds active now, or `undefined` (no SDK, no span):
+ * for a plugin that records which trace a piece of work belonged to.
+ *
+ * @example
+ * ```ts
+ * const traceId = activeTraceId();   // '4bf92f3577b34da6a3ce929d0e0e4736' under a traced request
+ * ```
+ */
+export function activeTraceId(): string | undefined {
+  return activeSpanIds()?.traceId;
+}
+
 function validIds(ctx: SpanContext | undefined): TraceIds | undefined {
   const traceId = ctx?.traceId;
   const spanId = ctx?.spanId;

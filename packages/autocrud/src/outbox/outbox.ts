@@ -1,0 +1,84 @@
+// The outbox of one AutoCrud database: its sink on every repository, the subscribers
+// `kitAutoCrud.onChange` registers, the dispatcher, and the health check that shows its state.
+import { HealthCheckResult, KitError, type IHealthCheck } from '@kit/core';
+import type { Entity } from '../entity.js';
+import type { ChangeSink } from '../mapper/changes.js';
+import type { SqlFlavour } from '../mapper/engine.js';
+import { outboxSink } from '../mapper/outbox-sink.js';
+import type { Runner } from '../mapper/table.js';
+import { OutboxDispatcher, type DispatcherLog } from './dispatcher.js';
+import type { ResolvedOutbox } from './options.js';
+import type { ChangeHandler, OutboxStats, OutboxTarget } from './types.js';
+
+const NONE: ReadonlySet<string> = new Set();
+
+export class Outbox {
+  readonly sink: ChangeSink;
+  readonly dispatcher: OutboxDispatcher;
+  readonly #subscribers: OutboxTarget[] = [];
+  readonly #names = new Set<string>();
+
+  constructor(
+    run: Runner,
+    flavour: SqlFlavour,
+    private readonly settings: ResolvedOutbox,
+    log: DispatcherLog,
+  ) {
+    this.sink = outboxSink((entity) => this.#redacted.get(entity) ?? NONE);
+    for (const target of settings.targets) this.#names.add(target.name);
+    this.dispatcher = new OutboxDispatcher(run, flavour, () => this.#targets, settings, log);
+  }
+
+  #targets: readonly OutboxTarget[] = [];
+  /** Each entity's `redact`: those fields' values never go into a record. */
+  readonly #redacted = new Map<string, ReadonlySet<string>>();
+
+  /** Adds the outbox's sink to an entity's repository (after its history's). */
+  attach(repository: { readonly entity: Entity; addChangeSink(sink: ChangeSink): void }): void {
+    this.#redacted.set(repository.entity.name, new Set(repository.entity.redact));
+    repository.addChangeSink(this.sink);
+  }
+
+  /** Registers an in-process subscriber of `entity`'s changes. */
+  onChange(entity: Entity, handler: ChangeHandler, name: string | undefined): void {
+    if (typeof handler !== 'function') throw new KitError('KIT_ERR_INVALID_ARGUMENT', `onChange(${entity.name}, handler): handler must be a function.`);
+    const own = name ?? `onChange:${entity.name}:${this.#subscribers.filter((s) => s.entities?.[0] === entity.name).length + 1}`;
+    if (own === '' || own.includes('\n') || this.#names.has(own)) {
+      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `onChange(${entity.name}, handler, { name: ${JSON.stringify(own)} }): the name must be one line, not empty, and not used by another subscriber or target.`);
+    }
+    this.#names.add(own);
+    this.#subscribers.push({ name: own, entities: [entity.name], deliver: async (message, signal) => handler(message, signal) });
+    this.#targets = [...this.#subscribers, ...this.settings.targets];
+  }
+
+  /** Starts dispatching (when this instance dispatches at all). */
+  start(): void {
+    this.#targets = [...this.#subscribers, ...this.settings.targets];
+    if (this.settings.dispatch) this.dispatcher.start();
+  }
+
+  stats(): OutboxStats {
+    return this.dispatcher.stats();
+  }
+}
+
+/**
+ * The `outbox` check `addKitAutoCrud` adds with the outbox on: healthy with the dispatcher's
+ * counters and the backlog in `data`, degraded while dead records wait for someone to look at them
+ * (or when the backlog cannot be read: the `database` check says why).
+ */
+export class OutboxHealthCheck implements IHealthCheck {
+  constructor(private readonly outbox: Outbox) {}
+
+  async checkHealth(): Promise<HealthCheckResult> {
+    try {
+      const backlog = await this.outbox.dispatcher.backlog();
+      const { leader, delivered, retries, deadLettered } = this.outbox.stats();
+      const data = { leader, pending: backlog.pending, dead: backlog.dead, delivered, retries, deadLettered };
+      if (backlog.dead > 0) return HealthCheckResult.degraded(`${backlog.dead} dead outbox record(s): see kit_outbox where state = 'dead'`, undefined, data);
+      return HealthCheckResult.healthy('Outbox delivering', data);
+    } catch (err) {
+      return HealthCheckResult.degraded('Outbox backlog could not be read', err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}

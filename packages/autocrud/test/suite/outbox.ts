@@ -1,0 +1,429 @@
+// The transactional outbox on one engine, through the generated routes: every committed write is
+// one record written in the write's transaction (a failed write none, a record that cannot be
+// written fails its write), the in-process subscribers get each record once in commit order per
+// row, a failing subscriber is retried (counted) and a record dead after maxAttempts (counted,
+// shown by the outbox check) lets its row's later records go on.
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Type } from '@sinclair/typebox';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
+import { addKit, useKit } from '@kit/core';
+import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, type ChangeMessage, type KitAutoCrud, type OutboxOptions } from '@kit/autocrud';
+import type { EngineUnderTest } from './fixtures.ts';
+
+const Item = defineEntity({
+  name: 'OutboxItem',
+  table: 'outbox_items',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 50 }), price: Type.Number(), version: Type.Integer(), isDeleted: Type.Boolean() }),
+  writable: ['name', 'price'],
+  version: 'version',
+  softDelete: 'isDeleted',
+  unique: [['name']],
+});
+const Memo = defineEntity({
+  name: 'OutboxMemo',
+  table: 'outbox_memos',
+  schema: Type.Object({ id: Type.Integer(), text: Type.String({ maxLength: 50 }) }),
+  writable: ['text'],
+});
+
+// With the change history too, and a sensitive field.
+const Patient = defineEntity({
+  name: 'OutboxPatient',
+  table: 'outbox_patients',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 50 }), ssn: Type.String({ maxLength: 20 }), version: Type.Integer() }),
+  writable: ['name', 'ssn'],
+  version: 'version',
+  history: true,
+  redact: ['ssn'],
+});
+
+@AutoCrud(Item, { operations: CrudOperations.All | CrudOperations.Patch })
+class ItemsEndpoint {}
+
+@AutoCrud(Patient, { operations: CrudOperations.All | CrudOperations.Patch })
+class PatientsEndpoint {}
+
+@AutoCrud(Memo, { operations: CrudOperations.All | CrudOperations.Patch })
+class MemosEndpoint {}
+
+/** Fast timers: the suite waits for deliveries, not for the defaults. */
+const FAST: OutboxOptions = { pollMs: 20, retryBaseMs: 20, retryMaxMs: 80, leaseMs: 2000 };
+
+interface RecordRow {
+  seq: number;
+  id: string;
+  entity: string;
+  row_key: string;
+  operation: string;
+  version_before: number | null;
+  version_after: number | null;
+  payload: string;
+  state: string;
+  attempts: number;
+}
+
+function send(app: FastifyInstance, method: string, url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return app.inject({ method: method as 'POST', url, ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json', ...headers } }) });
+}
+
+async function until(what: string, condition: () => boolean | Promise<boolean>, withinMs = 20_000): Promise<void> {
+  const end = Date.now() + withinMs;
+  while (!(await condition())) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+export function outboxSuite(engine: EngineUnderTest): void {
+  describe(`AutoCrud outbox on ${engine.name}`, () => {
+    let app: FastifyInstance | undefined;
+    const records = async (where = '1 = 1'): Promise<RecordRow[]> =>
+      (await engine.sql(`select * from kit_outbox where ${where} order by seq`)).map((r) => ({ ...(r as unknown as RecordRow), seq: Number(r.seq), attempts: Number(r.attempts) }));
+
+    async function start(outbox: OutboxOptions | true, subscribe?: (crud: KitAutoCrud) => void): Promise<{ app: FastifyInstance; crud: KitAutoCrud }> {
+      const made = Fastify();
+      addKit(made, [ItemsEndpoint, MemosEndpoint, PatientsEndpoint], (opt) => {
+        opt.healthCheckDetailLevel = 'Full';
+      });
+      const crud = addKitAutoCrud(made, engine.connection, { createTables: true, outbox });
+      subscribe?.(crud);
+      await useKit(made);
+      await made.ready();
+      app = made;
+      return { app: made, crud };
+    }
+
+    beforeEach(async () => {
+      for (const table of ['outbox_items', 'outbox_memos', 'outbox_patients', 'kit_changes', 'kit_outbox', 'kit_outbox_lease']) await engine.sql(`drop table if exists ${table}`);
+    });
+    afterEach(async () => {
+      await app?.close();
+      app = undefined;
+    });
+
+    it('each committed write through the routes is one record with the change, written in its transaction', async () => {
+      const { app } = await start({ ...FAST, dispatch: false });
+      const created = await send(app, 'POST', '/api/items', { name: 'kettle', price: 40 });
+      assert.equal(created.statusCode, 201, created.body);
+      const id = created.json<{ id: number }>().id;
+      assert.equal((await send(app, 'PATCH', `/api/items/${id}`, { price: 35 }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      assert.equal((await send(app, 'PUT', `/api/items/${id}`, { name: 'kettle 2', price: 35 })).statusCode, 200);
+      assert.equal((await send(app, 'DELETE', `/api/items/${id}`)).statusCode, 204);
+      const bulk = await send(app, 'POST', '/api/items', [{ name: 'pot', price: 12 }, { name: 'pan', price: 20 }]);
+      assert.equal(bulk.statusCode, 201, bulk.body);
+      const rows = await records();
+      assert.deepEqual(
+        rows.map((r) => [r.entity, r.operation, r.version_before === null ? null : Number(r.version_before), r.version_after === null ? null : Number(r.version_after), r.state]),
+        [
+          ['OutboxItem', 'create', null, 1, 'pending'],
+          ['OutboxItem', 'patch', 1, 2, 'pending'],
+          ['OutboxItem', 'update', 2, 3, 'pending'],
+          ['OutboxItem', 'softDelete', 3, 4, 'pending'],
+          ['OutboxItem', 'create', null, 1, 'pending'],
+          ['OutboxItem', 'create', null, 1, 'pending'],
+        ],
+      );
+      assert.deepEqual(JSON.parse(rows[0]?.row_key ?? ''), id);
+      assert.deepEqual(JSON.parse(rows[0]?.payload ?? ''), { after: { id, name: 'kettle', price: 40, version: 1, isDeleted: false } });
+      assert.deepEqual(JSON.parse(rows[1]?.payload ?? ''), { changed: ['price', 'version'], before: { price: 40, version: 1 }, after: { price: 35, version: 2 } });
+      assert.deepEqual(JSON.parse(rows[3]?.payload ?? '').changed, ['version', 'isDeleted']);
+      assert.equal(new Set(rows.map((r) => r.id)).size, rows.length, 'one idempotency id per record');
+    });
+
+    it("with the history on too: the record follows the history row in the same transaction, carries the request's correlation id, and a redacted field only by name", async () => {
+      const seen: ChangeMessage[] = [];
+      const { app } = await start(FAST, (crud) => crud.onChange(Patient, (message) => void seen.push(message)));
+      const created = await app.inject({ method: 'POST', url: '/api/patients', payload: { name: 'Ada', ssn: '123-45-6789' } });
+      assert.equal(created.statusCode, 201, created.body);
+      const id = created.json<{ id: number }>().id;
+      const patched = await app.inject({ method: 'PATCH', url: `/api/patients/${id}`, payload: { ssn: '999-99-9999' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(patched.statusCode, 200, patched.body);
+      await until('both delivered', () => seen.length === 2);
+      const rows = await records();
+      assert.deepEqual(rows.map((r) => r.operation), ['create', 'patch']);
+      const history = await engine.sql(`select correlation_id from kit_changes where entity = 'OutboxPatient' order by id`);
+      const correlations = history.map((h) => h.correlation_id);
+      assert.equal(correlations.length, 2, 'the history recorded the same writes');
+      assert.ok(correlations.every((c) => typeof c === 'string' && c !== '') && correlations[0] !== correlations[1], JSON.stringify(correlations));
+      assert.deepEqual(seen.map((m) => m.correlationId), correlations, "each record carries its request's correlation id, as its history row does");
+      for (const text of [...rows.map((r) => r.payload), JSON.stringify(seen)]) assert.doesNotMatch(text, /123-45-6789|999-99-9999/, 'no value of a redacted field');
+      assert.deepEqual(seen[0]?.redacted, ['ssn']);
+      assert.equal(seen[0]?.after?.name, 'Ada');
+      assert.deepEqual(seen[1]?.redacted, ['ssn']);
+      assert.ok(seen[1]?.changed?.includes('ssn'), 'recorded as changed');
+    });
+
+    it('a write that fails writes no record, and a record that cannot be written fails its write', async () => {
+      const { app } = await start({ ...FAST, dispatch: false });
+      assert.equal((await send(app, 'POST', '/api/items', { name: 'taken', price: 1 })).statusCode, 201);
+      const before = (await records()).length;
+      assert.equal((await send(app, 'POST', '/api/items', { name: 'taken', price: 2 })).statusCode, 409);
+      assert.equal((await send(app, 'POST', '/api/items', [{ name: 'fresh', price: 1 }, { name: 'taken', price: 2 }])).statusCode, 409);
+      assert.equal((await send(app, 'PUT', '/api/items/1', { name: 'x', price: 1 }, { 'if-match': '"7"' })).statusCode, 412);
+      assert.equal((await records()).length, before, 'no record for a write that failed');
+      // The outbox table gone: the write cannot add its record, so it does not happen at all.
+      await engine.sql('alter table kit_outbox rename to kit_outbox_away');
+      try {
+        const refused = await send(app, 'POST', '/api/items', { name: 'orphan', price: 3 });
+        assert.ok(refused.statusCode >= 500, refused.body);
+        assert.doesNotMatch(refused.body, /kit_outbox/, 'no SQL in the answer');
+      } finally {
+        await engine.sql('alter table kit_outbox_away rename to kit_outbox');
+      }
+      assert.equal((await engine.sql(`select count(*) as n from outbox_items where name = 'orphan'`)).map((r) => Number(r.n))[0], 0, 'the write rolled back with its record');
+    });
+
+    it('a subscriber gets every record once, in commit order per row, with a stable id', async () => {
+      const seen: ChangeMessage[] = [];
+      const { app, crud } = await start(FAST, (crud) => crud.onChange(Item, (message) => void seen.push(message)));
+      const rows = 6;
+      const patches = 8;
+      await Promise.all(
+        Array.from({ length: rows }, async (_, r) => {
+          const res = await send(app, 'POST', '/api/items', { name: `row-${r}`, price: 0 });
+          assert.equal(res.statusCode, 201, res.body);
+          const id = res.json<{ id: number }>().id;
+          for (let p = 1; p <= patches; p++) {
+            const patched = await send(app, 'PATCH', `/api/items/${id}`, { price: p }, { 'content-type': 'application/merge-patch+json' });
+            assert.equal(patched.statusCode, 200, patched.body);
+          }
+        }),
+      );
+      const total = rows * (patches + 1);
+      await until(`${total} deliveries`, () => seen.length >= total);
+      await sleep(200);
+      assert.equal(seen.length, total, 'each record delivered once');
+      assert.equal(new Set(seen.map((m) => m.id)).size, total);
+      const byRow = new Map<string, ChangeMessage[]>();
+      for (const m of seen) byRow.set(JSON.stringify(m.key), [...(byRow.get(JSON.stringify(m.key)) ?? []), m]);
+      assert.equal(byRow.size, rows);
+      for (const messages of byRow.values()) {
+        assert.deepEqual(
+          messages.map((m) => m.versionAfter),
+          Array.from({ length: patches + 1 }, (_, i) => i + 1),
+          'per row in commit order',
+        );
+        assert.deepEqual(messages.map((m) => m.after?.price), [0, ...Array.from({ length: patches }, (_, i) => i + 1)]);
+      }
+      await until('the records marked delivered', async () => (await records(`state = 'delivered'`)).length === total);
+      const stats = crud.outboxStats();
+      assert.equal(stats?.leader, true);
+      assert.equal(stats?.delivered, total);
+      assert.equal(stats?.retries, 0);
+    });
+
+    it('a subscriber failing 3 times then succeeding gets the record once, after 3 counted retries; the row waits meanwhile', async () => {
+      const calls: ChangeMessage[] = [];
+      let failures = 0;
+      const { app, crud } = await start(FAST, (crud) =>
+        crud.onChange(Memo, (message) => {
+          calls.push(message);
+          if (message.operation === 'create' && failures < 3) {
+            failures += 1;
+            throw new Error(`search index down (${failures})`);
+          }
+        }),
+      );
+      const created = await send(app, 'POST', '/api/memos', { text: 'a' });
+      const id = created.json<{ id: number }>().id;
+      assert.equal((await send(app, 'PATCH', `/api/memos/${id}`, { text: 'b' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      await until('the patch delivered', () => calls.some((m) => m.operation === 'patch'));
+      await sleep(200);
+      assert.deepEqual(
+        calls.map((m) => [m.operation, m.attempt]),
+        [
+          ['create', 1],
+          ['create', 2],
+          ['create', 3],
+          ['create', 4],
+          ['patch', 1],
+        ],
+        'the patch never overtook the create',
+      );
+      assert.equal(new Set(calls.filter((m) => m.operation === 'create').map((m) => m.id)).size, 1, 'every attempt carries the same id');
+      assert.equal(crud.outboxStats()?.retries, 3);
+      assert.equal(crud.outboxStats()?.deadLettered, 0);
+      assert.deepEqual((await records()).map((r) => [r.operation, r.state, r.attempts]), [
+        ['create', 'delivered', 3],
+        ['patch', 'delivered', 0],
+      ]);
+    });
+
+    it('a record is dead after maxAttempts: counted, shown by the outbox check, and its row goes on', async () => {
+      const delivered: ChangeMessage[] = [];
+      let attempts = 0;
+      const { app, crud } = await start({ ...FAST, maxAttempts: 3 }, (crud) =>
+        crud.onChange(Memo, (message) => {
+          if (message.operation === 'create') {
+            attempts += 1;
+            throw new Error('refused for good');
+          }
+          delivered.push(message);
+        }),
+      );
+      const id = (await send(app, 'POST', '/api/memos', { text: 'doomed' })).json<{ id: number }>().id;
+      assert.equal((await send(app, 'PATCH', `/api/memos/${id}`, { text: 'after' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      await until('the patch delivered after the dead create', () => delivered.length === 1);
+      assert.equal(attempts, 3);
+      const stats = crud.outboxStats();
+      assert.equal(stats?.deadLettered, 1);
+      assert.equal(stats?.retries, 2);
+      assert.match(stats?.lastError ?? '', /refused for good/);
+      const [dead] = await records(`state = 'dead'`);
+      assert.equal(dead?.operation, 'create');
+      assert.equal(dead?.attempts, 3);
+      await sleep(1100); // the check reads the backlog at most once a second
+      const health = await app.inject('/healthz');
+      const check = health.json<{ checks: Record<string, { status: string; data?: Record<string, unknown> }> }>().checks.outbox;
+      assert.equal(check?.status, 'degraded', health.body);
+      assert.equal(check?.data?.dead, 1);
+      assert.equal(check?.data?.deadLettered, 1);
+    });
+
+    it('a graceful shutdown lets the batch in flight finish, gives the lease up, and the next instance delivers the rest', async () => {
+      const first: ChangeMessage[] = [];
+      const { app: one } = await start({ ...FAST, batchSize: 10 }, (crud) =>
+        crud.onChange(Memo, async (message) => {
+          await sleep(60);
+          first.push(message);
+        }),
+      );
+      for (let i = 0; i < 40; i++) assert.equal((await send(one, 'POST', '/api/memos', { text: `m-${i}` })).statusCode, 201);
+      await until('deliveries under way', () => first.length > 0);
+      await one.close();
+      app = undefined;
+      const [lease] = await engine.sql('select expires_at from kit_outbox_lease');
+      assert.equal(Number(lease?.expires_at), 0, 'the lease is given up, not left to lapse');
+      const left = (await records(`state = 'pending'`)).length;
+      assert.ok(left > 0, 'records are left for the next instance');
+      assert.equal((await records(`state = 'delivered'`)).length, first.length, 'what the first instance delivered is marked: its batch finished before it stopped');
+      const second: ChangeMessage[] = [];
+      await start(FAST, (crud) => crud.onChange(Memo, (message) => void second.push(message)));
+      await until('the rest delivered by the next instance', () => second.length === left);
+      const ids = [...first, ...second].map((m) => m.id);
+      assert.equal(ids.length, 40);
+      assert.equal(new Set(ids).size, 40, 'nothing delivered twice');
+    });
+
+    it("in one batch, one row's record failing while the others succeed: the others are marked delivered together, only the failed one is retried, and its row's next record waits", async () => {
+      const calls: ChangeMessage[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let refusals = 0;
+      const { app, crud } = await start(FAST, (crud) =>
+        crud.onChange(Memo, async (message) => {
+          calls.push(message);
+          const text = (message.after as { text?: string } | undefined)?.text;
+          if (text === 'gate') await gate;
+          if (text === 'bad' && message.operation === 'create' && refusals < 2) {
+            refusals += 1;
+            throw new Error(`refused (${refusals})`);
+          }
+        }),
+      );
+      // The gate's delivery holds its batch open: the next ten records are written meanwhile, so the next batch reads them all at once.
+      assert.equal((await send(app, 'POST', '/api/memos', { text: 'gate' })).statusCode, 201);
+      await until('the gate delivered', () => calls.length === 1);
+      const ids: number[] = [];
+      for (const text of ['g1', 'g2', 'bad', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8']) ids.push((await send(app, 'POST', '/api/memos', { text })).json<{ id: number }>().id);
+      const bad = ids[2] as number;
+      assert.equal((await send(app, 'PATCH', `/api/memos/${bad}`, { text: 'bad, patched' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      release();
+      await until('every record delivered', async () => (await records(`state = 'delivered'`)).length === 11);
+      const next = calls.slice(1);
+      // The batch after the gate: the nine creates once each, the bad one's patch held behind its create.
+      const byText = (text: string) => next.filter((m) => (m.after as { text?: string } | undefined)?.text === text);
+      for (const text of ['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8']) assert.equal(byText(text).length, 1, `${text} delivered once`);
+      assert.deepEqual(byText('bad').map((m) => m.attempt), [1, 2, 3], 'the failed record retried until it went through');
+      const badRow = next.filter((m) => JSON.stringify(m.key) === JSON.stringify(bad));
+      assert.deepEqual(badRow.map((m) => `${m.operation}#${m.attempt}`), ['create#1', 'create#2', 'create#3', 'patch#1'], 'the patch waited behind its create');
+      const stored = await records();
+      assert.deepEqual(
+        stored.map((r) => [r.operation, r.state, r.attempts]),
+        [...Array.from({ length: 3 }, () => ['create', 'delivered', 0]), ['create', 'delivered', 2], ...Array.from({ length: 6 }, () => ['create', 'delivered', 0]), ['patch', 'delivered', 0]],
+      );
+      const stats = crud.outboxStats();
+      assert.equal(stats?.delivered, 11);
+      assert.equal(stats?.retries, 2);
+      assert.equal(stats?.deadLettered, 0);
+    });
+
+    it('a batch whose lease is lost mid-delivery: what it delivered is marked delivered (not sent again), then the instance stops dispatching until it leads again', async () => {
+      const calls: ChangeMessage[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const { app, crud } = await start({ ...FAST, leaseMs: 900 }, (crud) =>
+        crud.onChange(Memo, async (message) => {
+          calls.push(message);
+          await gate;
+        }),
+      );
+      await until('this instance leading', () => crud.outboxStats()?.leader === true);
+      assert.equal((await send(app, 'POST', '/api/memos', { text: 'in flight' })).statusCode, 201);
+      await until('the delivery under way', () => calls.length === 1);
+      // Another instance takes the lease (a new term) while the batch waits on its subscriber.
+      await engine.sql(`update kit_outbox_lease set owner = 'another instance', term = term + 1, expires_at = expires_at + 600000`);
+      await until('the lease seen lost', () => crud.outboxStats()?.leader === false, 10_000);
+      release();
+      await until('the batch marked delivered', async () => (await records(`state = 'delivered'`)).length === 1, 10_000);
+      assert.equal(crud.outboxStats()?.delivered, 1);
+      // Not the leader: a new record waits, undelivered, while the other instance holds the lease.
+      assert.equal((await send(app, 'POST', '/api/memos', { text: 'later' })).statusCode, 201);
+      await sleep(500);
+      assert.equal(calls.length, 1, 'no delivery without the lease');
+      assert.equal((await records(`state = 'pending'`)).length, 1);
+      // The other instance's lease lapses: this one leads again and delivers the rest, nothing twice.
+      await engine.sql('update kit_outbox_lease set expires_at = 0');
+      await until('the rest delivered', async () => (await records(`state = 'delivered'`)).length === 2, 10_000);
+      assert.deepEqual(
+        calls.map((m) => (m.after as { text: string }).text),
+        ['in flight', 'later'],
+      );
+      assert.equal(crud.outboxStats()?.leader, true);
+    });
+
+    it('a delivery that outlives deliveryTimeoutMs fails (its signal aborted) and is retried; deliveries beside it are not disturbed', async () => {
+      const aborted: string[] = [];
+      const calls: ChangeMessage[] = [];
+      const { app, crud } = await start({ ...FAST, deliveryTimeoutMs: 300 }, (crud) =>
+        crud.onChange(Memo, (message, signal) => {
+          calls.push(message);
+          const text = (message.after as { text: string }).text;
+          if (text !== 'hang' || message.attempt > 1) return;
+          // Never settles by itself: only the deadline ends it.
+          return new Promise<void>(() => signal.addEventListener('abort', () => aborted.push(String((signal.reason as Error).message)), { once: true }));
+        }),
+      );
+      for (const text of ['a', 'hang', 'b', 'c']) assert.equal((await send(app, 'POST', '/api/memos', { text })).statusCode, 201);
+      await until('every record delivered', async () => (await records(`state = 'delivered'`)).length === 4, 10_000);
+      assert.equal(aborted.length, 1, 'the hanging delivery saw its signal abort');
+      assert.match(aborted[0] as string, /deliveryTimeoutMs \(300 ms\)/);
+      const hang = calls.filter((m) => (m.after as { text: string }).text === 'hang');
+      assert.deepEqual(hang.map((m) => m.attempt), [1, 2]);
+      for (const text of ['a', 'b', 'c']) assert.equal(calls.filter((m) => (m.after as { text: string }).text === text).length, 1, `${text} delivered once`);
+      const stats = crud.outboxStats();
+      assert.equal(stats?.retries, 1);
+      assert.equal(stats?.delivered, 4);
+      assert.match(stats?.lastError ?? '', /deliveryTimeoutMs/);
+    });
+
+    it('onChange without the outbox, and bad outbox options, fail with their codes', async () => {
+      const made = Fastify();
+      addKit(made, [ItemsEndpoint]);
+      const crud = addKitAutoCrud(made, engine.connection, { createTables: true });
+      assert.throws(() => crud.onChange(Item, () => undefined), { code: 'KIT_ERR_AUTOCRUD_OUTBOX_OFF' });
+      await made.close();
+      const bad = Fastify();
+      addKit(bad, []);
+      assert.throws(() => addKitAutoCrud(bad, engine.connection, { outbox: { maxAttempts: 0 } }), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && /outbox\.maxAttempts = 0/.test(err.message));
+      assert.throws(() => addKitAutoCrud(bad, engine.connection, { outbox: { targets: [{ name: 'x' } as never] } }), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && /outbox\.targets\[0\]/.test(err.message));
+      await bad.close();
+    });
+  });
+}
