@@ -6,7 +6,8 @@
 // Options: --records=N (20000), --rounds=R (5), --batch=B (the outbox's batchSize, 200),
 // --profile (writes a .cpuprofile of the rounds to the temporary directory).
 // Usage: node --conditions=kit-source --import tsx bench/crud/outbox-dispatch.ts [--records=20000]
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { databaseCpuUs as databaseCpu } from './database-cpu.js';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,24 +29,9 @@ const loadAtStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
 const database = await PostgresServer.start();
 for (const statement of SCHEMA) await database.sql(statement);
 
-/** CPU time (µs) of every PostgreSQL process, reaped children included (as run.ts). */
+/** CPU time (µs) of every process of the benchmark's PostgreSQL server (database-cpu.ts). */
 function databaseCpuUs(): number {
-  const postmaster = Number(readFileSync(path.join(database.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const tick = 1e6 / 100;
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue;
-      total += (Number(fields[11]) + Number(fields[12])) * tick;
-      if (Number(entry) === postmaster) total += (Number(fields[13]) + Number(fields[14])) * tick;
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return total;
+  return databaseCpu(path.join(database.dir, 'data'));
 }
 
 const Product = catalogEntity();

@@ -7,7 +7,7 @@
 // read after that drain, so a request's share of the dispatching counts. Ratios within a pair,
 // medians reported. Options: --node=<bin> (the servers' Node), --cycles=N (6), --slice=S
 // seconds (4), --connections=C (32), --out=<name> (RESULTS-autocrud-outbox).
-import { readdirSync, readFileSync } from 'node:fs';
+import { databaseCpuUs as databaseCpu } from './database-cpu.js';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,24 +39,9 @@ for (const statement of SCHEMA) await database.sql(statement);
 await database.sql(`insert into products (name, price, stock, category) select 'widget ' || g, (g % 1000) + 0.5, 3, 'tools' from generate_series(1, ${ROWS}) g`);
 await database.sql('vacuum analyze products');
 
-/** CPU time (µs) of every PostgreSQL process, reaped children included (as run.ts). */
+/** CPU time (µs) of every process of the benchmark's PostgreSQL server (database-cpu.ts). */
 function databaseCpuUs(): number {
-  const postmaster = Number(readFileSync(path.join(database.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const tick = 1e6 / 100;
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue;
-      total += (Number(fields[11]) + Number(fields[12])) * tick;
-      if (Number(entry) === postmaster) total += (Number(fields[13]) + Number(fields[14])) * tick;
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return total;
+  return databaseCpu(path.join(database.dir, 'data'));
 }
 
 type Mode = 'on' | 'off' | 'seam';

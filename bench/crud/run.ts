@@ -14,7 +14,7 @@
 // and a get under a row check against the same reads without it, see scoped.ts),
 // --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { databaseCpuUs as databaseCpu } from './database-cpu.js';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,28 +65,9 @@ for (const statement of RELATION_SCHEMA) await database.sql(statement);
 const generation = { rows: ROWS, fillMs: Math.round(filledMs), totalMs: Math.round(performance.now() - started) };
 log(`products: ${ROWS} rows in ${generation.fillMs} ms, with indexes and vacuum ${generation.totalMs} ms`);
 
-/**
- * CPU time (µs, user + system) of every PostgreSQL process: the postmaster, its live children, and
- * the children it has reaped (a pool closes idle connections, and their backends' time must not
- * vanish from the sum).
- */
+/** CPU time (µs) of every process of the benchmark's PostgreSQL server (database-cpu.ts). */
 function databaseCpuUs(): number {
-  const postmaster = Number(readFileSync(path.join(database.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const tick = 1e6 / 100;
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue;
-      total += (Number(fields[11]) + Number(fields[12])) * tick;
-      if (Number(entry) === postmaster) total += (Number(fields[13]) + Number(fields[14])) * tick;
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return total;
+  return databaseCpu(path.join(database.dir, 'data'));
 }
 
 // 2. The servers, each in its own process.
