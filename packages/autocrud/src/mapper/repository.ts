@@ -1,87 +1,26 @@
 import { KitError } from '@kit/core';
-import { sql, type Compilable } from 'kysely';
+import { sql } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
-import { keyValue, listArguments, patchValues, writeValues } from './arguments.js';
-import { encodeValue } from './columns.js';
-import type { Db, SqlFlavour } from './engine.js';
-import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type Filter, type ListOptions, type SortKey } from './query.js';
-import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './scope.js';
-import { ConstraintViolationError, VersionConflictError } from './errors.js';
-import { checkMissingReferences, checkReferrers, refusedReference, type Referrer } from './references.js';
+import { listArguments, keyValue, patchValues, writeValues } from './arguments.js';
+import type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
+import type { ChangeSink } from './changes.js';
+import type { SqlFlavour } from './engine.js';
+import { VersionConflictError } from './errors.js';
+import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type ListOptions, type SortKey } from './query.js';
+import type { Referrer } from './references.js';
 import { keySet, relatedQuery } from './related.js';
+import { RowWrites } from './row-writes.js';
+import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './scope.js';
 import { Slot, statement, StatementCache, type Statement } from './statements.js';
-import { kitTimestamps } from './stamps.js';
 import { Table, type Executor, type Row, type Runner } from './table.js';
 import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed.js';
 import { includeAll, type IncludeNode } from './includes.js';
 import { createMany, createTree, patchMany, type ChildRows } from './atomic.js';
 import { upsertMany, type UpsertedRow, type UpsertResolution } from './upsert.js';
-import { reportCommitted, type ChangeContext, type ChangeOperation, type ChangeSink, type ChangeSinkSql } from './changes.js';
-import { contextValues, deleteStatement, InlineStatements, insertStatement, slotValues, updateStatement, versionValues } from './inline-changes.js';
 
 export type { Executor, Row, Runner } from './table.js';
 export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './upsert.js';
-
-/**
- * Options of every repository call.
- *
- * @example
- * ```ts
- * // Give up when the HTTP client goes away: a running statement is cancelled on PostgreSQL.
- * const row = await products.get(7, { signal: AbortSignal.timeout(2000) } satisfies CallOptions);
- * ```
- */
-export interface CallOptions {
-  /**
-   * When it aborts, a statement still waiting for a connection gives up and a running one is
-   * cancelled (PostgreSQL: a cancel request), and the call rejects with `signal.reason`.
-   */
-  readonly signal?: AbortSignal;
-  /**
-   * What the call may touch (see {@link Scope}): its conditions join every statement the call
-   * runs, so a row outside it is absent (a read finds nothing, a write touches nothing, and no
-   * change of it is recorded).
-   */
-  readonly scope?: Scope;
-  /**
-   * Who and what causes a write, for the entity's change sinks (the change history): the route
-   * layer sets it from the request. Ignored by reads and by entities that record no changes.
-   */
-  readonly changeContext?: ChangeContext;
-}
-
-/**
- * Options of a write on one row.
- *
- * @example
- * ```ts
- * await products.update(7, { name: 'Kettle', price: 40 }, { ifVersion: [3] } satisfies WriteOptions);
- * ```
- */
-export interface WriteOptions extends CallOptions {
-  /**
-   * Write only while the row is at one of these versions (the entity's `version` field), checked
-   * in the same statement: otherwise nothing is written and `VersionConflictError` is thrown. An
-   * empty list never matches.
-   */
-  readonly ifVersion?: readonly number[];
-}
-
-/**
- * Options of a read that may answer related rows with each row.
- *
- * @example
- * ```ts
- * const order = await orders.get(1, { include: [{ name: 'customer', kind: 'one', field: 'customerId', source: customers, children: [] }] });
- * ```
- */
-export interface ReadOptions extends CallOptions {
-  /**
-   * The relations to set on each row (see `IncludeNode`): inside the row's own statement on
-   * PostgreSQL and PGlite, one more statement per relation on SQLite.
-   */
-  readonly include?: readonly IncludeNode[];
-}
+export type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
 
 /**
  * The SQL side of one entity: list, get, create, update and delete. Knows nothing of HTTP; every
@@ -106,17 +45,18 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   readonly #orders = new WeakSet<readonly SortKey[]>();
   // The reads of related rows, by field and bound (see related.ts).
   readonly #related = new StatementCache();
-  // A single recorded write and its changes as one statement (PostgreSQL), by shape (inline-changes.ts).
-  readonly #inlineWrites = new InlineStatements();
+  // create, update, patch and delete of one row (row-writes.ts).
+  readonly #writes: RowWrites;
 
   constructor(
     readonly entity: Entity,
     private readonly flavour: SqlFlavour,
     run: Runner,
     execute: Executor,
-    private readonly referrers: () => readonly Referrer[] = () => [],
+    referrers: () => readonly Referrer[] = () => [],
   ) {
     this.#t = new Table(entity, flavour, run, execute);
+    this.#writes = new RowWrites(this.#t, referrers);
     tables.set(this, this.#t);
   }
 
@@ -139,16 +79,6 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     return this.#t.sinks.active;
   }
 
-  /**
-   * After the database refused a write for a foreign key: the field and key at fault, as
-   * `MissingReferenceError`; anything else as it was.
-   */
-  #explainWrite(input: Readonly<Record<string, unknown>>, signal: AbortSignal | undefined): (err: unknown) => Promise<never> {
-    return async (err) => {
-      const missing = err instanceof ConstraintViolationError && err.kind === 'foreignKey' ? await refusedReference(this.#t, input, signal) : undefined;
-      throw missing ?? err;
-    };
-  }
 
   /**
    * The rows (not soft-deleted) whose `field` holds one of `keys`, ordered by that field, then by
@@ -301,39 +231,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * version 1). A field left out gets the column's default; an explicit `null` is NULL.
    */
   async create(input: I, options?: CallOptions): Promise<R> {
-    const t = this.#t;
-    const written = input as Readonly<Record<string, unknown>>;
-    const { columns, values } = t.insertValues(written, t.writeScope(options?.scope, true));
-    const signal = options?.signal;
-    const forms = this.#inlineForms();
-    if (forms) {
-      const stamps = kitTimestamps(this.entity, this.flavour, 'create');
-      const { shape, set, bound } = slotValues(Object.fromEntries(columns.map((c) => [c, stamps[c] ?? values[c]])));
-      const row = await this.#inline(forms, `create\u0002${shape}`, (db, binds) => insertStatement(db, t, set, forms, binds), bound, options?.changeContext, signal);
-      if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
-      return t.decode(row) as R;
-    }
-    if (t.sinks.active) {
-      return t
-        .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
-          if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, execute, signal, options?.scope?.references);
-          const [row] = (await trx.executeQuery<Row>(t.insertStatement(db, columns).bind(values))).rows;
-          if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
-          const stored = t.decode(row);
-          await record(t, [t.change('create', undefined, stored)]);
-          return stored as R;
-        })
-        .catch(this.#explainWrite(written, signal));
-    }
-    return t.run(async (db) => {
-      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot
-      // tell, and so is a parent outside the caller's scope of it.
-      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, written, true, t.execute, signal, options?.scope?.references);
-      const insert = t.insertStatement(db, columns);
-      const [row] = await t.execute(insert.bind(values), insert.name, signal);
-      if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
-      return t.decode(row) as R;
-    }, signal).catch(this.#explainWrite(written, signal));
+    return (await this.#writes.create(input as Readonly<Record<string, unknown>>, options)) as R;
   }
 
   /**
@@ -410,68 +308,6 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   }
 
   /**
-   * The row a recorded write replaces, decoded, read and locked on its transaction inside the
-   * call's scope (checked filters); undefined when there is none. `VersionConflictError` when it
-   * is not at one of `ifVersion`.
-   */
-  async #lockedAt(db: Db, execute: Executor, key: unknown, ifVersion: readonly number[] | undefined, scope: readonly Filter[]): Promise<Row | undefined> {
-    const t = this.#t;
-    const raw = await t.locked(db, execute, key, scope);
-    if (!raw) return undefined;
-    const found = t.decode(raw);
-    if (ifVersion !== undefined && t.version) {
-      const current = found[t.version.name] as number;
-      if (!ifVersion.includes(current)) throw new VersionConflictError(current);
-    }
-    return found;
-  }
-
-  /**
-   * The SQL forms of the entity's change sinks when a single write and its changes can be one
-   * statement (inline-changes.ts): on PostgreSQL and PGlite, every sink having one, and no
-   * reference to check inside the write's transaction. Undefined: the write keeps its transaction.
-   */
-  #inlineForms(): readonly ChangeSinkSql[] | undefined {
-    return this.flavour === 'postgres' && this.entity.references.length === 0 ? this.#t.sinks.inline : undefined;
-  }
-
-  /** Runs a single write's composed statement (built once per `shape`), counts its change; its one row, if any. */
-  async #inline(forms: readonly ChangeSinkSql[], shape: string, build: (db: Db, binds: Parameters<typeof contextValues>[0]) => Compilable, values: Record<string, unknown>, context: ChangeContext | undefined, signal: AbortSignal | undefined): Promise<Row | undefined> {
-    const t = this.#t;
-    return t.run(async (db) => {
-      const { statement: composed, binds } = this.#inlineWrites.get(forms, shape, (b) => build(db, b));
-      const [row] = await t.execute(composed.bind({ ...values, ...contextValues(binds, context) }), composed.name, signal);
-      // Autocommitted: the write and its change rows are in the database now.
-      if (row) reportCommitted(context, { n: 1 });
-      return row;
-    }, signal);
-  }
-
-  /** An update, patch or soft delete of one row and its changes as one statement; the row after (undecoded), or undefined (a conflict thrown). */
-  async #inlineUpdate(forms: readonly ChangeSinkSql[], operation: ChangeOperation, key: unknown, values: Record<string, unknown>, ifVersion: readonly number[] | undefined, where: readonly Filter[], options: WriteOptions | undefined): Promise<Row | undefined> {
-    const t = this.#t;
-    const signal = options?.signal;
-    const scoped = slotScope(this.flavour, this.entity, where, 's');
-    const { shape, set, bound } = slotValues(values);
-    const row = await this.#inline(forms, `${operation}\u0002${shape}\u0002${scoped.shape}\u0002${ifVersion?.length ?? ''}`, (db, binds) => updateStatement(db, t, operation, set, ifVersion?.length, scoped.filters, forms, binds), { ...bound, ...scoped.values, ...versionValues(ifVersion), key }, options?.changeContext, signal);
-    if (row || ifVersion === undefined) return row;
-    return t.run((db) => this.#conflict(db, key, signal, where), signal);
-  }
-
-  /** After a conditional write changed nothing: undefined when there is no row (inside the scope), else the conflict. */
-  async #conflict(db: Db, key: unknown, signal: AbortSignal | undefined, scope: readonly Filter[], execute: Executor = this.#t.execute): Promise<undefined> {
-    const t = this.#t;
-    const version = t.version as EntityField;
-    const query = db
-      .selectFrom(t.name)
-      .select(sql.ref(version.column).as('version'))
-      .where((eb) => t.byKey(eb, key, scope));
-    const [row] = await execute(query.compile(), '', signal);
-    if (row) throw new VersionConflictError(Number(row.version));
-    return undefined;
-  }
-
-  /**
    * Replaces the writable fields of the row (a field `input` leaves out becomes its schema
    * `default`, or NULL), increments its version, and returns the stored row, or `undefined` when
    * there is no such row (or it is soft-deleted). With `ifVersion`, the write happens only while
@@ -484,7 +320,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const written = input as Readonly<Record<string, unknown>>;
     checkReadOnly(this.entity, options?.scope, written);
     // A replace leaves the scope's read-only fields as they are.
-    return this.#write('update', key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.flavour, written, true)), written, ifVersion, options);
+    return (await this.#writes.write('update', key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.flavour, written, true)), written, ifVersion, options)) as R | undefined;
   }
 
   /**
@@ -505,7 +341,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const ifVersion = this.#t.checkCondition(options);
     checkReadOnly(this.entity, options?.scope, patch as Readonly<Record<string, unknown>>);
     const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
-    if (Object.keys(values).length > 0) return this.#write('patch', key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options);
+    if (Object.keys(values).length > 0) return (await this.#writes.write('patch', key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options)) as R | undefined;
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);
     if (row && ifVersion !== undefined && this.#t.version) {
@@ -515,164 +351,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     return row;
   }
 
-  /** One row's UPDATE (`update` and `patch`): the values, Kit's maintained columns, the version check. */
-  async #write(operation: 'update' | 'patch', key: unknown, written: Record<string, unknown>, input: Readonly<Record<string, unknown>>, ifVersion: readonly number[] | undefined, options: WriteOptions | undefined): Promise<R | undefined> {
-    const t = this.#t;
-    key = keyValue(t.pk, key);
-    if (key === undefined) return undefined;
-    const signal = options?.signal;
-    const scope = t.writeScope(options?.scope, false);
-    const where = scope?.where ?? [];
-    // The scope's eq fields keep their value: a write cannot move a row out of the caller's scope.
-    const values = t.maintained(scope ? Object.assign(written, scope.set) : written);
-    const forms = ifVersion?.length === 0 ? undefined : this.#inlineForms();
-    if (forms) {
-      const row = await this.#inlineUpdate(forms, operation, key, values, ifVersion, where, options).catch(this.#explainWrite(input, signal));
-      return row === undefined ? undefined : (t.decode(row) as R);
-    }
-    if (t.sinks.active) {
-      return t
-        .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
-          if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, execute, signal, options?.scope?.references);
-          if (this.flavour === 'postgres' && ifVersion?.length !== 0) {
-            // One statement locks the row (inside the scope), writes it and answers it before and after.
-            const [raw] = await execute(t.lockedUpdate(db, values, key, ifVersion, where), '');
-            if (!raw) return ifVersion === undefined ? undefined : this.#conflict(db, key, signal, where, execute);
-            const { before, after } = t.splitLocked(raw);
-            await record(t, [t.change(operation, before, after)]);
-            return after as R;
-          }
-          // The row it replaces, read and locked inside the scope: one outside it is neither written nor recorded.
-          const found = await this.#lockedAt(db, execute, key, ifVersion, where);
-          if (!found) return undefined;
-          const query = db
-            .updateTable(t.name)
-            .set(values)
-            .where((eb) => t.byKey(eb, key, where))
-            .returning(t.selection);
-          const [row] = (await trx.executeQuery<Row>(query.compile())).rows;
-          if (!row) throw new Error(`UPDATE ${t.name} of a locked row answered no row`);
-          const stored = t.decode(row);
-          await record(t, [t.change(operation, found, stored)]);
-          return stored as R;
-        })
-        .catch(this.#explainWrite(input, signal));
-    }
-    return t.run(async (db) => {
-      if (ifVersion?.length === 0) return this.#conflict(db, key, signal, where);
-      if (this.entity.references.length > 0) await checkMissingReferences(db, this.flavour, this.entity, input, true, t.execute, signal, options?.scope?.references);
-      const query = db
-        .updateTable(t.name)
-        .set(values)
-        .where((eb) => t.target(eb, key, ifVersion, where))
-        .returning(t.selection);
-      const [row] = await t.execute(query.compile(), '', signal);
-      if (row) return t.decode(row) as R;
-      return ifVersion === undefined ? undefined : this.#conflict(db, key, signal, where);
-    }, signal).catch(this.#explainWrite(input, signal));
-  }
-
   /**
    * Soft-deletes (when the entity opts in; the version is incremented) or deletes the row; false
    * when there was none. `ifVersion` as for {@link EntityRepository.update}.
    */
   async delete(key: unknown, options?: WriteOptions): Promise<boolean> {
-    const t = this.#t;
-    const ifVersion = t.checkCondition(options);
-    key = keyValue(t.pk, key);
-    if (key === undefined) return false;
-    const soft = this.entity.softDelete === undefined ? undefined : this.entity.field(this.entity.softDelete);
-    const signal = options?.signal;
-    const scope = scopeFilters(this.entity, options?.scope);
-    // A soft delete restricted by referrers checks them inside a transaction first.
-    const forms = ifVersion?.length === 0 || (soft && this.referrers().length > 0) ? undefined : this.#inlineForms();
-    if (forms) {
-      if (soft) {
-        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
-        if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
-        return (await this.#inlineUpdate(forms, 'softDelete', key, values, ifVersion, scope, options)) !== undefined;
-      }
-      const scoped = slotScope(this.flavour, this.entity, scope, 's');
-      const gone = await this.#inline(forms, `delete\u0002${scoped.shape}\u0002${ifVersion?.length ?? ''}`, (db, binds) => deleteStatement(db, t, ifVersion?.length, scoped.filters, forms, binds), { ...scoped.values, ...versionValues(ifVersion), key }, options?.changeContext, signal).catch(this.#explainDelete(key, signal));
-      if (gone || ifVersion === undefined) return gone !== undefined;
-      return (await t.run((db) => this.#conflict(db, key, signal, scope), signal)) ?? false;
-    }
-    if (t.sinks.active) return this.#recordedDelete(key, soft, ifVersion, scope, options);
-    return t.run(async (db) => {
-      if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal, scope)) ?? false;
-      // RETURNING the key counts the rows touched, on every engine, through the one statement path.
-      const touched = sql.ref(t.pk.column);
-      let query;
-      // A soft delete is an UPDATE, which the database's ON DELETE rules never see: restrict is checked here.
-      const referrers = this.referrers();
-      if (soft && referrers.length > 0) {
-        // A row outside the scope is absent (404), never a restrict conflict (409): no existence oracle.
-        if (scope.length > 0 && (await t.execute(db.selectFrom(t.name).select(sql.ref(t.pk.column).as('key')).where((eb) => t.byKey(eb, key, scope)).compile(), '', signal)).length === 0) return false;
-        await checkReferrers(db, this.flavour, this.entity, key, referrers, true, t.execute, signal);
-      }
-      if (soft) {
-        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
-        if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
-        query = db
-          .updateTable(t.name)
-          .set(values)
-          .where((eb) => t.target(eb, key, ifVersion, scope))
-          .returning(touched.as('key'));
-      } else {
-        query = db
-          .deleteFrom(t.name)
-          .where((eb) => t.target(eb, key, ifVersion, scope))
-          .returning(touched.as('key'));
-      }
-      if ((await t.execute(query.compile(), '', signal)).length > 0) return true;
-      return ifVersion === undefined ? false : ((await this.#conflict(db, key, signal, scope)) ?? false);
-    }, signal).catch(this.#explainDelete(key, signal));
-  }
-
-  /** The database refused a delete (restrict): names a row that still refers to it. */
-  #explainDelete(key: unknown, signal: AbortSignal | undefined): (err: unknown) => Promise<never> {
-    return async (err) => {
-      const referrers = this.referrers();
-      if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && referrers.length > 0) {
-        const t = this.#t;
-        await t.run((db) => checkReferrers(db, this.flavour, this.entity, key, referrers, false, t.execute, signal), signal);
-      }
-      throw err;
-    };
-  }
-
-  /**
-   * `delete` of an entity that records its changes: the row read and locked first (inside the
-   * call's scope: a row outside it is absent, neither deleted nor recorded, never a restrict
-   * conflict), in one transaction with the write and its change.
-   */
-  async #recordedDelete(key: unknown, soft: EntityField | undefined, ifVersion: readonly number[] | undefined, scope: readonly Filter[], options: WriteOptions | undefined): Promise<boolean> {
-    const t = this.#t;
-    const signal = options?.signal;
-    return t
-      .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
-        const found = await this.#lockedAt(db, execute, key, ifVersion, scope);
-        if (!found) return false;
-        const referrers = this.referrers();
-        if (soft && referrers.length > 0) await checkReferrers(db, this.flavour, this.entity, key, referrers, true, execute, signal);
-        if (soft) {
-          const values: Record<string, unknown> = { [soft.column]: encodeValue(this.flavour, soft, true), ...kitTimestamps(this.entity, this.flavour, 'update') };
-          if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
-          const query = db
-            .updateTable(t.name)
-            .set(values)
-            .where((eb) => t.byKey(eb, key, scope))
-            .returning(t.selection);
-          const [row] = (await trx.executeQuery<Row>(query.compile())).rows;
-          if (!row) throw new Error(`UPDATE ${t.name} of a locked row answered no row`);
-          await record(t, [t.change('softDelete', found, t.decode(row))]);
-        } else {
-          await trx.executeQuery(db.deleteFrom(t.name).where((eb) => t.byKey(eb, key, scope)).compile());
-          await record(t, [t.change('delete', found, undefined)]);
-        }
-        return true;
-      })
-      .catch(this.#explainDelete(key, signal));
+    return this.#writes.delete(key, options);
   }
 }
 
