@@ -4,12 +4,12 @@
 // row outside the caller's scope, or gone, is a 404; hidden fields never appear in the recorded
 // values shown to that caller). Two owners (alice, bob), an admin (root).
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
 import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
+import { bearer, callerRequests, tablesFingerprint } from './authorization-fixtures.ts';
 import { redoclyLint } from '../../../core/test/redocly.ts';
 import { crudApp, type EngineUnderTest } from './fixtures.ts';
 
@@ -92,18 +92,12 @@ export function authorizationHistorySuite(engine: EngineUnderTest): void {
     const as: Record<'alice' | 'bob' | 'root' | 'visitor', Record<string, string>> = { alice: {}, bob: {}, root: {}, visitor: {} };
     const rows: Record<string, number> = {};
 
-    const send = (caller: Record<string, string>, options: InjectOptions): Promise<LightMyRequestResponse> => app.inject({ ...options, headers: { ...caller, ...options.headers } });
     const count = async (table: string, where = '1 = 1') => Number((await engine.sql(`select count(*) as n from ${table} where ${where}`))[0]?.n);
-    /** The tables, the history and the outbox: what a refused write must leave as it is. */
-    const fingerprint = async () => {
-      const data = [await engine.sql('select * from ah_baskets order by id'), await engine.sql('select * from ah_items order by id')];
-      return { hash: createHash('sha256').update(JSON.stringify(data)).digest('hex'), changes: await count('kit_changes'), records: await count('kit_outbox') };
-    };
+    // The tables, the history and the outbox: what a refused write must leave as it is.
+    const fingerprint = tablesFingerprint(engine, ['ah_baskets', 'ah_items'], ['kit_changes', 'kit_outbox']);
+    const { send, refusedUnchanged } = callerRequests(() => app, fingerprint);
     const refusedUnrecorded = async (caller: Record<string, string>, options: InjectOptions, status: number) => {
-      const before = await fingerprint();
-      const res = await send(caller, options);
-      assert.equal(res.statusCode, status, `${options.method ?? 'GET'} ${String(options.url)}: ${res.body}`);
-      assert.deepEqual(await fingerprint(), before, `${options.method ?? 'GET'} ${String(options.url)} wrote or recorded something`);
+      const res = await refusedUnchanged(caller, options, status);
       assert.doesNotMatch(res.body, /bob one|n-b/, 'another owner\'s values answered');
     };
     const history = async (caller: Record<string, string>, id: number): Promise<LightMyRequestResponse> => send(caller, { url: `/api/ahBaskets/${id}/history` });
@@ -114,7 +108,7 @@ export function authorizationHistorySuite(engine: EngineUnderTest): void {
       authority = await TestAuthority.start();
       // dispatch: false keeps every record in kit_outbox, to be counted.
       app = await crudApp(engine, { outbox: { dispatch: false } }, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [AhBasketsEndpoint, AhItemsEndpoint]);
-      const token = async (sub: string, roles: string[]) => ({ authorization: `Bearer ${await authority.sign({ claims: { sub, realm_access: { roles } } })}` });
+      const token = (sub: string, roles: string[]) => bearer(authority, sub, roles);
       Object.assign(as, { alice: await token('alice', ['customer']), bob: await token('bob', ['customer']), root: await token('root', ['admin']), visitor: await token('eve', ['visitor']) });
       for (const [code, owner] of [['A1', 'alice'], ['B1', 'bob']] as const) {
         const res = await send(as.root, { method: 'POST', url: '/api/ahBaskets', payload: { code, label: owner === 'bob' ? 'bob one' : 'alice one', note: owner === 'bob' ? 'n-b' : 'n-a', ownerId: owner } });
@@ -171,9 +165,10 @@ export function authorizationHistorySuite(engine: EngineUnderTest): void {
       assert.deepEqual(await changesOf('AhBasket', A2), [['create', 'alice'], ['patch', 'alice'], ['update', 'alice'], ['patch', 'alice']]);
       assert.deepEqual(await changesOf('AhBasket', rows.A1 as number), [['create', 'root'], ['patch', 'alice'], ['patch', 'alice']]);
       // 1 create, patch, put, 2 bulk patches, 2 upserted rows, a nested create of 1 + 2 rows: 10 changes, each in the history and the outbox.
+      // counts: ah_baskets, ah_items, kit_changes, kit_outbox.
       const now = await fingerprint();
-      assert.equal(now.changes - before.changes, 10);
-      assert.equal(now.records - before.records, 10);
+      assert.equal((now.counts[2] as number) - (before.counts[2] as number), 10);
+      assert.equal((now.counts[3] as number) - (before.counts[3] as number), 10);
       assert.equal(await count('ah_baskets', "owner_id = 'alice'"), 4);
       assert.equal(await count('ah_items', "owner_id = 'alice'"), 2);
       const [first] = await engine.sql(`select after_values from kit_changes where entity = 'AhBasket' and row_key = '${A2}' and operation = 'create'`);

@@ -5,12 +5,12 @@
 // or nested-listed entity in fields=, sort=, filter[...]; a body naming another owner. Every refused
 // attempt is shown to change nothing: both tables' rows, hashed, before and after.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
 import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
+import { bearer, callerRequests, tablesFingerprint } from './authorization-fixtures.ts';
 import { assertBadParameter, crudApp, type EngineUnderTest } from './fixtures.ts';
 
 export const AuthBasket = defineEntity({
@@ -94,7 +94,7 @@ export async function relationsFixture(engine: EngineUnderTest, authority: TestA
   await engine.sql('drop table if exists authz_items');
   await engine.sql('drop table if exists authz_baskets');
   const app = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [AuthBasketsEndpoint, AuthItemsEndpoint], server);
-  const token = async (sub: string, roles: string[]) => ({ authorization: `Bearer ${await authority.sign({ claims: { sub, realm_access: { roles } } })}` });
+  const token = (sub: string, roles: string[]) => bearer(authority, sub, roles);
   const as: RelationCallers = { alice: await token('alice', ['customer']), bob: await token('bob', ['customer']), root: await token('root', ['admin']) };
   const make = async (url: string, payload: Json): Promise<number> => {
     const res = await app.inject({ method: 'POST', url, headers: as.root, payload });
@@ -119,20 +119,8 @@ export function authorizationRelationsSuite(engine: EngineUnderTest): void {
     let baskets: { A1: number; B1: number };
     let items: { aliceInA1: number; bobInA1: number; bobInB1: number; aliceInB1: number };
 
-    /** Both tables' rows, hashed: what a refused request must leave as it is. */
-    const fingerprint = async () => {
-      const rows = [await engine.sql('select * from authz_baskets order by id'), await engine.sql('select * from authz_items order by id')];
-      return { baskets: rows[0]?.length, items: rows[1]?.length, hash: createHash('sha256').update(JSON.stringify(rows)).digest('hex') };
-    };
-    const send = (caller: Record<string, string>, options: InjectOptions): Promise<LightMyRequestResponse> => app.inject({ ...options, headers: { ...caller, ...options.headers } });
-    const refusedUnchanged = async (caller: Record<string, string>, options: InjectOptions, status: number) => {
-      const before = await fingerprint();
-      const res = await send(caller, options);
-      assert.equal(res.statusCode, status, `${options.method ?? 'GET'} ${String(options.url)}: ${res.body}`);
-      assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-      assert.deepEqual(await fingerprint(), before, `${options.method ?? 'GET'} ${String(options.url)} changed a table`);
-      return res;
-    };
+    const fingerprint = tablesFingerprint(engine, ['authz_baskets', 'authz_items']);
+    const { send, refusedUnchanged } = callerRequests(() => app, fingerprint);
     const ownerOf = async (table: string, where: string) => (await engine.sql(`select owner_id from ${table} where ${where}`)).map((r) => r.owner_id);
 
     before(async () => {

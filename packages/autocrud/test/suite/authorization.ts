@@ -3,13 +3,13 @@
 // alice and bob (customers, each owning orders), root (admin), a token with no role, and no token.
 // Every refused attempt is shown to change nothing: the table's rows, hashed, before and after.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import { AutoCrud, autoCrudAccess, CrudOperations, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
+import { bearer, callerRequests, tablesFingerprint } from './authorization-fixtures.ts';
 import { redoclyLint } from '../../../core/test/redocly.ts';
 import { assertBadParameter, crudApp, type EngineUnderTest } from './fixtures.ts';
 
@@ -105,27 +105,14 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       },
     });
 
-    /** Every row of the table, soft-deleted ones included, hashed: what a refused request must leave as it is. */
-    const fingerprint = async () => {
-      const rows = await engine.sql('select * from auth_orders order by id');
-      return { count: rows.length, hash: createHash('sha256').update(JSON.stringify(rows)).digest('hex') };
-    };
-    const send = (caller: Record<string, string>, options: InjectOptions): Promise<LightMyRequestResponse> => app.inject({ ...options, headers: { ...caller, ...options.headers } });
-    /** The request is refused with `status` and the table is exactly as it was. */
-    const refusedUnchanged = async (caller: Record<string, string>, options: InjectOptions, status: number) => {
-      const before = await fingerprint();
-      const res = await send(caller, options);
-      assert.equal(res.statusCode, status, `${options.method ?? 'GET'} ${String(options.url)}: ${res.body}`);
-      assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-      assert.deepEqual(await fingerprint(), before, `${options.method ?? 'GET'} ${String(options.url)} changed the table`);
-      return res;
-    };
+    const fingerprint = tablesFingerprint(engine, ['auth_orders']);
+    const { send, refusedUnchanged } = callerRequests(() => app, fingerprint);
 
     before(async () => {
       await engine.sql('drop table if exists auth_orders');
       authority = await TestAuthority.start();
       app = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrdersEndpoint], { logger: { level: 'debug', stream } });
-      const token = async (sub: string, roles?: string[] | string) => ({ authorization: `Bearer ${await authority.sign({ claims: { sub, ...(roles ? { realm_access: { roles } } : {}) } })}` });
+      const token = (sub: string, roles?: string[] | string) => bearer(authority, sub, roles);
       as = { clerk: await token('dana', 'clerk'), alice: await token('alice', ['customer']), bob: await token('bob', ['customer']), root: await token('root', ['admin']), nobody: await token('nobody'), anonymous: {} };
       for (const [who, n] of [['alice', 3], ['bob', 2]] as const) {
         for (let i = 1; i <= n; i++) {
