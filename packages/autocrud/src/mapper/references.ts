@@ -50,7 +50,12 @@ async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: reado
       .selectFrom(target.table)
       .select(sql.ref(pk.column).as('key'))
       .where((eb) => eb.and([eb(sql.ref(pk.column), 'in', chunk), ...[notDeleted(eb, flavour, target)].filter((c) => c !== undefined), ...scopeConditions(eb, flavour, target, visible)]));
-    for (const row of await read(query.compile())) found.add(String(row.key));
+    // Locked until the write's transaction ends (PostgreSQL; SQLite's transaction holds the write
+    // lock): a soft delete locks its row FOR UPDATE before it checks its referrers, so one of the
+    // two waits for the other and sees what it wrote. Under a scope, FOR SHARE: a change of the
+    // fields the scope tests waits too. See docs/decisions.md ("AutoCrud relations").
+    const locked = flavour !== 'postgres' ? query : visible.length > 0 ? query.forShare() : query.forKeyShare();
+    for (const row of await read(locked.compile())) found.add(String(row.key));
   }
   return found;
 }
@@ -97,6 +102,20 @@ export async function firstMissingReference(
     }
   }
   return first;
+}
+
+/**
+ * True when a write of `input` has references to check before it writes (it names a row of a
+ * target that soft-deletes, or of one the caller's `scopes` restrict): the check and the write
+ * then run in one transaction, the parents locked (see `firstMissingReference`).
+ */
+export function checksReferences(entity: Entity, input: Readonly<Record<string, unknown>>, scopes?: ReferenceScopes): boolean {
+  return entity.references.some((reference) => {
+    const value = input[reference.field];
+    if (value === undefined || value === null) return false;
+    const target = reference.target();
+    return target.softDelete !== undefined || scopes?.get(target) !== undefined;
+  });
 }
 
 /** What naming a refused reference needs of a table (table.ts's `Table` is one). */

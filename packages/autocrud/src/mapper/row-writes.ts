@@ -12,7 +12,7 @@ import { ConstraintViolationError, VersionConflictError } from './errors.js';
 import { contextValues, deleteStatement, InlineStatements, insertStatement, slotValues, updateStatement, versionValues } from './inline-changes.js';
 import { keyValue } from './arguments.js';
 import type { Filter } from './query.js';
-import { checkMissingReferences, checkReferrers, refusedReference, type Referrer } from './references.js';
+import { checkMissingReferences, checkReferrers, checksReferences, refusedReference, type Referrer } from './references.js';
 import { scopeFilters, slotScope } from './scope.js';
 import { kitTimestamps } from './stamps.js';
 import type { Executor, Row, Table } from './table.js';
@@ -53,7 +53,8 @@ export class RowWrites {
       if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
       return t.decode(row);
     }
-    if (t.sinks.active) {
+    // A write naming a parent Kit checks locks it in the write's transaction (references.ts).
+    if (t.sinks.active || checksReferences(this.#t.entity, written, options?.scope?.references)) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
           if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.flavour, this.#t.entity, written, true, execute, signal, options?.scope?.references);
@@ -66,9 +67,6 @@ export class RowWrites {
         .catch(this.#explainWrite(written, signal));
     }
     return t.run(async (db) => {
-      // A soft-deleted parent is gone for a new reference, which the database's foreign key cannot
-      // tell, and so is a parent outside the caller's scope of it.
-      if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.flavour, this.#t.entity, written, true, t.execute, signal, options?.scope?.references);
       const insert = t.insertStatement(db, columns);
       const [row] = await t.execute(insert.bind(values), insert.name, signal);
       if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
@@ -153,7 +151,7 @@ export class RowWrites {
       const row = await this.#inlineUpdate(forms, operation, key, values, ifVersion, where, options).catch(this.#explainWrite(input, signal));
       return row === undefined ? undefined : t.decode(row);
     }
-    if (t.sinks.active) {
+    if (t.sinks.active || checksReferences(this.#t.entity, input, options?.scope?.references)) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
           if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.flavour, this.#t.entity, input, true, execute, signal, options?.scope?.references);
@@ -183,7 +181,6 @@ export class RowWrites {
     }
     return t.run(async (db) => {
       if (ifVersion?.length === 0) return this.#conflict(db, key, signal, where);
-      if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.flavour, this.#t.entity, input, true, t.execute, signal, options?.scope?.references);
       const query = db
         .updateTable(t.name)
         .set(values)
@@ -217,19 +214,13 @@ export class RowWrites {
       if (gone || ifVersion === undefined) return gone !== undefined;
       return (await t.run((db) => this.#conflict(db, key, signal, scope), signal)) ?? false;
     }
-    if (t.sinks.active) return this.#recordedDelete(key, soft, ifVersion, scope, options);
+    // A soft delete that others may refer to locks its row before it checks them (references.ts).
+    if (t.sinks.active || (soft && this.#referrers().length > 0)) return this.#recordedDelete(key, soft, ifVersion, scope, options);
     return t.run(async (db) => {
       if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal, scope)) ?? false;
       // RETURNING the key counts the rows touched, on every engine, through the one statement path.
       const touched = sql.ref(t.pk.column);
       let query;
-      // A soft delete is an UPDATE, which the database's ON DELETE rules never see: restrict is checked here.
-      const referrers = this.#referrers();
-      if (soft && referrers.length > 0) {
-        // A row outside the scope is absent (404), never a restrict conflict (409): no existence oracle.
-        if (scope.length > 0 && (await t.execute(db.selectFrom(t.name).select(sql.ref(t.pk.column).as('key')).where((eb) => t.byKey(eb, key, scope)).compile(), '', signal)).length === 0) return false;
-        await checkReferrers(db, this.#t.flavour, this.#t.entity, key, referrers, true, t.execute, signal);
-      }
       if (soft) {
         const values: Record<string, unknown> = { [soft.column]: encodeValue(this.#t.flavour, soft, true), ...kitTimestamps(this.#t.entity, this.#t.flavour, 'update') };
         if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
@@ -262,9 +253,11 @@ export class RowWrites {
   }
 
   /**
-   * `delete` of an entity that records its changes: the row read and locked first (inside the
-   * call's scope: a row outside it is absent, neither deleted nor recorded, never a restrict
-   * conflict), in one transaction with the write and its change.
+   * `delete` of an entity that records its changes, or a soft delete others may refer to: the row
+   * read and locked first (inside the call's scope: a row outside it is absent, neither deleted nor
+   * recorded, never a restrict conflict), then its live referrers checked, in one transaction with
+   * the write and its change. The lock comes before the check so that a create naming the row,
+   * which locks it too, is either seen by the check or waits and finds the row gone.
    */
   async #recordedDelete(key: unknown, soft: EntityField | undefined, ifVersion: readonly number[] | undefined, scope: readonly Filter[], options: WriteOptions | undefined): Promise<boolean> {
     const t = this.#t;

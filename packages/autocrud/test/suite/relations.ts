@@ -4,6 +4,7 @@
 // set null), each refusal proving nothing was written.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
@@ -251,6 +252,41 @@ export function relationsSuite(engine: EngineUnderTest): void {
       assert.equal((await call(app, { method: 'DELETE', url: `/api/shipment/${shipment}` })).statusCode, 204);
       assert.equal((await call(app, { method: 'DELETE', url: `/api/order/${order}` })).statusCode, 204);
       assert.equal((await call(app, { method: 'DELETE', url: `/api/customer/${customer}` })).statusCode, 204);
+    });
+
+    it('a create or PATCH racing the soft delete of the row it names (restrict): never both, over many rounds', async () => {
+      // The create checks its parent is live, the soft delete that nothing live refers to it: the
+      // parent is locked between each check and its write, so one of the two sees the other.
+      const outcomes = { deleted: 0, refused: 0, created: 0 };
+      // An order a PATCH moves to each round's customer, racing like a create.
+      const moved = await post('order', { customerId: await post('customer', { name: 'race-home' }) });
+      for (let round = 0; round < 40; round++) {
+        const customer = await post('customer', { name: `race-${round}` });
+        const create = () => call(app, { method: 'POST', url: '/api/order', payload: { customerId: customer } });
+        const remove = () => call(app, { method: 'DELETE', url: `/api/customer/${customer}` });
+        const move = () => call(app, { method: 'PATCH', url: `/api/order/${moved}`, payload: { customerId: customer } });
+        // By round, the delete starts up to 3 ms before the creates, with them, or up to 3 ms after
+        // them: on every engine some rounds see it win and others see a create win.
+        const lead = (round % 7) - 3;
+        const later = <T>(ms: number, request: () => Promise<T>) => (ms > 0 ? sleep(ms).then(request) : request());
+        const [deleted, ...creates] = await Promise.all([later(lead, remove), later(-lead, create), later(-lead, move), later(-lead, create)]);
+        for (const c of creates) assert.ok(c.statusCode === 201 || c.statusCode === 200 || c.statusCode === 422, `create or move: ${c.statusCode} ${c.body}`);
+        const made = creates.filter((c) => c.statusCode === 201 || c.statusCode === 200).length;
+        outcomes.created += made;
+        if (deleted.statusCode === 204) {
+          outcomes.deleted += 1;
+          assert.equal(made, 0, `round ${round}: the customer was soft-deleted and ${made} order(s) were created for it`);
+        } else {
+          assertProblem(deleted, 409);
+          outcomes.refused += 1;
+          assert.ok(made > 0, `round ${round}: the delete was refused for a referrer, and no order was created`);
+        }
+      }
+      const soft = (Customer.field('isDeleted') as { column: string }).column;
+      const [orphans] = await engine.sql(`select count(*) as n from rel_orders o join rel_customers c on c.id = o.customer_id where c."${soft}" = ${engine.flavour === 'sqlite' ? 1 : 'true'}`);
+      assert.equal(Number(orphans?.n), 0, 'orders of a soft-deleted customer');
+      // Both outcomes must have happened, or the race was not run.
+      assert.ok(outcomes.deleted > 0 && outcomes.refused > 0, JSON.stringify(outcomes));
     });
 
     it('cascade deletes the referring rows; set null empties their field', async () => {
