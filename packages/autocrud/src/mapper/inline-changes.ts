@@ -17,7 +17,7 @@ import type { ChangeContext, ChangeOperation, ChangeSinkSql, ChangeSql } from '.
 import { differs, jsonText } from './columns.js';
 import type { Db } from './engine.js';
 import type { Filter } from './query.js';
-import { Slot, StatementCache, type Statement } from './statements.js';
+import { Slot, statement, type Statement } from './statements.js';
 import type { Table } from './table.js';
 
 /** A text constant (names are the entity's own; quotes doubled all the same). */
@@ -136,24 +136,29 @@ export function slotValues(values: Readonly<Record<string, unknown>>): { shape: 
   return { shape, set, bound };
 }
 
-/** The composed statements of one table, by shape; dropped when its sinks change. */
+/**
+ * The composed statements of one table, by shape, each with the binds its build filled; dropped
+ * when the table's sinks change. Past `limit` shapes a statement is built unnamed and not kept, as
+ * `StatementCache` does.
+ */
 export class InlineStatements {
   #sinks: readonly ChangeSinkSql[] | undefined;
-  #cache = new StatementCache();
-  readonly #binds = new Map<string, Binds>();
+  readonly #kept = new Map<string, InlineStatement>();
+
+  constructor(private readonly limit = 64) {}
 
   get(sinks: readonly ChangeSinkSql[], key: string, build: (binds: Binds) => Compilable): InlineStatement {
     if (this.#sinks !== sinks) {
       this.#sinks = sinks;
-      this.#cache = new StatementCache();
-      this.#binds.clear();
+      this.#kept.clear();
     }
-    let binds = this.#binds.get(key);
-    const fresh = binds === undefined;
-    binds ??= new Map();
-    const statement = this.#cache.get(key, () => build(binds));
-    if (fresh && statement.name !== '') this.#binds.set(key, binds);
-    return { statement, binds };
+    const found = this.#kept.get(key);
+    if (found) return found;
+    const binds: Binds = new Map();
+    const kept = this.#kept.size < this.limit;
+    const made = { statement: statement(build(binds), kept), binds };
+    if (kept) this.#kept.set(key, made);
+    return made;
   }
 }
 
