@@ -1,8 +1,9 @@
 // The change history is written in the write's own transaction: a writer process SIGKILLed between
 // the write and its COMMIT leaves neither the write nor its change, and one killed anywhere else
-// leaves both. Many rounds on a real PostgreSQL: half of them killed while a sink holds the
+// leaves both. Many rounds on a real PostgreSQL, a third of each kind: killed while a sink holds the
 // transaction open right after the row and its change were written (the write announced there must
-// be absent afterwards), half at a random moment. After every round each row's version equals the
+// be absent afterwards); killed at a random moment with that sink (the transaction path); killed at
+// a random moment without it, where each write and its change are one autocommitted statement. After every round each row's version equals the
 // number of its changes, and the newest change is at the row's version: never a write without its
 // change, never a change without its write.
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ import { after, before, it } from 'node:test';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 
-const ROUNDS = 12;
+const ROUNDS = 18;
 /** Writers running at once: each round's own row, so the rounds do not wait for each other's starts. */
 const PARALLEL = 4;
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -25,13 +26,15 @@ interface Round {
   readonly inTx: string | undefined;
   readonly committed: string | undefined;
   readonly writes: number;
+  /** Writes seen committed. */
+  readonly commits: number;
 }
 
 /** Runs a writer; SIGKILLs it at the `atWrite`-th announced write (held inside its transaction until then), or after `afterMs`. */
-async function runWriter(url: string, kill: { atWrite: number } | { afterMs: number }): Promise<Round> {
+async function runWriter(url: string, kill: { atWrite: number } | { afterMs: number; oneStatement: boolean }): Promise<Round> {
   const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: url, HOLD_AT: 'atWrite' in kill ? String(kill.atWrite) : '0' },
+    env: { ...process.env, DATABASE_URL: url, HOLD_AT: 'atWrite' in kill ? String(kill.atWrite) : '0', ONE_STATEMENT: 'oneStatement' in kill && kill.oneStatement ? '1' : '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -40,6 +43,7 @@ async function runWriter(url: string, kill: { atWrite: number } | { afterMs: num
   let inTx: string | undefined;
   let committed: string | undefined;
   let writes = 0;
+  let commits = 0;
   let started = false;
   const lines = createInterface({ input: child.stdout });
   lines.on('line', (line) => {
@@ -50,6 +54,7 @@ async function runWriter(url: string, kill: { atWrite: number } | { afterMs: num
       if ('atWrite' in kill && writes === kill.atWrite) child.kill('SIGKILL');
     } else if (what === 'committed') {
       committed = `${key}@${version}`;
+      commits++;
       if (!started && 'afterMs' in kill) {
         started = true;
         setTimeout(() => child.kill('SIGKILL'), kill.afterMs).unref();
@@ -62,7 +67,7 @@ async function runWriter(url: string, kill: { atWrite: number } | { afterMs: num
   });
   const code = await Promise.race([exited, deadline]);
   assert.equal(code, null, `the writer exited by itself (${code}):\n${stderr}`);
-  return { inTx, committed, writes };
+  return { inTx, committed, writes, commits };
 }
 
 heavy('a writer SIGKILLed between its write and COMMIT leaves neither the write nor its change', () => {
@@ -91,18 +96,23 @@ heavy('a writer SIGKILLed between its write and COMMIT leaves neither the write 
     };
 
     it(`${ROUNDS} rounds: every row's version equals its number of changes, no change without its row; a write killed before COMMIT is absent`, async (t) => {
-      const outcomes = { killedInTransaction: 0, killedAnywhere: 0, writes: 0 };
+      const outcomes = { killedInTransaction: 0, killedAnywhere: 0, killedOneStatement: 0, writes: 0, oneStatementCommits: 0 };
       const round = async (round: number): Promise<void> => {
-        const inTransaction = round % 2 === 0;
-        const result = await runWriter(server.url, inTransaction ? { atWrite: 1 + Math.floor(Math.random() * 20) } : { afterMs: Math.random() * 150 });
+        const inTransaction = round % 3 === 0;
+        const oneStatement = round % 3 === 2;
+        const result = await runWriter(server.url, inTransaction ? { atWrite: 1 + Math.floor(Math.random() * 20) } : { afterMs: Math.random() * 150, oneStatement });
         outcomes.writes += result.writes;
+        if (oneStatement) {
+          outcomes.killedOneStatement++;
+          outcomes.oneStatementCommits += result.commits;
+        }
         if (inTransaction) {
           assert.ok(result.inTx, `round ${round}: the writer announced a write`);
           // Killed while its transaction was held open: that write and its change never committed.
           assert.equal(await stored(result.inTx as string), false, `round ${round}: ${result.inTx} was killed before COMMIT but is stored`);
           outcomes.killedInTransaction++;
         } else {
-          outcomes.killedAnywhere++;
+          if (!oneStatement) outcomes.killedAnywhere++;
           // What the writer saw committed is there.
           if (result.committed) assert.equal(await stored(result.committed), true, `round ${round}: ${result.committed} committed but absent`);
         }
@@ -121,6 +131,7 @@ heavy('a writer SIGKILLed between its write and COMMIT leaves neither the write 
       );
       t.diagnostic(JSON.stringify(outcomes));
       assert.ok(outcomes.writes > ROUNDS, JSON.stringify(outcomes));
+      assert.ok(outcomes.oneStatementCommits > ROUNDS / 3, `the one-statement writers wrote: ${JSON.stringify(outcomes)}`);
     });
   });
 });
