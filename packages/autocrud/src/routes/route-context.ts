@@ -1,0 +1,93 @@
+// What every generated route of one entity shares: its settings, the authorization of its
+// routes, the key read from the path, the ETag of a row, the If-Match condition of a write and
+// the body in Kit's form. The route files (read-routes.ts, write-routes.ts, create.ts) take it.
+import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import { sendProblem } from '@kit/core';
+import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
+import { valueType, ValueFault } from '../values/kinds.js';
+import { optionalToken, routeAuthorization } from './authorize.js';
+import { readBody } from './body.js';
+import { etagOf, matchingVersions, parsePreconditions } from './conditional.js';
+import { includeParameters, includePaths } from './includes.js';
+import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
+import { etagHeader, keyParams, listQuery } from './schemas.js';
+import type { CrudRouteSettings } from './settings.js';
+
+/** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
+export function documented(schema: Record<string, unknown>): FastifySchema {
+  return schema as FastifySchema;
+}
+
+const IF_MATCH_FORMAT = 'must be * or a comma-separated list of entity-tags ("3", W/"3")';
+
+/** What the routes of one entity share (see `routeContext`). */
+export type RouteContext = ReturnType<typeof routeContext>;
+
+/** The shared parts of one entity's generated routes, made once per entity at start-up. */
+export function routeContext(settings: CrudRouteSettings) {
+  const { entity, operations, limits, repository, validation, cursors, requireIfMatch } = settings;
+  const pk = entity.primaryKey;
+  const version = entity.version;
+  const { schema: listSchema, filters } = listQuery(entity, limits);
+  const includes = includePaths(entity, settings.relations);
+  const includeQuery = includeParameters(entity, includes);
+  const querystring = { ...listSchema, properties: { ...(listSchema.properties as object), ...includeQuery } };
+  // Under authorization: each route's own hooks (the token, then the rule: 401/403 before the body
+  // is read), the caller's scope in every repository call, hidden fields out of every answer.
+  const authz = routeAuthorization(entity, settings.authorization, settings.authenticate, settings.relations);
+  // A class without a token check whose answers may include (or nest) an entity with rules still
+  // reads a token when one is sent, so that those rules see the caller (without one: anonymous).
+  const relatedRules = !settings.authenticate && includes.some((p) => p.relation.authorization !== undefined);
+  const onRequest = settings.authenticate ?? (relatedRules && settings.tokenCheck ? optionalToken(settings.tokenCheck()) : undefined);
+  const common = {
+    errorHandler: crudErrorHandler(entity, filters, authz.hiddenOf),
+    validatorCompiler: validation.compiler,
+    ...(onRequest ? { onRequest } : {}),
+  };
+  // The key in Kit's form (a UUID in lower case), as the repository and the answers have it.
+  const pkType = valueType(entity.field(pk)?.kind ?? 'integer');
+  const keyOf = (request: FastifyRequest) => {
+    const raw = (request.params as Record<string, unknown>)[pk];
+    const key = pkType.fromJson(raw);
+    return key instanceof ValueFault ? raw : key;
+  };
+  const etag = version === undefined ? undefined : (row: Row) => etagOf(row[version]);
+  const rowHeaders = version === undefined ? {} : { headers: etagHeader(entity) };
+
+  /**
+   * The version condition `If-Match` puts on a write, or `undefined` once it has answered that the
+   * write must not run: 428 without it under requireIfMatch, 400 when malformed, 412/404 for an
+   * entity without a version (its rows have no ETag, so no list of tags can match). Never the
+   * reply itself: a Fastify reply is a thenable, so an async function returning it resolves to
+   * `undefined` once the answer is sent.
+   */
+  const condition = async (request: FastifyRequest, reply: FastifyReply, call: CallOptions): Promise<WriteOptions | undefined> => {
+    const header = request.headers['if-match'];
+    if (header === undefined) {
+      if (!requireIfMatch) return {};
+      preconditionRequired(reply, entity);
+      return undefined;
+    }
+    const preconditions = parsePreconditions(header);
+    if (!preconditions) {
+      badRequest(reply, { in: 'headers', name: 'If-Match', detail: IF_MATCH_FORMAT });
+      return undefined;
+    }
+    if (preconditions.any) return {};
+    if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
+    const exists = (await repository.get(keyOf(request), call)) !== undefined;
+    if (exists) sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`));
+    else notFound(reply, entity, keyOf(request));
+    return undefined;
+  };
+  /** The body in Kit's form, or `undefined` once a 400 naming the field is sent. */
+  const bodyOf = (request: FastifyRequest, reply: FastifyReply): Record<string, unknown> | undefined => {
+    const read = readBody(entity, request.body as Record<string, unknown>);
+    if ('values' in read) return read.values;
+    badRequest(reply, read.fault);
+    return undefined;
+  };
+
+  const params = keyParams(entity);
+  return { settings, entity, operations, limits, repository, validation, cursors, requireIfMatch, pk, version, filters, includes, includeQuery, querystring, authz, onRequest, common, keyOf, etag, rowHeaders, condition, bodyOf, params };
+}
