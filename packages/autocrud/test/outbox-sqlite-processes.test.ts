@@ -148,7 +148,7 @@ suite('the outbox across processes on one sqlite: file', () => {
       const takeoverMs = Date.now() - killedAt;
 
       await until('every record delivered', async () => (records().length === 0 && new Set(deliveries().map((d) => d.id)).size === expected) || undefined, 60_000);
-      assert.equal(direct.prepare('select count(*) as n from kit_outbox_dead').get()?.n, 0, 'no record dead');
+      assert.equal(direct.prepare('select count(*) as n from kit_outbox_dead').all()[0]?.n, 0, 'no record dead');
       const seen = deliveries();
       assert.equal(new Set(seen.map((d) => d.id)).size, expected, 'one record per committed write reached the subscriber');
       const idOf = new Map<string, string>();
