@@ -1,9 +1,9 @@
 // `node --conditions=kit-source --import tsx bench/crud/outbox-plan.ts`: the plans PostgreSQL picks
 // for the outbox dispatcher's read (mapper/outbox-records.ts `dueRecords`) with a backlog: 10,000
-// records waiting in kit_outbox, the first 10,000 ready and the rest waiting for a retry at
-// scattered places (every 97th), and 10,000 dead ones in kit_outbox_dead. The tables are made by Kit's own
-// createTables; the statements are the dispatcher's text, prepared with a generic plan as its
-// named statements are. Prints EXPLAIN (ANALYZE, BUFFERS) of each.
+// records waiting in kit_outbox (every 97th waiting for a retry an hour away, the rest due), and
+// 10,000 dead ones in kit_outbox_dead. The tables are made by Kit's own createTables; the statements are the dispatcher's text, prepared with a generic plan as its
+// named statements are. Prints EXPLAIN (ANALYZE, BUFFERS) of each, and how many of 100 retries
+// PostgreSQL made in place (HOT).
 import Fastify from 'fastify';
 import pg from 'pg';
 import { addKit, useKit } from '@kit/core';
@@ -60,5 +60,12 @@ await explain('the due read, 2,000 records delivered, vacuumed', `execute due(${
 const batch = (await client.query(`select seq from kit_outbox where next_at <= ${clock} order by seq limit 200`)).rows.map((r: { seq: string }) => r.seq);
 await explain('the delete of a delivered batch (deleteDelivered), 200 records', `execute gone('{${batch.join(',')}}')`);
 await explain('the backlog (backlog)', 'select (select count(*) from kit_outbox) as pending, (select count(*) from kit_outbox_dead) as dead');
+// A failed attempt's update (markRetry) touches no indexed column: PostgreSQL may update in place
+// (HOT) where the page has room. 100 retries, counted in this transaction's statistics.
+await client.query('begin');
+await client.query(`update kit_outbox set attempts = attempts + 1, next_at = ${clock} + 1000, done = '', last_error = 'refused' where seq in (select seq from kit_outbox order by seq limit 100)`);
+const { rows: hot } = await client.query(`select n_tup_upd as updated, n_tup_hot_upd as hot from pg_stat_xact_user_tables where relname = 'kit_outbox'`);
+await client.query('rollback');
+console.log(`## 100 retries (markRetry): ${JSON.stringify(hot[0])}\n`);
 await client.end();
 await database.dispose();

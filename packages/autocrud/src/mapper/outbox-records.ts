@@ -105,7 +105,7 @@ export interface FailedAttempt {
   readonly error: string;
 }
 
-/** A failed attempt to be retried at `nextAt`: columns no index holds, so PostgreSQL updates in place (HOT). */
+/** A failed attempt to be retried at `nextAt`: columns no index holds, so PostgreSQL can update in place (HOT) where the page has room. */
 export async function markRetry(db: Db, seq: number, outcome: FailedAttempt): Promise<void> {
   await sql`update ${records} set attempts = ${outcome.attempts}, next_at = ${outcome.nextAt}, done = ${outcome.done}, last_error = ${outcome.error} where seq = ${seq}`.execute(db);
 }
