@@ -1,6 +1,6 @@
 // One Kit AutoCrud server of the outbox bench (outbox.ts), in its own process: the bench's
 // `products` entity on PostgreSQL, with the outbox on (one in-process subscriber that does
-// nothing, so the dispatcher delivers and marks every record) or off.
+// nothing, so the dispatcher delivers and deletes every record) or off.
 // Usage: outbox-server.ts <on|off|seam> <postgres-url> <pool-size>; prints `READY <port>` once listening.
 // Also answers GET /bench/stats (its CPU time) and GET /bench/outbox (the dispatcher's counters).
 import Fastify from 'fastify';

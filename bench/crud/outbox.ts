@@ -1,7 +1,7 @@
 // `npm run bench:crud:outbox -- --node=/path/to/node24`: what the transactional outbox costs a
 // write. Two Kit AutoCrud servers (outbox-server.ts), each in its own process on one real
 // PostgreSQL: the same `products` entity with the outbox on (one in-process subscriber, so the
-// dispatcher delivers and marks every record) and off. Paired slices of the same write (a POST, a
+// dispatcher delivers and deletes every record) and off. Paired slices of the same write (a POST, a
 // PATCH of a random row), the order alternating by cycle; before each slice the outbox's backlog
 // is delivered, so the dispatcher of one slice never runs during the next; the on-server's CPU is
 // read after that drain, so a request's share of the dispatching counts. Ratios within a pair,
@@ -59,7 +59,7 @@ async function cpuOf(server: ServerProcess): Promise<number> {
 async function drained(): Promise<void> {
   if (process.env.BENCH_OUTBOX_DISPATCH === '0') return;
   for (;;) {
-    const pending = Number((await database.sql(`select count(*) as n from kit_outbox where state = 'pending'`)).rows[0].n);
+    const pending = Number((await database.sql(`select count(*) as n from kit_outbox`)).rows[0].n);
     if (pending === 0) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -116,7 +116,7 @@ for (let cycle = 0; cycle < cycles; cycle++) {
   }
 }
 const stats = await (await fetch(`${(servers.get('on') as ServerProcess).base}/bench/outbox`)).json();
-const records = (await database.sql(`select state, count(*) as n from kit_outbox group by state`)).rows;
+const records = (await database.sql(`select (select count(*) from kit_outbox) as waiting, (select count(*) from kit_outbox_dead) as dead`)).rows;
 for (const server of servers.values()) await stopServer(server);
 await database.dispose();
 

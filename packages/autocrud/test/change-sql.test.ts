@@ -53,7 +53,7 @@ describePostgres('PostgreSQL', () => {
     assert.equal((await server.sql("select current_setting('TimeZone') as tz")).rows[0].tz, 'Pacific/Kiritimati');
   });
   it('the statement log shows each single recorded write as one named statement, no BEGIN or COMMIT', async () => {
-    await server.sql('drop table if exists csql_hard, kit_changes, kit_outbox, kit_outbox_lease');
+    await server.sql('drop table if exists csql_hard, kit_changes, kit_outbox, kit_outbox_dead, kit_outbox_lease');
     const app = Fastify();
     addKit(app, [SqlHardEndpoint]);
     const crud = addKitAutoCrud(app, server.url, { createTables: true, outbox: { dispatch: false } });

@@ -1,13 +1,14 @@
 // The dispatcher's statements on the outbox's tables (outbox-table.ts): the leader's lease, the
-// records due, their outcomes. Plain SQL both flavours share; the clock of the lease is the
+// records due, their outcomes (a delivered record is deleted, a dead one moved to kit_outbox_dead). Plain SQL both flavours share; the clock of the lease is the
 // database's, so instances with skewed clocks agree on who leads.
 import { sql } from 'kysely';
 import type { Db, SqlFlavour } from './engine.js';
-import { epochMs, OUTBOX_LEASE_TABLE, OUTBOX_TABLE } from './outbox-table.js';
+import { epochMs, OUTBOX_DEAD_TABLE, OUTBOX_LEASE_TABLE, OUTBOX_TABLE, RECORD_COLUMNS } from './outbox-table.js';
 
 const LEASE = 'dispatcher';
 const records = sql.table(OUTBOX_TABLE);
 const leases = sql.table(OUTBOX_LEASE_TABLE);
+const deadRecords = sql.table(OUTBOX_DEAD_TABLE);
 
 /** One record as the dispatcher reads it. */
 export interface OutboxRecordRow {
@@ -63,16 +64,17 @@ const COLUMNS = sql`d.seq, d.id, d.entity, d.row_key as "rowKey", d.operation, d
   d.correlation_id as "correlationId", d.subject, d.trace_id as "traceId", d.created_at as "createdAt", d.attempts, d.next_at as "nextAt", d.done`;
 
 /**
- * The pending records due at `now` (epoch ms), at most `limit`, oldest first, in one statement
- * that also finds the rows waiting for a retry: a record whose row has an earlier record waiting
- * comes `held` (the dispatcher leaves it for later). Only the records before the batch's last one
- * can hold one of it back, so only they are looked at (the `(state, seq)` index bounds the scan):
- * the read costs the batch, not the whole backlog behind it.
+ * The records due at `now` (epoch ms), at most `limit`, oldest first, in one statement that also
+ * finds the rows waiting for a retry: a record whose row has an earlier record waiting comes
+ * `held` (the dispatcher leaves it for later). Only the records before the batch's last one can
+ * hold one of it back, so only they are looked at: both reads are ranges of the primary key, the
+ * read costs the batch, not the whole backlog behind it (the plan is in docs/decisions.md, "The
+ * outbox table holds only what waits").
  */
 export async function dueRecords(db: Db, now: number, limit: number): Promise<OutboxRecordRow[]> {
   const { rows } = await sql<OutboxRecordRow>`
-    with d as (select * from ${records} where state = 'pending' and next_at <= ${now} order by seq limit ${limit}),
-    w as (select entity, row_key, min(seq) as seq from ${records} where state = 'pending' and next_at > ${now} and seq < (select max(seq) from d) group by entity, row_key)
+    with d as (select * from ${records} where next_at <= ${now} order by seq limit ${limit}),
+    w as (select entity, row_key, min(seq) as seq from ${records} where next_at > ${now} and seq < (select max(seq) from d) group by entity, row_key)
     select ${COLUMNS}, case when w.seq < d.seq then 1 else 0 end as held
     from d left join w on w.entity = d.entity and w.row_key = d.row_key order by d.seq`.execute(db);
   return rows.map(numeric);
@@ -84,32 +86,55 @@ export function rowOf(entity: string, rowKey: string): string {
 }
 
 /**
- * Marks records delivered to every target, a batch in one statement whose text does not depend on
- * the batch's size (one array parameter on PostgreSQL, one JSON text on SQLite): it is planned
- * once, not once per count of records.
+ * Deletes records delivered to every target, a batch in one statement whose text does not depend
+ * on the batch's size (one array parameter on PostgreSQL, one JSON text on SQLite): it is planned
+ * once, not once per count of records. A delete writes no index entry (an update of an indexed
+ * column would write one per index).
  */
-export async function markDelivered(db: Db, flavour: SqlFlavour, seqs: readonly number[]): Promise<void> {
+export async function deleteDelivered(db: Db, flavour: SqlFlavour, seqs: readonly number[]): Promise<void> {
   if (seqs.length === 0) return;
   const batch = flavour === 'postgres' ? sql`= any(${seqs}::bigint[])` : sql`in (select value from json_each(${JSON.stringify(seqs)}))`;
-  await sql`update ${records} set state = 'delivered', finished_at = ${epochMs(flavour)}, next_at = 0 where seq ${batch}`.execute(db);
+  await sql`delete from ${records} where seq ${batch}`.execute(db);
 }
 
-/** A failed attempt: retried at `nextAt`, or dead (`state: 'dead'`) once out of attempts. `done` lists the targets that have it. */
-export async function markFailed(db: Db, flavour: SqlFlavour, seq: number, outcome: { readonly state: 'pending' | 'dead'; readonly attempts: number; readonly nextAt: number; readonly done: string; readonly error: string }): Promise<void> {
-  await sql`update ${records} set state = ${outcome.state}, attempts = ${outcome.attempts}, next_at = ${outcome.nextAt}, done = ${outcome.done}, last_error = ${outcome.error},
-    finished_at = ${outcome.state === 'dead' ? epochMs(flavour) : null} where seq = ${seq}`.execute(db);
+/** A failed attempt's outcome. `done` lists the targets that have the record. */
+export interface FailedAttempt {
+  readonly attempts: number;
+  readonly nextAt: number;
+  readonly done: string;
+  readonly error: string;
+}
+
+/** A failed attempt to be retried at `nextAt`: columns no index holds, so PostgreSQL can update in place (HOT) where the page has room. */
+export async function markRetry(db: Db, seq: number, outcome: FailedAttempt): Promise<void> {
+  await sql`update ${records} set attempts = ${outcome.attempts}, next_at = ${outcome.nextAt}, done = ${outcome.done}, last_error = ${outcome.error} where seq = ${seq}`.execute(db);
+}
+
+const OUTCOME: ReadonlySet<string> = new Set(['attempts', 'next_at', 'done', 'last_error']);
+const KEPT = sql.join(RECORD_COLUMNS.filter((c) => !OUTCOME.has(c)).map((c) => sql.ref(c)));
+const OUTCOME_COLUMNS = sql.raw('attempts, next_at, done, last_error, dead_at');
+
+/**
+ * A record out of attempts, moved to `kit_outbox_dead` with its last attempt (`dead_at` on the
+ * database's clock): one statement on PostgreSQL, one transaction on SQLite (no DML in a CTE).
+ */
+export async function moveToDead(db: Db, flavour: SqlFlavour, seq: number, outcome: FailedAttempt): Promise<void> {
+  const values = sql`${outcome.attempts}, ${outcome.nextAt}, ${outcome.done}, ${outcome.error}, ${epochMs(flavour)}`;
+  if (flavour === 'postgres') {
+    await sql`with moved as (delete from ${records} where seq = ${seq} returning *)
+      insert into ${deadRecords} (seq, ${KEPT}, ${OUTCOME_COLUMNS}) select seq, ${KEPT}, ${values} from moved`.execute(db);
+    return;
+  }
+  await db.transaction().execute(async (trx) => {
+    await sql`insert into ${deadRecords} (seq, ${KEPT}, ${OUTCOME_COLUMNS}) select seq, ${KEPT}, ${values} from ${records} where seq = ${seq}`.execute(trx);
+    await sql`delete from ${records} where seq = ${seq}`.execute(trx);
+  });
 }
 
 /** How many records wait, and how many are dead. */
 export async function backlog(db: Db): Promise<{ pending: number; dead: number }> {
-  const { rows } = await sql<{ state: string; n: number }>`select state, count(*) as n from ${records} where state in ('pending', 'dead') group by state`.execute(db);
-  const of = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0);
-  return { pending: of('pending'), dead: of('dead') };
-}
-
-/** Deletes delivered records older than `retainMs` (dead ones stay until someone looks at them). */
-export async function purgeDelivered(db: Db, flavour: SqlFlavour, retainMs: number): Promise<void> {
-  await sql`delete from ${records} where state = 'delivered' and finished_at < ${epochMs(flavour)} - ${retainMs}`.execute(db);
+  const { rows } = await sql<{ pending: number; dead: number }>`select (select count(*) from ${records}) as pending, (select count(*) from ${deadRecords}) as dead`.execute(db);
+  return { pending: Number(rows[0]?.pending ?? 0), dead: Number(rows[0]?.dead ?? 0) };
 }
 
 function numeric(row: OutboxRecordRow): OutboxRecordRow {

@@ -2,13 +2,13 @@
 // records due in seq order and delivers each to every target, the records of one row one after
 // the other (a later record of a row never overtakes an earlier one, even while that one waits
 // for a retry), different rows side by side. A failed delivery is retried with exponential
-// backoff; after `maxAttempts` the record is dead (kept, counted, shown by the health check) and
-// the row's later records go on. Runs off the request path: its own timer, one statement at a
+// backoff; after `maxAttempts` the record is dead (moved to kit_outbox_dead, counted, shown by the
+// health check) and the row's later records go on. A delivered record is deleted. Runs off the request path: its own timer, one statement at a
 // time on the database. See docs/decisions.md ("The outbox dispatcher's leader").
 import { randomUUID } from 'node:crypto';
 import type { Runner } from '../mapper/table.js';
 import type { SqlFlavour } from '../mapper/engine.js';
-import { acquireLease, backlog, dueRecords, markDelivered, markFailed, purgeDelivered, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/outbox-records.js';
+import { acquireLease, backlog, deleteDelivered, dueRecords, markRetry, moveToDead, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/outbox-records.js';
 import type { OutboxPayload } from '../mapper/outbox-sink.js';
 import type { ChangeOperation } from '../mapper/changes.js';
 import { Deadlines } from './deadlines.js';
@@ -23,7 +23,6 @@ export interface DispatcherSettings {
   readonly pollMs: number;
   readonly batchSize: number;
   readonly deliveryTimeoutMs: number;
-  readonly retainMs: number;
 }
 
 /** Where the dispatcher reports (pino's logger fits). */
@@ -35,7 +34,6 @@ export interface DispatcherLog {
 
 /** Rows delivered side by side in one batch. */
 const PARALLEL_ROWS = 16;
-const PURGE_EVERY_MS = 60_000;
 const BACKLOG_EVERY_MS = 1000;
 
 export class OutboxDispatcher {
@@ -55,7 +53,6 @@ export class OutboxDispatcher {
   #lastError: string | undefined;
   #backlog = { pending: 0, dead: 0 };
   #backlogAt = 0;
-  #purgedAt = 0;
 
   constructor(
     private readonly run: Runner,
@@ -197,17 +194,12 @@ export class OutboxDispatcher {
 
   /**
    * One batch of due records; resolves how many were read. Two statements on the success path,
-   * whatever the batch's size: one reads it (with the rows waiting for a retry), one marks every
+   * whatever the batch's size: one reads it (with the rows waiting for a retry), one deletes every
    * record delivered. Only a failed delivery writes on its own (its attempt, its retry or death).
    */
   async #batch(): Promise<number> {
     const now = Date.now();
-    const { batchSize, retainMs } = this.settings;
-    const due = await this.run((db) => dueRecords(db, now, batchSize));
-    if (now - this.#purgedAt > PURGE_EVERY_MS) {
-      this.#purgedAt = now;
-      await this.run((db) => purgeDelivered(db, this.flavour, retainMs));
-    }
+    const due = await this.run((db) => dueRecords(db, now, this.settings.batchSize));
     if (due.length === 0) return 0;
     const rows = new Map<string, OutboxRecordRow[]>();
     for (const record of due) {
@@ -242,9 +234,9 @@ export class OutboxDispatcher {
     } finally {
       this.#deadlines.closeCurrent();
     }
-    // Marked even when the lease was lost meanwhile: these records were delivered, and marking them
+    // Deleted even when the lease was lost meanwhile: these records were delivered, and deleting them
     // spares the next leader a redelivery (it may have sent some too: at least once, same ids).
-    await this.run((db) => markDelivered(db, this.flavour, delivered));
+    await this.run((db) => deleteDelivered(db, this.flavour, delivered));
     this.#delivered += delivered.length;
     return due.length;
   }
@@ -281,7 +273,8 @@ export class OutboxDispatcher {
     if (dead) this.#deadLettered += 1;
     else this.#retries += 1;
     const has = [...(done ?? []), ...(reached ?? [])].join('\n');
-    await this.run((db) => markFailed(db, this.flavour, record.seq, { state: dead ? 'dead' : 'pending', attempts, nextAt: Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4)), done: has, error }));
+    const outcome = { attempts, nextAt: dead ? 0 : Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4)), done: has, error };
+    await this.run((db) => (dead ? moveToDead(db, this.flavour, record.seq, outcome) : markRetry(db, record.seq, outcome)));
     if (dead) this.log.error({ seq: record.seq, id: record.id, entity: record.entity, attempts, error }, 'AutoCrud outbox: a record is dead after its last attempt; its row goes on with the next record');
     return dead ? 'dead' : 'retry';
   }

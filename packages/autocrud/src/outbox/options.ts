@@ -7,7 +7,8 @@ import type { OutboxTarget } from './types.js';
  * The transactional outbox (`outbox` of `addKitAutoCrud`): every committed write of every entity
  * the app serves is also a record in `kit_outbox`, written in the write's transaction, and one
  * instance at a time delivers the records to the subscribers (`kitAutoCrud.onChange`) and
- * `targets`. Numbers are milliseconds unless named otherwise.
+ * `targets`, deleting each once every target has it (a record out of attempts moves to
+ * `kit_outbox_dead`). Numbers are milliseconds unless named otherwise.
  *
  * @example
  * ```ts
@@ -33,8 +34,6 @@ export interface OutboxOptions {
   batchSize?: number;
   /** How long one delivery to one target may take before it counts as failed (default 10,000). */
   deliveryTimeoutMs?: number;
-  /** How long delivered records are kept before they are deleted (default 86,400,000: a day); dead ones are kept. */
-  retainMs?: number;
   /** False: this instance writes records but never dispatches (another process does). Default true. */
   dispatch?: boolean;
 }
@@ -84,6 +83,5 @@ export function resolveOutbox(value: unknown): ResolvedOutbox | undefined {
     pollMs: ms(options, 'pollMs', 250),
     batchSize: ms(options, 'batchSize', 200),
     deliveryTimeoutMs: ms(options, 'deliveryTimeoutMs', 10_000),
-    retainMs: ms(options, 'retainMs', 86_400_000),
   };
 }

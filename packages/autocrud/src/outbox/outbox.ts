@@ -75,7 +75,7 @@ export class OutboxHealthCheck implements IHealthCheck {
       const backlog = await this.outbox.dispatcher.backlog();
       const { leader, delivered, retries, deadLettered } = this.outbox.stats();
       const data = { leader, pending: backlog.pending, dead: backlog.dead, delivered, retries, deadLettered };
-      if (backlog.dead > 0) return HealthCheckResult.degraded(`${backlog.dead} dead outbox record(s): see kit_outbox where state = 'dead'`, undefined, data);
+      if (backlog.dead > 0) return HealthCheckResult.degraded(`${backlog.dead} dead outbox record(s): see kit_outbox_dead`, undefined, data);
       return HealthCheckResult.healthy('Outbox delivering', data);
     } catch (err) {
       return HealthCheckResult.degraded('Outbox backlog could not be read', err instanceof Error ? err : new Error(String(err)));

@@ -92,7 +92,7 @@ export type ChangeHandler = (message: ChangeMessage, signal: AbortSignal) => voi
  *
  * @example
  * ```ts
- * const { deadLettered, retries } = crud.outbox.stats();
+ * const { deadLettered, retries } = crud.outboxStats() ?? { deadLettered: 0, retries: 0 };
  * ```
  */
 export interface OutboxStats {
@@ -102,11 +102,11 @@ export interface OutboxStats {
   readonly delivered: number;
   /** Failed attempts this instance will retry (one per record and attempt). */
   readonly retries: number;
-  /** Records this instance moved to the dead-letter state. */
+  /** Records this instance moved to `kit_outbox_dead` (out of attempts). */
   readonly deadLettered: number;
-  /** Records waiting for delivery in the database (last read). */
+  /** Records waiting for delivery in `kit_outbox` (last read). */
   readonly pending: number;
-  /** Dead records in the database (last read). */
+  /** Dead records in `kit_outbox_dead` (last read). */
   readonly dead: number;
   /** The last delivery failure, in a few words (no stack). */
   readonly lastError?: string;

@@ -83,7 +83,7 @@ interface Change {
   subject: string | null;
 }
 
-export const HISTORY_TABLES = ['ah_items', 'ah_baskets', 'kit_changes', 'kit_outbox', 'kit_outbox_lease'];
+export const HISTORY_TABLES = ['ah_items', 'ah_baskets', 'kit_changes', 'kit_outbox', 'kit_outbox_dead', 'kit_outbox_lease'];
 
 export function authorizationHistorySuite(engine: EngineUnderTest): void {
   describe(`AutoCrud authorization with the change history and the outbox, ${engine.name}`, () => {

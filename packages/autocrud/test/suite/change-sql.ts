@@ -101,7 +101,7 @@ export function changeSqlSuite(engine: EngineUnderTest): void {
     let crud: KitAutoCrud;
 
     before(async () => {
-      for (const table of ['csql_soft', 'cjs_soft', 'csql_hard', 'cjs_hard', 'kit_changes', 'kit_outbox', 'kit_outbox_lease']) await engine.sql(`drop table if exists ${table}`);
+      for (const table of ['csql_soft', 'cjs_soft', 'csql_hard', 'cjs_hard', 'kit_changes', 'kit_outbox', 'kit_outbox_dead', 'kit_outbox_lease']) await engine.sql(`drop table if exists ${table}`);
       const made = Fastify();
       addKit(made, [SqlSoftEndpoint, JsSoftEndpoint, SqlHardEndpoint, JsHardEndpoint]);
       crud = addKitAutoCrud(made, engine.connection, { createTables: true, outbox: { dispatch: false } });

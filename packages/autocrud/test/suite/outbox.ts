@@ -1,8 +1,9 @@
 // The transactional outbox on one engine, through the generated routes: every committed write is
 // one record written in the write's transaction (a failed write none, a record that cannot be
 // written fails its write), the in-process subscribers get each record once in commit order per
-// row, a failing subscriber is retried (counted) and a record dead after maxAttempts (counted,
-// shown by the outbox check) lets its row's later records go on.
+// row, a delivered record is deleted, a failing subscriber is retried (counted) and a record dead
+// after maxAttempts (moved to kit_outbox_dead, counted, shown by the outbox check) lets its row's
+// later records go on.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -60,8 +61,8 @@ interface RecordRow {
   version_before: number | null;
   version_after: number | null;
   payload: string;
-  state: string;
   attempts: number;
+  last_error: string | null;
 }
 
 function send(app: FastifyInstance, method: string, url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
@@ -79,8 +80,10 @@ async function until(what: string, condition: () => boolean | Promise<boolean>, 
 export function outboxSuite(engine: EngineUnderTest): void {
   describe(`AutoCrud outbox on ${engine.name}`, () => {
     let app: FastifyInstance | undefined;
-    const records = async (where = '1 = 1'): Promise<RecordRow[]> =>
-      (await engine.sql(`select * from kit_outbox where ${where} order by seq`)).map((r) => ({ ...(r as unknown as RecordRow), seq: Number(r.seq), attempts: Number(r.attempts) }));
+    const records = async (where = '1 = 1', table = 'kit_outbox'): Promise<RecordRow[]> =>
+      (await engine.sql(`select * from ${table} where ${where} order by seq`)).map((r) => ({ ...(r as unknown as RecordRow), seq: Number(r.seq), attempts: Number(r.attempts) }));
+    const dead = (): Promise<RecordRow[]> => records('1 = 1', 'kit_outbox_dead');
+    const waiting = async (): Promise<number> => (await records()).length;
 
     async function start(outbox: OutboxOptions | true, subscribe?: (crud: KitAutoCrud) => void): Promise<{ app: FastifyInstance; crud: KitAutoCrud }> {
       const made = Fastify();
@@ -96,7 +99,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
     }
 
     beforeEach(async () => {
-      for (const table of ['outbox_items', 'outbox_memos', 'outbox_patients', 'kit_changes', 'kit_outbox', 'kit_outbox_lease']) await engine.sql(`drop table if exists ${table}`);
+      for (const table of ['outbox_items', 'outbox_memos', 'outbox_patients', 'kit_changes', 'kit_outbox', 'kit_outbox_dead', 'kit_outbox_lease']) await engine.sql(`drop table if exists ${table}`);
     });
     afterEach(async () => {
       await app?.close();
@@ -115,14 +118,14 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(bulk.statusCode, 201, bulk.body);
       const rows = await records();
       assert.deepEqual(
-        rows.map((r) => [r.entity, r.operation, r.version_before === null ? null : Number(r.version_before), r.version_after === null ? null : Number(r.version_after), r.state]),
+        rows.map((r) => [r.entity, r.operation, r.version_before === null ? null : Number(r.version_before), r.version_after === null ? null : Number(r.version_after), r.attempts]),
         [
-          ['OutboxItem', 'create', null, 1, 'pending'],
-          ['OutboxItem', 'patch', 1, 2, 'pending'],
-          ['OutboxItem', 'update', 2, 3, 'pending'],
-          ['OutboxItem', 'softDelete', 3, 4, 'pending'],
-          ['OutboxItem', 'create', null, 1, 'pending'],
-          ['OutboxItem', 'create', null, 1, 'pending'],
+          ['OutboxItem', 'create', null, 1, 0],
+          ['OutboxItem', 'patch', 1, 2, 0],
+          ['OutboxItem', 'update', 2, 3, 0],
+          ['OutboxItem', 'softDelete', 3, 4, 0],
+          ['OutboxItem', 'create', null, 1, 0],
+          ['OutboxItem', 'create', null, 1, 0],
         ],
       );
       assert.deepEqual(JSON.parse(rows[0]?.row_key ?? ''), id);
@@ -141,8 +144,8 @@ export function outboxSuite(engine: EngineUnderTest): void {
       const patched = await app.inject({ method: 'PATCH', url: `/api/patients/${id}`, payload: { ssn: '999-99-9999' }, headers: { 'content-type': 'application/merge-patch+json' } });
       assert.equal(patched.statusCode, 200, patched.body);
       await until('both delivered', () => seen.length === 2);
-      const rows = await records();
-      assert.deepEqual(rows.map((r) => r.operation), ['create', 'patch']);
+      assert.deepEqual(seen.map((m) => m.operation), ['create', 'patch']);
+      const rows = seen.map((m) => ({ payload: JSON.stringify(m) }));
       const history = await engine.sql(`select correlation_id from kit_changes where entity = 'OutboxPatient' order by id`);
       const correlations = history.map((h) => h.correlation_id);
       assert.equal(correlations.length, 2, 'the history recorded the same writes');
@@ -207,7 +210,8 @@ export function outboxSuite(engine: EngineUnderTest): void {
         );
         assert.deepEqual(messages.map((m) => m.after?.price), [0, ...Array.from({ length: patches }, (_, i) => i + 1)]);
       }
-      await until('the records marked delivered', async () => (await records(`state = 'delivered'`)).length === total);
+      await until('the delivered records deleted', async () => (await waiting()) === 0);
+      assert.equal((await dead()).length, 0);
       const stats = crud.outboxStats();
       assert.equal(stats?.leader, true);
       assert.equal(stats?.delivered, total);
@@ -245,41 +249,74 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(new Set(calls.filter((m) => m.operation === 'create').map((m) => m.id)).size, 1, 'every attempt carries the same id');
       assert.equal(crud.outboxStats()?.retries, 3);
       assert.equal(crud.outboxStats()?.deadLettered, 0);
-      assert.deepEqual((await records()).map((r) => [r.operation, r.state, r.attempts]), [
-        ['create', 'delivered', 3],
-        ['patch', 'delivered', 0],
-      ]);
+      await until('both deleted once delivered', async () => (await waiting()) === 0);
+      assert.equal((await dead()).length, 0);
     });
 
-    it('a record is dead after maxAttempts: counted, shown by the outbox check, and its row goes on', async () => {
-      const delivered: ChangeMessage[] = [];
-      let attempts = 0;
+    it("a record is dead after maxAttempts: moved to kit_outbox_dead with its last error and attempts, counted by the backlog and the outbox check, and its row's later records, held until then, go on in order", async () => {
+      const events: string[] = [];
       const { app, crud } = await start({ ...FAST, maxAttempts: 3 }, (crud) =>
         crud.onChange(Memo, (message) => {
-          if (message.operation === 'create') {
-            attempts += 1;
-            throw new Error('refused for good');
-          }
-          delivered.push(message);
+          events.push(`${message.operation}#${message.operation === 'create' ? message.attempt : String(message.versionAfter ?? (message.after as { text: string }).text)}`);
+          if (message.operation === 'create' && (message.after as { text: string }).text === 'doomed') throw new Error('refused for good');
         }),
       );
       const id = (await send(app, 'POST', '/api/memos', { text: 'doomed' })).json<{ id: number }>().id;
-      assert.equal((await send(app, 'PATCH', `/api/memos/${id}`, { text: 'after' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
-      await until('the patch delivered after the dead create', () => delivered.length === 1);
-      assert.equal(attempts, 3);
+      for (const text of ['after 1', 'after 2']) assert.equal((await send(app, 'PATCH', `/api/memos/${id}`, { text }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      await until('the patches delivered after the dead create', () => events.length === 5);
+      assert.deepEqual(events, ['create#1', 'create#2', 'create#3', 'patch#after 1', 'patch#after 2'], 'the patches waited for the create until it was dead, then went in order');
       const stats = crud.outboxStats();
       assert.equal(stats?.deadLettered, 1);
       assert.equal(stats?.retries, 2);
       assert.match(stats?.lastError ?? '', /refused for good/);
-      const [dead] = await records(`state = 'dead'`);
-      assert.equal(dead?.operation, 'create');
-      assert.equal(dead?.attempts, 3);
+      await until('the delivered patches deleted', async () => (await waiting()) === 0);
+      const [moved, ...more] = await dead();
+      assert.equal(more.length, 0);
+      assert.equal(moved?.operation, 'create');
+      assert.equal(moved?.attempts, 3);
+      assert.match(moved?.last_error ?? '', /refused for good/);
+      assert.equal(JSON.parse(moved?.row_key ?? ''), id);
+      assert.deepEqual(JSON.parse(moved?.payload ?? ''), { after: { id, text: 'doomed' } });
+      const [deadAt] = await engine.sql('select dead_at, created_at from kit_outbox_dead');
+      assert.ok(Number(deadAt?.dead_at) >= Number(deadAt?.created_at) && Number(deadAt?.dead_at) > Date.now() - 60_000, JSON.stringify(deadAt));
       await sleep(1100); // the check reads the backlog at most once a second
       const health = await app.inject('/healthz');
-      const check = health.json<{ checks: Record<string, { status: string; data?: Record<string, unknown> }> }>().checks.outbox;
+      const check = health.json<{ checks: Record<string, { status: string; description?: string; data?: Record<string, unknown> }> }>().checks.outbox;
       assert.equal(check?.status, 'degraded', health.body);
+      assert.match(check?.description ?? '', /1 dead outbox record\(s\): see kit_outbox_dead/);
       assert.equal(check?.data?.dead, 1);
+      assert.equal(check?.data?.pending, 0);
       assert.equal(check?.data?.deadLettered, 1);
+      assert.deepEqual([crud.outboxStats()?.pending, crud.outboxStats()?.dead], [0, 1], 'the backlog as the check last read it');
+    });
+
+    it('a dead record re-queued as docs/autocrud.md says is delivered again, with its id, and the check is healthy again', async () => {
+      let refusing = true;
+      const seen: ChangeMessage[] = [];
+      const { app } = await start({ ...FAST, maxAttempts: 2 }, (crud) =>
+        crud.onChange(Memo, (message) => {
+          if (refusing) throw new Error('down');
+          seen.push(message);
+        }),
+      );
+      assert.equal((await send(app, 'POST', '/api/memos', { text: 'again' })).statusCode, 201);
+      await until('the record dead', async () => (await dead()).length === 1);
+      const [moved] = await dead();
+      refusing = false;
+      const columns = 'seq, id, entity, row_key, operation, version_before, version_after, payload, correlation_id, subject, trace_id, created_at, done';
+      await engine.sql(`insert into kit_outbox (${columns}) select ${columns} from kit_outbox_dead where seq = ${moved?.seq}`);
+      await engine.sql(`delete from kit_outbox_dead where seq = ${moved?.seq}`);
+      await until('the re-queued record delivered', () => seen.length === 1);
+      assert.equal(seen[0]?.id, moved?.id, 'the same idempotency id');
+      assert.equal(seen[0]?.attempt, 1, 'its attempts start again');
+      await until('deleted once delivered', async () => (await waiting()) === 0);
+      await sleep(1100);
+      const health = await app.inject('/healthz');
+      assert.equal(health.json<{ checks: Record<string, { status: string }> }>().checks.outbox?.status, 'healthy', health.body);
+      // A new record after the re-queued one: the identity goes on past it.
+      assert.equal((await send(app, 'POST', '/api/memos', { text: 'next' })).statusCode, 201);
+      await until('the next one delivered', () => seen.length === 2);
+      assert.ok(Number(seen[1]?.seq) > Number(moved?.seq));
     });
 
     it('a graceful shutdown lets the batch in flight finish, gives the lease up, and the next instance delivers the rest', async () => {
@@ -296,9 +333,9 @@ export function outboxSuite(engine: EngineUnderTest): void {
       app = undefined;
       const [lease] = await engine.sql('select expires_at from kit_outbox_lease');
       assert.equal(Number(lease?.expires_at), 0, 'the lease is given up, not left to lapse');
-      const left = (await records(`state = 'pending'`)).length;
+      const left = await waiting();
       assert.ok(left > 0, 'records are left for the next instance');
-      assert.equal((await records(`state = 'delivered'`)).length, first.length, 'what the first instance delivered is marked: its batch finished before it stopped');
+      assert.equal(40 - left, first.length, 'what the first instance delivered is deleted: its batch finished before it stopped');
       const second: ChangeMessage[] = [];
       await start(FAST, (crud) => crud.onChange(Memo, (message) => void second.push(message)));
       await until('the rest delivered by the next instance', () => second.length === left);
@@ -307,7 +344,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(new Set(ids).size, 40, 'nothing delivered twice');
     });
 
-    it("in one batch, one row's record failing while the others succeed: the others are marked delivered together, only the failed one is retried, and its row's next record waits", async () => {
+    it("in one batch, one row's record failing while the others succeed: the others are deleted together, only the failed one is retried, and its row's next record waits", async () => {
       const calls: ChangeMessage[] = [];
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
@@ -333,7 +370,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
       const bad = ids[2] as number;
       assert.equal((await send(app, 'PATCH', `/api/memos/${bad}`, { text: 'bad, patched' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
       release();
-      await until('every record delivered', async () => (await records(`state = 'delivered'`)).length === 11);
+      await until('every record delivered', async () => calls.length >= 13 && (await waiting()) === 0);
       const next = calls.slice(1);
       // The batch after the gate: the nine creates once each, the bad one's patch held behind its create.
       const byText = (text: string) => next.filter((m) => (m.after as { text?: string } | undefined)?.text === text);
@@ -341,18 +378,13 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.deepEqual(byText('bad').map((m) => m.attempt), [1, 2, 3], 'the failed record retried until it went through');
       const badRow = next.filter((m) => JSON.stringify(m.key) === JSON.stringify(bad));
       assert.deepEqual(badRow.map((m) => `${m.operation}#${m.attempt}`), ['create#1', 'create#2', 'create#3', 'patch#1'], 'the patch waited behind its create');
-      const stored = await records();
-      assert.deepEqual(
-        stored.map((r) => [r.operation, r.state, r.attempts]),
-        [...Array.from({ length: 3 }, () => ['create', 'delivered', 0]), ['create', 'delivered', 2], ...Array.from({ length: 6 }, () => ['create', 'delivered', 0]), ['patch', 'delivered', 0]],
-      );
       const stats = crud.outboxStats();
       assert.equal(stats?.delivered, 11);
       assert.equal(stats?.retries, 2);
       assert.equal(stats?.deadLettered, 0);
     });
 
-    it('a batch whose lease is lost mid-delivery: what it delivered is marked delivered (not sent again), then the instance stops dispatching until it leads again', async () => {
+    it('a batch whose lease is lost mid-delivery: what it delivered is deleted (not sent again), then the instance stops dispatching until it leads again', async () => {
       const calls: ChangeMessage[] = [];
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
@@ -371,16 +403,16 @@ export function outboxSuite(engine: EngineUnderTest): void {
       await engine.sql(`update kit_outbox_lease set owner = 'another instance', term = term + 1, expires_at = expires_at + 600000`);
       await until('the lease seen lost', () => crud.outboxStats()?.leader === false, 10_000);
       release();
-      await until('the batch marked delivered', async () => (await records(`state = 'delivered'`)).length === 1, 10_000);
+      await until('the batch deleted', async () => (await waiting()) === 0, 10_000);
       assert.equal(crud.outboxStats()?.delivered, 1);
       // Not the leader: a new record waits, undelivered, while the other instance holds the lease.
       assert.equal((await send(app, 'POST', '/api/memos', { text: 'later' })).statusCode, 201);
       await sleep(500);
       assert.equal(calls.length, 1, 'no delivery without the lease');
-      assert.equal((await records(`state = 'pending'`)).length, 1);
+      assert.equal(await waiting(), 1);
       // The other instance's lease lapses: this one leads again and delivers the rest, nothing twice.
       await engine.sql('update kit_outbox_lease set expires_at = 0');
-      await until('the rest delivered', async () => (await records(`state = 'delivered'`)).length === 2, 10_000);
+      await until('the rest delivered', async () => (await waiting()) === 0, 10_000);
       assert.deepEqual(
         calls.map((m) => (m.after as { text: string }).text),
         ['in flight', 'later'],
@@ -401,7 +433,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
         }),
       );
       for (const text of ['a', 'hang', 'b', 'c']) assert.equal((await send(app, 'POST', '/api/memos', { text })).statusCode, 201);
-      await until('every record delivered', async () => (await records(`state = 'delivered'`)).length === 4, 10_000);
+      await until('every record delivered', async () => calls.length >= 5 && (await waiting()) === 0, 10_000);
       assert.equal(aborted.length, 1, 'the hanging delivery saw its signal abort');
       assert.match(aborted[0] as string, /deliveryTimeoutMs \(300 ms\)/);
       const hang = calls.filter((m) => (m.after as { text: string }).text === 'hang');
