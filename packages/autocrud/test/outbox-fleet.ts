@@ -152,11 +152,15 @@ export interface Round {
 /**
  * `rounds` times: finds the leader among `fleet`, waits until it has delivered a record that still
  * waits (mid-delivery), SIGKILLs it, measures until another instance leads, and starts a
- * replacement so the fleet keeps its size. `fleet` is changed in place.
+ * replacement. A round kills only while the fleet has `minimum` hosts, so at least `minimum - 1`
+ * stay up through every kill; a replacement may still be starting when the next round begins (a
+ * start under load takes longer than a takeover). `fleet` is changed in place; every replacement
+ * has joined it when this settles.
  */
 export async function killLeaderRounds(options: {
   rounds: number;
   fleet: Host[];
+  minimum: number;
   start: () => Promise<Host>;
   waitingIds: () => Promise<Set<string>>;
   deliveredFile: string;
@@ -166,36 +170,53 @@ export async function killLeaderRounds(options: {
   const { fleet, leaseMs } = options;
   const bound = leaseMs + 8000;
   const rounds: Round[] = [];
-  const starting: Promise<void>[] = [];
-  for (let round = 1; round <= options.rounds; round++) {
-    const leader = await until('a leader', async () => (await Promise.all(fleet.map(async (h) => ((await leading(h).catch(() => false)) ? h : undefined)))).find((h) => h !== undefined), bound);
-    // Mid-delivery: the leader's subscriber has accepted records that still wait to be marked.
-    await until(
-      `round ${round}: the leader mid-delivery`,
-      async () => {
-        const waiting = await options.waitingIds();
-        return readDeliveries(options.deliveredFile).some((d) => d.pid === leader.pid && waiting.has(d.id)) || undefined;
-      },
-      30_000,
-    );
-    const killedAt = Date.now();
-    fleet.splice(fleet.indexOf(leader), 1);
-    await stopProcess(leader, 'SIGKILL');
-    const waiting = await options.waitingIds();
-    const unmarked = readDeliveries(options.deliveredFile).filter((d) => d.pid === leader.pid && waiting.has(d.id)).length;
-    starting.push(options.start().then((host) => void fleet.push(host)));
-    await until(
-      `round ${round}: another instance leading`,
-      async () => ((await Promise.all(fleet.map((h) => leading(h).catch(() => false)))).some(Boolean) ? true : undefined),
-      bound,
-    );
-    const takeoverMs = Date.now() - killedAt;
-    assert.ok(takeoverMs < bound, `round ${round}: takeover took ${takeoverMs} ms`);
-    rounds.push({ pid: leader.pid, takeoverMs, unmarked });
-    options.log(`round ${round}: leader ${leader.pid} SIGKILLed with ${unmarked} deliveries not yet marked; another instance led after ${takeoverMs} ms`);
-    // The replacement joins before the next round, so the fleet is back at its size.
-    await Promise.all(starting.splice(0));
+  const starting = new Set<Promise<void>>();
+  let refused: unknown;
+  const replace = (): void => {
+    const started: Promise<void> = options
+      .start()
+      .then((host) => void fleet.push(host))
+      .catch((err: unknown) => void (refused ??= err))
+      .finally(() => starting.delete(started));
+    starting.add(started);
+  };
+  try {
+    for (let round = 1; round <= options.rounds; round++) {
+      while (fleet.length < options.minimum) {
+        if (refused !== undefined) throw refused;
+        await Promise.race([...starting, sleep(100)]);
+      }
+      const leader = await until('a leader', async () => (await Promise.all(fleet.map(async (h) => ((await leading(h).catch(() => false)) ? h : undefined)))).find((h) => h !== undefined), bound);
+      // Mid-delivery: the leader's subscriber has accepted records that still wait to be marked.
+      await until(
+        `round ${round}: the leader mid-delivery`,
+        async () => {
+          const waiting = await options.waitingIds();
+          return readDeliveries(options.deliveredFile).some((d) => d.pid === leader.pid && waiting.has(d.id)) || undefined;
+        },
+        30_000,
+      );
+      const killedAt = Date.now();
+      fleet.splice(fleet.indexOf(leader), 1);
+      await stopProcess(leader, 'SIGKILL');
+      const waiting = await options.waitingIds();
+      const unmarked = readDeliveries(options.deliveredFile).filter((d) => d.pid === leader.pid && waiting.has(d.id)).length;
+      replace();
+      await until(
+        `round ${round}: another instance leading`,
+        async () => ((await Promise.all(fleet.map((h) => leading(h).catch(() => false)))).some(Boolean) ? true : undefined),
+        bound,
+      );
+      const takeoverMs = Date.now() - killedAt;
+      assert.ok(takeoverMs < bound, `round ${round}: takeover took ${takeoverMs} ms`);
+      rounds.push({ pid: leader.pid, takeoverMs, unmarked });
+      options.log(`round ${round}: leader ${leader.pid} SIGKILLed with ${unmarked} deliveries not yet marked, ${fleet.length} instances up; another led after ${takeoverMs} ms`);
+    }
+  } finally {
+    // Every replacement joins the fleet before this settles, so the test's cleanup ends it.
+    await Promise.all(starting);
   }
+  if (refused !== undefined) throw refused;
   return rounds;
 }
 
@@ -232,16 +253,16 @@ export async function assertEveryWriteDelivered(options: {
   for (const row of table) if (!writers.rows.has(row.id)) assert.ok(unknownCreates.has(row.name), `row ${row.id} (${row.name}) is in the table, but no writer created it`);
 
   const changeOf = (d: Delivery) => `${d.key}@${d.version}`;
-  await until(
-    'every change delivered',
-    async () => {
-      if ((await options.waitingIds()).size > 0) return undefined;
-      const delivered = new Set(readDeliveries(options.deliveredFile).map(changeOf));
-      for (const change of expected) if (!delivered.has(change)) return undefined;
-      return options.stream === undefined || (await options.stream()).length >= expected.size || undefined;
-    },
-    60_000,
-  );
+  const missing = async (): Promise<string | undefined> => {
+    const waiting = (await options.waitingIds()).size;
+    const delivered = new Set(readDeliveries(options.deliveredFile).map(changeOf));
+    const lost = [...expected].filter((change) => !delivered.has(change));
+    const streamed = options.stream === undefined ? expected.size : (await options.stream()).length;
+    return waiting === 0 && lost.length === 0 && streamed >= expected.size ? undefined : `${waiting} records waiting, ${lost.length} of ${expected.size} changes not delivered (${lost.slice(0, 5).join(', ')}), ${streamed} in the stream`;
+  };
+  await until('every change delivered', async () => ((await missing()) === undefined ? true : undefined), 60_000).catch(async (err: unknown) => {
+    throw new Error(`${(err as Error).message}: ${await missing()}`);
+  });
   const seen = readDeliveries(options.deliveredFile);
   assert.deepEqual(new Set(seen.map(changeOf)), expected, 'the changes delivered are exactly the committed ones');
   const idOf = new Map<string, string>();

@@ -1,5 +1,5 @@
 // The outbox's dispatching leader SIGKILLed mid-delivery, round after round, under write load, on
-// a real PostgreSQL and a real redis-server: three host processes (fixtures/outbox-host.ts, a slow
+// a real PostgreSQL and a real redis-server: four host processes (fixtures/outbox-host.ts, a slow
 // subscriber) take creates and PATCHes from writers the whole time; each round the leader is
 // killed while it has delivered records it has not yet marked, another instance must lead within
 // the lease plus a margin, and a replacement joins. At the end every committed write (and every
@@ -58,13 +58,13 @@ heavy('the outbox leader SIGKILLed many rounds under load, on PostgreSQL and Red
       const env = { DATABASE_URL: database.url, REDIS_URL: redis.url, KEY_PREFIX: `outbox:${randomUUID()}:`, DELIVERED_FILE: deliveredFile, DELIVERY_MS: '30' };
       // The first host makes the outbox's tables; the others start after it.
       fleet.push(await startOutboxHost({ ...env, CREATE_TABLES: '1' }));
-      fleet.push(...(await Promise.all([startOutboxHost(env), startOutboxHost(env)])));
+      fleet.push(...(await Promise.all([startOutboxHost(env), startOutboxHost(env), startOutboxHost(env)])));
       const writers = new Writers(() => fleet, { writers: 8, patches: 5, pauseMs: 20 });
       writers.start();
       let rounds;
       try {
         await sleep(500);
-        rounds = await killLeaderRounds({ rounds: ROUNDS, fleet, start: () => startOutboxHost(env), waitingIds, deliveredFile, leaseMs: LEASE_MS, log: (line) => t.diagnostic(line) });
+        rounds = await killLeaderRounds({ rounds: ROUNDS, fleet, minimum: 3, start: () => startOutboxHost(env), waitingIds, deliveredFile, leaseMs: LEASE_MS, log: (line) => t.diagnostic(line) });
       } finally {
         await writers.stop();
       }

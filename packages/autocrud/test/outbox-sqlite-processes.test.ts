@@ -51,7 +51,7 @@ suite('the outbox across processes on one sqlite: file', () => {
       const deliveredFile = path.join(dir, 'delivered.jsonl');
       const env = { DATABASE_URL: `sqlite:${path.join(dir, 'outbox.db')}`, REDIS_URL: '', DELIVERED_FILE: deliveredFile, DELIVERY_MS: '30' };
       fleet.push(await startOutboxHost({ ...env, CREATE_TABLES: '1' }));
-      fleet.push(...(await Promise.all([startOutboxHost(env), startOutboxHost(env)])));
+      fleet.push(...(await Promise.all([startOutboxHost(env), startOutboxHost(env), startOutboxHost(env)])));
       const leader = await until('a leader', async () => (await Promise.all(fleet.map(async (h) => ((await leading(h)) ? h : undefined)))).find((h) => h !== undefined), 15_000);
       // Exactly one leads, the same one, over a lease's length.
       for (let i = 0; i < 10; i++) {
@@ -64,7 +64,7 @@ suite('the outbox across processes on one sqlite: file', () => {
       let rounds;
       try {
         await sleep(500);
-        rounds = await killLeaderRounds({ rounds: ROUNDS, fleet, start: () => startOutboxHost(env), waitingIds, deliveredFile, leaseMs: LEASE_MS, log: (line) => t.diagnostic(line) });
+        rounds = await killLeaderRounds({ rounds: ROUNDS, fleet, minimum: 3, start: () => startOutboxHost(env), waitingIds, deliveredFile, leaseMs: LEASE_MS, log: (line) => t.diagnostic(line) });
       } finally {
         await writers.stop();
       }
