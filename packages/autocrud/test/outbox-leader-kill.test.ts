@@ -21,7 +21,7 @@ import { assertEveryWriteDelivered, killLeaderRounds, repeatsOf, startOutboxHost
 import { PostgresServer, skipPostgres } from './postgres-server.ts';
 
 const LEASE_MS = 2000;
-const ROUNDS = 10;
+const ROUNDS = 15;
 const skip = skipPostgres || skipRedis;
 
 heavy('the outbox leader SIGKILLed many rounds under load, on PostgreSQL and Redis', () => {

@@ -16,7 +16,7 @@ import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 import { assertEveryWriteDelivered, killLeaderRounds, leading, repeatsOf, startOutboxHost, until, Writers, type Host } from './outbox-fleet.ts';
 
 const LEASE_MS = 2000;
-const ROUNDS = 12;
+const ROUNDS = 15;
 
 interface Connection {
   prepare(sql: string): { all(): Array<Record<string, unknown>> };
