@@ -108,12 +108,13 @@ export class Writers {
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });
-      const answer = (await res.json().catch(() => ({}))) as { id: number; version: number };
-      if (res.ok) {
+      const answer = (await res.json().catch(() => ({}))) as { id?: number; version?: number };
+      // A 2xx whose body was cut off (the host died while sending it) told nothing: the table decides.
+      if (res.ok && typeof answer.id === 'number' && typeof answer.version === 'number') {
         this.answered++;
-        return answer;
+        return { id: answer.id, version: answer.version };
       }
-      if (res.status !== 503) this.failures.push(`${method} ${url}: ${res.status} ${JSON.stringify(answer)}`);
+      if (!res.ok && res.status !== 503) this.failures.push(`${method} ${url}: ${res.status} ${JSON.stringify(answer)}`);
     } catch {
       // The host died with the request in flight, or was dead already.
     }
