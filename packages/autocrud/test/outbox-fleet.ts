@@ -1,5 +1,6 @@
-// A fleet of outbox hosts (fixtures/outbox-host.ts) under write load, and its dispatching leader
-// SIGKILLed round after round: the part the PostgreSQL and the SQLite leader-kill tests share.
+// A fleet of outbox hosts (fixtures/outbox-host.ts) under write load (outbox-writers.ts), and its
+// dispatching leader SIGKILLed round after round: the part the PostgreSQL and the SQLite
+// leader-kill tests share.
 // Delivery is judged by what reached the subscriber (DELIVERED_FILE), the Redis Stream and the
 // committed writes, never by the outbox table's bookkeeping: the one question asked of the table
 // is "which records still wait", through the `waitingIds` each test passes in.
@@ -8,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
+import type { Writers } from './outbox-writers.ts';
 
 const fixture = path.join(import.meta.dirname, 'fixtures', 'outbox-host.ts');
 
@@ -47,99 +49,6 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
     if (found !== undefined && found !== false) return found;
     if (Date.now() > end) assert.fail(`timed out after ${withinMs} ms waiting for ${what}`);
     await sleep(25);
-  }
-}
-
-/** What the writers know of one row: the versions answered 2xx, and how many writes got no answer. */
-interface RowLog {
-  committed: number[];
-  unknown: number;
-}
-
-/**
- * Writers that keep writing until stopped: each creates a row, PATCHes it `patches` times, then
- * creates the next; every request goes to the next live host in turn. A 2xx is a committed write
- * (its key@version is logged); a 503, a refused or reset connection or a timeout is "unknown" (the
- * write may or may not have committed: the table says); anything else fails the test.
- */
-export class Writers {
-  readonly rows = new Map<number, RowLog>();
-  /** Names of rows whose create got no answer. */
-  readonly unknownCreates: string[] = [];
-  readonly failures: string[] = [];
-  #stopped = false;
-  #running: Promise<void>[] = [];
-  #next = 0;
-  answered = 0;
-  unanswered = 0;
-
-  constructor(
-    private readonly live: () => readonly Host[],
-    private readonly options: { writers: number; patches: number; pauseMs: number },
-  ) {}
-
-  start(): void {
-    this.#running = Array.from({ length: this.options.writers }, (_, w) => this.#writer(w));
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    await Promise.all(this.#running);
-    assert.deepEqual(this.failures, [], 'every answer was a 2xx, a 503 or no answer');
-  }
-
-  get committed(): number {
-    let n = 0;
-    for (const row of this.rows.values()) n += row.committed.length;
-    return n;
-  }
-
-  #host(): Host {
-    const hosts = this.live();
-    return hosts[this.#next++ % hosts.length] as Host;
-  }
-
-  async #send(method: 'POST' | 'PATCH', url: string, body: unknown): Promise<{ id: number; version: number } | 'unknown'> {
-    const host = this.#host();
-    try {
-      const res = await fetch(`${host.base}${url}`, {
-        method,
-        headers: { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000),
-      });
-      const answer = (await res.json().catch(() => ({}))) as { id?: number; version?: number };
-      // A 2xx whose body was cut off (the host died while sending it) told nothing: the table decides.
-      if (res.ok && typeof answer.id === 'number' && typeof answer.version === 'number') {
-        this.answered++;
-        return { id: answer.id, version: answer.version };
-      }
-      if (!res.ok && res.status !== 503) this.failures.push(`${method} ${url}: ${res.status} ${JSON.stringify(answer)}`);
-    } catch {
-      // The host died with the request in flight, or was dead already.
-    }
-    this.unanswered++;
-    return 'unknown';
-  }
-
-  async #writer(w: number): Promise<void> {
-    for (let r = 0; !this.#stopped; r++) {
-      const name = `w${w}-${r}`;
-      const created = await this.#send('POST', '/api/counters', { name, value: 0 });
-      if (created === 'unknown') {
-        this.unknownCreates.push(name);
-        continue;
-      }
-      const row: RowLog = { committed: [created.version], unknown: 0 };
-      this.rows.set(created.id, row);
-      for (let p = 1; p <= this.options.patches && !this.#stopped; p++) {
-        await sleep(this.options.pauseMs);
-        const patched = await this.#send('PATCH', `/api/counters/${created.id}`, { value: p });
-        if (patched === 'unknown') row.unknown++;
-        else row.committed.push(patched.version);
-      }
-      await sleep(this.options.pauseMs);
-    }
   }
 }
 
@@ -192,8 +101,10 @@ export async function killLeaderRounds(options: {
       await until(
         `round ${round}: the leader mid-delivery`,
         async () => {
+          // The file first: a record it delivered that still waits after that was delivered but not yet marked.
+          const delivered = readDeliveries(options.deliveredFile).filter((d) => d.pid === leader.pid);
           const waiting = await options.waitingIds();
-          return readDeliveries(options.deliveredFile).some((d) => d.pid === leader.pid && waiting.has(d.id)) || undefined;
+          return delivered.some((d) => waiting.has(d.id)) || undefined;
         },
         30_000,
       );

@@ -17,11 +17,12 @@ import { Redis } from 'ioredis';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { stopProcess } from '../../../scripts/test-processes.ts';
 import { RedisServer, skipRedis } from '../../store-redis/test/redis-server.ts';
-import { assertEveryWriteDelivered, killLeaderRounds, repeatsOf, startOutboxHost, Writers, type Host } from './outbox-fleet.ts';
+import { assertEveryWriteDelivered, killLeaderRounds, repeatsOf, startOutboxHost, type Host } from './outbox-fleet.ts';
+import { Writers } from './outbox-writers.ts';
 import { PostgresServer, skipPostgres } from './postgres-server.ts';
 
 const LEASE_MS = 2000;
-const ROUNDS = 15;
+const ROUNDS = 10;
 const skip = skipPostgres || skipRedis;
 
 heavy('the outbox leader SIGKILLed many rounds under load, on PostgreSQL and Redis', () => {
@@ -59,7 +60,7 @@ heavy('the outbox leader SIGKILLed many rounds under load, on PostgreSQL and Red
       // The first host makes the outbox's tables; the others start after it.
       fleet.push(await startOutboxHost({ ...env, CREATE_TABLES: '1' }));
       fleet.push(...(await Promise.all([startOutboxHost(env), startOutboxHost(env), startOutboxHost(env)])));
-      const writers = new Writers(() => fleet, { writers: 8, patches: 5, pauseMs: 20 });
+      const writers = new Writers(() => fleet, { writers: 6, patches: 5, pauseMs: 20 });
       writers.start();
       let rounds;
       try {

@@ -13,10 +13,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { stopProcess } from '../../../scripts/test-processes.ts';
 import { sqliteAvailable } from '../src/mapper/sqlite.ts';
-import { assertEveryWriteDelivered, killLeaderRounds, leading, repeatsOf, startOutboxHost, until, Writers, type Host } from './outbox-fleet.ts';
+import { assertEveryWriteDelivered, killLeaderRounds, leading, repeatsOf, startOutboxHost, until, type Host } from './outbox-fleet.ts';
+import { Writers } from './outbox-writers.ts';
 
 const LEASE_MS = 2000;
-const ROUNDS = 15;
+const ROUNDS = 10;
 
 interface Connection {
   prepare(sql: string): { all(): Array<Record<string, unknown>> };
@@ -59,7 +60,7 @@ suite('the outbox across processes on one sqlite: file', () => {
         await sleep(LEASE_MS / 10);
       }
 
-      const writers = new Writers(() => fleet, { writers: 6, patches: 5, pauseMs: 20 });
+      const writers = new Writers(() => fleet, { writers: 4, patches: 5, pauseMs: 20 });
       writers.start();
       let rounds;
       try {
