@@ -1,21 +1,13 @@
 // Real service processes on an embedded database (fixtures/embedded-host.ts), for the tests of
 // several processes on one PGlite directory or one SQLite file.
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { spawnFixture, startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
 
-const root = path.resolve(import.meta.dirname, '../../..');
 const fixture = path.join(import.meta.dirname, 'fixtures', 'embedded-host.ts');
 
 /** A running service process. */
-export interface Host {
-  readonly child: ChildProcess;
-  readonly base: string;
-  readonly pid: number;
-  /** What it wrote to stderr so far (the last 8 KB). */
-  stderr(): string;
-}
+export type Host = ProcessHost<{ port: number; pid: number }>;
 
 /** What a start that failed left: its exit code and stderr. */
 export interface Refused {
@@ -23,36 +15,14 @@ export interface Refused {
   readonly stderr: string;
 }
 
-function spawnHost(env: Record<string, string>): { child: ChildProcess; stderr: () => string } {
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-8000);
-  });
-  return { child, stderr: () => stderr };
-}
-
 /** Starts a host on `url` and resolves once it listens; rejects with its stderr when it exits first. */
-export async function startHost(url: string, env: Record<string, string> = {}): Promise<Host> {
-  const { child, stderr } = spawnHost({ DATABASE_URL: url, ...env });
-  const lines = createInterface({ input: child.stdout! });
-  const first = await Promise.race([
-    new Promise<string>((resolve) => lines.once('line', resolve)),
-    new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`host exited with ${code}:\n${stderr()}`)))),
-    // A loaded CI machine compiles the host with tsx first, and PGlite may run initdb.
-    sleep(90_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 90 s:\n${stderr()}`))),
-  ]);
-  const { port, pid } = JSON.parse(first) as { port: number; pid: number };
-  return { child, base: `http://127.0.0.1:${port}`, pid, stderr };
+export function startHost(url: string, env: Record<string, string> = {}): Promise<Host> {
+  return startProcess(fixture, { DATABASE_URL: url, ...env });
 }
 
 /** Starts a host that is expected to fail start-up; resolves with its exit code and stderr (rejects if it listens). */
 export async function refusedHost(url: string): Promise<Refused> {
-  const { child, stderr } = spawnHost({ DATABASE_URL: url });
+  const { child, stderr } = spawnFixture(fixture, { DATABASE_URL: url });
   const lines = createInterface({ input: child.stdout! });
   return Promise.race([
     new Promise<never>((_, reject) =>
@@ -66,11 +36,8 @@ export async function refusedHost(url: string): Promise<Refused> {
 }
 
 /** Ends a host: SIGTERM (it closes its app and exits) or SIGKILL (nothing runs); resolves once it exited. */
-export async function stopHost(host: Host | undefined, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
-  if (!host || host.child.exitCode !== null || host.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => host.child.once('exit', resolve));
-  host.child.kill(signal);
-  await exited;
+export function stopHost(host: Host | undefined, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+  return stopProcess(host, signal);
 }
 
 /** POSTs an entry; resolves with the status and, when created, its id. */

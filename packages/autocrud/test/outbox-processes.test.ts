@@ -1,74 +1,23 @@
 // The outbox across real processes (test/fixtures/outbox-host.ts) on a real PostgreSQL and a real
-// redis-server: the dispatching instance SIGKILLed mid-delivery (the other takes over within
-// seconds, every record is delivered, a repeat only ever under the record's own id, the Redis
-// Stream holds each record once), a subscriber that fails 3 times before it succeeds (delivered
-// once to it, the retries counted), and 2 instances under 50 concurrent writers for 10 s (every
-// committed write exactly one record, delivered once to each subscriber, in order per row).
+// redis-server: a subscriber that fails 3 times before it succeeds (delivered once to it, the
+// retries counted), and 2 instances under 50 concurrent writers for 10 s (every committed write
+// exactly one record, delivered once to each subscriber, in order per row). The dispatching
+// leader SIGKILLed mid-delivery, many rounds under load: outbox-leader-kill.test.ts.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { heavy } from '../../../scripts/heavy-tests.ts';
+import { stopProcess } from '../../../scripts/test-processes.ts';
 import { RedisServer, skipRedis } from '../../store-redis/test/redis-server.ts';
+import { readDeliveries, startOutboxHost, until, type Delivery, type Host } from './outbox-fleet.ts';
 import { PostgresServer, skipPostgres } from './postgres-server.ts';
-
-const root = path.resolve(import.meta.dirname, '../../..');
-const fixture = path.join(import.meta.dirname, 'fixtures', 'outbox-host.ts');
-const LEASE_MS = 2000;
-
-interface Host {
-  child: ChildProcess;
-  base: string;
-}
-
-interface Delivery {
-  id: string;
-  key: number;
-  version: number;
-  attempt: number;
-  pid: number;
-}
-
-async function startHost(env: Record<string, string>): Promise<Host> {
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const first = await Promise.race([
-    new Promise<string>((resolve) => lines.once('line', resolve)),
-    new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`host exited with ${code}:\n${stderr}`)))),
-    sleep(90_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 90 s:\n${stderr}`))),
-  ]);
-  return { child, base: `http://127.0.0.1:${(JSON.parse(first) as { port: number }).port}` };
-}
-
-async function kill(host: Host | undefined): Promise<void> {
-  if (!host || host.child.exitCode !== null || host.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => host.child.once('exit', resolve));
-  host.child.kill('SIGKILL');
-  await exited;
-}
 
 async function stats(host: Host): Promise<{ leader: boolean; delivered: number; retries: number; deadLettered: number }> {
   return (await fetch(`${host.base}/outbox-stats`)).json() as Promise<{ leader: boolean; delivered: number; retries: number; deadLettered: number }>;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, withinMs: number): Promise<T> {
-  const end = Date.now() + withinMs;
-  for (;;) {
-    const found = await probe().catch(() => undefined);
-    if (found !== undefined && found !== false) return found;
-    if (Date.now() > end) assert.fail(`timed out after ${withinMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 async function write(host: Host, method: string, url: string, body: unknown): Promise<{ status: number; id?: number; version?: number }> {
@@ -92,14 +41,9 @@ heavy('the outbox across processes on PostgreSQL and Redis', () => {
     let hosts: Host[] = [];
     let env: Record<string, string>;
     const deliveredFile = () => env.DELIVERED_FILE as string;
-    const deliveries = (): Delivery[] =>
-      existsSync(deliveredFile())
-        ? readFileSync(deliveredFile(), 'utf8')
-            .split('\n')
-            .filter((l) => l !== '')
-            .map((l) => JSON.parse(l) as Delivery)
-        : [];
-    const records = async () => (await database.sql("select id, row_key, version_after, 'pending' as state from kit_outbox order by seq")).rows as Array<{ id: string; row_key: string; version_after: number; state: string }>;
+    const deliveries = (): Delivery[] => readDeliveries(deliveredFile());
+    /** The records still waiting for delivery: the one question this file asks of the outbox table. */
+    const waitingIds = async () => new Set(((await database.sql('select id from kit_outbox')).rows as Array<{ id: string }>).map((r) => r.id));
     const stream = async () => (await raw.xrange(`${env.KEY_PREFIX}{changes}`, '-', '+')).map(([, fields]) => fields[1] as string);
 
     before(async () => {
@@ -114,27 +58,34 @@ heavy('the outbox across processes on PostgreSQL and Redis', () => {
       rmSync(dir, { recursive: true, force: true });
     });
     afterEach(async () => {
-      await Promise.all(hosts.map(kill));
+      await Promise.all(hosts.map((h) => stopProcess(h)));
       hosts = [];
     });
 
     /** Fresh tables, stream and file; the first host makes the outbox's tables, the others start after it. */
     async function fleet(count: number, extra: Record<string, string> = {}): Promise<Host[]> {
-      await database.sql('drop table if exists counters, kit_outbox, kit_outbox_dead, kit_outbox_lease');
+      await database.sql('drop table if exists counters, kit_outbox, kit_outbox_lease, kit_outbox_dead');
       await database.sql('create table counters (id bigint generated by default as identity primary key, name text not null, value bigint not null, version bigint not null default 1)');
       env = { DATABASE_URL: database.url, REDIS_URL: redis.url, KEY_PREFIX: `outbox:${randomUUID()}:`, DELIVERED_FILE: path.join(dir, `${randomUUID()}.jsonl`), ...extra };
-      hosts = [await startHost({ ...env, CREATE_TABLES: '1' })];
-      hosts.push(...(await Promise.all(Array.from({ length: count - 1 }, () => startHost(env)))));
+      hosts = [await startOutboxHost({ ...env, CREATE_TABLES: '1' })];
+      hosts.push(...(await Promise.all(Array.from({ length: count - 1 }, () => startOutboxHost(env)))));
       return hosts;
     }
 
-    /** Every record delivered: to the file subscriber (a repeat only under the record's own id, first deliveries in order per row) and to the stream once. */
+    /**
+     * Every record delivered, judged by what the subscriber and the stream got (not the outbox
+     * table's bookkeeping): `expected` distinct records reached the file subscriber (a repeat only
+     * under the record's own id, first deliveries in order per row) and the stream once each.
+     */
     async function assertAllDelivered(expected: number): Promise<Delivery[]> {
-      await until('every record delivered', async () => ((await records()).length === 0 && new Set(deliveries().map((d) => d.id)).size === expected) || undefined, 60_000);
-      assert.equal(Number((await database.sql('select count(*) as n from kit_outbox_dead')).rows[0].n), 0, 'no record dead');
-      const ids = new Set(deliveries().map((d) => d.id));
+      await until(
+        'every record delivered',
+        async () => ((await waitingIds()).size === 0 && new Set(deliveries().map((d) => d.id)).size >= expected && (await stream()).length >= expected) || undefined,
+        60_000,
+      );
       const seen = deliveries();
-      assert.deepEqual(new Set(seen.map((d) => d.id)), ids, 'every record reached the subscriber, and nothing else did');
+      const ids = new Set(seen.map((d) => d.id));
+      assert.equal(ids.size, expected, 'one record per committed write reached the subscriber, and nothing else did');
       const idOf = new Map<string, string>();
       for (const d of seen) {
         const change = `${d.key}@${d.version}`;
@@ -154,40 +105,6 @@ heavy('the outbox across processes on PostgreSQL and Redis', () => {
       assert.deepEqual(new Set(entries), ids);
       return seen;
     }
-
-    it('SIGKILL of the dispatching instance mid-delivery: the other takes over within seconds and every record is delivered', async () => {
-      const [a, b] = await fleet(2, { DELIVERY_MS: '150' });
-      const leader = await until('a leader', async () => ((await stats(a as Host)).leader ? (a as Host) : (await stats(b as Host)).leader ? (b as Host) : undefined), 15_000);
-      const survivor = leader === a ? (b as Host) : (a as Host);
-      // 40 rows, a create and 5 patches each, sent alternately to both instances.
-      let n = 0;
-      await Promise.all(
-        Array.from({ length: 40 }, async (_, r) => {
-          const created = await write([a, b][n++ % 2] as Host, 'POST', '/api/counters', { name: `row-${r}`, value: 0 });
-          assert.equal(created.status, 201);
-          for (let v = 1; v <= 5; v++) assert.equal((await write([a, b][n++ % 2] as Host, 'PATCH', `/api/counters/${created.id}`, { value: v })).status, 200);
-        }),
-      );
-      // Mid-delivery: the subscriber has records the leader has not yet marked delivered.
-      const unmarked = await until(
-        'a delivery not yet marked',
-        async () => {
-          const pendingIds = new Set((await records()).filter((r) => r.state === 'pending').map((r) => r.id));
-          return deliveries().filter((d) => pendingIds.has(d.id)).length || undefined;
-        },
-        30_000,
-      );
-      const pending = (await records()).filter((r) => r.state !== 'delivered').length;
-      const killedAt = Date.now();
-      await kill(leader);
-      await until('the survivor leading', async () => (await stats(survivor)).leader || undefined, LEASE_MS + 8000);
-      const takeoverMs = Date.now() - killedAt;
-      assert.ok(takeoverMs < LEASE_MS + 8000, `takeover took ${takeoverMs} ms`);
-      const seen = await assertAllDelivered(240);
-      const repeats = seen.length - new Set(seen.map((d) => d.id)).size;
-      assert.ok(repeats > 0, `the ${unmarked} deliveries the killed leader had not marked were delivered again`);
-      console.log(`takeover ${takeoverMs} ms after SIGKILL; ${pending} records were pending; ${repeats} repeated deliveries, each under its record's id`);
-    });
 
     it('a subscriber failing 3 times then succeeding gets each record once, and the retries are counted', async () => {
       const [host] = await fleet(1, { FAIL_FIRST: '3' });

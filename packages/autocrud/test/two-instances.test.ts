@@ -2,23 +2,17 @@
 // PostgreSQL and one real redis-server; the same Idempotency-Key sent to both at once creates
 // exactly one row. With Redis down, a keyed create is refused (503) and creates nothing.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
 import { RedisServer, skipRedis } from '../../store-redis/test/redis-server.ts';
 import { PostgresServer, skipPostgres } from './postgres-server.ts';
 
-const root = path.resolve(import.meta.dirname, '../../..');
 const fixture = path.join(import.meta.dirname, 'fixtures', 'host.ts');
 
-interface Host {
-  child: ChildProcess;
-  base: string;
-}
+type Host = ProcessHost;
 
 interface Answer {
   host: number;
@@ -28,33 +22,7 @@ interface Answer {
   id?: number;
 }
 
-async function startHost(env: Record<string, string>): Promise<Host> {
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const first = await Promise.race([
-    new Promise<string>((resolve) => lines.once('line', resolve)),
-    new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`host exited with ${code}:\n${stderr}`)))),
-    // As the store-redis two-process test: a fresh-clone CI run on a loaded machine compiles the host with tsx first.
-    sleep(90_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 90 s:\n${stderr}`))),
-  ]);
-  const { port } = JSON.parse(first) as { port: number };
-  return { child, base: `http://127.0.0.1:${port}` };
-}
-
-async function stopHost(host: Host | undefined): Promise<void> {
-  if (!host || host.child.exitCode !== null || host.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => host.child.once('exit', resolve));
-  host.child.kill('SIGKILL');
-  await exited;
-}
+const startHost = (env: Record<string, string>): Promise<Host> => startProcess(fixture, env);
 
 async function create(hosts: Host[], host: number, title: string, key?: string): Promise<Answer> {
   const res = await fetch(`${hosts[host]!.base}/api/documents`, {
@@ -88,7 +56,7 @@ describeBoth('two instances sharing PostgreSQL and Redis', () => {
     hosts = await Promise.all([startHost(env), startHost(env)]);
   });
   after(async () => {
-    await Promise.all(hosts.map(stopHost));
+    await Promise.all(hosts.map((h) => stopProcess(h)));
     await redis?.dispose();
     await database?.dispose();
   });

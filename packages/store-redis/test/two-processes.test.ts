@@ -1,53 +1,23 @@
 // Two real service processes (test/fixtures/host.ts) sharing one redis-server: a rate limit of N
 // admits exactly N requests in total, and exactly one process holds the cron lock.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
 import { describeRedis, RedisServer } from './redis-server.ts';
 
 const LIMIT = 25;
 const LOCK_TTL_MS = 1000;
 const TICK_MS = 50;
-const root = path.resolve(import.meta.dirname, '../../..');
 const fixture = path.join(import.meta.dirname, 'fixtures', 'host.ts');
 
-interface Host {
-  child: ChildProcess;
-  base: string;
-  owner: string;
-  stderr: () => string;
-}
+type Host = ProcessHost<{ port: number; owner: string }>;
 
-async function startHost(redisUrl: string, keyPrefix: string): Promise<Host> {
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture], {
-    cwd: root,
-    env: { ...process.env, REDIS_URL: redisUrl, KEY_PREFIX: keyPrefix, RATE_LIMIT: String(LIMIT), LOCK_TTL_MS: String(LOCK_TTL_MS), TICK_MS: String(TICK_MS) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const first = await Promise.race([
-    new Promise<string>((resolve) => lines.once('line', resolve)),
-    new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`host exited with ${code}:\n${stderr}`)))),
-    sleep(90_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`host did not start within 90 s:\n${stderr}`))),
-  ]);
-  const { port, owner } = JSON.parse(first) as { port: number; owner: string };
-  return { child, base: `http://127.0.0.1:${port}`, owner, stderr: () => stderr };
-}
-
-async function stopHost(host: Host | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (!host || host.child.exitCode !== null || host.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => host.child.once('exit', resolve));
-  host.child.kill(signal);
-  await exited;
+function startHost(redisUrl: string, keyPrefix: string): Promise<Host> {
+  return startProcess(fixture, { REDIS_URL: redisUrl, KEY_PREFIX: keyPrefix, RATE_LIMIT: String(LIMIT), LOCK_TTL_MS: String(LOCK_TTL_MS), TICK_MS: String(TICK_MS) });
 }
 
 async function cronState(host: Host): Promise<{ owner: string; holding: boolean; ticksHeld: number }> {
@@ -66,7 +36,7 @@ describeRedis('two processes sharing one Redis', () => {
     hosts = await Promise.all([startHost(redis.url, prefix), startHost(redis.url, prefix)]);
   });
   after(async () => {
-    await Promise.all(hosts.map((h) => stopHost(h, 'SIGKILL')));
+    await Promise.all(hosts.map((h) => stopProcess(h, 'SIGKILL')));
     raw?.disconnect();
     await redis?.dispose();
   });
@@ -99,7 +69,7 @@ describeRedis('two processes sharing one Redis', () => {
       const index = states.findIndex((s) => s.holding);
       if (holderIndex === -1) holderIndex = index;
       assert.equal(index, holderIndex, 'the lock did not move while its holder renews it');
-      assert.equal(await raw.get(`${prefix}cron:nightly-report`), hosts[index]!.owner);
+      assert.equal(await raw.get(`${prefix}cron:nightly-report`), hosts[index]!.ready.owner);
       assert.equal(states[1 - index]!.ticksHeld, 0, 'the other process never held it');
       samples++;
       await sleep(TICK_MS);
@@ -109,23 +79,23 @@ describeRedis('two processes sharing one Redis', () => {
     t.diagnostic(`cron: ${samples} samples over 1.5 s, one holder in each (process ${holderIndex === 0 ? 'A' : 'B'}); the other held it 0 ticks`);
 
     // The holder crashes (no release): the lock lapses after its TTL and passes to the other.
-    await stopHost(holder, 'SIGKILL');
+    await stopProcess(holder, 'SIGKILL');
     const killedAt = Date.now();
     // What is left of the dead holder's lease, on the server's clock: the other process may take
     // the lock only once it has run out (however long ago, under load, the last renew was).
     const leaseLeftMs = await raw.pttl(`${prefix}cron:nightly-report`);
-    assert.equal(await raw.get(`${prefix}cron:nightly-report`), holder.owner, 'the dead holder still holds the lock right after the kill');
+    assert.equal(await raw.get(`${prefix}cron:nightly-report`), holder.ready.owner, 'the dead holder still holds the lock right after the kill');
     while (!(await cronState(other)).holding) {
       assert.ok(Date.now() - killedAt < LOCK_TTL_MS + 5000, 'the other process took over');
       await sleep(10);
     }
     const takeoverMs = Date.now() - killedAt;
     assert.ok(takeoverMs >= leaseLeftMs - 20, `took over after ${takeoverMs} ms, before the ${leaseLeftMs} ms left of the lease had run out`);
-    assert.equal(await raw.get(`${prefix}cron:nightly-report`), other.owner);
+    assert.equal(await raw.get(`${prefix}cron:nightly-report`), other.ready.owner);
     t.diagnostic(`cron: holder SIGKILLed, the other process took over after ${takeoverMs} ms (TTL ${LOCK_TTL_MS} ms, tick ${TICK_MS} ms)`);
 
     // A graceful stop releases the lock at once.
-    await stopHost(other, 'SIGTERM');
+    await stopProcess(other, 'SIGTERM');
     assert.equal(await raw.get(`${prefix}cron:nightly-report`), null, 'released on close');
   });
 });
