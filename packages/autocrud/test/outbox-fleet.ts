@@ -133,6 +133,20 @@ export async function killLeaderRounds(options: {
 }
 
 /**
+ * `killLeaderRounds` while `writers` write through the fleet the whole time (alone for the first
+ * 500 ms); the writers are stopped after, whatever happened.
+ */
+export async function killRoundsUnderWrites(writers: Writers, options: Parameters<typeof killLeaderRounds>[0]): Promise<Round[]> {
+  writers.start();
+  try {
+    await sleep(500);
+    return await killLeaderRounds(options);
+  } finally {
+    await writers.stop();
+  }
+}
+
+/**
  * Waits until every change in the table reached the subscriber (and the stream), then checks: the
  * changes delivered are exactly the committed ones plus those unanswered writes that the table
  * shows committed; each change under one record id and each id one change (repeats only under the
@@ -177,10 +191,24 @@ export async function assertEveryWriteDelivered(options: {
   });
   const seen = readDeliveries(options.deliveredFile);
   assert.deepEqual(new Set(seen.map(changeOf)), expected, 'the changes delivered are exactly the committed ones');
+  const changeOfId = assertOneIdPerChange(seen);
+  if (options.stream) {
+    const entries = await options.stream();
+    assert.equal(entries.length, new Set(entries).size, 'the stream holds each record once');
+    assert.deepEqual(new Set(entries), new Set(changeOfId.keys()), 'the stream holds exactly the records delivered');
+  }
+  return seen;
+}
+
+/**
+ * Each change delivered under one record id and each id one change (a repeat only ever under the
+ * record's own id), and each row's first deliveries in version order; the change of each id.
+ */
+export function assertOneIdPerChange(seen: readonly Delivery[]): Map<string, string> {
   const idOf = new Map<string, string>();
   const changeOfId = new Map<string, string>();
   for (const d of seen) {
-    const change = changeOf(d);
+    const change = `${d.key}@${d.version}`;
     assert.equal(idOf.get(change) ?? d.id, d.id, `change ${change} delivered under two ids`);
     assert.equal(changeOfId.get(d.id) ?? change, change, `record ${d.id} delivered as two changes`);
     idOf.set(change, d.id);
@@ -194,12 +222,7 @@ export async function assertEveryWriteDelivered(options: {
     firsts.set(d.key, [...(firsts.get(d.key) ?? []), d.version]);
   }
   for (const [key, versions] of firsts) assert.deepEqual(versions, [...versions].sort((a, b) => a - b), `row ${key}'s first deliveries out of order: ${versions.join(',')}`);
-  if (options.stream) {
-    const entries = await options.stream();
-    assert.equal(entries.length, new Set(entries).size, 'the stream holds each record once');
-    assert.deepEqual(new Set(entries), new Set(changeOfId.keys()), 'the stream holds exactly the records delivered');
-  }
-  return seen;
+  return changeOfId;
 }
 
 /** How many of the records each killed leader had delivered were delivered again after it, by another process. */

@@ -12,12 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { stopProcess } from '../../../scripts/test-processes.ts';
 import { RedisServer, skipRedis } from '../../store-redis/test/redis-server.ts';
-import { assertEveryWriteDelivered, killLeaderRounds, repeatsOf, startOutboxHost, type Host } from './outbox-fleet.ts';
+import { assertEveryWriteDelivered, killRoundsUnderWrites, repeatsOf, startOutboxHost, type Host } from './outbox-fleet.ts';
 import { Writers } from './outbox-writers.ts';
 import { PostgresServer, skipPostgres } from './postgres-server.ts';
 
@@ -61,14 +60,7 @@ heavy('the outbox leader SIGKILLed many rounds under load, on PostgreSQL and Red
       fleet.push(await startOutboxHost({ ...env, CREATE_TABLES: '1' }));
       fleet.push(...(await Promise.all([startOutboxHost(env), startOutboxHost(env), startOutboxHost(env)])));
       const writers = new Writers(() => fleet, { writers: 6, patches: 5, pauseMs: 20 });
-      writers.start();
-      let rounds;
-      try {
-        await sleep(500);
-        rounds = await killLeaderRounds({ rounds: ROUNDS, fleet, minimum: 3, start: () => startOutboxHost(env), waitingIds, deliveredFile, leaseMs: LEASE_MS, log: (line) => t.diagnostic(line) });
-      } finally {
-        await writers.stop();
-      }
+      const rounds = await killRoundsUnderWrites(writers, { rounds: ROUNDS, fleet, minimum: 3, start: () => startOutboxHost(env), waitingIds, deliveredFile, leaseMs: LEASE_MS, log: (line) => t.diagnostic(line) });
       const seen = await assertEveryWriteDelivered({
         writers,
         table: async () => ((await database.sql('select id, name, version from counters')).rows as Array<{ id: string; name: string; version: string }>).map((r) => ({ id: Number(r.id), name: r.name, version: Number(r.version) })),

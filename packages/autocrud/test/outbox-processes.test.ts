@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { stopProcess } from '../../../scripts/test-processes.ts';
 import { RedisServer, skipRedis } from '../../store-redis/test/redis-server.ts';
-import { readDeliveries, startOutboxHost, until, type Delivery, type Host } from './outbox-fleet.ts';
+import { assertOneIdPerChange, readDeliveries, startOutboxHost, until, type Delivery, type Host } from './outbox-fleet.ts';
 import { PostgresServer, skipPostgres } from './postgres-server.ts';
 
 async function stats(host: Host): Promise<{ leader: boolean; delivered: number; retries: number; deadLettered: number }> {
@@ -86,20 +86,7 @@ heavy('the outbox across processes on PostgreSQL and Redis', () => {
       const seen = deliveries();
       const ids = new Set(seen.map((d) => d.id));
       assert.equal(ids.size, expected, 'one record per committed write reached the subscriber, and nothing else did');
-      const idOf = new Map<string, string>();
-      for (const d of seen) {
-        const change = `${d.key}@${d.version}`;
-        assert.equal(idOf.get(change) ?? d.id, d.id, `change ${change} delivered under two ids`);
-        idOf.set(change, d.id);
-      }
-      const firsts = new Map<number, number[]>();
-      const first = new Set<string>();
-      for (const d of seen) {
-        if (first.has(d.id)) continue;
-        first.add(d.id);
-        firsts.set(d.key, [...(firsts.get(d.key) ?? []), d.version]);
-      }
-      for (const [key, versions] of firsts) assert.deepEqual(versions, [...versions].sort((a, b) => a - b), `row ${key} delivered out of order: ${versions.join(',')}`);
+      assertOneIdPerChange(seen);
       const entries = await stream();
       assert.equal(entries.length, expected, 'the stream holds each record once');
       assert.deepEqual(new Set(entries), ids);

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { stopProcess } from '../../../scripts/test-processes.ts';
 import { sqliteAvailable } from '../src/mapper/sqlite.ts';
-import { assertEveryWriteDelivered, killLeaderRounds, leading, repeatsOf, startOutboxHost, until, type Host } from './outbox-fleet.ts';
+import { assertEveryWriteDelivered, killRoundsUnderWrites, leading, repeatsOf, startOutboxHost, until, type Host } from './outbox-fleet.ts';
 import { Writers } from './outbox-writers.ts';
 
 const LEASE_MS = 2000;
@@ -61,14 +61,7 @@ suite('the outbox across processes on one sqlite: file', () => {
       }
 
       const writers = new Writers(() => fleet, { writers: 4, patches: 5, pauseMs: 20 });
-      writers.start();
-      let rounds;
-      try {
-        await sleep(500);
-        rounds = await killLeaderRounds({ rounds: ROUNDS, fleet, minimum: 3, start: () => startOutboxHost(env), waitingIds, deliveredFile, leaseMs: LEASE_MS, log: (line) => t.diagnostic(line) });
-      } finally {
-        await writers.stop();
-      }
+      const rounds = await killRoundsUnderWrites(writers, { rounds: ROUNDS, fleet, minimum: 3, start: () => startOutboxHost(env), waitingIds, deliveredFile, leaseMs: LEASE_MS, log: (line) => t.diagnostic(line) });
       const seen = await assertEveryWriteDelivered({
         writers,
         table: async () => direct.prepare('select id, name, version from counters').all() as Array<{ id: number; name: string; version: number }>,
