@@ -1,16 +1,16 @@
 // What every generated route of one entity shares: its settings, the authorization of its
 // routes, the key read from the path, the ETag of a row, the If-Match condition of a write and
 // the body in Kit's form. The route files (read-routes.ts, write-routes.ts, create.ts) take it.
-import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import { sendProblem } from '@kit/core';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
 import { valueType, ValueFault } from '../values/kinds.js';
-import { optionalToken, routeAuthorization } from './authorize.js';
+import { optionalToken, routeAuthorization, type RouteAuthorization } from './authorize.js';
 import { readBody } from './body.js';
 import { etagOf, matchingVersions, parsePreconditions } from './conditional.js';
-import { includeParameters, includePaths } from './includes.js';
+import { includeParameters, includePaths, type IncludePath } from './includes.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
-import { etagHeader, keyParams, listQuery } from './schemas.js';
+import { etagHeader, keyParams, listQuery, type FilterParameter } from './schemas.js';
 import type { CrudRouteSettings } from './settings.js';
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
@@ -20,11 +20,40 @@ export function documented(schema: Record<string, unknown>): FastifySchema {
 
 const IF_MATCH_FORMAT = 'must be * or a comma-separated list of entity-tags ("3", W/"3")';
 
-/** What the routes of one entity share (see `routeContext`). */
-export type RouteContext = ReturnType<typeof routeContext>;
+/**
+ * What the routes of one entity share (see `routeContext`). Written out, not inferred: the
+ * declarations of a packed build cannot name the types some of these are inferred from.
+ */
+export interface RouteContext {
+  readonly settings: CrudRouteSettings;
+  readonly entity: CrudRouteSettings['entity'];
+  readonly operations: CrudRouteSettings['operations'];
+  readonly limits: CrudRouteSettings['limits'];
+  readonly repository: CrudRouteSettings['repository'];
+  readonly validation: CrudRouteSettings['validation'];
+  readonly cursors: CrudRouteSettings['cursors'];
+  readonly requireIfMatch: CrudRouteSettings['requireIfMatch'];
+  readonly pk: string;
+  readonly version: string | undefined;
+  readonly filters: ReadonlyMap<string, FilterParameter>;
+  readonly includes: readonly IncludePath[];
+  readonly includeQuery: Record<string, Record<string, unknown>>;
+  readonly querystring: Record<string, unknown>;
+  readonly authz: RouteAuthorization;
+  readonly onRequest: onRequestHookHandler | undefined;
+  /** Every route's error handler, validator and token check. */
+  readonly common: Partial<RouteOptions>;
+  /** The key of the path, in Kit's form (a UUID in lower case), or as sent when it is not one. */
+  readonly keyOf: (request: FastifyRequest) => unknown;
+  readonly etag: ((row: Row) => string) | undefined;
+  readonly rowHeaders: Record<string, unknown>;
+  readonly params: Record<string, unknown>;
+  readonly condition: (request: FastifyRequest, reply: FastifyReply, call: CallOptions) => Promise<WriteOptions | undefined>;
+  readonly bodyOf: (request: FastifyRequest, reply: FastifyReply) => Record<string, unknown> | undefined;
+}
 
 /** The shared parts of one entity's generated routes, made once per entity at start-up. */
-export function routeContext(settings: CrudRouteSettings) {
+export function routeContext(settings: CrudRouteSettings): RouteContext {
   const { entity, operations, limits, repository, validation, cursors, requireIfMatch } = settings;
   const pk = entity.primaryKey;
   const version = entity.version;
