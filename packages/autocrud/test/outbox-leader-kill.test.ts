@@ -21,7 +21,7 @@ import { Writers } from './outbox-writers.ts';
 import { PostgresServer, skipPostgres } from './postgres-server.ts';
 
 const LEASE_MS = 2000;
-const ROUNDS = 10;
+const ROUNDS = 6;
 const skip = skipPostgres || skipRedis;
 
 heavy('the outbox leader SIGKILLed many rounds under load, on PostgreSQL and Redis', () => {

@@ -17,7 +17,7 @@ import { assertEveryWriteDelivered, killRoundsUnderWrites, leading, repeatsOf, s
 import { Writers } from './outbox-writers.ts';
 
 const LEASE_MS = 2000;
-const ROUNDS = 10;
+const ROUNDS = 6;
 
 interface Connection {
   prepare(sql: string): { all(): Array<Record<string, unknown>> };
