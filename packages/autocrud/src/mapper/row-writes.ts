@@ -6,7 +6,6 @@ import { sql, type Compilable } from 'kysely';
 import type { EntityField } from '../entity.js';
 import type { CallOptions, WriteOptions } from './call-options.js';
 import { reportCommitted, type ChangeContext, type ChangeOperation, type ChangeSinkSql } from './changes.js';
-import { encodeValue } from './columns.js';
 import type { Db } from './engine.js';
 import { ConstraintViolationError, VersionConflictError } from './errors.js';
 import { contextValues, deleteStatement, InlineStatements, insertStatement, slotValues, updateStatement, versionValues } from './inline-changes.js';
@@ -205,9 +204,7 @@ export class RowWrites {
     const forms = ifVersion?.length === 0 || (soft && this.#referrers().length > 0) ? undefined : this.#inlineForms();
     if (forms) {
       if (soft) {
-        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.#t.flavour, soft, true), ...kitTimestamps(this.#t.entity, this.#t.flavour, 'update') };
-        if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
-        return (await this.#inlineUpdate(forms, 'softDelete', key, values, ifVersion, scope, options)) !== undefined;
+        return (await this.#inlineUpdate(forms, 'softDelete', key, t.softDeleteValues(soft), ifVersion, scope, options)) !== undefined;
       }
       const scoped = slotScope(this.#t.flavour, this.#t.entity, scope, 's');
       const gone = await this.#inline(forms, `delete\u0002${scoped.shape}\u0002${ifVersion?.length ?? ''}`, (db, binds) => deleteStatement(db, t, ifVersion?.length, scoped.filters, forms, binds), { ...scoped.values, ...versionValues(ifVersion), key }, options?.changeContext, signal).catch(this.#explainDelete(key, signal));
@@ -222,11 +219,9 @@ export class RowWrites {
       const touched = sql.ref(t.pk.column);
       let query;
       if (soft) {
-        const values: Record<string, unknown> = { [soft.column]: encodeValue(this.#t.flavour, soft, true), ...kitTimestamps(this.#t.entity, this.#t.flavour, 'update') };
-        if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
         query = db
           .updateTable(t.name)
-          .set(values)
+          .set(t.softDeleteValues(soft))
           .where((eb) => t.target(eb, key, ifVersion, scope))
           .returning(touched.as('key'));
       } else {
@@ -269,11 +264,9 @@ export class RowWrites {
         const referrers = this.#referrers();
         if (soft && referrers.length > 0) await checkReferrers(db, this.#t.flavour, this.#t.entity, key, referrers, true, execute, signal);
         if (soft) {
-          const values: Record<string, unknown> = { [soft.column]: encodeValue(this.#t.flavour, soft, true), ...kitTimestamps(this.#t.entity, this.#t.flavour, 'update') };
-          if (t.version) values[t.version.column] = sql`${sql.ref(t.version.column)} + 1`;
           const query = db
             .updateTable(t.name)
-            .set(values)
+            .set(t.softDeleteValues(soft))
             .where((eb) => t.byKey(eb, key, scope))
             .returning(t.selection);
           const [row] = (await trx.executeQuery<Row>(query.compile())).rows;

@@ -8,7 +8,7 @@ import { KitError } from '@kit/core';
 import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { writeValues } from './arguments.js';
-import { columnCodec, type ColumnCodec } from './columns.js';
+import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
 import type { Db, SqlFlavour } from './engine.js';
 import { notDeleted, type Eb, type Filter } from './query.js';
 import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, slotScope, type Scope } from './scope.js';
@@ -161,13 +161,22 @@ export class Table {
 
   /**
    * The columns Kit maintains on every generated write of a row (`update`, `patch`, the atomic
-   * writes), added to the write's own: the version, +1, and Kit's `updatedAt` (the database
-   * clock). The one place a write's extra columns are added.
+   * writes, a soft delete), added to the write's own: the version, +1, and Kit's `updatedAt` (the
+   * database clock). The one place a write's extra columns are added.
    */
   maintained(values: Record<string, unknown>): Record<string, unknown> {
     Object.assign(values, kitTimestamps(this.entity, this.flavour, 'update'));
     if (this.version) values[this.version.column] = sql`${sql.ref(this.version.column)} + 1`;
     return values;
+  }
+
+  /**
+   * A soft delete's columns: the entity's soft-delete field set, then Kit's maintained columns
+   * (see {@link Table.maintained}), as every path of a soft delete writes them (one statement
+   * with its changes, a recorded transaction, a plain statement).
+   */
+  softDeleteValues(soft: EntityField): Record<string, unknown> {
+    return this.maintained({ [soft.column]: encodeValue(this.flavour, soft, true) });
   }
 
   /**

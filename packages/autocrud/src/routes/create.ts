@@ -13,6 +13,7 @@ import { batchCompiler, MAX_BATCH_ROWS, readRows, rowsSchema, sendBatchProblem }
 import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer } from './idempotency.js';
 import { MAX_NESTED_ROWS, type NestedRelations } from './nested-create.js';
 import { badRequest, type InvalidParameter } from './problems.js';
+import { routeResponses } from './responses.js';
 import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER, unprocessableResponse } from './schemas.js';
 import type { CrudRepository, CrudRouteSettings } from './settings.js';
 import { writeOptions } from './changes.js';
@@ -122,7 +123,6 @@ export function createRoute(
       // single create's `data` a union that does not compile without narrowing; the array answer is
       // described instead (docs/decisions.md).
       response: {
-        ...authz.responses,
         201: created201,
         ...(entity.unique.length > 0
           ? {
@@ -138,8 +138,7 @@ export function createRoute(
           ? problemResponse(409, { description: 'A unique or foreign-key constraint; or a request with the same Idempotency-Key is still in progress (Retry-After).', headers: RETRY_AFTER_HEADER })
           : problemResponse(409),
         ...unprocessableResponse(entity, Boolean(idempotency)),
-        503: problemResponse(503),
-        504: problemResponse(504),
+        ...routeResponses(authz),
       },
     } as RouteOptions['schema'],
     handler: async (request: FastifyRequest, reply: FastifyReply) => {

@@ -11,6 +11,7 @@ import { MAX_CURSOR_LENGTH, type CursorCodec } from './cursor.js';
 import type { ListRepository } from './list.js';
 import type { RouteAuthorization } from './authorize.js';
 import { badRequest, notFound } from './problems.js';
+import { routeResponses } from './responses.js';
 import { keyParams, problemResponse, ref, type PageLimits } from './schemas.js';
 
 /** Everything the history route is made from. */
@@ -79,7 +80,7 @@ export function historyRoute(settings: HistorySettings, common: Partial<RouteOpt
         },
       },
       ...authz.schema(readFlag),
-      response: { 200: historyPage(), 400: problemResponse(400), ...(authz.accessOf ? { 404: problemResponse(404) } : {}), ...authz.responses, 503: problemResponse(503), 504: problemResponse(504) },
+      response: { 200: historyPage(), 400: problemResponse(400), ...(authz.accessOf ? { 404: problemResponse(404) } : {}), ...routeResponses(authz) },
     } as FastifySchema,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const query = request.query as { pageSize: number; after?: string };

@@ -7,6 +7,7 @@ import { fieldsParameter, project, readFields, sendPartial } from './fields.js';
 import { readIncludes, shapeRow } from './includes.js';
 import { listHandler } from './list.js';
 import { badRequest, notFound } from './problems.js';
+import { byKeyResponses, routeResponses, rowResponse } from './responses.js';
 import { documented, type RouteContext } from './route-context.js';
 import { ifNoneMatchHeaders, pageSchema, problemResponse, ref } from './schemas.js';
 
@@ -26,7 +27,7 @@ export function readRoutes(context: RouteContext): RouteOptions[] {
           'Filters: filter[field]=value or filter[field][op]=value with op one of eq, ne, gt, gte, lt, lte, like, ilike, in, nin, null; all must hold. An OR group: filter[or][n][field][op]=value with n from 0 to 9; a row must also match all conditions of at least one alternative n. Paging: page and pageSize, or after=<the next of the previous page> (a cursor: keyset paging). fields=a,b answers only those fields.',
         querystring,
         ...authz.schema(CrudOperations.List),
-        response: { 200: pageSchema(entity), 400: problemResponse(400), ...authz.responses, 503: problemResponse(503), 504: problemResponse(504) },
+        response: { 200: pageSchema(entity), 400: problemResponse(400), ...routeResponses(authz) },
       }),
       handler: listHandler({ entity, filters, limits, repository, cursors, includes, ...(authz.accessOf ? { accessOf: authz.accessOf } : {}) }),
     });
@@ -40,7 +41,7 @@ export function readRoutes(context: RouteContext): RouteOptions[] {
       schema: documented({
         summary: `Every ${entity.name} row, unpaged`,
         ...authz.schema(CrudOperations.ListAll),
-        response: { 200: { type: 'array', items: ref(entity.name) }, ...authz.responses, 503: problemResponse(503), 504: problemResponse(504) },
+        response: { 200: { type: 'array', items: ref(entity.name) }, ...routeResponses(authz) },
       }),
       handler: async (request, reply) => {
         const rows = await repository.all(authz.call(request, reply));
@@ -62,12 +63,9 @@ export function readRoutes(context: RouteContext): RouteOptions[] {
         ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
         ...authz.schema(CrudOperations.Get),
         response: {
-          ...authz.responses,
-          200: { description: `The ${entity.name}.`, ...rowHeaders, ...ref(entity.name) },
+          200: rowResponse(context, `The ${entity.name}.`),
           ...(version === undefined ? {} : { 304: { description: 'Not modified: the ETag in If-None-Match is current.', ...rowHeaders, type: 'null' } }),
-          400: problemResponse(400),
-          404: problemResponse(404),
-          503: problemResponse(503), 504: problemResponse(504),
+          ...byKeyResponses(context),
         },
       }),
       handler: async (request, reply) => {

@@ -7,29 +7,17 @@ import { batchCompiler, MAX_BATCH_ROWS, readChanges, rowsSchema, sendBatchProble
 import { MERGE_PATCH, requireJson } from './body.js';
 import { writeOptions } from './changes.js';
 import { notFound } from './problems.js';
+import { rowResponse, writeResponses } from './responses.js';
 import { documented, type RouteContext } from './route-context.js';
-import { batchPatchName, ifMatchHeaders, inputName, patchName, problemResponse, ref, unprocessableResponse } from './schemas.js';
+import { batchPatchName, ifMatchHeaders, inputName, patchName, ref } from './schemas.js';
 
 /** The write routes the entity's operations allow (create aside). */
 export function writeRoutes(context: RouteContext): RouteOptions[] {
-  const { entity, operations, repository, validation, requireIfMatch, pk, version, authz, common, keyOf, etag, rowHeaders, condition, bodyOf, params } = context;
+  const { entity, operations, repository, validation, requireIfMatch, pk, version, authz, common, keyOf, etag, condition, bodyOf, params } = context;
   const routes: RouteOptions[] = [];
   const conditional = version !== undefined || requireIfMatch;
-  const writeResponses = {
-    ...(conditional ? { 412: problemResponse(412) } : {}),
-    ...(requireIfMatch ? { 428: problemResponse(428) } : {}),
-    ...authz.responses,
-    503: problemResponse(503), 504: problemResponse(504),
-  };
   // PUT and PATCH answer alike: the row as stored (with its ETag), 404 without it, the same refusals.
-  const rowWriteResponses = {
-    200: { description: `The ${entity.name} as stored.`, ...rowHeaders, ...ref(entity.name) },
-    400: problemResponse(400),
-    404: problemResponse(404),
-    409: problemResponse(409),
-    ...unprocessableResponse(entity),
-    ...writeResponses,
-  };
+  const rowWriteResponses = { 200: rowResponse(context, `The ${entity.name} as stored.`), ...writeResponses(context, true) };
   const writeByKey =
     (write: (key: unknown, body: Readonly<Record<string, unknown>>, options: WriteOptions) => Promise<Row | undefined>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
@@ -97,15 +85,7 @@ export function writeRoutes(context: RouteContext): RouteOptions[] {
         consumes: ['application/json', MERGE_PATCH],
         body: rowsSchema(row, false),
         ...authz.schema(CrudOperations.Patch),
-        response: {
-          ...authz.responses,
-          200: { description: `Every ${entity.name} as stored, in the order sent.`, type: 'array', items: ref(entity.name) },
-          400: problemResponse(400),
-          404: problemResponse(404),
-          409: problemResponse(409),
-          ...unprocessableResponse(entity),
-          ...writeResponses,
-        },
+        response: { 200: { description: `Every ${entity.name} as stored, in the order sent.`, type: 'array', items: ref(entity.name) }, ...writeResponses(context, true) },
       }),
       handler: async (request, reply) => {
         const changes = readChanges(entity, reply, request.body as Record<string, unknown>[], requireIfMatch);
@@ -132,7 +112,7 @@ export function writeRoutes(context: RouteContext): RouteOptions[] {
         params,
         ...(conditional ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {}),
         ...authz.schema(CrudOperations.Delete),
-        response: { 204: { description: 'Deleted.', type: 'null' }, 400: problemResponse(400), 404: problemResponse(404), 409: problemResponse(409), ...writeResponses },
+        response: { 204: { description: 'Deleted.', type: 'null' }, ...writeResponses(context, false) },
       }),
       handler: async (request, reply) => {
         const call = authz.call(request, reply);

@@ -16,6 +16,7 @@ import { nestedSuite } from './nested.ts';
 import { upsertSuite } from './upsert.ts';
 import { selectSuite } from './select.ts';
 import { relationsSuite } from './relations.ts';
+import { scopedReferenceRaceSuite } from './scoped-references.ts';
 import { includesSuite } from './includes.ts';
 import { includeValuesSuite } from './include-values.ts';
 import { historySuite } from './history.ts';
@@ -39,6 +40,7 @@ export function conformanceSuites(engine: EngineUnderTest): void {
   upsertSuite(engine);
   selectSuite(engine);
   relationsSuite(engine);
+  scopedReferenceRaceSuite(engine);
   includesSuite(engine);
   includeValuesSuite(engine);
   historySuite(engine);

@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { PostgresServer, type PostgresServerSettings } from '../postgres-server.ts';
-import type { EngineUnderTest } from './fixtures.ts';
+import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 
 /** PostgreSQL's engine under test, and its server once started (its data directory holds the server's log). */
 export interface PostgresEngine {
@@ -58,6 +59,26 @@ export function postgresEngine(options: PostgresServerSettings = {}): PostgresEn
         await client.end();
       };
     },
+    // A connection of its own: its transaction runs beside Kit's, under the server's locks.
+    async session() {
+      const client = new pg.Client({ connectionString: started().url });
+      await client.connect();
+      return {
+        async transaction(statements) {
+          await client.query('begin');
+          try {
+            const rows = [];
+            for (const text of statements) rows.push((await client.query(text)).rows as Array<Record<string, unknown>>);
+            await client.query('commit');
+            return rows;
+          } catch (err) {
+            await client.query('rollback');
+            throw err;
+          }
+        },
+        close: () => client.end(),
+      };
+    },
   };
   return { engine, server: started };
 }
@@ -66,13 +87,25 @@ export function postgresEngine(options: PostgresServerSettings = {}): PostgresEn
 export function pgliteEngine(pglite: PGlite = new PGlite()): EngineUnderTest {
   before(() => pglite.waitReady);
   after(() => pglite.close());
+  const numbers = (rows: Array<Record<string, unknown>>) => rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
   return {
     name: 'PGlite',
     flavour: 'postgres',
     connection: pglite,
     async sql(text) {
-      const result = await pglite.query<Record<string, unknown>>(text);
-      return result.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
+      return numbers((await pglite.query<Record<string, unknown>>(text)).rows);
+    },
+    // PGlite has one session: its transactions, Kit's and these, run one at a time.
+    async session(): Promise<EngineSession> {
+      return {
+        transaction: (statements) =>
+          pglite.transaction(async (tx) => {
+            const rows = [];
+            for (const text of statements) rows.push(numbers((await tx.query<Record<string, unknown>>(text)).rows));
+            return rows;
+          }),
+        close: async () => {},
+      };
     },
     // PGlite runs one statement at a time, a transaction exclusively: an open one makes Kit's wait.
     async hold() {
@@ -126,6 +159,37 @@ export function sqliteEngine(prefix = 'kit-sqlite-'): EngineUnderTest {
     async hold() {
       direct.exec('begin immediate');
       return async () => direct.exec('commit');
+    },
+    // The direct connection: its transaction runs whole in one turn of the event loop (node:sqlite
+    // is synchronous), once Kit holds no write lock (SQLITE_BUSY until then: tried again 1 ms later).
+    async session(): Promise<EngineSession> {
+      return {
+        async transaction(statements) {
+          for (;;) {
+            try {
+              direct.exec('begin immediate');
+              break;
+            } catch (err) {
+              if (!/locked|busy/i.test(String((err as Error).message))) throw err;
+              await sleep(1);
+            }
+          }
+          try {
+            const rows = statements.map((text) => {
+              const stmt = direct.prepare(text);
+              if (/^\s*select/i.test(text)) return stmt.all();
+              stmt.run();
+              return [];
+            });
+            direct.exec('commit');
+            return rows;
+          } catch (err) {
+            direct.exec('rollback');
+            throw err;
+          }
+        },
+        close: async () => {},
+      };
     },
   };
 }

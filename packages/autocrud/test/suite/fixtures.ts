@@ -22,6 +22,15 @@ export interface EngineUnderTest {
   hold?(table: string): Promise<() => Promise<void>>;
   /** How many statements wait for a lock right now; where the engine can tell (a server, not one session). */
   lockWaiters?(): Promise<number>;
+  /** A session of its own on the database, beside Kit's (another service's writes); close it after the test. */
+  session?(): Promise<EngineSession>;
+}
+
+/** Another session on the engine's database (see {@link EngineUnderTest.session}). */
+export interface EngineSession {
+  /** Runs `statements` in one transaction of the session, in order; each one's rows (none for a write). */
+  transaction(statements: readonly string[]): Promise<Array<Array<Record<string, unknown>>>>;
+  close(): Promise<void>;
 }
 
 // TypeBox; soft delete on a column whose name differs from the field; the table is made by the suite
