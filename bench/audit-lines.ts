@@ -36,6 +36,21 @@ const inBatchesOf100: Way = async (sink) => {
   }
 };
 
+// 5 entries complete per turn, as on a server with a handful of connections. Synchronous mode
+// writes each turn's lines at its end; asynchronous mode holds them and writes 100 at a time.
+const fivePerTurnEachTurn: Way = async (sink) => {
+  for (let i = 0; i < N; i += 5) {
+    sink.writeMany(entries, i, i + 5);
+    await turn();
+  }
+};
+const fivePerTurnHeldTo100: Way = async (sink) => {
+  for (let i = 0; i < N; i += 5) {
+    if ((i + 5) % 100 === 0) sink.writeMany(entries, i - 95, i + 5);
+    await turn();
+  }
+};
+
 // An identity `formatters.log` keeps the sink on pino's own `logger.info(fields, message)` call.
 const pinoPath = { formatters: { log: (o: Record<string, unknown>) => o } };
 
@@ -45,6 +60,8 @@ const cases: Array<[string, () => DestinationStream, Record<string, unknown>, Wa
   ['pino path, /dev/null (sonic-boom async), one by one', () => pino.destination({ dest: '/dev/null', sync: false }), pinoPath, oneByOne],
   ['direct lines, /dev/null (sonic-boom async), one by one', () => pino.destination({ dest: '/dev/null', sync: false }), {}, oneByOne],
   ['direct lines, /dev/null (sonic-boom async), batches of 100', () => pino.destination({ dest: '/dev/null', sync: false }), {}, inBatchesOf100],
+  ['direct lines, /dev/null (sonic-boom async), 5 per turn, written each turn (synchronous mode)', () => pino.destination({ dest: '/dev/null', sync: false }), {}, fivePerTurnEachTurn],
+  ['direct lines, /dev/null (sonic-boom async), 5 per turn, held and written 100 at a time (asynchronous mode)', () => pino.destination({ dest: '/dev/null', sync: false }), {}, fivePerTurnHeldTo100],
 ];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;

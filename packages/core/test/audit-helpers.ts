@@ -18,8 +18,11 @@ export const LEVEL = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fata
 /** A pino destination that keeps every line, parsed. */
 export class LogCapture {
   readonly lines: LogLine[] = [];
+  /** How many times the logger wrote to this destination. */
+  writes = 0;
 
   write(chunk: string): void {
+    this.writes++;
     for (const text of chunk.split('\n')) if (text !== '') this.lines.push(JSON.parse(text) as LogLine);
   }
 

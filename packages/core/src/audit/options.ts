@@ -135,7 +135,10 @@ export class AuditTrailOptions {
   correlationIdHeader = 'X-Correlation-Id';
   /** Reuse a valid incoming correlation id (`^[A-Za-z0-9._-]{1,128}$`) instead of a new UUID. */
   forwardCorrelationId = true;
-  /** Write through a bounded queue and a background batch writer instead of per request. */
+  /**
+   * Write in batches off the request: a custom sink through a bounded queue and a background batch
+   * writer; the logging sink by holding its formatted lines for one destination write per batch.
+   */
   asyncWrite = false;
   /** Maximum entries per flush in asynchronous mode. */
   batchSize = 100;

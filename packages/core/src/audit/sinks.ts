@@ -17,6 +17,15 @@ import type { AuditLogLevel } from './options.js';
 import { PinoLines } from './pino-lines.js';
 
 const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+
+/**
+ * The lines a logging sink would write for `entries[from..to)`, as one string, or `undefined`
+ * when the sink writes through pino's own call (then `writeMany` is the way). Kit-internal.
+ */
+export let linesOf: (sink: LoggingAuditSink, entries: readonly AuditLogEntry[], from: number, to: number) => string | undefined;
+
+/** Hands text from `linesOf` to the sink's logger destination. Kit-internal. */
+export let writeLines: (sink: LoggingAuditSink, text: string) => void;
 const RESOLVED = Promise.resolve();
 
 /**
@@ -119,18 +128,29 @@ export class LoggingAuditSink implements IAuditSink {
    * destination in one write, which is what makes the asynchronous mode cheaper per entry.
    */
   writeMany(entries: readonly AuditLogEntry[], from: number, to: number): void {
+    const text = this.#text(entries, from, to);
+    if (text === undefined) for (let i = from; i < to; i++) this.write(entries[i] as AuditLogEntry);
+    else if (text.length > 0) (this.#lines as PinoLines).write(text);
+  }
+
+  static {
+    // The asynchronous writer holds lines as text between destination writes (writer.ts); these
+    // two reach the private path without widening the public class.
+    linesOf = (sink, entries, from, to) => sink.#text(entries, from, to);
+    writeLines = (sink, text) => (sink.#lines as PinoLines).write(text);
+  }
+
+  /** The lines of `entries[from..to)` on the direct path, or `undefined` when pino's own call must write them. */
+  #text(entries: readonly AuditLogEntry[], from: number, to: number): string | undefined {
     const lines = this.#lines;
-    if (lines === undefined || !lines.usable) {
-      for (let i = from; i < to; i++) this.write(entries[i] as AuditLogEntry);
-      return;
-    }
+    if (lines === undefined || !lines.usable) return undefined;
     let out = '';
     for (let i = from; i < to; i++) {
       const entry = entries[i] as AuditLogEntry;
       const level = this.levelFor(entry.statusCode);
       if (this.#isLevelEnabled === undefined || this.#isLevelEnabled(level)) out += this.#line(lines, level, entry);
     }
-    if (out.length > 0) lines.write(out);
+    return out;
   }
 
   #line(lines: PinoLines, level: AuditLogLevel, entry: AuditLogEntry): string {

@@ -57,10 +57,10 @@ export class AuditTrail implements KitAudit, FlushOnSignal {
     const sink = this.#createSink();
     const o = this.#options;
     const report = this.#report;
-    // The logging sink takes the turn's entries in both modes: pino's destination is already the
-    // asynchronous buffer, and holding records in Kit's queue as well cost the request more CPU
-    // than writing them (docs/audit.md, "Synchronous and asynchronous writing").
-    if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs);
+    // The logging sink formats the turn's entries at its end in both modes; asynchronous mode then
+    // holds the lines (not the records) for one destination write per batch (docs/audit.md,
+    // "Synchronous and asynchronous writing").
+    if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs, o.asyncWrite ? o : undefined);
     else if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
     else this.#writer = new SinkWriter(sink, this.#counters, report, o);
     if (o.ensureFlushOnShutdown) this.#stopSignals = flushOnSignals(this);

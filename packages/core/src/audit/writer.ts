@@ -2,7 +2,7 @@ import { KitError } from '../shared/errors.js';
 import type { AuditStats, IAuditSink } from './entry.js';
 import { AUDIT_QUEUE_CAPACITY } from './options.js';
 import type { AuditRecord } from './record.js';
-import type { LoggingAuditSink } from './sinks.js';
+import { linesOf, writeLines, type LoggingAuditSink } from './sinks.js';
 
 /** Counters shared by the hooks and the writers; `stats()` adds the queue depth. */
 export interface AuditCounters {
@@ -62,26 +62,44 @@ export interface FlushWaiter {
 }
 
 /**
- * Synchronous mode with the logging sink. Each entry is written in the turn of the event loop in
- * which its response completed: the records of that turn are formatted straight from the record
- * (no plain-entry copy, no promise) and reach the logger's destination together at the end of
- * the turn (`setImmediate`). Nothing is queued past the turn, nothing is dropped.
+ * The logging sink's writer. Each entry is formatted in the turn of the event loop in which its
+ * response completed, straight from the record (no plain-entry copy, no promise), and the turn's
+ * lines are joined at its end (`setImmediate`).
  *
- * Why not one write per entry: pino's default asynchronous destination (sonic-boom) re-measures
- * its pending buffer on every write: an entry written on its own cost 6.4 µs of process CPU, one
- * written in a batch of 100 3.7 µs (`npm run bench:lines`, Node 20).
+ * - Synchronous mode (`hold` undefined): the turn's lines reach the logger's destination at the
+ *   end of that turn. Nothing is queued past the turn, nothing is dropped.
+ * - Asynchronous mode: the lines are held as text, not as records, and handed to the destination
+ *   once `batchSize` entries are held or `flushIntervalMs` after the first of them. What this
+ *   saves is the destination's cost per write, which does not depend on how much is written:
+ *   pino's sonic-boom measures its whole pending buffer again on each write and, when idle, starts
+ *   a file write on a libuv thread for each (docs/decisions.md, "asyncWrite and the logging sink").
+ *   Holding the records instead, as Kit once did, cost more than it saved: records kept across a
+ *   young-generation collection drag their request's headers into the old generation; text does
+ *   not refer to anything.
+ *
+ * Why not one write per entry even in synchronous mode: an entry written on its own cost 6.4 µs
+ * of process CPU, one written in a batch of 100 3.7 µs (`npm run bench:lines`, Node 20).
  */
 export class DirectLogWriter implements AuditWriter {
-  readonly queueDepth = 0;
   #pending: AuditRecord[] = [];
   #scheduled = false;
+  /** Asynchronous mode: lines formatted, not yet handed to the destination, and how many entries. */
+  #held = '';
+  #heldCount = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
 
   constructor(
     private readonly sink: LoggingAuditSink,
     private readonly counters: AuditCounters,
     private readonly report: AuditFailureReporter,
     private readonly timeoutMs: number,
+    private readonly hold?: Pick<WriterSettings, 'batchSize' | 'flushIntervalMs'>,
   ) {}
+
+  /** Entries accepted and not yet handed to the logger (asynchronous mode holds up to `batchSize`). */
+  get queueDepth(): number {
+    return this.#pending.length + this.#heldCount;
+  }
 
   accept(record: AuditRecord): void {
     this.counters.enqueued++;
@@ -100,20 +118,56 @@ export class DirectLogWriter implements AuditWriter {
   readonly #write = (): void => {
     this.#scheduled = false;
     const records = this.#pending;
-    if (records.length === 0) return;
+    const count = records.length;
+    if (count === 0) return;
     this.#pending = [];
+    const hold = this.hold;
+    let text: string | undefined;
     try {
-      this.sink.writeMany(records, 0, records.length);
-      this.counters.written += records.length;
+      if (hold !== undefined) text = linesOf(this.sink, records, 0, count);
+      if (hold === undefined || text === undefined) {
+        this.sink.writeMany(records, 0, count);
+        this.counters.written += count;
+        return;
+      }
+      this.#held += text;
+      this.#heldCount += count;
     } catch (err) {
-      this.counters.failed += records.length;
+      this.counters.failed += count;
+      this.report(err);
+      return;
+    }
+    if (this.#heldCount >= hold.batchSize) this.#release();
+    else if (this.#timer === undefined) {
+      this.#timer = setTimeout(this.#release, hold.flushIntervalMs);
+      this.#timer.unref();
+    }
+  };
+
+  /** Hands the held lines to the destination. */
+  readonly #release = (): void => {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    const count = this.#heldCount;
+    if (count === 0) return;
+    const text = this.#held;
+    this.#held = '';
+    this.#heldCount = 0;
+    try {
+      if (text.length > 0) writeLines(this.sink, text);
+      this.counters.written += count;
+    } catch (err) {
+      this.counters.failed += count;
       this.report(err);
     }
   };
 
-  /** Writes what this turn holds, then flushes pino's destination. */
+  /** Writes what this turn and the asynchronous mode hold, then flushes pino's destination. */
   flush(): Promise<void> {
     this.#write();
+    this.#release();
     return this.sink.flush(this.timeoutMs);
   }
 
@@ -121,8 +175,13 @@ export class DirectLogWriter implements AuditWriter {
     return this.flush();
   }
 
-  /** Entries handed to the logger are written as far as Kit can tell; nothing to give up. */
+  /**
+   * Held lines are handed to the destination at once, which cannot wait on anything: entries
+   * handed to the logger are written as far as Kit can tell, so there is nothing to give up.
+   */
   abandon(): number {
+    this.#write();
+    this.#release();
     return 0;
   }
 }
