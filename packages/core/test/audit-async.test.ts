@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import v8 from 'node:v8';
@@ -400,6 +402,26 @@ describe('asynchronous mode', () => {
     }
     assert.equal(h.logs.audit().length, 9, 'close() writes the held lines');
     assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 9, written: 9, dropped: 0, failed: 0, queueDepth: 0 });
+  });
+
+  it('with the logging sink, a process whose event loop runs dry (its app never closed) still writes the held lines', async () => {
+    for (let round = 0; round < 3; round++) {
+      const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/audit/drain-host.ts', import.meta.url))], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(code, 0, `round ${round}: exit code (stderr: ${stderr})`);
+      assert.match(stderr, /held 5\n/, `round ${round}: the five lines were held when the script ended`);
+      const paths = stdout.split('\n').filter((l) => l.includes('"CorrelationId"')).map((l) => {
+        const line = JSON.parse(l) as { Path: string; Query: string };
+        return line.Path + line.Query;
+      });
+      assert.deepEqual(paths, [0, 1, 2, 3, 4].map((i) => `/work?i=${i}`), `round ${round}: every held line written, in order`);
+    }
   });
 
   it('with the logging sink, a busy server loses nothing: at most a partial batch is held after a wave, every entry is written once', async (t) => {

@@ -1,3 +1,4 @@
+import { onLoopDrained } from '../lifecycle/signals.js';
 import { KitError } from '../shared/errors.js';
 import type { AuditStats, IAuditSink } from './entry.js';
 import { AUDIT_QUEUE_CAPACITY } from './options.js';
@@ -87,6 +88,8 @@ export class DirectLogWriter implements AuditWriter {
   #held = '';
   #heldCount = 0;
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Removes the `beforeExit` listener that writes held lines when the event loop runs dry. */
+  readonly #stopDrained: (() => void) | undefined;
 
   constructor(
     private readonly sink: LoggingAuditSink,
@@ -94,7 +97,11 @@ export class DirectLogWriter implements AuditWriter {
     private readonly report: AuditFailureReporter,
     private readonly timeoutMs: number,
     private readonly hold?: Pick<WriterSettings, 'batchSize' | 'flushIntervalMs'>,
-  ) {}
+  ) {
+    // The interval's timer is unref'd: a process whose loop runs dry (a script that never closes
+    // its app) would otherwise end with lines held, where pino writes out its own buffer.
+    this.#stopDrained = hold === undefined ? undefined : onLoopDrained(this.#release);
+  }
 
   /** Entries accepted and not yet handed to the logger (asynchronous mode holds up to `batchSize`). */
   get queueDepth(): number {
@@ -172,6 +179,7 @@ export class DirectLogWriter implements AuditWriter {
   }
 
   close(): Promise<void> {
+    this.#stopDrained?.();
     return this.flush();
   }
 

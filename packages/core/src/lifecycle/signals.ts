@@ -218,3 +218,36 @@ export function onProcessExit(listener: () => void): () => void {
     exitListeners.delete(listener);
   };
 }
+
+const drainedListeners = new Set<() => void>();
+let drainListening = false;
+
+function onDrained(): void {
+  for (const listener of drainedListeners) {
+    try {
+      listener();
+    } catch {
+      // the others still run; a writer counts its own failures
+    }
+  }
+}
+
+/**
+ * Runs `listener` when the event loop runs dry (`beforeExit`: the process would end because
+ * nothing is left to do, without `app.close()` or a signal), before the `beforeExit` listeners
+ * installed earlier. pino's own destination ends itself there, so work handed to a logger must
+ * come first: the audit trail writes its held lines (asyncWrite) here. What the listener starts
+ * keeps the process alive until it is done, and the event fires again afterwards.
+ *
+ * @returns the function that removes the listener.
+ */
+export function onLoopDrained(listener: () => void): () => void {
+  drainedListeners.add(listener);
+  if (!drainListening) {
+    drainListening = true;
+    process.prependListener('beforeExit', onDrained);
+  }
+  return () => {
+    drainedListeners.delete(listener);
+  };
+}
