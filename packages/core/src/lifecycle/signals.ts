@@ -184,18 +184,37 @@ export function flushOnSignals(target: FlushOnSignal): () => void {
   };
 }
 
-const exitListeners = new Set<() => void>();
-let exitListening = false;
-
-function onExit(): void {
-  for (const listener of exitListeners) {
-    try {
-      listener();
-    } catch {
-      // an exit listener cannot report anything any more; the others still run
+/**
+ * A set of listeners that one `process` listener runs in turn, installed by `install` on first use.
+ * Each listener runs even when one before it throws: at exit nothing could report it any more.
+ */
+function processHook(install: (run: () => void) => void): (listener: () => void) => () => void {
+  const listeners = new Set<() => void>();
+  let installed = false;
+  const run = (): void => {
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch {
+        // the others still run
+      }
     }
-  }
+  };
+  return (listener) => {
+    listeners.add(listener);
+    if (!installed) {
+      installed = true;
+      install(run);
+    }
+    return () => {
+      listeners.delete(listener);
+    };
+  };
 }
+
+const addExitListener = processHook((run) => process.once('exit', run));
+// Prepended: pino's own `beforeExit` listener, installed when the logger was made, ends its destination.
+const addDrainedListener = processHook((run) => process.prependListener('beforeExit', run));
 
 /**
  * Runs `listener` synchronously when the process exits (`process.exit()`, or the event loop runs
@@ -209,27 +228,7 @@ function onExit(): void {
  * // on a clean release: stop(); rmSync(lockFile, { force: true });
  */
 export function onProcessExit(listener: () => void): () => void {
-  exitListeners.add(listener);
-  if (!exitListening) {
-    exitListening = true;
-    process.once('exit', onExit);
-  }
-  return () => {
-    exitListeners.delete(listener);
-  };
-}
-
-const drainedListeners = new Set<() => void>();
-let drainListening = false;
-
-function onDrained(): void {
-  for (const listener of drainedListeners) {
-    try {
-      listener();
-    } catch {
-      // the others still run; a writer counts its own failures
-    }
-  }
+  return addExitListener(listener);
 }
 
 /**
@@ -242,12 +241,5 @@ function onDrained(): void {
  * @returns the function that removes the listener.
  */
 export function onLoopDrained(listener: () => void): () => void {
-  drainedListeners.add(listener);
-  if (!drainListening) {
-    drainListening = true;
-    process.prependListener('beforeExit', onDrained);
-  }
-  return () => {
-    drainedListeners.delete(listener);
-  };
+  return addDrainedListener(listener);
 }
