@@ -359,12 +359,12 @@ describe('asynchronous mode', () => {
       await settle();
       assert.equal(h.logs.audit().length, 0, 'nothing reaches the destination before batchSize entries wait');
       assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 40, written: 0, dropped: 0, failed: 0, queueDepth: 40 });
-      const writesBefore = h.logs.writes;
+      const writesBefore = h.logs.auditWrites;
       await burst(h, 10);
       await settle();
       const lines = h.logs.audit();
       assert.equal(lines.length, 50, 'the 50th entry releases all of them');
-      assert.equal(h.logs.writes - writesBefore, 1, 'in one destination write');
+      assert.equal(h.logs.auditWrites - writesBefore, 1, 'in one destination write');
       assert.equal(lines.filter((l) => l.level === LEVEL.warn).length, 10);
       assert.deepEqual(lines.slice(30, 40).map((l) => l.Path), Array(10).fill('/nowhere'), 'in the order the responses completed');
       assert.match(lines[0]?.msg as string, /^HTTP GET \/hello\?i=\d+ responded 200 in [\d.]+ms \[CorrelationId: [0-9a-f-]{36}\] Headers=\{/);

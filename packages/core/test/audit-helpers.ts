@@ -15,26 +15,34 @@ export type LogLine = Record<string, unknown> & { level: number; msg?: string };
 /** pino's numeric levels. */
 export const LEVEL = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
 
+/**
+ * The audit lines: the audit trail writes through the root logger (`app.log`), so its lines are
+ * the only ones without the per-request `reqId` binding, apart from Fastify's own root lines
+ * (listening, client errors) and Kit's reports, which carry an `err` or a known prefix.
+ */
+function isAuditLine(l: LogLine): boolean {
+  return l.reqId === undefined && l.err === undefined && typeof l.msg === 'string' && !l.msg.startsWith('Kit ') && !l.msg.startsWith('Server listening');
+}
+
 /** A pino destination that keeps every line, parsed. */
 export class LogCapture {
   readonly lines: LogLine[] = [];
-  /** How many times the logger wrote to this destination. */
-  writes = 0;
+  /** How many writes to this destination carried audit lines (Fastify's own lines come in writes of their own). */
+  auditWrites = 0;
 
   write(chunk: string): void {
-    this.writes++;
-    for (const text of chunk.split('\n')) if (text !== '') this.lines.push(JSON.parse(text) as LogLine);
+    let audit = false;
+    for (const text of chunk.split('\n')) {
+      if (text === '') continue;
+      const line = JSON.parse(text) as LogLine;
+      this.lines.push(line);
+      audit ||= isAuditLine(line);
+    }
+    if (audit) this.auditWrites++;
   }
 
-  /**
-   * The audit lines: the audit trail writes through the root logger (`app.log`), so its lines are
-   * the only ones without the per-request `reqId` binding, apart from Fastify's own root lines
-   * (listening, client errors) and Kit's reports, which carry an `err` or a known prefix.
-   */
   audit(): LogLine[] {
-    return this.lines.filter(
-      (l) => l.reqId === undefined && l.err === undefined && typeof l.msg === 'string' && !l.msg.startsWith('Kit ') && !l.msg.startsWith('Server listening'),
-    );
+    return this.lines.filter(isAuditLine);
   }
 
   clear(): void {
