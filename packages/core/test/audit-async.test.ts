@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { tracingChannel } from 'node:diagnostics_channel';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
@@ -402,6 +403,27 @@ describe('asynchronous mode', () => {
     }
     assert.equal(h.logs.audit().length, 9, 'close() writes the held lines');
     assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 9, written: 9, dropped: 0, failed: 0, queueDepth: 0 });
+  });
+
+  it("with the logging sink, lines held when a subscriber to pino's asJson channel appears are written first, then pino writes each line itself, in order", async () => {
+    const h = await auditApp({ audit: (a) => { a.asyncWrite = true; a.batchSize = 50; a.flushIntervalMs = 60_000; } });
+    const channel = tracingChannel('pino_asJson');
+    const handlers = { start() {}, end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
+    try {
+      await burst(h, 3);
+      await settle();
+      assert.equal(h.logs.audit().length, 0, 'three lines held');
+      channel.subscribe(handlers);
+      await burst(h, 2, '/nowhere');
+      await settle();
+      const paths = h.logs.audit().map((l) => l.Path);
+      assert.deepEqual(paths, ['/hello', '/hello', '/hello', '/nowhere', '/nowhere'], 'the held lines before the new ones, none left held');
+      assert.equal(h.app.kit.audit.stats().queueDepth, 0);
+    } finally {
+      channel.unsubscribe(handlers);
+      await h.app.close();
+    }
+    assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 5, written: 5, dropped: 0, failed: 0, queueDepth: 0 });
   });
 
   it('with the logging sink, a process whose event loop runs dry (its app never closed) still writes the held lines', async () => {

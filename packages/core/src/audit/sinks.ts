@@ -125,7 +125,8 @@ export class LoggingAuditSink implements IAuditSink {
 
   /**
    * Writes `entries[from]` to `entries[to - 1]` in order. On the direct path their lines reach the
-   * destination in one write, which is what makes the asynchronous mode cheaper per entry.
+   * destination in one write: the synchronous mode writes a turn's entries this way (the
+   * asynchronous mode also holds the lines across turns, writer.ts).
    */
   writeMany(entries: readonly AuditLogEntry[], from: number, to: number): void {
     const text = this.#text(entries, from, to);

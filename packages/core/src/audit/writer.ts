@@ -133,6 +133,10 @@ export class DirectLogWriter implements AuditWriter {
     try {
       if (hold !== undefined) text = linesOf(this.sink, records, 0, count);
       if (hold === undefined || text === undefined) {
+        // `undefined` with `hold` set: something now subscribes to pino's asJson channel, so pino
+        // writes each line itself from here on. Lines held from before go first, in order; they
+        // were formatted before the subscriber came and are written as they were formatted.
+        if (hold !== undefined) this.#release();
         this.sink.writeMany(records, 0, count);
         this.counters.written += count;
         return;
