@@ -1,7 +1,7 @@
 // Instructions per request, counted by valgrind's callgrind:
 //
 //   npm run bench:instructions -- [--only=bare,floor,audit-async] [--requests=20000] [--warmup=30000]
-//     [--repeat=1] [--jobs=1] [--breakdown] [--top=25] [--keep=DIR] [--from=DIR] [--node=/path/to/node] [--semi-space=MB]
+//     [--repeat=1] [--jobs=1] [--breakdown] [--top=25] [--keep=DIR] [--from=DIR] [--baseline=SCENARIO] [--node=/path/to/node] [--semi-space=MB]
 //
 // On this shared 2-core machine the CPU time of one request drifts by 2x between runs, more than
 // the differences an audit trail makes. Instructions do not drift: callgrind counts every
@@ -188,7 +188,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 const fmt = (v: number) => Math.round(v).toLocaleString('en-US');
 const signed = (v: number) => `${v >= 0 ? '+' : ''}${fmt(v)}`;
 const steadyOf = (id: string) => median((counted.get(id) ?? []).map((c) => c.steady));
-const baselineOf = (id: string) => (id.endsWith('-real') ? 'bare-real' : 'bare');
+// `--baseline=floor` compares every other scenario with the floor instead of bare Fastify.
+const baselineArg = arg('baseline');
+const baselineOf = (id: string) => baselineArg ?? (id.endsWith('-real') ? 'bare-real' : 'bare');
 const first = counted.get(ids[0] as string)?.[0]?.meta;
 const nodeVersion = (await exec(first?.node ?? nodeBin, ['-v'])).stdout.trim();
 
