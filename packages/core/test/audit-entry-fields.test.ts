@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultLineParts, kHeadersJsonPair } from '../src/audit/formats.js';
 import { AuditRecord, isoOf } from '../src/audit/record.js';
+import { HeaderNames } from '../src/audit/header-json.js';
 import { DEFAULT_REDACT_HEADERS } from '../src/audit/options.js';
 import { Redactor } from '../src/audit/redaction.js';
 
@@ -70,7 +71,7 @@ describe('the Default line of a record', () => {
   ];
   for (const [i, [fast, headers]] of cases.entries()) {
     it(`is the same whether built from the request's headers or from the entry (case ${i})`, () => {
-      const record = new AuditRecord('GET', '/p?token=t&a=1', headers, `id-${i}`, 1, { redactor, includeQuery: true }, undefined, undefined);
+      const record = new AuditRecord('GET', '/p?token=t&a=1', headers, `id-${i}`, 1, { redactor, headerNames: new HeaderNames(redactor), includeQuery: true }, undefined, undefined);
       record.complete(200, 3.25, false);
       assert.equal(record[kHeadersJsonPair]() !== undefined, fast, 'the record writes the headers pair itself');
       const direct = defaultLineParts(record);

@@ -1,5 +1,6 @@
 import type { AuditLogEntry } from './entry.js';
-import { AUDIT_HEADER_VALUE_CAP, REDACTED, type Redactor } from './redaction.js';
+import { plainHeadersJsonPair } from './header-json.js';
+import { isPlain, jsonInner, quote } from './json-text.js';
 
 // C0 controls, DEL, C1 controls and the two Unicode line separators: anything a terminal, a
 // text log viewer or a line-based shipper could take for a line break or a control sequence.
@@ -68,9 +69,13 @@ export const CONTEXT_FIELD_KEYS: readonly string[] = ['StartedAt', 'Route', 'Use
 
 /** `ContextFields` as JSON object members (`,"StartedAt":"...",...`), as pino writes the object. */
 export function contextMembers(entry: AuditLogEntry): string {
-  let out = `,"StartedAt":${quote(entry.timestamp)}`;
-  const { route, user, traceId, spanId } = entry;
-  if (route !== undefined) out += `,"Route":${quote(route)}`;
+  let out = (entry as RecordFacts)[kStartAndRoute]?.();
+  if (out === undefined) {
+    out = `,"StartedAt":${quote(entry.timestamp)}`;
+    const route = entry.route;
+    if (route !== undefined) out += `,"Route":${quote(route)}`;
+  }
+  const { user, traceId, spanId } = entry;
   if (user !== undefined) out += `,"User":${quote(user)}`;
   if (traceId !== undefined) out += `,"TraceId":${quote(traceId)}`;
   if (spanId !== undefined) out += `,"SpanId":${quote(spanId)}`;
@@ -108,67 +113,9 @@ export interface DefaultFields extends Partial<ContextFields> {
 /** The keys of `DefaultFields`, in the order they are logged (the other text formats log `CONTEXT_FIELD_KEYS`). */
 export const DEFAULT_FIELD_KEYS: readonly string[] = ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers', 'Aborted', ...CONTEXT_FIELD_KEYS];
 
-// A string with none of these is written the same by `JSON.stringify` (between quotes) and by
-// `escapeControl`: no quote or backslash, no control character, no surrogate.
-// eslint-disable-next-line no-control-regex
-const PLAIN = /^[^"\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]*$/;
-
-// Short strings (methods, ids, most header names) are checked by a loop over their characters:
-// a regexp call costs about 450 instructions before it reads a character. Longer ones (paths,
-// user agents, cookies) by the regexp, whose scan costs a fraction of the loop's per character
-// (`npm run bench:instructions`: the loop alone cost 15k instructions on the realistic request).
-function isPlain(x: string): boolean {
-  if (x.length > 24) return PLAIN.test(x);
-  for (let i = 0; i < x.length; i++) {
-    const c = x.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c) return false;
-    if (c >= 0x7f && (c <= 0x9f || c === 0x2028 || c === 0x2029 || (c >= 0xd800 && c <= 0xdfff))) return false;
-  }
-  return true;
-}
-
-/** `JSON.stringify(x)` for a string, without the call when there is nothing to escape. */
-function quote(x: string): string {
-  return isPlain(x) ? `"${x}"` : JSON.stringify(x);
-}
-
-/** `x` JSON-escaped, without the quotes: what goes between the quotes of a JSON string. */
-function jsonInner(x: string): string {
-  return JSON.stringify(x).slice(1, -1);
-}
-
 /** `x` as it appears inside the JSON string of a text message: control-escaped, then JSON-escaped. */
 function inMessage(x: string): string {
   return isPlain(x) ? x : jsonInner(escapeControl(x));
-}
-
-/**
- * The headers as JSON (exactly `JSON.stringify` of them as logged) and as they appear inside the
- * JSON string of the Default message, built in one pass. With a redactor, `raw` are the request's
- * own headers and listed names get `***` on the way, which spares building the redacted object (on
- * the realistic bench request that copy, eleven megamorphic stores and loads, cost about 5k
- * instructions). `undefined` when a value needs more than that: a repeated header (an array), a
- * value over the cap, a character to escape.
- */
-export function plainHeadersJsonPair(raw: Readonly<Record<string, string | string[] | undefined>>, redactor?: Redactor): [json: string, inMessage: string] | undefined {
-  let json = '{';
-  let quoted = '{';
-  let first = true;
-  for (const name of Object.keys(raw)) {
-    let value = raw[name];
-    if (value === undefined) continue;
-    if (redactor?.redactsHeader(name) === true) value = REDACTED;
-    else if (typeof value !== 'string' || value.length > AUDIT_HEADER_VALUE_CAP || !isPlain(value)) return undefined;
-    if (!isPlain(name)) return undefined;
-    if (first) first = false;
-    else {
-      json += ',';
-      quoted += ',';
-    }
-    json += '"' + name + '":"' + value + '"';
-    quoted += '\\"' + name + '\\":\\"' + value + '\\"';
-  }
-  return [json + '}', quoted + '}'];
 }
 
 /** `plainHeadersJsonPair` of an entry's (already redacted) headers, or the general path. */
@@ -180,11 +127,24 @@ function headersJsonPair(headers: Readonly<Record<string, string>>): [json: stri
 }
 
 /**
- * Entries that can write their headers' JSON without building the headers object (Kit's own
- * records) have a method under this key; it returns `undefined` when the object is needed.
+ * What Kit's own records (record.ts) tell the line without a scan or a lookup, each under its
+ * key; a plain entry has none of them and takes the general path:
+ *
+ * - `kHeadersJsonPair`: the headers' JSON pair straight from the request's headers, or
+ *   `undefined` when the redacted headers object is needed (`plainHeadersJsonPair`).
+ * - `kStartAndRoute`: the `StartedAt` and `Route` members, which records cache (one per
+ *   millisecond, one per route).
+ * - `kPlainId`: `true` when the correlation id needs no escaping, which holds for every record:
+ *   it is a UUID or an id that matched `CORRELATION_ID_PATTERN`.
  */
 export const kHeadersJsonPair = Symbol('kit.audit.headersJsonPair');
-type WithHeadersPair = { [kHeadersJsonPair]?: () => [json: string, inMessage: string] | undefined };
+export const kStartAndRoute = Symbol('kit.audit.startAndRoute');
+export const kPlainId = Symbol('kit.audit.plainId');
+type RecordFacts = {
+  [kHeadersJsonPair]?: () => [json: string, inMessage: string] | undefined;
+  [kStartAndRoute]?: () => string;
+  [kPlainId]?: true;
+};
 
 /**
  * The Default line's two variable parts: the structured fields as JSON object members
@@ -196,11 +156,11 @@ type WithHeadersPair = { [kHeadersJsonPair]?: () => [json: string, inMessage: st
 export function defaultLineParts(entry: AuditLogEntry): { members: string; messageJson: string } {
   const { method, path, correlationId, statusCode, durationMs } = entry;
   const query = querySuffix(entry);
-  const [headersJson, headersInMessage] = (entry as WithHeadersPair)[kHeadersJsonPair]?.() ?? headersJsonPair(entry.headers);
+  const [headersJson, headersInMessage] = (entry as RecordFacts)[kHeadersJsonPair]?.() ?? headersJsonPair(entry.headers);
   const plainMethod = isPlain(method);
   const plainPath = isPlain(path);
   const plainQuery = isPlain(query);
-  const plainId = isPlain(correlationId);
+  const plainId = (entry as RecordFacts)[kPlainId] === true || isPlain(correlationId);
   const aborted = entry.aborted === true;
   // Each `+` of two longer strings is a rope node that the destination flattens again, so the
   // constant pieces are joined in the source and the duration is turned into text once

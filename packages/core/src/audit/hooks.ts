@@ -5,6 +5,7 @@ import type { ShutdownSteps } from '../lifecycle/shutdown-steps.js';
 import type { KitServices } from '../shared/services.js';
 import { correlationIdFrom, enterCorrelationContext } from './correlation.js';
 import { createExcludeMatcher } from './exclude.js';
+import { HeaderNames } from './header-json.js';
 import type { AuditTrailOptions } from './options.js';
 import { AuditRecord, type RecordSettings } from './record.js';
 import { kRecord } from './record-slot.js';
@@ -61,7 +62,7 @@ export function installAuditTrail(
   const trail = new AuditTrail(app, options, factory, services);
   const isExcluded = createExcludeMatcher(options.excludePaths);
   const redactor = new Redactor(options.redactHeaders, options.redactQueryParams);
-  const settings: RecordSettings = { redactor, includeQuery: options.includeQueryString };
+  const settings: RecordSettings = { redactor, headerNames: new HeaderNames(redactor), includeQuery: options.includeQueryString };
   const headerKey = options.correlationIdHeader.toLowerCase();
   const forward = options.forwardCorrelationId;
   const withContext = options.correlationIdContext;

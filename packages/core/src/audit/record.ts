@@ -1,6 +1,8 @@
 import { routePatternOf } from '../shared/route-pattern.js';
 import type { AuditDetailValue, AuditLogEntry } from './entry.js';
-import { kHeadersJsonPair, plainHeadersJsonPair } from './formats.js';
+import { kHeadersJsonPair, kPlainId, kStartAndRoute } from './formats.js';
+import { plainHeadersJsonPair, type HeaderNames } from './header-json.js';
+import { quote } from './json-text.js';
 import { AUDIT_PATH_CAP, cap, type Redactor } from './redaction.js';
 import { traceIdFromTraceparent, type TraceIds } from './trace.js';
 
@@ -44,9 +46,36 @@ export function isoOf(ms: number): string {
   return iso;
 }
 
+// The Default line's `StartedAt` member of the last millisecond asked for, and the `Route` member
+// of each route, kept on the route's config (one object per route, alive as long as the route)
+// under a symbol: both are the same text for many entries, and an ISO time needs no escaping.
+let memberMs = Number.NaN;
+let startedAtMember = '';
+const kRouteMember = Symbol('kit.audit.routeMember');
+
+function startedAt(ms: number): string {
+  if (ms !== memberMs) {
+    startedAtMember = `,"StartedAt":"${isoOf(ms)}"`;
+    memberMs = ms;
+  }
+  return startedAtMember;
+}
+
+function routeMember(config: RouteConfig): string {
+  if (config === undefined) return '';
+  const cached = (config as { [kRouteMember]?: string })[kRouteMember];
+  if (cached !== undefined) return cached;
+  const route = routePatternOf(config);
+  const member = route === undefined ? '' : `,"Route":${quote(route)}`;
+  if (Object.isExtensible(config)) (config as { [kRouteMember]?: string })[kRouteMember] = member;
+  return member;
+}
+
 /** Settings every record of one audit trail shares, built once at start-up. */
 export interface RecordSettings {
   readonly redactor: Redactor;
+  /** The header names' pieces of the Default line under `redactor`'s rules. */
+  readonly headerNames: HeaderNames;
   readonly includeQuery: boolean;
 }
 
@@ -199,7 +228,12 @@ export class AuditRecord implements AuditLogEntry {
   /** The Default line's headers JSON straight from the request's headers (see `plainHeadersJsonPair`). */
   [kHeadersJsonPair](): [json: string, inMessage: string] | undefined {
     const raw = this.#rawHeaders;
-    return this.#headers === undefined && raw !== null ? plainHeadersJsonPair(raw, this.#settings.redactor) : undefined;
+    return this.#headers === undefined && raw !== null ? plainHeadersJsonPair(raw, this.#settings.headerNames) : undefined;
+  }
+
+  /** The Default line's `StartedAt` and `Route` members (see `contextMembers`). */
+  [kStartAndRoute](): string {
+    return startedAt(this.#epochMs) + routeMember(this.#routeConfig);
   }
 
   /** A plain, self-contained `AuditLogEntry` for custom sinks (own headers object, ISO timestamp). */
@@ -228,3 +262,7 @@ export class AuditRecord implements AuditLogEntry {
     return entry;
   }
 }
+
+// Every record's correlation id is a UUID or an id that matched CORRELATION_ID_PATTERN
+// (hooks.ts): nothing in it needs escaping. On the prototype, so it costs a record nothing.
+(AuditRecord.prototype as { [kPlainId]?: true })[kPlainId] = true;
