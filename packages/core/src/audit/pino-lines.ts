@@ -22,6 +22,14 @@ import { pinoLoggerState, type PinoDestination, type PinoLoggerState } from '../
 
 const asJsonTracing = tracingChannel('pino_asJson');
 
+/** What the lines of one write share (`PinoLines.head`). */
+export interface LineHead {
+  /** `,"time":…` (or `''`) and the logger's bindings (`,"pid":…,"hostname":"…"`). */
+  readonly tail: string;
+  /** The child logger's `msgPrefix` as it goes inside the message's JSON string, or `undefined`. */
+  readonly prefix: string | undefined;
+}
+
 /**
  * Writes complete audit lines for one pino logger. `create` returns `undefined` when the logger's
  * configuration needs pino's generic path.
@@ -63,19 +71,29 @@ export class PinoLines {
   }
 
   /**
+   * What the lines of one write share, read from the logger once for all of them: the time (the
+   * moment the lines are written, as pino's is the moment of the call), the bindings and the
+   * child logger's message prefix.
+   */
+  head(): LineHead {
+    const s = this.#state;
+    const prefix = s.msgPrefix();
+    return { tail: s.time() + s.chindings(), prefix: prefix === undefined ? undefined : JSON.stringify(prefix).slice(1, -1) };
+  }
+
+  /**
    * The line pino would write for `logger[level](fields, message)`, given the fields already as
    * JSON members (`,"Key":value...`, or `''`). `message` must be a string.
    */
-  line(level: string, members: string, message: string): string {
-    return this.lineWithJsonMessage(level, members, JSON.stringify(message));
+  line(level: string, members: string, message: string, head: LineHead = this.head()): string {
+    return this.lineWithJsonMessage(level, members, JSON.stringify(message), head);
   }
 
   /** `line` for a message already encoded as a JSON string (quotes included). */
-  lineWithJsonMessage(level: string, members: string, messageJson: string): string {
+  lineWithJsonMessage(level: string, members: string, messageJson: string, head: LineHead = this.head()): string {
+    const msg = head.prefix === undefined ? messageJson : `"${head.prefix}${messageJson.slice(1)}`;
     const s = this.#state;
-    const prefix = s.msgPrefix();
-    const msg = prefix === undefined ? messageJson : `"${JSON.stringify(prefix).slice(1, -1)}${messageJson.slice(1)}`;
-    return (s.levelHead(this.#levels[level] as number) as string) + s.time() + s.chindings() + members + this.#messageKey + msg + s.end;
+    return (s.levelHead(this.#levels[level] as number) as string) + head.tail + members + this.#messageKey + msg + s.end;
   }
 
   /** Hands lines to the logger's destination (which may have changed since `create`). */

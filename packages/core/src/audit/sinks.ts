@@ -14,7 +14,7 @@ import {
   jsonStyleMessage,
 } from './formats.js';
 import type { AuditLogLevel } from './options.js';
-import { PinoLines } from './pino-lines.js';
+import { PinoLines, type LineHead } from './pino-lines.js';
 
 const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
@@ -119,7 +119,7 @@ export class LoggingAuditSink implements IAuditSink {
     const level = this.levelFor(entry.statusCode);
     if (this.#isLevelEnabled !== undefined && !this.#isLevelEnabled(level)) return;
     const lines = this.#lines;
-    if (lines !== undefined && lines.usable) lines.write(this.#line(lines, level, entry));
+    if (lines !== undefined && lines.usable) lines.write(this.#line(lines, level, entry, lines.head()));
     else this.#log(level, entry);
   }
 
@@ -146,26 +146,27 @@ export class LoggingAuditSink implements IAuditSink {
     const lines = this.#lines;
     if (lines === undefined || !lines.usable) return undefined;
     let out = '';
+    const head = lines.head();
     for (let i = from; i < to; i++) {
       const entry = entries[i] as AuditLogEntry;
       const level = this.levelFor(entry.statusCode);
-      if (this.#isLevelEnabled === undefined || this.#isLevelEnabled(level)) out += this.#line(lines, level, entry);
+      if (this.#isLevelEnabled === undefined || this.#isLevelEnabled(level)) out += this.#line(lines, level, entry, head);
     }
     return out;
   }
 
-  #line(lines: PinoLines, level: AuditLogLevel, entry: AuditLogEntry): string {
+  #line(lines: PinoLines, level: AuditLogLevel, entry: AuditLogEntry, head: LineHead): string {
     switch (this.#format) {
       case AuditTrailFormat.Default: {
         const { members, messageJson } = defaultLineParts(entry);
-        return lines.lineWithJsonMessage(level, members, messageJson);
+        return lines.lineWithJsonMessage(level, members, messageJson, head);
       }
       case AuditTrailFormat.DotnetLogger:
-        return lines.line(level, contextMembers(entry), dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));
+        return lines.line(level, contextMembers(entry), dotnetLoggerMessage(entry, JSON.stringify(entry.headers)), head);
       case AuditTrailFormat.JsonStyle:
-        return lines.line(level, '', jsonStyleMessage(entry));
+        return lines.line(level, '', jsonStyleMessage(entry), head);
       case AuditTrailFormat.Compact:
-        return lines.line(level, contextMembers(entry), compactMessage(entry));
+        return lines.line(level, contextMembers(entry), compactMessage(entry), head);
     }
   }
 
