@@ -12,7 +12,12 @@ const PER_BATCH = 128;
 const UUID_LENGTH = 36;
 const random = Buffer.allocUnsafeSlow(16 * PER_BATCH);
 const text = Buffer.allocUnsafeSlow(UUID_LENGTH * PER_BATCH);
-const HEX = Buffer.from('0123456789abcdef', 'latin1');
+// Each byte's two hex digits as one little-endian 16-bit value (the first digit in the low byte),
+// written with one store: half the stores of writing the digits one by one, and no digit lookups.
+const view = new DataView(text.buffer, text.byteOffset, text.byteLength);
+const PAIRS = new Uint16Array(256);
+const HEX = '0123456789abcdef';
+for (let b = 0; b < 256; b++) PAIRS[b] = HEX.charCodeAt(b >> 4) | (HEX.charCodeAt(b & 15) << 8);
 const DASH = 0x2d;
 
 let batch = '';
@@ -32,9 +37,8 @@ function encode(): number {
     random[r + 8] = ((random[r + 8] as number) & 0x3f) | 0x80;
     for (let j = 0; j < 16; j++) {
       if (j === 4 || j === 6 || j === 8 || j === 10) text[out++] = DASH;
-      const b = random[r + j] as number;
-      text[out++] = HEX[b >> 4] as number;
-      text[out++] = HEX[b & 15] as number;
+      view.setUint16(out, PAIRS[random[r + j] as number] as number, true);
+      out += 2;
     }
   }
   return out;
