@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuditTrailFormat } from '@kit/core';
+import { createExcludeMatcher } from '../src/audit/exclude.js';
 import { AUDIT_HEADER_VALUE_CAP, AUDIT_PATH_CAP, AUDIT_QUERY_CAP, REDACTED, TRUNCATED_MARKER } from '../src/audit/redaction.js';
 import { auditApp, settle, type AuditApp, type LogLine } from './audit-helpers.js';
 
@@ -219,5 +220,18 @@ describe('redaction', () => {
     } finally {
       await custom.app.close();
     }
+  });
+});
+
+describe('the exclude matcher', () => {
+  // The table of first characters answers most URLs; every answer must be the list's own.
+  it('answers as the list does, whatever the character after the leading "/"', () => {
+    const isExcluded = createExcludeMatcher(['/healthz', '/Docs/', '/été']);
+    const cases: Array<[string, boolean]> = [
+      ['/healthz', true], ['/HEALTHZ?x=1', true], ['/docs/a.js', true], ['/DOCS', true], ['/été', true], ['/été/x', true],
+      ['/ÉTÉ', false], ['/hello', false], ['/api/healthz', false], ['/', false], ['', false], ['*', false],
+      ['http://h/healthz', false], ['/healthzz', false], ['/d', false], ['/\u00e9', false],
+    ];
+    for (const [url, expected] of cases) assert.equal(isExcluded(url), expected, url);
   });
 });
