@@ -157,27 +157,58 @@ export function defaultLineParts(entry: AuditLogEntry): { members: string; messa
   const { method, path, correlationId, statusCode, durationMs } = entry;
   const query = querySuffix(entry);
   const [headersJson, headersInMessage] = (entry as RecordFacts)[kHeadersJsonPair]?.() ?? headersJsonPair(entry.headers);
-  const plainMethod = isPlain(method);
   const plainPath = isPlain(path);
   const plainQuery = isPlain(query);
   const plainId = (entry as RecordFacts)[kPlainId] === true || isPlain(correlationId);
   const aborted = entry.aborted === true;
+  const [methodMember, methodMessage] = methodPieces(method);
+  const [statusMember, statusMessage] = statusPieces(statusCode);
   // Each `+` of two longer strings is a rope node that the destination flattens again, so the
-  // constant pieces are joined in the source and the duration is turned into text once
-  // (`npm run bench:instructions`). A value that is not plain is escaped in its place.
+  // constant pieces are joined in the source, those around the method and the status come whole
+  // from a cache, and the duration is turned into text once (`npm run bench:instructions`). A
+  // value that is not plain is escaped in its place.
   const ms = `${durationMs}`;
   return {
     members:
-      ',"Method":"' + (plainMethod ? method : jsonInner(method)) + '","Path":"' + (plainPath ? path : jsonInner(path)) +
-      '","Query":"' + (plainQuery ? query : jsonInner(query)) + '","StatusCode":' + statusCode +
-      ',"ElapsedMs":' + (Number.isFinite(durationMs) ? ms : 'null') +
+      methodMember + (plainPath ? path : jsonInner(path)) + '","Query":"' + (plainQuery ? query : jsonInner(query)) + statusMember +
+      (Number.isFinite(durationMs) ? ms : 'null') +
       ',"CorrelationId":"' + (plainId ? correlationId : jsonInner(correlationId)) + '","Headers":' + headersJson +
       (aborted ? ',"Aborted":true' : '') + contextMembers(entry),
     messageJson:
-      '"HTTP ' + (plainMethod ? method : inMessage(method)) + ' ' + (plainPath ? path : inMessage(path)) + (plainQuery ? query : inMessage(query)) +
-      ' responded ' + statusCode + ' in ' + ms + 'ms [CorrelationId: ' + (plainId ? correlationId : inMessage(correlationId)) +
+      methodMessage + (plainPath ? path : inMessage(path)) + (plainQuery ? query : inMessage(query)) +
+      statusMessage + ms + 'ms [CorrelationId: ' + (plainId ? correlationId : inMessage(correlationId)) +
       '] Headers=' + headersInMessage + (aborted ? ' (aborted)"' : '"'),
   };
+}
+
+// The Default line's text around the method (`,"Method":"GET","Path":"` and `"HTTP GET `) and around
+// the status code (`","StatusCode":200,"ElapsedMs":` and ` responded 200 in `), one pair per method
+// and per status, made flat (`join`) so that a line holds each as one piece. Methods are few (Node's
+// parser knows a fixed list); the cache stops growing at 64, and statuses are the integers 100-999.
+const METHOD_PIECES = new Map<string, readonly [member: string, message: string]>();
+const STATUS_PIECES: Array<readonly [member: string, message: string] | undefined> = [];
+
+function methodPieces(method: string): readonly [member: string, message: string] {
+  let pieces = METHOD_PIECES.get(method);
+  if (pieces === undefined) {
+    const plain = isPlain(method);
+    pieces = [
+      [',"Method":"', plain ? method : jsonInner(method), '","Path":"'].join(''),
+      ['"HTTP ', plain ? method : inMessage(method), ' '].join(''),
+    ];
+    if (METHOD_PIECES.size < 64 && method.length <= 32) METHOD_PIECES.set(method, pieces);
+  }
+  return pieces;
+}
+
+function statusPieces(status: number): readonly [member: string, message: string] {
+  const cacheable = Number.isInteger(status) && status >= 100 && status <= 999;
+  let pieces = cacheable ? STATUS_PIECES[status] : undefined;
+  if (pieces === undefined) {
+    pieces = [['","StatusCode":', String(status), ',"ElapsedMs":'].join(''), [' responded ', String(status), ' in '].join('')];
+    if (cacheable) STATUS_PIECES[status] = pieces;
+  }
+  return pieces;
 }
 
 /** The structured fields of `Default`. */

@@ -43,12 +43,13 @@ export class HeaderNames {
   pieces(name: string): NamePieces | undefined {
     let pieces = this.#names.get(name);
     if (pieces === undefined) {
+      // Joined rather than concatenated: a flat string is one piece in every line that uses it.
       pieces = isPlain(name)
         ? {
-            first: `"${name}":"`,
-            next: `","${name}":"`,
-            firstQuoted: `\\"${name}\\":\\"`,
-            nextQuoted: `\\",\\"${name}\\":\\"`,
+            first: ['"', name, '":"'].join(''),
+            next: ['","', name, '":"'].join(''),
+            firstQuoted: ['\\"', name, '\\":\\"'].join(''),
+            nextQuoted: ['\\",\\"', name, '\\":\\"'].join(''),
             redacted: this.#redactor?.redactsHeader(name) === true,
           }
         : null;
