@@ -57,6 +57,7 @@ export const SCENARIOS: Record<string, [string, boolean]> = {
   'hooks-empty': ['hooks-empty', false],
   'uuid-header': ['uuid-header', false],
   floor: ['floor', false],
+  'floor-context': ['floor-context', false],
   'floor-fields': ['floor-fields', false],
   kit: ['kit', false],
   'audit-capture': ['kit-audit-capture', false],

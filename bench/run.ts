@@ -77,6 +77,7 @@ const throughput: Throughput[] = [
   { id: 'hooks-empty', label: 'empty onRequest + onResponse hooks', server: 'hooks-empty', path: '/api/hello' },
   { id: 'uuid-header', label: 'onRequest setting a UUID response header', server: 'uuid-header', path: '/api/hello' },
   { id: 'floor', label: 'hand-written minimal audit (the floor)', server: 'floor', path: '/api/hello' },
+  { id: 'floor-context', label: 'the floor with the id readable anywhere in the request (an AsyncLocalStorage)', server: 'floor-context', path: '/api/hello' },
   { id: 'floor-fields', label: "hand-written audit writing the Default line's fields too", server: 'floor-fields', path: '/api/hello' },
   // The realistic route: the same scenarios on a request that reads and answers JSON.
   { id: 'bare-real', label: 'bare Fastify, realistic route', server: 'bare', path: '/api/orders', real: true },

@@ -1,6 +1,7 @@
 // One benchmark server per process: `node --import tsx bench/server.ts <scenario>` prints
 // "READY <port>" once it listens. Every scenario logs at info level to /dev/null through the same
 // pino destination, so the comparison is about the work done, not where it goes.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
@@ -54,8 +55,9 @@ function addRoute(app: ReturnType<typeof make>): void {
 /**
  * A hand-written audit on a bare instance: a UUID correlation header on every response, and the
  * line `lineOf` makes for each request pushed to an array, written once per turn of the event loop.
+ * `onId` receives each request's id in its first hook.
  */
-function handWrittenAudit(lineOf: (request: FastifyRequest, reply: FastifyReply) => string): ReturnType<typeof make> {
+function handWrittenAudit(lineOf: (request: FastifyRequest, reply: FastifyReply) => string, onId?: (id: string) => void): ReturnType<typeof make> {
   const app = make({ disableRequestLogging: true });
   const pending: string[] = [];
   let scheduled = false;
@@ -65,7 +67,9 @@ function handWrittenAudit(lineOf: (request: FastifyRequest, reply: FastifyReply)
     pending.length = 0;
   };
   app.addHook('onRequest', (_request, reply, done) => {
-    reply.header('x-correlation-id', randomUUID());
+    const id = randomUUID();
+    reply.header('x-correlation-id', id);
+    onId?.(id);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -104,16 +108,23 @@ async function build(): Promise<ReturnType<typeof make>> {
       addRoute(app);
       return app;
     }
-    case 'floor': {
+    case 'floor':
+    case 'floor-context': {
       // The hand-written minimal audit a real implementation should beat, since it does nothing
       // clever: a UUID header, JSON.stringify(request.headers), one Default-format line per
-      // request pushed to an array and written once per turn of the event loop.
+      // request pushed to an array and written once per turn of the event loop. `floor-context`
+      // also makes the id readable anywhere in the request, as Kit's getCorrelationId() does by
+      // default: an AsyncLocalStorage entered in the first hook.
       const prefix = `{"level":30,"time":`;
       const suffix = `,"pid":${process.pid},"hostname":${JSON.stringify(logger.bindings().hostname ?? '')},"msg":`;
-      return handWrittenAudit((request, reply) => {
-        const message = `HTTP ${request.method} ${request.url} responded ${reply.statusCode} in ${reply.elapsedTime.toFixed(3)}ms [CorrelationId: ${String(reply.getHeader('x-correlation-id'))}] Headers=${JSON.stringify(request.headers)}`;
-        return `${prefix}${Date.now()}${suffix}${JSON.stringify(message)}}\n`;
-      });
+      const context = scenario === 'floor-context' ? new AsyncLocalStorage<string>() : undefined;
+      return handWrittenAudit(
+        (request, reply) => {
+          const message = `HTTP ${request.method} ${request.url} responded ${reply.statusCode} in ${reply.elapsedTime.toFixed(3)}ms [CorrelationId: ${String(reply.getHeader('x-correlation-id'))}] Headers=${JSON.stringify(request.headers)}`;
+          return `${prefix}${Date.now()}${suffix}${JSON.stringify(message)}}\n`;
+        },
+        context && ((id) => context.enterWith(id)),
+      );
     }
     case 'floor-fields': {
       // The same hand-written hook writing what Kit's Default line holds: the message template's
