@@ -24,6 +24,17 @@ function isAuditLine(l: LogLine): boolean {
   return l.reqId === undefined && l.err === undefined && typeof l.msg === 'string' && !l.msg.startsWith('Kit ') && !l.msg.startsWith('Server listening');
 }
 
+/** A destination that keeps every write as it came: the bytes a logger wrote, write by write. */
+export class Chunks {
+  readonly writes: string[] = [];
+  write(chunk: string): void {
+    this.writes.push(chunk);
+  }
+  get text(): string {
+    return this.writes.join('');
+  }
+}
+
 /** A pino destination that keeps every line, parsed. */
 export class LogCapture {
   readonly lines: LogLine[] = [];

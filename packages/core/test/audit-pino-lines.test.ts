@@ -8,6 +8,7 @@ import pino, { type LoggerOptions } from 'pino';
 import { AuditTrailFormat, LoggingAuditSink, type AuditLogEntry } from '@kit/core';
 import { PinoLines } from '../src/audit/pino-lines.js';
 import { DEFAULT_FIELD_KEYS } from '../src/audit/formats.js';
+import { Chunks } from './audit-helpers.js';
 
 const fixedTime = () => ',"time":1700000000000';
 
@@ -33,17 +34,6 @@ const entries: AuditLogEntry[] = [
   { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/plain', query: 'a=1&b=2', statusCode: 200, durationMs: Number.NaN, correlationId: 'c-5', headers: { host: 'h' } },
   { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/plain', query: 'a=1', statusCode: 200, durationMs: 1e21, correlationId: 'c-6', headers: { host: 'h' }, aborted: true },
 ];
-
-/** A destination that keeps what it is given, write by write. */
-class Chunks {
-  readonly writes: string[] = [];
-  write(chunk: string): void {
-    this.writes.push(chunk);
-  }
-  get text(): string {
-    return this.writes.join('');
-  }
-}
 
 function pair(options: LoggerOptions, child?: Record<string, unknown>) {
   const direct = new Chunks();

@@ -12,18 +12,9 @@ import { HeaderNames, plainHeadersJsonPair } from '../src/audit/header-json.js';
 import { AuditRecord, type RecordSettings } from '../src/audit/record.js';
 import { Redactor } from '../src/audit/redaction.js';
 import { ROUTE_PATTERN } from '../src/shared/route-pattern.js';
+import { Chunks } from './audit-helpers.js';
 
 const fixedTime = () => ',"time":1700000000000';
-
-class Chunks {
-  readonly writes: string[] = [];
-  write(chunk: string): void {
-    this.writes.push(chunk);
-  }
-  get text(): string {
-    return this.writes.join('');
-  }
-}
 
 const redactor = new Redactor(DEFAULT_REDACT_HEADERS, ['token']);
 const settings: RecordSettings = { redactor, headerNames: new HeaderNames(redactor), includeQuery: true };

@@ -13,22 +13,12 @@ import { addKit, AuditTrailFormat, LoggingAuditSink, useKit, type AuditLogEntry 
 import { DEFAULT_FIELD_KEYS } from '../src/audit/formats.js';
 import { PinoLines } from '../src/audit/pino-lines.js';
 import { fastifyContextHooks, fastifyLogController, pinoDestinationOf, pinoLoggerState, sonicBoomWriting } from '../src/internals/index.js';
+import { Chunks } from './audit-helpers.js';
 
 /** `a.b.c` as a number for comparison (no pre-release tags in the versions compared here). */
 function versionNumber(version: string): number {
   const [major = 0, minor = 0, patch = 0] = version.split('.').map((n) => Number.parseInt(n, 10));
   return major * 1e6 + minor * 1e3 + patch;
-}
-
-/** Every byte a logger wrote. */
-class Chunks {
-  readonly writes: string[] = [];
-  write(chunk: string): void {
-    this.writes.push(chunk);
-  }
-  get text(): string {
-    return this.writes.join('');
-  }
 }
 
 const entry: AuditLogEntry = {
