@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, type SuiteContext } from 'node:test';
+import { Cluster, type Redis } from 'ioredis';
 
 function executable(file: string): boolean {
   try {
@@ -216,7 +217,7 @@ export function describeRedis(name: string, fn: (s: SuiteContext) => void | Prom
  * A client that never connects is closed before the error is thrown: left open, its reconnect
  * timers would hold the test process open for good.
  */
-export async function connectedStores<T extends { connected: boolean; failure: string | undefined; waitUntilConnected(): Promise<boolean>; close(): Promise<void> }>(stores: T, limitMs = 15_000): Promise<T> {
+export async function connectedStores<T extends { client: Redis | Cluster; connected: boolean; failure: string | undefined; waitUntilConnected(): Promise<boolean>; close(): Promise<void> }>(stores: T, limitMs = 15_000): Promise<T> {
   if (await stores.waitUntilConnected()) return stores;
   const first = stores.failure;
   const started = performance.now();
@@ -224,6 +225,15 @@ export async function connectedStores<T extends { connected: boolean; failure: s
     if (stores.connected) return stores;
     await sleep(20);
   }
+  // Read before close(), which turns every answer into "the store was closed".
+  const last = `${String(stores.failure)}; client ${clientState(stores.client)}`;
   await stores.close();
-  throw new Error(`the stores did not connect within ${limitMs} ms (first attempt: ${first}; now: ${stores.failure})`);
+  throw new Error(`the stores did not connect within ${limitMs} ms (first attempt: ${first}; at the end: ${last})`);
+}
+
+/** The client's status and, for a Cluster, each node's: what a connect that never came was waiting on. */
+function clientState(client: Redis | Cluster): string {
+  if (!(client instanceof Cluster)) return client.status;
+  const nodes = client.nodes('all').map((n) => `${String(n.options.port)} ${n.status}`);
+  return `${client.status}, nodes [${nodes.join(', ')}]`;
 }
