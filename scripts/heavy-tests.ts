@@ -1,13 +1,19 @@
-// Heavy tests: fault injection under load (a database stopped, crashed or locked while requests
-// run), several processes on one store, a rolling deploy behind a load balancer. Each takes tens
-// of seconds and needs the machine's cores to itself, so CI runs them once, on one Node line
-// (.ci/run sets KIT_HEAVY_TESTS=skip for the other lines); `npm test` on a developer's machine
-// runs them unless KIT_HEAVY_TESTS=skip is set.
+// Tests CI runs once, on one Node line (.ci/run sets KIT_HEAVY_TESTS=skip for the other lines);
+// `npm test` on a developer's machine runs them unless KIT_HEAVY_TESTS=skip is set. Two kinds:
+// - heavy: fault injection under load (a database stopped, crashed or locked while requests
+//   run), several processes on one store, a rolling deploy behind a load balancer. Each takes
+//   tens of seconds and needs the machine's cores to itself.
+// - line-independent: what the TypeScript compiler alone decides (a program that must or must
+//   not compile). tsc gives the same answer on every Node line, and each such suite takes 15 to
+//   35 s of a core per line.
 import { it } from 'node:test';
 
 /** The skip reason for heavy tests in this run, or `false` when they run. */
 export const skipHeavy: string | false =
   process.env.KIT_HEAVY_TESTS === 'skip' ? 'heavy fault/fleet tests run once per CI run, on the Node line .ci/run names (KIT_HEAVY_TESTS=skip here)' : false;
+
+const skipLineIndependent =
+  'the TypeScript compiler decides this suite the same on every Node line: it runs once per CI run, on the line .ci/run names (KIT_HEAVY_TESTS=skip here)';
 
 /**
  * Registers `fn` as a heavy suite, or, when heavy tests are skipped, a single test that reports
@@ -20,5 +26,19 @@ export const skipHeavy: string | false =
  */
 export function heavy(name: string, fn: () => void): void {
   if (skipHeavy) it(name, (t) => t.skip(skipHeavy as string));
+  else fn();
+}
+
+/**
+ * Registers `fn` as a suite whose outcome the TypeScript compiler alone decides, or, when the
+ * once-per-CI tests are skipped, a single test that reports itself skipped with the reason.
+ *
+ * @example
+ * ```ts
+ * lineIndependent('KitErrorCode (TypeScript compiler)', () => { it(...); });
+ * ```
+ */
+export function lineIndependent(name: string, fn: () => void): void {
+  if (skipHeavy) it(name, (t) => t.skip(skipLineIndependent));
   else fn();
 }

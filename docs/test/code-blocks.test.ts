@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, ex
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { lineIndependent } from '../../scripts/heavy-tests.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -59,38 +60,40 @@ describe('documentation code blocks', () => {
     assert.deepEqual(unknown, [], 'give each block a language: ts, json, sh, yaml, http or text (sample output)');
   });
 
-  it('TypeScript blocks compile (strict, against the packages\' sources)', { timeout: 120_000 }, () => {
-    const ts = blocks.filter((b) => b.lang === 'ts' || b.lang === 'typescript');
-    assert.ok(ts.length > 0);
-    const dir = path.join(root, '.tmp', 'doc-blocks');
-    rmSync(dir, { recursive: true, force: true });
-    // Blocks live in app/endpoints/ so that both './x.js' and '../x.js' reach the fixtures.
-    mkdirSync(path.join(dir, 'app', 'endpoints'), { recursive: true });
-    const fixtures = path.join(root, 'docs', 'test', 'fixtures');
-    cpSync(fixtures, path.join(dir, 'app'), { recursive: true });
-    cpSync(fixtures, path.join(dir, 'app', 'endpoints'), { recursive: true });
-    const names = new Map<string, Block>();
-    for (const block of ts) {
-      const name = `${block.file.replace(/[/.]/g, '_')}_L${block.line}.ts`;
-      names.set(name, block);
-      // `export {}` makes every block a module: its own declarations shadow the shared fixtures.
-      writeFileSync(path.join(dir, 'app', 'endpoints', name), `${block.code}\nexport {};\n`);
-    }
-    writeFileSync(
-      path.join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        extends: path.join(root, 'tsconfig.base.json'),
-        compilerOptions: { noEmit: true, declaration: false, declarationMap: false, sourceMap: false, noUnusedLocals: false },
-        include: ['app'],
-      }),
-    );
-    const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8' });
-    // Point each error at the markdown line it comes from.
-    const report = (tsc.stdout + tsc.stderr).replace(/(?:\.tmp\/doc-blocks\/)?app\/endpoints\/([^(]+)\((\d+),(\d+)\)/g, (whole, name: string, line: string) => {
-      const block = names.get(name);
-      return block ? `${block.file}:${block.line + Number(line)}` : whole;
+  lineIndependent('TypeScript blocks compile (strict, against the packages\' sources)', () => {
+    it('TypeScript blocks compile (strict, against the packages\' sources)', { timeout: 120_000 }, () => {
+      const ts = blocks.filter((b) => b.lang === 'ts' || b.lang === 'typescript');
+      assert.ok(ts.length > 0);
+      const dir = path.join(root, '.tmp', 'doc-blocks');
+      rmSync(dir, { recursive: true, force: true });
+      // Blocks live in app/endpoints/ so that both './x.js' and '../x.js' reach the fixtures.
+      mkdirSync(path.join(dir, 'app', 'endpoints'), { recursive: true });
+      const fixtures = path.join(root, 'docs', 'test', 'fixtures');
+      cpSync(fixtures, path.join(dir, 'app'), { recursive: true });
+      cpSync(fixtures, path.join(dir, 'app', 'endpoints'), { recursive: true });
+      const names = new Map<string, Block>();
+      for (const block of ts) {
+        const name = `${block.file.replace(/[/.]/g, '_')}_L${block.line}.ts`;
+        names.set(name, block);
+        // `export {}` makes every block a module: its own declarations shadow the shared fixtures.
+        writeFileSync(path.join(dir, 'app', 'endpoints', name), `${block.code}\nexport {};\n`);
+      }
+      writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          extends: path.join(root, 'tsconfig.base.json'),
+          compilerOptions: { noEmit: true, declaration: false, declarationMap: false, sourceMap: false, noUnusedLocals: false },
+          include: ['app'],
+        }),
+      );
+      const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8' });
+      // Point each error at the markdown line it comes from.
+      const report = (tsc.stdout + tsc.stderr).replace(/(?:\.tmp\/doc-blocks\/)?app\/endpoints\/([^(]+)\((\d+),(\d+)\)/g, (whole, name: string, line: string) => {
+        const block = names.get(name);
+        return block ? `${block.file}:${block.line + Number(line)}` : whole;
+      });
+      assert.equal(tsc.status, 0, report);
     });
-    assert.equal(tsc.status, 0, report);
   });
 
   it('JSON blocks parse', () => {

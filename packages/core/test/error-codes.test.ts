@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { coreErrors, KitError, SagaConflictError, StoreUnavailableError } from '@kit/core';
 import { errorCatalogue } from '@kit/core/extend';
+import { lineIndependent } from '../../../scripts/heavy-tests.ts';
 
 const run = promisify(execFile);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -54,21 +55,23 @@ describe('the error catalogue', () => {
   });
 });
 
-describe('KitErrorCode (TypeScript compiler)', () => {
-  it("accepts the codes of the packages a program imports and refuses any other", { timeout: 120_000 }, async () => {
-    const uses = `
-      declare const err: KitError;
-      export const core = err.code === 'KIT_ERR_DEPENDENCY';
-      export const made = new KitError('KIT_ERR_INVALID_OPTION', 'fine');
-      export const others = err.code === 'KIT_ERR_DATABASE_BUSY' || err.code === 'KIT_ERR_STORE_FAILED';
-    `;
-    // Two programs, as each compile takes seconds: all packages imported (everything compiles),
-    // and core alone with two misspelt codes.
-    assert.equal(await compile(`import { KitError } from '@kit/core';\nimport '@kit/autocrud';\nimport '@kit/store-redis';\n${uses}`), '', 'the codes of every imported package compile');
-    const coreAlone = await compile(`import { KitError } from '@kit/core';\n${uses}\nexport const typo = err.code === 'KIT_ERR_DEPENDENCIES';\nexport const made2 = new KitError('KIT_ERR_NOPE', 'x');`);
-    assert.match(coreAlone, /TS2367.*KIT_ERR_DEPENDENCIES/, 'a comparison with a misspelt code fails');
-    assert.match(coreAlone, /TS2345.*KIT_ERR_NOPE/, 'constructing one with an undeclared code fails');
-    assert.match(coreAlone, /TS2367.*KIT_ERR_DATABASE_BUSY/, "AutoCrud's codes are unknown without its package");
-    assert.doesNotMatch(coreAlone, /KIT_ERR_DEPENDENCY'|KIT_ERR_INVALID_OPTION/, "core's own codes are fine");
+lineIndependent('KitErrorCode (TypeScript compiler)', () => {
+  describe('KitErrorCode (TypeScript compiler)', () => {
+    it("accepts the codes of the packages a program imports and refuses any other", { timeout: 120_000 }, async () => {
+      const uses = `
+        declare const err: KitError;
+        export const core = err.code === 'KIT_ERR_DEPENDENCY';
+        export const made = new KitError('KIT_ERR_INVALID_OPTION', 'fine');
+        export const others = err.code === 'KIT_ERR_DATABASE_BUSY' || err.code === 'KIT_ERR_STORE_FAILED';
+      `;
+      // Two programs, as each compile takes seconds: all packages imported (everything compiles),
+      // and core alone with two misspelt codes.
+      assert.equal(await compile(`import { KitError } from '@kit/core';\nimport '@kit/autocrud';\nimport '@kit/store-redis';\n${uses}`), '', 'the codes of every imported package compile');
+      const coreAlone = await compile(`import { KitError } from '@kit/core';\n${uses}\nexport const typo = err.code === 'KIT_ERR_DEPENDENCIES';\nexport const made2 = new KitError('KIT_ERR_NOPE', 'x');`);
+      assert.match(coreAlone, /TS2367.*KIT_ERR_DEPENDENCIES/, 'a comparison with a misspelt code fails');
+      assert.match(coreAlone, /TS2345.*KIT_ERR_NOPE/, 'constructing one with an undeclared code fails');
+      assert.match(coreAlone, /TS2367.*KIT_ERR_DATABASE_BUSY/, "AutoCrud's codes are unknown without its package");
+      assert.doesNotMatch(coreAlone, /KIT_ERR_DEPENDENCY'|KIT_ERR_INVALID_OPTION/, "core's own codes are fine");
+    });
   });
 });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { lineIndependent } from '../../../scripts/heavy-tests.ts';
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -34,21 +35,23 @@ async function compile(source: string): Promise<{ ok: boolean; output: string }>
   }
 }
 
-describe('typed routes with a type provider (TypeScript compiler)', () => {
-  it('IKitEndpoint<P> and EndpointApp<P> keep TypeBox\'s and Zod\'s inference in addRoutes', { timeout: 120_000 }, async () => {
-    const source = await readFile(path.join(here, 'types', 'type-providers.ts'), 'utf8');
-    const typed = await compile(source);
-    assert.ok(typed.ok, typed.output);
+lineIndependent('typed routes with a type provider (TypeScript compiler)', () => {
+  describe('typed routes with a type provider (TypeScript compiler)', () => {
+    it('IKitEndpoint<P> and EndpointApp<P> keep TypeBox\'s and Zod\'s inference in addRoutes', { timeout: 120_000 }, async () => {
+      const source = await readFile(path.join(here, 'types', 'type-providers.ts'), 'utf8');
+      const typed = await compile(source);
+      assert.ok(typed.ok, typed.output);
 
-    // The same endpoints with the provider dropped, as `addRoutes(app: FastifyInstance)` does.
-    const lost = source
-      .replace("import type { EndpointApp, IKitEndpoint } from '@kit/core';", "import type { FastifyInstance } from 'fastify';\nimport type { IKitEndpoint } from '@kit/core';")
-      .replaceAll(/IKitEndpoint<\w+>/g, 'IKitEndpoint')
-      .replaceAll(/EndpointApp<\w+>/g, 'FastifyInstance');
-    assert.notEqual(lost, source);
-    const untyped = await compile(lost);
-    assert.equal(untyped.ok, false, 'without the provider the type-level assertions must fail');
-    assert.match(untyped.output, /error TS/);
-    assert.match(untyped.output, /Unused '@ts-expect-error' directive|is not assignable|unknown/);
+      // The same endpoints with the provider dropped, as `addRoutes(app: FastifyInstance)` does.
+      const lost = source
+        .replace("import type { EndpointApp, IKitEndpoint } from '@kit/core';", "import type { FastifyInstance } from 'fastify';\nimport type { IKitEndpoint } from '@kit/core';")
+        .replaceAll(/IKitEndpoint<\w+>/g, 'IKitEndpoint')
+        .replaceAll(/EndpointApp<\w+>/g, 'FastifyInstance');
+      assert.notEqual(lost, source);
+      const untyped = await compile(lost);
+      assert.equal(untyped.ok, false, 'without the provider the type-level assertions must fail');
+      assert.match(untyped.output, /error TS/);
+      assert.match(untyped.output, /Unused '@ts-expect-error' directive|is not assignable|unknown/);
+    });
   });
 });
