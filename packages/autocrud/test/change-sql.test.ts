@@ -9,14 +9,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
-import { PGlite } from '@electric-sql/pglite';
 import { changeSqlSuite, SqlHard, SqlHardEndpoint } from './suite/change-sql.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { freshPGlite } from './suite/engines.ts';
 
-const pglite = new PGlite();
+const pglite = await freshPGlite();
 // PGlite is one session: its time zone is every statement's.
 before(async () => {
-  await pglite.waitReady;
   await pglite.exec("set timezone to 'America/St_Johns'");
 });
 after(() => pglite.close());

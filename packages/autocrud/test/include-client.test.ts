@@ -11,11 +11,12 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
 import { redoclyLint } from '../../core/test/redocly.ts';
+import { freshPGlite } from './suite/engines.ts';
 import { RELATION_ENDPOINTS } from './suite/relations.ts';
 
 const run = promisify(execFile);
@@ -63,13 +64,14 @@ const TSCONFIG = {
 };
 
 describe('includes with a generated typed client', () => {
-  const pglite = new PGlite();
+  let pglite: PGlite | undefined;
   let app: FastifyInstance;
   let base: string;
   let dir: string;
   before(async () => {
     app = Fastify();
     addKit(app, RELATION_ENDPOINTS);
+    pglite = await freshPGlite();
     addKitAutoCrud(app, pglite, { createTables: true });
     await useKit(app);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -78,7 +80,7 @@ describe('includes with a generated typed client', () => {
   });
   after(async () => {
     await app?.close();
-    await pglite.close();
+    await pglite?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

@@ -8,13 +8,14 @@
 import './otel-sdk.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { sqliteAvailable } from '../src/mapper/sqlite.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 import { exporter } from './otel-sdk.ts';
+import { freshPGlite } from './suite/engines.ts';
 import { Customer, Item, Line, Order, RELATION_ENDPOINTS } from './suite/relations.ts';
 
 const CLIENT = 2;
@@ -97,10 +98,12 @@ describePostgres('include statement count on PostgreSQL', () => {
 });
 
 describe('include statement count on PGlite', () => {
-  const pglite = new PGlite();
-  before(() => pglite.waitReady);
-  after(() => pglite.close());
-  statementCountSuite('PGlite', () => pglite, EMBEDDED);
+  let pglite: PGlite | undefined;
+  before(async () => {
+    pglite = await freshPGlite();
+  });
+  after(() => pglite?.close());
+  statementCountSuite('PGlite', () => pglite as PGlite, EMBEDDED);
 });
 
 if (sqliteAvailable()) {

@@ -20,6 +20,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit, type KitOption } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, defineEntity, type KitAutoCrud, type KitAutoCrudOptions } from '@kit/autocrud';
 import { LOCK_FILE, lockDirectory } from '../src/mapper/directory-lock.ts';
+import { freshPGlite } from './suite/engines.ts';
 
 const Item = defineEntity({
   name: 'Item',
@@ -159,7 +160,7 @@ describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () =
   });
 
   it('the worker answers exactly what a PGlite instance on the host\'s thread answers (types, errors, constraints)', async () => {
-    const host = new PGlite();
+    const host = await freshPGlite();
     // One cursor key for both, so that their `next` cursors compare too.
     const cursorSecret = 'differential-test-cursor-secret-0123456789';
     const inThread = await start(host, { cursorSecret });

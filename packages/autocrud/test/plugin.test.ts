@@ -3,7 +3,6 @@
 // lint), the page-size options, and the repository handle. One PGlite instance serves the file.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PGlite } from '@electric-sql/pglite';
 import { asValue } from 'awilix';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -11,9 +10,9 @@ import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, KIT_AUTOCRUD, redactConnectionString, type KitAutoCrud } from '@kit/autocrud';
 import { redoclyLint } from '../../core/test/redocly.ts';
 import { crudApp, DocumentsEndpoint, LedgersEndpoint, Product, ProductEndpoint, suiteTables } from './suite/fixtures.ts';
-import { pgliteEngine } from './suite/engines.ts';
+import { freshPGlite, pgliteEngine } from './suite/engines.ts';
 
-const pglite = new PGlite();
+const pglite = await freshPGlite();
 const engine = pgliteEngine(pglite);
 
 const schema = Type.Object({ id: Type.Integer(), name: Type.String(), active: Type.Boolean() });

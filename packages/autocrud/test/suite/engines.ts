@@ -10,6 +10,7 @@ import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { discardSnapshot, readSnapshot, snapshotFile, writeSnapshot } from '../../src/mapper/pglite-snapshot.ts';
 import { PostgresServer, type PostgresServerSettings } from '../postgres-server.ts';
 import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 
@@ -83,23 +84,57 @@ export function postgresEngine(options: PostgresServerSettings = {}): PostgresEn
   return { engine, server: started };
 }
 
-/** An in-process PGlite database, ready before the scope's tests and closed after them. */
-export function pgliteEngine(pglite: PGlite = new PGlite()): EngineUnderTest {
-  before(() => pglite.waitReady);
-  after(() => pglite.close());
+/**
+ * A new in-memory PGlite started from the fresh cluster that Kit's `pglite:` engine keeps beside
+ * the installed PGlite (src/mapper/pglite-snapshot.ts), saved here when there is none or it is
+ * damaged. initdb in WASM takes 7 s of a core on a loaded machine; loading the saved cluster about
+ * 2 s, and a dozen test files start one.
+ */
+export async function freshPGlite(): Promise<PGlite> {
+  const file = await snapshotFile();
+  const archive = file === undefined ? undefined : await readSnapshot(file);
+  if (archive !== undefined) {
+    const loaded = new PGlite({ loadDataDir: new Blob([archive]) });
+    try {
+      await loaded.waitReady;
+      return loaded;
+    } catch {
+      await discardSnapshot(file as string);
+    }
+  }
+  const db = new PGlite();
+  await db.waitReady;
+  if (file !== undefined) await writeSnapshot(file, new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer()));
+  return db;
+}
+
+/** An in-process PGlite database (`freshPGlite()` unless given), ready before the scope's tests and closed after them. */
+export function pgliteEngine(given?: PGlite): EngineUnderTest {
+  let pglite: PGlite | undefined = given;
+  const started = (): PGlite => {
+    if (!pglite) throw new Error('PGlite is not started yet: use it inside a test');
+    return pglite;
+  };
+  before(async () => {
+    pglite ??= await freshPGlite();
+    await pglite.waitReady;
+  });
+  after(() => pglite?.close());
   const numbers = (rows: Array<Record<string, unknown>>) => rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
   return {
     name: 'PGlite',
     flavour: 'postgres',
-    connection: pglite,
+    get connection() {
+      return started();
+    },
     async sql(text) {
-      return numbers((await pglite.query<Record<string, unknown>>(text)).rows);
+      return numbers((await started().query<Record<string, unknown>>(text)).rows);
     },
     // PGlite has one session: its transactions, Kit's and these, run one at a time.
     async session(): Promise<EngineSession> {
       return {
         transaction: (statements) =>
-          pglite.transaction(async (tx) => {
+          started().transaction(async (tx) => {
             const rows = [];
             for (const text of statements) rows.push(numbers((await tx.query<Record<string, unknown>>(text)).rows));
             return rows;
@@ -111,13 +146,13 @@ export function pgliteEngine(pglite: PGlite = new PGlite()): EngineUnderTest {
     async hold() {
       let begun!: () => void;
       let open!: () => void;
-      const started = new Promise<void>((resolve) => (begun = resolve));
+      const holding = new Promise<void>((resolve) => (begun = resolve));
       const gate = new Promise<void>((resolve) => (open = resolve));
-      const done = pglite.transaction(async () => {
+      const done = started().transaction(async () => {
         begun();
         await gate;
       });
-      await started;
+      await holding;
       return async () => {
         open();
         await done;
