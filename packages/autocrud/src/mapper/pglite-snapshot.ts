@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 
 const unzip = promisify(gunzip);
 
@@ -62,4 +63,28 @@ export async function writeSnapshot(file: string, archive: Uint8Array): Promise<
 /** Removes a saved cluster PGlite could not start from. */
 export async function discardSnapshot(file: string): Promise<void> {
   await rm(file, { force: true }).catch(() => undefined);
+}
+
+/**
+ * An in-memory PGlite: from the saved fresh cluster when there is one, else from initdb, whose
+ * cluster is then saved for the next start. `snapshot` says which (`none`: initdb, and the cache
+ * could not be written). Used by the worker thread, and by the tests that open a PGlite of their own.
+ */
+export async function startInMemory(options: PGliteOptions): Promise<{ db: PGlite; snapshot: 'loaded' | 'saved' | 'none' }> {
+  const file = await snapshotFile();
+  const archive = file === undefined ? undefined : await readSnapshot(file);
+  if (archive !== undefined) {
+    try {
+      const db = new PGlite({ ...options, loadDataDir: new Blob([archive]) });
+      await db.waitReady;
+      return { db, snapshot: 'loaded' };
+    } catch {
+      await discardSnapshot(file as string);
+    }
+  }
+  const db = new PGlite(options);
+  await db.waitReady;
+  // Before any table exists: the tarball is initdb's cluster and nothing else.
+  const saved = file !== undefined && (await writeSnapshot(file, new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer())));
+  return { db, snapshot: saved ? 'saved' : 'none' };
 }

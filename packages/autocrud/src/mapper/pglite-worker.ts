@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import { PGlite } from '@electric-sql/pglite';
 import { errorFields, type WorkerMessage, type WorkerQuery, type WorkerStart } from './pglite-protocol.js';
-import { discardSnapshot, readSnapshot, snapshotFile, writeSnapshot } from './pglite-snapshot.js';
+import { startInMemory } from './pglite-snapshot.js';
 
 const port = parentPort;
 if (!port) throw new Error('pglite-worker.ts runs as a worker thread (see pglite-thread.ts)');
@@ -35,24 +35,8 @@ async function start(): Promise<PGlite> {
     post({ kind: 'ready', snapshot: 'none', ms: performance.now() - began });
     return db;
   }
-  // In memory: from the saved fresh cluster when there is one, else initdb, saved for next time.
-  const file = await snapshotFile();
-  const archive = file === undefined ? undefined : await readSnapshot(file);
-  if (archive !== undefined) {
-    try {
-      const db = new PGlite({ ...options, loadDataDir: new Blob([archive]) });
-      await db.waitReady;
-      post({ kind: 'ready', snapshot: 'loaded', ms: performance.now() - began });
-      return db;
-    } catch {
-      await discardSnapshot(file as string);
-    }
-  }
-  const db = new PGlite(options);
-  await db.waitReady;
-  // Before any table exists: the tarball is initdb's cluster and nothing else.
-  const saved = file !== undefined && (await writeSnapshot(file, new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer())));
-  post({ kind: 'ready', snapshot: saved ? 'saved' : 'none', ms: performance.now() - began });
+  const { db, snapshot } = await startInMemory(options);
+  post({ kind: 'ready', snapshot, ms: performance.now() - began });
   return db;
 }
 

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { discardSnapshot, readSnapshot, snapshotFile, writeSnapshot } from '../../src/mapper/pglite-snapshot.ts';
+import { startInMemory } from '../../src/mapper/pglite-snapshot.ts';
 import { PostgresServer, type PostgresServerSettings } from '../postgres-server.ts';
 import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 
@@ -85,27 +85,12 @@ export function postgresEngine(options: PostgresServerSettings = {}): PostgresEn
 }
 
 /**
- * A new in-memory PGlite started from the fresh cluster that Kit's `pglite:` engine keeps beside
- * the installed PGlite (src/mapper/pglite-snapshot.ts), saved here when there is none or it is
- * damaged. initdb in WASM takes 7 s of a core on a loaded machine; loading the saved cluster about
- * 2 s, and a dozen test files start one.
+ * A new in-memory PGlite started as Kit's `pglite:` engine starts one (src/mapper/pglite-snapshot.ts):
+ * from the fresh cluster saved beside the installed PGlite. initdb in WASM takes 7 s of a core on a
+ * loaded machine, loading the saved cluster about 2 s, and eight test files start one.
  */
 export async function freshPGlite(): Promise<PGlite> {
-  const file = await snapshotFile();
-  const archive = file === undefined ? undefined : await readSnapshot(file);
-  if (archive !== undefined) {
-    const loaded = new PGlite({ loadDataDir: new Blob([archive]) });
-    try {
-      await loaded.waitReady;
-      return loaded;
-    } catch {
-      await discardSnapshot(file as string);
-    }
-  }
-  const db = new PGlite();
-  await db.waitReady;
-  if (file !== undefined) await writeSnapshot(file, new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer()));
-  return db;
+  return (await startInMemory({})).db;
 }
 
 /** An in-process PGlite database (`freshPGlite()` unless given), ready before the scope's tests and closed after them. */
