@@ -2,12 +2,14 @@
 // (pg_terminate_backend) at a random moment while 500 rows go in, the table holds all 500 or none
 // of them, never a part; an answered 201 always means 500. Many rounds: half at a moment spread over
 // the request's whole duration (measured first), so that rounds die early, late and not at all;
-// half once a backend is seen inside the transaction, which is short now that the rows go in one
-// multi-row statement.
+// half inside the transaction for certain: another session holds the table's lock, so the insert
+// waits in its open transaction until the kill. The transaction alone is too short now that the rows
+// go in one multi-row statement: waiting to see it, 27 of 30 rounds and once all 30 completed.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
@@ -33,6 +35,17 @@ heavy('a terminated backend leaves a bulk create all or nothing', () => {
 
     const batch = (round: string) => Array.from({ length: ROWS }, (_, i) => ({ name: `${round}-${i}`, price: i, stock: i }));
     const post = (round: string) => app.inject({ method: 'POST', url: '/api/product', payload: batch(round) });
+    // Another session's exclusive lock on the table: Kit's insert waits for it inside its transaction.
+    const holdLock = async () => {
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      await client.query('begin');
+      await client.query('lock table products in exclusive mode');
+      return async () => {
+        await client.query('commit');
+        await client.end();
+      };
+    };
     const stored = async (round: string) => Number((await server.sql(`select count(*) as n from products where name like '${round}-%'`)).rows[0].n);
 
     it(`${ROUNDS} rounds: 0 or ${ROWS} rows each, 201 only with ${ROWS}; some rounds interrupted, some complete`, async (t) => {
@@ -43,14 +56,17 @@ heavy('a terminated backend leaves a bulk create all or nothing', () => {
       const outcomes = { complete: 0, interrupted: 0 };
       for (let round = 0; round < ROUNDS; round++) {
         const name = `r${round}`;
+        // Odd rounds: the lock is taken first, so Kit's insert waits for it inside its transaction.
+        const release = round % 2 === 1 ? await holdLock() : undefined;
         let answered = false;
         const answer = post(name).finally(() => (answered = true));
-        if (round % 2 === 0) {
+        if (release === undefined) {
           await sleep(Math.random() * duration * 1.2);
         } else {
-          // The transaction is a small part of the request since the rows go in one statement: half
-          // the rounds wait until a Kit backend is inside it (or the answer came first), then kill.
-          while (!answered && (await server.sql("select 1 from pg_stat_activity where application_name = 'kit-autocrud' and xact_start is not null and state <> 'idle'")).rowCount === 0) await sleep(0);
+          while (!answered && (await server.sql("select 1 from pg_stat_activity where application_name = 'kit-autocrud' and xact_start is not null and wait_event_type = 'Lock'")).rowCount === 0) await sleep(5);
+          const killed = await server.sql("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'kit-autocrud'");
+          await release();
+          assert.ok(killed.rowCount! > 0, `round ${round}: no Kit backend to kill`);
         }
         const killed = await server.sql("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'kit-autocrud'");
         const res = await answer;
