@@ -8,37 +8,39 @@
 //   35 s of a core per line.
 import { it } from 'node:test';
 
-/** The skip reason for heavy tests in this run, or `false` when they run. */
-export const skipHeavy: string | false =
-  process.env.KIT_HEAVY_TESTS === 'skip' ? 'heavy fault/fleet tests run once per CI run, on the Node line .ci/run names (KIT_HEAVY_TESTS=skip here)' : false;
+const once = process.env.KIT_HEAVY_TESTS === 'skip';
+const heavyReason = 'heavy fault/fleet tests run once per CI run, on the Node line .ci/run names (KIT_HEAVY_TESTS=skip here)';
 
-const skipLineIndependent =
-  'the TypeScript compiler decides this suite the same on every Node line: it runs once per CI run, on the line .ci/run names (KIT_HEAVY_TESTS=skip here)';
+/** The skip reason for heavy tests in this run, or `false` when they run. */
+export const skipHeavy: string | false = once ? heavyReason : false;
+
+/** Registers `fn`, or, when the once-per-CI tests are skipped, one test that reports itself skipped with `reason` (so the summary counts it). */
+function onceOnCi(reason: string): (name: string, fn: () => void) => void {
+  return (name, fn) => {
+    if (once) it(name, (t) => t.skip(reason));
+    else fn();
+  };
+}
 
 /**
- * Registers `fn` as a heavy suite, or, when heavy tests are skipped, a single test that reports
- * itself skipped with the reason (so the summary counts it).
+ * Registers `fn` as a heavy suite, skipped where heavy tests are.
  *
  * @example
  * ```ts
  * heavy('PostgreSQL chaos under load', () => { describe(...); });
  * ```
  */
-export function heavy(name: string, fn: () => void): void {
-  if (skipHeavy) it(name, (t) => t.skip(skipHeavy as string));
-  else fn();
-}
+export const heavy = onceOnCi(heavyReason);
 
 /**
- * Registers `fn` as a suite whose outcome the TypeScript compiler alone decides, or, when the
- * once-per-CI tests are skipped, a single test that reports itself skipped with the reason.
+ * Registers `fn` as a suite whose outcome the TypeScript compiler alone decides, skipped where
+ * heavy tests are.
  *
  * @example
  * ```ts
  * lineIndependent('KitErrorCode (TypeScript compiler)', () => { it(...); });
  * ```
  */
-export function lineIndependent(name: string, fn: () => void): void {
-  if (skipHeavy) it(name, (t) => t.skip(skipLineIndependent));
-  else fn();
-}
+export const lineIndependent = onceOnCi(
+  'the TypeScript compiler decides this suite the same on every Node line: it runs once per CI run, on the line .ci/run names (KIT_HEAVY_TESTS=skip here)',
+);
