@@ -9,9 +9,8 @@ import { Kysely, PostgresAdapter, PostgresDialect, sql, SqliteAdapter, SqliteInt
 import pg from 'pg';
 import type { DynamicDatabase, MigrationSession } from './engine.js';
 import { NodeSqliteDriver, type DatabaseSync } from './sqlite-driver.js';
+import { SCHEMA_LOCK_KEY } from './tables.js';
 
-/** Kit's advisory lock key for migrations (an int8; Kysely's own Migrator uses another). */
-const LOCK_KEY = '7364915278043516723';
 
 /** SQLite runs DDL in transactions: Kysely's adapter says it does not, and would run a batch outside one. */
 export class TransactionalSqliteAdapter extends SqliteAdapter {
@@ -29,12 +28,12 @@ class LockingPostgresAdapter extends PostgresAdapter {
   override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
     await sql`select set_config('lock_timeout', ${`${this.lockTimeoutMs}ms`}, false)`.execute(db);
     try {
-      await sql`select pg_advisory_lock(${sql.raw(LOCK_KEY)})`.execute(db);
+      await sql`select pg_advisory_lock(${sql.raw(SCHEMA_LOCK_KEY)})`.execute(db);
     } catch (err) {
       if ((err as { code?: unknown }).code !== '55P03') throw err;
       throw new KitError(
         'KIT_ERR_AUTOCRUD_MIGRATION',
-        `Another instance has held the migration lock for ${this.lockTimeoutMs} ms (migrationLockTimeoutMs) and is still migrating; this one did not start. Raise migrationLockTimeoutMs for long migrations, or see pg_locks (locktype 'advisory', objid ${BigInt(LOCK_KEY) & 0xffffffffn}) for who holds it.`,
+        `Another instance has held the migration lock for ${this.lockTimeoutMs} ms (migrationLockTimeoutMs) and is still migrating; this one did not start. Raise migrationLockTimeoutMs for long migrations, or see pg_locks (locktype 'advisory', objid ${BigInt(SCHEMA_LOCK_KEY) & 0xffffffffn}) for who holds it.`,
         { cause: err },
       );
     } finally {
@@ -43,7 +42,7 @@ class LockingPostgresAdapter extends PostgresAdapter {
   }
 
   override async releaseMigrationLock(db: Kysely<unknown>): Promise<void> {
-    await sql`select pg_advisory_unlock(${sql.raw(LOCK_KEY)})`.execute(db);
+    await sql`select pg_advisory_unlock(${sql.raw(SCHEMA_LOCK_KEY)})`.execute(db);
   }
 }
 

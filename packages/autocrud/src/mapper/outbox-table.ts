@@ -17,7 +17,7 @@ interface Executable {
 }
 import type { Db, SqlFlavour } from './engine.js';
 import { SchemaMismatchError } from './errors.js';
-import { findTable } from './tables.js';
+import { creatingTables, findTable } from './tables.js';
 
 /** The outbox's records. */
 export const OUTBOX_TABLE = 'kit_outbox';
@@ -93,8 +93,10 @@ export async function prepareOutbox(db: Db, flavour: SqlFlavour, createTables: b
   let tables = await db.introspection.getTables();
   const builders = outboxBuilders(db, flavour);
   if (createTables && builders.some(({ table }) => !findTable(tables, table, flavour))) {
-    for (const { builder } of builders) await builder.ifNotExists().execute();
-    tables = await db.introspection.getTables();
+    tables = await creatingTables(db, flavour, async (db) => {
+      for (const { builder } of outboxBuilders(db, flavour)) await builder.ifNotExists().execute();
+      return db.introspection.getTables();
+    });
   }
   for (const { table } of builders) {
     if (!findTable(tables, table, flavour)) {

@@ -137,6 +137,28 @@ export function referenceOrder(entities: readonly Entity[]): Entity[] {
   return ordered;
 }
 
+/**
+ * Kit's advisory lock key for schema changes (an int8; Kysely's own Migrator uses another):
+ * migrations hold it for their session, `createTables` for its transaction.
+ */
+export const SCHEMA_LOCK_KEY = '7364915278043516723';
+
+/**
+ * Runs `create` (which reads what exists, then creates what is missing) as the one instance doing
+ * so. Two PostgreSQL sessions running the same `CREATE TABLE IF NOT EXISTS` at once do not both
+ * skip: one fails on the catalog's unique index (23505) or with 42P07, so instances starting
+ * together would see a start-up failure. On PostgreSQL `create` runs in a transaction holding the
+ * schema lock; the tables appear together at its commit. SQLite checks IF NOT EXISTS under its
+ * write lock, so it needs none.
+ */
+export async function creatingTables<T>(db: Db, flavour: SqlFlavour, create: (db: Db) => Promise<T>): Promise<T> {
+  if (flavour !== 'postgres') return create(db);
+  return db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(${sql.raw(SCHEMA_LOCK_KEY)})`.execute(tx);
+    return create(tx);
+  });
+}
+
 async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise<void> {
   await createTableBuilder(db, flavour, entity).ifNotExists().execute();
   for (const { builder } of referenceIndexBuilders(db, entity)) await builder.ifNotExists().execute();
@@ -205,10 +227,13 @@ export async function prepareTables(db: Db, flavour: SqlFlavour, entities: reado
       }
     }
   }
-  if (createTables) {
-    const missing = referenceOrder(entities).filter((e) => !findTable(tables, e.table, flavour));
-    for (const entity of missing) await createTable(db, flavour, entity);
-    if (missing.length > 0) tables = await db.introspection.getTables();
+  if (createTables && entities.some((e) => !findTable(tables, e.table, flavour))) {
+    tables = await creatingTables(db, flavour, async (db) => {
+      const present = await db.introspection.getTables();
+      const missing = referenceOrder(entities).filter((e) => !findTable(present, e.table, flavour));
+      for (const entity of missing) await createTable(db, flavour, entity);
+      return missing.length > 0 ? db.introspection.getTables() : present;
+    });
   }
   const postgresTypes = flavour === 'postgres' ? await postgresColumnTypes(db, entities.map((e) => e.table)) : undefined;
   for (const entity of entities) {

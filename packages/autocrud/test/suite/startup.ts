@@ -218,6 +218,52 @@ export function startupSuite(engine: EngineUnderTest): void {
       await app.close();
     });
 
+    it('instances starting at once with createTables each start clean and serve at once, many rounds', async (t) => {
+      if (engine.name === 'PGlite') return t.skip('one session: the instances share it, so no two CREATE TABLE run at once');
+      // Separate apps, so separate sessions: what collides is the sessions' CREATE TABLE IF NOT
+      // EXISTS (PostgreSQL fails one of two with 23505), and apps in one process reach it within a
+      // millisecond of each other, where processes spread over their own start.
+      for (let round = 0; round < 6; round++) {
+        const Thing = defineEntity({
+          name: 'RaceThing',
+          table: `race_things_${round}`,
+          schema: Type.Object({ id: Type.Integer(), code: Type.String(), name: Type.String() }),
+          writable: ['code', 'name'],
+          unique: [['code']],
+        });
+        @AutoCrud(Thing)
+        class RaceThingsEndpoint {}
+        const lines: string[] = [];
+        const stream = new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            lines.push(chunk.toString());
+            done();
+          },
+        });
+        const apps = Array.from({ length: 6 }, () => {
+          const app = Fastify({ logger: { level: 'warn', stream } });
+          addKit(app, [RaceThingsEndpoint]);
+          addKitAutoCrud(app, engine.connection, { createTables: true });
+          return app;
+        });
+        try {
+          const started = await Promise.allSettled(
+            apps.map(async (app) => {
+              await useKit(app);
+              await app.ready();
+            }),
+          );
+          assert.deepEqual(started.flatMap((s) => (s.status === 'rejected' ? [String(s.reason)] : [])), [], `round ${round}`);
+          // At once: an instance whose start met the database unavailable answers 503 for a while.
+          const created = await Promise.all(apps.map((app, i) => app.inject({ method: 'POST', url: '/api/raceThings', payload: { code: `c${i}`, name: 'n' } })));
+          for (const res of created) assert.equal(res.statusCode, 201, `round ${round}: ${res.body}`);
+          assert.deepEqual(lines.filter((l) => /not reachable|unavailable/.test(l)), [], `round ${round}: an instance saw the database unavailable`);
+        } finally {
+          await Promise.all(apps.map((app) => app.close()));
+        }
+      }
+    });
+
     it('without requireAuthorization, start-up warns that the generated routes are open', async () => {
       const lines: string[] = [];
       const stream = new Writable({
