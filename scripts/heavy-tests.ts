@@ -4,9 +4,11 @@
 //   run), several processes on one store, a rolling deploy behind a load balancer. Each takes
 //   tens of seconds and needs the machine's cores to itself.
 // - line-independent: what the TypeScript compiler alone decides (a program that must or must
-//   not compile). tsc gives the same answer on every Node line, and each such suite takes 15 to
-//   35 s of a core per line.
-import { it } from 'node:test';
+//   not compile, the packages' public surface) and checks of static files (the Kubernetes
+//   manifests against the API's schemas). They give the same answer on every Node line, and each
+//   takes 5 to 35 s of a core per line. Inside a test that also does runtime work (a generated
+//   client compiled, then called), only the compiler's step is left to that line: typeCheckOnce.
+import { it, type TestContext } from 'node:test';
 
 const once = process.env.KIT_HEAVY_TESTS === 'skip';
 const heavyReason = 'heavy fault/fleet tests run once per CI run, on the Node line .ci/run names (KIT_HEAVY_TESTS=skip here)';
@@ -41,6 +43,21 @@ export const heavy = onceOnCi(heavyReason);
  * lineIndependent('KitErrorCode (TypeScript compiler)', () => { it(...); });
  * ```
  */
-export const lineIndependent = onceOnCi(
-  'the TypeScript compiler decides this suite the same on every Node line: it runs once per CI run, on the line .ci/run names (KIT_HEAVY_TESTS=skip here)',
-);
+const lineIndependentReason = 'decided the same on every Node line (the TypeScript compiler, static files): it runs once per CI run, on the line .ci/run names (KIT_HEAVY_TESTS=skip here)';
+
+export const lineIndependent = onceOnCi(lineIndependentReason);
+
+/**
+ * Runs `check`, a step of a test that the TypeScript compiler alone decides (strict tsc on a
+ * generated client the test then calls), where line-independent tests run; elsewhere the test
+ * goes on without it and says so in a diagnostic.
+ *
+ * @example
+ * ```ts
+ * await typeCheckOnce(t, 'the generated client under strict tsc', () => run(process.execPath, [tsc, '-p', dir]));
+ * ```
+ */
+export async function typeCheckOnce(t: TestContext, what: string, check: () => Promise<unknown>): Promise<void> {
+  if (once) t.diagnostic(`not checked here: ${what}; ${lineIndependentReason}`);
+  else await check();
+}

@@ -19,6 +19,7 @@ import { describe, it } from 'node:test';
 import { KitOption } from '@kit/core';
 import { DEFAULT_CHECK_TIMEOUT_MS } from '../../../packages/core/src/health/constants.ts';
 import { DEFAULT_DRAIN_TIMEOUT_MS, PRODUCTION_SHUTDOWN_DELAY_MS } from '../../../packages/core/src/health/shutdown-options.ts';
+import { lineIndependent } from '../../../scripts/heavy-tests.ts';
 import { createApp } from '../src/app.ts';
 import { parseDockerfile } from './fleet/dockerfile.ts';
 import { manifests, type Manifest } from './fleet/manifests.ts';
@@ -63,34 +64,37 @@ async function typeCheck(docs: Manifest[]): Promise<string> {
   }
 }
 
-describe('deploy/kubernetes against the Kubernetes 1.36 API', () => {
-  const all = manifests();
+// Static files against the API's schemas and the TypeScript compiler: the same on every Node line.
+lineIndependent('deploy/kubernetes against the Kubernetes 1.36 API', () => {
+  describe('deploy/kubernetes against the Kubernetes 1.36 API', () => {
+    const all = manifests();
 
-  it('holds the Deployment, its Service and its PodDisruptionBudget, each valid against its schema', async () => {
-    assert.deepEqual(all.map((m) => `${m.doc.apiVersion} ${m.doc.kind}`).sort(), Object.keys(SERVED).sort());
-    for (const { file, doc } of all) await validateSchema(doc).catch((err: Error) => assert.fail(`${file}: ${err.message}`));
-  });
+    it('holds the Deployment, its Service and its PodDisruptionBudget, each valid against its schema', async () => {
+      assert.deepEqual(all.map((m) => `${m.doc.apiVersion} ${m.doc.kind}`).sort(), Object.keys(SERVED).sort());
+      for (const { file, doc } of all) await validateSchema(doc).catch((err: Error) => assert.fail(`${file}: ${err.message}`));
+    });
 
-  it('has no unknown field anywhere (TypeScript checks them as kubernetes-models interfaces)', async () => {
-    assert.equal(await typeCheck(all.map((m) => m.doc)), '');
-  });
+    it('has no unknown field anywhere (TypeScript checks them as kubernetes-models interfaces)', async () => {
+      assert.equal(await typeCheck(all.map((m) => m.doc)), '');
+    });
 
-  it('the validation is real: a mistyped field, a wrong type, a missing field and a removed API are each refused', async () => {
-    const deployment = all.find((m) => m.doc.kind === 'Deployment')!.doc;
-    const clone = () => JSON.parse(JSON.stringify(deployment)) as Manifest & { spec: { template: { spec: { containers: Array<Record<string, Record<string, unknown>>> } } } };
-    const typo = clone();
-    const probe = typo.spec.template.spec.containers[0]!.readinessProbe!;
-    probe.periodSecond = probe.periodSeconds;
-    delete probe.periodSeconds;
-    await validateSchema(typo); // the schemas let unknown fields through, as the API server's do
-    assert.match(await typeCheck([typo]), /periodSecond/);
-    const wrongType = clone();
-    wrongType.spec.template.spec.containers[0]!.readinessProbe!.failureThreshold = 'two';
-    await assert.rejects(validateSchema(wrongType), /failureThreshold must be integer/);
-    const missing = clone();
-    delete (missing.spec.template.spec.containers[0] as Record<string, unknown>).name;
-    await assert.rejects(validateSchema(missing), /containers\/0 must have required property name/);
-    await assert.rejects(validateSchema({ ...all.find((m) => m.doc.kind === 'PodDisruptionBudget')!.doc, apiVersion: 'policy/v1beta1' }), /not served by Kubernetes 1\.36/);
+    it('the validation is real: a mistyped field, a wrong type, a missing field and a removed API are each refused', async () => {
+      const deployment = all.find((m) => m.doc.kind === 'Deployment')!.doc;
+      const clone = () => JSON.parse(JSON.stringify(deployment)) as Manifest & { spec: { template: { spec: { containers: Array<Record<string, Record<string, unknown>>> } } } };
+      const typo = clone();
+      const probe = typo.spec.template.spec.containers[0]!.readinessProbe!;
+      probe.periodSecond = probe.periodSeconds;
+      delete probe.periodSeconds;
+      await validateSchema(typo); // the schemas let unknown fields through, as the API server's do
+      assert.match(await typeCheck([typo]), /periodSecond/);
+      const wrongType = clone();
+      wrongType.spec.template.spec.containers[0]!.readinessProbe!.failureThreshold = 'two';
+      await assert.rejects(validateSchema(wrongType), /failureThreshold must be integer/);
+      const missing = clone();
+      delete (missing.spec.template.spec.containers[0] as Record<string, unknown>).name;
+      await assert.rejects(validateSchema(missing), /containers\/0 must have required property name/);
+      await assert.rejects(validateSchema({ ...all.find((m) => m.doc.kind === 'PodDisruptionBudget')!.doc, apiVersion: 'policy/v1beta1' }), /not served by Kubernetes 1\.36/);
+    });
   });
 });
 

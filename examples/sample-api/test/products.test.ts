@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { Type } from '@sinclair/typebox';
@@ -21,6 +21,7 @@ import { ProductsEndpoint } from '../src/catalog/ProductsEndpoint.js';
 import { redoclyLint } from '../../../packages/core/test/redocly.js';
 import { describePostgres, PostgresServer } from '../../../packages/autocrud/test/postgres-server.js';
 import { buildApp, createApp } from '../src/app.js';
+import { typeCheckOnce } from '../../../scripts/heavy-tests.ts';
 
 const run = promisify(execFile);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -89,16 +90,18 @@ const TSCONFIG = {
  * Types generated from the running app's /openapi.json by openapi-typescript at its default
  * settings, `client` (written against them) compiled with strict tsc, and imported.
  */
-async function generatedClient(base: string, dir: string, client: string): Promise<{ roundTrip(base: string): Promise<unknown> }> {
+async function generatedClient(t: TestContext, base: string, dir: string, client: string): Promise<{ roundTrip(base: string): Promise<unknown> }> {
   const document = (await (await fetch(`${base}/openapi.json`)).json()) as Parameters<typeof openapiTS>[0];
   await writeFile(path.join(dir, 'api.d.ts'), astToString(await openapiTS(document)));
   await writeFile(path.join(dir, 'client.ts'), client);
   await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
   await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc', { paths: [repo] });
-  await run(process.execPath, [tsc, '-p', dir]).catch((err: { stdout?: string; message: string }) => {
-    throw new Error(`the generated client does not compile:\n${err.stdout ?? err.message}`);
-  });
+  await typeCheckOnce(t, 'the generated client under strict tsc', () =>
+    run(process.execPath, [tsc, '-p', dir]).catch((err: { stdout?: string; message: string }) => {
+      throw new Error(`the generated client does not compile:\n${err.stdout ?? err.message}`);
+    }),
+  );
   return (await import(pathToFileURL(path.join(dir, 'client.ts')).href)) as { roundTrip(base: string): Promise<unknown> };
 }
 
@@ -125,8 +128,8 @@ describe('the sample\'s /api/products with a generated typed client', () => {
     assert.deepEqual(body.items.map((p) => p.name), ['Espresso cup', 'Pour-over kettle', 'Bean grinder']);
   });
 
-  it('openapi-typescript types from /openapi.json compile under strict tsc, and the client creates, reads, updates, patches, lists and deletes', async () => {
-    const client = await generatedClient(base, dir, CLIENT);
+  it('openapi-typescript types from /openapi.json compile under strict tsc, and the client creates, reads, updates, patches, lists and deletes', async (t) => {
+    const client = await generatedClient(t, base, dir, CLIENT);
     assert.deepEqual(await client.roundTrip(base), {
       location: true,
       replayed: true,
@@ -243,8 +246,8 @@ describe('a generated client (openapi-typescript at its defaults) for an app wit
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('compiles under strict tsc and round-trips every entity: create (defaults left out), get, PATCH, list with fields= and ilike', async () => {
-    const client = await generatedClient(base, dir, BOOKS_CLIENT);
+  it('compiles under strict tsc and round-trips every entity: create (defaults left out), get, PATCH, list with fields= and ilike', async (t) => {
+    const client = await generatedClient(t, base, dir, BOOKS_CLIENT);
     const id = '<uuid>';
     const answer = (await client.roundTrip(base)) as { patched: { id: string } };
     assert.match(answer.patched.id, /^[0-9a-f-]{36}$/);
