@@ -1,8 +1,10 @@
-// An in-memory PGlite starts by running initdb, 2 s of WASM on an idle machine and 7-14 s on a
-// loaded one; loading the cluster initdb makes (a 4.5 MB gzipped tarball) takes a third to a half
-// of that. The first in-memory start of an installed PGlite version saves its fresh cluster next
-// to the package (node_modules/.cache/kit-autocrud/); later starts load it. Measurements in
-// docs/autocrud.md ("Measured"), the decision in docs/decisions.md ("PGlite start-up").
+// A PGlite on a new database (in memory, or a new or empty directory) starts by running initdb,
+// 2 s of WASM on an idle machine and 7-14 s on a loaded one; loading the cluster initdb makes (a
+// 4.5 MB gzipped tarball) takes a third to a half of that. The first in-memory start of an
+// installed PGlite version saves its fresh cluster next to the package
+// (node_modules/.cache/kit-autocrud/); later starts, in memory or in a new directory, load it.
+// Measurements in docs/autocrud.md ("Measured"), the decision in docs/decisions.md ("PGlite start-up").
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,4 +89,31 @@ export async function startInMemory(options: PGliteOptions): Promise<{ db: PGlit
   // Before any table exists: the tarball is initdb's cluster and nothing else.
   const saved = file !== undefined && (await writeSnapshot(file, new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer())));
   return { db, snapshot: saved ? 'saved' : 'none' };
+}
+
+/**
+ * A PGlite on `directory` (claimed by pglite-directory.ts: new, empty, or holding a database). A
+ * directory without a database is filled from the saved fresh cluster when there is one, else
+ * PGlite runs initdb in it; one with a database is opened. `snapshot` says which (`none`: opened,
+ * or initdb). A load that fails removes what it wrote, and initdb runs instead (the archive passed
+ * gzip's checksum, so the cause is more likely the directory, which initdb will then name).
+ */
+export async function startInDirectory(directory: string, options: PGliteOptions): Promise<{ db: PGlite; snapshot: 'loaded' | 'none' }> {
+  if (!existsSync(path.join(directory, 'PG_VERSION'))) {
+    const file = await snapshotFile();
+    const archive = file === undefined ? undefined : await readSnapshot(file);
+    if (archive !== undefined) {
+      const before = new Set(readdirSync(directory));
+      try {
+        const db = new PGlite(directory, { ...options, loadDataDir: new Blob([archive]) });
+        await db.waitReady;
+        return { db, snapshot: 'loaded' };
+      } catch {
+        await Promise.all(readdirSync(directory).filter((name) => !before.has(name)).map((name) => rm(path.join(directory, name), { recursive: true, force: true })));
+      }
+    }
+  }
+  const db = new PGlite(directory, options);
+  await db.waitReady;
+  return { db, snapshot: 'none' };
 }

@@ -4,9 +4,9 @@
 // Here, one statement at a time, in the order they come.
 import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { errorFields, type WorkerMessage, type WorkerQuery, type WorkerStart } from './pglite-protocol.js';
-import { startInMemory } from './pglite-snapshot.js';
+import { startInDirectory, startInMemory } from './pglite-snapshot.js';
 
 const port = parentPort;
 if (!port) throw new Error('pglite-worker.ts runs as a worker thread (see pglite-thread.ts)');
@@ -29,13 +29,7 @@ function post(message: WorkerMessage): void {
 
 async function start(): Promise<PGlite> {
   const began = performance.now();
-  if (directory !== undefined) {
-    const db = new PGlite(directory, options);
-    await db.waitReady;
-    post({ kind: 'ready', snapshot: 'none', ms: performance.now() - began });
-    return db;
-  }
-  const { db, snapshot } = await startInMemory(options);
+  const { db, snapshot } = directory === undefined ? await startInMemory(options) : await startInDirectory(directory, options);
   post({ kind: 'ready', snapshot, ms: performance.now() - began });
   return db;
 }

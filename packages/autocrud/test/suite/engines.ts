@@ -3,14 +3,14 @@
 // file. Each helper registers the `before`/`after` hooks of the scope it is called in, so a test
 // file (or one of its describe blocks) owns its database and closes it. One definition of each
 // engine's direct SQL, lock holding and cleanup, for every test file that runs the suites.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { startInMemory } from '../../src/mapper/pglite-snapshot.ts';
+import { startInDirectory, startInMemory } from '../../src/mapper/pglite-snapshot.ts';
 import { PostgresServer, type PostgresServerSettings } from '../postgres-server.ts';
 import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 
@@ -91,6 +91,12 @@ export function postgresEngine(options: PostgresServerSettings = {}): PostgresEn
  */
 export async function freshPGlite(): Promise<PGlite> {
   return (await startInMemory({})).db;
+}
+
+/** A new PGlite of the test's own on `directory` (new or empty), seeded as Kit's engine seeds one: from the saved fresh cluster, not initdb. */
+export async function freshPGliteIn(directory: string): Promise<PGlite> {
+  mkdirSync(directory, { recursive: true });
+  return (await startInDirectory(directory, {})).db;
 }
 
 /** An in-process PGlite database (`freshPGlite()` unless given), ready before the scope's tests and closed after them. */
