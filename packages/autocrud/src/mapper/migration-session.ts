@@ -11,7 +11,6 @@ import type { DynamicDatabase, MigrationSession } from './engine.js';
 import { NodeSqliteDriver, type DatabaseSync } from './sqlite-driver.js';
 import { SCHEMA_LOCK_KEY } from './tables.js';
 
-
 /** SQLite runs DDL in transactions: Kysely's adapter says it does not, and would run a batch outside one. */
 export class TransactionalSqliteAdapter extends SqliteAdapter {
   override get supportsTransactionalDdl(): boolean {
