@@ -5,25 +5,20 @@
 // defaulted, nullable, enum, date, decimal and UUID fields; the document passes redocly;
 // DATABASE_URL switches to PostgreSQL.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import openapiTS, { astToString } from 'openapi-typescript';
 import { Type } from '@sinclair/typebox';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, type KitAutoCrud } from '@kit/autocrud';
 import { ProductsEndpoint } from '../src/catalog/ProductsEndpoint.js';
+import { generatedClient } from '../../../packages/core/test/generated-client.ts';
 import { redoclyLint } from '../../../packages/core/test/redocly.js';
 import { describePostgres, PostgresServer } from '../../../packages/autocrud/test/postgres-server.js';
 import { buildApp, createApp } from '../src/app.js';
-import { typeCheckOnce } from '../../../scripts/heavy-tests.ts';
 
-const run = promisify(execFile);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 // The client a user would write against the generated types (openapi-fetch).
@@ -80,30 +75,6 @@ export async function roundTrip(baseUrl: string) {
   };
 }
 `;
-
-const TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] },
-  include: ['*.ts'],
-};
-
-/**
- * Types generated from the running app's /openapi.json by openapi-typescript at its default
- * settings, `client` (written against them) compiled with strict tsc, and imported.
- */
-async function generatedClient(t: TestContext, base: string, dir: string, client: string): Promise<{ roundTrip(base: string): Promise<unknown> }> {
-  const document = (await (await fetch(`${base}/openapi.json`)).json()) as Parameters<typeof openapiTS>[0];
-  await writeFile(path.join(dir, 'api.d.ts'), astToString(await openapiTS(document)));
-  await writeFile(path.join(dir, 'client.ts'), client);
-  await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc', { paths: [repo] });
-  await typeCheckOnce(t, 'the generated client under strict tsc', () =>
-    run(process.execPath, [tsc, '-p', dir]).catch((err: { stdout?: string; message: string }) => {
-      throw new Error(`the generated client does not compile:\n${err.stdout ?? err.message}`);
-    }),
-  );
-  return (await import(pathToFileURL(path.join(dir, 'client.ts')).href)) as { roundTrip(base: string): Promise<unknown> };
-}
 
 describe('the sample\'s /api/products with a generated typed client', () => {
   let app: FastifyInstance;

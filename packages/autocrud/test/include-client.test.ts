@@ -4,36 +4,20 @@
 // names (an unknown one does not compile), and the nested list route; openapi-fetch's default
 // array serialization (the parameter repeated) is what the server reads. The document passes redocly.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
+import { generatedClient } from '../../core/test/generated-client.ts';
 import { redoclyLint } from '../../core/test/redocly.ts';
-import { typeCheckOnce } from '../../../scripts/heavy-tests.ts';
 import { freshPGlite } from './suite/engines.ts';
 import { RELATION_ENDPOINTS } from './suite/relations.ts';
 
-const run = promisify(execFile);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
-interface OpenapiTypescript {
-  default(document: unknown): Promise<unknown>;
-  astToString(ast: unknown): string;
-}
-
-// openapi-typescript is installed for the sample's client test (its peer range, TypeScript 5, keeps
-// it out of this workspace's dependencies): the same copy, loaded from there.
-async function openapiTypescript(): Promise<OpenapiTypescript> {
-  const fromSample = createRequire(path.join(repo, 'examples', 'sample-api', 'package.json'));
-  return (await import(pathToFileURL(fromSample.resolve('openapi-typescript')).href)) as OpenapiTypescript;
-}
 
 const CLIENT = `
 import createClient from 'openapi-fetch';
@@ -59,11 +43,6 @@ export async function roundTrip(baseUrl: string) {
 }
 `;
 
-const TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] },
-  include: ['*.ts'],
-};
-
 describe('includes with a generated typed client', () => {
   let pglite: PGlite | undefined;
   let app: FastifyInstance;
@@ -86,18 +65,7 @@ describe('includes with a generated typed client', () => {
   });
 
   it('openapi-typescript types compile under strict tsc with order.customer.name and lines[].product.name typed, and the client reads them', async (t) => {
-    const { default: openapiTS, astToString } = await openapiTypescript();
-    await writeFile(path.join(dir, 'api.d.ts'), astToString(await openapiTS(await (await fetch(`${base}/openapi.json`)).json())));
-    await writeFile(path.join(dir, 'client.ts'), CLIENT);
-    await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc', { paths: [repo] });
-    await typeCheckOnce(t, 'the generated client under strict tsc', () =>
-      run(process.execPath, [tsc, '-p', dir]).catch((err: { stdout?: string; message: string }) => {
-        throw new Error(`the generated client does not compile:\n${err.stdout ?? err.message}`);
-      }),
-    );
-    const client = (await import(pathToFileURL(path.join(dir, 'client.ts')).href)) as { roundTrip(base: string): Promise<unknown> };
+    const client = await generatedClient(t, base, dir, CLIENT);
     assert.deepEqual(await client.roundTrip(base), { name: 'Ada', products: ['Kettle', 'Kettle'], cut: true, quantities: [1, 2, 3], unknown: 400 });
   });
 
