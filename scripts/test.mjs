@@ -2,9 +2,13 @@
 // Runs every *.test.ts of the workspaces with node:test under tsx. Node 20's --test does not
 // expand globs or pick up .ts files, so the files are listed here.
 // Usage: node scripts/test.mjs [filter-substring ...]
+// KIT_TEST_LINES=every (set by .ci/run on the lines other than its full one) keeps only the files
+// whose `@test-lines: every` directive says the Node line can change their outcome
+// (scripts/test-lines.mjs holds the rule).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { lineDirective } from './test-lines.mjs';
 
 const roots = ['packages', 'examples', 'docs', 'tests'];
 const files = [];
@@ -18,7 +22,16 @@ function walk(dir) {
 }
 for (const root of roots) walk(root);
 const filters = process.argv.slice(2);
-const selected = filters.length ? files.filter((f) => filters.some((x) => f.includes(x))) : files;
+let selected = filters.length ? files.filter((f) => filters.some((x) => f.includes(x))) : files;
+const lines = process.env.KIT_TEST_LINES ?? 'all';
+if (lines === 'every') {
+  const all = selected.length;
+  selected = selected.filter((f) => lineDirective(f)?.lines !== 'once');
+  console.log(`KIT_TEST_LINES=every: ${selected.length} of ${all} test files, those whose outcome the Node line can change (the others run once per CI run, on its full line)`);
+} else if (lines !== 'all') {
+  console.error(`KIT_TEST_LINES must be 'all' or 'every', not '${lines}'`);
+  process.exit(2);
+}
 if (selected.length === 0) {
   console.error('no test files matched');
   process.exit(1);

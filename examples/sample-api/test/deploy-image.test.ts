@@ -103,6 +103,11 @@ heavy('deploy/Dockerfile', () => {
       assert.equal(image.env.NODE_ENV, 'production');
       assert.equal(image.stopSignal, 'SIGTERM');
       assert.deepEqual(image.exposed, [image.env.PORT]);
+      // The runner stands the Node running it for the base image's: in CI that is the full line,
+      // which the image must name.
+      const line = /^ARG NODE_VERSION=(\d+)$/m.exec(readFileSync(path.join(REPO, 'deploy', 'Dockerfile'), 'utf8'))?.[1];
+      if (inCi) assert.equal(process.versions.node.split('.')[0], line, 'the image runs the Node line CI runs the whole suite on');
+      else t.diagnostic(`the image names Node ${line}; this run is on ${process.version}`);
     });
 
     it('started as PID 1 of its own namespace, unprivileged: answers its probes, and SIGTERM from outside drains it and exits 0', async (t) => {
