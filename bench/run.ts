@@ -273,8 +273,10 @@ const serverNode = nodeBin === process.execPath ? process.version : (await exec(
 const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', fresh, warmupSeconds, semiSpaceMb: semiSpace ? Number(semiSpace) : undefined, seconds, cycles, sliceSeconds, connections };
 // One current result per topic and Node line: `--out=<topic>` (default `throughput`; `audit` for the
 // audit scenarios' own run) writes bench/results/<topic>-node<major>.md and .json, replacing the
-// last run of that topic on that line. The major is the servers' Node, not the harness's.
-const topic = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? 'throughput';
+// last run of that topic on that line. The major is the servers' Node, not the harness's. A run of
+// some scenarios (--only) without --out writes `partial`, which git ignores, so that it cannot
+// replace the whole run's file.
+const topic = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? (only ? 'partial' : 'throughput');
 const out = `${topic}-node${serverNode.replace(/^v/, '').split('.')[0]}`;
 await mkdir(path.join(here, 'results'), { recursive: true });
 await writeFile(path.join(here, 'results', `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
