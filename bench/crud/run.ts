@@ -352,5 +352,5 @@ const results: CrudResults = {
 };
 await writeFile(path.join(here, '..', 'results', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);
 await writeFile(path.join(here, '..', 'results', `${out}.md`), renderCrudReport(results));
-log(`wrote bench/${out}.md and bench/${out}.json`);
+log(`wrote bench/results/${out}.md and bench/results/${out}.json`);
 process.exit(0);
