@@ -1,6 +1,7 @@
-// Renders bench/results.json as bench/RESULTS.md: the tables and each quality bar, met or not.
-// `node --import tsx bench/report.ts RESULTS-node24 ...` renders kept results again (bench/NAME.json
-// to bench/NAME.md), e.g. after a change to how a bar is computed.
+// Renders the numbers of one `npm run bench` run as its report (bench/results/<topic>-node<major>.md):
+// the tables and each quality bar, met or not. `node --import tsx bench/report.ts throughput-node24 ...`
+// renders kept results again (bench/results/NAME.json to bench/results/NAME.md), e.g. after a change
+// to how a bar is computed.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,7 +51,7 @@ export function renderReport(r: Results): string {
     '',
     `Throughput: ${m.fresh ? `the servers are started anew for every cycle (\`--fresh\`), so that one process's own state does not weigh on every cycle, and warmed up with ${m.warmupSeconds ?? 15} s of load` : `all servers are started once and warmed up with ${m.warmupSeconds ?? 2} s of load`}. In each of ${m.cycles} cycles every scenario gets a ${m.sliceSeconds} s slice of load right next to a ${m.sliceSeconds} s slice of its baseline (bare Fastify; for Kit's /livez the bare route sending the same answer), the order of the two alternating from cycle to cycle; the ratio is taken within each pair and the median over the cycles is shown, because the machine's speed drifts by more than the differences measured here, but hardly between two neighbouring slices. "CPU µs/request" is the server process's user + system CPU time (all its threads) during a slice divided by the requests it served; "CPU ratio" is the baseline's CPU per request over the scenario's, i.e. the throughput ratio a CPU-bound server would show. The machine is shared and noisy: compare ratios, not absolute numbers.${m.semiSpaceMb ? ` Every server's young generation is pinned to ${m.semiSpaceMb} MB per semi-space (\`--semi-space=${m.semiSpaceMb}\`: V8's \`--min-semi-space-size\` and \`--max-semi-space-size\`), so that the collector's cost follows what a server allocates, not V8's per-process sizing.` : ''}`,
     '',
-    'Regenerate: `npm run bench` (quick) or `npm run bench -- --full`; `--node=/path/to/node` runs the servers on another Node binary, `--out=NAME` writes `bench/NAME.md` and `bench/NAME.json`, `--semi-space=MB` pins every server\'s young generation.',
+    'Regenerate: `npm run bench` (quick) or `npm run bench -- --full`; `--node=/path/to/node` runs the servers on another Node binary, the report goes to `bench/results/<topic>-node<major>.md` and `.json` (`--out=<topic>`, default `throughput`), `--semi-space=MB` pins every server\'s young generation.',
     '',
   ];
   const bars: Array<[string, boolean, string]> = [];
@@ -162,7 +163,7 @@ export function renderReport(r: Results): string {
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const here = path.dirname(fileURLToPath(import.meta.url));
   for (const name of process.argv.slice(2)) {
-    const results = JSON.parse(await readFile(path.join(here, `${name}.json`), 'utf8')) as Parameters<typeof renderReport>[0];
-    await writeFile(path.join(here, `${name}.md`), renderReport(results));
+    const results = JSON.parse(await readFile(path.join(here, 'results', `${name}.json`), 'utf8')) as Parameters<typeof renderReport>[0];
+    await writeFile(path.join(here, 'results', `${name}.md`), renderReport(results));
   }
 }

@@ -3,7 +3,7 @@
 // from this one over loopback. Scenarios are interleaved round by round, so the machine's noise
 // falls on all of them alike, and ratios are taken within a round, then the median is reported.
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
@@ -271,7 +271,14 @@ if (!only || only.includes('memory')) {
 
 const serverNode = nodeBin === process.execPath ? process.version : (await exec(nodeBin, ['-v'])).stdout.trim();
 const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', fresh, warmupSeconds, semiSpaceMb: semiSpace ? Number(semiSpace) : undefined, seconds, cycles, sliceSeconds, connections };
-const out = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? 'RESULTS';
-await writeFile(path.join(here, `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
-await writeFile(path.join(here, `${out}.md`), (await import('./report.js')).renderReport({ machine, ...results } as never));
-log(`wrote bench/${out}.md and bench/${out}.json`);
+// One current result per topic and Node line: `--out=<topic>` (default `throughput`; `audit` for the
+// audit scenarios' own run) writes bench/results/<topic>-node<major>.md and .json, replacing the
+// last run of that topic on that line. The major is the servers' Node, not the harness's. A run of
+// some scenarios (--only) without --out writes `partial`, which git ignores, so that it cannot
+// replace the whole run's file.
+const topic = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? (only ? 'partial' : 'throughput');
+const out = `${topic}-node${serverNode.replace(/^v/, '').split('.')[0]}`;
+await mkdir(path.join(here, 'results'), { recursive: true });
+await writeFile(path.join(here, 'results', `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
+await writeFile(path.join(here, 'results', `${out}.md`), (await import('./report.js')).renderReport({ machine, ...results } as never));
+log(`wrote bench/results/${out}.md and bench/results/${out}.json`);

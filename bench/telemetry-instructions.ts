@@ -8,7 +8,7 @@
 //   node --conditions=kit-source --import tsx bench/telemetry-instructions.ts [--requests=5000]
 //     [--warmup=20000] [--jobs=2] [--node=/path/to/node] [--only=bare,kit,kit-metrics] [--merge]
 //
-// Writes bench/RESULTS-telemetry-instructions.md and .json.
+// Writes bench/results/telemetry-instructions.md and .json (the current result: each run replaces the last).
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -67,9 +67,9 @@ async function count(id: string, dir: string): Promise<number> {
 }
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'kit-telemetry-cg-'));
-// `--merge`: keep the other scenarios' counts of the last run (bench/RESULTS-telemetry-instructions.json).
+// `--merge`: keep the other scenarios' counts of the last run (bench/results/telemetry-instructions.json).
 const previous = process.argv.includes('--merge')
-  ? ((JSON.parse(await readFile(path.join(here, 'RESULTS-telemetry-instructions.json'), 'utf8').catch(() => '{}')) as { perRequest?: Record<string, number> }).perRequest ?? {})
+  ? ((JSON.parse(await readFile(path.join(here, 'results', 'telemetry-instructions.json'), 'utf8').catch(() => '{}')) as { perRequest?: Record<string, number> }).perRequest ?? {})
   : {};
 const perRequest: Record<string, number> = { ...previous };
 const queue = [...only];
@@ -105,6 +105,6 @@ const lines = [
   ...rows.filter(([a, b]) => perRequest[a] && perRequest[b]).map(([a, b, label]) => `| ${label} | ${b === 'kit' ? 'Kit, audit async' : 'bare Fastify'} | ${k(perRequest[a])} | ${k(perRequest[b])} | **${ratio(a, b)}** |`),
   '',
 ];
-await writeFile(path.join(here, 'RESULTS-telemetry-instructions.md'), lines.join('\n'));
-await writeFile(path.join(here, 'RESULTS-telemetry-instructions.json'), JSON.stringify({ command, node, requests, warmup, perRequest }, null, 2));
+await writeFile(path.join(here, 'results', 'telemetry-instructions.md'), lines.join('\n'));
+await writeFile(path.join(here, 'results', 'telemetry-instructions.json'), JSON.stringify({ command, node, requests, warmup, perRequest }, null, 2));
 console.log(lines.join('\n'));

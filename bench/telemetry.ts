@@ -4,7 +4,7 @@
 //
 //   node --conditions=kit-source --import tsx bench/telemetry.ts [--cycles=6] [--seconds=3] [--node=/path/to/node]
 //
-// Writes bench/RESULTS-telemetry.md and .json.
+// Writes bench/results/telemetry.md and .json (the current result: each run replaces the last).
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -100,6 +100,6 @@ const lines = [
   `| (baseline) bare Fastify | | | | | ${median(cpu.bare ?? []).toFixed(0)} | ${median(rps.bare ?? []).toFixed(0)} | ${median(p99.bare ?? []).toFixed(1)} |`,
   '',
 ];
-await writeFile(path.join(here, 'RESULTS-telemetry.md'), lines.join('\n'));
-await writeFile(path.join(here, 'RESULTS-telemetry.json'), JSON.stringify({ command, node, cycles, seconds, connections, errors, ratios, cpuRatios, cpu, rps, p99 }, null, 2));
+await writeFile(path.join(here, 'results', 'telemetry.md'), lines.join('\n'));
+await writeFile(path.join(here, 'results', 'telemetry.json'), JSON.stringify({ command, node, cycles, seconds, connections, errors, ratios, cpuRatios, cpu, rps, p99 }, null, 2));
 console.log(lines.join('\n'));

@@ -6,7 +6,7 @@
 // is delivered, so the dispatcher of one slice never runs during the next; the on-server's CPU is
 // read after that drain, so a request's share of the dispatching counts. Ratios within a pair,
 // medians reported. Options: --node=<bin> (the servers' Node), --cycles=N (6), --slice=S
-// seconds (4), --connections=C (32), --out=<name> (RESULTS-autocrud-outbox).
+// seconds (4), --connections=C (32), --out=<name> (autocrud-outbox: bench/results/<name>.md and .json).
 import { databaseCpuUs as databaseCpu } from './database-cpu.js';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -23,7 +23,7 @@ const nodeBin = arg('node') ?? process.execPath;
 const cycles = Number(arg('cycles') ?? 6);
 const sliceSeconds = Number(arg('slice') ?? 4);
 const connections = Number(arg('connections') ?? 32);
-const out = arg('out') ?? 'RESULTS-autocrud-outbox';
+const out = arg('out') ?? 'autocrud-outbox';
 // --seam: a third server whose entity has a change sink that writes nothing (the seam's own cost: a
 // transaction, the replaced row read); measured against off like the outbox.
 const withSeam = process.argv.includes('--seam');
@@ -155,6 +155,6 @@ const lines = [
   `Dispatcher at the end: ${JSON.stringify(stats)}; records: ${JSON.stringify(records)}.`,
   '',
 ];
-await writeFile(path.join(here, '..', `${out}.md`), lines.join('\n'));
-await writeFile(path.join(here, '..', `${out}.json`), `${JSON.stringify(result, null, 2)}\n`);
+await writeFile(path.join(here, '..', 'results', `${out}.md`), lines.join('\n'));
+await writeFile(path.join(here, '..', 'results', `${out}.json`), `${JSON.stringify(result, null, 2)}\n`);
 console.log(lines.join('\n'));

@@ -1,4 +1,4 @@
-// Renders bench/RESULTS-autocrud.md from the numbers of one `npm run bench:crud` run.
+// Renders bench/results/autocrud.md (or the --out topic's file) from the numbers of one `npm run bench:crud` run.
 import type { KitRouteId, RouteId, ServerKind } from './shape.js';
 import { renderInclude, type IncludeResult } from './include.js';
 import { renderScoped, type ScopedResult } from './scoped.js';
@@ -176,6 +176,6 @@ export function renderCrudReport(r: CrudResults): string {
     }
     lines.push('');
   }
-  lines.push('Where the time goes, and what was changed because of it: [PROFILE-autocrud.md](PROFILE-autocrud.md) (`npm run bench:crud:profile`).', '');
+  lines.push('Where the time goes, and what was changed because of it: [profile-autocrud.md](profile-autocrud.md) (`npm run bench:crud:profile`).', '');
   return `${lines.join('\n')}\n`;
 }

@@ -12,7 +12,8 @@
 // in rows/s; kit:bulk, kit:patch or kit:fields for one of them; include: an order with its customer
 // and 10 lines by include= against three requests and a plain get, see include.ts; scoped: a list
 // and a get under a row check against the same reads without it, see scoped.ts),
-// --out=<name> (RESULTS-autocrud; --quick writes RESULTS-autocrud-quick).
+// --out=<name> (autocrud; --quick writes autocrud-quick and --only autocrud-partial, both ignored by
+// git): bench/results/<name>.md and .json. A run with --only writes the topic of its part, e.g. --only=depth --out=autocrud-cursor.
 import { execFile } from 'node:child_process';
 import { databaseCpuUs as databaseCpu } from './database-cpu.js';
 import { writeFile } from 'node:fs/promises';
@@ -38,7 +39,9 @@ const sliceSeconds = Number(arg('slice') ?? (quick ? 2 : 4));
 const connections = Number(arg('connections') ?? 32);
 const sequential = Number(arg('requests') ?? (quick ? 50 : 200));
 const only = arg('only')?.split(',');
-const out = arg('out') ?? (quick ? 'RESULTS-autocrud-quick' : 'RESULTS-autocrud');
+// A part (--only) or a quick run without --out does not replace the current full run: it writes
+// autocrud-partial or autocrud-quick, which git ignores.
+const out = arg('out') ?? (quick ? 'autocrud-quick' : only ? 'autocrud-partial' : 'autocrud');
 const exec = promisify(execFile);
 const log = (...a: unknown[]) => console.error('[bench:crud]', ...a);
 
@@ -347,7 +350,7 @@ const results: CrudResults = {
   ...(include ? { include } : {}),
   ...(scoped ? { scoped } : {}),
 };
-await writeFile(path.join(here, '..', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);
-await writeFile(path.join(here, '..', `${out}.md`), renderCrudReport(results));
-log(`wrote bench/${out}.md and bench/${out}.json`);
+await writeFile(path.join(here, '..', 'results', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);
+await writeFile(path.join(here, '..', 'results', `${out}.md`), renderCrudReport(results));
+log(`wrote bench/results/${out}.md and bench/results/${out}.json`);
 process.exit(0);
