@@ -15,7 +15,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 export const CATALOGUES: ReadonlyArray<{ readonly name: string; readonly source: string; readonly page: string; readonly codes: Readonly<Record<string, KitErrorSpec>> }> = [
   { name: '@kit/core', source: 'packages/core/src/shared/error-codes.ts', page: 'docs/grouping.md', codes: coreErrors.codes },
   { name: '@kit/store-redis', source: 'packages/store-redis/src/errors.ts', page: 'docs/stores.md', codes: redisStoreErrors.codes },
-  { name: '@kit/autocrud', source: 'packages/autocrud/src/errors.ts', page: 'docs/autocrud.md', codes: autoCrudErrors.codes },
+  { name: '@kit/autocrud', source: 'packages/autocrud/src/errors.ts', page: 'docs/autocrud/errors.md', codes: autoCrudErrors.codes },
 ];
 
 const END = '<!-- /error-table -->';

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { lineIndependent } from '../../scripts/heavy-tests.ts';
+import { docsPages } from './pages.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -21,7 +22,7 @@ interface Block {
 }
 
 function markdownFiles(): string[] {
-  const files = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const files = ['README.md', 'ARCHITECTURE.md', ...docsPages()].filter((f) => existsSync(path.join(root, f)));
   for (const dir of ['packages', 'examples']) {
     for (const pkg of readdirSync(path.join(root, dir))) {
       if (existsSync(path.join(root, dir, pkg, 'README.md'))) files.push(`${dir}/${pkg}/README.md`);

@@ -4,11 +4,12 @@
 // exactly what the catalogues generate. A code added inline without its catalogue entry, or a
 // catalogue entry without its table row, fails here.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { CATALOGUES, renderTable, tableInPage } from '../../scripts/error-tables.ts';
+import { docsPages } from './pages.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** Codes that are not KitErrors: the publish guard's (scripts/check-publish.mjs). */
@@ -91,7 +92,8 @@ describe('the error catalogues', () => {
   it('every code the docs and READMEs name exists', () => {
     const pages = [
       'README.md',
-      ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
+      ...['ARCHITECTURE.md'].filter((f) => existsSync(path.join(root, f))),
+      ...docsPages(),
       ...readdirSync(path.join(root, 'packages')).map((p) => `packages/${p}/README.md`),
     ];
     const unknown: string[] = [];
