@@ -3,7 +3,7 @@ import { hostPackage } from '../shared/host-package.js';
 import { ReportWriter, statusCodeOf } from './report.js';
 import { LIVENESS_PATH } from './constants.js';
 import type { HealthCheckRunner } from './runner.js';
-import type { KitLifecycle } from './state.js';
+import type { HealthState } from './state.js';
 import { formatUptime, processUptimeClock } from './uptime.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -33,7 +33,7 @@ function tagsOf(request: FastifyRequest): readonly string[] {
  * Both routes are left out of the OpenAPI document: they are infrastructure endpoints for
  * orchestrators and load balancers, not part of the service's API.
  */
-export function registerHealthRoutes(app: FastifyInstance, kit: KitLifecycle): HealthEndpoints {
+export function registerHealthRoutes(app: FastifyInstance, kit: HealthState): HealthEndpoints {
   const { options } = kit;
   let runner: HealthCheckRunner | undefined;
   const endpoints: HealthEndpoints = {
