@@ -84,10 +84,10 @@ export interface RecordSettings {
  * route): a record keeps a reference and reads the route pattern from it only when something
  * formats the entry.
  */
-export type RouteConfig = Parameters<typeof routePatternOf>[0];
+type RouteConfig = Parameters<typeof routePatternOf>[0];
 
 /** The request as far as a record reads it at completion: who was authenticated. */
-export interface UserSource {
+interface UserSource {
   readonly user?: unknown;
 }
 

@@ -42,11 +42,11 @@ export interface HealthReportEntry {
 }
 
 /** Text of the `startup` gate entry while `useKit` runs. */
-export const STARTUP_PENDING = 'Start-up is not complete';
+const STARTUP_PENDING = 'Start-up is not complete';
 /** Text of the `startup` gate entry after `useKit` failed: the gate stays closed, the cause is in the logs. */
-export const STARTUP_FAILED = 'Start-up is not complete: it failed (see the logs)';
+const STARTUP_FAILED = 'Start-up is not complete: it failed (see the logs)';
 /** Text of the `shutdown` entry. */
-export const SHUTTING_DOWN = 'Server is shutting down';
+const SHUTTING_DOWN = 'Server is shutting down';
 
 // Bounds the size of a report and the work of scrubbing (the patterns are linear-ish, not free).
 const MAX_TEXT = 1024;

@@ -13,7 +13,7 @@ const ALIVE = '{"status":"alive"}';
 const MAX_TAGS = 16;
 
 /** What `useKit` hands the routes once the checks are built. */
-export interface HealthEndpoints {
+interface HealthEndpoints {
   /** Installs the built checks; the readiness report uses them once the gate opens. */
   useRunner(runner: HealthCheckRunner): void;
 }

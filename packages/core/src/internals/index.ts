@@ -31,7 +31,7 @@ function isObject(value: unknown): value is Record<string | symbol, unknown> {
 export type FastifyLogController = Record<string, unknown>;
 
 /** Where an instance keeps its log controller, and a way to put a wrapped one in its place. */
-export interface LogControllerSlot {
+interface LogControllerSlot {
   readonly controller: FastifyLogController;
   replace(controller: FastifyLogController): void;
 }
@@ -83,12 +83,12 @@ export function fastifyContextHooks(app: FastifyInstance): ContextHooksReader | 
 }
 
 /** Fastify's per-route context as Kit reads it: the route's config (its `url` is the pattern). */
-export interface FastifyRouteContext {
+interface FastifyRouteContext {
   readonly config: { readonly url?: unknown };
 }
 
 /** Reads the route context a request carries, or `undefined` when it is not there or not the expected shape. */
-export type RouteContextReader = (request: FastifyRequest) => FastifyRouteContext | undefined;
+type RouteContextReader = (request: FastifyRequest) => FastifyRouteContext | undefined;
 
 /**
  * A reader of the route context each request carries (`Symbol('fastify.context')`): one object per

@@ -24,7 +24,7 @@ interface Destination {
 }
 
 /** How long the destination may go without completing a write before the exit flush stops waiting. */
-export const EXIT_FLUSH_STALL_MS = 1000;
+const EXIT_FLUSH_STALL_MS = 1000;
 
 /**
  * Writes what `logger` buffers before the process ends, in at most `maxMs`: pino's own

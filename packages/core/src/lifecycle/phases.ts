@@ -51,7 +51,7 @@ export type ShutdownPhase = 'unready' | 'flush' | 'release';
 export type JoinablePhase = 'ready' | ShutdownPhase;
 
 /** One step of a phase. */
-export interface PhaseStep {
+interface PhaseStep {
   /** Names the step in the log when it fails. */
   readonly name: string;
   run(): void | Promise<void>;

@@ -10,7 +10,7 @@ import type { PrometheusRegistry } from './options.js';
  * only from bounded sets: the route pattern Fastify matched (never the URL), `(unmatched)` for
  * every request no route matched, the standard methods (anything else is `OTHER`), five classes.
  */
-export const UNMATCHED_ROUTE = '(unmatched)';
+const UNMATCHED_ROUTE = '(unmatched)';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT', 'QUERY']);
 const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
