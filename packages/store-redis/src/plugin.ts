@@ -221,7 +221,7 @@ export function connectionOf(store: KitRedisStore): RedisConnection {
 }
 
 /**
- * Registers the Redis stores (`AddKitStore(connectionString)` of Kit for .NET): `idempotencyStore`,
+ * Registers the Redis stores: `idempotencyStore`,
  * `rateLimitStore`, `sagaStore` and `cronJobStore` in `app.kit.services` now point at Redis, and
  * the {@link KitRedisStore} itself is registered as `kitRedisStore`. Start-up (`app.ready()` /
  * `listen()`) waits up to `connectTimeoutMs` for the connection but does not fail when Redis is

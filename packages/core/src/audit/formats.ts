@@ -35,9 +35,9 @@ function abortedSuffix(entry: AuditLogEntry): string {
 
 /** `Default`: `HTTP {method} {path}{query} responded {statusCode} in {n}ms [CorrelationId: {id}] Headers={json}`. */
 export function defaultMessage(entry: AuditLogEntry, headersJson: string): string {
-  // The same text as `defaultLineParts` writes (the direct path); decoding that one instead cost pino's
-  // path 0.8 µs per entry, so the template is spelled twice and audit-pino-lines.test.ts holds
-  // the two together byte for byte.
+  // The same text as `defaultLineParts` writes (the direct path); decoding that one instead made
+  // pino's path measurably slower per entry, so the template is spelled twice and
+  // audit-pino-lines.test.ts holds the two together byte for byte.
   return escapeControl(
     `HTTP ${entry.method} ${entry.path}${querySuffix(entry)} responded ${entry.statusCode} in ${entry.durationMs}ms` +
       ` [CorrelationId: ${entry.correlationId}] Headers=${headersJson}${abortedSuffix(entry)}`,
@@ -46,9 +46,9 @@ export function defaultMessage(entry: AuditLogEntry, headersJson: string): strin
 
 /**
  * What every text format (`Default`, `DotnetLogger`, `Compact`) logs beside its message, after
- * Kit for .NET's own fields: when the request started (the line's `time` is when it was written,
- * which in asynchronous mode is up to `flushIntervalMs` later), the route pattern, the
- * authenticated subject and the trace ids. Absent values are left out. The messages stay
+ * the documented structured fields (docs/audit.md): when the request started (the line's `time`
+ * is when it was written, which in asynchronous mode is up to `flushIntervalMs` later), the route
+ * pattern, the authenticated subject and the trace ids. Absent values are left out. The messages stay
  * byte for byte the templates docs/audit.md gives.
  */
 interface ContextFields {

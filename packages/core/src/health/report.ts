@@ -4,7 +4,7 @@ import type { CheckOutcome, Evaluation } from './runner.js';
 import type { HealthStatus } from './result.js';
 
 /**
- * The health report as served (its shape is Kit for .NET's: docs/health.md). Keys appear in this order in the JSON.
+ * The health report as served (its shape is pinned in docs/health.md). Keys appear in this order in the JSON.
  *
  * @example
  * ```json
@@ -55,7 +55,7 @@ function cap(text: string): string {
   return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
 }
 
-/** `healthy` and `degraded` answer 200, `unhealthy` 503 (docs/health.md, as in Kit for .NET). */
+/** `healthy` and `degraded` answer 200, `unhealthy` 503 (docs/health.md). */
 export function statusCodeOf(status: HealthStatus): 200 | 503 {
   return status === 'unhealthy' ? 503 : 200;
 }

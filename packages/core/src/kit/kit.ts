@@ -71,7 +71,7 @@ function guardedSinkFactory(factory: ResolvedKitOptions['auditSinkFactory']): Re
 }
 
 /**
- * Registers Kit on a Fastify instance (`AddKit` of Kit for .NET): reads and validates the options, creates
+ * Registers Kit on a Fastify instance: reads and validates the options, creates
  * the service container and decorates `app.kit`. Throws `KIT_ERR_INVALID_OPTION` at once on bad
  * configuration. Routes are mapped by `useKit`.
  *
@@ -169,7 +169,7 @@ export function addKit(
 }
 
 /**
- * Wires everything (`UseKit` of Kit for .NET) and opens the readiness gate when done. The order is fixed:
+ * Wires everything and opens the readiness gate when done. The order is fixed:
  * probe (and metrics) routes and shutdown handling, endpoint groups, plugin loading, operationId
  * check, DI validation, eager singletons, audit sink, metrics, health checks, warm-up, gate. Everything that adds routes happens
  * before the first `await`, so a

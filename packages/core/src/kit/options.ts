@@ -67,8 +67,7 @@ function checkAction<T>(option: string, action: T, example: string): T {
 }
 
 /**
- * Kit configuration (`KitOption` of Kit for .NET, see docs/decisions.md, "From Kit for .NET"),
- * handed to the configure callback of `addKit`.
+ * Kit configuration, handed to the configure callback of `addKit`.
  *
  * @example
  * ```ts
