@@ -130,7 +130,14 @@ export class KitRuntime implements KitInstance, HealthState, ShutdownTarget {
   }
 }
 
-/** `app.kit` as the runtime, or `KIT_ERR_NOT_ADDED` naming `call` when `addKit` did not run on `app`. */
+/**
+ * `app.kit` as the runtime, or `KIT_ERR_NOT_ADDED` naming `call` when `addKit` did not run on `app`.
+ *
+ * @example
+ * ```ts
+ * const kit = runtimeOf(app, 'useKit(app)');
+ * ```
+ */
 export function runtimeOf(app: FastifyInstance, call = 'useKit(app)'): KitRuntime {
   const kit = (app as { kit?: unknown }).kit;
   if (!(kit instanceof KitRuntime)) {

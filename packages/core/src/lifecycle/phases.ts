@@ -64,7 +64,16 @@ interface PhaseStep {
 
 const JOINABLE: readonly JoinablePhase[] = ['ready', 'unready', 'flush', 'release'];
 
-/** An app's phase steps, by phase, and the runs of the phases that Fastify's hooks start. */
+/**
+ * An app's phase steps, by phase, and the runs of the phases that Fastify's hooks start.
+ *
+ * @example
+ * ```ts
+ * const phases = new LifecyclePhases();
+ * phases.add('release', { name: 'pool', run: () => pool.end() });
+ * installPhases(app, phases);
+ * ```
+ */
 export class LifecyclePhases {
   readonly #steps: Record<JoinablePhase, PhaseStep[]> = { ready: [], unready: [], flush: [], release: [] };
   readonly #running = new Set<PhaseStep>();
@@ -138,6 +147,11 @@ function failed(log: FastifyInstance['log'], step: PhaseStep, err: unknown): voi
  * Ties `phases` to `app`, in the only three Fastify lifecycle hooks Kit adds: `ready` in one
  * onReady hook, `unready` in preClose (when the shutdown did not begin with `app.kit.shutdown()`
  * or a signal), `flush` and `release` in one onClose hook.
+ *
+ * @example
+ * ```ts
+ * installPhases(app, kit.phases);   // in addKit, before any capability adds its steps
+ * ```
  */
 export function installPhases(app: FastifyInstance, phases: LifecyclePhases): void {
   app.addHook('onReady', () => phases.ready());

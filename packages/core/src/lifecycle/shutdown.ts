@@ -13,6 +13,12 @@ import { onShutdownSignals } from './signals.js';
 /**
  * What the shutdown reads of the running layer (`KitRuntime` is one): declared here, so that
  * lifecycle, a floor below the capabilities, imports none of them.
+ *
+ * @example
+ * ```ts
+ * const target: ShutdownTarget = { app, options: { gracefulShutdown: undefined }, phases: new LifecyclePhases() };
+ * await shutdownKit(target);
+ * ```
  */
 export interface ShutdownTarget {
   readonly app: FastifyInstance;
@@ -135,6 +141,11 @@ export function installGracefulShutdown(app: FastifyInstance, kit: ShutdownTarge
  * Tracks the server's connections for the drain of `shutdownKit` (HTTP/1 servers; an HTTP/2
  * server is closed by `app.close()` alone). From `addKit` on, so that connections opened before
  * `useKit` are drained too.
+ *
+ * @example
+ * ```ts
+ * trackConnections(kit);   // in addKit
+ * ```
  */
 export function trackConnections(kit: ShutdownTarget): void {
   if (kit.app.initialConfig.http2 !== true) drains.set(kit, new ConnectionDrain(kit.app.server as Server));
