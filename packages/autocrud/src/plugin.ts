@@ -1,5 +1,6 @@
 import { asValue } from 'awilix';
 import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase, RouteOptions } from 'fastify';
+import { onPhase } from '@kit/core/extend';
 import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type KitServices, type PlannedEndpoint, type RouteContributorContext } from '@kit/core';
 import { autoCrudErrors } from './errors.js';
 import { allows, CrudOperations } from './operations.js';
@@ -410,15 +411,8 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   }
   app.kit.services.register({ [KIT_AUTOCRUD]: asValue(runtime) });
   runtimes.set(app.kit.services, runtime);
-  // Every @AutoCrud class has made its routes by now: a parent's create learns its children.
-  app.addHook('onReady', (done) => {
-    try {
-      runtime.linkRelations();
-      done();
-    } catch (err) {
-      done(err as Error);
-    }
-  });
+  // A `ready` step: every @AutoCrud class has made its routes by now, so a parent's create learns its children.
+  onPhase(app, 'ready', 'autocrud relations', () => runtime.linkRelations());
 
   // The database opens (PGlite starts, the tables are checked) as a warm-up of useKit: a host that
   // listens before useKit settles serves /livez at once and /healthz 503 `startup` meanwhile, and
@@ -448,15 +442,12 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
     database.eachRepository((repository) => {
       if (repository.entity !== ChangeHistory) outbox.attach(repository);
     });
-    app.addHook('onReady', (done) => {
-      outbox.start();
-      done();
-    });
+    onPhase(app, 'ready', 'autocrud outbox', () => outbox.start());
     // A `flush` step: after the drain (no request writes any more), before the database closes.
     // What is left stays in kit_outbox for the next instance.
-    app.kit.onShutdown('flush', 'autocrud outbox', () => outbox.dispatcher.stop());
+    onPhase(app, 'flush', 'autocrud outbox', () => outbox.dispatcher.stop());
   }
   // A `release` step: after the `flush` steps (the audit trail, an outbox), which may still write to it.
-  app.kit.onShutdown('release', 'autocrud database', () => database.close());
+  onPhase(app, 'release', 'autocrud database', () => database.close());
   return runtime;
 }

@@ -9,7 +9,7 @@
 export { addKit, useKit, type KitConfigure, type HostInstance } from './kit/kit.js';
 export { KitOption, type IWarmup, type WarmupTask, type OpenApiInfo, type ResolvedKitOptions } from './kit/options.js';
 export type { KitInstance, KitAudit } from './kit/runtime.js';
-export type { ShutdownPhase } from './lifecycle/shutdown-steps.js';
+export type { ShutdownPhase } from './lifecycle/phases.js';
 export { KitError, coreErrors, type KitErrorCode, type KitErrorCodes } from './shared/errors.js';
 export { sendProblem, type ProblemDetails } from './problem/details.js';
 export type { ProblemValidationError } from './problem/errors.js';
@@ -39,7 +39,7 @@ export {
   type HealthCheckRegistration,
 } from './health/builder.js';
 export { HealthCheckResult, type HealthStatus, type HealthCheckContext, type IHealthCheck } from './health/result.js';
-export { GracefulShutdownOptions } from './health/shutdown-options.js';
+export { GracefulShutdownOptions } from './lifecycle/shutdown-options.js';
 export { MetricsOptions, type PrometheusRegistry } from './metrics/options.js';
 export type { HealthReport, HealthReportEntry } from './health/report.js';
 export type { UptimeClock } from './health/uptime.js';

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { addKit, AuditTrailFormat, LoggingAuditSink, useKit, type AuditLogEntry } from '@kit/core';
 import { DEFAULT_FIELD_KEYS } from '../src/audit/formats.js';
 import { PinoLines } from '../src/audit/pino-lines.js';
-import { fastifyContextHooks, fastifyLogController, pinoDestinationOf, pinoLoggerState, sonicBoomWriting } from '../src/internals/index.js';
+import { fastifyContextHooks, fastifyLogController, fastifyRouteContext, pinoDestinationOf, pinoLoggerState, sonicBoomWriting } from '../src/internals/index.js';
 import { Chunks } from './audit-helpers.js';
 
 /** `a.b.c` as a number for comparison (no pre-release tags in the versions compared here). */
@@ -100,10 +100,33 @@ describe('private reads of Fastify', () => {
     await app.close();
   });
 
+  it("each request's route context: one object per route, one for the unmatched, holding the route's config", async () => {
+    const app = Fastify();
+    const read = fastifyRouteContext();
+    const seen: Array<{ url: string; context: unknown }> = [];
+    app.addHook('onResponse', async (request) => {
+      seen.push({ url: request.url, context: read(request) });
+    });
+    app.get('/a/:id', async () => 'a');
+    app.get('/b', async () => 'b');
+    for (const url of ['/a/1', '/a/2', '/b', '/nowhere', '/elsewhere']) await app.inject(url);
+    const [a1, a2, b, miss1, miss2] = seen.map((s) => s.context as { config: { url?: unknown } } | undefined);
+    assert.ok(a1 && a2 && b && miss1 && miss2, `Kit's read of the route context fell back on Fastify ${app.version}`);
+    assert.equal(a1, a2, 'two requests of one route share its context');
+    assert.notEqual(a1, b);
+    assert.equal(miss1, miss2, 'every unmatched request shares one context');
+    assert.notEqual(miss1, a1);
+    assert.equal(a1.config.url, '/a/:id');
+    assert.equal(b.config.url, '/b');
+    await app.close();
+  });
+
   it('fall back, without throwing, on anything that is not the expected shape', () => {
     const fake = {} as FastifyInstance;
     assert.equal(fastifyLogController(fake), undefined);
     assert.equal(fastifyContextHooks(fake), undefined);
+    assert.equal(fastifyRouteContext()({} as FastifyRequest), undefined);
+    assert.equal(fastifyRouteContext()({ [Symbol('fastify.context')]: { config: 1 } } as unknown as FastifyRequest), undefined);
     const odd = { [Symbol('fastify.logController')]: { incomingRequest: 1 }, [Symbol('fastify.hooks')]: { onRequest: 'x' } } as unknown as FastifyInstance;
     assert.equal(fastifyLogController(odd), undefined);
     assert.equal(fastifyContextHooks(odd), undefined);

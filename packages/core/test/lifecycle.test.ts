@@ -1,5 +1,6 @@
-// One owner of process signals and one order of shutdown steps (lifecycle/): an app closes in the
-// documented order (unready, flush, release) however it is closed, and two Kit apps in one process
+// One owner of process signals and one order of phases (lifecycle/): the phases are the only
+// Fastify lifecycle hooks any package adds, an app is ready and closes in the documented order
+// (ready, then unready, flush, release) however it is closed, and two Kit apps in one process
 // stay independent: one's shutdown neither cuts the other's drain short nor loses its audit queue,
 // and one closing leaves the other's signal handling in place.
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, useKit, type AuditLogEntry, type IAuditSink } from '@kit/core';
+import { onPhase } from '@kit/core/extend';
 
 const tsx = fileURLToPath(import.meta.resolve('tsx'));
 const hostFile = fileURLToPath(new URL('./fixtures/lifecycle/two-apps-host.ts', import.meta.url));
@@ -27,6 +29,75 @@ describe('the owner of process signals', () => {
       }
     }
     assert.deepEqual(listening, ['core/src/lifecycle/signals.ts']);
+  });
+});
+
+describe('the phases', () => {
+  it("are the only onReady, preClose and onClose hooks in any package's source: lifecycle/phases.ts adds them", async () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const hooking: string[] = [];
+    for (const pkg of await readdir(root)) {
+      const src = path.join(root, pkg, 'src');
+      const files = (await readdir(src, { recursive: true }).catch(() => [])).filter((f) => f.endsWith('.ts'));
+      for (const file of files) {
+        const text = await readFile(path.join(src, file), 'utf8');
+        const found = text.match(/addHook\(\s*['"](onReady|preClose|onClose)['"]/g) ?? [];
+        for (const hook of found) hooking.push(`${pkg}/src/${file}: ${hook.replace(/\s+/g, '')}`);
+      }
+    }
+    assert.deepEqual(hooking.sort(), [
+      "core/src/lifecycle/phases.ts: addHook('onClose'",
+      "core/src/lifecycle/phases.ts: addHook('onReady'",
+      "core/src/lifecycle/phases.ts: addHook('preClose'",
+    ]);
+  });
+
+  it("ready: onPhase steps run one at a time in the order added, at Fastify's ready, after Kit's own checks; the first failure fails app.ready()", async () => {
+    const events: string[] = [];
+    const app = Fastify();
+    addKit(app);
+    onPhase(app, 'ready', 'first', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      events.push(`first (state ${app.kit.state})`);
+    });
+    await app.register(async (scope) => {
+      onPhase(scope, 'ready', 'from a plugin context', () => void events.push('second'));
+    });
+    await useKit(app);
+    assert.deepEqual(events, [], 'useKit does not make the instance ready');
+    await app.ready();
+    assert.deepEqual(events, ['first (state ready)', 'second']);
+    await app.close();
+
+    const failing = Fastify();
+    addKit(failing);
+    onPhase(failing, 'ready', 'broken', () => {
+      throw new Error('cannot link');
+    });
+    const after: string[] = [];
+    onPhase(failing, 'ready', 'after it', () => void after.push('run'));
+    await useKit(failing);
+    await assert.rejects(async () => {
+      await failing.ready();
+    }, /cannot link/);
+    assert.deepEqual(after, [], 'the steps after the failing one do not run');
+    await failing.close();
+  });
+
+  it('flush and release through onPhase keep the order of app.kit.onShutdown; misuse throws at once', async () => {
+    const events: string[] = [];
+    const app = Fastify();
+    const kit = addKit(app);
+    onPhase(app, 'release', 'pool', () => void events.push('pool released'));
+    kit.onShutdown('release', 'cache', () => void events.push('cache released (added last, first)'));
+    onPhase(app, 'flush', 'outbox', () => void events.push('outbox flushed'));
+    onPhase(app, 'unready', 'jobs', () => void events.push(`jobs stopped (state ${app.kit.state})`));
+    await useKit(app);
+    await app.close();
+    assert.deepEqual(events, ['jobs stopped (state shuttingDown)', 'outbox flushed', 'cache released (added last, first)', 'pool released']);
+    assert.throws(() => onPhase(app, 'drain' as never, 'x', () => undefined), TypeError);
+    assert.throws(() => kit.onShutdown('ready' as never, 'x', () => undefined), TypeError);
+    assert.throws(() => onPhase(Fastify(), 'flush', 'x', () => undefined), { code: 'KIT_ERR_NOT_ADDED' });
   });
 });
 

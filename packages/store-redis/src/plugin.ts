@@ -10,6 +10,7 @@ import {
   type ISagaStore,
   type HostInstance,
 } from '@kit/core';
+import { onPhase } from '@kit/core/extend';
 import { redisStoreErrors } from './errors.js';
 import { RedisConnection, type StoreLogger } from './connection.js';
 import { RedisCronJobStore, RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore } from './stores.js';
@@ -220,7 +221,7 @@ export function connectionOf(store: KitRedisStore): RedisConnection {
 }
 
 /**
- * Registers the Redis stores (`AddKitStore(connectionString)` of Kit for .NET): `idempotencyStore`,
+ * Registers the Redis stores: `idempotencyStore`,
  * `rateLimitStore`, `sagaStore` and `cronJobStore` in `app.kit.services` now point at Redis, and
  * the {@link KitRedisStore} itself is registered as `kitRedisStore`. Start-up (`app.ready()` /
  * `listen()`) waits up to `connectTimeoutMs` for the connection but does not fail when Redis is
@@ -269,12 +270,13 @@ export function addKitStore<S extends RawServerBase, L extends FastifyBaseLogger
     [KitStoreNames.cronJob]: asValue(store.cronJob),
     [KIT_REDIS_STORE]: asValue(store),
   });
-  app.addHook('onReady', async () => {
+  // A `ready` step: the server listens once the first connection is made or given up on.
+  onPhase(app, 'ready', 'redis store connection', async () => {
     if (!(await store.waitUntilConnected())) {
       logger.warn({ redis: store.url, failure: store.failure }, 'Redis store not usable at start-up; serving anyway, store calls fail with KIT_ERR_STORE_UNAVAILABLE until it is');
     }
   });
   // A `release` step: after the audit trail's flush, which a sink writing to Redis still needs.
-  app.kit.onShutdown('release', 'redis store', () => store.close());
+  onPhase(app, 'release', 'redis store', () => store.close());
   return store;
 }

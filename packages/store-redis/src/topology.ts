@@ -30,7 +30,7 @@ export interface Topology {
 }
 
 /** The settings Kit owns; every client it builds gets them. */
-export interface ClientSettings {
+interface ClientSettings {
   readonly commandTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly reconnectMaxDelayMs: number;

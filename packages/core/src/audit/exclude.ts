@@ -9,7 +9,7 @@
  * told apart by their first character after `/` alone: a table of the prefixes' first characters
  * answers them without walking the list.
  */
-export type ExcludeMatcher = (url: string) => boolean;
+type ExcludeMatcher = (url: string) => boolean;
 
 /** Builds the matcher for `excludePaths` (validated: each starts with `/`). */
 export function createExcludeMatcher(paths: readonly string[]): ExcludeMatcher {

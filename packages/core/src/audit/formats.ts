@@ -25,7 +25,7 @@ export function escapeControl(text: string): string {
 }
 
 /** `?query` for a message, or `''` when the entry has none. */
-export function querySuffix(entry: AuditLogEntry): string {
+function querySuffix(entry: AuditLogEntry): string {
   return entry.query === null ? '' : `?${entry.query}`;
 }
 
@@ -35,9 +35,9 @@ function abortedSuffix(entry: AuditLogEntry): string {
 
 /** `Default`: `HTTP {method} {path}{query} responded {statusCode} in {n}ms [CorrelationId: {id}] Headers={json}`. */
 export function defaultMessage(entry: AuditLogEntry, headersJson: string): string {
-  // The same text as `defaultLineParts` writes (the direct path); decoding that one instead cost pino's
-  // path 0.8 µs per entry, so the template is spelled twice and audit-pino-lines.test.ts holds
-  // the two together byte for byte.
+  // The same text as `defaultLineParts` writes (the direct path); decoding that one instead made
+  // pino's path measurably slower per entry, so the template is spelled twice and
+  // audit-pino-lines.test.ts holds the two together byte for byte.
   return escapeControl(
     `HTTP ${entry.method} ${entry.path}${querySuffix(entry)} responded ${entry.statusCode} in ${entry.durationMs}ms` +
       ` [CorrelationId: ${entry.correlationId}] Headers=${headersJson}${abortedSuffix(entry)}`,
@@ -46,12 +46,12 @@ export function defaultMessage(entry: AuditLogEntry, headersJson: string): strin
 
 /**
  * What every text format (`Default`, `DotnetLogger`, `Compact`) logs beside its message, after
- * Kit for .NET's own fields: when the request started (the line's `time` is when it was written,
- * which in asynchronous mode is up to `flushIntervalMs` later), the route pattern, the
- * authenticated subject and the trace ids. Absent values are left out. The messages stay
+ * the documented structured fields (docs/audit.md): when the request started (the line's `time`
+ * is when it was written, which in asynchronous mode is up to `flushIntervalMs` later), the route
+ * pattern, the authenticated subject and the trace ids. Absent values are left out. The messages stay
  * byte for byte the templates docs/audit.md gives.
  */
-export interface ContextFields {
+interface ContextFields {
   /** ISO 8601 time the request started (`entry.timestamp`). */
   StartedAt: string;
   /** The route pattern (`/api/orders@2/:id`); absent on a 404. */
@@ -65,7 +65,7 @@ export interface ContextFields {
 }
 
 /** The keys of `ContextFields`, in the order they are logged. */
-export const CONTEXT_FIELD_KEYS: readonly string[] = ['StartedAt', 'Route', 'User', 'TraceId', 'SpanId', 'Details'];
+const CONTEXT_FIELD_KEYS: readonly string[] = ['StartedAt', 'Route', 'User', 'TraceId', 'SpanId', 'Details'];
 
 /** `ContextFields` as JSON object members (`,"StartedAt":"...",...`), as pino writes the object. */
 export function contextMembers(entry: AuditLogEntry): string {
@@ -97,7 +97,7 @@ export function contextFields(entry: AuditLogEntry, into: Partial<ContextFields>
 }
 
 /** The structured fields of `Default`, named like the message's placeholders, then `ContextFields`. */
-export interface DefaultFields extends Partial<ContextFields> {
+interface DefaultFields extends Partial<ContextFields> {
   Method: string;
   Path: string;
   /** `?a=1`, or `''` without a query: `{Path}{Query}` rebuilds the logged target exactly. */

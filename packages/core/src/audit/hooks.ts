@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { ShutdownSteps } from '../lifecycle/shutdown-steps.js';
+import type { LifecyclePhases } from '../lifecycle/phases.js';
 import type { KitServices } from '../shared/services.js';
 import { correlationIdFrom, enterCorrelationContext } from './correlation.js';
 import { createExcludeMatcher } from './exclude.js';
@@ -48,7 +48,7 @@ type GenReqId = (this: unknown, req: IncomingMessage) => string;
  *   responses alike) finishes it. No body is read and nothing waits on the sink.
  * - Fastify's log controller is wrapped (`request-logging.ts`): its per-request lines are left
  *   out unless `fastifyRequestLogging`, and no line it writes shows a redacted value.
- * - A `flush` shutdown step writes the queue when the app closes, after in-flight requests and
+ * - A `flush` phase step writes the queue when the app closes, after in-flight requests and
  *   before the `release` steps (a database an audit sink may write to); SIGTERM/SIGINT that
  *   nothing else handles flush it too (lifecycle/signals.ts).
  */
@@ -57,7 +57,7 @@ export function installAuditTrail(
   options: Readonly<AuditTrailOptions>,
   factory: AuditSinkFactory | undefined,
   services: KitServices,
-  steps: ShutdownSteps,
+  phases: LifecyclePhases,
 ): AuditTrail {
   const trail = new AuditTrail(app, options, factory, services);
   const isExcluded = createExcludeMatcher(options.excludePaths);
@@ -132,6 +132,6 @@ export function installAuditTrail(
     done();
   });
 
-  steps.add('flush', { name: 'audit trail', run: () => trail.close(), abandon: (boundMs) => trail.abandonCloseFlush(boundMs) });
+  phases.add('flush', { name: 'audit trail', run: () => trail.close(), abandon: (boundMs) => trail.abandonCloseFlush(boundMs) });
   return trail;
 }

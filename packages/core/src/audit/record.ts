@@ -20,8 +20,8 @@ function detach(value: string): string {
   return value.length < 13 ? value : (' ' + value).slice(1);
 }
 
-// `toISOString()` costs about 1 µs (V8 formats it through a printf-style stream: 6.9k
-// instructions, `npm run bench:instructions`), and a service that sees fewer than a thousand
+// `toISOString()` is dear (V8 formats it through a printf-style stream; `npm run
+// bench:instructions` counts its instructions), and a service that sees fewer than a thousand
 // requests a second would pay it for nearly every entry. So the second's prefix
 // (`2026-11-23T15:31:06.`) is formatted once a second and the milliseconds come from a table;
 // entries of one busy millisecond share the whole string. Years outside 0000-9999 (an ISO string
@@ -84,10 +84,10 @@ export interface RecordSettings {
  * route): a record keeps a reference and reads the route pattern from it only when something
  * formats the entry.
  */
-export type RouteConfig = Parameters<typeof routePatternOf>[0];
+type RouteConfig = Parameters<typeof routePatternOf>[0];
 
 /** The request as far as a record reads it at completion: who was authenticated. */
-export interface UserSource {
+interface UserSource {
   readonly user?: unknown;
 }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { KitError } from '../shared/errors.js';
 import { sendProblem } from '../problem/details.js';
 import type { HealthChecksBuilder } from '../health/builder.js';
+import type { LifecyclePhases } from '../lifecycle/phases.js';
 import { AuthorityUnavailableError, OpenIdDiscovery } from './discovery.js';
 import { JWT_HEALTH_CHECK_NAME, JwtAuthorityHealthCheck } from './health.js';
 import { BEARER_SECURITY_SCHEME, type JwtOptions } from './options.js';
@@ -88,9 +89,10 @@ function notConfigured(): never {
 /**
  * Sets up token validation for one Kit app: the `kitAuthenticate` decoration (always present; a
  * getter that throws `KIT_ERR_JWT_NOT_CONFIGURED` without `configureJwt`), `request.user`, the
- * `jwt` health check, and the `security` of guarded routes in the OpenAPI document.
+ * `jwt` health check, and the `security` of guarded routes in the OpenAPI document (a `ready`
+ * step).
  */
-export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, healthChecks: HealthChecksBuilder): void {
+export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, healthChecks: HealthChecksBuilder, phases: LifecyclePhases): void {
   if (!jwt) {
     app.decorate('kitAuthenticate', { getter: notConfigured });
     return;
@@ -160,7 +162,8 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
   app.addHook('onRoute', function trackRoute(this: FastifyInstance, route) {
     routes.push({ route, instance: this });
   });
-  app.addHook('onReady', function documentGuardedRoutes(done) {
+  phases.add('ready', { name: 'bearer security in the OpenAPI document', run: documentGuardedRoutes });
+  function documentGuardedRoutes(): void {
     const contextHooks = fastifyContextHooks(app);
     if (!contextHooks) {
       app.log.warn('kit: this Fastify version hides context hooks; routes guarded by addHook(app.kitAuthenticate) appear public in the OpenAPI document (route-level hooks are still seen).');
@@ -177,6 +180,5 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
       route.schema = { ...route.schema, security } as RouteOptions['schema'];
     }
     routes.length = 0;
-    done();
-  });
+  }
 }

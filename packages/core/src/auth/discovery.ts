@@ -5,18 +5,18 @@
  */
 
 /** How long a fetched discovery document is used before it is refreshed in the background. */
-export const DISCOVERY_REFRESH_MS = 12 * 60 * 60 * 1000;
+const DISCOVERY_REFRESH_MS = 12 * 60 * 60 * 1000;
 /** First wait after a failed fetch; doubled per consecutive failure up to {@link DISCOVERY_RETRY_MAX_MS}. */
-export const DISCOVERY_RETRY_MIN_MS = 1000;
+const DISCOVERY_RETRY_MIN_MS = 1000;
 /** Longest wait between two fetch attempts while the authority is down. */
-export const DISCOVERY_RETRY_MAX_MS = 30_000;
+const DISCOVERY_RETRY_MAX_MS = 30_000;
 /** Limit of one HTTP exchange with the authority (discovery document or key set). */
 export const AUTHORITY_FETCH_TIMEOUT_MS = 5000;
 /** Largest discovery document or key set read; providers send a few kilobytes. */
 const MAX_DOCUMENT_BYTES = 512 * 1024;
 
 /** The fields Kit reads from the discovery document. */
-export interface OpenIdMetadata {
+interface OpenIdMetadata {
   /** The `issuer` a token's `iss` must equal. */
   readonly issuer: string;
   /** Where the signing keys are published. */
@@ -39,7 +39,7 @@ export class AuthorityUnavailableError extends Error {
 }
 
 /** `https://login.example.com/tenant/` -> `https://login.example.com/tenant/.well-known/openid-configuration`. */
-export function discoveryUrlOf(authority: string): string {
+function discoveryUrlOf(authority: string): string {
   const url = new URL(authority);
   url.pathname = `${url.pathname.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   return url.href;
@@ -105,7 +105,7 @@ function httpUrl(value: unknown): URL | undefined {
 }
 
 /** Reads `issuer` and `jwks_uri`; a key set served over plain http for an https authority is refused. */
-export function parseDiscoveryDocument(document: unknown, authority: string): OpenIdMetadata {
+function parseDiscoveryDocument(document: unknown, authority: string): OpenIdMetadata {
   const doc = (typeof document === 'object' && document !== null ? document : {}) as Record<string, unknown>;
   if (typeof doc.issuer !== 'string' || doc.issuer === '') throw new AuthorityUnavailableError('discovery document has no issuer');
   const jwks = httpUrl(doc.jwks_uri);
@@ -117,7 +117,7 @@ export function parseDiscoveryDocument(document: unknown, authority: string): Op
 }
 
 /** Receives notable events; wired to the Fastify logger. */
-export interface DiscoveryEvents {
+interface DiscoveryEvents {
   loaded?(metadata: OpenIdMetadata): void;
   failed?(error: AuthorityUnavailableError, retryInMs: number): void;
 }

@@ -4,7 +4,7 @@ import { AuthorityUnavailableError, fetchAuthorityJson, type OpenIdDiscovery } f
 /** Name of the check `configureJwt` registers. */
 export const JWT_HEALTH_CHECK_NAME = 'jwt';
 /** How long one probe's result is reused: probes hit the authority at most twice per 30 s. */
-export const JWT_HEALTH_CACHE_MS = 30_000;
+const JWT_HEALTH_CACHE_MS = 30_000;
 
 // Keys usable for verifying signatures: not marked for encryption only.
 function signingKeyCount(jwks: unknown): number {
@@ -14,7 +14,7 @@ function signingKeyCount(jwks: unknown): number {
 }
 
 /** Where an exchange with the authority failed: the first fetch, or the key set it names. */
-export type AuthorityStage = 'discovery document' | 'signing keys';
+type AuthorityStage = 'discovery document' | 'signing keys';
 
 /**
  * The `jwt` check: can the token authority be reached? It fetches the discovery document (the same

@@ -52,7 +52,7 @@ export interface KitUser {
  * HMAC family are never accepted, so a token "signed" with the public key as an HMAC secret (key
  * confusion) is refused before any key is looked up.
  */
-export const ACCEPTED_ALGORITHMS: readonly string[] = Object.freeze([
+const ACCEPTED_ALGORITHMS: readonly string[] = Object.freeze([
   'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
 ]);
 
@@ -60,11 +60,11 @@ export const ACCEPTED_ALGORITHMS: readonly string[] = Object.freeze([
 const CRIT_REFUSED = 'The token has a critical header parameter that is not supported';
 
 /** Allowed clock difference with the authority when checking `exp`, `nbf` and `iat`, in seconds. */
-export const CLOCK_TOLERANCE_SECONDS = 60;
+const CLOCK_TOLERANCE_SECONDS = 60;
 /** A fetched key set is refreshed in the background once it is this old; requests never wait for it. */
-export const KEYS_REFRESH_MS = 10 * 60 * 1000;
+const KEYS_REFRESH_MS = 10 * 60 * 1000;
 /** A token with an unknown `kid` refetches the key set at most once per this period (jose's cooldown). */
-export const KEYS_COOLDOWN_MS = 30_000;
+const KEYS_COOLDOWN_MS = 30_000;
 
 /** The token was refused; `description` is safe to send to the client (it never contains the token). */
 export class TokenRejectedError extends Error {
@@ -83,7 +83,7 @@ type RemoteKeySet = ReturnType<typeof createRemoteJWKSet>;
  * What the verifier reports about its own exchanges with the authority's key set, so that the
  * `jwt` check and the logs follow what token validation sees.
  */
-export interface KeySetEvents {
+interface KeySetEvents {
   /** A key set was fetched and is now in use. */
   loaded?(): void;
   /** A key set fetch failed; `background` when it was the periodic refresh no request waited for. */

@@ -27,7 +27,7 @@ const JS = new Set(['.js', '.mjs', '.cjs']);
 const TS = new Set(['.ts', '.mts', '.cts']);
 
 /** True when a TypeScript loader (tsx, ts-node, Node's type stripping) can import `.ts` files here. */
-export function typeScriptLoaderActive(): boolean {
+function typeScriptLoaderActive(): boolean {
   if ((process.features as { typescript?: unknown }).typescript) return true;
   const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
   return /tsx|ts-node|@swc-node|esbuild-register|--experimental-strip-types|--experimental-transform-types/.test(flags);
@@ -107,7 +107,7 @@ async function scanDirectory(dir: string, into: Found, origin: string): Promise<
 }
 
 /** The default source: the `endpoints/` folder beside the entry module, when it exists. */
-export function defaultEndpointsDirectory(): string | undefined {
+function defaultEndpointsDirectory(): string | undefined {
   const entry = process.argv[1];
   return entry ? path.join(path.dirname(path.resolve(entry)), 'endpoints') : undefined;
 }

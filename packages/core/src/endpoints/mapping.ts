@@ -10,7 +10,7 @@ import { groupRequirements, markGroupSecurity, mergeSecuritySchemes, SECURITY_SC
 import type { EndpointClass, IKitEndpoint, PlannedEndpoint } from './types.js';
 
 /** One route group: its name (URL segment and default tag), URL prefix, tags and classes. */
-export interface GroupPlan {
+interface GroupPlan {
   readonly name: string;
   readonly prefix: string;
   /** `@KitTag` tags merged across the classes in declaration order; empty means `[name]`. */
@@ -21,7 +21,7 @@ export interface GroupPlan {
 }
 
 /** Groups classes by explicit `@EndpointGroup` name or by the name derived from the class name. */
-export function planGroups(classes: readonly DiscoveredClass[], rules: NamingRules, apiPrefix: string): GroupPlan[] {
+function planGroups(classes: readonly DiscoveredClass[], rules: NamingRules, apiPrefix: string): GroupPlan[] {
   const groups = new Map<string, GroupPlan>();
   const schemeOwners = new Map<string, { where: string; json: string }>();
   for (const found of classes) {

@@ -17,7 +17,7 @@ const BUNDLER_RENAMED = /^_|^[A-Za-z_$][\w$]?$|(?:endpoint|service|controller)s?
  * Lowers the leading capital run the way JSON camel-casing does: `TestUser` -> `testUser`,
  * `HTTPServer` -> `httpServer`, `ABC` -> `abc`.
  */
-export function toCamelCase(name: string): string {
+function toCamelCase(name: string): string {
   const chars = [...name];
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i] as string;
@@ -30,7 +30,7 @@ export function toCamelCase(name: string): string {
 }
 
 /** `TestUser` -> `test_user`, `HTTPServer` -> `http_server`, `TestV2` -> `test_v2`. */
-export function toSnakeCase(name: string): string {
+function toSnakeCase(name: string): string {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
@@ -38,7 +38,7 @@ export function toSnakeCase(name: string): string {
 }
 
 /** Applies an `EndpointFormat` to a group name. */
-export function applyFormat(name: string, format: EndpointFormat): string {
+function applyFormat(name: string, format: EndpointFormat): string {
   switch (format) {
     case EndpointFormat.CamelCase:
       return toCamelCase(name);

@@ -4,7 +4,7 @@ import type { CheckOutcome, Evaluation } from './runner.js';
 import type { HealthStatus } from './result.js';
 
 /**
- * The health report as served (its shape is Kit for .NET's: docs/health.md). Keys appear in this order in the JSON.
+ * The health report as served (its shape is pinned in docs/health.md). Keys appear in this order in the JSON.
  *
  * @example
  * ```json
@@ -42,11 +42,11 @@ export interface HealthReportEntry {
 }
 
 /** Text of the `startup` gate entry while `useKit` runs. */
-export const STARTUP_PENDING = 'Start-up is not complete';
+const STARTUP_PENDING = 'Start-up is not complete';
 /** Text of the `startup` gate entry after `useKit` failed: the gate stays closed, the cause is in the logs. */
-export const STARTUP_FAILED = 'Start-up is not complete: it failed (see the logs)';
+const STARTUP_FAILED = 'Start-up is not complete: it failed (see the logs)';
 /** Text of the `shutdown` entry. */
-export const SHUTTING_DOWN = 'Server is shutting down';
+const SHUTTING_DOWN = 'Server is shutting down';
 
 // Bounds the size of a report and the work of scrubbing (the patterns are linear-ish, not free).
 const MAX_TEXT = 1024;
@@ -55,7 +55,7 @@ function cap(text: string): string {
   return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
 }
 
-/** `healthy` and `degraded` answer 200, `unhealthy` 503 (docs/health.md, as in Kit for .NET). */
+/** `healthy` and `degraded` answer 200, `unhealthy` 503 (docs/health.md). */
 export function statusCodeOf(status: HealthStatus): 200 | 503 {
   return status === 'unhealthy' ? 503 : 200;
 }

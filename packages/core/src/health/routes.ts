@@ -3,7 +3,7 @@ import { hostPackage } from '../shared/host-package.js';
 import { ReportWriter, statusCodeOf } from './report.js';
 import { LIVENESS_PATH } from './constants.js';
 import type { HealthCheckRunner } from './runner.js';
-import type { KitLifecycle } from './state.js';
+import type { HealthState } from './state.js';
 import { formatUptime, processUptimeClock } from './uptime.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -13,7 +13,7 @@ const ALIVE = '{"status":"alive"}';
 const MAX_TAGS = 16;
 
 /** What `useKit` hands the routes once the checks are built. */
-export interface HealthEndpoints {
+interface HealthEndpoints {
   /** Installs the built checks; the readiness report uses them once the gate opens. */
   useRunner(runner: HealthCheckRunner): void;
 }
@@ -33,7 +33,7 @@ function tagsOf(request: FastifyRequest): readonly string[] {
  * Both routes are left out of the OpenAPI document: they are infrastructure endpoints for
  * orchestrators and load balancers, not part of the service's API.
  */
-export function registerHealthRoutes(app: FastifyInstance, kit: KitLifecycle): HealthEndpoints {
+export function registerHealthRoutes(app: FastifyInstance, kit: HealthState): HealthEndpoints {
   const { options } = kit;
   let runner: HealthCheckRunner | undefined;
   const endpoints: HealthEndpoints = {

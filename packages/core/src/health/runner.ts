@@ -18,7 +18,7 @@ export interface CheckOutcome {
 }
 
 /** Called with each check's outcome after every evaluation (the metrics' seam). Must not throw. */
-export type CheckObserver = (outcome: CheckOutcome) => void;
+type CheckObserver = (outcome: CheckOutcome) => void;
 
 /** The result of one evaluation, shared by every request that joined it. */
 export interface Evaluation {
@@ -39,7 +39,7 @@ const STATUS_RANK: Record<HealthStatus, number> = { healthy: 0, degraded: 1, unh
 const STATUSES = new Set<unknown>(['healthy', 'degraded', 'unhealthy']);
 
 /** The worst of the statuses: one unhealthy check makes the report unhealthy, else one degraded degrades it. */
-export function worstStatus(statuses: Iterable<HealthStatus>): HealthStatus {
+function worstStatus(statuses: Iterable<HealthStatus>): HealthStatus {
   let worst: HealthStatus = 'healthy';
   for (const s of statuses) if (STATUS_RANK[s] > STATUS_RANK[worst]) worst = s;
   return worst;
@@ -94,7 +94,7 @@ function normalise(name: string, value: unknown): CheckOutcome {
  * AbortSignal: the answer is a race, so a check that hangs forever still yields `unhealthy` on
  * time (its promise is left to settle on its own, with its rejection handled).
  */
-export async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
+async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
   const started = performance.now();
   const controller = new AbortController();
   const context: HealthCheckContext = { name: entry.name, tags: entry.tags, signal: controller.signal };

@@ -10,7 +10,7 @@
 // `.ci/run` runs it (with the audit and JWT suites) against the oldest and newest Fastify 5 and
 // pino the peer ranges admit. A reader is kept only where no public API does the job or the
 // measured saving pays for the second path: the measurements are in docs/decisions.md.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** The symbol of `target` (or of its prototype chain) whose description is `description`. */
 function symbolOf(target: object, description: string): symbol | undefined {
@@ -31,7 +31,7 @@ function isObject(value: unknown): value is Record<string | symbol, unknown> {
 export type FastifyLogController = Record<string, unknown>;
 
 /** Where an instance keeps its log controller, and a way to put a wrapped one in its place. */
-export interface LogControllerSlot {
+interface LogControllerSlot {
   readonly controller: FastifyLogController;
   replace(controller: FastifyLogController): void;
 }
@@ -79,6 +79,41 @@ export function fastifyContextHooks(app: FastifyInstance): ContextHooksReader | 
     const hooks = (instance as unknown as Record<symbol, unknown>)[symbol];
     const list = isObject(hooks) ? hooks[hookName] : undefined;
     return Array.isArray(list) ? list : undefined;
+  };
+}
+
+/** Fastify's per-route context as Kit reads it: the route's config (its `url` is the pattern). */
+interface FastifyRouteContext {
+  readonly config: { readonly url?: unknown };
+}
+
+/** Reads the route context a request carries, or `undefined` when it is not there or not the expected shape. */
+type RouteContextReader = (request: FastifyRequest) => FastifyRouteContext | undefined;
+
+/**
+ * A reader of the route context each request carries (`Symbol('fastify.context')`): one object per
+ * route, and one for every request no route matched, so it can key a per-route cache, and it holds
+ * the route's config. The public `request.routeOptions` builds a new object at each read, so it can
+ * key nothing. The symbol is looked up on the first request the reader sees and kept.
+ *
+ * Fallback (`undefined`): the caller builds the context from `request.routeOptions.config`, a new
+ * object per request, so a per-route cache misses every time (`metrics/requests.ts`).
+ *
+ * @example
+ * ```ts
+ * const routeContext = fastifyRouteContext();
+ * app.addHook('onResponse', async (request) => {
+ *   const context = routeContext(request) ?? { config: request.routeOptions.config };
+ * });
+ * ```
+ */
+export function fastifyRouteContext(): RouteContextReader {
+  let symbol: symbol | null | undefined;
+  return (request) => {
+    if (symbol === undefined) symbol = symbolOf(request, 'fastify.context') ?? null;
+    if (symbol === null) return undefined;
+    const context = (request as unknown as Record<symbol, unknown>)[symbol];
+    return isObject(context) && isObject(context.config) ? (context as unknown as FastifyRouteContext) : undefined;
   };
 }
 

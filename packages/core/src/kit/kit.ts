@@ -13,8 +13,8 @@ import type { EndpointSource } from '../endpoints/discovery.js';
 import { registerEndpointGroups } from '../endpoints/mapping.js';
 import { installRouteHooks } from '../endpoints/route-hooks.js';
 import { callConfigure, coreErrors, KitError } from '../shared/errors.js';
-import { installGracefulShutdown, trackLifecycle } from '../health/lifecycle.js';
-import { installShutdownSteps } from '../lifecycle/shutdown-steps.js';
+import { installPhases } from '../lifecycle/phases.js';
+import { installGracefulShutdown, trackConnections } from '../lifecycle/shutdown.js';
 import { redactError } from '../shared/secrets.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { buildHealthChecks } from '../health/runner.js';
@@ -23,7 +23,7 @@ import { registerMetrics } from '../metrics/install.js';
 import { installProblemDetails } from '../problem/errors.js';
 import { markProblemRoute } from '../problem/openapi.js';
 import { KitOption, resolveOptions, type ResolvedKitOptions } from './options.js';
-import { KitRuntime, type KitInstance } from './runtime.js';
+import { KitRuntime, runtimeOf, type KitInstance } from './runtime.js';
 import { createServices, dependencyError, resolveEagerSingletons, validateServices } from '../shared/services.js';
 import { registerMemoryStores } from '../stores/memory.js';
 import { installClientErrors } from '../problem/client-errors.js';
@@ -70,16 +70,8 @@ function guardedSinkFactory(factory: ResolvedKitOptions['auditSinkFactory']): Re
   return (services) => callConfigure('auditSinkFactory', factory, services, (err) => dependencyError(err, 'auditSinkFactory')) as IAuditSink;
 }
 
-function runtimeOf(app: FastifyInstance): KitRuntime {
-  const kit = (app as { kit?: unknown }).kit;
-  if (!(kit instanceof KitRuntime)) {
-    throw new KitError('KIT_ERR_NOT_ADDED', 'useKit(app) was called on an instance without Kit: call addKit(app, ...) first.');
-  }
-  return kit;
-}
-
 /**
- * Registers Kit on a Fastify instance (`AddKit` of Kit for .NET): reads and validates the options, creates
+ * Registers Kit on a Fastify instance: reads and validates the options, creates
  * the service container and decorates `app.kit`. Throws `KIT_ERR_INVALID_OPTION` at once on bad
  * configuration. Routes are mapped by `useKit`.
  *
@@ -132,10 +124,17 @@ export function addKit(
   const kit = new KitRuntime(app, options, options.container ?? createServices(), sources);
   if (options.healthChecksConfigure) callConfigure('healthChecksConfigure', options.healthChecksConfigure, kit.healthChecks);
   app.decorate('kit', kit as KitInstance);
-  //    Its shutdown steps run in their documented order however the app closes; readiness is the
-  //    first of them, so an app closed by app.close() is shutting down too.
-  installShutdownSteps(app, kit.shutdownSteps);
-  trackLifecycle(app, kit);
+  //    The phases (lifecycle/phases.ts, docs/lifecycle.md) run from here on in their documented
+  //    order however the app closes. Readiness is the first `unready` step, so an app closed by
+  //    app.close() is shutting down too: app.kit.state tells the truth and a late probe gets 503.
+  installPhases(app, kit.phases);
+  trackConnections(kit);
+  kit.phases.add('unready', {
+    name: 'readiness',
+    run: () => {
+      kit.state = 'shuttingDown';
+    },
+  });
 
   // 3. Root hooks that must see every route added from now on: route tracking for the
   //    operationId check, then the OpenAPI collector.
@@ -146,28 +145,31 @@ export function addKit(
 
   // 4. Token validation: app.kitAuthenticate (throws on use without configureJwt), request.user,
   //    the jwt check, and bearer security on guarded routes in the OpenAPI document.
-  installJwt(app, options.jwt, kit.healthChecks);
+  installJwt(app, options.jwt, kit.healthChecks, kit.phases);
 
   // 5. In-memory store defaults under KitStoreNames, unless the host's container already has them.
   registerMemoryStores(kit.services);
 
   // 6. The audit trail: correlation ids become request ids (setGenReqId, before any plugin
   //    context exists), one entry per request from a root hook (after the %40 hook of step 3,
-  //    which must stay first), the queue written by a `flush` shutdown step when the app closes.
-  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, guardedSinkFactory(options.auditSinkFactory), kit.services, kit.shutdownSteps);
+  //    which must stay first), the queue written by a `flush` step when the app closes.
+  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, guardedSinkFactory(options.auditSinkFactory), kit.services, kit.phases);
 
-  // useKit must run its synchronous part before the plugin tree loads; without it the server
-  // would listen with no Kit route at all and answer every request 404.
-  app.addHook('onReady', (done) => {
-    kit.instanceReady = true;
-    if (kit.useKitCalled) done();
-    else done(coreErrors.error('KIT_ERR_USE_KIT_MISSING'));
+  // 7. `ready`: useKit must run its synchronous part before the plugin tree loads; without it the
+  //    server would listen with no Kit route at all and answer every request 404. Plugins added
+  //    between addKit and useKit add their `ready` steps after this one, useKit its own last.
+  kit.phases.add('ready', {
+    name: 'useKit called',
+    run: () => {
+      kit.instanceReady = true;
+      if (!kit.useKitCalled) throw coreErrors.error('KIT_ERR_USE_KIT_MISSING');
+    },
   });
   return kit;
 }
 
 /**
- * Wires everything (`UseKit` of Kit for .NET) and opens the readiness gate when done. The order is fixed:
+ * Wires everything and opens the readiness gate when done. The order is fixed:
  * probe (and metrics) routes and shutdown handling, endpoint groups, plugin loading, operationId
  * check, DI validation, eager singletons, audit sink, metrics, health checks, warm-up, gate. Everything that adds routes happens
  * before the first `await`, so a
@@ -223,15 +225,8 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
       }
       registerEndpointGroups(scope, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
     });
-    // Routes may still be added after useKit; the check runs again when the instance is ready.
-    app.addHook('onReady', (done) => {
-      try {
-        kit.routes.assertUniqueOperationIds();
-        done();
-      } catch (err) {
-        done(err as Error);
-      }
-    });
+    // Routes may still be added after useKit; the check runs again in the `ready` phase.
+    kit.phases.add('ready', { name: 'unique operationIds', run: () => kit.routes.assertUniqueOperationIds() });
     // 3. Load the plugin tree: discovery, classes built from the container, routes named.
     await app.after();
     // 4. Every operationId in the document is unique.

@@ -7,7 +7,7 @@ import { assertKnownOptions, callConfigure, invalidOption, isClass } from '../sh
 import { checkDistinctPaths, checkPath, compile, oneOf, PATH } from '../shared/option-checks.js';
 import type { HealthChecksBuilder } from '../health/builder.js';
 import { LIVENESS_PATH } from '../health/constants.js';
-import { GracefulShutdownOptions, validateGracefulShutdownOptions } from '../health/shutdown-options.js';
+import { GracefulShutdownOptions, validateGracefulShutdownOptions } from '../lifecycle/shutdown-options.js';
 import type { UptimeClock } from '../health/uptime.js';
 import { MetricsOptions, validateMetricsOptions } from '../metrics/options.js';
 import type { KitServices, ServiceClass } from '../shared/services.js';
@@ -67,8 +67,7 @@ function checkAction<T>(option: string, action: T, example: string): T {
 }
 
 /**
- * Kit configuration (`KitOption` of Kit for .NET, see docs/decisions.md, "From Kit for .NET"),
- * handed to the configure callback of `addKit`.
+ * Kit configuration, handed to the configure callback of `addKit`.
  *
  * @example
  * ```ts

@@ -11,8 +11,8 @@
 // So Kit waits for the destination to empty (sonic-boom's `drain`) and then writes the rest
 // synchronously. The wait is long because sonic-boom is slow exactly here: when the pipe is full
 // it retries after 100 ms, whatever the reader does, so a backlog ships at about one pipe buffer
-// (64 KiB) per 100 ms; `health-shutdown-load.test.ts` measured up to 7 MB of audit lines behind at
-// SIGTERM, 4.7 s to write. The wait therefore ends when no write completed for `stallMs`, or at
+// (64 KiB) per 100 ms, and `health-shutdown-load.test.ts` finds megabytes of audit lines behind at
+// SIGTERM, seconds to write. The wait therefore ends when no write completed for `stallMs`, or at
 // `maxMs`. Past either a synchronous write would tear the line in flight, so Kit leaves the
 // destination as it is (pino's own exit handler then does what it does).
 import { pinoDestinationOf, sonicBoomWriting } from '../internals/index.js';
@@ -24,7 +24,7 @@ interface Destination {
 }
 
 /** How long the destination may go without completing a write before the exit flush stops waiting. */
-export const EXIT_FLUSH_STALL_MS = 1000;
+const EXIT_FLUSH_STALL_MS = 1000;
 
 /**
  * Writes what `logger` buffers before the process ends, in at most `maxMs`: pino's own

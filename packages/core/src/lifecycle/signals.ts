@@ -20,7 +20,7 @@
 import { constants } from 'node:os';
 
 /** An app that shuts down gracefully on its signals. */
-export interface ShutdownOnSignal {
+interface ShutdownOnSignal {
   readonly signals: readonly NodeJS.Signals[];
   /** Runs the app's shutdown; resolves with the exit code it asks for (0 clean, 1 not). */
   shutdown(signal: NodeJS.Signals): Promise<number>;

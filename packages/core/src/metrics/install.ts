@@ -6,7 +6,7 @@ import { defineKitMetrics, loadPromClient, type AuditSource } from './prometheus
 import { defineRequestMetric, requestObserver } from './requests.js';
 
 /** What `useKit` does with metrics: the route first (before its first await), the metrics later. */
-export interface KitMetricsSetup {
+interface KitMetricsSetup {
   /** Defines the metrics; resolves with the observer for the health runner. */
   start(audit: AuditSource | undefined): Promise<(outcome: CheckOutcome) => void>;
 }

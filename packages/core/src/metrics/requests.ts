@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { fastifyRouteContext } from '../internals/index.js';
 import { routePatternOf } from '../shared/route-pattern.js';
 import { FastHistogram, type HistogramCell } from './histogram.js';
 import type { PrometheusRegistry } from './options.js';
@@ -9,7 +10,7 @@ import type { PrometheusRegistry } from './options.js';
  * only from bounded sets: the route pattern Fastify matched (never the URL), `(unmatched)` for
  * every request no route matched, the standard methods (anything else is `OTHER`), five classes.
  */
-export const UNMATCHED_ROUTE = '(unmatched)';
+const UNMATCHED_ROUTE = '(unmatched)';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT', 'QUERY']);
 const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
@@ -31,33 +32,21 @@ export function defineRequestMetric(target: PrometheusRegistry, prefix: string, 
   return histogram;
 }
 
-type RouteContext = { config?: { url?: unknown } };
-
-// Fastify's per-route context sits on each request under this symbol: one object per route (one
-// for every unmatched request), so it keys the cache of labelled children and gives the route's
-// config without `request.routeOptions`, which builds a new object at each read.
-let kRouteContext: symbol | null | undefined;
-function routeContextOf(request: FastifyRequest): RouteContext {
-  if (kRouteContext === undefined) kRouteContext = Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context') ?? null;
-  if (kRouteContext !== null) {
-    const context = (request as unknown as Record<symbol, RouteContext | undefined>)[kRouteContext];
-    if (context !== undefined) return context;
-  }
-  return { config: request.routeOptions.config };
-}
-
 /**
  * The `onResponse` hook that observes each request. `histogram` is read at each call: the hook
  * is added before the metrics exist (useKit adds routes and hooks before its first await), and
  * observes nothing until then.
  */
 export function requestObserver(histogram: () => FastHistogram<Labels> | undefined) {
-  // Per route context: the cells by method and status class.
+  // Per route context (one object per route, read from Fastify's private state under its guard):
+  // the cells by method and status class. Without it each request brings a new context from the
+  // public routeOptions, so the cache misses and each request finds its cell by its labels.
+  const routeContext = fastifyRouteContext();
   const cells = new WeakMap<object, Map<string, HistogramCell>>();
   return function kitRequestMetrics(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const h = histogram();
     if (h !== undefined) {
-      const context = routeContextOf(request);
+      const context = routeContext(request) ?? { config: request.routeOptions.config };
       const status = reply.statusCode;
       const cls = CLASSES[Math.floor(status / 100) - 1] ?? '5xx';
       const method = METHODS.has(request.method) ? request.method : 'OTHER';

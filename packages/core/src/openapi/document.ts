@@ -11,13 +11,13 @@ import { SECURITY_SCHEMES_MARK } from '../shared/security-schemes.js';
  * The operationIds as the endpoint mapping decided them (`RouteTable` in endpoints/): read
  * through this shape so that the document, a floor below the endpoints, does not import them.
  */
-export interface OperationIds {
+interface OperationIds {
   /** The id an operation of `method` ends up with in the document. */
   operationIdOf(operationId: string, method: string): string;
 }
 
 /** What the document reads of Kit's options (`ResolvedKitOptions` is one). */
-export interface OpenApiSettings {
+interface OpenApiSettings {
   readonly openApiPath: string | false;
   readonly docsPath: string | false;
   readonly openApiInfo: Readonly<{ title?: string; version?: string; description?: string }>;

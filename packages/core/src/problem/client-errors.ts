@@ -19,7 +19,7 @@ const ANSWERS: Readonly<Record<string, readonly [number, string]>> = {
 const NOT_HTTP: readonly [number, string] = [400, 'The request is not valid HTTP; nothing was done.'];
 
 /** The bytes of a problem answer to a request Node refused, closing the connection as Node does. */
-export function clientErrorResponse(code: string | undefined): string {
+function clientErrorResponse(code: string | undefined): string {
   const [status, detail] = (code !== undefined ? ANSWERS[code] : undefined) ?? NOT_HTTP;
   const title = STATUS_CODES[status] ?? 'Bad Request';
   const body = JSON.stringify({ type: 'about:blank', title, status, detail });

@@ -20,7 +20,7 @@ export interface ProblemDetails {
 }
 
 /** The media type of a problem-details body. */
-export const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
+const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
 
 /**
  * Answers `reply` with a problem-details body, serialized here so that a route's own `response`

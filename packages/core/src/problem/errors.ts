@@ -5,7 +5,7 @@ import { sendProblem, type ProblemDetails } from './details.js';
 import { redactError } from '../shared/secrets.js';
 
 /** What a 5xx problem says instead of the error's message: internals never reach the client. */
-export const SERVER_ERROR_DETAIL = 'The server could not complete the request.';
+const SERVER_ERROR_DETAIL = 'The server could not complete the request.';
 
 /**
  * One input that failed validation, as listed in the `errors` member of a 400 problem: where
@@ -61,7 +61,7 @@ function validationErrors(items: unknown, part: string): ProblemValidationError[
  * as `detail` and their `code`; a validation failure lists each input in `errors`; 5xx say only
  * {@link SERVER_ERROR_DETAIL}, never the message, a stack or a cause.
  */
-export function problemFromError(error: unknown, reply: FastifyReply): ProblemDetails {
+function problemFromError(error: unknown, reply: FastifyReply): ProblemDetails {
   const e = (typeof error === 'object' && error !== null ? error : {}) as ErrorLike;
   const status = statusOf(e, reply);
   const problem: ProblemDetails = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status };

@@ -3,7 +3,7 @@
 // carries "this route answers problems" from Fastify's route to swagger's operation.
 
 /** Name of the problem-details schema under `components.schemas`. */
-export const PROBLEM_SCHEMA = 'ProblemDetails';
+const PROBLEM_SCHEMA = 'ProblemDetails';
 /** The operation extension Kit's swagger `transform` sets on routes that answer problems; removed from the document. */
 export const PROBLEM_MARK = 'x-kit-problem-details';
 

@@ -93,7 +93,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The known name closest to `name`, if one is close enough to be a likely typo. */
-export function closestName(name: string, known: readonly string[]): string | undefined {
+function closestName(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const k of known) {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Name and version from the host application's package.json. */
-export interface HostPackage {
+interface HostPackage {
   readonly name: string | undefined;
   readonly version: string | undefined;
 }

@@ -14,7 +14,7 @@ function integer(what: string, value: unknown, min: number, expected: string): n
 
 
 /** The largest limit the sliding-window algorithm accepts. */
-export const SLIDING_WINDOW_MAX_LIMIT = 10_000;
+const SLIDING_WINDOW_MAX_LIMIT = 10_000;
 /**
  * {@link RateLimitOptions} with every default applied, as `storeArguments.rateLimit` returns them.
  *

@@ -26,8 +26,8 @@ export class GracefulShutdownOptions {
    */
   shutdownDelayMs = process.env.NODE_ENV === 'production' ? PRODUCTION_SHUTDOWN_DELAY_MS : 0;
   /**
-   * How long `app.close()` may take: in-flight requests draining and the onClose hooks (the audit
-   * flush among them). Past it the remaining connections are cut and the process exits 1.
+   * How long `app.close()` may take: in-flight requests draining, then the `flush` and `release`
+   * steps (the audit flush among them; docs/lifecycle.md). Past it the remaining connections are cut and the process exits 1.
    */
   drainTimeoutMs = DEFAULT_DRAIN_TIMEOUT_MS;
 }

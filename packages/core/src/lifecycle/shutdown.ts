@@ -1,18 +1,36 @@
+// The graceful shutdown: the `unready`, `drain`, `flush` and `release` phases as one sequence
+// (phases.ts has the table), and its handing to the process's signal owner (signals.ts).
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { flushLoggerForExit } from '../lifecycle/log-flush.js';
-import { onShutdownSignals } from '../lifecycle/signals.js';
-import type { ShutdownSteps } from '../lifecycle/shutdown-steps.js';
 import { coreErrors } from '../shared/errors.js';
-import { ConnectionDrain } from './drain.js';
 import { redactError } from '../shared/secrets.js';
-import { DEFAULT_DRAIN_TIMEOUT_MS } from './shutdown-options.js';
-import type { KitLifecycle } from './state.js';
+import { ConnectionDrain } from './drain.js';
+import { flushLoggerForExit } from './log-flush.js';
+import type { LifecyclePhases } from './phases.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS, type GracefulShutdownOptions } from './shutdown-options.js';
+import { onShutdownSignals } from './signals.js';
+
+/**
+ * What the shutdown reads of the running layer (`KitRuntime` is one): declared here, so that
+ * lifecycle, a floor below the capabilities, imports none of them.
+ *
+ * @example
+ * ```ts
+ * const target: ShutdownTarget = { app, options: { gracefulShutdown: undefined }, phases: new LifecyclePhases() };
+ * await shutdownKit(target);
+ * ```
+ */
+export interface ShutdownTarget {
+  readonly app: FastifyInstance;
+  readonly options: { readonly gracefulShutdown: Readonly<GracefulShutdownOptions> | undefined };
+  /** The app's phase steps (readiness, the audit flush, the database's close...). */
+  readonly phases: LifecyclePhases;
+}
 
 // One shutdown per running layer: a second call, or a signal after a programmatic call, joins it.
-const shutdowns = new WeakMap<KitLifecycle, Promise<void>>();
+const shutdowns = new WeakMap<ShutdownTarget, Promise<void>>();
 // The connections of each layer's server, tracked from useKit on so the drain can close them one by one.
-const drains = new WeakMap<KitLifecycle, ConnectionDrain>();
+const drains = new WeakMap<ShutdownTarget, ConnectionDrain>();
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -28,7 +46,7 @@ const CLOSE_GRACE_MS = 1000;
  * finds the requests drained and a flush step still running (a hung audit sink), the flush is what
  * overran: it gives up (the audit counts its entries failed) and the rejection says so.
  */
-async function closeWithin(app: FastifyInstance, remainingMs: number, drainTimeoutMs: number, steps: ShutdownSteps): Promise<void> {
+async function closeWithin(app: FastifyInstance, remainingMs: number, drainTimeoutMs: number, steps: LifecyclePhases): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const closing = app.close();
   const bound = (ms: number) =>
@@ -67,12 +85,12 @@ async function closeWithin(app: FastifyInstance, remainingMs: number, drainTimeo
  * Readiness must turn 503 before `close()`, and the connections must be drained before it: once
  * Fastify is closing it answers every new request with its own 503 before any route runs.
  */
-export function shutdownKit(kit: KitLifecycle, reason = 'shutdown()'): Promise<void> {
+export function shutdownKit(kit: ShutdownTarget, reason = 'shutdown()'): Promise<void> {
   const running = shutdowns.get(kit);
   if (running) return running;
   const { app } = kit;
   const g = kit.options.gracefulShutdown;
-  kit.shutdownSteps.unready(app.log);
+  kit.phases.unready(app.log);
   const delayMs = app.server.listening ? (g?.shutdownDelayMs ?? 0) : 0;
   const drainTimeoutMs = g?.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
   const run = (async () => {
@@ -82,7 +100,7 @@ export function shutdownKit(kit: KitLifecycle, reason = 'shutdown()'): Promise<v
     const deadline = performance.now() + drainTimeoutMs;
     await drains.get(kit)?.drain(AbortSignal.timeout(drainTimeoutMs));
     // What the connection drain used of the bound is left out; errors name the configured bound.
-    await closeWithin(app, Math.max(0, deadline - performance.now()), drainTimeoutMs, kit.shutdownSteps);
+    await closeWithin(app, Math.max(0, deadline - performance.now()), drainTimeoutMs, kit.phases);
     app.log.info('Kit: server closed');
   })();
   shutdowns.set(kit, run);
@@ -97,7 +115,7 @@ export function shutdownKit(kit: KitLifecycle, reason = 'shutdown()'): Promise<v
  * when the app closes without a signal (tests, in-process hosts), so nothing leaks; after a signal
  * it stays until the exit, so that the second signal is still caught.
  */
-export function installGracefulShutdown(app: FastifyInstance, kit: KitLifecycle): void {
+export function installGracefulShutdown(app: FastifyInstance, kit: ShutdownTarget): void {
   const g = kit.options.gracefulShutdown;
   if (!g) return;
   const stop = onShutdownSignals({
@@ -116,21 +134,19 @@ export function installGracefulShutdown(app: FastifyInstance, kit: KitLifecycle)
       return flushLoggerForExit(app.log, withinMs);
     },
   });
-  kit.shutdownSteps.add('release', { name: 'signal handling', run: stop });
+  kit.phases.add('release', { name: 'signal handling', run: stop });
 }
 
 /**
  * Tracks the server's connections for the drain of `shutdownKit` (HTTP/1 servers; an HTTP/2
- * server is closed by `app.close()` alone), and registers the app's readiness as the first
- * shutdown step, so that an app closed by other means (`app.close()` from the host) is shutting
- * down too: `app.kit.state` tells the truth and a late readiness probe is not answered 200.
+ * server is closed by `app.close()` alone). From `addKit` on, so that connections opened before
+ * `useKit` are drained too.
+ *
+ * @example
+ * ```ts
+ * trackConnections(kit);   // in addKit
+ * ```
  */
-export function trackLifecycle(app: FastifyInstance, kit: KitLifecycle): void {
-  if (app.initialConfig.http2 !== true) drains.set(kit, new ConnectionDrain(app.server as Server));
-  kit.shutdownSteps.add('unready', {
-    name: 'readiness',
-    run: () => {
-      kit.state = 'shuttingDown';
-    },
-  });
+export function trackConnections(kit: ShutdownTarget): void {
+  if (kit.app.initialConfig.http2 !== true) drains.set(kit, new ConnectionDrain(kit.app.server as Server));
 }

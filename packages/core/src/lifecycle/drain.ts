@@ -49,10 +49,9 @@ export class ConnectionDrain {
     // connection put long-lived objects on two of EventEmitter's allocation sites (the `once`
     // wrapper and the two-listener array). After a burst of new connections, V8 could then
     // allocate everything from those sites in the old generation, including each response's
-    // array of `finish` listeners. Each request's garbage then outlived the scavenges, in about
-    // half of the benchmark servers' lives, for a quarter more CPU per request
-    // (docs/decisions.md, "Connection tracking and V8's pretenuring"). Closed connections are
-    // swept instead.
+    // array of `finish` listeners. Each request's garbage then outlived the scavenges, in many of
+    // the benchmark servers' lives, for more CPU per request (docs/decisions.md, "Connection
+    // tracking and V8's pretenuring"). Closed connections are swept instead.
     server.on(event, (socket: HttpSocket) => {
       this.#sockets.add(socket);
       if (this.#draining) this.#watch(socket);
