@@ -16,6 +16,8 @@ import { describePostgres, PostgresServer } from './postgres-server.ts';
 
 const ROWS = 500;
 const ROUNDS = 30;
+/** How long a kill waits for the backend to exit. */
+const KILL_WAIT_MS = 10_000;
 
 heavy('a terminated backend leaves a bulk create all or nothing', () => {
   describePostgres('bulk create under pg_terminate_backend (PostgreSQL)', () => {
@@ -62,7 +64,11 @@ heavy('a terminated backend leaves a bulk create all or nothing', () => {
         const answer = post(name).finally(() => (answered = true));
         if (release === undefined) await sleep(Math.random() * duration * 1.2);
         else while (!answered && (await server.sql("select 1 from pg_stat_activity where application_name = 'kit-autocrud' and xact_start is not null and wait_event_type = 'Lock'")).rowCount === 0) await sleep(5);
-        const killed = await server.sql("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'kit-autocrud'");
+        // pg_terminate_backend only signals: a loaded backend may still run (even be granted the
+        // lock released next, or serve the next round) after it returned; with a timeout it waits
+        // until the backend is gone, so the kill lands here and nowhere later.
+        const killed = await server.sql(`select pg_terminate_backend(pid, ${KILL_WAIT_MS}) as gone from pg_stat_activity where application_name = 'kit-autocrud'`);
+        assert.ok(killed.rows.every((r: { gone: boolean }) => r.gone), `round ${round}: a terminated backend still ran after ${KILL_WAIT_MS} ms`);
         await release?.();
         const res = await answer;
         const count = await stored(name);

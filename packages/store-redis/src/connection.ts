@@ -105,8 +105,17 @@ export class RedisConnection {
       // refuses the commands that arrive while that connection is being made: a burst right
       // after start-up would fail. Connecting every node as soon as the client learns of it
       // means commands only ever go to connected nodes (and none wait in a node's queue).
-      if (node.status === 'wait') node.connect().catch(() => undefined);
+      // Not before the client is ready, though: its ready check (CLUSTER INFO, sent to a random
+      // node the moment the slot map arrives) is refused by a node that is connecting, but is
+      // queued by one still waiting, and each refusal drops the whole client and starts over.
+      // The nodes learnt before that are connected on 'ready' below.
+      if (client.status === 'ready' && node.status === 'wait') node.connect().catch(() => undefined);
     });
+    if (topology.mode === 'cluster') {
+      client.on('ready', () => {
+        for (const node of (client as Cluster).nodes('all')) if (node.status === 'wait') node.connect().catch(() => undefined);
+      });
+    }
     client.on('connect', () => {
       this.#dbRefused = undefined;
     });

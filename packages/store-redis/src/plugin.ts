@@ -36,7 +36,11 @@ export interface KitStoreOptions {
   keyPrefix?: string;
   /** A store call without a reply after this long fails with `KIT_ERR_STORE_UNAVAILABLE` (default 2000). */
   commandTimeoutMs?: number;
-  /** Limit for establishing a connection; also how long start-up waits for it (default 5000). */
+  /**
+   * Limit for establishing a connection; also how long start-up waits for it (default 5000). In a
+   * Cluster it is also the limit for getting the slot map from one node (ioredis'
+   * `slotsRefreshTimeout`, which `clusterOptions` may still set).
+   */
   connectTimeoutMs?: number;
   /** Reconnect backoff starts at 50 ms and doubles up to this (default 1000), so recovery follows within it. */
   reconnectMaxDelayMs?: number;

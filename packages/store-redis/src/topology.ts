@@ -164,6 +164,10 @@ export function createClient(parsed: Parsed, settings: ClientSettings): Redis | 
     return new Cluster(
       urls.main.map((u) => ({ host: u.host, port: u.port ?? 6379 })),
       {
+        // Getting the slot map (a connection of its own to a node, then CLUSTER SLOTS) is part of
+        // connecting: ioredis' own limit for it is 1 s per node, which a loaded host can exceed
+        // while connectTimeoutMs would still allow it, and then every seed counts as unreachable.
+        slotsRefreshTimeout: settings.connectTimeoutMs,
         ...settings.clusterOptions,
         redisOptions: { ...user, ...access(first, user.tls), ...failFast },
         enableOfflineQueue: false,

@@ -139,6 +139,26 @@ describeRedis('Redis Cluster: keys, the redis check, a master down', () => {
     t.diagnostic(`a master SIGKILLed and restarted: check ${down.status} while down ("${down.description}"), healthy ${back} ms after the restart`);
   });
 
+  it('a client from one seed connects at its first attempt: its ready check is not refused by a node still connecting', async () => {
+    // The ready check (CLUSTER INFO) goes to a random node as soon as the slot map arrives; a
+    // node connection Kit had already started would refuse it, and the client would drop and
+    // start over, several times in a row under load (two of three nodes are new at that moment).
+    const connects: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const stores = createRedisStores(c.urls[i % 3]!, { cluster: true, keyPrefix: 'seed:' });
+      let reconnects = 0;
+      stores.client.on('reconnecting', () => reconnects++);
+      try {
+        await connectedStores(stores);
+        // The nodes learnt before the client was ready are connected once it is, before start-up goes on.
+        connects.push(`${reconnects} reconnects, masters ${(stores.client as Cluster).nodes('master').map((n) => n.status).join(' ')}`);
+      } finally {
+        await stores.close();
+      }
+    }
+    assert.deepEqual(connects, Array.from({ length: 10 }, () => '0 reconnects, masters ready ready ready'));
+  });
+
   it('a list of URLs that is not a cluster, or a cluster nobody answers, says so', async () => {
     const stores = createRedisStores(['redis://127.0.0.1:1', 'redis://127.0.0.1:2'], { connectTimeoutMs: 300, reconnectMaxDelayMs: 5000 });
     try {
