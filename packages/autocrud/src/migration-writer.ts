@@ -5,14 +5,14 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KitError } from '@kit/core';
 import type { Entity } from './entity.js';
-import { parseConnectionString } from './mapper/connection-string.js';
-import type { Engine } from './mapper/engine.js';
-import { planMigration } from './mapper/migration-plan.js';
-import { pendingMigrations } from './mapper/migrations.js';
-import { pgliteEngine } from './mapper/pglite.js';
-import { postgresEngine } from './mapper/postgres.js';
-import { sqliteEngine } from './mapper/sqlite.js';
-import { withHistory } from './mapper/history.js';
+import { parseConnectionString } from './mapper/engines/connection-string.js';
+import type { Engine } from './mapper/sql/engine.js';
+import { planMigration } from './mapper/migrations/migration-plan.js';
+import { pendingMigrations } from './mapper/migrations/migrations.js';
+import { pgliteEngine } from './mapper/engines/pglite/engine.js';
+import { postgresEngine } from './mapper/engines/postgres/engine.js';
+import { sqliteEngine } from './mapper/engines/sqlite/engine.js';
+import { withHistory } from './mapper/changes/history.js';
 
 /**
  * What {@link writeMigration} takes.

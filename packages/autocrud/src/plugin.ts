@@ -8,27 +8,27 @@ import type { ResolvedAuthorization } from './authorization.js';
 import type { Entity, EntityInput, EntityRow } from './entity.js';
 import { DatabaseHealthCheck } from './health.js';
 import type { PGlite } from '@electric-sql/pglite';
-import { parseConnectionString, type ConnectionTarget, type EngineKind } from './mapper/connection-string.js';
+import { parseConnectionString, type ConnectionTarget, type EngineKind } from './mapper/engines/connection-string.js';
 import { Database, type DatabaseLog } from './mapper/database.js';
-import type { Engine } from './mapper/engine.js';
-import { migrateEngine } from './mapper/migrations.js';
-import { pgliteEngine } from './mapper/pglite.js';
-import { postgresEngine } from './mapper/postgres.js';
+import type { Engine } from './mapper/sql/engine.js';
+import { migrateEngine } from './mapper/migrations/migrations.js';
+import { pgliteEngine } from './mapper/engines/pglite/engine.js';
+import { postgresEngine } from './mapper/engines/postgres/engine.js';
 import type { EntityRepository } from './mapper/repository.js';
-import { sqliteEngine } from './mapper/sqlite.js';
+import { sqliteEngine } from './mapper/engines/sqlite/engine.js';
 import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
 import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
 import { relationProperties } from './routes/includes.js';
-import type { RelatedSource } from './mapper/includes.js';
+import type { RelatedSource } from './mapper/reads/includes.js';
 import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
 import { Outbox, OutboxHealthCheck } from './outbox/outbox.js';
-import { prepareOutbox } from './mapper/outbox-table.js';
+import { prepareOutbox } from './mapper/changes/outbox-table.js';
 import type { ChangeHandler, OutboxStats } from './outbox/types.js';
-import { ChangeHistory } from './mapper/history.js';
+import { ChangeHistory } from './mapper/changes/history.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.

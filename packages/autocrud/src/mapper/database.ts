@@ -1,13 +1,13 @@
 import { CompiledQuery } from 'kysely';
 import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
-import type { Db, Engine } from './engine.js';
+import type { Db, Engine } from './sql/engine.js';
 import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, takenColumns } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
-import { prepareTables } from './tables.js';
-import { referrersOf } from './references.js';
-import { ChangeHistory, historySink } from './history.js';
-import { StatementSpans, statementTracer, traceStatement } from './tracing.js';
+import { prepareTables } from './schema/tables.js';
+import { referrersOf } from './writes/references.js';
+import { ChangeHistory, historySink } from './changes/history.js';
+import { StatementSpans, statementTracer, traceStatement } from './sql/tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
 export interface DatabaseLog {

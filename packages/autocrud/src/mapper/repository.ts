@@ -1,25 +1,25 @@
 import { KitError } from '@kit/core';
 import { sql } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
-import { listArguments, keyValue, patchValues, writeValues } from './arguments.js';
+import { listArguments, keyValue, patchValues, writeValues } from './sql/arguments.js';
 import type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
-import type { ChangeSink } from './changes.js';
-import type { SqlFlavour } from './engine.js';
+import type { ChangeSink } from './changes/changes.js';
+import type { SqlFlavour } from './sql/engine.js';
 import { VersionConflictError } from './errors.js';
-import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type ListOptions, type SortKey } from './query.js';
-import type { Referrer } from './references.js';
-import { keySet, relatedQuery } from './related.js';
-import { RowWrites } from './row-writes.js';
-import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './scope.js';
-import { Slot, statement, StatementCache, type Statement } from './statements.js';
-import { Table, type Executor, type Row, type Runner } from './table.js';
-import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed.js';
-import { includeAll, type IncludeNode } from './includes.js';
-import { createMany, createTree, patchMany, type ChildRows } from './atomic.js';
-import { upsertMany, type UpsertedRow, type UpsertResolution } from './upsert.js';
+import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type ListOptions, type SortKey } from './sql/query.js';
+import type { Referrer } from './writes/references.js';
+import { keySet, relatedQuery } from './reads/related.js';
+import { RowWrites } from './writes/row-writes.js';
+import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './sql/scope.js';
+import { Slot, statement, StatementCache, type Statement } from './sql/statements.js';
+import { Table, type Executor, type Row, type Runner } from './sql/table.js';
+import { decodeEmbedded, embedSelection, embedShape, embedValues } from './reads/embed.js';
+import { includeAll, type IncludeNode } from './reads/includes.js';
+import { createMany, createTree, patchMany, type ChildRows } from './writes/atomic.js';
+import { upsertMany, type UpsertedRow, type UpsertResolution } from './writes/upsert.js';
 
-export type { Executor, Row, Runner } from './table.js';
-export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './upsert.js';
+export type { Executor, Row, Runner } from './sql/table.js';
+export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './writes/upsert.js';
 export type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
 
 /**
