@@ -29,5 +29,6 @@ export {
   BatchRowError,
 } from './mapper/errors.js';
 export type { ValueKind } from './values/kinds.js';
-export { redactConnectionString, type EngineKind } from './mapper/engines/connection-string.js';
+export { redactConnectionString } from './mapper/engines/connection-string.js';
+export type { EngineKind } from './mapper/sql/engine.js';
 export { autoCrudErrors } from './errors.js';

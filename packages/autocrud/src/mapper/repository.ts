@@ -4,7 +4,7 @@ import type { Entity, EntityField } from '../entity.js';
 import { listArguments, keyValue, patchValues, writeValues } from './sql/arguments.js';
 import type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
 import type { ChangeSink } from './changes/changes.js';
-import type { SqlFlavour } from './sql/engine.js';
+import type { SqlDialect } from './sql/dialect.js';
 import { VersionConflictError } from './errors.js';
 import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type ListOptions, type SortKey } from './sql/query.js';
 import type { Referrer } from './writes/references.js';
@@ -50,12 +50,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
 
   constructor(
     readonly entity: Entity,
-    private readonly flavour: SqlFlavour,
+    private readonly dialect: SqlDialect,
     run: Runner,
     execute: Executor,
     referrers: () => readonly Referrer[] = () => [],
   ) {
-    this.#t = new Table(entity, flavour, run, execute);
+    this.#t = new Table(entity, dialect, run, execute);
     this.#writes = new RowWrites(this.#t, referrers);
     tables.set(this, this.#t);
   }
@@ -97,11 +97,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const t = this.#t;
     const { perKey, signal } = options;
     // The caller's scope on the related entity, in the statement, its values in slots.
-    const scoped = slotScope(this.flavour, this.entity, scopeFilters(this.entity, options.scope), 's');
-    const values: Record<string, unknown> = { ...scoped.values, keys: keySet(this.flavour, target, keys) };
+    const scoped = slotScope(this.dialect, this.entity, scopeFilters(this.entity, options.scope), 's');
+    const values: Record<string, unknown> = { ...scoped.values, keys: keySet(this.dialect, target, keys) };
     if (perKey !== undefined) values.perKey = perKey;
     return t.run(async (db) => {
-      const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}\u0000${scoped.shape}`, () => relatedQuery(db, this.flavour, this.entity, t.selection, target, perKey !== undefined, scoped.filters));
+      const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}\u0000${scoped.shape}`, () => relatedQuery(db, this.dialect, this.entity, t.selection, target, perKey !== undefined, scoped.filters));
       return (await t.execute(read.bind(values), read.name, signal)).map((r) => t.decode(r) as R);
     }, signal);
   }
@@ -137,8 +137,8 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const include = options.include?.length ? options.include : undefined;
     // The scope's conditions join the caller's: the page, the count and the keyset alike.
     const scoped = options.scope && options.scope.where.length > 0 ? { ...options, filters: [...options.filters, ...options.scope.where] } : options;
-    const found = await this.#list(scoped, include && this.flavour === 'postgres' ? include : undefined);
-    if (include && this.flavour !== 'postgres') await includeAll(found.rows as Row[], include, this.entity.primaryKey, options.signal);
+    const found = await this.#list(scoped, include && this.dialect.embedsIncludes ? include : undefined);
+    if (include && !this.dialect.embedsIncludes) await includeAll(found.rows as Row[], include, this.entity.primaryKey, options.signal);
     return found;
   }
 
@@ -146,7 +146,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const t = this.#t;
     const order = this.order(options.sort);
     const checked = listArguments(this.entity, options, order);
-    const { shape, filters, or, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after, checked.or);
+    const { shape, filters, or, after, values } = slotList(this.dialect, this.entity, checked.filters, order, checked.after, checked.or);
     const skip = after === undefined && options.offset > 0;
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
@@ -155,15 +155,15 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       const filtered = () =>
         db.selectFrom(t.name).where((eb) =>
           t.where(eb, [
-            notDeleted(eb, this.flavour, this.entity),
-            ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f)),
-            anyOf(eb, this.flavour, this.entity, or),
+            notDeleted(eb, this.dialect, this.entity),
+            ...filters.map((f) => condition(eb, this.dialect, this.entity.field(f.field) as EntityField, f)),
+            anyOf(eb, this.dialect, this.entity, or),
           ]),
         );
       const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}\u0002${embed ? embedShape(embed) : ''}`, () => {
         let query = filtered().select(t.selection);
         if (embed) query = query.select(embedSelection(this.entity, embed));
-        if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
+        if (after !== undefined) query = query.where((eb) => keyset(eb, this.dialect, this.entity, order, after));
         for (const key of order) {
           // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
           // read through an expression (a timestamp as text) would then sort as text.
@@ -195,7 +195,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
       const query = db
         .selectFrom(t.name)
         .select(t.selection)
-        .where((eb) => t.where(eb, [notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]))
+        .where((eb) => t.where(eb, [notDeleted(eb, this.dialect, this.entity), ...scopeConditions(eb, this.dialect, this.entity, scope)]))
         .orderBy(sql.ref(`${t.name}.${t.pk.column}`));
       const rows = await t.execute(query.compile(), '', signal);
       return rows.map((r) => t.decode(r) as R);
@@ -209,9 +209,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     if (key === undefined) return undefined;
     const signal = options?.signal;
     const include = options?.include?.length ? options.include : undefined;
-    const embed = include && this.flavour === 'postgres' ? include : undefined;
+    const embed = include && this.dialect.embedsIncludes ? include : undefined;
     // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
-    const scoped = slotScope(this.flavour, this.entity, scopeFilters(this.entity, options?.scope), 's');
+    const scoped = slotScope(this.dialect, this.entity, scopeFilters(this.entity, options?.scope), 's');
     const row = await t.run(async (db) => {
       const byKey = () => db.selectFrom(t.name).select(t.selection).where((eb) => t.byKey(eb, new Slot('key'), scoped.filters));
       const read =
@@ -320,7 +320,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const written = input as Readonly<Record<string, unknown>>;
     checkReadOnly(this.entity, options?.scope, written);
     // A replace leaves the scope's read-only fields as they are.
-    return (await this.#writes.write('update', key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.flavour, written, true)), written, ifVersion, options)) as R | undefined;
+    return (await this.#writes.write('update', key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.dialect, written, true)), written, ifVersion, options)) as R | undefined;
   }
 
   /**
@@ -340,7 +340,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#t.checkCondition(options);
     checkReadOnly(this.entity, options?.scope, patch as Readonly<Record<string, unknown>>);
-    const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
+    const values = patchValues(this.entity, this.dialect, patch as Readonly<Record<string, unknown>>);
     if (Object.keys(values).length > 0) return (await this.#writes.write('patch', key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options)) as R | undefined;
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);

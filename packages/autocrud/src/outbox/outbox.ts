@@ -3,7 +3,7 @@
 import { HealthCheckResult, KitError, type IHealthCheck } from '@kit/core';
 import type { Entity } from '../entity.js';
 import type { ChangeSink } from '../mapper/changes/changes.js';
-import type { SqlFlavour } from '../mapper/sql/engine.js';
+import type { SqlDialect } from '../mapper/sql/dialect.js';
 import { outboxSink } from '../mapper/changes/outbox-sink.js';
 import type { Runner } from '../mapper/sql/table.js';
 import { OutboxDispatcher, type DispatcherLog } from './dispatcher.js';
@@ -20,13 +20,13 @@ export class Outbox {
 
   constructor(
     run: Runner,
-    flavour: SqlFlavour,
+    dialect: SqlDialect,
     private readonly settings: ResolvedOutbox,
     log: DispatcherLog,
   ) {
     this.sink = outboxSink((entity) => this.#redacted.get(entity) ?? NONE);
     for (const target of settings.targets) this.#names.add(target.name);
-    this.dispatcher = new OutboxDispatcher(run, flavour, () => this.#targets, settings, log);
+    this.dispatcher = new OutboxDispatcher(run, dialect, () => this.#targets, settings, log);
   }
 
   #targets: readonly OutboxTarget[] = [];

@@ -8,7 +8,8 @@
 // (inline-changes.ts). Knows nothing of HTTP: the route layer passes a `ChangeContext` in the call's
 // options. See docs/decisions.md ("Change history", "One statement for a recorded single write").
 import type { Expression } from 'kysely';
-import type { Db, SqlFlavour } from '../sql/engine.js';
+import type { Db } from '../sql/engine.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import type { Executor } from '../sql/statements.js';
 
 /**
@@ -78,7 +79,7 @@ export interface ChangeContext {
  */
 export interface ChangeTransaction {
   readonly execute: Executor;
-  readonly flavour: SqlFlavour;
+  readonly dialect: SqlDialect;
   readonly db: Db;
 }
 
@@ -200,8 +201,8 @@ export class ChangeSinks {
 const EMPTY: ChangeContext = Object.freeze({});
 
 /** The sink's view of a Kysely transaction. */
-export function changeTransaction(trx: Db, flavour: SqlFlavour): ChangeTransaction {
-  return { db: trx, flavour, execute: async (query) => (await trx.executeQuery<Record<string, unknown>>(query)).rows };
+export function changeTransaction(trx: Db, dialect: SqlDialect): ChangeTransaction {
+  return { db: trx, dialect, execute: async (query) => (await trx.executeQuery<Record<string, unknown>>(query)).rows };
 }
 
 /** Reports the committed count to the context (never throws into the write: the write committed). */

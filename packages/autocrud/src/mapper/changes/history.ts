@@ -7,13 +7,14 @@ import { defineEntity, type Entity } from '../../entity.js';
 import { sql } from 'kysely';
 import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from './changes.js';
 import { insertRows } from '../writes/bulk-insert.js';
-import { columnCodec, type ColumnCodec } from '../sql/columns.js';
-import type { SqlFlavour } from '../sql/engine.js';
+import type { ColumnCodec } from '../sql/columns.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { kitTimestamps } from '../sql/stamps.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
 import { declareIndex } from '../schema/tables.js';
 import { Table, type PreparedInsert, type Row } from '../sql/table.js';
 import type { Db } from '../sql/engine.js';
+import { postgresDialect } from '../engines/postgres/dialect.js';
 
 /** The history table's name. */
 export const HISTORY_TABLE = 'kit_changes';
@@ -125,7 +126,7 @@ export function historyRow(entity: Entity, redact: ReadonlySet<string>, change: 
   };
 }
 
-/** How the sinks write the history table on one flavour (the reads go through the history entity's repository). */
+/** How the sinks write the history table on one dialect (the reads go through the history entity's repository). */
 interface Writer {
   /** The table, for multi-row inserts (bulk-insert.ts). */
   readonly table: Table;
@@ -134,21 +135,21 @@ interface Writer {
   /** The one-row INSERT, without RETURNING (nothing is read back): compiled once. */
   single: Statement | undefined;
 }
-const writers = new Map<SqlFlavour, Writer>();
+const writers = new Map<SqlDialect, Writer>();
 const unused = (): never => {
   throw new Error('the history writer runs only on the write transaction');
 };
 
-function writerOf(flavour: SqlFlavour): Writer {
-  let writer = writers.get(flavour);
+function writerOf(dialect: SqlDialect): Writer {
+  let writer = writers.get(dialect);
   if (!writer) {
     const columns = ChangeHistory.writable.map((name) => {
       const field = ChangeHistory.field(name);
       if (!field) throw new Error(`${HISTORY_TABLE} has no field ${name}`);
-      return [name, field.column, columnCodec(flavour, field)] as const;
+      return [name, field.column, dialect.codec(field)] as const;
     });
-    writer = { table: new Table(ChangeHistory, flavour, unused, unused), columns, single: undefined };
-    writers.set(flavour, writer);
+    writer = { table: new Table(ChangeHistory, dialect, unused, unused), columns, single: undefined };
+    writers.set(dialect, writer);
   }
   return writer;
 }
@@ -160,12 +161,12 @@ function prepare(writer: Writer, row: Readonly<Record<string, unknown>>): Prepar
     const value = row[name];
     values[column] = value === null || value === undefined ? null : codec.encode(value);
   }
-  return { columns: [...writer.columns.map(([, column]) => column), ...Object.keys(kitTimestamps(ChangeHistory, writer.table.flavour, 'create'))], values };
+  return { columns: [...writer.columns.map(([, column]) => column), ...Object.keys(kitTimestamps(ChangeHistory, writer.table.dialect, 'create'))], values };
 }
 
 function singleInsert(writer: Writer, db: Db, columns: readonly string[]): Statement {
   writer.single ??= (() => {
-    const stamps = kitTimestamps(ChangeHistory, writer.table.flavour, 'create');
+    const stamps = kitTimestamps(ChangeHistory, writer.table.dialect, 'create');
     return statement(db.insertInto(HISTORY_TABLE).values(Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]))));
   })();
   return writer.single;
@@ -198,7 +199,7 @@ function historySql(entity: Entity, redact: ReadonlySet<string>): ChangeSinkSql 
         [column('correlationId')]: sql`(${c.bind('correlation', (ctx) => ctx.correlationId)})::text`,
         [column('subject')]: sql`(${c.bind('subject', (ctx) => ctx.subject?.slice(0, SUBJECT_CAP))})::text`,
         [column('traceId')]: sql`(${c.bind('trace', (ctx) => ctx.traceId)})::text`,
-        ...kitTimestamps(ChangeHistory, 'postgres', 'create'),
+        ...kitTimestamps(ChangeHistory, postgresDialect, 'create'),
       };
     },
   };
@@ -212,7 +213,7 @@ function historySql(entity: Entity, redact: ReadonlySet<string>): ChangeSinkSql 
 export function historySink(entity: Entity): ChangeSink {
   const redact: ReadonlySet<string> = new Set(entity.redact);
   const sink = async (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void> => {
-    const writer = writerOf(tx.flavour);
+    const writer = writerOf(tx.dialect);
     const prepared = changes.map((change) => prepare(writer, historyRow(entity, redact, change, context)));
     const [first] = prepared;
     if (prepared.length === 1 && first) {

@@ -2,8 +2,9 @@
 // records due, their outcomes (a delivered record is deleted, a dead one moved to kit_outbox_dead). Plain SQL both flavours share; the clock of the lease is the
 // database's, so instances with skewed clocks agree on who leads.
 import { sql } from 'kysely';
-import type { Db, SqlFlavour } from '../sql/engine.js';
-import { epochMs, OUTBOX_DEAD_TABLE, OUTBOX_LEASE_TABLE, OUTBOX_TABLE, RECORD_COLUMNS } from './outbox-table.js';
+import type { Db } from '../sql/engine.js';
+import type { SqlDialect } from '../sql/dialect.js';
+import { OUTBOX_DEAD_TABLE, OUTBOX_LEASE_TABLE, OUTBOX_TABLE, RECORD_COLUMNS } from './outbox-table.js';
 
 const LEASE = 'dispatcher';
 const records = sql.table(OUTBOX_TABLE);
@@ -35,8 +36,8 @@ export interface OutboxRecordRow {
  * Takes the lease for `ttlMs` when it is free, lapsed, or already `owner`'s; resolves the lease's
  * term (it grows at each change of owner), or undefined when another instance holds it.
  */
-export async function acquireLease(db: Db, flavour: SqlFlavour, owner: string, ttlMs: number): Promise<number | undefined> {
-  const now = epochMs(flavour);
+export async function acquireLease(db: Db, dialect: SqlDialect, owner: string, ttlMs: number): Promise<number | undefined> {
+  const now = dialect.epochMs();
   const { rows } = await sql<{ term: number }>`
     insert into ${leases} (name, owner, term, expires_at) values (${LEASE}, ${owner}, 1, ${now} + ${ttlMs})
     on conflict (name) do update set
@@ -48,9 +49,9 @@ export async function acquireLease(db: Db, flavour: SqlFlavour, owner: string, t
 }
 
 /** Extends the lease while `owner` still holds it at `term`; false when it was lost. */
-export async function renewLease(db: Db, flavour: SqlFlavour, owner: string, term: number, ttlMs: number): Promise<boolean> {
+export async function renewLease(db: Db, dialect: SqlDialect, owner: string, term: number, ttlMs: number): Promise<boolean> {
   const { rows } = await sql<{ term: number }>`
-    update ${leases} set expires_at = ${epochMs(flavour)} + ${ttlMs}
+    update ${leases} set expires_at = ${dialect.epochMs()} + ${ttlMs}
     where name = ${LEASE} and owner = ${owner} and term = ${term} returning term`.execute(db);
   return rows.length > 0;
 }
@@ -91,10 +92,9 @@ export function rowOf(entity: string, rowKey: string): string {
  * once, not once per count of records. A delete writes no index entry (an update of an indexed
  * column would write one per index).
  */
-export async function deleteDelivered(db: Db, flavour: SqlFlavour, seqs: readonly number[]): Promise<void> {
+export async function deleteDelivered(db: Db, dialect: SqlDialect, seqs: readonly number[]): Promise<void> {
   if (seqs.length === 0) return;
-  const batch = flavour === 'postgres' ? sql`= any(${seqs}::bigint[])` : sql`in (select value from json_each(${JSON.stringify(seqs)}))`;
-  await sql`delete from ${records} where seq ${batch}`.execute(db);
+  await sql`delete from ${records} where ${dialect.inList(sql.ref('seq'), dialect.bindList(seqs), 'bigint')}`.execute(db);
 }
 
 /** A failed attempt's outcome. `done` lists the targets that have the record. */
@@ -118,9 +118,9 @@ const OUTCOME_COLUMNS = sql.raw('attempts, next_at, done, last_error, dead_at');
  * A record out of attempts, moved to `kit_outbox_dead` with its last attempt (`dead_at` on the
  * database's clock): one statement on PostgreSQL, one transaction on SQLite (no DML in a CTE).
  */
-export async function moveToDead(db: Db, flavour: SqlFlavour, seq: number, outcome: FailedAttempt): Promise<void> {
-  const values = sql`${outcome.attempts}, ${outcome.nextAt}, ${outcome.done}, ${outcome.error}, ${epochMs(flavour)}`;
-  if (flavour === 'postgres') {
+export async function moveToDead(db: Db, dialect: SqlDialect, seq: number, outcome: FailedAttempt): Promise<void> {
+  const values = sql`${outcome.attempts}, ${outcome.nextAt}, ${outcome.done}, ${outcome.error}, ${dialect.epochMs()}`;
+  if (dialect.writableCte) {
     await sql`with moved as (delete from ${records} where seq = ${seq} returning *)
       insert into ${deadRecords} (seq, ${KEPT}, ${OUTCOME_COLUMNS}) select seq, ${KEPT}, ${values} from moved`.execute(db);
     return;

@@ -1,15 +1,6 @@
 import path from 'node:path';
 import { KitError } from '@kit/core';
 
-/**
- * The database engines AutoCrud speaks.
- *
- * @example
- * ```ts
- * const engine: EngineKind = addKitAutoCrud(app, 'pglite:').engine;   // 'pglite'
- * ```
- */
-export type EngineKind = 'postgres' | 'pglite' | 'sqlite';
 
 /** A parsed connection string. */
 export type ConnectionTarget =
@@ -49,6 +40,18 @@ export function redactConnectionString(value: string): string {
 
 function invalid(value: string, expected: string): KitError {
   return new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option addKitAutoCrud(app, url): ${JSON.stringify(redactConnectionString(value))}: expected ${expected}.`);
+}
+
+/**
+ * The target of a PGlite instance the host made and passes instead of a connection string.
+ *
+ * @example
+ * ```ts
+ * const target = isPGlite(url) ? pgliteInstanceTarget() : parseConnectionString(url);
+ * ```
+ */
+export function pgliteInstanceTarget(): ConnectionTarget {
+  return { kind: 'pglite', directory: undefined, redacted: 'pglite: (an instance passed in)' };
 }
 
 const EXPECTED = "postgres://user:password@host:5432/db (or postgresql://), 'pglite:' (in memory), 'pglite:<directory>', 'sqlite::memory:' or 'sqlite:<file>'";

@@ -9,7 +9,7 @@ import { Kysely, PostgresAdapter, PostgresDialect, sql, SqliteAdapter, SqliteInt
 import pg from 'pg';
 import type { DynamicDatabase, MigrationSession } from '../sql/engine.js';
 import { NodeSqliteDriver, type DatabaseSync } from './sqlite/driver.js';
-import { SCHEMA_LOCK_KEY } from '../schema/tables.js';
+import { SCHEMA_LOCK_KEY } from './postgres/dialect.js';
 
 /** SQLite runs DDL in transactions: Kysely's adapter says it does not, and would run a batch outside one. */
 export class TransactionalSqliteAdapter extends SqliteAdapter {

@@ -7,10 +7,11 @@
 import { sql } from 'kysely';
 import { KitError } from '@kit/core';
 import type { Entity, EntityField } from '../../entity.js';
-import { kindLabel, refusal, sqliteColumnType } from '../sql/columns.js';
-import type { Db, SqlFlavour } from '../sql/engine.js';
+import { kindLabel } from '../sql/columns.js';
+import type { Db } from '../sql/engine.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { outboxMigration } from '../changes/outbox-table.js';
-import { checkReferences, columnDefault, columnDefinition, createTableBuilder, findColumn, findTable, postgresColumnTypes, referenceIndexBuilders, referenceOrder, splitTable } from '../schema/tables.js';
+import { checkReferences, columnDefault, columnDefinition, createTableBuilder, findColumn, findTable, referenceIndexBuilders, referenceOrder, splitTable } from '../schema/tables.js';
 
 /** The statements of a migration and what they do, in words (for the file's header and the slug). */
 export interface MigrationPlan {
@@ -32,18 +33,18 @@ function needsValue(entity: Entity, field: EntityField): boolean {
  * Compares the database `db` speaks to with `entities` and plans the migration between them.
  * Throws `KIT_ERR_AUTOCRUD_MIGRATION` listing every destructive change the entities would need.
  */
-export async function planMigration(db: Db, flavour: SqlFlavour, entities: readonly Entity[], own: { readonly outbox?: boolean } = {}): Promise<MigrationPlan> {
+export async function planMigration(db: Db, dialect: SqlDialect, entities: readonly Entity[], own: { readonly outbox?: boolean } = {}): Promise<MigrationPlan> {
   const tables = await db.introspection.getTables();
-  const postgresTypes = flavour === 'postgres' && entities.length > 0 ? await postgresColumnTypes(db, entities.map((e) => e.table)) : undefined;
+  const catalogTypes = entities.length > 0 ? await dialect.columnTypes(db, entities.map((e) => e.table)) : undefined;
   const statements: string[] = [];
   const changes: string[] = [];
   const untouched: string[] = [];
   const refused: string[] = [];
   checkReferences(entities);
   for (const entity of referenceOrder(entities)) {
-    const table = findTable(tables, entity.table, flavour);
+    const table = findTable(tables, entity.table, dialect);
     if (!table) {
-      statements.push(createTableBuilder(db, flavour, entity).compile().sql);
+      statements.push(createTableBuilder(db, dialect, entity).compile().sql);
       changes.push(`create table ${entity.table}`);
       for (const { index, builder } of referenceIndexBuilders(db, entity)) {
         statements.push(builder.compile().sql);
@@ -53,7 +54,7 @@ export async function planMigration(db: Db, flavour: SqlFlavour, entities: reado
     }
     const { schema, name } = splitTable(entity.table);
     for (const field of entity.fields) {
-      const column = findColumn(table, field, flavour);
+      const column = findColumn(table, field, dialect);
       const where = `${entity.table}.${field.column} (${entity.name}.${field.name})`;
       if (!column) {
         if (field.name === entity.primaryKey) {
@@ -63,7 +64,7 @@ export async function planMigration(db: Db, flavour: SqlFlavour, entities: reado
             `${where}: a new column for a required field with no default would be NOT NULL on a table that may have rows, and an older version still running would fail to insert. Declare the field nullable (type: [..., 'null']) or give it a default; backfill it; make it NOT NULL in a migration of your own once every row has a value.`,
           );
         } else {
-          const { type, define } = columnDefinition(flavour, entity, field);
+          const { type, define } = columnDefinition(dialect, entity, field);
           statements.push((schema ? db.schema.withSchema(schema) : db.schema).alterTable(name).addColumn(field.column, sql.raw(type), define).compile().sql);
           changes.push(`add column ${entity.table}.${field.column}`);
           const reference = referenceIndexBuilders(db, entity).find((i) => i.field === field.name);
@@ -74,17 +75,17 @@ export async function planMigration(db: Db, flavour: SqlFlavour, entities: reado
         }
         continue;
       }
-      const type = postgresTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ?? (flavour === 'sqlite' ? sqliteColumnType(column.dataType) : { declared: column.dataType, family: 'other' as const });
-      const why = refusal(flavour, field, type);
+      const type = catalogTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ?? dialect.declaredType(column.dataType);
+      const why = dialect.refusal(field, type);
       if (why !== undefined) {
         refused.push(
           `${where}: the column is ${type.declared}, which cannot hold a ${kindLabel(field)}${why ? ` (${why})` : ''}. Kit does not change a column's type (it can lose values, and rewrites the table under a lock): add a new column for the new type, copy the values over, move the field to it (columns: { ${field.name}: '<new column>' }), and drop the old one later (expand, then contract).`,
         );
       }
     }
-    const named = new Set(entity.fields.map((f) => (flavour === 'sqlite' ? f.column.toLowerCase() : f.column)));
+    const named = new Set(entity.fields.map((f) => dialect.foldName(f.column)));
     for (const column of table.columns) {
-      if (named.has(flavour === 'sqlite' ? column.name.toLowerCase() : column.name)) continue;
+      if (named.has(dialect.foldName(column.name))) continue;
       if (!column.isNullable && !column.hasDefaultValue && !column.isAutoIncrementing) {
         refused.push(
           `${entity.table}.${column.name}: no field of ${entity.name} names this column, and it is NOT NULL without a default, so every row Kit inserts would be refused. Kit never drops a column: give it a default or DROP NOT NULL in a migration of your own, or drop it there once no deployed version reads it (or declare a field for it).`,
@@ -95,7 +96,7 @@ export async function planMigration(db: Db, flavour: SqlFlavour, entities: reado
     }
   }
   if (own.outbox) {
-    const outbox = outboxMigration(db, flavour, tables);
+    const outbox = outboxMigration(db, dialect, tables);
     statements.push(...outbox.statements);
     changes.push(...outbox.changes);
   }

@@ -1,4 +1,4 @@
-// Migration files and how they are applied: SQL files per flavour in one directory
+// Migration files and how they are applied: SQL files per dialect in one directory
 // (`20261124T101530_add_books.postgres.sql`), run in name order by Kysely's Migrator, which keeps
 // the applied ones in `kit_autocrud_migration` and runs a whole batch in one transaction (DDL is
 // transactional on PostgreSQL and SQLite alike), under a lock that makes concurrent starters wait:
@@ -8,14 +8,15 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import { KitError } from '@kit/core';
-import type { Db, Engine, SqlFlavour } from '../sql/engine.js';
+import type { Db, Engine } from '../sql/engine.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { DatabaseBusyError } from '../errors.js';
 
 /** Kit's migration bookkeeping tables (not Kysely's defaults, so a host's own Kysely migrations stay apart). */
 export const MIGRATION_TABLE = 'kit_autocrud_migration';
 export const MIGRATION_LOCK_TABLE = 'kit_autocrud_migration_lock';
 
-/** A file of `flavour` in a migrations directory: `<name>.<flavour>.sql`. */
+/** A file of `dialect` in a migrations directory: `<name>.<dialect>.sql`. */
 const FILE = /^([A-Za-z0-9][A-Za-z0-9_.-]*?)\.(postgres|sqlite)\.sql$/;
 
 /**
@@ -63,8 +64,8 @@ export function splitStatements(text: string): string[] {
   return statements;
 }
 
-/** The migrations of `flavour` in `dir`, by name (the file name without `.<flavour>.sql`). */
-export async function readMigrations(dir: string, flavour: SqlFlavour): Promise<Record<string, Migration>> {
+/** The migrations of `dialect` in `dir`, by name (the file name without `.<dialect>.sql`). */
+export async function readMigrations(dir: string, dialect: SqlDialect): Promise<Record<string, Migration>> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -74,7 +75,7 @@ export async function readMigrations(dir: string, flavour: SqlFlavour): Promise<
   const migrations: Record<string, Migration> = {};
   for (const file of names.sort()) {
     const match = FILE.exec(file);
-    if (!match || match[2] !== flavour) continue;
+    if (!match || match[2] !== dialect.migrationTag) continue;
     const text = await readFile(path.join(dir, file), 'utf8');
     const statements = splitStatements(text);
     migrations[match[1] as string] = {
@@ -105,15 +106,15 @@ class MigrationStatementError extends Error {
   }
 }
 
-/** Kysely's Migrator over `db` for the migrations of `flavour` in `dir`, keeping its books in Kit's tables. */
-export function migrator(db: Db, dir: string, flavour: SqlFlavour): Migrator {
-  const provider: MigrationProvider = { getMigrations: () => readMigrations(dir, flavour) };
+/** Kysely's Migrator over `db` for the migrations of `dialect` in `dir`, keeping its books in Kit's tables. */
+export function migrator(db: Db, dir: string, dialect: SqlDialect): Migrator {
+  const provider: MigrationProvider = { getMigrations: () => readMigrations(dir, dialect) };
   return new Migrator({ db, provider, migrationTableName: MIGRATION_TABLE, migrationLockTableName: MIGRATION_LOCK_TABLE });
 }
 
 /** The migrations in `dir` the database has not run yet, by name. */
-export async function pendingMigrations(db: Db, dir: string, flavour: SqlFlavour): Promise<string[]> {
-  const migrations = await migrator(db, dir, flavour).getMigrations();
+export async function pendingMigrations(db: Db, dir: string, dialect: SqlDialect): Promise<string[]> {
+  const migrations = await migrator(db, dir, dialect).getMigrations();
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
 
@@ -127,8 +128,8 @@ export interface AppliedMigrations {
  * lock of the session `db` came from. Throws `KIT_ERR_AUTOCRUD_MIGRATION` naming the migration and
  * statement that failed (nothing of the batch is applied then), or a lock that was not free in time.
  */
-export async function applyMigrations(db: Db, dir: string, flavour: SqlFlavour, lockTimeoutMs: number): Promise<AppliedMigrations> {
-  const { error, results } = await migrator(db, dir, flavour).migrateToLatest();
+export async function applyMigrations(db: Db, dir: string, dialect: SqlDialect, lockTimeoutMs: number): Promise<AppliedMigrations> {
+  const { error, results } = await migrator(db, dir, dialect).migrateToLatest();
   if (error === undefined) return { applied: (results ?? []).map((r) => r.migrationName) };
   if (error instanceof KitError) throw error;
   if (error instanceof DatabaseBusyError) {
@@ -167,7 +168,7 @@ export async function applyMigrations(db: Db, dir: string, flavour: SqlFlavour, 
 export async function migrateEngine(engine: Engine, dir: string, lockTimeoutMs: number): Promise<AppliedMigrations> {
   const session = engine.migrationSession?.(lockTimeoutMs);
   try {
-    return await applyMigrations(session?.db ?? engine.db, dir, engine.flavour, lockTimeoutMs);
+    return await applyMigrations(session?.db ?? engine.db, dir, engine.dialect, lockTimeoutMs);
   } finally {
     await session?.close();
   }

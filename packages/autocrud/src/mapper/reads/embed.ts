@@ -10,7 +10,8 @@
 // keeps one statement per relation (includes.ts; docs/decisions.md, "AutoCrud includes").
 import { expressionBuilder, sql, type AliasedRawBuilder, type RawBuilder } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
-import { columnCodec, encodeValue, type ColumnCodec } from '../sql/columns.js';
+import { encodeValue, type ColumnCodec } from '../sql/columns.js';
+import { postgresDialect } from '../engines/postgres/dialect.js';
 import { decodeRow } from '../sql/decode.js';
 import type { DynamicDatabase } from '../sql/engine.js';
 import type { IncludeNode } from './includes.js';
@@ -24,7 +25,7 @@ const codecsOf = new WeakMap<Entity, readonly ColumnCodec[]>();
 /** The PostgreSQL codecs of an entity's fields, once per entity. */
 function codecs(entity: Entity): readonly ColumnCodec[] {
   let found = codecsOf.get(entity);
-  if (!found) codecsOf.set(entity, (found = entity.fields.map((f) => columnCodec('postgres', f))));
+  if (!found) codecsOf.set(entity, (found = entity.fields.map((f) => postgresDialect.codec(f))));
   return found;
 }
 
@@ -36,7 +37,7 @@ function limitSlot(path: string): string {
 /** The caller's scope on a node's rows, slotted under the node's path (see scope.ts). */
 function nodeScope(node: IncludeNode, path: string): SlottedScope {
   const entity = node.source.entity;
-  return slotScope('postgres', entity, scopeFilters(entity, node.scope), `scope:${path}:`);
+  return slotScope(postgresDialect, entity, scopeFilters(entity, node.scope), `scope:${path}:`);
 }
 
 /** What makes two include trees the same statement: the paths, kinds and scope shapes (the limits and scope values are bound). */
@@ -66,7 +67,7 @@ function live(entity: Entity, alias: string): RawBuilder<unknown> | undefined {
   const field = entity.softDelete === undefined ? undefined : entity.field(entity.softDelete);
   if (!field) return undefined;
   const column = sql.ref(`${alias}.${field.column}`);
-  const isFalse = sql`${column} = ${encodeValue('postgres', field, false)}`;
+  const isFalse = sql`${column} = ${encodeValue(postgresDialect, field, false)}`;
   return field.nullable ? sql`(${isFalse} or ${column} is null)` : isFalse;
 }
 
@@ -79,7 +80,7 @@ function subquery(parent: Entity, outer: string, node: IncludeNode, path: string
   const match = sql`${sql.ref(`${alias}.${inner.column}`)} = ${sql.ref(`${outer}.${outerColumn.column}`)}`;
   const alive = live(entity, alias);
   // The caller's scope on the included entity, inside the subquery: rows outside it are never read.
-  const scoped = node.scope ? scopeConditions(expressionBuilder<DynamicDatabase, string>(), 'postgres', entity, nodeScope(node, path).filters, alias) : [];
+  const scoped = node.scope ? scopeConditions(expressionBuilder<DynamicDatabase, string>(), postgresDialect, entity, nodeScope(node, path).filters, alias) : [];
   const where = sql.join([match, ...(alive ? [alive] : []), ...scoped], sql` and `);
   const select = sql.join(columns(entity, alias, node.children, path, depth + 1));
   const from = sql`${sql.ref(entity.table)} as ${sql.ref(alias)}`;

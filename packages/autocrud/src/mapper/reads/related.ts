@@ -6,7 +6,8 @@
 // relation whatever the page size (docs/decisions.md, "AutoCrud includes").
 import { sql, type Compilable, type Expression, type SelectExpression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
-import type { Db, DynamicDatabase, SqlFlavour } from '../sql/engine.js';
+import type { Db, DynamicDatabase } from '../sql/engine.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { encodeValue } from '../sql/columns.js';
 import { notDeleted, type Filter } from '../sql/query.js';
 import { scopeConditions } from '../sql/scope.js';
@@ -16,11 +17,8 @@ import { Slot } from '../sql/statements.js';
 const RANK = 'kit_rank';
 
 /** The keys as the statement's one parameter: an array (PostgreSQL), a JSON array (SQLite). */
-export function keySet(flavour: SqlFlavour, field: EntityField, keys: readonly unknown[]): unknown {
-  const encoded = keys.map((k) => encodeValue(flavour, field, k));
-  if (flavour === 'postgres') return encoded;
-  // SQLite binds a 64-bit integer as a bigint, which JSON.stringify refuses: written as a JSON number.
-  return `[${encoded.map((v) => (typeof v === 'bigint' ? v.toString() : JSON.stringify(v))).join(',')}]`;
+export function keySet(dialect: SqlDialect, field: EntityField, keys: readonly unknown[]): unknown {
+  return dialect.bindList(keys.map((k) => encodeValue(dialect, field, k)));
 }
 
 /**
@@ -29,14 +27,14 @@ export function keySet(flavour: SqlFlavour, field: EntityField, keys: readonly u
  * slot's number of rows per key, the first by primary key. `scope`: the caller's conditions on
  * the related rows (slotted, see scope.ts), in the statement, before the bound is counted.
  */
-export function relatedQuery(db: Db, flavour: SqlFlavour, entity: Entity, selection: readonly SelectExpression<DynamicDatabase, string>[], field: EntityField, limited: boolean, scope: readonly Filter[] = []): Compilable {
+export function relatedQuery(db: Db, dialect: SqlDialect, entity: Entity, selection: readonly SelectExpression<DynamicDatabase, string>[], field: EntityField, limited: boolean, scope: readonly Filter[] = []): Compilable {
   const pk = entity.field(entity.primaryKey) as EntityField;
   const column = sql.ref(`${entity.table}.${field.column}`);
   const keys = new Slot('keys');
-  const among: Expression<SqlBool> = flavour === 'postgres' ? sql<SqlBool>`${column} = any(${keys})` : sql<SqlBool>`${column} in (select value from json_each(${keys}))`;
+  const among: Expression<SqlBool> = dialect.inList(column, keys);
   const rows = db.selectFrom(entity.table).where((eb) => {
-    const live = notDeleted(eb, flavour, entity);
-    const conditions = [among, ...(live ? [live] : []), ...scopeConditions(eb, flavour, entity, scope, entity.table)];
+    const live = notDeleted(eb, dialect, entity);
+    const conditions = [among, ...(live ? [live] : []), ...scopeConditions(eb, dialect, entity, scope, entity.table)];
     return conditions.length === 1 ? among : eb.and(conditions);
   });
   if (!limited) return rows.select([...selection]).orderBy(column).orderBy(sql.ref(`${entity.table}.${pk.column}`));

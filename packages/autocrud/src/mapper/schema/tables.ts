@@ -5,9 +5,9 @@ import { sql, type ColumnDefinitionBuilderCallback, type CreateIndexBuilder, typ
 import { referenceFault, type Entity, type EntityField } from '../../entity.js';
 import { ValueFault } from '../../values/kinds.js';
 import { fieldValue } from '../../values/fields.js';
-import { databaseClock } from '../sql/stamps.js';
-import { columnType, kindLabel, postgresColumnType, refusal, sqliteColumnType, type ColumnType } from '../sql/columns.js';
-import type { Db, SqlFlavour } from '../sql/engine.js';
+import { kindLabel } from '../sql/columns.js';
+import type { Db } from '../sql/engine.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { SchemaMismatchError } from '../errors.js';
 
 export function splitTable(table: string): { schema: string | undefined; name: string } {
@@ -15,26 +15,24 @@ export function splitTable(table: string): { schema: string | undefined; name: s
   return dot === -1 ? { schema: undefined, name: table } : { schema: table.slice(0, dot), name: table.slice(dot + 1) };
 }
 
-export function findTable(tables: readonly TableMetadata[], table: string, flavour: SqlFlavour): TableMetadata | undefined {
+export function findTable(tables: readonly TableMetadata[], table: string, dialect: SqlDialect): TableMetadata | undefined {
   const { schema, name } = splitTable(table);
-  // SQLite names are case-insensitive; PostgreSQL's are exact once quoted, as Kysely quotes them.
-  const same = (a: string) => (flavour === 'sqlite' ? a.toLowerCase() === name.toLowerCase() : a === name);
+  const folded = dialect.foldName(name);
+  const same = (a: string) => dialect.foldName(a) === folded;
   const candidates = tables.filter((t) => !t.isView && same(t.name));
   if (schema !== undefined) return candidates.find((t) => t.schema === schema);
-  if (flavour === 'sqlite') return candidates[0];
-  // Unqualified on PostgreSQL: what the default search_path finds.
-  return candidates.find((t) => t.schema === 'public') ?? (candidates.length === 1 ? candidates[0] : undefined);
+  return dialect.unqualified(candidates);
 }
 
 /**
  * The column `createTables` and the migration writer declare for `field`: its type (columns.ts's
  * `columnType`, the one map from kind to column type), key, NOT NULL and default. Throws
- * `SchemaMismatchError` where the flavour has no column that holds the field exactly.
+ * `SchemaMismatchError` where the dialect has no column that holds the field exactly.
  */
-export function columnDefinition(flavour: SqlFlavour, entity: Entity, field: EntityField): { type: string; define: ColumnDefinitionBuilderCallback } {
-  const type = columnType(flavour, field);
+export function columnDefinition(dialect: SqlDialect, entity: Entity, field: EntityField): { type: string; define: ColumnDefinitionBuilderCallback } {
+  const type = dialect.columnType(field);
   if (type === undefined) {
-    throw new SchemaMismatchError(`No column can be made for ${entity.name}.${field.name} of type ${kindLabel(field)}: ${refusal(flavour, field, { declared: '', family: 'other' })}.`);
+    throw new SchemaMismatchError(`No column can be made for ${entity.name}.${field.name} of type ${kindLabel(field)}: ${dialect.refusal(field, { declared: '', family: 'other' })}.`);
   }
   const isKey = field.name === entity.primaryKey;
   const reference = entity.references.find((r) => r.field === field.name);
@@ -47,14 +45,12 @@ export function columnDefinition(flavour: SqlFlavour, entity: Entity, field: Ent
     }
     if (isKey) {
       col = col.primaryKey();
-      if (field.type === 'integer' && flavour === 'postgres') col = col.generatedByDefaultAsIdentity();
-      if (field.type === 'string' && flavour === 'postgres') col = col.defaultTo(sql`gen_random_uuid()`);
-      return col;
+      return dialect.keyColumn(col, field);
     }
     if (field.name === entity.softDelete) return col.notNull().defaultTo(false);
     if (field.name === entity.version) return col.notNull().defaultTo(1);
     // Kit sets them on every write; the default covers rows written by something else.
-    if (field.name === entity.createdAt || field.name === entity.updatedAt) return col.notNull().defaultTo(databaseClock(flavour));
+    if (field.name === entity.createdAt || field.name === entity.updatedAt) return col.notNull().defaultTo(dialect.clock());
     if (field.required && !field.nullable) col = col.notNull();
     const fallback = columnDefault(field);
     if (fallback !== undefined) col = col.defaultTo(fallback);
@@ -74,11 +70,11 @@ export function columnDefault(field: EntityField): string | number | boolean | u
 }
 
 /** `CREATE TABLE` for an entity, as `createTables` runs it and the migration writer writes it. */
-export function createTableBuilder(db: Db, flavour: SqlFlavour, entity: Entity): CreateTableBuilder<string, never> {
+export function createTableBuilder(db: Db, dialect: SqlDialect, entity: Entity): CreateTableBuilder<string, never> {
   const { schema, name } = splitTable(entity.table);
   let builder = (schema ? db.schema.withSchema(schema) : db.schema).createTable(name);
   for (const field of entity.fields) {
-    const { type, define } = columnDefinition(flavour, entity, field);
+    const { type, define } = columnDefinition(dialect, entity, field);
     builder = builder.addColumn(field.column, sql.raw(type), define);
   }
   for (const key of entity.unique) {
@@ -137,55 +133,15 @@ export function referenceOrder(entities: readonly Entity[]): Entity[] {
   return ordered;
 }
 
-/**
- * Kit's advisory lock key for schema changes (an int8; Kysely's own Migrator uses another):
- * migrations hold it for their session, `createTables` for its transaction.
- */
-export const SCHEMA_LOCK_KEY = '7364915278043516723';
-
-/**
- * Runs `create` (which reads what exists, then creates what is missing) as the one instance doing
- * so. Two PostgreSQL sessions running the same `CREATE TABLE IF NOT EXISTS` at once do not both
- * skip: one fails on the catalog's unique index (23505) or with 42P07, so instances starting
- * together would see a start-up failure. On PostgreSQL `create` runs in a transaction holding the
- * schema lock; the tables appear together at its commit. SQLite checks IF NOT EXISTS under its
- * write lock, so it needs none.
- */
-export async function creatingTables<T>(db: Db, flavour: SqlFlavour, create: (db: Db) => Promise<T>): Promise<T> {
-  if (flavour !== 'postgres') return create(db);
-  return db.transaction().execute(async (tx) => {
-    await sql`select pg_advisory_xact_lock(${sql.raw(SCHEMA_LOCK_KEY)})`.execute(tx);
-    return create(tx);
-  });
-}
-
-async function createTable(db: Db, flavour: SqlFlavour, entity: Entity): Promise<void> {
-  await createTableBuilder(db, flavour, entity).ifNotExists().execute();
+async function createTable(db: Db, dialect: SqlDialect, entity: Entity): Promise<void> {
+  await createTableBuilder(db, dialect, entity).ifNotExists().execute();
   for (const { builder } of referenceIndexBuilders(db, entity)) await builder.ifNotExists().execute();
 }
 
-/**
- * PostgreSQL column types beyond Kysely's introspection (a type name only): through domains to the
- * base type, whether it is an enum, and a numeric's precision and scale. By `schema.table.column`.
- */
-export async function postgresColumnTypes(db: Db, tables: readonly string[]): Promise<Map<string, ColumnType>> {
-  const names = [...new Set(tables.map((t) => splitTable(t).name))];
-  const { rows } = await sql<{ schema: string; table: string; column: string; declared: string; base: string; typtype: string; typmod: number }>`
-    select n.nspname as schema, c.relname as table, a.attname as column, format_type(a.atttypid, a.atttypmod) as declared,
-      coalesce(b.typname, t.typname) as base, coalesce(b.typtype, t.typtype) as typtype,
-      case when t.typtype = 'd' then t.typtypmod else a.atttypmod end as typmod
-    from pg_catalog.pg_attribute a
-      join pg_catalog.pg_class c on c.oid = a.attrelid
-      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-      join pg_catalog.pg_type t on t.oid = a.atttypid
-      left join pg_catalog.pg_type b on t.typtype = 'd' and b.oid = t.typbasetype
-    where a.attnum > 0 and not a.attisdropped and c.relname in (${sql.join(names)})`.execute(db);
-  return new Map(rows.map((r) => [`${r.schema}.${r.table}.${r.column}`, postgresColumnType(r.declared, r.base, r.typtype, Number(r.typmod))]));
-}
-
 /** The table's column for `field` (SQLite names are case-insensitive). */
-export function findColumn(table: TableMetadata, field: EntityField, flavour: SqlFlavour): TableMetadata['columns'][number] | undefined {
-  return table.columns.find((c) => (flavour === 'sqlite' ? c.name.toLowerCase() === field.column.toLowerCase() : c.name === field.column));
+export function findColumn(table: TableMetadata, field: EntityField, dialect: SqlDialect): TableMetadata['columns'][number] | undefined {
+  const folded = dialect.foldName(field.column);
+  return table.columns.find((c) => dialect.foldName(c.name) === folded);
 }
 
 /**
@@ -215,43 +171,43 @@ const MIGRATE = "Write the migration that adds it: writeMigration({ url, entitie
  * Checks (and with `createTables` first creates) the tables of `entities`. Throws
  * `SchemaMismatchError` naming the first table or column that does not fit.
  */
-export async function prepareTables(db: Db, flavour: SqlFlavour, entities: readonly Entity[], createTables: boolean): Promise<void> {
+export async function prepareTables(db: Db, dialect: SqlDialect, entities: readonly Entity[], createTables: boolean): Promise<void> {
   if (entities.length === 0) return;
   checkReferences(entities);
   let tables = await db.introspection.getTables();
   for (const entity of entities) {
     for (const reference of entity.references) {
       const target = reference.target();
-      if (!(createTables && entities.includes(target)) && !findTable(tables, target.table, flavour)) {
+      if (!(createTables && entities.includes(target)) && !findTable(tables, target.table, dialect)) {
         throw new SchemaMismatchError(`Table '${target.table}' (entity ${target.name}, which ${entity.name}.${reference.field} references) does not exist. ${MIGRATE}; or serve ${target.name} from this addKitAutoCrud too, with createTables.`);
       }
     }
   }
-  if (createTables && entities.some((e) => !findTable(tables, e.table, flavour))) {
-    tables = await creatingTables(db, flavour, async (db) => {
+  if (createTables && entities.some((e) => !findTable(tables, e.table, dialect))) {
+    tables = await dialect.creatingTables(db, async (db) => {
       const present = await db.introspection.getTables();
-      const missing = referenceOrder(entities).filter((e) => !findTable(present, e.table, flavour));
-      for (const entity of missing) await createTable(db, flavour, entity);
+      const missing = referenceOrder(entities).filter((e) => !findTable(present, e.table, dialect));
+      for (const entity of missing) await createTable(db, dialect, entity);
       return missing.length > 0 ? db.introspection.getTables() : present;
     });
   }
-  const postgresTypes = flavour === 'postgres' ? await postgresColumnTypes(db, entities.map((e) => e.table)) : undefined;
+  const catalogTypes = await dialect.columnTypes(db, entities.map((e) => e.table));
   for (const entity of entities) {
-    const table = findTable(tables, entity.table, flavour);
+    const table = findTable(tables, entity.table, dialect);
     if (!table) {
       throw new SchemaMismatchError(
         `Table '${entity.table}' (entity ${entity.name}) does not exist. ${MIGRATE}; or pass createTables: true to addKitAutoCrud in development.`,
       );
     }
     for (const field of entity.fields) {
-      const column = findColumn(table, field, flavour);
+      const column = findColumn(table, field, dialect);
       if (!column) {
         throw new SchemaMismatchError(
           `Table '${entity.table}' has no column '${field.column}' (entity ${entity.name}, field ${field.name}). ${MIGRATE}; or map the field to an existing column with defineEntity({ columns: { ${field.name}: '<column>' } }).`,
         );
       }
-      const type = postgresTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ?? (flavour === 'sqlite' ? sqliteColumnType(column.dataType) : { declared: column.dataType, family: 'other' as const });
-      const refused = refusal(flavour, field, type);
+      const type = catalogTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ?? dialect.declaredType(column.dataType);
+      const refused = dialect.refusal(field, type);
       if (refused !== undefined) {
         throw new SchemaMismatchError(
           `Column '${entity.table}.${column.name}' is ${type.declared}, which cannot hold field ${entity.name}.${field.name} of type ${kindLabel(field)}${refused ? `: ${refused}` : ''}.`,

@@ -7,7 +7,7 @@ import type { Entity, EntityField } from '../../entity.js';
 import { valueType, ValueFault } from '../../values/kinds.js';
 import { fieldValue } from '../../values/fields.js';
 import { encodeValue } from './columns.js';
-import type { SqlFlavour } from './engine.js';
+import type { SqlDialect } from './dialect.js';
 import { MAX_ALTERNATIVES, type Filter, type ListOptions } from './query.js';
 
 function invalid(where: string, detail: string): KitError {
@@ -26,7 +26,7 @@ function canonical(field: EntityField, value: unknown, where: string): unknown {
  * `undefined`) is left to the column's default on create, and is reset to the schema's `default`,
  * else NULL, on replace; an explicit `null` is NULL, and refused for a field that is not nullable.
  */
-export function writeValues(entity: Entity, flavour: SqlFlavour, input: Readonly<Record<string, unknown>>, replace: boolean): Record<string, unknown> {
+export function writeValues(entity: Entity, dialect: SqlDialect, input: Readonly<Record<string, unknown>>, replace: boolean): Record<string, unknown> {
   checkInput(entity, input);
   const values: Record<string, unknown> = {};
   for (const name of entity.writable) {
@@ -38,7 +38,7 @@ export function writeValues(entity: Entity, flavour: SqlFlavour, input: Readonly
     } else if (value === null && !field.nullable) {
       throw invalid(`${entity.name}.${name}`, 'cannot be null: the field is not nullable');
     }
-    values[field.column] = value === null ? null : encodeValue(flavour, field, canonical(field, value, `${entity.name}.${name}`));
+    values[field.column] = value === null ? null : encodeValue(dialect, field, canonical(field, value, `${entity.name}.${name}`));
   }
   return values;
 }
@@ -63,7 +63,7 @@ export function checkInput(entity: Entity, input: unknown): asserts input is Rea
  * is refused rather than dropped, so that a caller never believes a change was made that was not.
  * A field's value replaces the stored one whole (a JSON field is not merged member by member).
  */
-export function patchValues(entity: Entity, flavour: SqlFlavour, patch: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function patchValues(entity: Entity, dialect: SqlDialect, patch: Readonly<Record<string, unknown>>): Record<string, unknown> {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw invalid(`patch(${entity.name})`, 'takes an object of the fields to change');
   const values: Record<string, unknown> = {};
   for (const name of Object.keys(patch)) {
@@ -72,7 +72,7 @@ export function patchValues(entity: Entity, flavour: SqlFlavour, patch: Readonly
     const value = patch[name];
     if (value === undefined) continue;
     if (value === null && !field.nullable) throw invalid(`${entity.name}.${name}`, 'cannot be null: the field is not nullable');
-    values[field.column] = value === null ? null : encodeValue(flavour, field, canonical(field, value, `${entity.name}.${name}`));
+    values[field.column] = value === null ? null : encodeValue(dialect, field, canonical(field, value, `${entity.name}.${name}`));
   }
   return values;
 }

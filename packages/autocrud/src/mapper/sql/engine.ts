@@ -1,6 +1,16 @@
 import type { CompiledQuery, Kysely } from 'kysely';
-import type { EngineKind } from '../engines/connection-string.js';
 import type { ErrorClass } from '../errors.js';
+import type { SqlDialect } from './dialect.js';
+
+/**
+ * The database engines AutoCrud speaks (a connection string picks one).
+ *
+ * @example
+ * ```ts
+ * const engine: EngineKind = addKitAutoCrud(app, 'pglite:').engine;   // 'pglite'
+ * ```
+ */
+export type EngineKind = 'postgres' | 'pglite' | 'sqlite';
 
 /** Tables by name, rows as records: entities are declared at run time, so the builder is untyped. */
 export type DynamicDatabase = Record<string, Record<string, unknown>>;
@@ -14,17 +24,20 @@ export interface MigrationSession {
   close(): Promise<void>;
 }
 
-/** The two SQL flavours the engines speak: PGlite is PostgreSQL. */
-export type SqlFlavour = 'postgres' | 'sqlite';
-
 /**
  * One database engine: a Kysely instance plus what only the engine knows (how to wait until it
  * accepts queries, how to read its errors, how to close it). Everything else is shared.
  */
 export interface Engine {
   readonly kind: EngineKind;
-  readonly flavour: SqlFlavour;
+  readonly dialect: SqlDialect;
   readonly db: Db;
+  /**
+   * Whether several service instances commonly serve one database of this engine (a server
+   * anyone may connect to), so that what one instance signs with a key of its own (a list
+   * cursor) another refuses: the start-up warns when no shared key is given.
+   */
+  readonly servesInstances: boolean;
   /**
    * Resolves once the engine accepts queries. Rejects with `DatabaseUnavailableError` when a
    * server cannot be reached (worth retrying), or with a `KitError` when it can never work

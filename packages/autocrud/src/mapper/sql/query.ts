@@ -3,8 +3,8 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kyse
 import type { Entity, EntityField } from '../../entity.js';
 import { valueType, FILTER_OPERATORS, type FilterOperator } from '../../values/kinds.js';
 import { encodeValue } from './columns.js';
-import type { DynamicDatabase, SqlFlavour } from './engine.js';
-import { contains, containsPattern } from './contains.js';
+import type { DynamicDatabase } from './engine.js';
+import type { SqlDialect } from './dialect.js';
 import { Slot } from './statements.js';
 
 export { FILTER_OPERATORS, type FilterOperator };
@@ -120,39 +120,39 @@ export type Eb = ExpressionBuilder<DynamicDatabase, string>;
  * The WHERE condition of one filter; values are bound parameters, identifiers the entity's columns
  * (qualified by `qualifier`, a table name or alias, where the statement reads more than one row source).
  */
-export function condition(eb: Eb, flavour: SqlFlavour, field: EntityField, filter: Filter, qualifier?: string): Expression<SqlBool> {
+export function condition(eb: Eb, dialect: SqlDialect, field: EntityField, filter: Filter, qualifier?: string): Expression<SqlBool> {
   const name = qualifier === undefined ? field.column : `${qualifier}.${field.column}`;
   const column = sql.ref(name);
   switch (filter.op) {
     case 'like':
     case 'ilike': {
       const insensitive = filter.op === 'ilike';
-      return contains(flavour, name, filter.value instanceof Slot ? filter.value : containsPattern(flavour, String(filter.value), insensitive), insensitive);
+      return dialect.contains(name, filter.value instanceof Slot ? filter.value : dialect.containsPattern(String(filter.value), insensitive), insensitive);
     }
     case 'null':
       return filter.value === true ? eb(column, 'is', null) : eb(column, 'is not', null);
     case 'in':
     case 'nin': {
-      const values = (filter.value as readonly unknown[]).map((v) => encodeValue(flavour, field, v));
+      const values = (filter.value as readonly unknown[]).map((v) => encodeValue(dialect, field, v));
       return eb(column, filter.op === 'in' ? 'in' : 'not in', values);
     }
     default:
-      return eb(column, COMPARISON[filter.op], encodeValue(flavour, field, filter.value));
+      return eb(column, COMPARISON[filter.op], encodeValue(dialect, field, filter.value));
   }
 }
 
 /** The OR group's condition: any alternative, each with all its conditions. */
-export function anyOf(eb: Eb, flavour: SqlFlavour, entity: Entity, alternatives: ReadonlyArray<readonly Filter[]>): Expression<SqlBool> | undefined {
+export function anyOf(eb: Eb, dialect: SqlDialect, entity: Entity, alternatives: ReadonlyArray<readonly Filter[]>): Expression<SqlBool> | undefined {
   if (alternatives.length === 0) return undefined;
-  return eb.or(alternatives.map((alternative) => eb.and(alternative.map((f) => condition(eb, flavour, entity.field(f.field) as EntityField, f)))));
+  return eb.or(alternatives.map((alternative) => eb.and(alternative.map((f) => condition(eb, dialect, entity.field(f.field) as EntityField, f)))));
 }
 
 /** "Not soft-deleted": `false`, or NULL when the column allows it. */
-export function notDeleted(eb: Eb, flavour: SqlFlavour, entity: Entity): Expression<SqlBool> | undefined {
+export function notDeleted(eb: Eb, dialect: SqlDialect, entity: Entity): Expression<SqlBool> | undefined {
   const field = entity.softDelete === undefined ? undefined : entity.field(entity.softDelete);
   if (!field) return undefined;
   const column = sql.ref(field.column);
-  const isFalse = eb(column, '=', encodeValue(flavour, field, false));
+  const isFalse = eb(column, '=', encodeValue(dialect, field, false));
   return field.nullable ? eb.or([isFalse, eb(column, 'is', null)]) : isFalse;
 }
 
@@ -183,7 +183,7 @@ function beyond(eb: Eb, column: ReturnType<typeof sql.ref>, nullable: boolean, d
  * first key's non-strict bound is added as its own conjunct, so that an index on it bounds the
  * scan instead of filtering from the start. Values are bound parameters.
  */
-export function keyset(eb: Eb, flavour: SqlFlavour, entity: Entity, order: readonly SortKey[], values: readonly unknown[]): Expression<SqlBool> {
+export function keyset(eb: Eb, dialect: SqlDialect, entity: Entity, order: readonly SortKey[], values: readonly unknown[]): Expression<SqlBool> {
   const disjuncts: Expression<SqlBool>[] = [];
   const prefix: Expression<SqlBool>[] = [];
   let bound: Expression<SqlBool> | undefined;
@@ -191,7 +191,7 @@ export function keyset(eb: Eb, flavour: SqlFlavour, entity: Entity, order: reado
     const field = entity.field(key.field) as EntityField;
     const column = sql.ref(field.column);
     const nullable = field.name !== entity.primaryKey && mayBeNull(field);
-    const value = values[i] === null ? null : encodeValue(flavour, field, values[i]);
+    const value = values[i] === null ? null : encodeValue(dialect, field, values[i]);
     const step = beyond(eb, column, nullable, key.descending, value);
     if (step) disjuncts.push(prefix.length === 0 ? step : eb.and([...prefix, step]));
     if (i === 0 && value !== null) {
@@ -224,7 +224,7 @@ export interface SlottedList {
  * other value fills a slot.
  */
 export function slotList(
-  flavour: SqlFlavour,
+  dialect: SqlDialect,
   entity: Entity,
   filters: readonly Filter[],
   order: readonly SortKey[],
@@ -242,10 +242,10 @@ export function slotList(
       const list = f.value as readonly unknown[];
       shape.push(`${f.field}\u0000${f.op}\u0000${list.length}`);
       const field = entity.field(f.field) as EntityField;
-      return { ...f, value: list.map((v, j) => ((values[`${id}.${j}`] = encodeValue(flavour, field, v)), new Slot(`${id}.${j}`))) };
+      return { ...f, value: list.map((v, j) => ((values[`${id}.${j}`] = encodeValue(dialect, field, v)), new Slot(`${id}.${j}`))) };
     }
     shape.push(`${f.field}\u0000${f.op}`);
-    values[id] = f.op === 'like' || f.op === 'ilike' ? containsPattern(flavour, String(f.value), f.op === 'ilike') : encodeValue(flavour, entity.field(f.field) as EntityField, f.value);
+    values[id] = f.op === 'like' || f.op === 'ilike' ? dialect.containsPattern(String(f.value), f.op === 'ilike') : encodeValue(dialect, entity.field(f.field) as EntityField, f.value);
     return { ...f, value: new Slot(id) };
   };
   const slotted = filters.map((f, i) => slot(f, `f${i}`));
@@ -254,7 +254,7 @@ export function slotList(
     return alternative.map((f, i) => slot(f, `o${a}.${i}`));
   });
   shape.push(order.map((k) => (k.descending ? '-' : '') + k.field).join(','));
-  const position = after?.map((v, i) => (v === null ? null : ((values[`a${i}`] = encodeValue(flavour, entity.field((order[i] as SortKey).field) as EntityField, v)), new Slot(`a${i}`))));
+  const position = after?.map((v, i) => (v === null ? null : ((values[`a${i}`] = encodeValue(dialect, entity.field((order[i] as SortKey).field) as EntityField, v)), new Slot(`a${i}`))));
   shape.push(position === undefined ? '' : position.map((v) => (v === null ? 'n' : 'v')).join(''));
   return { shape: shape.join('\u0001'), filters: slotted, or: alternatives, after: position, values };
 }

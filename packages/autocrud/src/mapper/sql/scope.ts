@@ -8,7 +8,7 @@ import type { Expression, SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
 import { checkFilters } from './arguments.js';
 import { encodeValue } from './columns.js';
-import type { SqlFlavour } from './engine.js';
+import type { SqlDialect } from './dialect.js';
 import { condition, slotList, type Eb, type Filter, type Scope } from './query.js';
 import { Slot } from './statements.js';
 
@@ -20,8 +20,8 @@ export function scopeFilters(entity: Entity, scope: Scope | undefined): readonly
 }
 
 /** The WHERE conditions of checked scope filters (see {@link scopeFilters}), on columns qualified by `qualifier` when given. */
-export function scopeConditions(eb: Eb, flavour: SqlFlavour, entity: Entity, filters: readonly Filter[], qualifier?: string): Expression<SqlBool>[] {
-  return filters.map((f) => condition(eb, flavour, entity.field(f.field) as EntityField, f, qualifier));
+export function scopeConditions(eb: Eb, dialect: SqlDialect, entity: Entity, filters: readonly Filter[], qualifier?: string): Expression<SqlBool>[] {
+  return filters.map((f) => condition(eb, dialect, entity.field(f.field) as EntityField, f, qualifier));
 }
 
 /** Checked scope filters with slots named `<prefix>…` in place of their values, for a statement compiled once per shape. */
@@ -35,9 +35,9 @@ export interface SlottedScope {
 const NO_SCOPE: SlottedScope = { shape: '', filters: [], values: {} };
 
 /** The scope's checked filters slotted under `prefix` (see {@link SlottedScope}); an empty one without filters. */
-export function slotScope(flavour: SqlFlavour, entity: Entity, filters: readonly Filter[], prefix: string): SlottedScope {
+export function slotScope(dialect: SqlDialect, entity: Entity, filters: readonly Filter[], prefix: string): SlottedScope {
   if (filters.length === 0) return NO_SCOPE;
-  const slotted = slotList(flavour, entity, filters, [], undefined);
+  const slotted = slotList(dialect, entity, filters, [], undefined);
   const rename = (v: unknown): unknown => (v instanceof Slot ? new Slot(`${prefix}${v.name}`) : Array.isArray(v) ? v.map(rename) : v);
   const values: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(slotted.values)) values[`${prefix}${name}`] = value;
@@ -50,11 +50,11 @@ export function slotScope(flavour: SqlFlavour, entity: Entity, filters: readonly
  * `WITH CHECK` does for a row-level security policy). Other operators have no value to set: on a
  * create they are refused (`KIT_ERR_INVALID_ARGUMENT`), on an update they only restrict the row.
  */
-export function scopeValues(entity: Entity, flavour: SqlFlavour, filters: readonly Filter[], creating: boolean): Record<string, unknown> {
+export function scopeValues(entity: Entity, dialect: SqlDialect, filters: readonly Filter[], creating: boolean): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const f of filters) {
     const field = entity.field(f.field) as EntityField;
-    if (f.op === 'eq') values[field.column] = f.value === null ? null : encodeValue(flavour, field, f.value);
+    if (f.op === 'eq') values[field.column] = f.value === null ? null : encodeValue(dialect, field, f.value);
     else if (creating) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `scope.where: a create takes only eq conditions (they set the field), not ${f.field} ${f.op}.`);
   }
   return values;

@@ -8,8 +8,9 @@ import { KitError } from '@kit/core';
 import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
 import { writeValues } from './arguments.js';
-import { columnCodec, encodeValue, type ColumnCodec } from './columns.js';
-import type { Db, SqlFlavour } from './engine.js';
+import { encodeValue, type ColumnCodec } from './columns.js';
+import type { Db } from './engine.js';
+import type { SqlDialect } from './dialect.js';
 import { notDeleted, type Eb, type Filter } from './query.js';
 import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, slotScope, type Scope } from './scope.js';
 import { decodeRow } from './decode.js';
@@ -82,15 +83,15 @@ export class Table {
 
   constructor(
     readonly entity: Entity,
-    readonly flavour: SqlFlavour,
+    readonly dialect: SqlDialect,
     run: Runner,
     readonly execute: Executor,
   ) {
     this.name = entity.table;
     this.pk = entity.field(entity.primaryKey) as EntityField;
-    this.#codecs = entity.fields.map((f) => columnCodec(flavour, f));
+    this.#codecs = entity.fields.map((f) => dialect.codec(f));
     this.selection = entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name));
-    this.run = flavour === 'sqlite' ? (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err)))) : run;
+    this.run = dialect.refusesWideIntegers ? (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err)))) : run;
     this.version = entity.version === undefined ? undefined : entity.field(entity.version);
   }
 
@@ -110,7 +111,7 @@ export class Table {
 
   /** The row with this key, unless soft-deleted or outside the call's scope (checked filters, see scope.ts). */
   byKey(eb: Eb, key: unknown, scope: readonly Filter[] = NO_FILTERS): Expression<SqlBool> {
-    return this.where(eb, [eb(sql.ref(this.pk.column), '=', key), notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]);
+    return this.where(eb, [eb(sql.ref(this.pk.column), '=', key), notDeleted(eb, this.dialect, this.entity), ...scopeConditions(eb, this.dialect, this.entity, scope)]);
   }
 
   /** The row's key condition (inside the scope), plus the version condition of a conditional write. */
@@ -133,7 +134,7 @@ export class Table {
   writeScope(scope: Scope | undefined, creating: boolean): WriteScope | undefined {
     if (scope === undefined) return undefined;
     const where = scopeFilters(this.entity, scope);
-    return { scope, where, set: scopeValues(this.entity, this.flavour, where, creating) };
+    return { scope, where, set: scopeValues(this.entity, this.dialect, where, creating) };
   }
 
   /**
@@ -143,17 +144,17 @@ export class Table {
    */
   insertValues(input: Readonly<Record<string, unknown>>, scope?: WriteScope): PreparedInsert {
     if (scope) checkReadOnly(this.entity, scope.scope, input);
-    const values = writeValues(this.entity, this.flavour, input, false);
+    const values = writeValues(this.entity, this.dialect, input, false);
     if (scope) Object.assign(values, scope.set);
     if (this.pk.type === 'string') values[this.pk.column] = randomUUID();
     if (this.version) values[this.version.column] = 1;
-    return { columns: [...Object.keys(values), ...Object.keys(kitTimestamps(this.entity, this.flavour, 'create'))], values };
+    return { columns: [...Object.keys(values), ...Object.keys(kitTimestamps(this.entity, this.dialect, 'create'))], values };
   }
 
   /** The INSERT ... RETURNING of a set of columns, compiled once per set. */
   insertStatement(db: Db, columns: readonly string[]): Statement {
     return this.#inserts.get(columns.join('\u0000'), () => {
-      const stamps = kitTimestamps(this.entity, this.flavour, 'create');
+      const stamps = kitTimestamps(this.entity, this.dialect, 'create');
       const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
       return (columns.length === 0 ? db.insertInto(this.name).defaultValues() : db.insertInto(this.name).values(slots)).returning(this.selection);
     });
@@ -165,7 +166,7 @@ export class Table {
    * database clock). The one place a write's extra columns are added.
    */
   maintained(values: Record<string, unknown>): Record<string, unknown> {
-    Object.assign(values, kitTimestamps(this.entity, this.flavour, 'update'));
+    Object.assign(values, kitTimestamps(this.entity, this.dialect, 'update'));
     if (this.version) values[this.version.column] = sql`${sql.ref(this.version.column)} + 1`;
     return values;
   }
@@ -176,7 +177,7 @@ export class Table {
    * with its changes, a recorded transaction, a plain statement).
    */
   softDeleteValues(soft: EntityField): Record<string, unknown> {
-    return this.maintained({ [soft.column]: encodeValue(this.flavour, soft, true) });
+    return this.maintained({ [soft.column]: encodeValue(this.dialect, soft, true) });
   }
 
   /**
@@ -190,7 +191,7 @@ export class Table {
         db.transaction().execute((trx) => {
           // A transaction tried again (a bulk write replayed row by row) counts afresh.
           count.n = 0;
-          const tx = changeTransaction(trx, this.flavour);
+          const tx = changeTransaction(trx, this.dialect);
           return work(db, trx, (table, changes) => table.sinks.record(tx, changes, context, count), tx.execute);
         }),
       signal,
@@ -207,10 +208,10 @@ export class Table {
    */
   async locked(db: Db, execute: Executor, key: unknown, scope: readonly Filter[] = NO_FILTERS): Promise<Row | undefined> {
     // Under a scope, one statement per scope shape, its values in slots (as a scoped get's).
-    const scoped = slotScope(this.flavour, this.entity, scope, 's');
+    const scoped = slotScope(this.dialect, this.entity, scope, 's');
     const build = () => {
       const query = db.selectFrom(this.name).select(this.selection).where((eb) => this.byKey(eb, new Slot('key'), scoped.filters));
-      return this.flavour === 'postgres' ? query.forUpdate() : query;
+      return this.dialect.lockRows(query);
     };
     const read = scoped.filters.length === 0 ? (this.#locked ??= statement(build(), false)) : this.#lockedScoped.get(scoped.shape, build);
     const [row] = await execute(read.bind({ ...scoped.values, key }), '');

@@ -6,7 +6,6 @@
 // table are read from Kysely's query tree.
 import { getKitTracer, KitSpanKind, type KitSpan, type KitTracer } from '@kit/core/extend';
 import type { CompiledQuery, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import type { EngineKind } from '../engines/connection-string.js';
 
 const TRACER = '@kit/autocrud';
 const STATUS_ERROR = 2;
@@ -39,15 +38,10 @@ export function describeStatement(node: RootOperationNode): { operation: string;
   return { operation, table };
 }
 
-/** `db.system.name` of an engine (OpenTelemetry's well-known values). */
-function systemOf(kind: EngineKind): string {
-  return kind === 'sqlite' ? 'sqlite' : 'postgresql';
-}
-
-function startStatementSpan(tracer: KitTracer, kind: EngineKind, node: RootOperationNode): KitSpan | undefined {
+function startStatementSpan(tracer: KitTracer, system: string, node: RootOperationNode): KitSpan | undefined {
   const statement = describeStatement(node);
   if (statement === undefined) return undefined;
-  const attributes: Record<string, string> = { 'db.system.name': systemOf(kind), 'db.operation.name': statement.operation };
+  const attributes: Record<string, string> = { 'db.system.name': system, 'db.operation.name': statement.operation };
   if (statement.table !== undefined) attributes['db.collection.name'] = statement.table;
   const name = statement.table === undefined ? statement.operation : `${statement.operation} ${statement.table}`;
   return tracer.startSpan(name, KitSpanKind.CLIENT, attributes);
@@ -70,8 +64,8 @@ export function statementTracer(): KitTracer | undefined {
 const recorded = new WeakSet<object>();
 
 /** Runs one compiled statement under its span. */
-export async function traceStatement<T>(tracer: KitTracer, kind: EngineKind, query: CompiledQuery, run: () => Promise<T>): Promise<T> {
-  const span = startStatementSpan(tracer, kind, query.query);
+export async function traceStatement<T>(tracer: KitTracer, system: string, query: CompiledQuery, run: () => Promise<T>): Promise<T> {
+  const span = startStatementSpan(tracer, system, query.query);
   if (span === undefined) return run();
   try {
     return await tracer.withSpan(span, run);
@@ -97,11 +91,11 @@ export class StatementSpans implements KyselyPlugin {
 
   constructor(
     private readonly tracer: KitTracer,
-    private readonly kind: EngineKind,
+    private readonly system: string,
   ) {}
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const span = startStatementSpan(this.tracer, this.kind, args.node);
+    const span = startStatementSpan(this.tracer, this.system, args.node);
     if (span !== undefined) this.#pending.set(args.queryId, span);
     return args.node;
   }

@@ -30,7 +30,7 @@ export type RowOf = (index: number, relation: string | undefined) => { readonly 
  */
 export async function refuseGoneParents(table: Table, db: Db, trx: Db, inputs: readonly Readonly<Record<string, unknown>>[], relation?: string, scope?: Scope): Promise<void> {
   if (table.entity.references.length === 0 || inputs.length === 0) return;
-  const missing = await firstMissingReference(db, table.flavour, table.entity, inputs, true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
+  const missing = await firstMissingReference(db, table.dialect, table.entity, inputs, true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
   if (missing) throw new BatchRowError(missing.index, missing.error, relation);
 }
 
@@ -173,7 +173,7 @@ export async function createTree(
   });
   const insertParent = async (db: Db, trx: Db, record: Recorder): Promise<{ tree: Row; key: unknown }> => {
     if (table.entity.references.length > 0) {
-      const gone = await firstMissingReference(db, table.flavour, table.entity, [input], true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
+      const gone = await firstMissingReference(db, table.dialect, table.entity, [input], true, async (query) => (await trx.executeQuery<Row>(query)).rows, scope?.references);
       if (gone) throw gone.error;
     }
     const insert = table.insertStatement(db, parent.columns);
@@ -259,7 +259,7 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
       const key = keyValue(table.pk, change.key);
       if (key === undefined) throw new BatchRowError(index, undefined);
       if (scoped) checkReadOnly(table.entity, scoped.scope, change.patch);
-      const values = patchValues(table.entity, table.flavour, change.patch);
+      const values = patchValues(table.entity, table.dialect, change.patch);
       return { key, ifVersion, values: Object.keys(values).length > 0 ? table.maintained(scoped ? Object.assign(values, scoped.set) : values) : undefined };
     } catch (err) {
       throw err instanceof BatchRowError ? err : new BatchRowError(index, err);

@@ -9,17 +9,10 @@
 //   tied to the source's), so there the rows go one statement each, in order.
 // A statement the database refuses names no row: the caller finds it by replaying row by row.
 import { sql, type Compilable, type CompiledQuery, type RawBuilder } from 'kysely';
-import type { Db, SqlFlavour } from '../sql/engine.js';
+import type { Db } from '../sql/engine.js';
 import { kitTimestamps } from '../sql/stamps.js';
 import { splitTable } from '../schema/tables.js';
 import type { PreparedInsert, Row, Table } from '../sql/table.js';
-
-/**
- * Bound parameters one statement may carry: PostgreSQL's protocol counts them in 16 bits (PGlite
- * is PostgreSQL); SQLite's SQLITE_MAX_VARIABLE_NUMBER is 32766 since 3.32 (node:sqlite's build
- * refuses the 32767th: checked on Node 24's SQLite 3.53).
- */
-export const MAX_PARAMETERS: Readonly<Record<SqlFlavour, number>> = { postgres: 65535, sqlite: 32766 };
 
 /** At most this many rows in one statement, whatever the limit allows (a request carries at most 1000). */
 const MAX_CHUNK_ROWS = 1000;
@@ -79,7 +72,7 @@ type Mode = 'keyed' | 'ordinal' | 'single';
 function modeOf(table: Table, columns: readonly string[]): Mode {
   if (columns.length === 0) return 'single'; // DEFAULT VALUES takes one row
   if (columns.includes(table.pk.column)) return 'keyed';
-  return table.flavour === 'postgres' && table.pk.type === 'integer' ? 'ordinal' : 'single';
+  return table.dialect.orderedReturning && table.pk.type === 'integer' ? 'ordinal' : 'single';
 }
 
 function statementOf(table: Table, db: Db, mode: Exclude<Mode, 'single'>, columns: readonly string[], count: number, types: Map<string, string> | undefined): BulkStatement {
@@ -87,7 +80,7 @@ function statementOf(table: Table, db: Db, mode: Exclude<Mode, 'single'>, column
   const key = `${mode}\u0001${count}\u0001${columns.join('\u0000')}`;
   const found = state.statements.get(key);
   if (found) return found;
-  const stamps: Record<string, RawBuilder<unknown>> = kitTimestamps(table.entity, table.flavour, 'create');
+  const stamps: Record<string, RawBuilder<unknown>> = kitTimestamps(table.entity, table.dialect, 'create');
   let query: Compilable;
   if (mode === 'keyed') {
     const rows = Array.from({ length: count }, (_, r) => Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new RowSlot(r, c)])));
@@ -177,6 +170,6 @@ export async function insertRows(table: Table, db: Db, trx: Db, rows: readonly P
  */
 export function chunkRows(table: Table, columns: readonly string[]): number {
   if (modeOf(table, columns) === 'single') return 1;
-  const stamps = kitTimestamps(table.entity, table.flavour, 'create');
-  return Math.min(MAX_CHUNK_ROWS, Math.floor(MAX_PARAMETERS[table.flavour] / Math.max(1, columns.filter((c) => stamps[c] === undefined).length)));
+  const stamps = kitTimestamps(table.entity, table.dialect, 'create');
+  return Math.min(MAX_CHUNK_ROWS, Math.floor(table.dialect.maxParameters / Math.max(1, columns.filter((c) => stamps[c] === undefined).length)));
 }

@@ -14,7 +14,7 @@
 import { sql, type Compilable, type Expression, type RawBuilder } from 'kysely';
 import type { EntityField } from '../../entity.js';
 import type { ChangeContext, ChangeOperation, ChangeSinkSql, ChangeSql } from '../changes/changes.js';
-import { differs, jsonText } from '../sql/columns.js';
+import { differs, jsonText } from '../engines/postgres/columns.js';
 import type { Db } from '../sql/engine.js';
 import type { Filter } from '../sql/query.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';

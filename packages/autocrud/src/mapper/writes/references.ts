@@ -5,8 +5,8 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Entity, EntityField, EntityReference } from '../../entity.js';
 import { keyValue } from '../sql/arguments.js';
-import type { Db, SqlFlavour } from '../sql/engine.js';
-import { columnCodec } from '../sql/columns.js';
+import type { Db } from '../sql/engine.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { MissingReferenceError, StillReferencedError } from '../errors.js';
 import { ValueFault } from '../../values/kinds.js';
 import { notDeleted, type Filter } from '../sql/query.js';
@@ -41,7 +41,7 @@ export type ReferenceScopes = ReadonlyMap<Entity, readonly Filter[] | null>;
  * Of `keys`, those `target` has a live (not soft-deleted) row for, inside `visible` (the caller's
  * conditions on its rows) when given, as strings: one statement per 1,000 keys.
  */
-async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: readonly unknown[], read: RowReader, visible: readonly Filter[] = []): Promise<Set<string>> {
+async function liveKeys(db: Db, dialect: SqlDialect, target: Entity, keys: readonly unknown[], read: RowReader, visible: readonly Filter[] = []): Promise<Set<string>> {
   const pk = target.field(target.primaryKey) as EntityField;
   const found = new Set<string>();
   for (let start = 0; start < keys.length; start += KEYS_PER_STATEMENT) {
@@ -49,12 +49,12 @@ async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: reado
     const query = db
       .selectFrom(target.table)
       .select(sql.ref(pk.column).as('key'))
-      .where((eb) => eb.and([eb(sql.ref(pk.column), 'in', chunk), ...[notDeleted(eb, flavour, target)].filter((c) => c !== undefined), ...scopeConditions(eb, flavour, target, visible)]));
-    // Locked until the write's transaction ends (PostgreSQL; SQLite's transaction holds the write
-    // lock): a soft delete locks its row FOR UPDATE before it checks its referrers, so one of the
+      .where((eb) => eb.and([eb(sql.ref(pk.column), 'in', chunk), ...[notDeleted(eb, dialect, target)].filter((c) => c !== undefined), ...scopeConditions(eb, dialect, target, visible)]));
+    // Locked until the write's transaction ends (where the transaction does not hold the write
+    // lock already): a soft delete locks its row FOR UPDATE before it checks its referrers, so one of the
     // two waits for the other and sees what it wrote. Under a scope, FOR SHARE: a change of the
     // fields the scope tests waits too. See docs/decisions.md ("AutoCrud relations").
-    const locked = flavour !== 'postgres' ? query : visible.length > 0 ? query.forShare() : query.forKeyShare();
+    const locked = dialect.lockRows(query, visible.length > 0 ? 'share' : 'key share');
     for (const row of await read(locked.compile())) found.add(String(row.key));
   }
   return found;
@@ -72,7 +72,7 @@ async function liveKeys(db: Db, flavour: SqlFlavour, target: Entity, keys: reado
  */
 export async function firstMissingReference(
   db: Db,
-  flavour: SqlFlavour,
+  dialect: SqlDialect,
   entity: Entity,
   inputs: readonly Readonly<Record<string, unknown>>[],
   softOnly: boolean,
@@ -94,9 +94,9 @@ export async function firstMissingReference(
     }
     if (named.length === 0) continue;
     const keys = [...new Set(named.filter((n) => n.key !== undefined).map((n) => n.key))];
-    const live = keys.length > 0 && scoped !== null ? await liveKeys(db, flavour, target, keys, read, visible) : new Set<string>();
+    const live = keys.length > 0 && scoped !== null ? await liveKeys(db, dialect, target, keys, read, visible) : new Set<string>();
     for (const { index, value, key } of named) {
-      if (key !== undefined && scoped !== null && (live.has(String(key)) || (await liveKeys(db, flavour, target, [key], read, visible)).size > 0)) continue;
+      if (key !== undefined && scoped !== null && (live.has(String(key)) || (await liveKeys(db, dialect, target, [key], read, visible)).size > 0)) continue;
       if (first === undefined || index < first.index) first = { index, error: new MissingReferenceError(entity.name, reference.field, value, target.name) };
       break;
     }
@@ -121,7 +121,7 @@ export function checksReferences(entity: Entity, input: Readonly<Record<string, 
 /** What naming a refused reference needs of a table (table.ts's `Table` is one). */
 export interface ReferencingTable {
   readonly entity: Entity;
-  readonly flavour: SqlFlavour;
+  readonly dialect: SqlDialect;
   readonly run: <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
   readonly execute: Executor;
 }
@@ -134,7 +134,7 @@ export interface ReferencingTable {
  */
 export async function refusedReference(table: ReferencingTable, input: Readonly<Record<string, unknown>>, signal: AbortSignal | undefined): Promise<MissingReferenceError | undefined> {
   if (table.entity.references.length === 0) return undefined;
-  const missing = await table.run((db) => firstMissingReference(db, table.flavour, table.entity, [input], false, (query) => table.execute(query, '', signal)), signal);
+  const missing = await table.run((db) => firstMissingReference(db, table.dialect, table.entity, [input], false, (query) => table.execute(query, '', signal)), signal);
   return missing?.error;
 }
 
@@ -145,7 +145,7 @@ export async function refusedReference(table: ReferencingTable, input: Readonly<
  */
 export async function checkMissingReferences(
   db: Db,
-  flavour: SqlFlavour,
+  dialect: SqlDialect,
   entity: Entity,
   input: Readonly<Record<string, unknown>>,
   softOnly: boolean,
@@ -153,7 +153,7 @@ export async function checkMissingReferences(
   signal: AbortSignal | undefined,
   scopes?: ReferenceScopes,
 ): Promise<void> {
-  const missing = await firstMissingReference(db, flavour, entity, [input], softOnly, (query) => execute(query, '', signal), scopes);
+  const missing = await firstMissingReference(db, dialect, entity, [input], softOnly, (query) => execute(query, '', signal), scopes);
   if (missing) throw missing.error;
 }
 
@@ -165,7 +165,7 @@ export async function checkMissingReferences(
  */
 export async function checkReferrers(
   db: Db,
-  flavour: SqlFlavour,
+  dialect: SqlDialect,
   entity: Entity,
   key: unknown,
   referrers: readonly Referrer[],
@@ -180,13 +180,13 @@ export async function checkReferrers(
     const query = db
       .selectFrom(referrer.table)
       .select(sql.ref(pk.column).as('key'))
-      .where((eb) => eb.and([eb(sql.ref(field.column), '=', key), ...(restrictOnly ? [notDeleted(eb, flavour, referrer)].filter((c) => c !== undefined) : [])]))
+      .where((eb) => eb.and([eb(sql.ref(field.column), '=', key), ...(restrictOnly ? [notDeleted(eb, dialect, referrer)].filter((c) => c !== undefined) : [])]))
       .orderBy(sql.ref(pk.column))
       .limit(1);
     const [row] = await execute(query.compile(), '', signal);
     if (row) {
       // The key as the API shows it (a bigint key arrives from PostgreSQL as text).
-      const shown = columnCodec(flavour, pk).decode(row.key);
+      const shown = dialect.codec(pk).decode(row.key);
       throw new StillReferencedError(entity.name, key, referrer.name, reference.field, shown instanceof ValueFault ? String(row.key) : shown);
     }
   }

@@ -46,7 +46,7 @@ export class RowWrites {
     const signal = options?.signal;
     const forms = this.#inlineForms();
     if (forms) {
-      const stamps = kitTimestamps(this.#t.entity, this.#t.flavour, 'create');
+      const stamps = kitTimestamps(this.#t.entity, this.#t.dialect, 'create');
       const { shape, set, bound } = slotValues(Object.fromEntries(columns.map((c) => [c, stamps[c] ?? values[c]])));
       const row = await this.#inline(forms, `create\u0002${shape}`, (db, binds) => insertStatement(db, t, set, forms, binds), bound, options?.changeContext, signal);
       if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
@@ -56,7 +56,7 @@ export class RowWrites {
     if (t.sinks.active || checksReferences(this.#t.entity, written, options?.scope?.references)) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
-          if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.flavour, this.#t.entity, written, true, execute, signal, options?.scope?.references);
+          if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.dialect, this.#t.entity, written, true, execute, signal, options?.scope?.references);
           const [row] = (await trx.executeQuery<Row>(t.insertStatement(db, columns).bind(values))).rows;
           if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
           const stored = t.decode(row);
@@ -96,7 +96,7 @@ export class RowWrites {
    * reference to check inside the write's transaction. Undefined: the write keeps its transaction.
    */
   #inlineForms(): readonly ChangeSinkSql[] | undefined {
-    return this.#t.flavour === 'postgres' && this.#t.entity.references.length === 0 ? this.#t.sinks.inline : undefined;
+    return this.#t.dialect.writableCte && this.#t.entity.references.length === 0 ? this.#t.sinks.inline : undefined;
   }
 
   /** Runs a single write's composed statement (built once per `shape`), counts its change; its one row, if any. */
@@ -115,7 +115,7 @@ export class RowWrites {
   async #inlineUpdate(forms: readonly ChangeSinkSql[], operation: ChangeOperation, key: unknown, values: Record<string, unknown>, ifVersion: readonly number[] | undefined, where: readonly Filter[], options: WriteOptions | undefined): Promise<Row | undefined> {
     const t = this.#t;
     const signal = options?.signal;
-    const scoped = slotScope(this.#t.flavour, this.#t.entity, where, 's');
+    const scoped = slotScope(this.#t.dialect, this.#t.entity, where, 's');
     const { shape, set, bound } = slotValues(values);
     const row = await this.#inline(forms, `${operation}\u0002${shape}\u0002${scoped.shape}\u0002${ifVersion?.length ?? ''}`, (db, binds) => updateStatement(db, t, operation, set, ifVersion?.length, scoped.filters, forms, binds), { ...bound, ...scoped.values, ...versionValues(ifVersion), key }, options?.changeContext, signal);
     if (row || ifVersion === undefined) return row;
@@ -153,8 +153,8 @@ export class RowWrites {
     if (t.sinks.active || checksReferences(this.#t.entity, input, options?.scope?.references)) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
-          if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.flavour, this.#t.entity, input, true, execute, signal, options?.scope?.references);
-          if (this.#t.flavour === 'postgres' && ifVersion?.length !== 0) {
+          if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.dialect, this.#t.entity, input, true, execute, signal, options?.scope?.references);
+          if (this.#t.dialect.writableCte && ifVersion?.length !== 0) {
             // One statement locks the row (inside the scope), writes it and answers it before and after.
             const [raw] = await execute(t.lockedUpdate(db, values, key, ifVersion, where), '');
             if (!raw) return ifVersion === undefined ? undefined : this.#conflict(db, key, signal, where, execute);
@@ -206,7 +206,7 @@ export class RowWrites {
       if (soft) {
         return (await this.#inlineUpdate(forms, 'softDelete', key, t.softDeleteValues(soft), ifVersion, scope, options)) !== undefined;
       }
-      const scoped = slotScope(this.#t.flavour, this.#t.entity, scope, 's');
+      const scoped = slotScope(this.#t.dialect, this.#t.entity, scope, 's');
       const gone = await this.#inline(forms, `delete\u0002${scoped.shape}\u0002${ifVersion?.length ?? ''}`, (db, binds) => deleteStatement(db, t, ifVersion?.length, scoped.filters, forms, binds), { ...scoped.values, ...versionValues(ifVersion), key }, options?.changeContext, signal).catch(this.#explainDelete(key, signal));
       if (gone || ifVersion === undefined) return gone !== undefined;
       return (await t.run((db) => this.#conflict(db, key, signal, scope), signal)) ?? false;
@@ -241,7 +241,7 @@ export class RowWrites {
       const referrers = this.#referrers();
       if (err instanceof ConstraintViolationError && err.kind === 'foreignKey' && referrers.length > 0) {
         const t = this.#t;
-        await t.run((db) => checkReferrers(db, this.#t.flavour, this.#t.entity, key, referrers, false, t.execute, signal), signal);
+        await t.run((db) => checkReferrers(db, this.#t.dialect, this.#t.entity, key, referrers, false, t.execute, signal), signal);
       }
       throw err;
     };
@@ -262,7 +262,7 @@ export class RowWrites {
         const found = await this.#lockedAt(db, execute, key, ifVersion, scope);
         if (!found) return false;
         const referrers = this.#referrers();
-        if (soft && referrers.length > 0) await checkReferrers(db, this.#t.flavour, this.#t.entity, key, referrers, true, execute, signal);
+        if (soft && referrers.length > 0) await checkReferrers(db, this.#t.dialect, this.#t.entity, key, referrers, true, execute, signal);
         if (soft) {
           const query = db
             .updateTable(t.name)

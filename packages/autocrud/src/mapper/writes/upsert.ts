@@ -10,7 +10,6 @@ import type { Db, DynamicDatabase } from '../sql/engine.js';
 import { BatchRowError, ConstraintViolationError } from '../errors.js';
 import type { Scope } from '../sql/query.js';
 import { scopeConditions, slotScope, type SlottedScope } from '../sql/scope.js';
-import { databaseClock } from '../sql/stamps.js';
 import { Slot, StatementCache, type Statement } from '../sql/statements.js';
 import { splitTable } from '../schema/tables.js';
 import type { Row, Table } from '../sql/table.js';
@@ -70,12 +69,12 @@ function cacheOf(table: Table): StatementCache {
 function upsertStatement(table: Table, db: Db, key: readonly EntityField[], columns: readonly string[], resolution: UpsertResolution, scope: SlottedScope): Statement {
   // By key too: an entity with two unique keys has a statement per key it is upserted on.
   return cacheOf(table).get(`${resolution}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${columns.join('\u0000')}\u0001${scope.shape}`, (): Compilable => {
-    const { entity, flavour } = table;
+    const { entity, dialect } = table;
     const own = splitTable(table.name).name;
     const existing = (column: string) => sql.ref(`${own}.${column}`);
     const proposed = (column: string) => sql.ref(`excluded.${column}`);
     const soft = entity.softDelete === undefined ? undefined : (entity.field(entity.softDelete) as EntityField);
-    const deleted = soft ? sql`${existing(soft.column)} = ${encodeValue(flavour, soft, true)}` : undefined;
+    const deleted = soft ? sql`${existing(soft.column)} = ${encodeValue(dialect, soft, true)}` : undefined;
     const keyColumns = new Set(key.map((f) => f.column));
     const set: Record<string, unknown> = {};
     for (const name of entity.writable) {
@@ -85,11 +84,11 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
       if (resolution === 'merge' && sent) set[column] = proposed(column);
       else if (deleted) set[column] = sql`case when ${deleted} then ${proposed(column)} else ${existing(column)} end`;
     }
-    if (soft) set[soft.column] = encodeValue(flavour, soft, false);
+    if (soft) set[soft.column] = encodeValue(dialect, soft, false);
     // Nothing else to write (the row brings only its key): a no-op update, so the row is answered.
     if (Object.keys(set).length === 0 && key[0]) set[key[0].column] = existing(key[0].column);
     if (table.version) set[table.version.column] = sql`${existing(table.version.column)} + 1`;
-    const clock = databaseClock(flavour);
+    const clock = dialect.clock();
     if (entity.updatedAt !== undefined) set[(entity.field(entity.updatedAt) as EntityField).column] = clock;
     if (entity.createdAt !== undefined && deleted) {
       const column = (entity.field(entity.createdAt) as EntityField).column;
@@ -100,10 +99,10 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
     const insert = db.insertInto(table.name).values(stamps);
     // Under a scope, the existing row is written only when it is inside it: a key held by a row
     // outside the caller's scope is never overwritten (nor revived), whatever the conflict target.
-    const inScope = scopeConditions(expressionBuilder<DynamicDatabase, string>(), flavour, entity, scope.filters, own);
+    const inScope = scopeConditions(expressionBuilder<DynamicDatabase, string>(), dialect, entity, scope.filters, own);
     const guard = [...(resolution === 'ignore' && deleted ? [deleted] : []), ...inScope];
     const when = guard.length === 0 ? undefined : sql.join(guard, sql` and `);
-    const selection = flavour === 'postgres' ? [...table.selection, sql<boolean>`xmax = 0`.as('kit_inserted')] : table.selection;
+    const selection = dialect.upsertInserted ? [...table.selection, dialect.upsertInserted.as('kit_inserted')] : table.selection;
     return insert
       .onConflict((oc) => {
         const target = oc.columns(key.map((f) => f.column) as never);
@@ -127,8 +126,8 @@ function holderStatement(table: Table, db: Db, key: readonly EntityField[], scop
     const query = db
       .selectFrom(table.name)
       .select([...(full ? table.selection : []), sql.ref(table.pk.column).as('kit_key'), ...(soft ? [sql.ref(soft.column).as('kit_deleted')] : [])] as never)
-      .where((eb) => eb.and([...key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column))), ...scopeConditions(eb, table.flavour, table.entity, scope.filters)]));
-    return table.flavour === 'postgres' ? query.forUpdate() : query;
+      .where((eb) => eb.and([...key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column))), ...scopeConditions(eb, table.dialect, table.entity, scope.filters)]));
+    return table.dialect.lockRows(query);
   });
 }
 
@@ -149,7 +148,7 @@ export async function upsertMany(
   const keyFields = key.map((name) => table.entity.field(name) as EntityField);
   // Each row is created inside the scope (its fields set from it); an existing row is merged, or answered, only inside it.
   const written = table.writeScope(scope, true);
-  const scoped = slotScope(table.flavour, table.entity, written?.where ?? [], 'scope:');
+  const scoped = slotScope(table.dialect, table.entity, written?.where ?? [], 'scope:');
   const prepared = inputs.map((input, index) => {
     const missing = key.find((name) => input[name] === undefined || input[name] === null);
     if (missing !== undefined) throw new BatchRowError(index, new KitError('KIT_ERR_INVALID_ARGUMENT', `${missing} is required: it is part of the unique key (${key.join(', ')}) the upsert matches rows on.`));
@@ -176,7 +175,7 @@ export async function upsertMany(
       const [stored] = await row(index, () => trx.executeQuery<Row>(upsert.bind({ ...values, ...scoped.values })));
       if (stored) {
         // PostgreSQL says whether it inserted (a row another transaction inserted meanwhile is an update).
-        const inserted = table.flavour === 'postgres' ? stored.kit_inserted === true : holder === undefined;
+        const inserted = table.dialect.upsertInserted ? stored.kit_inserted === true : holder === undefined;
         const after = table.decode(stored);
         out.push({ row: after, outcome: inserted || revived ? 'created' : 'updated' });
         // A merge writes the fields the row brings: a patch. A revived row is created again, over the deleted one.
@@ -190,7 +189,7 @@ export async function upsertMany(
           db
             .selectFrom(table.name)
             .select(table.selection)
-            .where((eb) => eb.and([...keyFields.map((f) => eb(sql.ref(f.column), '=', values[f.column])), ...scopeConditions(eb, table.flavour, table.entity, inScope)]))
+            .where((eb) => eb.and([...keyFields.map((f) => eb(sql.ref(f.column), '=', values[f.column])), ...scopeConditions(eb, table.dialect, table.entity, inScope)]))
             .compile(),
         ),
       );

@@ -9,6 +9,7 @@ import { claimDirectory } from './directory.js';
 import { describeError } from './protocol.js';
 import { PGliteThread, type ThreadResult } from './thread.js';
 import { SessionQueue } from '../session-queue.js';
+import { pgliteDialect } from './dialect.js';
 
 /** Settings of the PGlite engine. */
 export interface PGliteSettings {
@@ -106,7 +107,9 @@ export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' 
 
   return {
     kind: 'pglite',
-    flavour: 'postgres',
+    dialect: pgliteDialect,
+    // One process per directory (its lock file).
+    servesInstances: false,
     db,
     async open() {
       if (closed) throw new DatabaseUnavailableError('closed');

@@ -5,6 +5,7 @@ import { DatabaseBusyError, DatabaseUnavailableError, StatementTimeoutError } fr
 import type { ConnectionTarget } from '../connection-string.js';
 import { GuardedPool } from './pool.js';
 import { ProbeConnection } from './probe.js';
+import { postgresDialect } from './dialect.js';
 import { postgresMigrationSession } from '../migration-session.js';
 
 /** Settings of the PostgreSQL engine. */
@@ -83,7 +84,8 @@ export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgr
 
   return {
     kind: 'postgres',
-    flavour: 'postgres',
+    dialect: postgresDialect,
+    servesInstances: true,
     db,
     async open() {
       try {

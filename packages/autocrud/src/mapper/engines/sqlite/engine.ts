@@ -8,7 +8,7 @@ import type { ConnectionTarget } from '../connection-string.js';
 import { DatabaseBusyError, DatabaseUnavailableError, type ErrorClass } from '../../errors.js';
 import { sqliteMigrationSession, TransactionalSqliteAdapter } from '../migration-session.js';
 import { isBusy, NodeSqliteDriver, untilFree, type DatabaseSync } from './driver.js';
-import { LOWER_FUNCTION, lowerText } from '../../sql/contains.js';
+import { LOWER_FUNCTION, lowerText, sqliteDialect } from './dialect.js';
 
 type SqliteModule = { DatabaseSync: new (file: string) => DatabaseSync };
 
@@ -94,7 +94,8 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
 
   return {
     kind: 'sqlite',
-    flavour: 'sqlite',
+    dialect: sqliteDialect,
+    servesInstances: false,
     db,
     async open() {
       if (database) return;
@@ -106,7 +107,7 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
         // Foreign keys are off by default in SQLite; on, a violation is a 409 as on PostgreSQL.
         // busy_timeout 0: a lock held elsewhere is waited for on timers (sqlite-driver.ts), never by sleeping on this thread.
         connection.exec('PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 0;');
-        // ilike's Unicode-aware lower case (SQLite's own lower() and LIKE fold ASCII only); flavour.ts.
+        // ilike's Unicode-aware lower case (SQLite's own lower() and LIKE fold ASCII only); dialect.ts.
         connection.function(LOWER_FUNCTION, { deterministic: true }, lowerText);
         // WAL: readers beside the writer, also in other processes. Switching needs a moment without another writer.
         const wal = connection;
