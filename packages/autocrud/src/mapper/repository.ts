@@ -168,7 +168,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
           // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
           // read through an expression (a timestamp as text) would then sort as text.
           const column = sql.ref(`${t.name}.${(this.entity.field(key.field) as EntityField).column}`);
-          // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
+          // NULLs sort last ascending and first descending on every dialect, as PostgreSQL does by default.
           query = query.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
         }
         // Slots stand for the numbers until the statement is bound.

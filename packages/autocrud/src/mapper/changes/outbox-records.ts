@@ -1,5 +1,5 @@
 // The dispatcher's statements on the outbox's tables (outbox-table.ts): the leader's lease, the
-// records due, their outcomes (a delivered record is deleted, a dead one moved to kit_outbox_dead). Plain SQL both flavours share; the clock of the lease is the
+// records due, their outcomes (a delivered record is deleted, a dead one moved to kit_outbox_dead). Plain SQL every dialect shares; the clock of the lease is the
 // database's, so instances with skewed clocks agree on who leads.
 import { sql } from 'kysely';
 import type { Db } from '../sql/engine.js';

@@ -1,5 +1,5 @@
 // Statements built and compiled once, then run with each call's values. Kysely's builder and
-// compiler cost more CPU per request than the rest of a primary-key read (bench/RESULTS-autocrud.md),
+// compiler cost more CPU per request than the rest of a primary-key read (docs/benchmarks.md),
 // and a fixed SQL text lets an engine keep the statement prepared on each connection.
 import { createHash } from 'node:crypto';
 import type { Compilable, CompiledQuery } from 'kysely';

@@ -63,7 +63,7 @@ class SingleSessionPool implements PostgresPool {
 
 /**
  * PGlite (PostgreSQL compiled to WASM), in memory or in a directory; no server needed. Kit's own
- * PGlite runs in a worker thread (pglite-thread.ts), so neither its start nor its statements stop
+ * PGlite runs in a worker thread (thread.ts), so neither its start nor its statements stop
  * the service's event loop; a directory is locked to this process (directory-lock.ts). Given an
  * instance the host made, the engine uses it on the host's thread, does not lock its directory,
  * and leaves closing it to the host.

@@ -1,5 +1,5 @@
-// The messages between the service's thread and the worker thread PGlite runs in (pglite-thread.ts
-// and pglite-worker.ts).
+// The messages between the service's thread and the worker thread PGlite runs in (thread.ts
+// and worker.ts).
 
 /** What the worker is started with. */
 export interface WorkerStart {

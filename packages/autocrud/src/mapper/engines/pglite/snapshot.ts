@@ -1,9 +1,9 @@
 // A PGlite on a new database (in memory, or a new or empty directory) starts by running initdb,
-// 2 s of WASM on an idle machine and 7-14 s on a loaded one; loading the cluster initdb makes (a
-// 4.5 MB gzipped tarball) takes a third to a half of that. The first in-memory start of an
+// seconds of WASM; loading the cluster initdb makes (a gzipped tarball) takes a fraction of that
+// (docs/benchmarks.md has the figures). The first in-memory start of an
 // installed PGlite version saves its fresh cluster next to the package
 // (node_modules/.cache/kit-autocrud/); later starts, in memory or in a new directory, load it.
-// Measurements in docs/autocrud.md ("Measured"), the decision in docs/decisions.md ("PGlite start-up").
+// The decision is in docs/decisions.md ("PGlite start-up").
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,6 +1,7 @@
-// The service's side of the PGlite worker thread (pglite-worker.ts): start it, send it statements,
-// close it. Measured (docs/autocrud.md, "Measured"): a read by key costs the service's thread
-// 80-137 µs this way against 714-1,035 µs with PGlite on it, and no more wall time.
+// The service's side of the PGlite worker thread (worker.ts): start it, send it statements, close
+// it. PGlite runs its WebAssembly on the thread that calls it, so on the service's own thread every
+// statement would hold up the event loop; on a worker the service's thread only passes messages
+// (docs/benchmarks.md has the figures).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';

@@ -1,4 +1,4 @@
-// The worker thread PGlite runs in (started by pglite-thread.ts). PGlite is PostgreSQL compiled to
+// The worker thread PGlite runs in (started by thread.ts). PGlite is PostgreSQL compiled to
 // WASM and runs synchronously on the thread that calls it: its start (initdb, seconds) and every
 // statement would otherwise stop the service's event loop for as long as they run, /livez included.
 // Here, one statement at a time, in the order they come.
@@ -9,7 +9,7 @@ import { errorFields, type WorkerMessage, type WorkerQuery, type WorkerStart } f
 import { startInDirectory, startInMemory } from './snapshot.js';
 
 const port = parentPort;
-if (!port) throw new Error('pglite-worker.ts runs as a worker thread (see pglite-thread.ts)');
+if (!port) throw new Error('worker.ts runs as a worker thread (see thread.ts)');
 const { directory } = workerData as WorkerStart;
 
 /** PostgreSQL's own lines (its FATAL and DETAIL explain a directory it cannot open); the last ones go into a start-up failure. */

@@ -52,7 +52,7 @@ const LOST_STATES = /^(57P0[125]|08\d{3})$/;
 
 /**
  * PostgreSQL through `pg`: a pool of `poolSize` connections that survives its server going away,
- * bounds the wait for a connection, cancels abandoned statements (see pg-pool.ts), and a
+ * bounds the wait for a connection, cancels abandoned statements (see pool.ts), and a
  * connection of its own for the health check. Closed with the engine.
  */
 export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgres' }>, settings: PostgresSettings): Engine {

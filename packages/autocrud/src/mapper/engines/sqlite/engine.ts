@@ -68,7 +68,7 @@ function unopenable(file: string): string | undefined {
 
 /**
  * SQLite through Node's built-in `node:sqlite`, on the service's thread, never waiting on it for a
- * lock (sqlite-driver.ts). Several processes may share a file: WAL lets readers run beside the
+ * lock (driver.ts). Several processes may share a file: WAL lets readers run beside the
  * one writer, and a writer waits for another's lock on timers. Throws
  * `KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED` at once on a runtime without node:sqlite, naming the Node
  * version needed.
@@ -105,7 +105,7 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
       try {
         connection = new sqlite.DatabaseSync(target.file);
         // Foreign keys are off by default in SQLite; on, a violation is a 409 as on PostgreSQL.
-        // busy_timeout 0: a lock held elsewhere is waited for on timers (sqlite-driver.ts), never by sleeping on this thread.
+        // busy_timeout 0: a lock held elsewhere is waited for on timers (driver.ts), never by sleeping on this thread.
         connection.exec('PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 0;');
         // ilike's Unicode-aware lower case (SQLite's own lower() and LIKE fold ASCII only); dialect.ts.
         connection.function(LOWER_FUNCTION, { deterministic: true }, lowerText);
