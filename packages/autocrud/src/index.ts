@@ -12,7 +12,7 @@ export { writeMigration, type WriteMigrationOptions, type WrittenMigration } fro
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type CallOptions, type ReadOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
 export type { IncludeNode, RelatedSource } from './mapper/reads/includes.js';
-export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/changes/changes.js';
+export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/seam/changes.js';
 export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/sql/query.js';
 export {
   DatabaseUnavailableError,
@@ -29,6 +29,6 @@ export {
   BatchRowError,
 } from './mapper/errors.js';
 export type { ValueKind } from './values/kinds.js';
-export { redactConnectionString } from './mapper/engines/connection-string.js';
+export { redactConnectionString } from './mapper/engines/shared/connection-string.js';
 export type { EngineKind } from './mapper/sql/engine.js';
 export { autoCrudErrors } from './errors.js';

@@ -5,7 +5,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KitError } from '@kit/core';
 import type { Entity } from './entity.js';
-import { parseConnectionString } from './mapper/engines/connection-string.js';
+import { parseConnectionString } from './mapper/engines/shared/connection-string.js';
 import type { Engine } from './mapper/sql/engine.js';
 import { planMigration } from './mapper/migrations/migration-plan.js';
 import { pendingMigrations } from './mapper/migrations/migrations.js';

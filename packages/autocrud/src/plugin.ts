@@ -8,7 +8,7 @@ import type { ResolvedAuthorization } from './authorization.js';
 import type { Entity, EntityInput, EntityRow } from './entity.js';
 import { DatabaseHealthCheck } from './health.js';
 import type { PGlite } from '@electric-sql/pglite';
-import { parseConnectionString, pgliteInstanceTarget, type ConnectionTarget } from './mapper/engines/connection-string.js';
+import { parseConnectionString, pgliteInstanceTarget, type ConnectionTarget } from './mapper/engines/shared/connection-string.js';
 import { Database, type DatabaseLog } from './mapper/database.js';
 import type { Engine, EngineKind } from './mapper/sql/engine.js';
 import { migrateEngine } from './mapper/migrations/migrations.js';

@@ -2,8 +2,8 @@ import { KitError } from '@kit/core';
 import { sql } from 'kysely';
 import type { Entity, EntityField } from '../entity.js';
 import { listArguments, keyValue, patchValues, writeValues } from './sql/arguments.js';
-import type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
-import type { ChangeSink } from './changes/changes.js';
+import type { CallOptions, ReadOptions, WriteOptions } from './writes/call-options.js';
+import type { ChangeSink } from './seam/changes.js';
 import type { SqlDialect } from './sql/dialect.js';
 import { VersionConflictError } from './errors.js';
 import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type ListOptions, type SortKey } from './sql/query.js';
@@ -12,15 +12,15 @@ import { keySet, relatedQuery } from './reads/related.js';
 import { RowWrites } from './writes/row-writes.js';
 import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './sql/scope.js';
 import { Slot, statement, StatementCache, type Statement } from './sql/statements.js';
-import { Table, type Executor, type Row, type Runner } from './sql/table.js';
+import { Table, type Executor, type Row, type Runner } from './seam/table.js';
 import { decodeEmbedded, embedSelection, embedShape, embedValues } from './reads/embed.js';
 import { includeAll, type IncludeNode } from './reads/includes.js';
 import { createMany, createTree, patchMany, type ChildRows } from './writes/atomic.js';
 import { upsertMany, type UpsertedRow, type UpsertResolution } from './writes/upsert.js';
 
-export type { Executor, Row, Runner } from './sql/table.js';
+export type { Executor, Row, Runner } from './seam/table.js';
 export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './writes/upsert.js';
-export type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
+export type { CallOptions, ReadOptions, WriteOptions } from './writes/call-options.js';
 
 /**
  * The SQL side of one entity: list, get, create, update and delete. Knows nothing of HTTP; every

@@ -6,11 +6,11 @@
 // health check) and the row's later records go on. A delivered record is deleted. Runs off the request path: its own timer, one statement at a
 // time on the database. See docs/decisions.md ("The outbox dispatcher's leader").
 import { randomUUID } from 'node:crypto';
-import type { Runner } from '../mapper/sql/table.js';
+import type { Runner } from '../mapper/seam/table.js';
 import type { SqlDialect } from '../mapper/sql/dialect.js';
 import { acquireLease, backlog, deleteDelivered, dueRecords, markRetry, moveToDead, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/changes/outbox-records.js';
 import type { OutboxPayload } from '../mapper/changes/outbox-sink.js';
-import type { ChangeOperation } from '../mapper/changes/changes.js';
+import type { ChangeOperation } from '../mapper/seam/changes.js';
 import { Deadlines } from './deadlines.js';
 import type { ChangeMessage, OutboxStats, OutboxTarget } from './types.js';
 

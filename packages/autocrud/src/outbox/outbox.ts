@@ -2,10 +2,10 @@
 // `kitAutoCrud.onChange` registers, the dispatcher, and the health check that shows its state.
 import { HealthCheckResult, KitError, type IHealthCheck } from '@kit/core';
 import type { Entity } from '../entity.js';
-import type { ChangeSink } from '../mapper/changes/changes.js';
+import type { ChangeSink } from '../mapper/seam/changes.js';
 import type { SqlDialect } from '../mapper/sql/dialect.js';
 import { outboxSink } from '../mapper/changes/outbox-sink.js';
-import type { Runner } from '../mapper/sql/table.js';
+import type { Runner } from '../mapper/seam/table.js';
 import { OutboxDispatcher, type DispatcherLog } from './dispatcher.js';
 import type { ResolvedOutbox } from './options.js';
 import type { ChangeHandler, OutboxStats, OutboxTarget } from './types.js';

@@ -5,14 +5,14 @@
 // ("Change history").
 import { defineEntity, type Entity } from '../../entity.js';
 import { sql } from 'kysely';
-import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from './changes.js';
+import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from '../seam/changes.js';
 import { insertRows } from '../writes/bulk-insert.js';
 import type { ColumnCodec } from '../sql/columns.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import { kitTimestamps } from '../sql/stamps.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
 import { declareIndex } from '../schema/tables.js';
-import { Table, type PreparedInsert, type Row } from '../sql/table.js';
+import { Table, type PreparedInsert, type Row } from '../seam/table.js';
 import type { Db } from '../sql/engine.js';
 import { postgresDialect } from '../engines/postgres/dialect.js';
 

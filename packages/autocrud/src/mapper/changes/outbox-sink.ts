@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { OUTBOX_TABLE } from './outbox-table.js';
 import { sql, type Expression } from 'kysely';
-import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from './changes.js';
+import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from '../seam/changes.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
 
 /** What a record carries of the row's values (the payload column, as JSON). */

@@ -2,7 +2,7 @@
 // engine (and its dialect) what to do, never which one it is.
 import type { PGlite } from '@electric-sql/pglite';
 import type { Engine } from '../sql/engine.js';
-import type { ConnectionTarget } from './connection-string.js';
+import type { ConnectionTarget } from './shared/connection-string.js';
 import { pgliteEngine, type PGliteSettings } from './pglite/engine.js';
 import { postgresEngine, type PostgresSettings } from './postgres/engine.js';
 import { sqliteEngine, type SqliteSettings } from './sqlite/engine.js';

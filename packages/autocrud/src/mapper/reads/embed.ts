@@ -10,7 +10,8 @@
 // keeps one statement per relation (includes.ts; docs/decisions.md, "AutoCrud includes").
 import { expressionBuilder, sql, type AliasedRawBuilder, type RawBuilder } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
-import { encodeValue, type ColumnCodec } from '../sql/columns.js';
+import type { ColumnCodec } from '../sql/columns.js';
+import { encodeValue } from '../sql/dialect.js';
 import { postgresDialect } from '../engines/postgres/dialect.js';
 import { decodeRow } from '../sql/decode.js';
 import type { DynamicDatabase } from '../sql/engine.js';

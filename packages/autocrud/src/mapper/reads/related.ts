@@ -7,8 +7,7 @@
 import { sql, type Compilable, type Expression, type SelectExpression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
 import type { Db, DynamicDatabase } from '../sql/engine.js';
-import type { SqlDialect } from '../sql/dialect.js';
-import { encodeValue } from '../sql/columns.js';
+import { encodeValue, type SqlDialect } from '../sql/dialect.js';
 import { notDeleted, type Filter } from '../sql/query.js';
 import { scopeConditions } from '../sql/scope.js';
 import { Slot } from '../sql/statements.js';

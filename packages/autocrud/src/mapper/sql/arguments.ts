@@ -6,8 +6,7 @@ import { KitError } from '@kit/core';
 import type { Entity, EntityField } from '../../entity.js';
 import { valueType, ValueFault } from '../../values/kinds.js';
 import { fieldValue } from '../../values/fields.js';
-import { encodeValue } from './columns.js';
-import type { SqlDialect } from './dialect.js';
+import { encodeValue, type SqlDialect } from './dialect.js';
 import { MAX_ALTERNATIVES, type Filter, type ListOptions } from './query.js';
 
 function invalid(where: string, detail: string): KitError {

@@ -6,7 +6,6 @@ import { sql, type RawBuilder } from 'kysely';
 import type { EntityField } from '../../entity.js';
 import { valueType, ValueFault, type ValueKind } from '../../values/kinds.js';
 import { canonicalJson } from '../../values/kinds.js';
-import type { SqlDialect } from './dialect.js';
 /**
  * A column's type as the start-up check sees it. `family` groups the types Kit tells apart;
  * `precision`/`scale` are a PostgreSQL `numeric`'s (undefined when unconstrained); `declared` is
@@ -76,11 +75,6 @@ export const encodeJson = (value: unknown): unknown => JSON.stringify(value);
 export const column = (name: string): RawBuilder<unknown> => sql`${sql.ref(name)}`;
 export const asText = (name: string): RawBuilder<unknown> => sql`${sql.ref(name)}::text`;
 export const same = (value: unknown) => value;
-
-/** A field value as the driver binds it (`null` as is). */
-export function encodeValue(dialect: SqlDialect, field: EntityField, value: unknown): unknown {
-  return value === null ? null : dialect.codec(field).encode(value);
-}
 
 /** The field's type as messages name it: `integer`, `string (format date-time)`. */
 export function kindLabel(field: EntityField): string {

@@ -5,7 +5,7 @@
 import type { ColumnDefinitionBuilder, Expression, RawBuilder, SqlBool, TableMetadata } from 'kysely';
 import type { EntityField } from '../../entity.js';
 import type { ColumnCodec, ColumnType } from './columns.js';
-import type { Db } from './engine.js';
+import type { Db } from './db.js';
 
 /** How strongly a read locks its rows: `FOR UPDATE`, `FOR SHARE`, `FOR KEY SHARE` on PostgreSQL. */
 export type LockStrength = 'update' | 'share' | 'key share';
@@ -102,4 +102,16 @@ export interface SqlDialect {
   readonly embedsIncludes: boolean;
   /** Whether the driver refuses to read an integer past 2^53 - 1 (`ERR_OUT_OF_RANGE`) instead of answering it. */
   readonly refusesWideIntegers: boolean;
+}
+
+/**
+ * A field value as `dialect`'s driver binds it (`null` as is).
+ *
+ * @example
+ * ```ts
+ * const bound = encodeValue(dialect, field, true);   // 1 on SQLite, true on PostgreSQL
+ * ```
+ */
+export function encodeValue(dialect: SqlDialect, field: EntityField, value: unknown): unknown {
+  return value === null ? null : dialect.codec(field).encode(value);
 }

@@ -1,4 +1,5 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import type { CompiledQuery } from 'kysely';
+import type { Db } from './db.js';
 import type { ErrorClass } from '../errors.js';
 import type { SqlDialect } from './dialect.js';
 
@@ -12,11 +13,7 @@ import type { SqlDialect } from './dialect.js';
  */
 export type EngineKind = 'postgres' | 'pglite' | 'sqlite';
 
-/** Tables by name, rows as records: entities are declared at run time, so the builder is untyped. */
-export type DynamicDatabase = Record<string, Record<string, unknown>>;
-
-/** Kysely over one of the engines. */
-export type Db = Kysely<DynamicDatabase>;
+export type { Db, DynamicDatabase } from './db.js';
 
 /** A session migrations run on (migration-session.ts); `close()` ends what it opened. */
 export interface MigrationSession {

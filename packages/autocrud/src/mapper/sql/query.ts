@@ -2,9 +2,8 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
 import { valueType, FILTER_OPERATORS, type FilterOperator } from '../../values/kinds.js';
-import { encodeValue } from './columns.js';
 import type { DynamicDatabase } from './engine.js';
-import type { SqlDialect } from './dialect.js';
+import { encodeValue, type SqlDialect } from './dialect.js';
 import { Slot } from './statements.js';
 
 export { FILTER_OPERATORS, type FilterOperator };

@@ -7,8 +7,7 @@ import { KitError } from '@kit/core';
 import type { Expression, SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
 import { checkFilters } from './arguments.js';
-import { encodeValue } from './columns.js';
-import type { SqlDialect } from './dialect.js';
+import { encodeValue, type SqlDialect } from './dialect.js';
 import { condition, slotList, type Eb, type Filter, type Scope } from './query.js';
 import { Slot } from './statements.js';
 

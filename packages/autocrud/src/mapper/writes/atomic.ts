@@ -13,8 +13,8 @@ import { BatchRowError, ConstraintViolationError, InvalidValueError, VersionConf
 import { firstMissingReference, refusedReference } from './references.js';
 import type { Eb, Scope } from '../sql/query.js';
 import { checkReadOnly } from '../sql/scope.js';
-import type { PreparedInsert, Recorder, Row, Table, WriteScope } from '../sql/table.js';
-import type { ChangeContext, ChangeRecord } from '../changes/changes.js';
+import type { PreparedInsert, Recorder, Row, Table, WriteScope } from '../seam/table.js';
+import type { ChangeContext, ChangeRecord } from '../seam/changes.js';
 import type { Executor } from '../sql/statements.js';
 
 /** Runs one row's statement so that a database refusal of it becomes `BatchRowError(index)`. */

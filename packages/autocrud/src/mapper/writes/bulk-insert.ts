@@ -12,7 +12,7 @@ import { sql, type Compilable, type CompiledQuery, type RawBuilder } from 'kysel
 import type { Db } from '../sql/engine.js';
 import { kitTimestamps } from '../sql/stamps.js';
 import { splitTable } from '../schema/tables.js';
-import type { PreparedInsert, Row, Table } from '../sql/table.js';
+import type { PreparedInsert, Row, Table } from '../seam/table.js';
 
 /** At most this many rows in one statement, whatever the limit allows (a request carries at most 1000). */
 const MAX_CHUNK_ROWS = 1000;

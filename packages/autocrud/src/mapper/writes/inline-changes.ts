@@ -13,12 +13,12 @@
 // one does. See docs/decisions.md ("One statement for a recorded single write").
 import { sql, type Compilable, type Expression, type RawBuilder } from 'kysely';
 import type { EntityField } from '../../entity.js';
-import type { ChangeContext, ChangeOperation, ChangeSinkSql, ChangeSql } from '../changes/changes.js';
+import type { ChangeContext, ChangeOperation, ChangeSinkSql, ChangeSql } from '../seam/changes.js';
 import { differs, jsonText } from '../engines/postgres/columns.js';
 import type { Db } from '../sql/engine.js';
 import type { Filter } from '../sql/query.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
-import type { Table } from '../sql/table.js';
+import type { Table } from '../seam/table.js';
 
 /** A text constant (names are the entity's own; quotes doubled all the same). */
 function literal(value: string): RawBuilder<string> {

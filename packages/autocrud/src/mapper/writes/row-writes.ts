@@ -4,8 +4,8 @@
 // and calls the sinks; a plain autocommitted statement when nothing records changes.
 import { sql, type Compilable } from 'kysely';
 import type { EntityField } from '../../entity.js';
-import type { CallOptions, WriteOptions } from '../call-options.js';
-import { reportCommitted, type ChangeContext, type ChangeOperation, type ChangeSinkSql } from '../changes/changes.js';
+import type { CallOptions, WriteOptions } from './call-options.js';
+import { reportCommitted, type ChangeContext, type ChangeOperation, type ChangeSinkSql } from '../seam/changes.js';
 import type { Db } from '../sql/engine.js';
 import { ConstraintViolationError, VersionConflictError } from '../errors.js';
 import { contextValues, deleteStatement, InlineStatements, insertStatement, slotValues, updateStatement, versionValues } from './inline-changes.js';
@@ -14,7 +14,7 @@ import type { Filter } from '../sql/query.js';
 import { checkMissingReferences, checkReferrers, checksReferences, refusedReference, type Referrer } from './references.js';
 import { scopeFilters, slotScope } from '../sql/scope.js';
 import { kitTimestamps } from '../sql/stamps.js';
-import type { Executor, Row, Table } from '../sql/table.js';
+import type { Executor, Row, Table } from '../seam/table.js';
 
 /** The single-row writes of one entity's table; the repository checks their input and answers their rows. */
 export class RowWrites {

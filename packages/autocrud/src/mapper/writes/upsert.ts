@@ -1,19 +1,19 @@
 // The upsert on a declared unique key: each row inserted, or merged into (or left as) the row
 // holding its key, in one transaction and in order, a statement per row (docs/decisions.md,
 // "Upsert: still one statement per row"): the outcome of each row needs its holder's state first.
+import { encodeValue } from '../sql/dialect.js';
 import { KitError } from '@kit/core';
 import { expressionBuilder, sql, type Compilable } from 'kysely';
 import type { EntityField } from '../../entity.js';
 import { atomically, refuseGoneParents } from './atomic.js';
-import { encodeValue } from '../sql/columns.js';
 import type { Db, DynamicDatabase } from '../sql/engine.js';
 import { BatchRowError, ConstraintViolationError } from '../errors.js';
 import type { Scope } from '../sql/query.js';
 import { scopeConditions, slotScope, type SlottedScope } from '../sql/scope.js';
 import { Slot, StatementCache, type Statement } from '../sql/statements.js';
 import { splitTable } from '../schema/tables.js';
-import type { Row, Table } from '../sql/table.js';
-import type { ChangeContext, ChangeRecord } from '../changes/changes.js';
+import type { Row, Table } from '../seam/table.js';
+import type { ChangeContext, ChangeRecord } from '../seam/changes.js';
 
 /**
  * What an upsert does to a row whose unique key is taken: `merge` writes the fields the row

@@ -4,11 +4,11 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, ty
 import type { DirectoryLock } from './directory-lock.js';
 import { classifySqlState, type DynamicDatabase, type Engine } from '../../sql/engine.js';
 import { DatabaseBusyError, DatabaseUnavailableError } from '../../errors.js';
-import type { ConnectionTarget } from '../connection-string.js';
+import type { ConnectionTarget } from '../shared/connection-string.js';
 import { claimDirectory } from './directory.js';
 import { describeError } from './protocol.js';
 import { PGliteThread, type ThreadResult } from './thread.js';
-import { SessionQueue } from '../session-queue.js';
+import { SessionQueue } from '../shared/session-queue.js';
 import { pgliteDialect } from './dialect.js';
 
 /** Settings of the PGlite engine. */

@@ -2,11 +2,11 @@ import { KitError } from '@kit/core';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import { classifySqlState, sqlStateReason, type DynamicDatabase, type Engine } from '../../sql/engine.js';
 import { DatabaseBusyError, DatabaseUnavailableError, StatementTimeoutError } from '../../errors.js';
-import type { ConnectionTarget } from '../connection-string.js';
+import type { ConnectionTarget } from '../shared/connection-string.js';
 import { GuardedPool } from './pool.js';
 import { ProbeConnection } from './probe.js';
 import { postgresDialect } from './dialect.js';
-import { postgresMigrationSession } from '../migration-session.js';
+import { postgresMigrationSession } from './migration-session.js';
 
 /** Settings of the PostgreSQL engine. */
 export interface PostgresSettings {

@@ -7,7 +7,7 @@
 // event loop") for why this and not a worker thread.
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
 import { DatabaseBusyError } from '../../errors.js';
-import { SessionQueue } from '../session-queue.js';
+import { SessionQueue } from '../shared/session-queue.js';
 
 /** The parts of node:sqlite's StatementSync used here (Node 20's type definitions have none). */
 export interface StatementSync {

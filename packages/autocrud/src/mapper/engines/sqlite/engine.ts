@@ -4,9 +4,9 @@ import { KitError } from '@kit/core';
 import { autoCrudErrors } from '../../../errors.js';
 import { Kysely, SqliteIntrospector, SqliteQueryCompiler, type Dialect } from 'kysely';
 import type { DynamicDatabase, Engine } from '../../sql/engine.js';
-import type { ConnectionTarget } from '../connection-string.js';
+import type { ConnectionTarget } from '../shared/connection-string.js';
 import { DatabaseBusyError, DatabaseUnavailableError, type ErrorClass } from '../../errors.js';
-import { sqliteMigrationSession, TransactionalSqliteAdapter } from '../migration-session.js';
+import { sqliteMigrationSession, TransactionalSqliteAdapter } from './migration-session.js';
 import { isBusy, NodeSqliteDriver, untilFree, type DatabaseSync } from './driver.js';
 import { LOWER_FUNCTION, lowerText, sqliteDialect } from './dialect.js';
 

@@ -7,17 +7,17 @@ import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
 import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
-import { writeValues } from './arguments.js';
-import { encodeValue, type ColumnCodec } from './columns.js';
-import type { Db } from './engine.js';
-import type { SqlDialect } from './dialect.js';
-import { notDeleted, type Eb, type Filter } from './query.js';
-import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, slotScope, type Scope } from './scope.js';
-import { decodeRow } from './decode.js';
+import { writeValues } from '../sql/arguments.js';
+import type { ColumnCodec } from '../sql/columns.js';
+import type { Db } from '../sql/engine.js';
+import { encodeValue, type SqlDialect } from '../sql/dialect.js';
+import { notDeleted, type Eb, type Filter } from '../sql/query.js';
+import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, slotScope, type Scope } from '../sql/scope.js';
+import { decodeRow } from '../sql/decode.js';
 import { UnrepresentableValueError } from '../errors.js';
-import { Slot, statement, StatementCache, type Executor, type Statement } from './statements.js';
-import { kitTimestamps } from './stamps.js';
-import { ChangeSinks, changeTransaction, reportCommitted, versionOf, type ChangeContext, type ChangeOperation, type ChangeRecord } from '../changes/changes.js';
+import { Slot, statement, StatementCache, type Executor, type Statement } from '../sql/statements.js';
+import { kitTimestamps } from '../sql/stamps.js';
+import { ChangeSinks, changeTransaction, reportCommitted, versionOf, type ChangeContext, type ChangeOperation, type ChangeRecord } from './changes.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -32,7 +32,7 @@ export type Row = Record<string, unknown>;
 /** Runs a query against the database with availability and error mapping (see `Database.run`). */
 export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
 
-export type { Executor } from './statements.js';
+export type { Executor } from '../sql/statements.js';
 
 /** One row's insert: the columns it sets (its own, then Kit's stamps) and their bound values. */
 export interface PreparedInsert {

@@ -1,7 +1,7 @@
 // The embedded engines have one session each (PGlite's single backend, SQLite's one connection):
 // callers take turns, first come first served, and a caller that waits longer than
 // acquireTimeoutMs gives up with DatabaseBusyError instead of waiting without bound.
-import { DatabaseBusyError } from '../errors.js';
+import { DatabaseBusyError } from '../../errors.js';
 
 interface Waiter {
   readonly grant: () => void;

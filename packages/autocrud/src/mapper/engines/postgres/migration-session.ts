@@ -1,22 +1,12 @@
-// The connection a migration runs on, and the lock that makes concurrent starters wait for the one
-// that migrates. PostgreSQL: a connection of its own (no statement_timeout: a migration may rewrite
-// a large table; the pool's connections keep theirs) holding a session advisory lock, waited for
-// at most lockTimeoutMs (lock_timeout), released by the server if the process dies. SQLite file:
-// a connection of its own whose BEGIN IMMEDIATE (the batch's transaction) waits for the file's
-// write lock on timers for at most lockTimeoutMs; the migrations already run are read inside it.
+// The connection a PostgreSQL migration runs on, and the lock that makes concurrent starters wait
+// for the one that migrates: a connection of its own (no statement_timeout: a migration may
+// rewrite a large table; the pool's connections keep theirs) holding a session advisory lock,
+// waited for at most lockTimeoutMs (lock_timeout), released by the server if the process dies.
 import { KitError } from '@kit/core';
-import { Kysely, PostgresAdapter, PostgresDialect, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type DialectAdapter } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, sql, type DialectAdapter } from 'kysely';
 import pg from 'pg';
-import type { DynamicDatabase, MigrationSession } from '../sql/engine.js';
-import { NodeSqliteDriver, type DatabaseSync } from './sqlite/driver.js';
-import { SCHEMA_LOCK_KEY } from './postgres/dialect.js';
-
-/** SQLite runs DDL in transactions: Kysely's adapter says it does not, and would run a batch outside one. */
-export class TransactionalSqliteAdapter extends SqliteAdapter {
-  override get supportsTransactionalDdl(): boolean {
-    return true;
-  }
-}
+import type { DynamicDatabase, MigrationSession } from '../../sql/engine.js';
+import { SCHEMA_LOCK_KEY } from './dialect.js';
 
 /** Kysely's PostgreSQL adapter with Kit's lock: bounded by `lockTimeoutMs`, its failure a KitError. */
 class LockingPostgresAdapter extends PostgresAdapter {
@@ -57,29 +47,4 @@ export function postgresMigrationSession(url: string, connectTimeoutMs: number, 
   }
   const db = new Kysely<DynamicDatabase>({ dialect: new Dialect({ pool }) });
   return { db, close: () => db.destroy() };
-}
-
-/** A SQLite session of its own on `file` for migrations, waiting up to `lockTimeoutMs` for the write lock. */
-export function sqliteMigrationSession(open: () => DatabaseSync, lockTimeoutMs: number): MigrationSession {
-  let connection: DatabaseSync | undefined;
-  const database = () => {
-    connection ??= open();
-    connection.exec('PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 0;');
-    return connection;
-  };
-  const db = new Kysely<DynamicDatabase>({
-    dialect: {
-      createAdapter: () => new TransactionalSqliteAdapter(),
-      createDriver: () => new NodeSqliteDriver(database, lockTimeoutMs),
-      createQueryCompiler: () => new SqliteQueryCompiler(),
-      createIntrospector: (k) => new SqliteIntrospector(k),
-    },
-  });
-  return {
-    db,
-    async close() {
-      await db.destroy();
-      connection?.close();
-    },
-  };
 }

@@ -1,0 +1,8 @@
+// The Kysely instance every engine gives: untyped tables, as entities are declared at run time.
+import type { Kysely } from 'kysely';
+
+/** Tables by name, rows as records: entities are declared at run time, so the builder is untyped. */
+export type DynamicDatabase = Record<string, Record<string, unknown>>;
+
+/** Kysely over one of the engines. */
+export type Db = Kysely<DynamicDatabase>;
