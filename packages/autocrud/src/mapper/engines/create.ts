@@ -7,7 +7,14 @@ import { pgliteEngine, type PGliteSettings } from './pglite/engine.js';
 import { postgresEngine, type PostgresSettings } from './postgres/engine.js';
 import { sqliteEngine, type SqliteSettings } from './sqlite/engine.js';
 
-/** What every engine may be told: each takes the settings it uses. */
+/**
+ * What every engine may be told: each takes the settings it uses.
+ *
+ * @example
+ * ```ts
+ * const settings: EngineSettings = { poolSize: 10, connectTimeoutMs: 5000, acquireTimeoutMs: 10_000, statementTimeoutMs: 30_000, onIdleError: () => undefined };
+ * ```
+ */
 export type EngineSettings = PostgresSettings & PGliteSettings & SqliteSettings;
 
 /**

@@ -7,10 +7,24 @@ import type { EntityField } from '../../entity.js';
 import type { ColumnCodec, ColumnType } from './columns.js';
 import type { Db } from './db.js';
 
-/** How strongly a read locks its rows: `FOR UPDATE`, `FOR SHARE`, `FOR KEY SHARE` on PostgreSQL. */
+/**
+ * How strongly a read locks its rows: `FOR UPDATE`, `FOR SHARE`, `FOR KEY SHARE` on PostgreSQL.
+ *
+ * @example
+ * ```ts
+ * const locked = dialect.lockRows(query, 'key share');
+ * ```
+ */
 export type LockStrength = 'update' | 'share' | 'key share';
 
-/** A query that can lock its rows (Kysely's SELECT builder). */
+/**
+ * A query that can lock its rows (Kysely's SELECT builder).
+ *
+ * @example
+ * ```ts
+ * const locked = dialect.lockRows(db.selectFrom('books').selectAll(), 'share');
+ * ```
+ */
 export interface LockableQuery<Q> {
   forUpdate(): Q;
   forShare(): Q;

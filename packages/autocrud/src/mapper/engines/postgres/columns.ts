@@ -58,7 +58,14 @@ const POSTGRES_JSON: Readonly<Record<ValueKind, (value: Expression<unknown>) => 
   json: (v) => sql<string>`regexp_replace((${v})::text, '("(?:[^"\\\\]|\\\\.)*"|[^"]) ?', '\\1', 'g')`,
 };
 
-/** PostgreSQL: the JSON text of `field`'s value `value` (a column or an expression, not NULL) in Kit's form (see POSTGRES_JSON). */
+/**
+ * PostgreSQL: the JSON text of `field`'s value `value` (a column or an expression, not NULL) in Kit's form (see POSTGRES_JSON).
+ *
+ * @example
+ * ```ts
+ * const text = jsonText(field, sql.ref('kit_new.price'));
+ * ```
+ */
 export function jsonText(field: EntityField, value: Expression<unknown>): RawBuilder<string> {
   return POSTGRES_JSON[field.kind](value);
 }
@@ -66,6 +73,11 @@ export function jsonText(field: EntityField, value: Expression<unknown>): RawBui
 /**
  * PostgreSQL: whether two stored values of `field` differ as Kit's forms do (NULLs alike): a
  * decimal by its text (`1.50` and `1.5` are two answers), every other kind by value.
+ *
+ * @example
+ * ```ts
+ * const changed = differs(field, sql.ref('kit_old.price'), sql.ref('kit_new.price'));
+ * ```
  */
 export function differs(field: EntityField, a: Expression<unknown>, b: Expression<unknown>): RawBuilder<boolean> {
   return field.kind === 'decimal' ? sql<boolean>`((${a})::text is distinct from (${b})::text)` : sql<boolean>`((${a}) is distinct from (${b}))`;
@@ -84,13 +96,27 @@ const POSTGRES_DDL: Readonly<Record<ValueKind, string>> = {
   json: 'jsonb',
 };
 
-/** The column type `createTables` declares for a field on PostgreSQL. */
+/**
+ * The column type `createTables` declares for a field on PostgreSQL.
+ *
+ * @example
+ * ```ts
+ * postgresColumnDdl(field); // 'numeric(10, 2)'
+ * ```
+ */
 export function postgresColumnDdl(field: EntityField): string {
   if (field.kind === 'decimal' && field.precision !== undefined) return `numeric(${field.precision}, ${field.scale ?? 0})`;
   return POSTGRES_DDL[field.kind];
 }
 
-/** How `field`'s values cross into and out of PostgreSQL. */
+/**
+ * How `field`'s values cross into and out of PostgreSQL.
+ *
+ * @example
+ * ```ts
+ * const read = postgresCodec(field).read('created_at');
+ * ```
+ */
 export function postgresCodec(field: EntityField): ColumnCodec {
   return POSTGRES[field.kind];
 }
@@ -126,6 +152,11 @@ function postgresAdvice(family: ColumnType['family']): string | undefined {
 /**
  * Whether a PostgreSQL column of type `column` holds `field`'s values exactly: `undefined` when
  * it does, else what to declare instead (or why nothing fits), for the start-up check's message.
+ *
+ * @example
+ * ```ts
+ * postgresRefusal(field, { declared: 'text', family: 'text' }); // undefined: text holds a string
+ * ```
  */
 export function postgresRefusal(field: EntityField, column: ColumnType): string | false | undefined {
   const f = column.family;
@@ -162,7 +193,14 @@ export function postgresRefusal(field: EntityField, column: ColumnType): string 
   }
 }
 
-/** A PostgreSQL column type by its base type's name and `pg_type.typtype`, with a `numeric`'s typmod. */
+/**
+ * A PostgreSQL column type by its base type's name and `pg_type.typtype`, with a `numeric`'s typmod.
+ *
+ * @example
+ * ```ts
+ * postgresColumnType('numeric(10,2)', 'numeric', 'b', 655366); // { family: 'numeric', precision: 10, scale: 2 }
+ * ```
+ */
 export function postgresColumnType(declared: string, base: string, typtype: string, typmod: number): ColumnType {
   if (typtype === 'e') return { declared, family: 'enum' };
   switch (base) {

@@ -35,7 +35,15 @@ class LockingPostgresAdapter extends PostgresAdapter {
   }
 }
 
-/** A PostgreSQL session of its own for migrations (`application_name` `kit-autocrud-migrate`). */
+/**
+ * A PostgreSQL session of its own for migrations (`application_name` `kit-autocrud-migrate`).
+ *
+ * @example
+ * ```ts
+ * const session = postgresMigrationSession(url, 5000, 60_000);
+ * try { await migrate(session.db); } finally { await session.close(); }
+ * ```
+ */
 export function postgresMigrationSession(url: string, connectTimeoutMs: number, lockTimeoutMs: number): MigrationSession {
   const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: connectTimeoutMs, application_name: 'kit-autocrud-migrate' });
   // A connection that breaks while idle must not end the process: the next statement fails instead.

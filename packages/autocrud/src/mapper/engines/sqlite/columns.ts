@@ -48,7 +48,14 @@ function sqliteHoldsDecimal(field: EntityField): boolean {
   return field.precision !== undefined && field.precision <= DOUBLE_DIGITS_SQLITE;
 }
 
-/** How `field`'s values cross into and out of SQLite. */
+/**
+ * How `field`'s values cross into and out of SQLite.
+ *
+ * @example
+ * ```ts
+ * sqliteCodec(field).encode(true); // 1
+ * ```
+ */
 export function sqliteCodec(field: EntityField): ColumnCodec {
   if (field.kind === 'decimal' && sqliteHoldsDecimal(field)) return sqliteDecimal(field.scale ?? 0);
   return SQLITE[field.kind];
@@ -67,7 +74,14 @@ const SQLITE_DDL: Readonly<Record<ValueKind, string | undefined>> = {
   json: 'text',
 };
 
-/** The column type `createTables` declares for a field on SQLite; `undefined` where none holds it exactly. */
+/**
+ * The column type `createTables` declares for a field on SQLite; `undefined` where none holds it exactly.
+ *
+ * @example
+ * ```ts
+ * sqliteColumnDdl(field); // 'text' for a date-time field
+ * ```
+ */
 export function sqliteColumnDdl(field: EntityField): string | undefined {
   if (field.kind === 'decimal' && sqliteHoldsDecimal(field)) return 'real';
   return SQLITE_DDL[field.kind];
@@ -78,6 +92,11 @@ const SQLITE_DECIMAL = "SQLite has no exact decimal column (its NUMERIC keeps 15
 /**
  * Whether a SQLite column of type `column` holds `field`'s values exactly: `undefined` when it
  * does, else what to declare instead (or why nothing fits), for the start-up check's message.
+ *
+ * @example
+ * ```ts
+ * sqliteRefusal(field, { declared: 'REAL', family: 'float' }); // why a 64-bit integer needs INTEGER
+ * ```
  */
 export function sqliteRefusal(field: EntityField, column: ColumnType): string | false | undefined {
   const f = column.family;
@@ -97,7 +116,14 @@ export function sqliteRefusal(field: EntityField, column: ColumnType): string | 
   }
 }
 
-/** A SQLite column type by its declared type's affinity (https://sqlite.org/datatype3.html#determination_of_column_affinity). */
+/**
+ * A SQLite column type by its declared type's affinity (https://sqlite.org/datatype3.html#determination_of_column_affinity).
+ *
+ * @example
+ * ```ts
+ * sqliteColumnType('VARCHAR(20)'); // { declared: 'VARCHAR(20)', family: 'text' }
+ * ```
+ */
 export function sqliteColumnType(declared: string): ColumnType {
   const t = declared.toLowerCase();
   if (t === '' || (!t.includes('int') && !/char|clob|text/.test(t) && t.includes('blob'))) return { declared: declared === '' ? 'untyped' : declared, family: 'any' };

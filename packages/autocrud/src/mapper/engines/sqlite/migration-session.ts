@@ -5,14 +5,29 @@ import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from '
 import type { DynamicDatabase, MigrationSession } from '../../sql/engine.js';
 import { NodeSqliteDriver, type DatabaseSync } from './driver.js';
 
-/** SQLite runs DDL in transactions: Kysely's adapter says it does not, and would run a batch outside one. */
+/**
+ * SQLite runs DDL in transactions: Kysely's adapter says it does not, and would run a batch outside one.
+ *
+ * @example
+ * ```ts
+ * const db = new Kysely<DynamicDatabase>({ dialect: { createAdapter: () => new TransactionalSqliteAdapter(), ...rest } });
+ * ```
+ */
 export class TransactionalSqliteAdapter extends SqliteAdapter {
   override get supportsTransactionalDdl(): boolean {
     return true;
   }
 }
 
-/** A SQLite session of its own on `file` for migrations, waiting up to `lockTimeoutMs` for the write lock. */
+/**
+ * A SQLite session of its own on `file` for migrations, waiting up to `lockTimeoutMs` for the write lock.
+ *
+ * @example
+ * ```ts
+ * const session = sqliteMigrationSession(() => new DatabaseSync(file), 10_000);
+ * try { await migrate(session.db); } finally { await session.close(); }
+ * ```
+ */
 export function sqliteMigrationSession(open: () => DatabaseSync, lockTimeoutMs: number): MigrationSession {
   let connection: DatabaseSync | undefined;
   const database = () => {
