@@ -4,7 +4,7 @@
 // and calls the sinks; a plain autocommitted statement when nothing records changes.
 import { sql, type Compilable } from 'kysely';
 import type { EntityField } from '../../entity.js';
-import type { CallOptions, WriteOptions } from './call-options.js';
+import type { CallOptions, WriteOptions } from '../reads/call-options.js';
 import { reportCommitted, type ChangeContext, type ChangeOperation, type ChangeSinkSql } from '../seam/changes.js';
 import type { Db } from '../sql/engine.js';
 import { ConstraintViolationError, VersionConflictError } from '../errors.js';

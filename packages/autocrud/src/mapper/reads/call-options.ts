@@ -1,7 +1,7 @@
 // The options every repository call takes: its signal, its scope, who causes a write.
 import type { Scope } from '../sql/scope.js';
 import type { ChangeContext } from '../seam/changes.js';
-import type { IncludeNode } from '../reads/includes.js';
+import type { IncludeNode } from './includes.js';
 
 /**
  * Options of every repository call.
