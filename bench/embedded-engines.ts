@@ -22,9 +22,9 @@ import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
-import type { Engine } from '../packages/autocrud/src/mapper/engine.js';
-import { pgliteEngine } from '../packages/autocrud/src/mapper/pglite.js';
-import { sqliteEngine, sqliteAvailable } from '../packages/autocrud/src/mapper/sqlite.js';
+import type { Engine } from '../packages/autocrud/src/mapper/sql/engine.js';
+import { pgliteEngine } from '../packages/autocrud/src/mapper/engines/pglite/engine.js';
+import { sqliteEngine, sqliteAvailable } from '../packages/autocrud/src/mapper/engines/sqlite/engine.js';
 
 const arg = (name: string, fallback: number): number => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
 const READS = arg('reads', 3000);

@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import { KitError } from '@kit/core';
 import type { Entity } from './entity.js';
-import type { Filter } from './mapper/query.js';
+import type { Filter } from './mapper/sql/query.js';
 import { allows, CrudOperations } from './operations.js';
 
 /**

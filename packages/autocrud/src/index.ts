@@ -11,9 +11,9 @@ export type { ChangeMessage, ChangeHandler, OutboxStats, OutboxTarget } from './
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type CallOptions, type ReadOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
-export type { IncludeNode, RelatedSource } from './mapper/includes.js';
-export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/changes.js';
-export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/query.js';
+export type { IncludeNode, RelatedSource } from './mapper/reads/includes.js';
+export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/seam/changes.js';
+export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/sql/query.js';
 export {
   DatabaseUnavailableError,
   ConnectionLostError,
@@ -29,5 +29,6 @@ export {
   BatchRowError,
 } from './mapper/errors.js';
 export type { ValueKind } from './values/kinds.js';
-export { redactConnectionString, type EngineKind } from './mapper/connection-string.js';
+export { redactConnectionString } from './mapper/engines/shared/connection-string.js';
+export type { EngineKind } from './mapper/sql/engine.js';
 export { autoCrudErrors } from './errors.js';

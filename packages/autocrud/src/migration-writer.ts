@@ -1,18 +1,16 @@
 // writeMigration: compares a database with the entities and writes the migration between them as
-// a SQL file of the database's flavour, for a person to review and commit. See
+// a SQL file of the database's dialect, for a person to review and commit. See
 // docs/autocrud.md ("Schema migrations") and docs/decisions.md ("Schema migrations").
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KitError } from '@kit/core';
 import type { Entity } from './entity.js';
-import { parseConnectionString } from './mapper/connection-string.js';
-import type { Engine } from './mapper/engine.js';
-import { planMigration } from './mapper/migration-plan.js';
-import { pendingMigrations } from './mapper/migrations.js';
-import { pgliteEngine } from './mapper/pglite.js';
-import { postgresEngine } from './mapper/postgres.js';
-import { sqliteEngine } from './mapper/sqlite.js';
-import { withHistory } from './mapper/history.js';
+import { parseConnectionString } from './mapper/engines/shared/connection-string.js';
+import type { Engine } from './mapper/sql/engine.js';
+import { planMigration } from './mapper/migrations/migration-plan.js';
+import { pendingMigrations } from './mapper/migrations/migrations.js';
+import { createEngine } from './mapper/engines/create.js';
+import { withHistory } from './mapper/changes/history.js';
 
 /**
  * What {@link writeMigration} takes.
@@ -57,14 +55,7 @@ export interface WrittenMigration {
 
 function engineFor(url: string | URL): Engine {
   const target = parseConnectionString(url instanceof URL ? url.href : url);
-  switch (target.kind) {
-    case 'postgres':
-      return postgresEngine(target, { poolSize: 1, connectTimeoutMs: 5000, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, onIdleError: () => undefined });
-    case 'pglite':
-      return pgliteEngine(target, undefined, { acquireTimeoutMs: 10_000 });
-    case 'sqlite':
-      return sqliteEngine(target, { acquireTimeoutMs: 10_000, connectTimeoutMs: 5000 });
-  }
+  return createEngine(target, undefined, { poolSize: 1, connectTimeoutMs: 5000, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, onIdleError: () => undefined });
 }
 
 /** `YYYYMMDDTHHMMSS` in UTC: names sort in time order, whoever writes them where. */
@@ -84,7 +75,7 @@ function slug(text: string): string {
 /**
  * Writes the migration that brings the database at `url` to `entities`: the tables it lacks and
  * the columns it lacks that are nullable or have a default, as the SQL `createTables` would run,
- * in a file `<timestamp>_<name>.<flavour>.sql` of `dir` (`postgres` for PostgreSQL and PGlite,
+ * in a file `<timestamp>_<name>.<dialect>.sql` of `dir` (`postgres` for PostgreSQL and PGlite,
  * `sqlite` for SQLite) for a person to review and commit; `addKitAutoCrud(app, url, { migrate:
  * 'apply', migrationsDir })` applies it at start-up. Resolves `undefined` when the database
  * already fits. Never writes a destructive change: a dropped column, a type change, a NOT NULL
@@ -113,7 +104,7 @@ export async function writeMigration(options: WriteMigrationOptions): Promise<Wr
       throw err;
     });
     if (existing.length > 0) {
-      const pending = await pendingMigrations(engine.db, dir, engine.flavour);
+      const pending = await pendingMigrations(engine.db, dir, engine.dialect);
       if (pending.length > 0) {
         throw new KitError(
           'KIT_ERR_AUTOCRUD_MIGRATION',
@@ -121,16 +112,16 @@ export async function writeMigration(options: WriteMigrationOptions): Promise<Wr
         );
       }
     }
-    const plan = await planMigration(engine.db, engine.flavour, entities, { outbox: options.outbox === true });
+    const plan = await planMigration(engine.db, engine.dialect, entities, { outbox: options.outbox === true });
     if (plan.statements.length === 0) return undefined;
     const name = `${version(new Date())}_${slug(options.name ?? plan.changes.join(' ')) || 'migration'}`;
     const last = existing.filter((f) => f.endsWith('.sql')).sort().at(-1);
     if (last !== undefined && last >= name) {
       throw new KitError('KIT_ERR_AUTOCRUD_MIGRATION', `${dir} holds ${last}, which sorts after ${name}: migrations run in name order, so a new one must sort last. Check the clock, or rename the later file if it has never run anywhere.`);
     }
-    const flavourName = engine.flavour === 'postgres' ? 'PostgreSQL and PGlite' : 'SQLite';
+    
     const header = [
-      `-- Kit AutoCrud migration ${name} (${flavourName}), written by writeMigration() from ${entities.map((e) => e.name).join(', ')}.`,
+      `-- Kit AutoCrud migration ${name} (${engine.dialect.label}), written by writeMigration() from ${entities.map((e) => e.name).join(', ')}.`,
       "-- Review it, edit it if you need to (an index, a backfill), commit it. addKitAutoCrud(app, url, { migrate: 'apply', migrationsDir })",
       '-- applies it at start-up, in one transaction with the other migrations of that start. Once it has run anywhere, never change or',
       '-- rename it: write another.',
@@ -139,7 +130,7 @@ export async function writeMigration(options: WriteMigrationOptions): Promise<Wr
     ];
     const sql = `${header.join('\n')}\n\n${plan.statements.map((s) => `${s};`).join('\n\n')}\n`;
     await mkdir(dir, { recursive: true });
-    const file = path.join(dir, `${name}.${engine.flavour}.sql`);
+    const file = path.join(dir, `${name}.${engine.dialect.migrationTag}.sql`);
     await writeFile(file, sql, { flag: 'wx' });
     return { file, name, changes: plan.changes, sql };
   } finally {

@@ -9,27 +9,25 @@ import type { ResolvedAuthorization } from './authorization.js';
 import type { Entity, EntityInput, EntityRow } from './entity.js';
 import { DatabaseHealthCheck } from './health.js';
 import type { PGlite } from '@electric-sql/pglite';
-import { parseConnectionString, type ConnectionTarget, type EngineKind } from './mapper/connection-string.js';
+import { parseConnectionString, pgliteInstanceTarget, type ConnectionTarget } from './mapper/engines/shared/connection-string.js';
 import { Database, type DatabaseLog } from './mapper/database.js';
-import type { Engine } from './mapper/engine.js';
-import { migrateEngine } from './mapper/migrations.js';
-import { pgliteEngine } from './mapper/pglite.js';
-import { postgresEngine } from './mapper/postgres.js';
+import type { Engine, EngineKind } from './mapper/sql/engine.js';
+import { migrateEngine } from './mapper/migrations/migrations.js';
+import { createEngine as createEngineFor } from './mapper/engines/create.js';
 import type { EntityRepository } from './mapper/repository.js';
-import { sqliteEngine } from './mapper/sqlite.js';
 import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
 import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
 import { relationProperties } from './routes/includes.js';
-import type { RelatedSource } from './mapper/includes.js';
+import type { RelatedSource } from './mapper/reads/includes.js';
 import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
 import { Outbox, OutboxHealthCheck } from './outbox/outbox.js';
-import { prepareOutbox } from './mapper/outbox-table.js';
+import { prepareOutbox } from './mapper/changes/outbox-table.js';
 import type { ChangeHandler, OutboxStats } from './outbox/types.js';
-import { ChangeHistory } from './mapper/history.js';
+import { ChangeHistory } from './mapper/changes/history.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -239,7 +237,7 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
         `AutoCrud routes of ${context.className} (${context.prefix}) require no authentication: anyone who reaches the service can change ${entity.table}. Pass requireAuthorization: true to addKitAutoCrud to require a bearer token.`,
       );
     }
-    if (allows(operations, CrudOperations.List) && this.options.cursorSecret === undefined && this.engine === 'postgres' && !this.#warnedCursors) {
+    if (allows(operations, CrudOperations.List) && this.options.cursorSecret === undefined && this.database.engine.servesInstances && !this.#warnedCursors) {
       this.#warnedCursors = true;
       this.log.warn(
         { class: context.className },
@@ -324,29 +322,19 @@ function isPGlite(value: unknown): value is PGliteInstance {
 }
 
 function targetOf(url: string | URL | PGliteInstance): ConnectionTarget {
-  if (isPGlite(url)) return { kind: 'pglite', directory: undefined, redacted: 'pglite: (an instance passed in)' };
+  if (isPGlite(url)) return pgliteInstanceTarget();
   return parseConnectionString(url instanceof URL ? url.href : url);
 }
 
 function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoCrudOptions, log: FastifyBaseLogger): Engine {
-  const target = targetOf(url);
-  switch (target.kind) {
-    case 'postgres':
-      return postgresEngine(target, {
-        poolSize: options.poolSize,
-        connectTimeoutMs: options.connectTimeoutMs,
-        acquireTimeoutMs: options.acquireTimeoutMs,
-        statementTimeoutMs: options.statementTimeoutMs,
-        onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: a PostgreSQL connection failed outside a statement and was dropped'),
-      });
-    case 'pglite':
-      return pgliteEngine(target, isPGlite(url) ? (url as unknown as PGlite) : undefined, {
-        acquireTimeoutMs: options.acquireTimeoutMs,
-        onStarted: (facts) => log.info(facts, 'AutoCrud: PGlite started in its worker thread'),
-      });
-    case 'sqlite':
-      return sqliteEngine(target, { acquireTimeoutMs: options.acquireTimeoutMs, connectTimeoutMs: options.connectTimeoutMs });
-  }
+  return createEngineFor(targetOf(url), isPGlite(url) ? (url as unknown as PGlite) : undefined, {
+    poolSize: options.poolSize,
+    connectTimeoutMs: options.connectTimeoutMs,
+    acquireTimeoutMs: options.acquireTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs,
+    onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: a PostgreSQL connection failed outside a statement and was dropped'),
+    onStarted: (facts) => log.info(facts, 'AutoCrud: PGlite started in its worker thread'),
+  });
 }
 
 /**
@@ -397,7 +385,7 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
       log.info({ applied, migrationsDir: migrations.dir }, applied.length > 0 ? `AutoCrud applied ${applied.length} migration(s)` : 'AutoCrud migrations: none to apply');
     });
   const database = new Database(engine, resolved.createTables, log as DatabaseLog, { acquireTimeoutMs: resolved.acquireTimeoutMs, statementTimeoutMs: resolved.statementTimeoutMs }, migrate);
-  const outbox = resolved.outbox && new Outbox((query, signal) => database.run(query, signal), engine.flavour, resolved.outbox, log);
+  const outbox = resolved.outbox && new Outbox((query, signal) => database.run(query, signal), engine.dialect, resolved.outbox, log);
   const runtime = new AutoCrudRuntime(database, targetOf(url).redacted, resolved, log, outbox);
   try {
     app.kit.healthChecks.addCheck(resolved.healthCheck.name, new DatabaseHealthCheck({ kitAutoCrud: runtime }), {

@@ -7,7 +7,7 @@ import { KitError, type PlannedEndpoint } from '@kit/core';
 import type { ResolvedAuthorization } from './authorization.js';
 import type { Entity } from './entity.js';
 import { allows, CrudOperations } from './operations.js';
-import type { RelatedSource } from './mapper/includes.js';
+import type { RelatedSource } from './mapper/reads/includes.js';
 import type { IncludeRelation, RelationsOf } from './routes/includes.js';
 
 /** What `@AutoCrud` declared on a class. */

@@ -12,7 +12,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 import { exporter } from './otel-sdk.ts';
 import { freshPGlite } from './suite/engines.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { heavy } from '../../../scripts/heavy-tests.ts';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { post, startHost, stopHost, type Host } from './embedded-processes.ts';
 import { PostgresServer, skipPostgres } from './postgres-server.ts';
 

@@ -10,10 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, KitError, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, defineEntity, writeMigration } from '../src/index.ts';
-import { splitStatements } from '../src/mapper/migrations.ts';
+import { splitStatements } from '../src/mapper/migrations/migrations.ts';
 import { describePostgres, PostgresServer } from './postgres-server.ts';
 import { heavy } from '../../../scripts/heavy-tests.ts';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 
 const Book = defineEntity({
   name: 'Book',

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { stopProcess } from '../../../scripts/test-processes.ts';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { assertEveryWriteDelivered, killRoundsUnderWrites, leading, repeatsOf, startOutboxHost, until, type Host } from './outbox-fleet.ts';
 import { Writers } from './outbox-writers.ts';
 

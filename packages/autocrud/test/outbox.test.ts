@@ -1,7 +1,7 @@
 // The outbox conformance suite (suite/outbox.ts) on the three engines: PGlite, a real PostgreSQL
 // server the test starts, and node:sqlite (Node >= 22.13; skipped, and said so, before).
 import { describe, it } from 'node:test';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { describePostgres } from './postgres-server.ts';
 import { pgliteEngine, postgresEngine, sqliteEngine } from './suite/engines.ts';
 import { outboxSuite } from './suite/outbox.ts';

@@ -19,7 +19,7 @@ import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit, type KitOption } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, defineEntity, type KitAutoCrud, type KitAutoCrudOptions } from '@kit/autocrud';
-import { LOCK_FILE, lockDirectory } from '../src/mapper/directory-lock.ts';
+import { LOCK_FILE, lockDirectory } from '../src/mapper/engines/pglite/directory-lock.ts';
 import { freshPGlite, freshPGliteIn } from './suite/engines.ts';
 
 const Item = defineEntity({
@@ -148,7 +148,7 @@ describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () =
     assert.equal(await how(second), 'loaded');
     await second.app.close();
     // The cache sits beside the installed PGlite; a truncated copy must not start (nor crash) anything.
-    const { snapshotFile } = await import('../src/mapper/pglite-snapshot.ts');
+    const { snapshotFile } = await import('../src/mapper/engines/pglite/snapshot.ts');
     const file = (await snapshotFile()) as string;
     const saved = readFileSync(file);
     writeFileSync(file, saved.subarray(0, saved.length >> 1));

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { heavy } from '../../../scripts/heavy-tests.ts';
-import { LOCK_FILE } from '../src/mapper/directory-lock.ts';
+import { LOCK_FILE } from '../src/mapper/engines/pglite/directory-lock.ts';
 import { refusedHost, startHost, stopHost, writeLoad, type Host } from './embedded-processes.ts';
 
 /** Every (writer, seq) in the directory, read by a PGlite of this process once no host runs. */

@@ -16,8 +16,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, DatabaseBusyError, defineEntity } from '@kit/autocrud';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
-import { NodeSqliteDriver, type DatabaseSync } from '../src/mapper/sqlite-driver.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
+import { NodeSqliteDriver, type DatabaseSync } from '../src/mapper/engines/sqlite/driver.ts';
 
 interface Connection extends DatabaseSync {
   prepare(sql: string): { all(...p: unknown[]): Array<Record<string, unknown>>; get(...p: unknown[]): Record<string, unknown> | undefined; run(...p: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint } };

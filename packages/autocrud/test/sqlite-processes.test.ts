@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { post, startHost, stopHost, writeLoad, type Host } from './embedded-processes.ts';
 

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { heavy } from '../../../scripts/heavy-tests.ts';
 import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 
 const ROUNDS = 60;
 const fixture = path.join(import.meta.dirname, 'fixtures', 'references-host.ts');

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { ProductEndpoint } from './suite/fixtures.ts';
 import { conformanceSuites } from './suite/conformance.ts';
 import { sqliteEngine } from './suite/engines.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { defineEntity, writeMigration } from '../src/index.ts';
-import { sqliteAvailable } from '../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 
 const schema = Type.Object({ id: Type.Integer(), sku: Type.String({ maxLength: 20 }), vendor: Type.String({ maxLength: 20 }), note: Type.String(), version: Type.Integer() });
 const Keyed = defineEntity({ name: 'Keyed', table: 'keyed_items', schema, writable: ['sku', 'vendor', 'note'], version: 'version', unique: [['sku'], ['vendor', 'note']] });

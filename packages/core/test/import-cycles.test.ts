@@ -142,20 +142,29 @@ const CORE_FLOORS: ReadonlyArray<readonly string[]> = [
   ['.'], // index.ts, the public surface
 ];
 
-/** Every import from one folder of `src` to another that does not run strictly down the floors. */
-function upwardImports(graph: ReadonlyMap<string, readonly string[]>, src: string, floors: ReadonlyArray<readonly string[]>): string[] {
+/** The folder of `src` a file is in (`.` for a file directly in it): the unit @kit/core's floors name. */
+function topFolder(src: string, file: string): string {
+  return path.relative(src, file).split(path.sep).slice(0, -1)[0] ?? '.';
+}
+
+/**
+ * Every import from one unit of `src` to another that does not run strictly down the floors. A
+ * unit is what `unitOf` says a file belongs to (by default its top folder); `table` names the
+ * floors' list in the message for a unit on no floor.
+ */
+function upwardImports(graph: ReadonlyMap<string, readonly string[]>, src: string, floors: ReadonlyArray<readonly string[]>, unitOf: (src: string, file: string) => string = topFolder, table = 'CORE_FLOORS'): string[] {
   const floorOf = new Map(floors.flatMap((names, i) => names.map((n) => [n, i] as const)));
-  const folderOf = (file: string): string => path.relative(src, file).split(path.sep).slice(0, -1)[0] ?? '.';
   const out: string[] = [];
   for (const [file, imports] of graph) {
-    const from = folderOf(file);
+    if (!file.startsWith(src + path.sep)) continue;
+    const from = unitOf(src, file);
     if (!floorOf.has(from)) {
-      out.push(`${path.relative(src, file)}: folder ${from}/ is on no floor (add it to CORE_FLOORS)`);
+      out.push(`${path.relative(src, file)}: folder ${from}/ is on no floor (add it to ${table})`);
       continue;
     }
     for (const target of imports) {
-      if (!target.startsWith(src)) continue;
-      const to = folderOf(target);
+      if (!target.startsWith(src + path.sep)) continue;
+      const to = unitOf(src, target);
       if (to === from) continue;
       if ((floorOf.get(to) ?? Infinity) >= (floorOf.get(from) as number)) out.push(`${path.relative(src, file)} -> ${path.relative(src, target)} (floor of ${from}/: ${floorOf.get(from)}, of ${to}/: ${floorOf.get(to) ?? 'none'})`);
     }
@@ -167,7 +176,7 @@ test("no import in @kit/core runs up its floors or sideways between folders of o
   const src = path.join(ROOT, 'packages', 'core', 'src');
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(src)) graph.set(file, importsOf(file));
-  const folders = new Set([...graph.keys()].map((f) => path.relative(src, f).split(path.sep).slice(0, -1)[0] ?? '.'));
+  const folders = new Set([...graph.keys()].map((f) => topFolder(src, f)));
   assert.deepEqual([...folders].sort(), CORE_FLOORS.flat().sort(), 'every folder of src/ is on a floor, and every floor names a folder that exists');
   const upward = upwardImports(graph, src, CORE_FLOORS);
   assert.deepEqual(upward, [], `imports against the floors:\n${upward.join('\n')}`);
@@ -196,4 +205,58 @@ test("@kit/autocrud: the SQL layer (mapper/) imports nothing of the route layer 
     if (/from 'fastify'/.test(readFileSync(file, 'utf8'))) offending.push(`${path.relative(src, file)} -> fastify`);
   }
   assert.deepEqual(offending, []);
+});
+
+/**
+ * @kit/autocrud's SQL layer (src/mapper/), ground first. A unit is a folder, each engine's folder
+ * on its own, and each file directly in mapper/. A unit imports only units on lower floors (and
+ * itself); two units of one floor do not import each other. The write seam (seam/) sits under
+ * reads and writes, and the change recorders (changes/: history, outbox records) above the writes
+ * they record: a write hands its changes to the table's sinks and never knows who registered one.
+ */
+const MAPPER_FLOORS: ReadonlyArray<readonly string[]> = [
+  ['errors.ts'], // the SQL layer's errors: every floor throws them
+  ['sql'], // the ground: the engine and dialect contracts, the codecs' shared decoders, statements, conditions, scopes, stamps, statement spans
+  ['engines/shared'], // what engines share: connection strings, the one-session queue
+  ['engines/postgres', 'engines/sqlite'], // one engine each: driver, pool, probe, locks, migration session, columns, dialect
+  ['engines/pglite'], // PostgreSQL in WebAssembly: PostgreSQL's dialect, a worker thread, a directory lock, a snapshot
+  ['engines'], // the one place that picks an engine by the connection string
+  ['schema', 'seam'], // the start-up schema check and table creation; the write seam (change sinks, the table call)
+  ['reads'], // related rows: embedded as JSON, or a statement per relation
+  ['writes'], // single, bulk, upsert and atomic writes, reference checks, the one-statement recorded write
+  ['changes'], // the change history and the outbox's records, registered on the seam at start-up
+  ['migrations'], // migration files, plans and their application
+  ['repository.ts'], // an entity's reads and writes
+  ['database.ts'], // the engine, its tables and repositories, open and closed
+];
+
+/** A file's unit in mapper/: a file directly in it, an engine's folder, or a top folder. */
+function mapperUnit(src: string, file: string): string {
+  const parts = path.relative(src, file).split(path.sep);
+  if (parts.length === 1) return parts[0] as string;
+  if (parts[0] === 'engines' && parts.length > 2) return `engines/${parts[1]}`;
+  return parts[0] as string;
+}
+
+test('no import in the SQL layer of @kit/autocrud (mapper/) runs up its floors or sideways between units of one floor', () => {
+  const src = path.join(ROOT, 'packages', 'autocrud', 'src', 'mapper');
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(src)) graph.set(file, importsOf(file));
+  const units = new Set([...graph.keys()].map((f) => mapperUnit(src, f)));
+  assert.deepEqual([...units].sort(), MAPPER_FLOORS.flat().sort(), 'every unit of mapper/ is on a floor, and every floor names a unit that exists');
+  const upward = upwardImports(graph, src, MAPPER_FLOORS, mapperUnit, 'MAPPER_FLOORS');
+  assert.deepEqual(upward, [], `imports against the floors:\n${upward.join('\n')}`);
+});
+
+test('the mapper units: a file of mapper/ is its own unit, an engine folder is one, any other folder is one', () => {
+  const src = '/r/mapper';
+  assert.equal(mapperUnit(src, '/r/mapper/errors.ts'), 'errors.ts');
+  assert.equal(mapperUnit(src, '/r/mapper/engines/create.ts'), 'engines');
+  assert.equal(mapperUnit(src, '/r/mapper/engines/pglite/thread.ts'), 'engines/pglite');
+  assert.equal(mapperUnit(src, '/r/mapper/writes/upsert.ts'), 'writes');
+  const graph = new Map<string, string[]>([
+    ['/r/mapper/writes/upsert.ts', ['/r/mapper/changes/history.ts', '/r/mapper/seam/changes.ts']],
+    ['/r/mapper/changes/history.ts', ['/r/mapper/writes/bulk-insert.ts']],
+  ]);
+  assert.deepEqual(upwardImports(graph, src, [['seam'], ['writes'], ['changes']], mapperUnit, 'MAPPER_FLOORS'), ['writes/upsert.ts -> changes/history.ts (floor of writes/: 1, of changes/: 2)']);
 });

@@ -1,13 +1,14 @@
 import { CompiledQuery } from 'kysely';
 import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
-import type { Db, Engine } from './engine.js';
+import type { Db, Engine } from './sql/engine.js';
+import type { SqlDialect } from './sql/dialect.js';
 import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, takenColumns } from './errors.js';
 import { EntityRepository, type Row } from './repository.js';
-import { prepareTables } from './tables.js';
-import { referrersOf } from './references.js';
-import { ChangeHistory, historySink } from './history.js';
-import { StatementSpans, statementTracer, traceStatement } from './tracing.js';
+import { prepareTables } from './schema/tables.js';
+import { referrersOf } from './writes/references.js';
+import { ChangeHistory, historySink } from './changes/history.js';
+import { StatementSpans, statementTracer, traceStatement } from './sql/tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
 export interface DatabaseLog {
@@ -46,7 +47,7 @@ export class Database {
   #openError: KitError | undefined;
   #closed = false;
   /** Tables of Kit's own (the outbox's), checked or created with the entities' (see `addTables`). */
-  readonly #ownTables: ((db: Db, flavour: Engine['flavour'], createTables: boolean) => Promise<void>)[] = [];
+  readonly #ownTables: ((db: Db, dialect: SqlDialect, createTables: boolean) => Promise<void>)[] = [];
   /** Called with every repository made, and at once with those made before (see `eachRepository`). */
   readonly #repositoryListeners: ((repository: EntityRepository) => void)[] = [];
 
@@ -72,7 +73,7 @@ export class Database {
       this.#unverified.add(entity);
       repository = new EntityRepository(
         entity,
-        this.engine.flavour,
+        this.engine.dialect,
         (query, signal) => this.run(query, signal),
         (query, name, signal) => this.#execute(query, name, signal),
         () => referrersOf(entity, this.#entities),
@@ -95,7 +96,7 @@ export class Database {
   }
 
   /** Checks (and with `createTables` makes) tables of Kit's own at each connect, after the entities'. */
-  addTables(prepare: (db: Db, flavour: Engine['flavour'], createTables: boolean) => Promise<void>): void {
+  addTables(prepare: (db: Db, dialect: SqlDialect, createTables: boolean) => Promise<void>): void {
     this.#ownTables.push(prepare);
   }
 
@@ -149,8 +150,8 @@ export class Database {
         this.migrate = undefined;
       }
       const pending = [...this.#unverified];
-      await prepareTables(this.engine.db, this.engine.flavour, pending, this.createTables);
-      if (!this.#up) for (const prepare of this.#ownTables) await prepare(this.engine.db, this.engine.flavour, this.createTables);
+      await prepareTables(this.engine.db, this.engine.dialect, pending, this.createTables);
+      if (!this.#up) for (const prepare of this.#ownTables) await prepare(this.engine.db, this.engine.dialect, this.createTables);
       for (const entity of pending) this.#unverified.delete(entity);
       if (!this.#up) this.log.info({ engine: this.engine.kind }, this.#reason === 'not started' ? 'AutoCrud database ready' : 'AutoCrud database reachable again');
       this.#up = true;
@@ -196,7 +197,7 @@ export class Database {
     if (!this.available) await this.#ensureReady();
     // With an OpenTelemetry SDK registered, the statements the builder runs get spans.
     const tracer = statementTracer();
-    const spans = tracer && new StatementSpans(tracer, this.engine.kind);
+    const spans = tracer && new StatementSpans(tracer, this.engine.dialect.traceSystem);
     try {
       const result = await query(spans ? this.engine.db.withPlugin(spans) : this.engine.db);
       spans?.finish();
@@ -241,7 +242,7 @@ export class Database {
   async #execute(query: CompiledQuery, name: string, signal: AbortSignal | undefined): Promise<Row[]> {
     const engine = this.engine;
     const tracer = statementTracer();
-    if (tracer) return traceStatement(tracer, engine.kind, query, () => this.#executeOnEngine(query, name, signal));
+    if (tracer) return traceStatement(tracer, engine.dialect.traceSystem, query, () => this.#executeOnEngine(query, name, signal));
     return this.#executeOnEngine(query, name, signal);
   }
 

@@ -1,26 +1,22 @@
 import { KitError } from '@kit/core';
-import { sql } from 'kysely';
-import type { Entity, EntityField } from '../entity.js';
-import { listArguments, keyValue, patchValues, writeValues } from './arguments.js';
-import type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
-import type { ChangeSink } from './changes.js';
-import type { SqlFlavour } from './engine.js';
+import type { Entity } from '../entity.js';
+import { patchValues, writeValues } from './sql/arguments.js';
+import type { CallOptions, ReadOptions, WriteOptions } from './reads/call-options.js';
+import type { ChangeSink } from './seam/changes.js';
+import type { SqlDialect } from './sql/dialect.js';
 import { VersionConflictError } from './errors.js';
-import { anyOf, condition, keyset, notDeleted, orderOf, slotList, type ListOptions, type SortKey } from './query.js';
-import type { Referrer } from './references.js';
-import { keySet, relatedQuery } from './related.js';
-import { RowWrites } from './row-writes.js';
-import { checkReadOnly, scopeConditions, scopeFilters, slotScope, withoutReadOnly, type Scope } from './scope.js';
-import { Slot, statement, StatementCache, type Statement } from './statements.js';
-import { Table, type Executor, type Row, type Runner } from './table.js';
-import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed.js';
-import { includeAll, type IncludeNode } from './includes.js';
-import { createMany, createTree, patchMany, type ChildRows } from './atomic.js';
-import { upsertMany, type UpsertedRow, type UpsertResolution } from './upsert.js';
+import type { ListOptions, SortKey } from './sql/query.js';
+import type { Referrer } from './writes/references.js';
+import { RowReads } from './reads/row-reads.js';
+import { RowWrites } from './writes/row-writes.js';
+import { checkReadOnly, withoutReadOnly, type Scope } from './sql/scope.js';
+import { Table, type Executor, type Row, type Runner } from './seam/table.js';
+import { createMany, createTree, patchMany, type ChildRows } from './writes/atomic.js';
+import { upsertMany, type UpsertedRow, type UpsertResolution } from './writes/upsert.js';
 
-export type { Executor, Row, Runner } from './table.js';
-export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './upsert.js';
-export type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
+export type { Executor, Row, Runner } from './seam/table.js';
+export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './writes/upsert.js';
+export type { CallOptions, ReadOptions, WriteOptions } from './reads/call-options.js';
 
 /**
  * The SQL side of one entity: list, get, create, update and delete. Knows nothing of HTTP; every
@@ -34,28 +30,20 @@ export type { CallOptions, ReadOptions, WriteOptions } from './call-options.js';
  */
 export class EntityRepository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>> {
   readonly #t: Table;
-  // The read by key, compiled once (see statements.ts).
-  #byKeyStatement: Statement | undefined;
-  // The reads by key under a scope or with includes inside (PostgreSQL; see embed.ts), by shape.
-  readonly #embedded = new StatementCache();
-  // The lists, by shape (see slotList): pages and counts.
-  readonly #lists = new StatementCache();
-  // The orders order() made: list() takes one as it is, so a caller that needs the order first
-  // (the list route, for its cursors) and the query share one.
-  readonly #orders = new WeakSet<readonly SortKey[]>();
-  // The reads of related rows, by field and bound (see related.ts).
-  readonly #related = new StatementCache();
+  // list, get, all and related rows (row-reads.ts).
+  readonly #reads: RowReads<R>;
   // create, update, patch and delete of one row (row-writes.ts).
   readonly #writes: RowWrites;
 
   constructor(
     readonly entity: Entity,
-    private readonly flavour: SqlFlavour,
+    private readonly dialect: SqlDialect,
     run: Runner,
     execute: Executor,
     referrers: () => readonly Referrer[] = () => [],
   ) {
-    this.#t = new Table(entity, flavour, run, execute);
+    this.#t = new Table(entity, dialect, run, execute);
+    this.#reads = new RowReads<R>(this.#t);
     this.#writes = new RowWrites(this.#t, referrers);
     tables.set(this, this.#t);
   }
@@ -91,19 +79,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async related(field: Extract<keyof R, string>, keys: readonly unknown[], options: CallOptions & { readonly perKey?: number } = {}): Promise<R[]> {
-    const target = this.entity.field(field);
-    if (!target) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `related: '${field}' is not a field of ${this.entity.name}.`);
-    if (keys.length === 0) return [];
-    const t = this.#t;
-    const { perKey, signal } = options;
-    // The caller's scope on the related entity, in the statement, its values in slots.
-    const scoped = slotScope(this.flavour, this.entity, scopeFilters(this.entity, options.scope), 's');
-    const values: Record<string, unknown> = { ...scoped.values, keys: keySet(this.flavour, target, keys) };
-    if (perKey !== undefined) values.perKey = perKey;
-    return t.run(async (db) => {
-      const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}\u0000${scoped.shape}`, () => relatedQuery(db, this.flavour, this.entity, t.selection, target, perKey !== undefined, scoped.filters));
-      return (await t.execute(read.bind(values), read.name, signal)).map((r) => t.decode(r) as R);
-    }, signal);
+    return this.#reads.related(field, keys, options);
   }
 
   /**
@@ -120,10 +96,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   order(sort: readonly SortKey<Extract<keyof R, string>>[]): readonly SortKey<Extract<keyof R, string>>[] {
-    if (this.#orders.has(sort)) return sort;
-    const order = Object.freeze([...orderOf(this.entity, sort)]);
-    this.#orders.add(order);
-    return order as readonly SortKey<Extract<keyof R, string>>[];
+    return this.#reads.order(sort) as readonly SortKey<Extract<keyof R, string>>[];
   }
 
   /**
@@ -134,96 +107,17 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   list(options: ListOptions<Extract<keyof R, string>> & ReadOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
   list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total: number }>;
   async list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total?: number }> {
-    const include = options.include?.length ? options.include : undefined;
-    // The scope's conditions join the caller's: the page, the count and the keyset alike.
-    const scoped = options.scope && options.scope.where.length > 0 ? { ...options, filters: [...options.filters, ...options.scope.where] } : options;
-    const found = await this.#list(scoped, include && this.flavour === 'postgres' ? include : undefined);
-    if (include && this.flavour !== 'postgres') await includeAll(found.rows as Row[], include, this.entity.primaryKey, options.signal);
-    return found;
+    return this.#reads.list(options);
   }
-
-  async #list(options: ListOptions<Extract<keyof R, string>>, embed: readonly IncludeNode[] | undefined): Promise<{ rows: R[]; total?: number }> {
-    const t = this.#t;
-    const order = this.order(options.sort);
-    const checked = listArguments(this.entity, options, order);
-    const { shape, filters, or, after, values } = slotList(this.flavour, this.entity, checked.filters, order, checked.after, checked.or);
-    const skip = after === undefined && options.offset > 0;
-    values.limit = options.limit;
-    if (skip) values.offset = options.offset;
-    const signal = options.signal;
-    return t.run(async (db) => {
-      const filtered = () =>
-        db.selectFrom(t.name).where((eb) =>
-          t.where(eb, [
-            notDeleted(eb, this.flavour, this.entity),
-            ...filters.map((f) => condition(eb, this.flavour, this.entity.field(f.field) as EntityField, f)),
-            anyOf(eb, this.flavour, this.entity, or),
-          ]),
-        );
-      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}\u0002${embed ? embedShape(embed) : ''}`, () => {
-        let query = filtered().select(t.selection);
-        if (embed) query = query.select(embedSelection(this.entity, embed));
-        if (after !== undefined) query = query.where((eb) => keyset(eb, this.flavour, this.entity, order, after));
-        for (const key of order) {
-          // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
-          // read through an expression (a timestamp as text) would then sort as text.
-          const column = sql.ref(`${t.name}.${(this.entity.field(key.field) as EntityField).column}`);
-          // NULLs sort last ascending and first descending on both flavours, as PostgreSQL does by default.
-          query = query.orderBy(key.descending ? sql`${column} desc nulls first` : sql`${column} asc nulls last`);
-        }
-        // Slots stand for the numbers until the statement is bound.
-        query = query.limit(new Slot('limit') as unknown as number);
-        return skip ? query.offset(new Slot('offset') as unknown as number) : query;
-      });
-      const rows = t.execute(page.bind(embed ? embedValues(embed, { ...values }) : values), page.name, signal);
-      const decode = embed ? (r: Row) => decodeEmbedded(t.decode(r), r, embed) as R : (r: Row) => t.decode(r) as R;
-      if (options.count === false) return { rows: (await rows).map(decode) };
-      const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
-      const [found, [counted]] = await Promise.all([rows, t.execute(count.bind(values), count.name, signal)]);
-      return { rows: found.map(decode), total: Number(counted?.total) };
-    }, signal);
-  }
-
-  // Every statement runs through `execute`, which carries the call's signal to the connection.
 
   /** Every row that is not soft-deleted, by primary key. */
   async all(options?: CallOptions): Promise<R[]> {
-    const t = this.#t;
-    const signal = options?.signal;
-    const scope = scopeFilters(this.entity, options?.scope);
-    return t.run(async (db) => {
-      const query = db
-        .selectFrom(t.name)
-        .select(t.selection)
-        .where((eb) => t.where(eb, [notDeleted(eb, this.flavour, this.entity), ...scopeConditions(eb, this.flavour, this.entity, scope)]))
-        .orderBy(sql.ref(`${t.name}.${t.pk.column}`));
-      const rows = await t.execute(query.compile(), '', signal);
-      return rows.map((r) => t.decode(r) as R);
-    }, signal);
+    return this.#reads.all(options);
   }
 
   /** The row with this primary key, unless absent or soft-deleted; with `include`, its related rows set on it. */
   async get(key: unknown, options?: ReadOptions): Promise<R | undefined> {
-    const t = this.#t;
-    key = keyValue(t.pk, key);
-    if (key === undefined) return undefined;
-    const signal = options?.signal;
-    const include = options?.include?.length ? options.include : undefined;
-    const embed = include && this.flavour === 'postgres' ? include : undefined;
-    // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
-    const scoped = slotScope(this.flavour, this.entity, scopeFilters(this.entity, options?.scope), 's');
-    const row = await t.run(async (db) => {
-      const byKey = () => db.selectFrom(t.name).select(t.selection).where((eb) => t.byKey(eb, new Slot('key'), scoped.filters));
-      const read =
-        embed || scoped.filters.length > 0
-          ? this.#embedded.get(`${embed ? embedShape(embed) : ''}\u0002${scoped.shape}`, () => (embed ? byKey().select(embedSelection(this.entity, embed)) : byKey()))
-          : (this.#byKeyStatement ??= statement(byKey()));
-      const values = { ...scoped.values, key };
-      const [raw] = await t.execute(read.bind(embed ? embedValues(embed, values) : values), read.name, signal);
-      return raw ? (embed ? decodeEmbedded(t.decode(raw), raw, embed) : t.decode(raw)) : undefined;
-    }, signal);
-    if (row && include && !embed) await includeAll([row], include, this.entity.primaryKey, signal);
-    return row as R | undefined;
+    return this.#reads.get(key, options);
   }
 
   /**
@@ -320,7 +214,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const written = input as Readonly<Record<string, unknown>>;
     checkReadOnly(this.entity, options?.scope, written);
     // A replace leaves the scope's read-only fields as they are.
-    return (await this.#writes.write('update', key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.flavour, written, true)), written, ifVersion, options)) as R | undefined;
+    return (await this.#writes.write('update', key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.dialect, written, true)), written, ifVersion, options)) as R | undefined;
   }
 
   /**
@@ -340,7 +234,7 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#t.checkCondition(options);
     checkReadOnly(this.entity, options?.scope, patch as Readonly<Record<string, unknown>>);
-    const values = patchValues(this.entity, this.flavour, patch as Readonly<Record<string, unknown>>);
+    const values = patchValues(this.entity, this.dialect, patch as Readonly<Record<string, unknown>>);
     if (Object.keys(values).length > 0) return (await this.#writes.write('patch', key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options)) as R | undefined;
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);

@@ -6,11 +6,11 @@
 // health check) and the row's later records go on. A delivered record is deleted. Runs off the request path: its own timer, one statement at a
 // time on the database. See docs/decisions.md ("The outbox dispatcher's leader").
 import { randomUUID } from 'node:crypto';
-import type { Runner } from '../mapper/table.js';
-import type { SqlFlavour } from '../mapper/engine.js';
-import { acquireLease, backlog, deleteDelivered, dueRecords, markRetry, moveToDead, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/outbox-records.js';
-import type { OutboxPayload } from '../mapper/outbox-sink.js';
-import type { ChangeOperation } from '../mapper/changes.js';
+import type { Runner } from '../mapper/seam/table.js';
+import type { SqlDialect } from '../mapper/sql/dialect.js';
+import { acquireLease, backlog, deleteDelivered, dueRecords, markRetry, moveToDead, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/changes/outbox-records.js';
+import type { OutboxPayload } from '../mapper/changes/outbox-sink.js';
+import type { ChangeOperation } from '../mapper/seam/changes.js';
 import { Deadlines } from './deadlines.js';
 import type { ChangeMessage, OutboxStats, OutboxTarget } from './types.js';
 
@@ -56,7 +56,7 @@ export class OutboxDispatcher {
 
   constructor(
     private readonly run: Runner,
-    private readonly flavour: SqlFlavour,
+    private readonly dialect: SqlDialect,
     private readonly targets: () => readonly OutboxTarget[],
     private readonly settings: DispatcherSettings,
     private readonly log: DispatcherLog,
@@ -155,7 +155,7 @@ export class OutboxDispatcher {
     }
     const { leaseMs } = this.settings;
     const now = Date.now();
-    const term = await this.run((db) => acquireLease(db, this.flavour, this.owner, leaseMs));
+    const term = await this.run((db) => acquireLease(db, this.dialect, this.owner, leaseMs));
     if (term === undefined) return false;
     this.#term = term;
     this.#leaseUntil = now + leaseMs;
@@ -174,7 +174,7 @@ export class OutboxDispatcher {
     this.#renewing = true;
     const started = Date.now();
     try {
-      if (await this.run((db) => renewLease(db, this.flavour, this.owner, term, this.settings.leaseMs))) {
+      if (await this.run((db) => renewLease(db, this.dialect, this.owner, term, this.settings.leaseMs))) {
         if (this.#term === term) this.#leaseUntil = started + this.settings.leaseMs;
       } else if (this.#term === term) {
         this.#lost('another instance holds the lease');
@@ -236,7 +236,7 @@ export class OutboxDispatcher {
     }
     // Deleted even when the lease was lost meanwhile: these records were delivered, and deleting them
     // spares the next leader a redelivery (it may have sent some too: at least once, same ids).
-    await this.run((db) => deleteDelivered(db, this.flavour, delivered));
+    await this.run((db) => deleteDelivered(db, this.dialect, delivered));
     this.#delivered += delivered.length;
     return due.length;
   }
@@ -274,7 +274,7 @@ export class OutboxDispatcher {
     else this.#retries += 1;
     const has = [...(done ?? []), ...(reached ?? [])].join('\n');
     const outcome = { attempts, nextAt: dead ? 0 : Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4)), done: has, error };
-    await this.run((db) => (dead ? moveToDead(db, this.flavour, record.seq, outcome) : markRetry(db, record.seq, outcome)));
+    await this.run((db) => (dead ? moveToDead(db, this.dialect, record.seq, outcome) : markRetry(db, record.seq, outcome)));
     if (dead) this.log.error({ seq: record.seq, id: record.id, entity: record.entity, attempts, error }, 'AutoCrud outbox: a record is dead after its last attempt; its row goes on with the next record');
     return dead ? 'dead' : 'retry';
   }

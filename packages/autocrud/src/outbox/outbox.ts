@@ -2,10 +2,10 @@
 // `kitAutoCrud.onChange` registers, the dispatcher, and the health check that shows its state.
 import { HealthCheckResult, KitError, type IHealthCheck } from '@kit/core';
 import type { Entity } from '../entity.js';
-import type { ChangeSink } from '../mapper/changes.js';
-import type { SqlFlavour } from '../mapper/engine.js';
-import { outboxSink } from '../mapper/outbox-sink.js';
-import type { Runner } from '../mapper/table.js';
+import type { ChangeSink } from '../mapper/seam/changes.js';
+import type { SqlDialect } from '../mapper/sql/dialect.js';
+import { outboxSink } from '../mapper/changes/outbox-sink.js';
+import type { Runner } from '../mapper/seam/table.js';
 import { OutboxDispatcher, type DispatcherLog } from './dispatcher.js';
 import type { ResolvedOutbox } from './options.js';
 import type { ChangeHandler, OutboxStats, OutboxTarget } from './types.js';
@@ -20,13 +20,13 @@ export class Outbox {
 
   constructor(
     run: Runner,
-    flavour: SqlFlavour,
+    dialect: SqlDialect,
     private readonly settings: ResolvedOutbox,
     log: DispatcherLog,
   ) {
     this.sink = outboxSink((entity) => this.#redacted.get(entity) ?? NONE);
     for (const target of settings.targets) this.#names.add(target.name);
-    this.dispatcher = new OutboxDispatcher(run, flavour, () => this.#targets, settings, log);
+    this.dispatcher = new OutboxDispatcher(run, dialect, () => this.#targets, settings, log);
   }
 
   #targets: readonly OutboxTarget[] = [];

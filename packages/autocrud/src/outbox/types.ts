@@ -1,5 +1,5 @@
 // The outbox's public shapes: the message a subscriber receives, a delivery target, the counters.
-import type { ChangeOperation } from '../mapper/changes.js';
+import type { ChangeOperation } from '../mapper/seam/changes.js';
 
 /**
  * One committed change, as the outbox delivers it. `id` is the record's idempotency id: the same

@@ -6,8 +6,8 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify
 import { sendProblem } from '@kit/core';
 import type { AutoCrudOperation, ResolvedAuthorization, ResolvedRule } from '../authorization.js';
 import type { Entity, EntityField } from '../entity.js';
-import type { Filter, Scope } from '../mapper/query.js';
-import type { IncludeNode } from '../mapper/includes.js';
+import type { Filter, Scope } from '../mapper/sql/query.js';
+import type { IncludeNode } from '../mapper/reads/includes.js';
 import type { IncludeRequest, RelationsOf } from './includes.js';
 import type { CallOptions, Row } from '../mapper/repository.js';
 import { clientSignal } from './abort.js';

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getCorrelationId, setAuditDetail } from '@kit/core';
 import { activeTraceId } from '@kit/core/extend';
-import type { ChangeContext } from '../mapper/changes.js';
+import type { ChangeContext } from '../mapper/seam/changes.js';
 import type { CallOptions } from '../mapper/repository.js';
 
 /** The name of the audit entry's detail that counts the changes a request recorded. */

@@ -4,7 +4,7 @@
 // here. See docs/decisions.md ("AutoCrud includes").
 import type { ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
-import type { IncludeNode, RelatedSource } from '../mapper/includes.js';
+import type { IncludeNode, RelatedSource } from '../mapper/reads/includes.js';
 import type { Row } from '../mapper/repository.js';
 import { fieldsParameter, project, readFields, visible } from './fields.js';
 import type { InvalidParameter } from './problems.js';

@@ -2,7 +2,7 @@
 // cursor (keyset) paging, and the page answer with its `next` cursor. No SQL here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entity, EntityField } from '../entity.js';
-import type { Filter, ListOptions, SortKey } from '../mapper/query.js';
+import type { Filter, ListOptions, SortKey } from '../mapper/sql/query.js';
 import type { Row } from '../mapper/repository.js';
 import { scopeIncludes, visible, type Access } from './authorize.js';
 import { valueType, ValueFault } from '../values/kinds.js';

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifySchemaCompiler } from 'fastify';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
 import type { ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
-import type { Scope } from '../mapper/query.js';
+import type { Scope } from '../mapper/sql/query.js';
 import type { EntityRepository, Row } from '../mapper/repository.js';
 import { readBody } from './body.js';
 import { badRequest, BATCH_RELATION, BATCH_ROW, rowPath } from './problems.js';

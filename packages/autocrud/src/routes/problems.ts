@@ -19,7 +19,7 @@ import {
   VersionConflictError,
 } from '../mapper/errors.js';
 import { etagOf } from './conditional.js';
-import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
+import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/sql/query.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
 import { allowedText } from '../values/fields.js';
 

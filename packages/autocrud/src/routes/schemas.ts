@@ -2,7 +2,7 @@
 // request body, the list's query string (one parameter per field and operator, so generated
 // clients get them typed), path parameters and problem answers.
 import type { Entity, EntityField } from '../entity.js';
-import { MAX_ALTERNATIVES, operatorsFor, type FilterOperator } from '../mapper/query.js';
+import { MAX_ALTERNATIVES, operatorsFor, type FilterOperator } from '../mapper/sql/query.js';
 import { MAX_VALUE_LENGTH, valueType } from '../values/kinds.js';
 import { MAX_CURSOR_LENGTH } from './cursor.js';
 import { fieldsParameter } from './fields.js';

@@ -3,7 +3,7 @@
 import type { onRequestHookHandler } from 'fastify';
 import type { ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
-import type { Scope } from '../mapper/query.js';
+import type { Scope } from '../mapper/sql/query.js';
 import type { CallOptions, EntityRepository, ReadOptions, Row, UpsertedRow, UpsertResolution, WriteOptions } from '../mapper/repository.js';
 import type { RowChange } from './batch.js';
 import type { CursorCodec } from './cursor.js';

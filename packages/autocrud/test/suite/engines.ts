@@ -10,7 +10,7 @@ import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { startInDirectory, startInMemory } from '../../src/mapper/pglite-snapshot.ts';
+import { startInDirectory, startInMemory } from '../../src/mapper/engines/pglite/snapshot.ts';
 import { PostgresServer, type PostgresServerSettings } from '../postgres-server.ts';
 import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 

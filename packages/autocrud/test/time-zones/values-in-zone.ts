@@ -2,7 +2,7 @@
 // with (TZ must be set before Node starts: time-zones.test.ts runs this file in a child process).
 // Not a *.test.ts: it only runs that way.
 import { describe } from 'node:test';
-import { sqliteAvailable } from '../../src/mapper/sqlite.ts';
+import { sqliteAvailable } from '../../src/mapper/engines/sqlite/engine.ts';
 import { describePostgres } from '../postgres-server.ts';
 import { pgliteEngine, postgresEngine, sqliteEngine } from '../suite/engines.ts';
 import { valuesSuite } from '../suite/values.ts';

@@ -1,0 +1,106 @@
+// Outside the engines' own folders (src/mapper/engines/), no code of @kit/autocrud asks which engine
+// it runs on: what differs is a member of the engine's dialect object (mapper/sql/dialect.ts) or of
+// the engine itself. The check reads the syntax tree, so neither a comment nor a type counts, and
+// a renamed variable does not hide a branch: what it looks for is an engine's name used as a value,
+// a comparison of a dialect or engine, or the old dialect string's name.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import ts from 'typescript';
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+/** Where engines are told apart: each engine's folder, and the one place that picks one by its connection string. */
+const ENGINES = path.join(SRC, 'mapper', 'engines');
+
+/** The engines' names as code could spell them (compared case-insensitively). */
+const ENGINE_NAMES = new Set(['postgres', 'postgresql', 'pg', 'pglite', 'sqlite', 'sqlite3']);
+/** The string-typed dialect this folder layout replaced: its names are not to come back. */
+const OLD_NAMES = new Set(['flavour', 'flavor', 'sqlflavour', 'sqlflavor']);
+const EQUALITY = new Set([ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken]);
+
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) sourceFiles(full, out);
+    else if (/\.m?ts$/.test(name) && !name.endsWith('.d.ts')) out.push(full);
+  }
+  return out;
+}
+
+/** Whether an expression names a dialect or an engine (or its kind): what comparing it would ask. */
+function namesEngine(node: ts.Expression): boolean {
+  let e: ts.Expression = node;
+  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e)) e = e.expression;
+  const last = ts.isPropertyAccessExpression(e) ? e.name.text : ts.isIdentifier(e) ? e.text : undefined;
+  if (last === undefined) return false;
+  if (/dialect$|engine$|^engineKind$/i.test(last)) return true;
+  // `engine.kind`, `target.kind`, `dialect.name`: a member that tells engines apart (a dialect's
+  // descriptive data, as its migration files' tag, may be compared with what it describes).
+  if (ts.isPropertyAccessExpression(e) && /^(kind|name)$/.test(last)) return /dialect|engine|target/i.test(e.expression.getText());
+  return false;
+}
+
+/**
+ * Every place in `text` that tells engines apart: an engine's name as a value (a string, an
+ * object key or member, a `case`), an equality test of a dialect or engine, an `instanceof` an
+ * engine's or a dialect's class, or the old dialect string's name. Types are not looked at.
+ */
+export function engineBranches(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('.mts') ? ts.ScriptKind.TS : ts.ScriptKind.TS);
+  const found: string[] = [];
+  const at = (node: ts.Node, what: string): void => {
+    const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
+    found.push(`${file}:${line + 1}: ${what}`);
+  };
+  const isEngineName = (name: string): boolean => ENGINE_NAMES.has(name.toLowerCase());
+  const visit = (node: ts.Node): void => {
+    if (ts.isTypeNode(node)) return; // `kind: 'postgres'` in a type says what is, not which is
+    if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && isEngineName(node.text)) at(node, `the engine name '${node.text}' as a value`);
+    if (ts.isPropertyAssignment(node) && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) && isEngineName(node.name.text)) at(node, `a value keyed by the engine name '${node.name.text}'`);
+    if (ts.isPropertyAccessExpression(node) && isEngineName(node.name.text)) at(node, `a member named for the engine '${node.name.text}'`);
+    if (ts.isIdentifier(node) && OLD_NAMES.has(node.text.toLowerCase())) at(node, `'${node.text}', the engine's dialect as a name rather than an object`);
+    if (ts.isBinaryExpression(node) && EQUALITY.has(node.operatorToken.kind) && (namesEngine(node.left) || namesEngine(node.right))) at(node, `a comparison of an engine or dialect: ${node.getText(source)}`);
+    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.InstanceOfKeyword && /(Dialect|Engine|Adapter|Driver)$/.test(node.right.getText(source))) at(node, `an instanceof test of an engine's class: ${node.getText(source)}`);
+    if (ts.isSwitchStatement(node) && namesEngine(node.expression)) at(node, `a switch on an engine or dialect: ${node.expression.getText(source)}`);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('engine branches', () => {
+  it('none outside src/mapper/engines/: the dialect and engine objects carry what differs', () => {
+    const files = sourceFiles(SRC).filter((f) => !f.startsWith(ENGINES + path.sep));
+    assert.ok(files.length > 60, `scanned the sources (${files.length} files)`);
+    assert.ok(
+      files.some((f) => f.includes(`${path.sep}writes${path.sep}`)),
+      'the scan covers the mapper folders',
+    );
+    const branches = files.flatMap((f) => engineBranches(path.relative(SRC, f), readFileSync(f, 'utf8')));
+    assert.deepEqual(branches, [], `engine branches outside mapper/engines/ (move what differs into the dialect objects):\n${branches.join('\n')}`);
+  });
+
+  it('the check finds the branches a rename would hide, and leaves types and comments alone', () => {
+    const text = [
+      "if (flavour === 'sqlite') a();", // the old name, and an engine's name
+      'if ("pglite" !== kind) b();', // an engine's name, whatever the variable is called
+      'const big = `postgres` == x ? 1 : 2;',
+      "switch (target.kind) { case 'postgres': break; }", // the switch, and its case
+      'if (dialect === postgresDialect) c();', // which dialect it is
+      'if (this.engine.kind !== other) d();',
+      'const limits = { postgres: 1, sqlite: 2 };', // a table by engine
+      'const n = limits.sqlite;',
+      "if (['pglite', 'postgres'].includes(k)) e();",
+      'if (db instanceof PostgresDialect) f();',
+      'if (dialect.name === tag) g();',
+      "type Kind = 'postgres' | 'sqlite';", // a type: not counted
+      "// flavour === 'sqlite' in a comment: not counted",
+      "const url = 'postgres://localhost';", // not an engine's name
+      'if (dialect.writableCte) h();', // asking what the dialect can do: not counted
+    ].join('\n');
+    const lines = engineBranches('x.ts', text).map((b) => Number(b.split(':')[1]));
+    assert.deepEqual(lines, [1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9, 9, 10, 11]);
+  });
+});
