@@ -1,5 +1,21 @@
+// The mapper's errors. Each carries its code and, from the catalogue (../errors.ts), the status and
+// problem texts a generated route answers it with (`problem`, and `rowProblem` when it failed one
+// row of a batch), as each of Fastify's error constructors carries its status and template: the
+// routes' error handler only renders what the error says. No HTTP library is imported here.
 import { KitError } from '@kit/core';
-import { autoCrudErrors } from '../errors.js';
+import {
+  autoCrudErrors,
+  BUSY_RETRY_AFTER_SECONDS,
+  fillProblem,
+  problemText,
+  RETRY_AFTER_SECONDS,
+  routeProblems,
+  statusOf,
+  type Answerable,
+  type BatchRow,
+  type ProblemShape,
+  type ProblemSubject,
+} from '../errors.js';
 
 /**
  * The database cannot be reached (down, restarting, refusing connections, or still starting).
@@ -13,13 +29,23 @@ import { autoCrudErrors } from '../errors.js';
  * }
  * ```
  */
-export class DatabaseUnavailableError extends KitError {
+export class DatabaseUnavailableError extends KitError implements Answerable {
   constructor(
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
     super('KIT_ERR_DATABASE_UNAVAILABLE', autoCrudErrors.message('KIT_ERR_DATABASE_UNAVAILABLE', { reason }), options);
     this.name = 'DatabaseUnavailableError';
+  }
+
+  /** 503, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_DATABASE_UNAVAILABLE');
+  }
+
+  /** A 503 with `Retry-After`, saying nothing of the reason (it may name the database's host). */
+  problem(): ProblemShape {
+    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_UNAVAILABLE', 'unavailable'), headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } };
   }
 }
 
@@ -41,6 +67,11 @@ export class ConnectionLostError extends DatabaseUnavailableError {
     this.name = 'ConnectionLostError';
     this.message = `The database connection was lost while the statement ran (${reason}): a read can be retried at once; a write may or may not have been applied.`;
   }
+
+  /** A 503 whose `Retry-After` is short: one connection broke, not the database; the next request takes another. */
+  override problem(): ProblemShape {
+    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_UNAVAILABLE', 'lost'), headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) } };
+  }
 }
 
 /**
@@ -55,13 +86,23 @@ export class ConnectionLostError extends DatabaseUnavailableError {
  * catch (err) { if (err instanceof DatabaseBusyError) metrics.busy.inc(); }
  * ```
  */
-export class DatabaseBusyError extends KitError {
+export class DatabaseBusyError extends KitError implements Answerable {
   constructor(
     readonly waitedMs: number,
     options?: { cause?: unknown },
   ) {
     super('KIT_ERR_DATABASE_BUSY', autoCrudErrors.message('KIT_ERR_DATABASE_BUSY', { waitedMs }), options);
     this.name = 'DatabaseBusyError';
+  }
+
+  /** 503, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_DATABASE_BUSY');
+  }
+
+  /** A 503 with a short `Retry-After`: a connection frees up in moments. */
+  problem(): ProblemShape {
+    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_BUSY', 'busy'), headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) } };
   }
 }
 
@@ -74,13 +115,23 @@ export class DatabaseBusyError extends KitError {
  * catch (err) { if (err instanceof StatementTimeoutError) app.log.warn({ limitMs: err.limitMs }, 'slow query cancelled'); }
  * ```
  */
-export class StatementTimeoutError extends KitError {
+export class StatementTimeoutError extends KitError implements Answerable {
   constructor(
     readonly limitMs: number,
     options?: { cause?: unknown },
   ) {
     super('KIT_ERR_DATABASE_TIMEOUT', autoCrudErrors.message('KIT_ERR_DATABASE_TIMEOUT', { limitMs }), options);
     this.name = 'StatementTimeoutError';
+  }
+
+  /** 504, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_DATABASE_TIMEOUT');
+  }
+
+  /** A 504 saying nothing of it was written. */
+  problem(): ProblemShape {
+    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_TIMEOUT', 'timeout') };
   }
 }
 
@@ -92,7 +143,7 @@ export class StatementTimeoutError extends KitError {
  * catch (err) { if (err instanceof ConstraintViolationError && err.kind === 'unique') return reply.code(409).send(); }
  * ```
  */
-export class ConstraintViolationError extends KitError {
+export class ConstraintViolationError extends KitError implements Answerable {
   /** For a unique violation, the columns of the key whose values are taken, where the database names them. */
   readonly columns: readonly string[] | undefined;
 
@@ -108,6 +159,47 @@ export class ConstraintViolationError extends KitError {
     this.name = 'ConstraintViolationError';
     this.columns = options?.columns;
   }
+
+  /** 409, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_DATABASE_CONFLICT');
+  }
+
+  /** A 409 naming the fields whose values are taken when the database named the key, else the kind of constraint. */
+  problem(subject: ProblemSubject): ProblemShape {
+    const fields = takenFields(subject, this);
+    if (fields) {
+      const detail = problemText('KIT_ERR_DATABASE_CONFLICT', 'taken', { entity: subject.name, fields: fields.join(' and '), rule: conflictText(fields) });
+      return { status: this.httpStatus, detail, errors: fields.map((name) => ({ name, detail: problemText('KIT_ERR_DATABASE_CONFLICT', 'fieldTaken') })) };
+    }
+    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_CONFLICT', this.kind === 'unique' ? 'unique' : 'foreignKey', { entity: subject.name }) };
+  }
+
+  /** The 409 of the row that broke the constraint. */
+  rowProblem(row: BatchRow): ProblemShape {
+    const fields = takenFields(row.entity, this);
+    const detail = fields
+      ? problemText('KIT_ERR_DATABASE_CONFLICT', 'rowTaken', { fields: fields.join(' and '), verb: fields.length === 1 ? 'is' : 'are', rule: conflictText(fields) })
+      : problemText('KIT_ERR_DATABASE_CONFLICT', this.kind === 'unique' ? 'rowUnique' : 'rowForeignKey', { entity: row.entity.name });
+    return rowShape(this.httpStatus, row, detail);
+  }
+}
+
+/** The fields of the unique key a conflict names (by their columns), when the database named it. */
+export function takenFields(subject: ProblemSubject, error: ConstraintViolationError): string[] | undefined {
+  if (error.kind !== 'unique' || !error.columns) return undefined;
+  const fields = error.columns.map((column) => subject.fields.find((f) => f.column === column || f.column.toLowerCase() === column.toLowerCase())?.name);
+  return fields.every((f): f is string => f !== undefined) && fields.length > 0 ? fields : undefined;
+}
+
+/** How a unique conflict on `fields` is explained. */
+export function conflictText(fields: readonly string[]): string {
+  return fields.length === 1 ? `${fields[0] as string} must be unique` : `the combination of ${fields.join(', ')} must be unique`;
+}
+
+/** A problem about one row of a batch: the row named in the detail and as the one field at fault. */
+function rowShape(status: number, row: BatchRow, detail: string, members?: Readonly<Record<string, unknown>>): ProblemShape {
+  return { status, detail: fillProblem(routeProblems.rowFault, { row: row.which, detail }), errors: [{ name: row.path, detail }], ...(members ? { members } : {}) };
 }
 
 /**
@@ -119,7 +211,7 @@ export class ConstraintViolationError extends KitError {
  * catch (err) { if (err instanceof MissingReferenceError) console.log(err.field, err.key, err.target); }
  * ```
  */
-export class MissingReferenceError extends KitError {
+export class MissingReferenceError extends KitError implements Answerable {
   constructor(
     readonly entity: string,
     readonly field: string,
@@ -129,6 +221,27 @@ export class MissingReferenceError extends KitError {
     super('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', autoCrudErrors.message('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', { entity, field, key: JSON.stringify(key), target }));
     this.name = 'MissingReferenceError';
   }
+
+  /** 422, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_AUTOCRUD_MISSING_REFERENCE');
+  }
+
+  /** A 422 naming the body field and the key it names. */
+  problem(): ProblemShape {
+    return referenceShape(this, this.field);
+  }
+
+  /** The 422 naming the row's field (`[3].customerId`, `lines[3].productId`). */
+  rowProblem(row: BatchRow): ProblemShape {
+    return referenceShape(this, `${row.path}.${this.field}`);
+  }
+}
+
+/** The 422 of a missing reference, naming the body field `name` that holds it. */
+function referenceShape(error: MissingReferenceError, name: string): ProblemShape {
+  const detail = problemText('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', 'missing', { target: error.target, key: JSON.stringify(error.key) });
+  return { status: error.httpStatus, detail: fillProblem(routeProblems.fieldFault, { field: name, detail }), errors: [{ name, detail }] };
 }
 
 /**
@@ -141,7 +254,7 @@ export class MissingReferenceError extends KitError {
  * catch (err) { if (err instanceof StillReferencedError) console.log(`${err.referrer} ${String(err.referrerKey)} still refers to it through ${err.field}`); }
  * ```
  */
-export class StillReferencedError extends KitError {
+export class StillReferencedError extends KitError implements Answerable {
   constructor(
     readonly entity: string,
     readonly key: unknown,
@@ -154,6 +267,20 @@ export class StillReferencedError extends KitError {
       autoCrudErrors.message('KIT_ERR_AUTOCRUD_STILL_REFERENCED', { entity, key: JSON.stringify(key), referrer, field, referrerKey: JSON.stringify(referrerKey) }),
     );
     this.name = 'StillReferencedError';
+  }
+
+  /** 409, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_AUTOCRUD_STILL_REFERENCED');
+  }
+
+  /** A 409 naming who still refers to the row, also as the `referrer` member. */
+  problem(): ProblemShape {
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_AUTOCRUD_STILL_REFERENCED', 'referred', { entity: this.entity, key: JSON.stringify(this.key), referrer: this.referrer, referrerKey: JSON.stringify(this.referrerKey), field: this.field }),
+      members: { referrer: { entity: this.referrer, field: this.field, key: this.referrerKey } },
+    };
   }
 }
 
@@ -180,10 +307,25 @@ export function takenColumns(err: unknown): string[] | undefined {
  * catch (err) { if (err instanceof InvalidValueError) return reply.code(400).send({ message: err.message }); }
  * ```
  */
-export class InvalidValueError extends KitError {
+export class InvalidValueError extends KitError implements Answerable {
   constructor(options?: { cause?: unknown }) {
     super('KIT_ERR_DATABASE_INVALID_VALUE', autoCrudErrors.message('KIT_ERR_DATABASE_INVALID_VALUE'), options);
     this.name = 'InvalidValueError';
+  }
+
+  /** 400, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_DATABASE_INVALID_VALUE');
+  }
+
+  /** A 400 saying that a value cannot be stored, never which constraint (its name is the database's). */
+  problem(subject: ProblemSubject): ProblemShape {
+    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_INVALID_VALUE', 'invalid', { entity: subject.name }) };
+  }
+
+  /** The 400 naming the row that holds the value. */
+  rowProblem(row: BatchRow): ProblemShape {
+    return rowShape(this.httpStatus, row, problemText('KIT_ERR_DATABASE_INVALID_VALUE', 'row'));
   }
 }
 
@@ -198,7 +340,7 @@ export class InvalidValueError extends KitError {
  * catch (err) { if (err instanceof UnrepresentableValueError) app.log.error({ field: err.field }, err.message); }
  * ```
  */
-export class UnrepresentableValueError extends KitError {
+export class UnrepresentableValueError extends KitError implements Answerable {
   constructor(
     readonly entity: string,
     readonly field: string | undefined,
@@ -207,6 +349,20 @@ export class UnrepresentableValueError extends KitError {
   ) {
     super('KIT_ERR_AUTOCRUD_UNREPRESENTABLE', `${field === undefined ? `A field of ${entity}` : `${entity}.${field}`} ${detail}; Kit answers no value it cannot answer exactly.`, options);
     this.name = 'UnrepresentableValueError';
+  }
+
+  /** 500, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_AUTOCRUD_UNREPRESENTABLE');
+  }
+
+  /** The data, not the request, is at fault: a 500 whose log line (not the answer) names the field and the row. */
+  problem(subject: ProblemSubject): ProblemShape {
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_AUTOCRUD_UNREPRESENTABLE', 'inexact', { entity: subject.name }),
+      log: { level: 'error', message: problemText('KIT_ERR_AUTOCRUD_UNREPRESENTABLE', 'log') },
+    };
   }
 }
 
@@ -221,10 +377,35 @@ export class UnrepresentableValueError extends KitError {
  * }
  * ```
  */
-export class VersionConflictError extends KitError {
+export class VersionConflictError extends KitError implements Answerable {
   constructor(readonly currentVersion: number) {
     super('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', autoCrudErrors.message('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', { currentVersion }));
     this.name = 'VersionConflictError';
+  }
+
+  /** 412, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_AUTOCRUD_VERSION_CONFLICT');
+  }
+
+  /** A 412 with the row's current ETag (its version, a strong entity-tag as the routes write it), to retry with. */
+  problem(subject: ProblemSubject): ProblemShape {
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'stale', { entity: subject.name, currentVersion: this.currentVersion }),
+      headers: { etag: `"${String(this.currentVersion)}"` },
+    };
+  }
+
+  /** The 412 naming the stale row, with its version now as the `currentVersion` member. */
+  rowProblem(row: BatchRow): ProblemShape {
+    const detail = problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'row', { currentVersion: this.currentVersion });
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'rowAdvice', { row: row.which, detail }),
+      errors: [{ name: row.path, detail }],
+      members: { currentVersion: this.currentVersion },
+    };
   }
 }
 
@@ -237,10 +418,25 @@ export class VersionConflictError extends KitError {
  * await app.ready().catch((err) => { if (err.code === 'KIT_ERR_AUTOCRUD_SCHEMA') console.error(err.message); throw err; });
  * ```
  */
-export class SchemaMismatchError extends KitError {
+export class SchemaMismatchError extends KitError implements Answerable {
   constructor(message: string) {
     super('KIT_ERR_AUTOCRUD_SCHEMA', message);
     this.name = 'SchemaMismatchError';
+  }
+
+  /** 503, as the catalogue declares for its code. */
+  get httpStatus(): number {
+    return statusOf('KIT_ERR_AUTOCRUD_SCHEMA');
+  }
+
+  /** A logged 503 with `Retry-After`: the tables may be migrated while the service runs. */
+  problem(): ProblemShape {
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_AUTOCRUD_SCHEMA', 'notReady'),
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      log: { level: 'error', message: problemText('KIT_ERR_AUTOCRUD_SCHEMA', 'log') },
+    };
   }
 }
 

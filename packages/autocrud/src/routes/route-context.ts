@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import { sendProblem } from '@kit/core';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
+import { fillProblem, routeProblems } from '../errors.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { optionalToken, routeAuthorization, type RouteAuthorization } from './authorize.js';
 import { readBody } from './body.js';
@@ -105,7 +106,7 @@ export function routeContext(settings: CrudRouteSettings): RouteContext {
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
     const exists = (await repository.get(keyOf(request), call)) !== undefined;
-    if (exists) sendProblem(reply, problem(412, `${entity.name} rows have no ETag, so If-Match cannot match; nothing was written.`));
+    if (exists) sendProblem(reply, problem(412, fillProblem(routeProblems.noEtag, { entity: entity.name })));
     else notFound(reply, entity, keyOf(request));
     return undefined;
   };
