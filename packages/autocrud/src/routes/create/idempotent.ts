@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type IIdempotencyStore, type JsonValue } from '@kit/core';
-import type { Entity } from '../entity.js';
-import { fillProblem, RETRY_AFTER_SECONDS, routeProblems } from '../errors.js';
-import { badRequest, problem } from './problems.js';
+import type { Entity } from '../../entity.js';
+import { fillProblem, RETRY_AFTER_SECONDS, routeProblems } from '../../errors.js';
+import { badRequest, problem } from '../problems.js';
 
 /** How idempotent creates behave (resolved from the options). */
 export interface IdempotencySettings {
