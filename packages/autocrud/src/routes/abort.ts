@@ -4,7 +4,7 @@
 // which fires as soon as a body has been read (checked on Fastify 5.12.8, Node 20 and 24: every
 // POST aborted at once), and it is missing before Fastify 5.x releases that Kit supports.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Answerable, ProblemShape } from '../errors.js';
+import type { Answerable, ProblemShape } from '../answers.js';
 
 /** Why a repository call of a route was abandoned: its client closed the connection. */
 export class ClientGoneError extends Error implements Answerable {

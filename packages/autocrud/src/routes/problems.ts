@@ -6,7 +6,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type ProblemDetails } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { fillProblem, isAnswerable, routeProblems, type Answerable, type ProblemShape, type ProblemSubject } from '../errors.js';
+import { routeProblems } from '../errors.js';
+import { fillProblem, isAnswerable, type Answerable, type ProblemShape, type ProblemSubject } from '../answers.js';
 import type { FilterParameter } from './schemas.js';
 import { describeValidation, type AjvError, type InvalidParameter } from './validation-faults.js';
 

@@ -4,7 +4,8 @@
 // Kit's form). Anything only one route needs is passed to that route by routes.ts, not kept here.
 import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import { sendProblem } from '@kit/core';
-import { fillProblem, routeProblems } from '../errors.js';
+import { routeProblems } from '../errors.js';
+import { fillProblem } from '../answers.js';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { optionalToken, routeAuthorization, type RouteAuthorization } from './authorize.js';

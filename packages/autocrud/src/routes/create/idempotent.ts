@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type IIdempotencyStore, type JsonValue } from '@kit/core';
 import type { Entity } from '../../entity.js';
-import { fillProblem, RETRY_AFTER_SECONDS, routeProblems } from '../../errors.js';
+import { RETRY_AFTER_SECONDS, routeProblems } from '../../errors.js';
+import { fillProblem } from '../../answers.js';
 import { badRequest, problem } from '../problems.js';
 
 /** How idempotent creates behave (resolved from the options). */
