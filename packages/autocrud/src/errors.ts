@@ -170,6 +170,11 @@ export const routeProblems = {
   idempotencyPending: 'A request with this Idempotency-Key is still in progress; nothing was created. Retry after it completes to get its answer.',
   idempotencyMismatch: 'This Idempotency-Key was used for a {entity} with another body; nothing was created. Use a new key for a new {entity}.',
   serverError: 'The request could not be completed.',
+  tokenRequired: 'A bearer token is required.',
+  bodyNotJson: 'The body must be application/json.',
+  /** What a parameter naming a field the entity does not have (or hides from the caller) is told. */
+  noSuchField: 'names no field of {entity}; fields: {fields}',
+  notAField: 'is not a field of {entity}',
 } as const;
 
 /** `Retry-After` of a 503 while the database is unavailable, in seconds. */

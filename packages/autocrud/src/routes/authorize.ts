@@ -18,6 +18,7 @@ import { allows, CrudOperations } from '../operations.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import { ValueFault } from '../values/kinds.js';
 import { badRequest, problem } from './problems.js';
+import { routeProblems } from '../errors.js';
 
 /** What the rule that admitted a request lets it do. */
 export interface Access {
@@ -80,7 +81,7 @@ function forbidden(reply: FastifyReply, detail: string): FastifyReply {
 
 /** 401 with the bare challenge, as `app.kitAuthenticate` answers a request without a token. */
 function tokenRequired(reply: FastifyReply): FastifyReply {
-  return sendProblem(reply, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'A bearer token is required.' }, { 'www-authenticate': 'Bearer' });
+  return sendProblem(reply, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: routeProblems.tokenRequired }, { 'www-authenticate': 'Bearer' });
 }
 
 /** The rule's access for this caller, or the 403 detail when its claims cannot scope it. */
@@ -123,7 +124,7 @@ export async function admit(entity: Entity, authorization: ResolvedAuthorization
   const user = request.user;
   const roles = user === undefined ? NO_ROLES : rolesOf(user, authorization.rolesClaim);
   const rule = authorization.rules.find((r) => allows(r.allow, flag) && (r.role === undefined || roles.includes(r.role)));
-  if (!rule) return user === undefined ? { status: 401, detail: 'A bearer token is required.' } : { status: 403, detail: `The token's roles do not allow this caller to ${VERBS[operation]} ${entity.name} rows; nothing was read or written.` };
+  if (!rule) return user === undefined ? { status: 401, detail: routeProblems.tokenRequired } : { status: 403, detail: `The token's roles do not allow this caller to ${VERBS[operation]} ${entity.name} rows; nothing was read or written.` };
   const access = await accessFor(entity, rule, request, operation);
   return typeof access === 'string' ? { status: 403, detail: access } : access;
 }

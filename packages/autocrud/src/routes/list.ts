@@ -13,6 +13,8 @@ import { readIncludes, shapeRow, type IncludePath } from './includes.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
+import { fillProblem } from '../answers.js';
+import { routeProblems } from '../errors.js';
 
 /** What the list route needs of the mapper. */
 export interface ListRepository {
@@ -106,7 +108,7 @@ function hiddenParameter(entity: Entity, query: Record<string, unknown>, filters
   const shown = entity.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name).join(', ');
   for (const name of Object.keys(query)) {
     const filter = filters.get(name);
-    if (filter && hidden.has(filter.field.name)) return { in: 'querystring', name, detail: `names no field of ${entity.name}; fields: ${shown}` };
+    if (filter && hidden.has(filter.field.name)) return { in: 'querystring', name, detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shown }) };
   }
   if (typeof query.sort === 'string' && query.sort.split(',').some((key) => hidden.has(key.startsWith('-') ? key.slice(1) : key))) return { in: 'querystring', name: 'sort', detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -` };
   return undefined;

@@ -27,7 +27,7 @@ export class BodyKeyError extends Error implements Answerable {
 
   /** The 400 of a body field that is none of the entity's. */
   problem(subject: ProblemSubject): ProblemShape {
-    return faultShape({ in: 'body', name: this.key, detail: `is not a field of ${subject.name}` });
+    return faultShape({ in: 'body', name: this.key, detail: fillProblem(routeProblems.notAField, { entity: subject.name }) });
   }
 }
 
@@ -96,7 +96,7 @@ export function notFound(reply: FastifyReply, entity: Entity, key: unknown): Fas
 }
 
 /** What Fastify's own client errors (an unparsable, too large or wrongly typed body) say. */
-const CLIENT_ERRORS: Readonly<Record<number, string>> = { 415: 'The body must be application/json.', 413: 'The body is too large.', 400: 'The body is not valid JSON.' };
+const CLIENT_ERRORS: Readonly<Record<number, string>> = { 415: routeProblems.bodyNotJson, 413: 'The body is too large.', 400: 'The body is not valid JSON.' };
 
 /**
  * The `errorHandler` of every generated route: a validation error is a 400 (or the 428 of a

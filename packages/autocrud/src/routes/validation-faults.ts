@@ -7,6 +7,8 @@ import type { Entity } from '../entity.js';
 import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/query.js';
 import { allowedText } from '../values/fields.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
+import { fillProblem } from '../answers.js';
+import { routeProblems } from '../errors.js';
 
 /** Where a parameter at fault is, named as Kit's own validation problems name it. */
 export type ParameterLocation = 'querystring' | 'params' | 'headers' | 'body';
@@ -55,7 +57,7 @@ function unknownQueryParameter(entity: Entity, name: string, hidden: ReadonlySet
   }
   const [, fieldName = '', op] = match;
   const field = entity.fields.find((f) => f.name === fieldName && !hidden?.has(f.name));
-  if (!field) return `names no field of ${entity.name}; fields: ${shownFields(entity, hidden)}`;
+  if (!field) return fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shownFields(entity, hidden) });
   if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op)) return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
   return `uses an operator that does not apply to the ${field.kind} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
 }
@@ -73,7 +75,7 @@ function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterP
   const name = pointerHead(e.instancePath);
   const filter = filters.get(name);
   // A filter on a hidden field is refused as one on a field that does not exist, whatever its value.
-  if (filter && hidden?.has(filter.field.name)) return { in: 'querystring', name, detail: `names no field of ${entity.name}; fields: ${shownFields(entity, hidden)}` };
+  if (filter && hidden?.has(filter.field.name)) return { in: 'querystring', name, detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shownFields(entity, hidden) }) };
   let detail: string;
   if (e.keyword === 'pattern' && filter) {
     const kind = filter.field.kind;
@@ -137,7 +139,7 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
   if (e.keyword === 'additionalProperties') {
     const name = String(e.params.additionalProperty);
     const known = entity.fields.some((f) => f.name === name);
-    return { in: 'body', name, detail: known ? 'is read-only' : `is not a field of ${entity.name}` };
+    return { in: 'body', name, detail: known ? 'is read-only' : fillProblem(routeProblems.notAField, { entity: entity.name }) };
   }
   if (e.keyword === 'required') return { in: 'body', name: String(e.params.missingProperty), detail: 'is required' };
   // The field, not a path inside a JSON field's value.
