@@ -13,7 +13,8 @@ import type { RouteAuthorization } from './authorize.js';
 import { badRequest, notFound } from './problems.js';
 import { openapiText } from './openapi-text.js';
 import { routeResponses } from './responses.js';
-import { keyParams, problemResponse, ref, type PageLimits } from './schemas.js';
+import { problemResponse } from './answer-schemas.js';
+import { keyParams, ref, type PageLimits } from './schemas.js';
 
 /** Everything the history route is made from. */
 export interface HistorySettings {

@@ -5,13 +5,14 @@
 import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
 import { CrudOperations } from '../operations.js';
-import { admit, refuse, type Access } from './authorize.js';
+import { admit, refuse, type Access } from './admission.js';
 import type { CursorCodec } from './cursor.js';
 import { includeParameters, includePaths, type RelationsOf } from './includes.js';
 import { listHandler, type ListRepository } from './list.js';
 import { openapiText } from './openapi-text.js';
 import { crudErrorHandler, notFound } from './problems.js';
-import { keyParams, listQuery, pageSchema, problemResponse, type PageLimits } from './schemas.js';
+import { problemResponse } from './answer-schemas.js';
+import { keyParams, listQuery, pageSchema, type PageLimits } from './schemas.js';
 import type { CrudValidation } from './validation.js';
 import type { onRequestHookHandler } from 'fastify';
 

@@ -3,7 +3,8 @@
 // unavailable or slow), a route by key's (400, 404) and a write's refusals (409, 412, 422, 428).
 import type { RouteAuthorization } from './authorize.js';
 import type { RouteContext, RowContext, WriteContext } from './route-context.js';
-import { problemResponse, ref, unprocessableResponse } from './schemas.js';
+import { problemResponse, unprocessableResponse } from './answer-schemas.js';
+import { ref } from './schemas.js';
 
 type Responses = Record<number, unknown>;
 

@@ -8,12 +8,14 @@ import { routeProblems } from '../errors.js';
 import { fillProblem } from '../answers.js';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
 import { valueType, ValueFault } from '../values/kinds.js';
-import { optionalToken, routeAuthorization, type RouteAuthorization } from './authorize.js';
+import { optionalToken } from './admission.js';
+import { routeAuthorization, type RouteAuthorization } from './authorize.js';
 import { readBody } from './body.js';
 import { etagOf, matchingVersions, parsePreconditions } from './conditional.js';
 import { includeParameters, includePaths, type IncludePath } from './includes.js';
 import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
-import { etagHeader, keyParams, listQuery, type FilterParameter } from './schemas.js';
+import { etagHeader } from './answer-schemas.js';
+import { keyParams, listQuery, type FilterParameter } from './schemas.js';
 import type { CrudRouteSettings } from './settings.js';
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */

@@ -3,7 +3,7 @@
 // entity's create.
 import type { Row } from '../../mapper/repository.js';
 import { CrudOperations } from '../../operations.js';
-import { admit, forbiddenWrite, refuse, withReferences } from '../authorize.js';
+import { admit, forbiddenWrite, refuse, withReferences } from '../admission.js';
 import { writeOptions } from '../changes.js';
 import { visible } from '../fields.js';
 import { badRequest } from '../problems.js';

@@ -8,7 +8,8 @@ import { rowsSchema } from '../batch.js';
 import type { NestedRelations } from '../nested-create.js';
 import { openapiText } from '../openapi-text.js';
 import { routeResponses } from '../responses.js';
-import { etagHeader, idempotencyHeaders, inputName, problemResponse, ref, RETRY_AFTER_HEADER, unprocessableResponse } from '../schemas.js';
+import { etagHeader, idempotencyHeaders, problemResponse, RETRY_AFTER_HEADER, unprocessableResponse } from '../answer-schemas.js';
+import { inputName, ref } from '../schemas.js';
 import { ON_CONFLICT, UPSERT_HEADERS } from './upsert.js';
 
 type Schema = Record<string, unknown>;

@@ -8,7 +8,7 @@ import { openapiText } from '../openapi-text.js';
 import { badRequest, notFound } from '../problems.js';
 import { byKeyResponses, rowResponse } from '../responses.js';
 import { documented, type ReadQuery, type RowContext } from '../route-context.js';
-import { ifNoneMatchHeaders } from '../schemas.js';
+import { ifNoneMatchHeaders } from '../answer-schemas.js';
 
 /** What the read by key needs of the list's query: the relations it may include, and their parameters. */
 export type GetNeeds = Pick<ReadQuery, 'includes' | 'includeQuery'>;

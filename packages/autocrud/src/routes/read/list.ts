@@ -5,7 +5,8 @@ import { listHandler } from '../list.js';
 import { openapiText } from '../openapi-text.js';
 import { routeResponses } from '../responses.js';
 import { documented, type ReadQuery, type RouteContext } from '../route-context.js';
-import { pageSchema, problemResponse, type PageLimits } from '../schemas.js';
+import { problemResponse } from '../answer-schemas.js';
+import { pageSchema, type PageLimits } from '../schemas.js';
 import type { CrudRouteSettings } from '../settings.js';
 
 /** What the list route needs besides the shared context: its query, the page limits and the cursors. */

@@ -7,7 +7,7 @@ import { openapiText } from '../openapi-text.js';
 import { notFound } from '../problems.js';
 import { rowResponse, writeResponses } from '../responses.js';
 import type { WriteContext } from '../route-context.js';
-import { ifMatchHeaders } from '../schemas.js';
+import { ifMatchHeaders } from '../answer-schemas.js';
 
 /**
  * The `headers` schema of a write by key: If-Match, where a write may be conditional (a version,
