@@ -1,5 +1,7 @@
 // @kit/autocrud's error catalogue: the codes it adds, and the core codes it throws too. The table
-// in docs/autocrud.md ("Errors") is generated from it (docs/test/error-catalogue.test.ts).
+// in docs/autocrud.md ("Errors") is generated from it (docs/test/error-catalogue.test.ts). A code
+// the generated routes answer also holds the problem texts of those answers (`problem`, filled by
+// answers.ts), and routeProblems holds the answers no code stands for: every text a client reads.
 //
 // Two prefixes, on purpose: KIT_ERR_DATABASE_* say what the database did or could not do with a
 // statement (unreachable, no free connection, too slow, a constraint, a value it refused); they
@@ -25,40 +27,73 @@ export const autoCrudErrors = errorCatalogue({
     status: 503,
     message: 'The database is unavailable ({reason}); the query was not run. It is retried on the next call.',
     when: 'a repository call while the database cannot be reached or is still starting; `DatabaseUnavailableError` (routes: 503 with `Retry-After`)',
+    problem: {
+      unavailable: 'The database is unavailable; try again later.',
+      lost: 'The database connection was lost while the request ran; a write may or may not have been applied. Try again in a moment.',
+    },
   },
   KIT_ERR_DATABASE_BUSY: {
     status: 503,
     message: 'No database connection became free within {waitedMs} ms (acquireTimeoutMs); the query was not run. Retry shortly, or raise poolSize.',
     when: 'no connection became free within `acquireTimeoutMs`: the database is up, only saturated; `DatabaseBusyError` (routes: 503 with `Retry-After: 1`)',
+    problem: { busy: 'The database is busy (no connection became free in time); nothing was done. Try again in a moment.' },
   },
   KIT_ERR_DATABASE_TIMEOUT: {
     status: 504,
     message: 'The statement ran longer than {limitMs} ms (statementTimeoutMs) and was cancelled; nothing of it was written.',
     when: 'a statement ran past `statementTimeoutMs` and was cancelled; `StatementTimeoutError`',
+    problem: { timeout: 'The database did not complete the request in time; it was cancelled and nothing of it was written.' },
   },
-  KIT_ERR_DATABASE_CONFLICT: { status: 409, when: 'a write refused by a unique or foreign-key constraint; `ConstraintViolationError`' },
+  KIT_ERR_DATABASE_CONFLICT: {
+    status: 409,
+    when: 'a write refused by a unique or foreign-key constraint; `ConstraintViolationError`',
+    problem: {
+      taken: 'A {entity} with this {fields} already exists ({rule}); nothing was written.',
+      unique: 'The {entity} conflicts with an existing one (a unique value is taken).',
+      foreignKey: 'The {entity} conflicts with related data.',
+      rowTaken: 'conflicts with an existing row: its {fields} {verb} taken ({rule})',
+      rowUnique: 'conflicts with an existing row (a unique value is taken)',
+      rowForeignKey: 'refers to a row that does not exist (a {entity} field names a missing row)',
+      fieldTaken: 'is taken by another row',
+    },
+  },
   KIT_ERR_DATABASE_INVALID_VALUE: {
     status: 400,
     message: 'The database refused a value: out of range for its column, or against a NOT NULL or CHECK constraint.',
     when: 'a write refused for a value out of range, or against a NOT NULL or CHECK constraint; `InvalidValueError`',
+    problem: {
+      invalid: 'A value cannot be stored in the {entity}: out of range for its column or against a database constraint.',
+      row: 'holds a value that cannot be stored: out of range for its column or against a database constraint',
+    },
   },
   // AutoCrud's own rules.
   KIT_ERR_AUTOCRUD_VERSION_CONFLICT: {
     status: 412,
     message: 'The row is at version {currentVersion}, not the one the write was conditioned on; nothing was written. Read it again and retry.',
     when: 'a conditional write (`ifVersion`, `If-Match`) found the row at another version; `VersionConflictError`',
+    problem: {
+      stale: 'The {entity} changed since it was read: it is at version {currentVersion} now, and nothing was written. Read it again and retry with its ETag.',
+      row: 'changed since it was read: it is at version {currentVersion} now',
+      rowAdvice: '{row} {detail}, and nothing was written. Read it again and retry with its version.',
+    },
   },
   KIT_ERR_AUTOCRUD_MISSING_REFERENCE: {
     status: 422,
     message: '{entity}.{field} names {target} {key}, which does not exist (or is deleted); nothing was written.',
     when: 'a write names, in a field that references another entity, a row that does not exist or is soft-deleted; `MissingReferenceError`',
+    problem: { missing: 'names {target} {key}, which does not exist' },
   },
   KIT_ERR_AUTOCRUD_STILL_REFERENCED: {
     status: 409,
     message: '{entity} {key} is still referred to by {referrer} {referrerKey} (field {field}); nothing was deleted. Delete or move those rows first, or declare onDelete: cascade or set null.',
     when: "a delete of a row other rows still refer to, under `onDelete: 'restrict'` (the default); `StillReferencedError`",
+    problem: { referred: "{entity} {key} is still referred to by {referrer} {referrerKey} (field '{field}'); nothing was deleted. Delete those rows first." },
   },
-  KIT_ERR_AUTOCRUD_SCHEMA: { status: 503, when: 'a table or column is missing or of an incompatible type; `SchemaMismatchError` (fails start-up; later, routes answer 503)' },
+  KIT_ERR_AUTOCRUD_SCHEMA: {
+    status: 503,
+    when: 'a table or column is missing or of an incompatible type; `SchemaMismatchError` (fails start-up; later, routes answer 503)',
+    problem: { notReady: 'The database is not ready for this resource; try again later.', log: 'AutoCrud: the database schema does not fit the entities' },
+  },
   KIT_ERR_AUTOCRUD_ENTITY: { when: '`defineEntity`, `@AutoCrud` (Create/Update with no writable field, unknown flags), two entities with one name' },
   KIT_ERR_AUTOCRUD_AUTHORIZATION: {
     when: '`@AutoCrud(..., { authorization })` that cannot be enforced as written: an empty rule set, an unknown field or rule option, a malformed claim path, a rule allowing an operation the class does not serve (the message names the option and its value)',
@@ -89,6 +124,10 @@ export const autoCrudErrors = errorCatalogue({
   KIT_ERR_AUTOCRUD_UNREPRESENTABLE: {
     status: 500,
     when: 'a read whose stored value Kit cannot answer exactly (a `bigint` past 2^53-1, `infinity`, text in another form than Kit writes, JSON text that does not parse); names the entity, field and row; `UnrepresentableValueError`',
+    problem: {
+      inexact: "A stored {entity} value cannot be answered exactly, so nothing was answered; the service's log names it.",
+      log: 'AutoCrud: a stored value cannot be answered exactly',
+    },
   },
   KIT_ERR_AUTOCRUD_MIGRATION: {
     when: "`writeMigration` refused a destructive change (a drop, a type change, a NOT NULL column without a default; the message lists each and what to do instead) or found migrations not yet applied; at start-up with `migrate: 'apply'`, a migration that failed (rolled back, named with its statement), a migrations directory that cannot be read or does not match the migrations run, or a migration lock not free within `migrationLockTimeoutMs`",
@@ -106,3 +145,39 @@ declare module '@kit/core' {
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging adds this package's codes
   interface KitErrorCodes extends Record<keyof typeof autoCrudErrors.codes, true> {}
 }
+
+/**
+ * The answers of the generated routes that no error code stands for (a missing row, a missing
+ * `If-Match`, the idempotency store's refusals): their problem `detail` templates, kept here beside
+ * the codes' own so that every text a client reads is in one file.
+ *
+ * @example
+ * ```ts
+ * fillProblem(routeProblems.notFound, { entity: 'Product', pk: 'id', key: '7' });   // 'No Product with id 7.'
+ * ```
+ */
+export const routeProblems = {
+  notFound: 'No {entity} with {pk} {key}.',
+  preconditionRequired: 'Writes to {entity} need If-Match: send the ETag of the row as read (GET answers it), so that no one else\'s write is overwritten.',
+  noEtag: '{entity} rows have no ETag, so If-Match cannot match; nothing was written.',
+  rowWithoutVersion: 'Row {row} has no {version}: writes to {entity} must say which version they change (the version read, as If-Match would). Nothing was written.',
+  rowMissing: 'does not exist (or is deleted)',
+  /** A row of a batch, and what is wrong with it. */
+  rowFault: '{row} {detail}; nothing was written.',
+  /** A body field, and what is wrong with it. */
+  fieldFault: "Body field '{field}' {detail}; nothing was written.",
+  idempotencyUnavailable: 'Idempotency-Key cannot be honoured right now (its store is unavailable); nothing was created. Try again later.',
+  idempotencyPending: 'A request with this Idempotency-Key is still in progress; nothing was created. Retry after it completes to get its answer.',
+  idempotencyMismatch: 'This Idempotency-Key was used for a {entity} with another body; nothing was created. Use a new key for a new {entity}.',
+  serverError: 'The request could not be completed.',
+  tokenRequired: 'A bearer token is required.',
+  bodyNotJson: 'The body must be application/json.',
+  /** What a parameter naming a field the entity does not have (or hides from the caller) is told. */
+  noSuchField: 'names no field of {entity}; fields: {fields}',
+  notAField: 'is not a field of {entity}',
+} as const;
+
+/** `Retry-After` of a 503 while the database is unavailable, in seconds. */
+export const RETRY_AFTER_SECONDS = 5;
+/** `Retry-After` of a 503 while the database is busy (no free connection), or one connection broke: it frees up in moments. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;

@@ -32,6 +32,7 @@ describe('autoCrudErrors: the declared status is the answered one', () => {
       const res = await app.inject(`/${i}`);
       const declared = (autoCrudErrors.codes[err.code as keyof typeof autoCrudErrors.codes] as KitErrorSpec).status;
       assert.equal(res.statusCode, declared, `${err.code} (${err.name})`);
+      assert.equal(err.httpStatus, declared, `${err.name} carries the status its code declares`);
       assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
       seen.add(err.code);
     }

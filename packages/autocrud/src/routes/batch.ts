@@ -6,10 +6,12 @@ import type { FastifyReply, FastifySchemaCompiler } from 'fastify';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
 import { KitError, sendProblem } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { BatchRowError, ConstraintViolationError, InvalidValueError, MissingReferenceError, VersionConflictError } from '../mapper/errors.js';
+import { routeProblems } from '../errors.js';
+import { fillProblem, isAnswerable } from '../answers.js';
+import { BatchRowError } from '../mapper/errors.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { readBody } from './body.js';
-import { badRequest, BATCH_ROW, conflictText, pointerTo, problem, rowPath, takenFields, type InvalidParameter } from './problems.js';
+import { badRequest, BATCH_ROW, problem, rowPath, sendShape } from './problems.js';
 
 /** The most rows one bulk create or bulk PATCH takes: above it, a 400 (nothing written). */
 export const MAX_BATCH_ROWS = 1000;
@@ -121,7 +123,7 @@ export function readChanges(entity: Entity, reply: FastifyReply, rows: readonly 
       delete rest[version];
     }
     if (requireVersion && held === undefined) {
-      sendProblem(reply, problem(428, `Row ${rowPath(i, '')} has no ${version ?? 'version'}: writes to ${entity.name} must say which version they change (the version read, as If-Match would). Nothing was written.`));
+      sendProblem(reply, problem(428, fillProblem(routeProblems.rowWithoutVersion, { row: rowPath(i, ''), version: version ?? 'version', entity: entity.name })));
       return undefined;
     }
     const key = pkType.fromJson(rawKey);
@@ -140,45 +142,26 @@ export function readChanges(entity: Entity, reply: FastifyReply, rows: readonly 
 }
 
 /**
- * Answers a batch whose row `err.index` failed (nothing was written): 400 for a value, 404 for a
- * missing row, 409 for a constraint, 412 for a stale version, 422 for a reference to a missing or
- * soft-deleted row (naming its field, `[3].customerId`); each names the row (`[3]`, or
- * `lines[3]` for a child of a nested create, whose entity `relations` gives). Anything else is
- * rethrown for the routes' error handler.
+ * Answers a batch whose row `err.index` failed (nothing was written): 404 for a missing row, else
+ * as the row's own error says it answers for a row ({@link Answerable}'s `rowProblem`: 400 for a
+ * value, 409 for a constraint, 412 for a stale version, 422 for a reference to a missing or
+ * soft-deleted row, naming its field, `[3].customerId`); each names the row (`[3]`, or `lines[3]`
+ * for a child of a nested create, whose entity `relations` gives). A row refused for its
+ * arguments is a 400 naming the row; anything else is rethrown for the routes' error handler.
  */
 export function sendBatchProblem(reply: FastifyReply, entity: Entity, err: unknown, keys?: readonly unknown[], relations?: ReadonlyMap<string, Entity>): FastifyReply {
   if (!(err instanceof BatchRowError)) throw err;
-  const row = rowPath(err.index, '', err.relation);
+  const path = rowPath(err.index, '', err.relation);
   const target = (err.relation === undefined ? entity : relations?.get(err.relation)) ?? entity;
   const key = keys?.[err.index];
-  const which = key === undefined ? `Row ${row}` : `Row ${row} (${entity.name} ${entity.primaryKey} ${JSON.stringify(key)})`;
-  const errors = (detail: string) => ({ errors: [{ in: 'body', name: row, pointer: pointerTo(row), detail }] });
+  const which = key === undefined ? `Row ${path}` : `Row ${path} (${entity.name} ${entity.primaryKey} ${JSON.stringify(key)})`;
   const cause = err.cause;
   if (err.missing) {
-    const detail = 'does not exist (or is deleted)';
-    return sendProblem(reply, problem(404, `${which} ${detail}; nothing was written.`, errors(detail)));
+    const detail = routeProblems.rowMissing;
+    return sendShape(reply, { status: 404, detail: fillProblem(routeProblems.rowFault, { row: which, detail }), errors: [{ name: path, detail }] });
   }
-  if (cause instanceof VersionConflictError) {
-    const detail = `changed since it was read: it is at version ${cause.currentVersion} now`;
-    return sendProblem(reply, problem(412, `${which} ${detail}, and nothing was written. Read it again and retry with its version.`, { ...errors(detail), currentVersion: cause.currentVersion }));
-  }
-  if (cause instanceof MissingReferenceError) {
-    const name = rowPath(err.index, cause.field, err.relation);
-    const detail = `names ${cause.target} ${JSON.stringify(cause.key)}, which does not exist`;
-    return sendProblem(reply, problem(422, `Body field '${name}' ${detail}; nothing was written.`, { errors: [{ in: 'body', name, pointer: pointerTo(name), detail }] }));
-  }
-  if (cause instanceof ConstraintViolationError) {
-    const fields = takenFields(target, cause);
-    const detail = fields ? `conflicts with an existing row: its ${fields.join(' and ')} ${fields.length === 1 ? 'is' : 'are'} taken (${conflictText(fields)})` : cause.kind === 'unique' ? 'conflicts with an existing row (a unique value is taken)' : `refers to a row that does not exist (a ${target.name} field names a missing row)`;
-    return sendProblem(reply, problem(409, `${which} ${detail}; nothing was written.`, errors(detail)));
-  }
-  if (cause instanceof InvalidValueError) {
-    const detail = 'holds a value that cannot be stored: out of range for its column or against a database constraint';
-    return sendProblem(reply, problem(400, `${which} ${detail}; nothing was written.`, errors(detail)));
-  }
-  if (cause instanceof KitError && cause.code === 'KIT_ERR_INVALID_ARGUMENT') {
-    const fault: InvalidParameter = { in: 'body', name: row, detail: cause.message };
-    return badRequest(reply, fault);
-  }
+  const shape = isAnswerable(cause) ? cause.rowProblem?.({ index: err.index, relation: err.relation, path, which, entity: target }) : undefined;
+  if (shape) return sendShape(reply, shape);
+  if (cause instanceof KitError && cause.code === 'KIT_ERR_INVALID_ARGUMENT') return badRequest(reply, { in: 'body', name: path, detail: cause.message });
   throw cause;
 }

@@ -8,6 +8,7 @@ import type { Entity } from '../entity.js';
 import { ValueFault } from '../values/kinds.js';
 import { fieldValue } from '../values/fields.js';
 import { BodyKeyError, problem, type InvalidParameter } from './problems.js';
+import { routeProblems } from '../errors.js';
 
 /** The body in Kit's form, or the field at fault. */
 export function readBody(entity: Entity, body: Readonly<Record<string, unknown>>): { values: Record<string, unknown> } | { fault: InvalidParameter } {
@@ -39,7 +40,7 @@ const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 export function requireJson(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const type = request.headers['content-type'];
   // Answered: Fastify goes no further (and the hook must not call done).
-  if (type !== undefined && !JSON_MEDIA.test(type)) sendProblem(reply, problem(415, 'The body must be application/json.'));
+  if (type !== undefined && !JSON_MEDIA.test(type)) sendProblem(reply, problem(415, routeProblems.bodyNotJson));
   else done();
 }
 

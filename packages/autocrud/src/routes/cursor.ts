@@ -21,8 +21,8 @@ export interface CursorCodec {
 
 /** A codec keyed by `secret`, or by 32 random bytes of this process when there is none. */
 export function cursorCodec(secret: string | undefined): CursorCodec {
-  // A KeyObject made once: given raw bytes, createHmac makes one at every call (about 20 µs more per
-  // list answer on Node 24, bench/RESULTS-autocrud.md).
+  // A KeyObject made once: given raw bytes, createHmac makes one at every call, a cost paid by
+  // every list answer.
   const key = createSecretKey(secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8'));
   const tag = (scope: string, payload: string) => createHmac('sha256', key).update(`${FORMAT}\0${scope}\0${payload}`).digest().subarray(0, TAG_BYTES);
   return {

@@ -11,8 +11,10 @@ import { MAX_CURSOR_LENGTH, type CursorCodec } from './cursor.js';
 import type { ListRepository } from './list.js';
 import type { RouteAuthorization } from './authorize.js';
 import { badRequest, notFound } from './problems.js';
+import { openapiText } from './openapi-text.js';
 import { routeResponses } from './responses.js';
-import { keyParams, problemResponse, ref, type PageLimits } from './schemas.js';
+import { problemResponse } from './answer-schemas.js';
+import { keyParams, ref, type PageLimits } from './schemas.js';
 
 /** Everything the history route is made from. */
 export interface HistorySettings {
@@ -48,13 +50,13 @@ const NEWEST_FIRST = [{ field: 'id', descending: true }] as const;
 /** The page answer: the KitChange component's rows. */
 function historyPage(): Record<string, unknown> {
   return {
-    description: 'The changes, newest first.',
+    description: openapiText.history.ok,
     type: 'object',
     required: ['items', 'pageSize', 'next'],
     properties: {
       items: { type: 'array', items: ref(ChangeHistory.name) },
-      pageSize: { type: 'integer', description: 'The page size in effect (the requested one, capped).' },
-      next: { type: ['string', 'null'], description: 'The cursor of the next (older) page: pass it as `after`; null exactly when no change follows.' },
+      pageSize: { type: 'integer', description: openapiText.history.pageSize },
+      next: { type: ['string', 'null'], description: openapiText.history.next },
     },
   };
 }
@@ -68,15 +70,15 @@ export function historyRoute(settings: HistorySettings, common: Partial<RouteOpt
     method: 'GET',
     url: `{${entity.primaryKey}}/history`,
     schema: {
-      summary: `The change history of a ${entity.name}, newest first`,
-      description: `Every recorded write of the row (create, update, patch, delete, softDelete), including after it was deleted: which fields changed, from what to what (sensitive fields are listed without values), the versions, the database's time, and the request's correlation id, subject and trace id. A row with no recorded change answers an empty page. Paging: pageSize, and after=<the next of the previous page>.`,
+      summary: openapiText.history.summary(entity),
+      description: openapiText.history.description,
       params: keyParams(entity),
       querystring: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          pageSize: { type: 'integer', minimum: 1, maximum: limits.maxPageSize, default: limits.defaultPageSize, description: `Changes per page (at most ${limits.maxPageSize}).` },
-          after: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH, description: 'The `next` of the previous page.' },
+          pageSize: { type: 'integer', minimum: 1, maximum: limits.maxPageSize, default: limits.defaultPageSize, description: openapiText.history.pageSizeParameter(limits.maxPageSize) },
+          after: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH, description: openapiText.history.afterParameter },
         },
       },
       ...authz.schema(readFlag),

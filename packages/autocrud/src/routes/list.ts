@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, ListOptions, SortKey } from '../mapper/sql/query.js';
 import type { Row } from '../mapper/repository.js';
-import { scopeIncludes, visible, type Access } from './authorize.js';
+import type { Access } from './admission.js';
+import { scopeIncludes, visible } from './authorize.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
@@ -13,6 +14,8 @@ import { readIncludes, shapeRow, type IncludePath } from './includes.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
+import { fillProblem } from '../answers.js';
+import { routeProblems } from '../errors.js';
 
 /** What the list route needs of the mapper. */
 export interface ListRepository {
@@ -106,7 +109,7 @@ function hiddenParameter(entity: Entity, query: Record<string, unknown>, filters
   const shown = entity.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name).join(', ');
   for (const name of Object.keys(query)) {
     const filter = filters.get(name);
-    if (filter && hidden.has(filter.field.name)) return { in: 'querystring', name, detail: `names no field of ${entity.name}; fields: ${shown}` };
+    if (filter && hidden.has(filter.field.name)) return { in: 'querystring', name, detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shown }) };
   }
   if (typeof query.sort === 'string' && query.sort.split(',').some((key) => hidden.has(key.startsWith('-') ? key.slice(1) : key))) return { in: 'querystring', name: 'sort', detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -` };
   return undefined;

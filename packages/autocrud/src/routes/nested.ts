@@ -5,12 +5,14 @@
 import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
 import { CrudOperations } from '../operations.js';
-import { admit, refuse, type Access } from './authorize.js';
+import { admit, refuse, type Access } from './admission.js';
 import type { CursorCodec } from './cursor.js';
 import { includeParameters, includePaths, type RelationsOf } from './includes.js';
 import { listHandler, type ListRepository } from './list.js';
+import { openapiText } from './openapi-text.js';
 import { crudErrorHandler, notFound } from './problems.js';
-import { keyParams, listQuery, pageSchema, problemResponse, type PageLimits } from './schemas.js';
+import { problemResponse } from './answer-schemas.js';
+import { keyParams, listQuery, pageSchema, type PageLimits } from './schemas.js';
 import type { CrudValidation } from './validation.js';
 import type { onRequestHookHandler } from 'fastify';
 
@@ -72,8 +74,8 @@ export function nestedRoutes(settings: NestedRouteSettings): RouteOptions[] {
       validatorCompiler: validation.compiler,
       ...(onRequest.length > 0 ? { onRequest } : {}),
       schema: {
-        summary: `List the ${child.name} rows of one ${entity.name}, a page at a time`,
-        description: `The ${child.name} list (its filters, sort, paging, cursors, fields and include) restricted to the rows whose ${relation.field} is this ${entity.name}'s ${entity.primaryKey}. 404 when the ${entity.name} does not exist or was deleted.`,
+        summary: openapiText.nested.summary(entity, child),
+        description: openapiText.nested.description(entity, child, relation.field),
         params: keyParams(entity),
         querystring,
         response: { 200: pageSchema(child), 400: problemResponse(400), ...(rules || settings.onRequest ? { 403: problemResponse(403) } : {}), 404: problemResponse(404), 503: problemResponse(503), 504: problemResponse(504) },

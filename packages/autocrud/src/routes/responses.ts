@@ -2,8 +2,9 @@
 // once: those every route may give (403 under authorization, 503 and 504 when the database is
 // unavailable or slow), a route by key's (400, 404) and a write's refusals (409, 412, 422, 428).
 import type { RouteAuthorization } from './authorize.js';
-import type { RouteContext } from './route-context.js';
-import { problemResponse, ref, unprocessableResponse } from './schemas.js';
+import type { RouteContext, RowContext, WriteContext } from './route-context.js';
+import { problemResponse, unprocessableResponse } from './answer-schemas.js';
+import { ref } from './schemas.js';
 
 type Responses = Record<number, unknown>;
 
@@ -22,8 +23,9 @@ export function byKeyResponses(context: RouteContext): Responses {
  * for a constraint, 412 when it may be conditional (a version, or requireIfMatch) and 428 under
  * requireIfMatch; with a `body`, the 422 naming a missing reference.
  */
-export function writeResponses(context: RouteContext, body: boolean): Responses {
-  const { entity, version, requireIfMatch } = context;
+export function writeResponses(context: WriteContext, body: boolean): Responses {
+  const { entity, requireIfMatch } = context;
+  const version = entity.version;
   return {
     409: problemResponse(409),
     ...(body ? unprocessableResponse(entity) : {}),
@@ -34,6 +36,6 @@ export function writeResponses(context: RouteContext, body: boolean): Responses 
 }
 
 /** One row answered by key: the entity's component, with its ETag header when the entity has a version. */
-export function rowResponse(context: RouteContext, description: string): Record<string, unknown> {
+export function rowResponse(context: RowContext, description: string): Record<string, unknown> {
   return { description, ...context.rowHeaders, ...ref(context.entity.name) };
 }

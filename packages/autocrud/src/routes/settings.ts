@@ -1,5 +1,5 @@
 // What the generated routes of one entity are made from: the repository's operations they call
-// (nothing of SQL) and the settings of the @AutoCrud class. Shared by routes.ts and create.ts.
+// (nothing of SQL) and the settings of the @AutoCrud class. Shared by routes.ts and create/route.ts.
 import type { onRequestHookHandler } from 'fastify';
 import type { ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
@@ -7,7 +7,7 @@ import type { Scope } from '../mapper/sql/query.js';
 import type { CallOptions, EntityRepository, ReadOptions, Row, UpsertedRow, UpsertResolution, WriteOptions } from '../mapper/repository.js';
 import type { RowChange } from './batch.js';
 import type { CursorCodec } from './cursor.js';
-import type { IdempotencySettings } from './idempotency.js';
+import type { IdempotencySettings } from './create/idempotent.js';
 import type { RelationsOf } from './includes.js';
 import type { ListRepository } from './list.js';
 import type { NestedRelations } from './nested-create.js';

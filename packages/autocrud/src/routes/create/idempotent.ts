@@ -6,8 +6,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type IIdempotencyStore, type JsonValue } from '@kit/core';
-import type { Entity } from '../entity.js';
-import { badRequest, problem, RETRY_AFTER_SECONDS } from './problems.js';
+import type { Entity } from '../../entity.js';
+import { RETRY_AFTER_SECONDS, routeProblems } from '../../errors.js';
+import { fillProblem } from '../../answers.js';
+import { badRequest, problem } from '../problems.js';
 
 /** How idempotent creates behave (resolved from the options). */
 export interface IdempotencySettings {
@@ -117,7 +119,7 @@ export async function idempotentCreate(
     reservation = await settings.store.reserve(key, { ttlMs: settings.reservationTtlMs, fingerprint: fingerprint(scope.entity, scope.body, scope.extra) });
   } catch (err) {
     request.log.warn({ err }, 'AutoCrud: the idempotency store failed; the create was not run');
-    return sendProblem(reply, problem(503, 'Idempotency-Key cannot be honoured right now (its store is unavailable); nothing was created. Try again later.'), {
+    return sendProblem(reply, problem(503, routeProblems.idempotencyUnavailable), {
       'retry-after': String(RETRY_AFTER_SECONDS),
     });
   }
@@ -125,11 +127,11 @@ export async function idempotentCreate(
     case 'completed':
       return send(reply, reservation.response as StoredAnswer, true);
     case 'pending':
-      return sendProblem(reply, problem(409, `A request with this Idempotency-Key is still in progress; nothing was created. Retry after it completes to get its answer.`), {
+      return sendProblem(reply, problem(409, routeProblems.idempotencyPending), {
         'retry-after': String(Math.max(1, Math.ceil(reservation.retryAfterMs / 1000))),
       });
     case 'mismatch':
-      return sendProblem(reply, problem(422, `This Idempotency-Key was used for a ${scope.entity.name} with another body; nothing was created. Use a new key for a new ${scope.entity.name}.`));
+      return sendProblem(reply, problem(422, fillProblem(routeProblems.idempotencyMismatch, { entity: scope.entity.name })));
   }
   request.log.debug({ idempotencyKey: scope.key, prefix: scope.prefix }, 'AutoCrud: Idempotency-Key reserved; creating');
   let answer: CreatedAnswer;

@@ -1,0 +1,178 @@
+// Fastify's validation errors (ajv's, for the query, the path, the headers and the body) as the one
+// parameter at fault, named as the client wrote it (`filter[price][gt]`, `[3].price`,
+// `lines[3].quantity`, `Idempotency-Key`) and explained in words that say what the parameter takes.
+// The routes' error handler (problems.ts) answers it as a 400.
+import type { FastifyError } from 'fastify';
+import type { Entity } from '../entity.js';
+import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/sql/query.js';
+import { allowedText } from '../values/fields.js';
+import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
+import { fillProblem } from '../answers.js';
+import { routeProblems } from '../errors.js';
+
+/** Where a parameter at fault is, named as Kit's own validation problems name it. */
+export type ParameterLocation = 'querystring' | 'params' | 'headers' | 'body';
+
+/** One parameter at fault, as the 400 answer's `errors` lists it (with a JSON pointer added, as in Kit's own problems). */
+export interface InvalidParameter {
+  readonly in: ParameterLocation;
+  readonly name: string;
+  readonly detail: string;
+}
+
+/** A JSON Pointer's first segment, unescaped (`/filter[a]~1b` -> `filter[a]/b`). */
+function pointerHead(pointer: string): string {
+  const head = pointer.split('/')[1] ?? '';
+  return head.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** One of ajv's errors, as far as the descriptions read it. */
+export interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const ARTICLE: Readonly<Record<string, string>> = { integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'a JSON object', array: 'an array', null: 'null' };
+
+function typeText(params: Record<string, unknown>): string {
+  const types = String(params.type).split(',');
+  return `must be ${types.map((t) => ARTICLE[t] ?? t).join(' or ')}`;
+}
+
+/** Why a query parameter the schema does not list is refused, as precisely as its name allows. */
+function unknownQueryParameter(entity: Entity, name: string, hidden: ReadonlySet<string> | undefined): string {
+  const alternative = /^filter\[or\](?:\[([^\]]*)\](.*))?$/.exec(name);
+  if (alternative) {
+    const [, index = '', rest = ''] = alternative;
+    if (!/^\d+$/.test(index) || Number(index) >= MAX_ALTERNATIVES) return `is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to ${MAX_ALTERNATIVES - 1} (at most ${MAX_ALTERNATIVES} alternatives)`;
+    if (rest.startsWith('[or]')) return 'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])';
+    return unknownQueryParameter(entity, `filter${rest}`, hidden);
+  }
+  const match = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/.exec(name);
+  if (!match) {
+    if (name.startsWith('filter')) return 'is malformed: write filter[field]=value or filter[field][operator]=value';
+    return 'is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator]';
+  }
+  const [, fieldName = '', op] = match;
+  const field = entity.fields.find((f) => f.name === fieldName && !hidden?.has(f.name));
+  if (!field) return fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shownFields(entity, hidden) });
+  if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op)) return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
+  return `uses an operator that does not apply to the ${field.kind} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
+}
+
+/** The fields a caller may see, as the 400s list them (`hidden`: the fields its authorization rule hides). */
+function shownFields(entity: Entity, hidden: ReadonlySet<string> | undefined): string {
+  return entity.fields.filter((f) => !hidden?.has(f.name)).map((f) => f.name).join(', ');
+}
+
+function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, e: AjvError, hidden: ReadonlySet<string> | undefined): InvalidParameter {
+  if (e.keyword === 'additionalProperties') {
+    const name = String(e.params.additionalProperty);
+    return { in: 'querystring', name, detail: unknownQueryParameter(entity, name, hidden) };
+  }
+  const name = pointerHead(e.instancePath);
+  const filter = filters.get(name);
+  // A filter on a hidden field is refused as one on a field that does not exist, whatever its value.
+  if (filter && hidden?.has(filter.field.name)) return { in: 'querystring', name, detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shownFields(entity, hidden) }) };
+  let detail: string;
+  if (e.keyword === 'pattern' && filter) {
+    const kind = filter.field.kind;
+    detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${kind === 'uuid' ? 'UUID' : kind} values${kind === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
+  } else if (e.keyword === 'pattern' && name === 'sort') {
+    detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each optionally prefixed with -`;
+  } else if ((e.keyword === 'pattern' || e.keyword === 'maxLength' || e.keyword === 'minLength') && name === 'fields') {
+    detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each at most once`;
+  } else if (e.keyword === 'type') {
+    detail = typeText(e.params);
+  } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+    detail = allowedText(e.params.allowedValues as string[]);
+  } else if (e.keyword === 'maxLength' && filter) {
+    detail = `must be at most ${String(e.params.limit)} characters`;
+  } else {
+    detail = e.message ?? 'is not valid';
+  }
+  return { in: 'querystring', name, detail };
+}
+
+/**
+ * Marks an ajv error of one row of an array body, so that the answer names the row (`[3].price`).
+ *
+ * @example
+ * ```ts
+ * const marked = { ...error, params: { ...error.params, [BATCH_ROW]: 3 } };
+ * ```
+ */
+export const BATCH_ROW = 'kitBatchRow';
+
+/**
+ * Marks an ajv error of one relation's rows of a nested create (`{ name, entity }`), so that the answer names it (`lines[3].quantity`).
+ *
+ * @example
+ * ```ts
+ * const marked = { ...error, params: { ...error.params, [BATCH_ROW]: 3, [BATCH_RELATION]: { name: 'lines', entity: line } } };
+ * ```
+ */
+export const BATCH_RELATION = 'kitBatchRelation';
+
+/**
+ * A row's field as the client wrote it: `[3].price`, or `[3]` for the row itself; `lines[3].quantity` in a relation.
+ *
+ * @example
+ * ```ts
+ * rowPath(3, 'quantity', 'lines');   // 'lines[3].quantity'
+ * ```
+ */
+export function rowPath(index: number, name: string, relation?: string): string {
+  const row = `${relation ?? ''}[${index}]`;
+  return name === '' ? row : `${row}.${name}`;
+}
+
+function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
+  const row = e.params[BATCH_ROW];
+  if (typeof row === 'number') {
+    const relation = e.params[BATCH_RELATION] as { name: string; entity: Entity } | undefined;
+    const fault = describeBodyError(relation?.entity ?? entity, { ...e, params: { ...e.params, [BATCH_ROW]: undefined, [BATCH_RELATION]: undefined } });
+    return { ...fault, name: rowPath(row, fault.name, relation?.name) };
+  }
+  if (e.keyword === 'additionalProperties') {
+    const name = String(e.params.additionalProperty);
+    const known = entity.fields.some((f) => f.name === name);
+    return { in: 'body', name, detail: known ? 'is read-only' : fillProblem(routeProblems.notAField, { entity: entity.name }) };
+  }
+  if (e.keyword === 'required') return { in: 'body', name: String(e.params.missingProperty), detail: 'is required' };
+  // The field, not a path inside a JSON field's value.
+  const name = pointerHead(e.instancePath);
+  const inner = e.instancePath.slice(name.length + 1);
+  const detail = e.keyword === 'type' ? typeText(e.params) : e.keyword === 'enum' && Array.isArray(e.params.allowedValues) ? allowedText(e.params.allowedValues as string[]) : (e.message ?? 'is not valid');
+  return { in: 'body', name, detail: inner ? `does not match its schema at ${inner}: ${detail}` : detail };
+}
+
+/** A header as documented (`Idempotency-Key`), from ajv's lower-case name. */
+function headerName(e: AjvError): string {
+  const name = e.keyword === 'required' ? String(e.params.missingProperty) : pointerHead(e.instancePath);
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+}
+
+/**
+ * The parameter at fault in Fastify's validation error, named and explained as the client wrote it.
+ *
+ * @example
+ * ```ts
+ * const fault = describeValidation(entity, filters, error, undefined);   // { in: 'querystring', name: 'pageSize', detail: 'must be an integer' }
+ * ```
+ */
+export function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, error: FastifyError, hidden: ReadonlySet<string> | undefined): InvalidParameter {
+  const first = (error.validation?.[0] ?? { keyword: '', instancePath: '', params: {} }) as unknown as AjvError;
+  switch (error.validationContext) {
+    case 'querystring':
+      return describeQueryError(entity, filters, first, hidden);
+    case 'params':
+      return { in: 'params', name: pointerHead(first.instancePath), detail: first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid') };
+    case 'headers':
+      return { in: 'headers', name: headerName(first), detail: first.keyword === 'pattern' ? 'must be 1 to 255 visible ASCII characters (a UUID, for example)' : (first.message ?? 'is not valid') };
+    default:
+      return describeBodyError(entity, first);
+  }
+}
