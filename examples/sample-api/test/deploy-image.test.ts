@@ -13,9 +13,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { PostgresServer, skipPostgres } from '../../../packages/autocrud/test/postgres-server.ts';
-import { freePort, RedisServer, skipRedis } from '../../../packages/store-redis/test/redis-server.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { PostgresServer, skipPostgres } from '@kit/test-support/postgres';
+import { freePort } from '@kit/test-support/ports';
+import { RedisServer, skipRedis } from '@kit/test-support/redis';
 import { buildFromDockerfile, type BuiltImage } from './fleet/dockerfile.ts';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));

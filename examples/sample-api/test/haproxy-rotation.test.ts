@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../../packages/store-redis/test/redis-server.ts';
-import { FRONTENDS, Haproxy, skipHaproxy } from './fleet/haproxy.ts';
+import { freePort } from '@kit/test-support/ports';
+import { FRONTENDS, Haproxy, skipHaproxy } from '@kit/test-support/haproxy';
 
 // Checks every 200 ms, out after 3 failures in a row, back after 1 success.
 const PROBE = { intervalMs: 200, fall: 3, rise: 1, timeoutMs: 1000 };

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { crudApp, NotesEndpoint, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 
 const MARGIN_MS = 600;
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
+import { startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
 import type { Writers } from './outbox-writers.ts';
 
 const fixture = path.join(import.meta.dirname, 'fixtures', 'outbox-host.ts');

@@ -11,7 +11,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit, type AuditLogEntry, type IAuditSink } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { exporter, provider } from './otel-sdk.ts';
 
 const Gadget = defineEntity({

@@ -11,7 +11,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, AuditTrailFormat, useKit, type AuditLogEntry } from '@kit/core';
-import { AUDIENCE, TestAuthority } from './jwt-authority.js';
+import { AUDIENCE, TestAuthority } from '@kit/test-support/jwt-authority';
 import { auditApp, LogCapture, portOf, RecordingSink, settle, waitFor, type LogLine } from './audit-helpers.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

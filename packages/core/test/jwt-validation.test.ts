@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { CompactSign, exportSPKI, SignJWT } from 'jose';
-import { AUDIENCE, b64url, jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from './jwt-authority.js';
+import { AUDIENCE, b64url, jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from '@kit/test-support/jwt-authority';
 
 const CHALLENGE = /^Bearer error="invalid_token", error_description="[^"\\]+"$/;
 

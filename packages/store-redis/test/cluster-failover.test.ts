@@ -10,8 +10,8 @@ import { addKit, useKit } from '@kit/core';
 import { addKitStore, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
 import { describeRun, runFailover } from './failover.ts';
 import { evaluateRedisCheck } from './health.ts';
-import { ask, RedisCluster, waitFor } from './redis-cluster.ts';
-import { describeRedis } from './redis-server.ts';
+import { ask, RedisCluster, waitFor } from '@kit/test-support/redis-cluster';
+import { describeRedis } from '@kit/test-support/redis';
 
 const NODE_TIMEOUT_MS = 1000;
 const LIMIT = 300;

@@ -8,12 +8,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Cluster } from 'ioredis';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
-import { storeConformance } from '../../core/test/store-conformance.ts';
+import { storeConformance } from '@kit/test-support/store-conformance';
 import type { LuaScript } from '../src/scripts.ts';
 import * as scripts from '../src/scripts.ts';
 import { evaluateRedisCheck } from './health.ts';
-import { ask, RedisCluster, waitFor } from './redis-cluster.ts';
-import { connectedStores, describeRedis, skipRedis } from './redis-server.ts';
+import { ask, RedisCluster, waitFor } from '@kit/test-support/redis-cluster';
+import { connectedStores, describeRedis, skipRedis } from '@kit/test-support/redis';
 
 let started: Promise<RedisCluster> | undefined;
 /** One cluster for the whole file, started by whichever suite needs it first. */

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, StoreUnavailableError, useKit, type IRateLimitStore } from '@kit/core';
 import { addKitStore, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
-import { describeRedis, RedisServer } from './redis-server.ts';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
 
 const CHECK_TIMEOUT_MS = 500;
 const COMMAND_TIMEOUT_MS = 300;

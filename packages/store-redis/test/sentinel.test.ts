@@ -7,12 +7,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
-import { storeConformance } from '../../core/test/store-conformance.ts';
+import { storeConformance } from '@kit/test-support/store-conformance';
 import { describeRun, runFailover } from './failover.ts';
 import { evaluateRedisCheck } from './health.ts';
-import { ask, waitFor } from './redis-cluster.ts';
-import { connectedStores, describeRedis, skipRedis } from './redis-server.ts';
-import { RedisSentinelGroup } from './redis-sentinel.ts';
+import { ask, waitFor } from '@kit/test-support/redis-cluster';
+import { connectedStores, describeRedis, skipRedis } from '@kit/test-support/redis';
+import { RedisSentinelGroup } from '@kit/test-support/redis-sentinel';
 
 const LIMIT = 300;
 const CONCURRENCY = 8;

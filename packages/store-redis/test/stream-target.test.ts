@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRedisStores, redisStreamTarget, type KitRedisStore } from '@kit/store-redis';
-import { describeRedis, RedisServer } from './redis-server.ts';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
 
 describeRedis('redisStreamTarget', () => {
   let redis: RedisServer;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it, type SuiteContext } from 'node:test';
 import pg from 'pg';
-import { freePort } from '../../store-redis/test/redis-server.ts';
+import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
 const inCi = process.env.CI === 'true';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '..', '..', '..');
 const STDERR_TAIL = 8000;
 /** A loaded CI machine compiles the fixture with tsx first, and PGlite may run initdb. */
 const START_MS = 90_000;

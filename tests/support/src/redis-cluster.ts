@@ -4,7 +4,7 @@
 // Start-up waits until every node reports cluster_state:ok and every replica is in sync.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { RedisServer } from './redis-server.ts';
+import { RedisServer } from './redis.ts';
 
 const SLOTS = 16384;
 

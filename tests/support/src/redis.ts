@@ -3,12 +3,13 @@
 // with CI=true it fails them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, type SuiteContext } from 'node:test';
 import { Cluster, type Redis } from 'ioredis';
+import { freePort } from './ports.ts';
 
 function executable(file: string): boolean {
   try {
@@ -37,18 +38,6 @@ const inCi = process.env.CI === 'true';
  * otherwise. In CI a missing server is not skipped: `RedisServer.start` throws and the suite fails.
  */
 export const skipRedis: string | false = !redisServerBin && !inCi ? 'redis-server not installed' : false;
-
-/** A free TCP port on 127.0.0.1 (bound and released; redis-server binds it right after). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Sends PING over a raw socket; true on any Redis reply (+PONG, or -NOAUTH when a password is set). */
 async function answersPing(port: number): Promise<boolean> {

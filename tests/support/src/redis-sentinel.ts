@@ -5,7 +5,8 @@
 // start at once instead of after the ten seconds of discovery.
 import { randomBytes } from 'node:crypto';
 import { ask, waitFor } from './redis-cluster.ts';
-import { freePort, RedisServer } from './redis-server.ts';
+import { freePort } from './ports.ts';
+import { RedisServer } from './redis.ts';
 
 export interface SentinelGroupOptions {
   /** The master group's name (default `kitmaster`). */
