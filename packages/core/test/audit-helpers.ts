@@ -113,15 +113,6 @@ export function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Polls `predicate` every 5 ms until it holds or `timeoutMs` passes. */
-export async function waitFor(predicate: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 /** A sink that records every call. `writeBatchAsync` is present unless `batch` is false. */
 export class RecordingSink implements IAuditSink {
   readonly entries: AuditLogEntry[] = [];
