@@ -1,5 +1,5 @@
-// What an entry says beside the spec's fields (issue 11, items 8 and 9): the route pattern next to
-// the raw path, when the request started, the authenticated subject, and the W3C trace context,
+// What an entry says beside the spec's fields, so an operator can join it to routes, users and
+// traces without the application's logs: the route pattern next to the raw path, when the request started, the authenticated subject, and the W3C trace context,
 // from an incoming `traceparent` and from the real OpenTelemetry SDK.
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -1,5 +1,5 @@
-// A sink that hangs at shutdown (issue 12, item 7): graceful shutdown must say that the audit
-// flush timed out (not that requests did not drain), count the abandoned entries as failed, and
+// A sink that hangs at shutdown, so the operator reading the shutdown log blames the sink and not
+// the traffic: graceful shutdown must say that the audit flush timed out (not that requests did not drain), count the abandoned entries as failed, and
 // not take longer than its drain timeout because of the sink.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
