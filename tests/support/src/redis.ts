@@ -2,42 +2,30 @@
 // system service. Outside CI a missing redis-server skips the Redis tests (reported as skipped);
 // with CI=true it fails them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, it, type SuiteContext } from 'node:test';
+import type { SuiteContext } from 'node:test';
 import { Cluster, type Redis } from 'ioredis';
+import { executable, inCi, onPath, describeWithServer, skipWithout } from './binaries.ts';
 import { freePort } from './ports.ts';
-
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `KIT_REDIS_SERVER` when set (a path; a missing one counts as not installed), else `redis-server` on PATH. */
 export function findRedisServer(): string | undefined {
   const explicit = process.env.KIT_REDIS_SERVER;
   if (explicit !== undefined) return executable(explicit) ? explicit : undefined;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin'])) {
-    if (dir && executable(path.join(dir, 'redis-server'))) return path.join(dir, 'redis-server');
-  }
-  return undefined;
+  return onPath('redis-server', ['/usr/bin', '/usr/local/bin', '/usr/sbin']);
 }
 
 export const redisServerBin = findRedisServer();
-const inCi = process.env.CI === 'true';
 
 /**
  * The `skip` option for Redis suites: a reason outside CI when redis-server is missing, `false`
  * otherwise. In CI a missing server is not skipped: `RedisServer.start` throws and the suite fails.
  */
-export const skipRedis: string | false = !redisServerBin && !inCi ? 'redis-server not installed' : false;
+export const skipRedis: string | false = skipWithout(redisServerBin, 'redis-server not installed');
 
 /** Sends PING over a raw socket; true on any Redis reply (+PONG, or -NOAUTH when a password is set). */
 async function answersPing(port: number): Promise<boolean> {
@@ -194,9 +182,7 @@ export class RedisServer {
  * test that reports itself skipped with the reason, so the summary counts it under "skipped".
  */
 export function describeRedis(name: string, fn: (s: SuiteContext) => void | Promise<void>): void {
-  const reason = skipRedis;
-  if (reason) it(name, (t) => t.skip(reason));
-  else describe(name, fn);
+  describeWithServer(skipRedis, name, fn);
 }
 
 /**
