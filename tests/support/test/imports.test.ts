@@ -1,7 +1,8 @@
 // What the tests share lives in @kit/test-support and is imported by its package name. This test
 // keeps it that way: a test file that reaches into another package's test folder (or scripts/)
 // by relative path ties two packages' test layouts together so that moving one breaks the other,
-// and a second polling helper next to `until` is how seven variants with six signatures grew.
+// and a second polling helper next to `until` (or a second kitApp) is how seven variants with six
+// signatures grew.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -97,6 +98,11 @@ describe('test support imports', () => {
   it('one polling helper: `until` in tests/support/src/until.ts, no other definition of an until-like helper', () => {
     const definitions = files.filter((file) => POLLER.test(readFileSync(path.join(repo, file), 'utf8')));
     assert.deepEqual(definitions, [path.join('tests', 'support', 'src', 'until.ts')]);
+  });
+
+  it('one kitApp: the addKit/useKit wiring of test apps lives in tests/support/src/kit-app.ts', () => {
+    const definitions = files.filter((file) => /^\s*(?:export\s+)?(?:async\s+)?function\s+kitApp\b|^\s*(?:export\s+)?const\s+kitApp\s*=/m.test(readFileSync(path.join(repo, file), 'utf8')));
+    assert.deepEqual(definitions, [path.join('tests', 'support', 'src', 'kit-app.ts')]);
   });
 
   it('the check sees a second polling helper when there is one', () => {
