@@ -67,6 +67,9 @@ const POLLER = new RegExp(
   'm',
 );
 
+/** A reference to a numbered issue or review item: "issue 23", "issues 11", "(#17)", "round 3 issue". */
+const ISSUE_NUMBER = /\bissues? #?\d+|\bround \d+ issue|(?<![\w#&/])#\d{1,4}\b(?![\w'"`-])/i;
+
 describe('test support imports', () => {
   const files = testSources();
 
@@ -103,6 +106,25 @@ describe('test support imports', () => {
   it('one kitApp: the addKit/useKit wiring of test apps lives in tests/support/src/kit-app.ts', () => {
     const definitions = files.filter((file) => /^\s*(?:export\s+)?(?:async\s+)?function\s+kitApp\b|^\s*(?:export\s+)?const\s+kitApp\s*=/m.test(readFileSync(path.join(repo, file), 'utf8')));
     assert.deepEqual(definitions, [path.join('tests', 'support', 'src', 'kit-app.ts')]);
+  });
+
+  it('no issue numbers in test code: a comment or test name says what it checks and why', () => {
+    // This file names the forms it looks for; every other file of test code is read.
+    const self = path.relative(repo, import.meta.filename);
+    const cited = files.filter((file) => file !== self).flatMap((file) =>
+      readFileSync(path.join(repo, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (ISSUE_NUMBER.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    assert.deepEqual(cited, []);
+  });
+
+  it('the check sees an issue number when there is one', () => {
+    assert.ok(ISSUE_NUMBER.test('// A sink that hangs at shutdown (issue 12, item 7)'));
+    assert.ok(ISSUE_NUMBER.test("it('keeps the order (#17)', () => {"));
+    assert.ok(ISSUE_NUMBER.test('// found in round 3 issue 5'));
+    assert.ok(!ISSUE_NUMBER.test("assert.deepEqual(events, ['create#1', 'patch#2']);"));
+    assert.ok(!ISSUE_NUMBER.test("const issuer = 'https://issuer.example.com';"));
   });
 
   it('the check sees a second polling helper when there is one', () => {
