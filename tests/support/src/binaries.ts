@@ -69,3 +69,16 @@ export function describeWithServer(skip: string | false, name: string, fn: (s: S
   if (skip) it(name, (t) => t.skip(skip));
   else describe(name, fn);
 }
+
+/**
+ * Throws what a server's start says when its binary is missing: in CI, that the suite fails on
+ * purpose and what to install; elsewhere (where the suite would have been skipped) the plain fact.
+ *
+ * @example
+ * ```ts
+ * if (!redisServerBin) throwMissing('redis-server not installed', 'Redis', 'apt-get install redis-server');
+ * ```
+ */
+export function throwMissing(missing: string, suites: string, install: string): never {
+  throw new Error(inCi ? `${missing}: with CI=true the ${suites} tests fail instead of skipping (install with ${install}).` : missing);
+}

@@ -17,7 +17,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { skipWithout } from './binaries.ts';
+import { skipWithout, throwMissing } from './binaries.ts';
 
 export const haproxyBin = findHaproxy();
 
@@ -131,7 +131,7 @@ export class Haproxy {
   readonly #closed: Promise<number | null>;
 
   constructor(readonly options: HaproxyOptions) {
-    if (!haproxyBin) throw new Error('haproxy not installed: with CI=true the rolling-deploy test fails instead of skipping (apt-get install haproxy).');
+    if (!haproxyBin) throwMissing('haproxy not installed', 'HAProxy', 'apt-get install haproxy');
     this.#origin = options.origin;
     this.#dir = mkdtempSync(path.join(tmpdir(), 'kit-haproxy-'));
     const file = path.join(this.#dir, 'haproxy.cfg');

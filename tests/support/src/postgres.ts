@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { SuiteContext } from 'node:test';
 import pg from 'pg';
-import { executable, inCi, describeWithServer, skipWithout } from './binaries.ts';
+import { describeWithServer, executable, skipWithout, throwMissing } from './binaries.ts';
 import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
@@ -85,13 +85,7 @@ export class PostgresServer {
 
   /** initdb (user `kit`, trust auth, C locale) and start on a free port; waits until it accepts connections. */
   static async start(settings: PostgresServerSettings = {}): Promise<PostgresServer> {
-    if (!postgresBin) {
-      throw new Error(
-        inCi
-          ? 'PostgreSQL binaries not installed: with CI=true the PostgreSQL tests fail instead of skipping (install them, e.g. apt-get install postgresql).'
-          : 'PostgreSQL binaries not installed',
-      );
-    }
+    if (!postgresBin) throwMissing('PostgreSQL binaries not installed', 'PostgreSQL', 'apt-get install postgresql');
     const dir = mkdtempSync(path.join(tmpdir(), 'kit-pg-'));
     if (asRoot) {
       chmodSync(dir, 0o777);

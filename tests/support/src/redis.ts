@@ -9,7 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SuiteContext } from 'node:test';
 import { Cluster, type Redis } from 'ioredis';
-import { executable, inCi, onPath, describeWithServer, skipWithout } from './binaries.ts';
+import { describeWithServer, executable, onPath, skipWithout, throwMissing } from './binaries.ts';
 import { freePort } from './ports.ts';
 
 /** `KIT_REDIS_SERVER` when set (a path; a missing one counts as not installed), else `redis-server` on PATH. */
@@ -71,13 +71,7 @@ export class RedisServer {
 
   /** Starts a server on a free port and waits until it answers PING. */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    if (!redisServerBin) {
-      throw new Error(
-        inCi
-          ? 'redis-server not installed: with CI=true the Redis tests fail instead of skipping (install it, e.g. apt-get install redis-server).'
-          : 'redis-server not installed',
-      );
-    }
+    if (!redisServerBin) throwMissing('redis-server not installed', 'Redis', 'apt-get install redis-server');
     for (let attempt = 1; ; attempt++) {
       const server = new RedisServer(options.port ?? (await freePort()), options, options.cluster ? await freePort() : undefined);
       try {
