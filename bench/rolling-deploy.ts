@@ -8,8 +8,8 @@
 // `--delay 1000 --fall 3` shows the mistake: the instance stops listening before the balancer
 // has taken it out of rotation.
 import { parseArgs } from 'node:util';
-import { PostgresServer } from '../packages/autocrud/test/postgres-server.ts';
-import { RedisServer } from '../packages/store-redis/test/redis-server.ts';
+import { PostgresServer } from '@kit/test-support/postgres';
+import { RedisServer } from '@kit/test-support/redis';
 import { formatReport, runRollingDeploy } from '../examples/sample-api/test/fleet/rolling-deploy.ts';
 
 const { values } = parseArgs({

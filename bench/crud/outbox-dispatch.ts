@@ -14,7 +14,7 @@ import path from 'node:path';
 import Fastify from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations } from '@kit/autocrud';
-import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
+import { PostgresServer } from '@kit/test-support/postgres';
 import { median } from '../harness.js';
 import { catalogEntity, SCHEMA } from './shape.js';
 

@@ -8,7 +8,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations } from '@kit/autocrud';
-import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
+import { PostgresServer } from '@kit/test-support/postgres';
 import { catalogEntity, SCHEMA } from './shape.js';
 
 const database = await PostgresServer.start();

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
+import { PostgresServer } from '@kit/test-support/postgres';
 import { median, spawnServer, stopServer, type ServerProcess } from '../harness.js';
 import { CREATE_BODY, PATCH_BODY, POOL_SIZE, SCHEMA } from './shape.js';
 

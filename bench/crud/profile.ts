@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
+import { PostgresServer } from '@kit/test-support/postgres';
 import { readMainProfile, spawnServer, stopServer } from '../harness.js';
 import { CREATE_BODY, FILL, INDEXES, POOL_SIZE, ROUTES, ROWS, SCHEMA, type RouteId, type ServerKind } from './shape.js';
 

@@ -22,11 +22,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { PostgresServer } from '../../packages/autocrud/test/postgres-server.js';
+import { PostgresServer } from '@kit/test-support/postgres';
 import { median, spawnServer, stopServer, type ServerProcess } from '../harness.js';
 import { includeScenario, RELATION_SCHEMA, type IncludeResult } from './include.js';
 import { scopedScenario, SCOPED_ROLE, type ScopedResult } from './scoped.js';
-import { TestAuthority } from '../../packages/core/test/jwt-authority.js';
+import { TestAuthority } from '@kit/test-support/jwt-authority';
 import { renderCrudReport, type CrudResults, type DepthResult, type KitPairResult, type PairResult, type SliceResult } from './report.js';
 import { BULK_BODY, CREATE_BODY, FILL, INDEXES, KIT_PAIRS, KIT_ROUTES, PATCH_BODY, ROWS_PER_REQUEST, POOL_SIZE, PRICE_BELOW, PUT_BODY, ROUTES, ROWS, SCHEMA, type KitRouteId, type RouteId, type ServerKind } from './shape.js';
 

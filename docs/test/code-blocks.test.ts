@@ -9,7 +9,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, ex
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { lineIndependent } from '../../scripts/heavy-tests.ts';
+import { lineIndependent } from '@kit/test-support/heavy';
 import { docsPages } from './pages.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

@@ -13,9 +13,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { PostgresServer, skipPostgres } from '../../../packages/autocrud/test/postgres-server.ts';
-import { freePort, RedisServer, skipRedis } from '../../../packages/store-redis/test/redis-server.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { PostgresServer, skipPostgres } from '@kit/test-support/postgres';
+import { freePort } from '@kit/test-support/ports';
+import { RedisServer, skipRedis } from '@kit/test-support/redis';
+import { until } from '@kit/test-support/until';
 import { buildFromDockerfile, type BuiltImage } from './fleet/dockerfile.ts';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -49,16 +51,6 @@ async function get(url: string): Promise<{ status: number; body: string } | unde
     return { status: res.status, body: await res.text() };
   } catch {
     return undefined;
-  }
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
   }
 }
 
@@ -142,13 +134,13 @@ heavy('deploy/Dockerfile', () => {
 
       const pid = await found;
       const base = `http://127.0.0.1:${port}`;
-      const live = await until('/livez', async () => ((await get(`${base}/livez`))?.status === 200 ? true : undefined), 60_000);
+      const { value: live } = await until('/livez', async () => ((await get(`${base}/livez`))?.status === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
       assert.ok(live);
       const proc = status(pid);
       assert.match(proc.NSpid ?? '', /\s1$/, `node is PID 1 in its namespace (NSpid ${proc.NSpid})`);
       assert.match(proc.Uid ?? '', /^65534\b/, 'and runs unprivileged');
       assert.match(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), /dist\/main\.js/, 'the image\'s CMD');
-      await until('/healthz 200', async () => ((await get(`${base}/healthz`))?.status === 200 ? true : undefined), 60_000);
+      await until('/healthz 200', async () => ((await get(`${base}/healthz`))?.status === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
       assert.equal((await get(`${base}/api/products?pageSize=1`))?.status, 200);
       const metrics = await get(`${base}/metrics`);
       assert.equal(metrics?.status, 200);
@@ -156,10 +148,10 @@ heavy('deploy/Dockerfile', () => {
 
       const signalled = Date.now();
       process.kill(pid, 'SIGTERM');
-      const shuttingDown = await until('/healthz 503', async () => {
+      const { value: shuttingDown } = await until('/healthz 503', async () => {
         const r = await get(`${base}/healthz`);
         return r?.status === 503 ? r.body : undefined;
-      }, 5000);
+      }, { timeoutMs: 5000, intervalMs: 100 });
       assert.match(shuttingDown, /shutting down/);
       assert.equal((await get(`${base}/livez`))?.status, 200, 'still serving through the shutdown delay');
       const code = await exited;

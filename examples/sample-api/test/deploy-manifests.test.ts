@@ -19,7 +19,7 @@ import { describe, it } from 'node:test';
 import { KitOption } from '@kit/core';
 import { DEFAULT_CHECK_TIMEOUT_MS } from '../../../packages/core/src/health/constants.ts';
 import { DEFAULT_DRAIN_TIMEOUT_MS, PRODUCTION_SHUTDOWN_DELAY_MS } from '../../../packages/core/src/lifecycle/shutdown-options.ts';
-import { lineIndependent } from '../../../scripts/heavy-tests.ts';
+import { lineIndependent } from '@kit/test-support/heavy';
 import { createApp } from '../src/app.ts';
 import { parseDockerfile } from './fleet/dockerfile.ts';
 import { manifests, type Manifest } from './fleet/manifests.ts';

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../../packages/store-redis/test/redis-server.ts';
-import { FRONTENDS, Haproxy, skipHaproxy } from './fleet/haproxy.ts';
+import { freePort } from '@kit/test-support/ports';
+import { FRONTENDS, Haproxy, skipHaproxy } from '@kit/test-support/haproxy';
+import { until } from '@kit/test-support/until';
 
 // Checks every 200 ms, out after 3 failures in a row, back after 1 success.
 const PROBE = { intervalMs: 200, fall: 3, rise: 1, timeoutMs: 1000 };
@@ -41,14 +41,6 @@ class Backend {
     const server = this.#server;
     this.#server = undefined;
     if (server) await new Promise((resolve) => server.close(resolve));
-  }
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(20);
   }
 }
 
@@ -84,7 +76,7 @@ describe('HAProxy rotation state, read from its stats socket', { skip: skipHapro
     const failedBefore = await failedChecks();
     // Two failures in all, so no frontend sees three in a row, whichever checks they are.
     backend.failNext = PROBE.fall - 1;
-    await until(async () => (await failedChecks()) === failedBefore + PROBE.fall - 1, 10_000, 'both 503s counted as failed checks');
+    await until('both 503s counted as failed checks', async () => (await failedChecks()) === failedBefore + PROBE.fall - 1, 10_000);
     const at = await haproxy.waitInRotation('s1', 10_000);
     assert.ok(at >= since);
     // What a wait on the log would have waited for never comes: HAProxy logged nothing at all.
@@ -98,7 +90,7 @@ describe('HAProxy rotation state, read from its stats socket', { skip: skipHapro
   it('a server that went DOWN is not in rotation until a check of its replacement passes', async () => {
     const since = now();
     await backend.close();
-    await until(() => FRONTENDS.every((f) => haproxy.changes.some((c) => c.frontend === f && !c.up && c.at >= since)), 10_000, 'DOWN on both frontends');
+    await until('DOWN on both frontends', () => FRONTENDS.every((f) => haproxy.changes.some((c) => c.frontend === f && !c.up && c.at >= since)), 10_000);
     for (const s of await haproxy.state()) assert.equal(s.status, 'DOWN', `${s.frontend}: ${s.status}`);
     // Still down: the wait does not end.
     await assert.rejects(haproxy.waitInRotation('s1', PROBE.intervalMs * 3), /did not have s1 in rotation on every frontend within 600 ms/);
@@ -108,6 +100,6 @@ describe('HAProxy rotation state, read from its stats socket', { skip: skipHapro
     await backend.listen();
     await haproxy.waitInRotation('s1', 10_000);
     for (const s of await haproxy.state()) assert.equal(s.status, 'UP', `${s.frontend}: ${s.status}`);
-    await until(() => FRONTENDS.every((f) => haproxy.changes.some((c) => c.frontend === f && c.up && c.at >= since)), 5000, 'UP logged on both frontends');
+    await until('UP logged on both frontends', () => FRONTENDS.every((f) => haproxy.changes.some((c) => c.frontend === f && c.up && c.at >= since)), 5000);
   });
 });

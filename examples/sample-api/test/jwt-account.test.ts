@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { TestAuthority } from '../../../packages/core/test/jwt-authority.js';
+import { TestAuthority } from '@kit/test-support/jwt-authority';
 import { buildApp } from '../src/app.js';
 
 describe('sample: the protected account group', () => {

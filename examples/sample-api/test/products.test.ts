@@ -14,9 +14,9 @@ import { Type } from '@sinclair/typebox';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, type KitAutoCrud } from '@kit/autocrud';
 import { ProductsEndpoint } from '../src/catalog/ProductsEndpoint.js';
-import { generatedClient } from '../../../packages/core/test/generated-client.ts';
-import { redoclyLint } from '../../../packages/core/test/redocly.js';
-import { describePostgres, PostgresServer } from '../../../packages/autocrud/test/postgres-server.js';
+import { generatedClient } from '@kit/test-support/generated-client';
+import { redoclyLint } from '@kit/test-support/redocly';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { buildApp, createApp } from '../src/app.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

@@ -6,7 +6,7 @@ import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, kitRateLimitStore, useKit } from '@kit/core';
 import { addKitStore } from '@kit/store-redis';
-import { describeRedis, RedisServer } from '../../../packages/store-redis/test/redis-server.ts';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
 
 class QuotesEndpoint {
   async addRoutes(app: FastifyInstance) {

@@ -12,11 +12,11 @@
 // The figures are printed as diagnostics; docs/health.md ("Rolling deploys") quotes a run.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { PostgresServer, skipPostgres } from '../../../packages/autocrud/test/postgres-server.ts';
-import { RedisServer, skipRedis } from '../../../packages/store-redis/test/redis-server.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { PostgresServer, skipPostgres } from '@kit/test-support/postgres';
+import { RedisServer, skipRedis } from '@kit/test-support/redis';
 import { buildSample } from './fleet/build.ts';
-import { skipHaproxy } from './fleet/haproxy.ts';
+import { skipHaproxy } from '@kit/test-support/haproxy';
 import type { InstanceCommand } from './fleet/instance.ts';
 import { manifestReadinessProbe } from './fleet/manifests.ts';
 import { formatReport, outOfRotation, runRollingDeploy, type RollingDeployReport } from './fleet/rolling-deploy.ts';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { useKit } from '@kit/core';
-import { TestAuthority } from '../../../packages/core/test/jwt-authority.js';
+import { TestAuthority } from '@kit/test-support/jwt-authority';
 import { createApp } from '../src/app.js';
 
 interface OrderTree {

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { RedisRateLimitStore } from '@kit/store-redis';
 import { buildApp } from '../src/app.js';
-import { describeRedis, RedisServer } from '../../../packages/store-redis/test/redis-server.ts';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
 
 function pay(app: FastifyInstance, key: string | undefined, body: object = { orderId: '100', amountCents: 4200 }) {
   return app.inject({ method: 'POST', url: '/api/payments', headers: key === undefined ? {} : { 'idempotency-key': key }, payload: body });

@@ -10,9 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { heavy } from '../../../scripts/heavy-tests.ts';
+import { heavy } from '@kit/test-support/heavy';
 import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 
 const ROWS = 500;
 const ROUNDS = 30;

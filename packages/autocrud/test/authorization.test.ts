@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AUDIENCE, TestAuthority } from '../../core/test/jwt-authority.ts';
+import { AUDIENCE, TestAuthority } from '@kit/test-support/jwt-authority';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { authorizationSuite, OrdersEndpoint } from './suite/authorization.ts';
 import { optionsSuite } from './suite/authorization-options.ts';
@@ -14,7 +14,7 @@ import { authorizationRelationsSuite, relationsFixture } from './suite/authoriza
 import { AhBasketsEndpoint, AhItemsEndpoint, authorizationHistorySuite, HISTORY_TABLES } from './suite/authorization-history.ts';
 import { crudApp } from './suite/fixtures.ts';
 import { pgliteEngine, postgresEngine, sqliteEngine } from './suite/engines.ts';
-import { describePostgres } from './postgres-server.ts';
+import { describePostgres } from '@kit/test-support/postgres';
 
 optionsSuite();
 

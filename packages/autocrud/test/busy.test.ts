@@ -11,7 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { crudApp, NotesEndpoint, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
+import { until } from '@kit/test-support/until';
 
 const MARGIN_MS = 600;
 
@@ -178,18 +179,11 @@ describePostgres('PostgreSQL busy, slow and abandoned', () => {
     });
     const active = async () =>
       Number((await server.sql("select count(*) as n from pg_stat_activity where application_name = 'kit-autocrud' and state = 'active'")).rows[0].n);
-    const waitFor = async (what: () => Promise<boolean>, limitMs: number) => {
-      const started = performance.now();
-      while (!(await what())) {
-        if (performance.now() - started > limitMs) return false;
-        await sleep(20);
-      }
-      return true;
-    };
-    assert.ok(await waitFor(async () => (await active()) === 4, 5000), 'the four statements never waited together');
+    const running = async (): Promise<string> => `${await active()} statements running`;
+    await until('the four statements waiting together', async () => (await active()) === 4, { timeoutMs: 5000, diagnostic: running });
     const goneAt = performance.now();
     for (const req of sent) req.destroy();
-    assert.ok(await waitFor(async () => (await active()) === 0, 2000), `${await active()} statements still running 2 s after their clients went away`);
+    await until('every statement cancelled within 2 s of its client going away', async () => (await active()) === 0, { timeoutMs: 2000, diagnostic: running });
     const cancelledMs = Math.round(performance.now() - goneAt);
 
     // The connections are free again: with the lock still held, a request on another table answers at once.

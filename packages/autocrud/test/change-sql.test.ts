@@ -10,7 +10,7 @@ import Fastify from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
 import { changeSqlSuite, SqlHard, SqlHardEndpoint } from './suite/change-sql.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { freshPGlite } from './suite/engines.ts';
 
 const pglite = await freshPGlite();

@@ -7,8 +7,8 @@
 // backend costs at most the request in flight on it. More rounds by hand: test/chaos/run.ts.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { formatReport, runChaos, type ChaosReport } from './chaos/chaos.ts';
 
 const ROUNDS = 3;

@@ -2,7 +2,7 @@
 // several processes on one PGlite directory or one SQLite file.
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { spawnFixture, startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
+import { spawnFixture, startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
 
 const fixture = path.join(import.meta.dirname, 'fixtures', 'embedded-host.ts');
 

@@ -12,8 +12,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 
 const ROUNDS = 18;
 /** Writers running at once: each round's own row, so the rounds do not wait for each other's starts. */

@@ -12,8 +12,8 @@ import type { PGlite } from '@electric-sql/pglite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
-import { generatedClient } from '../../core/test/generated-client.ts';
-import { redoclyLint } from '../../core/test/redocly.ts';
+import { generatedClient } from '@kit/test-support/generated-client';
+import { redoclyLint } from '@kit/test-support/redocly';
 import { freshPGlite } from './suite/engines.ts';
 import { RELATION_ENDPOINTS } from './suite/relations.ts';
 

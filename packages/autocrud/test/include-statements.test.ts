@@ -13,7 +13,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { exporter } from './otel-sdk.ts';
 import { freshPGlite } from './suite/engines.ts';
 import { Customer, Item, Line, Order, RELATION_ENDPOINTS } from './suite/relations.ts';

@@ -7,10 +7,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { heavy } from '../../../scripts/heavy-tests.ts';
+import { heavy } from '@kit/test-support/heavy';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { post, startHost, stopHost, type Host } from './embedded-processes.ts';
-import { PostgresServer, skipPostgres } from './postgres-server.ts';
+import { PostgresServer, skipPostgres } from '@kit/test-support/postgres';
 
 interface Connection {
   prepare(sql: string): { all(): Array<Record<string, unknown>> };

@@ -11,8 +11,8 @@ import Fastify from 'fastify';
 import { addKit, KitError, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, defineEntity, writeMigration } from '../src/index.ts';
 import { splitStatements } from '../src/mapper/migrations/migrations.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
-import { heavy } from '../../../scripts/heavy-tests.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
+import { heavy } from '@kit/test-support/heavy';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 
 const Book = defineEntity({

@@ -9,19 +9,10 @@ import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
+import { until } from '@kit/test-support/until';
 
 const CHECK_TIMEOUT_MS = 500;
-
-/** Polls `probe` every 20 ms until it returns true; resolves with the elapsed milliseconds. */
-async function until(probe: () => Promise<boolean>, limitMs: number, what: string): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await probe()) return Math.round(performance.now() - started);
-    await sleep(20);
-  }
-  throw new Error(`${what} did not happen within ${limitMs} ms`);
-}
 
 interface Check {
   status: string;
@@ -95,7 +86,7 @@ describePostgres('PostgreSQL outage while the service runs', () => {
 
     const restartStarted = performance.now();
     await server.resume();
-    const toHealthy = await until(async () => (await databaseCheck(app)).check.status === 'healthy', 5000, 'the check healthy again');
+    const { ms: toHealthy } = await until('the check healthy again', async () => (await databaseCheck(app)).check.status === 'healthy', 5000);
     assert.equal((await app.inject(`/api/product/${id}`)).statusCode, 200);
     const after = await app.inject({ method: 'POST', url: '/api/product', payload: { name: 'after', price: 2 } });
     assert.equal(after.statusCode, 201, after.body);
@@ -117,7 +108,7 @@ describePostgres('PostgreSQL outage while the service runs', () => {
       assertUnavailable(await late.inject('/api/product'), server);
       assert.equal((await databaseCheck(late)).check.status, 'unhealthy');
       await server.resume();
-      const toHealthy = await until(async () => (await databaseCheck(late)).check.status === 'healthy', 5000, 'the check healthy');
+      const { ms: toHealthy } = await until('the check healthy', async () => (await databaseCheck(late)).check.status === 'healthy', 5000);
       assert.equal((await late.inject('/api/product')).statusCode, 200);
       t.diagnostic(`started without the database in ${startMs} ms; healthy ${toHealthy} ms after the server came up`);
     } finally {
@@ -179,7 +170,7 @@ describePostgres('PostgreSQL outage while the service runs', () => {
 
     signal('CONT');
     thawed = true;
-    const toHealthy = await until(async () => (await databaseCheck(hungApp)).check.status === 'healthy', 5000, 'the check healthy again');
+    const { ms: toHealthy } = await until('the check healthy again', async () => (await databaseCheck(hungApp)).check.status === 'healthy', 5000);
     assert.equal((await hungApp.inject(`/api/product/${id}`)).statusCode, 200);
     t.diagnostic(`hung: a request answered 503 after ${stuckMs} ms (statementTimeoutMs 500 + 2000 grace), the check unhealthy in ${down.ms} ms, 20 more 503 in ${burstMs} ms; healthy ${toHealthy} ms after the thaw`);
   });

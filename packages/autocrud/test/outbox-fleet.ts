@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
+import { startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
+import { until } from '@kit/test-support/until';
 import type { Writers } from './outbox-writers.ts';
 
 const fixture = path.join(import.meta.dirname, 'fixtures', 'outbox-host.ts');
@@ -40,16 +41,6 @@ export function readDeliveries(file: string): Delivery[] {
 
 export async function leading(host: Host): Promise<boolean> {
   return ((await (await fetch(`${host.base}/outbox-stats`, { signal: AbortSignal.timeout(5000) })).json()) as { leader: boolean }).leader;
-}
-
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, withinMs: number): Promise<T> {
-  const end = Date.now() + withinMs;
-  for (;;) {
-    const found = await probe().catch(() => undefined);
-    if (found !== undefined && found !== false) return found;
-    if (Date.now() > end) assert.fail(`timed out after ${withinMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** One round: how long the takeover took, and how many deliveries the killed leader had not marked. */
@@ -96,7 +87,7 @@ export async function killLeaderRounds(options: {
         if (refused !== undefined) throw refused;
         await Promise.race([...starting, sleep(100)]);
       }
-      const leader = await until('a leader', async () => (await Promise.all(fleet.map(async (h) => ((await leading(h).catch(() => false)) ? h : undefined)))).find((h) => h !== undefined), bound);
+      const { value: leader } = await until('a leader', async () => (await Promise.all(fleet.map(async (h) => ((await leading(h).catch(() => false)) ? h : undefined)))).find((h) => h !== undefined), { timeoutMs: bound, retryErrors: true });
       // Mid-delivery: the leader's subscriber has accepted records that still wait to be marked.
       await until(
         `round ${round}: the leader mid-delivery`,
@@ -106,7 +97,7 @@ export async function killLeaderRounds(options: {
           const waiting = await options.waitingIds();
           return delivered.some((d) => waiting.has(d.id)) || undefined;
         },
-        30_000,
+        { timeoutMs: 30_000, retryErrors: true },
       );
       const killedAt = Date.now();
       fleet.splice(fleet.indexOf(leader), 1);
@@ -117,7 +108,7 @@ export async function killLeaderRounds(options: {
       await until(
         `round ${round}: another instance leading`,
         async () => ((await Promise.all(fleet.map((h) => leading(h).catch(() => false)))).some(Boolean) ? true : undefined),
-        bound,
+        { timeoutMs: bound, retryErrors: true },
       );
       const takeoverMs = Date.now() - killedAt;
       assert.ok(takeoverMs < bound, `round ${round}: takeover took ${takeoverMs} ms`);
@@ -186,8 +177,10 @@ export async function assertEveryWriteDelivered(options: {
     const streamed = options.stream === undefined ? expected.size : (await options.stream()).length;
     return waiting === 0 && lost.length === 0 && streamed >= expected.size ? undefined : `${waiting} records waiting, ${lost.length} of ${expected.size} changes not delivered (${lost.slice(0, 5).join(', ')}), ${streamed} in the stream`;
   };
-  await until('every change delivered', async () => ((await missing()) === undefined ? true : undefined), 60_000).catch(async (err: unknown) => {
-    throw new Error(`${(err as Error).message}: ${await missing()}`);
+  await until('every change delivered', async () => (await missing()) === undefined, {
+    timeoutMs: 60_000,
+    retryErrors: true,
+    diagnostic: async () => (await missing()) ?? 'every change delivered on the last look',
   });
   const seen = readDeliveries(options.deliveredFile);
   assert.deepEqual(new Set(seen.map(changeOf)), expected, 'the changes delivered are exactly the committed ones');

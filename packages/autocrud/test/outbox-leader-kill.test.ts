@@ -13,12 +13,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { stopProcess } from '../../../scripts/test-processes.ts';
-import { RedisServer, skipRedis } from '../../store-redis/test/redis-server.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { stopProcess } from '@kit/test-support/processes';
+import { RedisServer, skipRedis } from '@kit/test-support/redis';
 import { assertEveryWriteDelivered, killRoundsUnderWrites, repeatsOf, startOutboxHost, type Host } from './outbox-fleet.ts';
 import { Writers } from './outbox-writers.ts';
-import { PostgresServer, skipPostgres } from './postgres-server.ts';
+import { PostgresServer, skipPostgres } from '@kit/test-support/postgres';
 
 const LEASE_MS = 2000;
 const ROUNDS = 6;

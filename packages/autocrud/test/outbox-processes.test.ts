@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { stopProcess } from '../../../scripts/test-processes.ts';
-import { RedisServer, skipRedis } from '../../store-redis/test/redis-server.ts';
-import { assertOneIdPerChange, readDeliveries, startOutboxHost, until, type Delivery, type Host } from './outbox-fleet.ts';
-import { PostgresServer, skipPostgres } from './postgres-server.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { stopProcess } from '@kit/test-support/processes';
+import { RedisServer, skipRedis } from '@kit/test-support/redis';
+import { assertOneIdPerChange, readDeliveries, startOutboxHost, type Delivery, type Host } from './outbox-fleet.ts';
+import { PostgresServer, skipPostgres } from '@kit/test-support/postgres';
+import { until } from '@kit/test-support/until';
 
 async function stats(host: Host): Promise<{ leader: boolean; delivered: number; retries: number; deadLettered: number }> {
   return (await fetch(`${host.base}/outbox-stats`)).json() as Promise<{ leader: boolean; delivered: number; retries: number; deadLettered: number }>;
@@ -81,7 +82,7 @@ heavy('the outbox across processes on PostgreSQL and Redis', () => {
       await until(
         'every record delivered',
         async () => ((await waitingIds()).size === 0 && new Set(deliveries().map((d) => d.id)).size >= expected && (await stream()).length >= expected) || undefined,
-        60_000,
+        { timeoutMs: 60_000, retryErrors: true },
       );
       const seen = deliveries();
       const ids = new Set(seen.map((d) => d.id));

@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { stopProcess } from '../../../scripts/test-processes.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { stopProcess } from '@kit/test-support/processes';
+import { until } from '@kit/test-support/until';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
-import { assertEveryWriteDelivered, killRoundsUnderWrites, leading, repeatsOf, startOutboxHost, until, type Host } from './outbox-fleet.ts';
+import { assertEveryWriteDelivered, killRoundsUnderWrites, leading, repeatsOf, startOutboxHost, type Host } from './outbox-fleet.ts';
 import { Writers } from './outbox-writers.ts';
 
 const LEASE_MS = 2000;
@@ -53,7 +54,7 @@ suite('the outbox across processes on one sqlite: file', () => {
       const env = { DATABASE_URL: `sqlite:${path.join(dir, 'outbox.db')}`, REDIS_URL: '', DELIVERED_FILE: deliveredFile, DELIVERY_MS: '30' };
       fleet.push(await startOutboxHost({ ...env, CREATE_TABLES: '1' }));
       fleet.push(...(await Promise.all([startOutboxHost(env), startOutboxHost(env), startOutboxHost(env)])));
-      const leader = await until('a leader', async () => (await Promise.all(fleet.map(async (h) => ((await leading(h)) ? h : undefined)))).find((h) => h !== undefined), 15_000);
+      const { value: leader } = await until('a leader', async () => (await Promise.all(fleet.map(async (h) => ((await leading(h)) ? h : undefined)))).find((h) => h !== undefined), { timeoutMs: 15_000, retryErrors: true });
       // Exactly one leads, the same one, over a lease's length.
       for (let i = 0; i < 10; i++) {
         assert.deepEqual(await Promise.all(fleet.map(leading)), fleet.map((h) => h === leader), 'one process dispatches, the others wait');

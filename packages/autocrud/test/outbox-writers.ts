@@ -3,7 +3,7 @@
 // can hold every committed write to its delivery and ask the table about the unanswered ones.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ProcessHost } from '../../../scripts/test-processes.ts';
+import type { ProcessHost } from '@kit/test-support/processes';
 
 /** What the writers know of one row: the versions answered 2xx, and how many writes got no answer. */
 interface RowLog {

@@ -2,7 +2,7 @@
 // server the test starts, and node:sqlite (Node >= 22.13; skipped, and said so, before).
 import { describe, it } from 'node:test';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
-import { describePostgres } from './postgres-server.ts';
+import { describePostgres } from '@kit/test-support/postgres';
 import { pgliteEngine, postgresEngine, sqliteEngine } from './suite/engines.ts';
 import { outboxSuite } from './suite/outbox.ts';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
-import { heavy } from '../../../scripts/heavy-tests.ts';
+import { heavy } from '@kit/test-support/heavy';
 import { LOCK_FILE } from '../src/mapper/engines/pglite/directory-lock.ts';
 import { refusedHost, startHost, stopHost, writeLoad, type Host } from './embedded-processes.ts';
 

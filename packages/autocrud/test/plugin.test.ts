@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, KIT_AUTOCRUD, redactConnectionString, type KitAutoCrud } from '@kit/autocrud';
-import { redoclyLint } from '../../core/test/redocly.ts';
+import { redoclyLint } from '@kit/test-support/redocly';
 import { crudApp, DocumentsEndpoint, LedgersEndpoint, Product, ProductEndpoint, suiteTables } from './suite/fixtures.ts';
 import { freshPGlite, pgliteEngine } from './suite/engines.ts';
 

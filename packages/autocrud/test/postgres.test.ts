@@ -2,7 +2,7 @@
 // (Debian's binaries, a temporary directory, a free loopback port).
 import { conformanceSuites } from './suite/conformance.ts';
 import { postgresEngine } from './suite/engines.ts';
-import { describePostgres } from './postgres-server.ts';
+import { describePostgres } from '@kit/test-support/postgres';
 
 describePostgres('PostgreSQL', () => {
   conformanceSuites(postgresEngine().engine);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
-import { heavy } from '../../../scripts/heavy-tests.ts';
+import { heavy } from '@kit/test-support/heavy';
 import { post, startHost, stopHost, writeLoad, type Host } from './embedded-processes.ts';
 
 interface Connection {

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { heavy } from '../../../scripts/heavy-tests.ts';
-import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
+import { heavy } from '@kit/test-support/heavy';
+import { startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 
 const ROUNDS = 60;

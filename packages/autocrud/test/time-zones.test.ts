@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { heavy } from '../../../scripts/heavy-tests.ts';
+import { heavy } from '@kit/test-support/heavy';
 
 const runner = path.join(path.dirname(fileURLToPath(import.meta.url)), 'time-zones', 'values-in-zone.ts');
 

@@ -11,7 +11,8 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit, type AuditLogEntry, type IAuditSink } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
-import { describePostgres, PostgresServer } from './postgres-server.ts';
+import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
+import { until } from '@kit/test-support/until';
 import { exporter, provider } from './otel-sdk.ts';
 
 const Gadget = defineEntity({
@@ -33,14 +34,6 @@ class MemorySink implements IAuditSink {
   readonly entries: AuditLogEntry[] = [];
   async writeAsync(entry: AuditLogEntry): Promise<void> {
     this.entries.push(entry);
-  }
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
@@ -80,7 +73,7 @@ describePostgres('traces: HTTP server span, @fastify/otel, AutoCrud statements, 
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
     const text = await res.text();
-    await until(() => sink.entries.length === 1 && exporter.getFinishedSpans().some((s) => s.kind === SERVER && parentOf(s) !== undefined === ('traceparent' in (init.headers ?? {}))), 'the entry and the spans');
+    await until('the entry and the spans', () => sink.entries.length === 1 && exporter.getFinishedSpans().some((s) => s.kind === SERVER && parentOf(s) !== undefined === ('traceparent' in (init.headers ?? {}))));
     const entry = sink.entries[0]!;
     const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === entry.traceId);
     const server = spans.find((s) => s.kind === SERVER && s.instrumentationScope.name === '@opentelemetry/instrumentation-http');

@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
-import { RedisServer, skipRedis } from '../../store-redis/test/redis-server.ts';
-import { PostgresServer, skipPostgres } from './postgres-server.ts';
+import { startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
+import { RedisServer, skipRedis } from '@kit/test-support/redis';
+import { PostgresServer, skipPostgres } from '@kit/test-support/postgres';
 
 const fixture = path.join(import.meta.dirname, 'fixtures', 'host.ts');
 

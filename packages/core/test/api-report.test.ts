@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { lineIndependent } from '../../../scripts/heavy-tests.ts';
+import { lineIndependent } from '@kit/test-support/heavy';
 import { surface } from '../../../scripts/api-report.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));

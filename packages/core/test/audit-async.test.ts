@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { AUDIT_QUEUE_CAPACITY, type AuditLogEntry, type AuditTrailOptions, type IAuditSink } from '@kit/core';
-import { auditApp, LEVEL, RecordingSink, settle, waitFor, type AuditApp } from './audit-helpers.js';
+import { auditApp, LEVEL, RecordingSink, settle, type AuditApp } from './audit-helpers.js';
+import { until } from '@kit/test-support/until';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -93,14 +94,14 @@ describe('asynchronous mode', () => {
       await sleep(150);
       assert.equal(sink.entries.length, 0, 'nothing before the interval');
       assert.equal(h.app.kit.audit.stats().queueDepth, 5);
-      await waitFor(() => sink.entries.length === 5, 2000, 'the partial batch');
+      await until('the partial batch', () => sink.entries.length === 5, 2000);
       const first = performance.now() - start;
       assert.ok(first >= 290 && first < 1000, `first partial batch after ${first.toFixed(0)} ms`);
       assert.deepEqual(sink.batches, [5]);
 
       const again = performance.now();
       await burst(h, 3);
-      await waitFor(() => sink.entries.length === 8, 2000, 'the second partial batch');
+      await until('the second partial batch', () => sink.entries.length === 8, 2000);
       const second = performance.now() - again;
       assert.ok(second >= 290 && second < 1000, `second partial batch after ${second.toFixed(0)} ms`);
       assert.deepEqual(sink.batches, [5, 3]);
@@ -115,7 +116,7 @@ describe('asynchronous mode', () => {
     const h = await asyncApp(sink, (a) => { a.batchSize = 20; a.flushIntervalMs = 60_000; });
     try {
       await burst(h, 20);
-      await waitFor(() => sink.entries.length === 20, 1000, 'the full batch');
+      await until('the full batch', () => sink.entries.length === 20, 1000);
       assert.deepEqual(sink.batches, [20]);
     } finally {
       await h.app.close();
@@ -211,7 +212,7 @@ describe('asynchronous mode', () => {
       await burst(h, 10);
       await sleep(50);
       await burst(h, 30);
-      await waitFor(() => written.length === 30, 3000, 'the batches after the hung one');
+      await until('the batches after the hung one', () => written.length === 30, 3000);
       const elapsed = performance.now() - start;
       assert.ok(elapsed >= 190, `moved on after ${elapsed.toFixed(0)} ms`);
       assert.equal(signals[0]?.aborted, true);
@@ -383,7 +384,7 @@ describe('asynchronous mode', () => {
       await settle();
       const heldAt = Date.now();
       assert.equal(h.logs.audit().length, 0);
-      await waitFor(() => h.logs.audit().length === 3, 5000, 'the interval to write the held lines');
+      await until('the interval to write the held lines', () => h.logs.audit().length === 3, 5000);
       assert.ok(Date.now() - started >= 145, `written ${Date.now() - started} ms after the first entry (flushIntervalMs 150)`);
       // The line's time is when it was formatted (the end of the request's turn), not when it was written.
       const time = h.logs.audit()[0]?.time as number;

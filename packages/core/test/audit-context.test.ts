@@ -1,5 +1,5 @@
-// What an entry says beside the spec's fields (issue 11, items 8 and 9): the route pattern next to
-// the raw path, when the request started, the authenticated subject, and the W3C trace context,
+// What an entry says beside the spec's fields, so an operator can join it to routes, users and
+// traces without the application's logs: the route pattern next to the raw path, when the request started, the authenticated subject, and the W3C trace context,
 // from an incoming `traceparent` and from the real OpenTelemetry SDK.
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -11,8 +11,9 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, AuditTrailFormat, useKit, type AuditLogEntry } from '@kit/core';
-import { AUDIENCE, TestAuthority } from './jwt-authority.js';
-import { auditApp, LogCapture, portOf, RecordingSink, settle, waitFor, type LogLine } from './audit-helpers.js';
+import { AUDIENCE, TestAuthority } from '@kit/test-support/jwt-authority';
+import { until } from '@kit/test-support/until';
+import { auditApp, LogCapture, portOf, RecordingSink, settle, type LogLine } from './audit-helpers.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
@@ -30,7 +31,7 @@ class OrdersV2Endpoint {
 async function entryOf(app: FastifyInstance, sink: RecordingSink, url: string, headers: Record<string, string> = {}): Promise<AuditLogEntry> {
   sink.entries.length = 0;
   await app.inject({ url, headers });
-  await waitFor(() => sink.entries.length === 1, 2000, `the entry of ${url}`);
+  await until(`the entry of ${url}`, () => sink.entries.length === 1, 2000);
   return sink.entries[0] as AuditLogEntry;
 }
 
@@ -93,7 +94,7 @@ describe('when the request started', () => {
       try {
         const sent = Date.now();
         await h.app.inject('/slow?ms=200');
-        await waitFor(() => h.logs.audit().length === 1, 3000, 'the entry');
+        await until('the entry', () => h.logs.audit().length === 1, 3000);
         const line = h.logs.audit()[0] as LogLine & { time: number; StartedAt: string };
         const started = Date.parse(line.StartedAt);
         assert.ok(started >= sent - 5 && started <= sent + 100, `started ${started - sent} ms after the request was sent`);
@@ -233,7 +234,7 @@ describe('with the OpenTelemetry SDK (sdk-trace-base, AsyncLocalStorage context 
     exporter.reset();
     const res = await fetch(`http://127.0.0.1:${portOf(app)}/traced`, { headers });
     const handlerSaw = ((await res.json()) as { active: string }).active;
-    await waitFor(() => sink.entries.length === 1 && exporter.getFinishedSpans().length === 1, 2000, 'the entry and the span');
+    await until('the entry and the span', () => sink.entries.length === 1 && exporter.getFinishedSpans().length === 1, 2000);
     const span = exporter.getFinishedSpans()[0];
     assert.ok(span);
     return { entry: sink.entries[0] as AuditLogEntry, spanId: span.spanContext().spanId, traceId: span.spanContext().traceId, handlerSaw };

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { AuditTrailFormat, setAuditDetail } from '../src/index.js';
-import { auditApp, RecordingSink, settle, waitFor } from './audit-helpers.js';
+import { auditApp, RecordingSink, settle } from './audit-helpers.js';
+import { until } from '@kit/test-support/until';
 
 function routes(app: FastifyInstance): void {
   app.post('/import', async (_request, reply) => {
@@ -26,7 +27,7 @@ describe('setAuditDetail', () => {
       assert.equal((await app.inject({ method: 'POST', url: '/import' })).statusCode, 200);
       assert.equal((await app.inject('/hello')).statusCode, 200);
       await app.kit.audit.flush();
-      await waitFor(() => sink.entries.length === 2, 5000, 'two entries');
+      await until('two entries', () => sink.entries.length === 2, 5000);
       const [imported, hello] = sink.entries;
       assert.deepEqual(imported?.details, { importedRows: 3, source: 'csv', dryRun: false });
       assert.equal(hello?.details, undefined);

@@ -1,13 +1,12 @@
 // Shared by the audit-*.test.ts files: a real Fastify with Kit and the audit trail, its pino
 // output captured line by line through a destination stream, and a few sinks to observe.
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { addKit, useKit, type AuditLogEntry, type AuditTrailOptions, type IAuditSink, type KitOption } from '@kit/core';
+import { startProcess, stopProcess, type Exit as ProcessExit, type Spawned } from '@kit/test-support/processes';
 
 /** One parsed pino line. */
 export type LogLine = Record<string, unknown> & { level: number; msg?: string };
@@ -113,15 +112,6 @@ export function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Polls `predicate` every 5 ms until it holds or `timeoutMs` passes. */
-export async function waitFor(predicate: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 /** A sink that records every call. `writeBatchAsync` is present unless `batch` is false. */
 export class RecordingSink implements IAuditSink {
   readonly entries: AuditLogEntry[] = [];
@@ -169,14 +159,11 @@ export function portOf(app: FastifyInstance): number {
 }
 
 /** How a child process ended. */
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type Exit = Pick<ProcessExit, 'code' | 'signal'>;
 
 /** A host script running in a child process, with an audit file of its own. */
 export interface HostProcess {
-  child: ChildProcessByStdio<null, Readable, null>;
+  child: Spawned['child'];
   /** `http://127.0.0.1:<port>` of the host. */
   base: string;
   /** The audit file (a temporary directory's), the script's first argument. */
@@ -188,7 +175,11 @@ export interface HostProcess {
   close(): Promise<void>;
 }
 
-const tsx = import.meta.resolve('tsx');
+/** The `READY <port>` line the audit host scripts print once they listen. */
+function readyLine(line: string): { port: number } | undefined {
+  const m = /READY (\d+)/.exec(line);
+  return m ? { port: Number(m[1]) } : undefined;
+}
 
 /**
  * Runs `node --import tsx <script> <audit-file> ...args` and resolves once it prints
@@ -197,33 +188,17 @@ const tsx = import.meta.resolve('tsx');
 export async function startHostProcess(script: string, args: readonly string[], env: Record<string, string> = {}): Promise<HostProcess> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kit-audit-'));
   const file = path.join(dir, 'audit.jsonl');
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, script, file, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d: string) => (out += d));
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const close = async (): Promise<void> => {
-    child.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
-  };
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      const onData = (): void => {
-        const m = /READY (\d+)/.exec(out);
-        if (m) {
-          child.stdout.off('data', onData);
-          resolve(Number(m[1]));
-        }
-      };
-      child.stdout.on('data', onData);
-      void exited.then((e) => reject(new Error(`host exited early: ${JSON.stringify(e)}`)));
-    });
-    return { child, base: `http://127.0.0.1:${port}`, file, stdout: () => out, exited, close };
+    const host = await startProcess(script, env, { args: [file, ...args], ready: readyLine });
+    const close = async (): Promise<void> => {
+      await stopProcess(host, 'SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    };
+    // Code and signal only: the tests compare the exit with Node's own for the same signal.
+    const exited = host.exited.then(({ code, signal }) => ({ code, signal }));
+    return { child: host.child, base: host.base, file, stdout: host.stdout, exited, close };
   } catch (err) {
-    await close();
+    await rm(dir, { recursive: true, force: true });
     throw err;
   }
 }

@@ -1,5 +1,5 @@
-// No value the audit trail redacts may reach the log through any line (issue 11 item 8, issue 12
-// item 3): every test here captures the WHOLE log output of a real Fastify app, as raw text, and
+// No value the audit trail redacts may reach the log through any line, since one line that leaks
+// a token defeats the redaction everywhere else: every test here captures the WHOLE log output of a real Fastify app, as raw text, and
 // looks for the secrets in all of it: the audit entries, Fastify's own lines (incoming request,
 // request completed, route not found, error lines), Kit's lines.
 import assert from 'node:assert/strict';
@@ -182,7 +182,7 @@ describe('no redacted value in any line of the log', { skip: noController }, () 
   });
 });
 
-describe('default redaction lists (issue 12, item 3)', () => {
+describe('default redaction lists: the credential names of OAuth, OpenID Connect and common HTTP APIs', () => {
   it('OAuth and OpenID Connect names, passwords, authorization, bracketed and dotted forms are redacted in the entry; names kept', async () => {
     const log = new RawLog();
     const instance = await app({ log });

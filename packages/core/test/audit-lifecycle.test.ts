@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { asValue } from 'awilix';
 import { LoggingAuditSink, type AuditLogEntry, type IAuditSink } from '@kit/core';
-import { auditApp, connect, LEVEL, portOf, readAll, RecordingSink, settle, waitFor, type AuditApp, type LogLine } from './audit-helpers.js';
+import { auditApp, connect, LEVEL, portOf, readAll, RecordingSink, settle, type AuditApp, type LogLine } from './audit-helpers.js';
+import { until } from '@kit/test-support/until';
 
 /** What the upload handler saw before it read the body itself. */
 interface UploadReport {
@@ -49,7 +50,7 @@ describe('request lifecycle (real sockets)', () => {
     const res = await fetch(`http://127.0.0.1:${portOf(h.app)}/boom`, { headers: { 'x-correlation-id': 'thrown-1' } });
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('x-correlation-id'), 'thrown-1');
-    await waitFor(() => h.logs.audit().length === 1, 2000, 'the entry');
+    await until('the entry', () => h.logs.audit().length === 1, 2000);
     const line = h.logs.audit()[0] as LogLine;
     assert.equal(line.level, LEVEL.error);
     assert.equal(line.StatusCode, 500);
@@ -62,7 +63,7 @@ describe('request lifecycle (real sockets)', () => {
     await sleep(60);
     assert.equal(h.logs.audit().length, 0, 'nothing while the handler runs');
     assert.equal((await pending).status, 200);
-    await waitFor(() => h.logs.audit().length === 1, 2000, 'the entry');
+    await until('the entry', () => h.logs.audit().length === 1, 2000);
   });
 
   it('a client that goes away mid-request: entry with aborted = true (status 499, warn level)', async () => {
@@ -73,7 +74,7 @@ describe('request lifecycle (real sockets)', () => {
     await started;
     const destroyedAt = performance.now();
     socket.destroy();
-    await waitFor(() => h.logs.audit().length === 1, 2000, 'the aborted entry');
+    await until('the aborted entry', () => h.logs.audit().length === 1, 2000);
     const line = h.logs.audit()[0] as LogLine;
     assert.equal(line.Aborted, true);
     assert.equal(line.StatusCode, 499);
@@ -94,7 +95,7 @@ describe('request lifecycle (real sockets)', () => {
     socket.write(Buffer.alloc(64 * 1024, 1));
     await sleep(50);
     socket.destroy();
-    await waitFor(() => h.logs.audit().length === 1, 2000, 'the aborted upload entry');
+    await until('the aborted upload entry', () => h.logs.audit().length === 1, 2000);
     assert.equal(h.logs.audit()[0]?.Aborted, true);
   });
 
@@ -116,7 +117,7 @@ describe('request lifecycle (real sockets)', () => {
     assert.equal(report.flowingAtStart, null, 'nobody had started reading the body');
     assert.equal(report.dataListenersAtStart, 0, 'no data listener before the handler');
     assert.ok(report.bytesReadBeforeHandler < total, 'the handler started before the upload was complete');
-    await waitFor(() => h.logs.audit().length === 1, 2000, 'the entry');
+    await until('the entry', () => h.logs.audit().length === 1, 2000);
     const line = h.logs.audit()[0] as LogLine;
     assert.equal(line.StatusCode, 200);
     assert.equal((line.Headers as Record<string, string>)['content-length'], String(total));
@@ -159,7 +160,7 @@ describe('synchronous mode with a custom sink', () => {
       );
       assert.equal(JSON.parse(JSON.stringify(entry)).correlationId, 'sink-1', 'a plain, serialisable object');
       release();
-      await waitFor(() => h.app.kit.audit.stats().written === 1, 1000, 'written');
+      await until('written', () => h.app.kit.audit.stats().written === 1, 1000);
       assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 1, written: 1, dropped: 0, failed: 0, queueDepth: 0 });
     } finally {
       release(); // a failed assertion above must not leave close() waiting on the sink
@@ -186,7 +187,7 @@ describe('synchronous mode with a custom sink', () => {
       const h = await auditApp({ kit: (opt) => { opt.auditSinkFactory = () => sink; } });
       try {
         for (let i = 0; i < 20; i++) assert.equal((await h.app.inject('/hello')).statusCode, 200);
-        await waitFor(() => h.app.kit.audit.stats().failed === 20, 1000, 'failures counted');
+        await until('failures counted', () => h.app.kit.audit.stats().failed === 20, 1000);
         assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 20, written: 0, dropped: 0, failed: 20, queueDepth: 0 });
         const reports = h.logs.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('Kit audit trail: the audit sink failed'));
         assert.equal(reports.length, 1, 'rate-limited');

@@ -1,7 +1,7 @@
-// SIGTERM and SIGINT in a real child process whose host did not configure graceful shutdown
-// (issue 11, item 1): the audit entries of every completed request are written, the process then
-// ends as Node ends it without a handler, and a host with signal handlers of its own sees no
-// change at all.
+// SIGTERM and SIGINT in a real child process whose host did not configure graceful shutdown:
+// such a host keeps Node's default signal behaviour, yet Kit must not lose what it already
+// audited. The audit entries of every completed request are written, the process then ends as
+// Node ends it without a handler, and a host with signal handlers of its own sees no change at all.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';

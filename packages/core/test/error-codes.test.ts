@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { coreErrors, KitError, SagaConflictError, StoreUnavailableError } from '@kit/core';
 import { errorCatalogue } from '@kit/core/extend';
-import { lineIndependent } from '../../../scripts/heavy-tests.ts';
+import { lineIndependent } from '@kit/test-support/heavy';
 
 const run = promisify(execFile);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

@@ -15,16 +15,17 @@ import {
   type IHealthCheck,
   type KitOption,
 } from '@kit/core';
+import { kitApp } from '@kit/test-support/kit-app';
 import { get, json, sleep } from './support/http.ts';
 
-async function kitApp(configure: (opt: KitOption) => void, app: FastifyInstance = Fastify()): Promise<FastifyInstance> {
-  addKit(app, [], (opt) => {
+/** The health tests' apps: no OpenAPI document, check descriptions in the report; left unbooted, as the tests add to them. */
+function healthApp(configure: (opt: KitOption) => void, app: FastifyInstance = Fastify()): Promise<FastifyInstance> {
+  const preset = (opt: KitOption): void => {
     opt.openApiPath = false;
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Description;
     configure(opt);
-  });
-  await useKit(app);
-  return app;
+  };
+  return kitApp([], preset, { app, ready: false });
 }
 
 async function listening(app: FastifyInstance): Promise<string> {
@@ -34,7 +35,7 @@ async function listening(app: FastifyInstance): Promise<string> {
 
 await test('a check that hangs and ignores its signal is answered within its timeout', async () => {
   let sawAbort: unknown;
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Full;
     opt.healthChecksConfigure = (hc) =>
       hc
@@ -67,7 +68,7 @@ await test('the default per-check timeout is 800 ms, inside a kubelet probe time
 });
 
 await test('a thrown error, sync or async, or a non-error, makes the check unhealthy', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Full;
     opt.healthChecksConfigure = (hc) =>
       hc
@@ -113,7 +114,7 @@ await test('100 concurrent probes over real sockets run a slow check once', asyn
     arrived += 1;
     for (const w of waiting.filter((x) => arrived >= x.count)) w.resolve();
   });
-  await kitApp((opt) => {
+  await healthApp((opt) => {
     opt.healthChecksConfigure = (hc) =>
       hc.addCheck(
         'slow',
@@ -147,7 +148,7 @@ await test('?tag= filters the checks; different filters are separate evaluations
     await sleep(100);
     return HealthCheckResult.healthy();
   };
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthChecksConfigure = (hc) =>
       hc
         .addCheck('db', counted('db'), { tags: ['ready', 'db'] })
@@ -294,7 +295,7 @@ await test('a check changing status is logged once per change, with its error', 
     },
   });
   let failing = true;
-  const app = await kitApp(
+  const app = await healthApp(
     (opt) => {
       opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => (failing ? HealthCheckResult.unhealthy('down', new Error('refused')) : HealthCheckResult.healthy()));
     },

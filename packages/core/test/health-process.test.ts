@@ -2,9 +2,10 @@
 // ready, SIGTERM with a request in flight, the shutdown delay, the drain, exit 0. The observed
 // timings are printed (t.diagnostic) for the record.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
+import { startProcess, type ProcessHost } from '@kit/test-support/processes';
 import { get, json, sleep, type HttpAnswer } from './support/http.ts';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/health-host/', import.meta.url));
@@ -12,43 +13,15 @@ const WARMUP_MS = 2000;
 const SHUTDOWN_DELAY_MS = 1500;
 const SLOW_MS = 2500;
 
-interface Host {
-  readonly child: ChildProcess;
-  readonly base: string;
-  readonly spawnedAt: number;
-  readonly listeningAt: number;
-  readonly output: string[];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
-}
+type Host = ProcessHost;
 
-async function startHost(env: Record<string, string>): Promise<Host> {
-  const spawnedAt = performance.now();
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', 'host.ts'], {
+/** The fixture host in production mode, ready once it logs that it listens. */
+function startHost(env: Record<string, string>): Promise<Host> {
+  return startProcess(path.join(FIXTURE, 'host.ts'), { NODE_ENV: 'production', ...env }, {
     cwd: FIXTURE,
-    env: { ...process.env, NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    startMs: 20_000,
+    ready: (line) => (line.includes('"kitHost":"listening"') ? (JSON.parse(line) as { port: number }) : undefined),
   });
-  const output: string[] = [];
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    let buffered = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) !== -1) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        output.push(line);
-        if (line.includes('"kitHost":"listening"')) resolve((JSON.parse(line) as { port: number }).port);
-      }
-    });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
-    void exited.then(({ code }) => reject(new Error(`host exited (${code}) before listening:\n${output.join('\n')}`)));
-    setTimeout(() => reject(new Error(`host did not listen within 20 s:\n${output.join('\n')}`)), 20_000).unref();
-  });
-  return { child, base: `http://127.0.0.1:${port}`, spawnedAt, listeningAt: performance.now(), output, exited };
 }
 
 // Stops a host a failed assertion left running, so the test process can end.
@@ -159,13 +132,13 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
   assert.equal(answer.status, 200, answer.body);
   assert.deepEqual(json(answer), { slow: true, ms: SLOW_MS });
   const exit = await host.exited;
-  assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null }, host.output.join('\n'));
+  assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null }, host.stdout() + host.stderr());
   assert.ok(exit.at >= slowDoneAt - 50, 'the process outlived the in-flight request');
   timings['in-flight /slow (2500 ms): sent -> 200'] = ms(slowStarted, slowDoneAt);
   timings['SIGTERM -> in-flight request completed'] = ms(sigtermAt, slowDoneAt);
   timings['SIGTERM -> process exit (code 0)'] = ms(sigtermAt, exit.at);
 
-  const logged = host.output.filter((l) => l.includes('"msg":"Kit:')).map((l) => (JSON.parse(l) as { msg: string }).msg);
+  const logged = host.stdout().split('\n').filter((l) => l.includes('"msg":"Kit:')).map((l) => (JSON.parse(l) as { msg: string }).msg);
   assert.deepEqual(logged.slice(0, 1), ['Kit: shutdown started (SIGTERM); readiness answers 503, closing in 1500 ms']);
   assert.ok(logged.includes('Kit: exiting with 0'), logged.join('\n'));
 

@@ -5,16 +5,16 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, HealthCheckDetailLevel, HealthCheckResult, useKit, type KitOption } from '@kit/core';
+import { kitApp } from '@kit/test-support/kit-app';
 import { json } from './support/http.ts';
 
-async function kitApp(configure: (opt: KitOption) => void): Promise<FastifyInstance> {
-  const app = Fastify();
-  addKit(app, [], (opt) => {
+/** The report tests' apps: no OpenAPI document; left unbooted, as the tests add to them. */
+function healthApp(configure: (opt: KitOption) => void): Promise<FastifyInstance> {
+  const preset = (opt: KitOption): void => {
     opt.openApiPath = false;
     configure(opt);
-  });
-  await useKit(app);
-  return app;
+  };
+  return kitApp([], preset, { ready: false });
 }
 
 // Secrets a careless check might put in its texts; none may reach StatusOnly or Description.
@@ -40,7 +40,7 @@ await test('status codes: each row of the spec table', async (t) => {
   ];
   for (const [name, second, code, status] of rows) {
     await t.test(name, async () => {
-      const app = await kitApp((opt) => {
+      const app = await healthApp((opt) => {
         opt.healthChecksConfigure = (hc) => hc.addCheck('first', () => HealthCheckResult.healthy()).addCheck('second', second);
       });
       const res = await app.inject('/healthz');
@@ -54,7 +54,7 @@ await test('status codes: each row of the spec table', async (t) => {
   }
 
   await t.test('degraded and unhealthy together: unhealthy wins', async () => {
-    const app = await kitApp((opt) => {
+    const app = await healthApp((opt) => {
       opt.healthChecksConfigure = (hc) => hc.addCheck('a', () => HealthCheckResult.degraded()).addCheck('b', async () => HealthCheckResult.unhealthy());
     });
     const res = await app.inject('/healthz');
@@ -64,7 +64,7 @@ await test('status codes: each row of the spec table', async (t) => {
   });
 
   await t.test('no checks registered: healthy 200 with checks {}', async () => {
-    const app = await kitApp(() => {});
+    const app = await healthApp(() => {});
     const res = await app.inject('/healthz');
     assert.equal(res.statusCode, 200);
     const body = json(res);
@@ -75,7 +75,7 @@ await test('status codes: each row of the spec table', async (t) => {
 });
 
 await test('detail level StatusOnly: statuses and nothing else', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.StatusOnly;
     leaky(opt);
   });
@@ -87,7 +87,7 @@ await test('detail level StatusOnly: statuses and nothing else', async () => {
 });
 
 await test('detail level Description: descriptions, scrubbed; no data, no exception', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Description;
     leaky(opt);
   });
@@ -101,7 +101,7 @@ await test('detail level Description: descriptions, scrubbed; no data, no except
 });
 
 await test('detail level Full: description, data and exception message, credentials masked', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Full;
     leaky(opt);
     const previous = opt.healthChecksConfigure;
@@ -132,7 +132,7 @@ await test('detail level Full: description, data and exception message, credenti
 await test('Full: data JSON cannot carry becomes null instead of a 500', async () => {
   const cyclic: Record<string, unknown> = {};
   cyclic.self = cyclic;
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Full;
     opt.healthChecksConfigure = (hc) =>
       hc.addCheck('big', () => HealthCheckResult.healthy('ok', { n: 10n })).addCheck('cycle', () => HealthCheckResult.healthy('ok', cyclic));
@@ -145,7 +145,7 @@ await test('Full: data JSON cannot carry becomes null instead of a 500', async (
 });
 
 await test('a check returning something that is not a result is unhealthy, not a 500', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Description;
     opt.healthChecksConfigure = (hc) => hc.addCheck('odd', () => ({ status: 'fine' }) as unknown as HealthCheckResult);
   });
@@ -168,7 +168,7 @@ await test('default detail level follows NODE_ENV', async (t) => {
       await t.test(`NODE_ENV=${env ?? '(unset)'}`, async () => {
         if (env === undefined) delete process.env.NODE_ENV;
         else process.env.NODE_ENV = env;
-        const app = await kitApp((opt) => {
+        const app = await healthApp((opt) => {
           opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => HealthCheckResult.unhealthy('down', new Error('refused')));
         });
         assert.equal(app.kit.options.healthCheckDetailLevel, env === 'development' ? 'Full' : 'StatusOnly');
@@ -195,7 +195,7 @@ await test('uptime is hh:mm:ss with hours not wrapped past 24 (injected clock)',
   ];
   for (const [ms, expected] of cases) {
     await t.test(`${ms} ms -> ${expected}`, async () => {
-      const app = await kitApp((opt) => {
+      const app = await healthApp((opt) => {
         opt.uptimeClock = () => ms;
       });
       assert.equal(json(await app.inject('/healthz')).uptime, expected);
@@ -203,7 +203,7 @@ await test('uptime is hh:mm:ss with hours not wrapped past 24 (injected clock)',
     });
   }
   await t.test('the default clock counts from process start', async () => {
-    const app = await kitApp(() => {});
+    const app = await healthApp(() => {});
     const uptime = String(json(await app.inject('/healthz')).uptime);
     assert.match(uptime, /^\d{2,}:[0-5]\d:[0-5]\d$/);
     const [h, m, s] = uptime.split(':').map(Number) as [number, number, number];
@@ -215,7 +215,7 @@ await test('uptime is hh:mm:ss with hours not wrapped past 24 (injected clock)',
 
 await test('version: applicationVersion, else the host package.json', async (t) => {
   await t.test('applicationVersion', async () => {
-    const app = await kitApp((opt) => {
+    const app = await healthApp((opt) => {
       opt.applicationVersion = '2.7.1+build.9';
     });
     assert.equal(json(await app.inject('/healthz')).version, '2.7.1+build.9');
@@ -223,14 +223,14 @@ await test('version: applicationVersion, else the host package.json', async (t) 
   });
   await t.test('host package.json (the host here is the test file, in packages/core)', async () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-    const app = await kitApp(() => {});
+    const app = await healthApp(() => {});
     assert.equal(json(await app.inject('/healthz')).version, pkg.version);
     await app.close();
   });
 });
 
 await test('both probes are JSON with Cache-Control: no-store, on 200 and on 503', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthChecksConfigure = (hc) => hc.addCheck('down', () => HealthCheckResult.unhealthy());
   });
   for (const url of ['/healthz', '/livez']) {
@@ -242,7 +242,7 @@ await test('both probes are JSON with Cache-Control: no-store, on 200 and on 503
 });
 
 await test('/livez answers 200 alive whatever the checks say', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthChecksConfigure = (hc) =>
       hc.addCheck('down', () => {
         throw new Error('down');
@@ -257,7 +257,7 @@ await test('/livez answers 200 alive whatever the checks say', async () => {
 });
 
 await test('custom healthCheckPath', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.healthCheckPath = '/health/ready';
   });
   assert.equal((await app.inject('/health/ready')).statusCode, 200);
@@ -268,7 +268,7 @@ await test('custom healthCheckPath', async () => {
 });
 
 await test('enableHealthChecks = false removes both probes', async () => {
-  const app = await kitApp((opt) => {
+  const app = await healthApp((opt) => {
     opt.enableHealthChecks = false;
     opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => HealthCheckResult.healthy());
   });

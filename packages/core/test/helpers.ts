@@ -1,14 +1,7 @@
-import Fastify, { type FastifyInstance } from 'fastify';
-import { addKit, useKit, type EndpointSource, type KitConfigure } from '@kit/core';
+import type { FastifyInstance } from 'fastify';
 
-/** A Fastify instance with Kit added and used, ready for inject(). */
-export async function kitApp(sources: readonly EndpointSource[], configure?: KitConfigure): Promise<FastifyInstance> {
-  const app = Fastify();
-  addKit(app, sources, configure);
-  await useKit(app);
-  await app.ready();
-  return app;
-}
+// The endpoint tests' apps: Kit added with their endpoint sources, booted for inject().
+export { kitApp } from '@kit/test-support/kit-app';
 
 /** The OpenAPI document of an app, as JSON. */
 export async function openApiOf(app: FastifyInstance): Promise<OpenApiDocument> {

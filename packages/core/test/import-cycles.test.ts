@@ -215,7 +215,8 @@ test("@kit/autocrud: the SQL layer (mapper/) imports nothing of the route layer 
  * they record: a write hands its changes to the table's sinks and never knows who registered one.
  */
 const MAPPER_FLOORS: ReadonlyArray<readonly string[]> = [
-  ['errors.ts'], // the SQL layer's errors: every floor throws them
+  ['rule-errors.ts'], // AutoCrud's rule errors (a write refused by the entity's rules), each with its status and problem
+  ['errors.ts'], // the SQL layer's errors, each with its status and problem: every floor throws them
   ['sql'], // the ground: the engine and dialect contracts, the codecs' shared decoders, statements, conditions, scopes, stamps, statement spans
   ['engines/shared'], // what engines share: connection strings, the one-session queue
   ['engines/postgres', 'engines/sqlite'], // one engine each: driver, pool, probe, locks, migration session, columns, dialect

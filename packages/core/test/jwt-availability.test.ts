@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { startJwtFixture, stopJwtFixture, type TestAuthority } from './jwt-authority.js';
+import { startJwtFixture, stopJwtFixture, type TestAuthority } from '@kit/test-support/jwt-authority';
 
 async function get(app: FastifyInstance, token: string): Promise<LightMyRequestResponse> {
   return app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, HealthCheckResult, KitError, useKit, type KitOption } from '@kit/core';
-import { TestAuthority } from './jwt-authority.js';
+import { TestAuthority } from '@kit/test-support/jwt-authority';
 
 function addKitError(configure: (opt: KitOption) => void): KitError {
   try {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { HealthCheckResult, IHealthCheck } from '@kit/core';
-import { jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from './jwt-authority.js';
+import { jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from '@kit/test-support/jwt-authority';
 
 /** Runs the `jwt` check exactly as registered through the builder. */
 async function runJwtCheck(app: FastifyInstance, signal: AbortSignal = AbortSignal.timeout(5000)): Promise<HealthCheckResult> {

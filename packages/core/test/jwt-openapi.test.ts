@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
-import { jwtApp, TestAuthority } from './jwt-authority.js';
+import { jwtApp, TestAuthority } from '@kit/test-support/jwt-authority';
 
 interface Operation {
   security?: Array<Record<string, string[]>>;

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { CompactSign, exportSPKI, SignJWT } from 'jose';
-import { AUDIENCE, b64url, jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from './jwt-authority.js';
+import { AUDIENCE, b64url, jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from '@kit/test-support/jwt-authority';
+import { until } from '@kit/test-support/until';
 
 const CHALLENGE = /^Bearer error="invalid_token", error_description="[^"\\]+"$/;
 
@@ -274,7 +275,7 @@ describe('JWT signing keys: rotation, removal, several keys, algorithms', () => 
     mock.timers.tick(10 * 60 * 1000);
     // This request is answered from the cache and starts the refresh in the background.
     assert.equal((await get(app, await authority.sign())).statusCode, 200);
-    await waitFor(() => authority.counts.jwks === fetches + 1);
+    await until('the background refresh to fetch the key set', () => authority.counts.jwks === fetches + 1);
     await new Promise((resolve) => setImmediate(resolve));
     assertRejected(await get(app, token), token, /The token signing key is unknown/);
   });
@@ -300,11 +301,6 @@ describe('JWT signing keys: rotation, removal, several keys, algorithms', () => 
     for (const kid of kids) assert.equal((await get(app, await authority.sign({ kid }))).statusCode, 200, kid);
   });
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
-  assert.ok(condition(), 'condition reached');
-}
 
 describe('JWT when the discovery issuer differs from the configured authority', () => {
   it('tokens must carry the discovery document\'s issuer, not the authority URL', async () => {

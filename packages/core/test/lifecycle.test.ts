@@ -13,6 +13,7 @@ import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, useKit, type AuditLogEntry, type IAuditSink } from '@kit/core';
 import { onPhase } from '@kit/core/extend';
+import { until } from '@kit/test-support/until';
 
 const tsx = fileURLToPath(import.meta.resolve('tsx'));
 const hostFile = fileURLToPath(new URL('./fixtures/lifecycle/two-apps-host.ts', import.meta.url));
@@ -243,15 +244,6 @@ async function written(host: Host, app: 'a' | 'b'): Promise<string[]> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `predicate` every 50 ms for at most 10 s. */
-async function waitFor(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (!(await predicate())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await sleep(50);
-  }
-}
-
 /** True once app `app` logged that its server closed. */
 function closedLine(host: Host, app: 'a' | 'b'): boolean {
   return host.stdout().split('\n').some((l) => l.includes(`"app":"${app}"`) && l.includes('Kit: server closed'));
@@ -265,7 +257,7 @@ describe('two Kit apps in one process (real child process, real signals)', () =>
       const signalled = performance.now();
       host.kill('SIGTERM');
       // a's delay (300 ms) and drain are over and a has closed; b's delay (2500 ms) is not.
-      await waitFor(() => closedLine(host, 'a'), 'a closed');
+      await until('a closed', () => closedLine(host, 'a'), { timeoutMs: 10_000, intervalMs: 50 });
       assert.ok(performance.now() - signalled < 2500, 'a closed within b\'s delay');
       assert.equal((await fetch(`${host.b}/healthz`)).status, 503, 'b is shutting down');
       const during = await fetch(`${host.b}/work`);
@@ -303,7 +295,7 @@ describe('two Kit apps in one process (real child process, real signals)', () =>
       const ids = { a: await work(host.a, 4), b: await work(host.b, 6) };
       assert.equal((await fetch(`${host.a}/close`, { method: 'POST' })).status, 200);
       ids.a.push('close'); // the POST /close itself is audited too
-      await waitFor(async () => (await written(host, 'a')).length === ids.a.length, "a's entries written as it closed");
+      await until("a's entries written as it closed", async () => (await written(host, 'a')).length === ids.a.length, { timeoutMs: 10_000, intervalMs: 50 });
       assert.equal((await written(host, 'a')).filter((id) => !ids.a.includes(id)).length, 1, 'the one unknown id is the POST /close');
       const signalled = performance.now();
       host.kill('SIGTERM');

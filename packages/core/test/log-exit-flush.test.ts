@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { skipHeavy } from '../../../scripts/heavy-tests.ts';
+import { skipHeavy } from '@kit/test-support/heavy';
 import { sleep } from './support/http.ts';
 
 const HOST = fileURLToPath(new URL('./fixtures/lifecycle/pipe-host.ts', import.meta.url));

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { IKitEndpoint } from '@kit/core';
 import { kitApp, openApiOf } from './helpers.js';
-import { redoclyLint } from './redocly.js';
+import { redoclyLint } from '@kit/test-support/redocly';
 
 class MoneyEndpoint implements IKitEndpoint {
   addRoutes(app: FastifyInstance) {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { EndpointGroup, KitTag, type IKitEndpoint } from '@kit/core';
 import { kitApp, openApiOf } from './helpers.js';
-import { redoclyLint } from './redocly.js';
+import { redoclyLint } from '@kit/test-support/redocly';
 
 class OddShapesEndpoint implements IKitEndpoint {
   addRoutes(app: FastifyInstance) {

@@ -4,7 +4,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { addKit, useKit, type EndpointApp } from '@kit/core';
 import { kitApp } from './helpers.js';
-import { redoclyLint } from './redocly.js';
+import { redoclyLint } from '@kit/test-support/redocly';
 
 const User = Type.Object({ id: Type.String(), name: Type.String() }, { $id: 'User' });
 const NewUser = Type.Object({ name: Type.String({ minLength: 1 }) }, { $id: 'NewUser' });

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { addKit, EndpointGroup, useKit, type EndpointClass } from '@kit/core';
 import { kitApp } from './helpers.js';
-import { redoclyLint } from './redocly.js';
+import { redoclyLint } from '@kit/test-support/redocly';
 
 interface Op {
   security?: Array<Record<string, string[]>>;

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { addKit, useKit } from '@kit/core';
+import { kitApp } from '@kit/test-support/kit-app';
 
 /** Writes `request` on a fresh connection and resolves with everything the server sends before closing it. */
 function exchange(port: number, request: string, waitMs = 0): Promise<string> {
@@ -33,19 +33,21 @@ function parse(raw: string): { status: number; headers: Record<string, string>; 
   return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) as Record<string, unknown> };
 }
 
-async function kitApp(server: FastifyServerOptions, lines: Array<{ level: number; msg: string }>, problemDetails = true): Promise<FastifyInstance> {
+/** A listening Kit app whose log lines go to `lines`, with one route that echoes its query. */
+async function listeningApp(server: FastifyServerOptions, lines: Array<{ level: number; msg: string }>, problemDetails = true): Promise<FastifyInstance> {
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
       lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string });
       done();
     },
   });
-  const app = Fastify({ ...server, logger: { level: 'trace', stream } });
-  addKit(app, [], (opt) => {
-    opt.problemDetails = problemDetails;
-  });
-  app.get('/api/items', async (request) => ({ query: request.query }));
-  await useKit(app);
+  const app = await kitApp(
+    [],
+    (opt) => {
+      opt.problemDetails = problemDetails;
+    },
+    { app: Fastify({ ...server, logger: { level: 'trace', stream } }), routes: (a) => a.get('/api/items', async (request) => ({ query: request.query })), ready: false },
+  );
   await app.listen({ port: 0, host: '127.0.0.1' });
   return app;
 }
@@ -57,7 +59,7 @@ describe('requests the HTTP parser refuses', () => {
 
   before(async () => {
     // Node checks request timeouts every connectionsCheckingInterval (30 s by default).
-    app = await kitApp({ serverFactory: (handler) => createServer({ requestTimeout: 300, connectionsCheckingInterval: 50 }, handler) }, lines);
+    app = await listeningApp({ serverFactory: (handler) => createServer({ requestTimeout: 300, connectionsCheckingInterval: 50 }, handler) }, lines);
     port = (app.server.address() as { port: number }).port;
   });
   after(async () => {
@@ -104,7 +106,7 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it("with opt.problemDetails = false, Fastify's own answer stays", async () => {
-    const plain = await kitApp({}, [], false);
+    const plain = await listeningApp({}, [], false);
     try {
       const raw = await exchange((plain.server.address() as { port: number }).port, 'GARBAGE\r\n\r\n');
       assert.match(raw, /Content-Type: application\/json/);
@@ -116,7 +118,7 @@ describe('requests the HTTP parser refuses', () => {
 
   it("a host's own clientErrorHandler is left in place", async () => {
     const own: string[] = [];
-    const custom = await kitApp(
+    const custom = await listeningApp(
       {
         clientErrorHandler(err, socket) {
           own.push(String((err as NodeJS.ErrnoException).code));

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { addKit, sendProblem, useKit, type KitConfigure } from '@kit/core';
 import { openApiOf } from './helpers.js';
-import { redoclyLint } from './redocly.js';
+import { redoclyLint } from '@kit/test-support/redocly';
 
 class ThingsEndpoint {
   addRoutes(app: FastifyInstance) {

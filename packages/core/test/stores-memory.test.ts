@@ -16,7 +16,7 @@ import {
   type IRateLimitStore,
   type JsonValue,
 } from '@kit/core';
-import { storeConformance, type StoreSet } from './store-conformance.ts';
+import { storeConformance, type StoreSet } from '@kit/test-support/store-conformance';
 
 // The memory stores share state within one instance only, so "two connections" are the same set.
 const shared: StoreSet = {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { lineIndependent } from '../../../scripts/heavy-tests.ts';
+import { lineIndependent } from '@kit/test-support/heavy';
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));

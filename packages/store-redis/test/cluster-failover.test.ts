@@ -10,8 +10,9 @@ import { addKit, useKit } from '@kit/core';
 import { addKitStore, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
 import { describeRun, runFailover } from './failover.ts';
 import { evaluateRedisCheck } from './health.ts';
-import { ask, RedisCluster, waitFor } from './redis-cluster.ts';
-import { describeRedis } from './redis-server.ts';
+import { ask, RedisCluster } from '@kit/test-support/redis-cluster';
+import { describeRedis } from '@kit/test-support/redis';
+import { until } from '@kit/test-support/until';
 
 const NODE_TIMEOUT_MS = 1000;
 const LIMIT = 300;
@@ -69,7 +70,7 @@ describeRedis('Redis Cluster failover', () => {
     assert.deepEqual(run.otherErrors, [], 'every failure was KIT_ERR_STORE_UNAVAILABLE');
     // The node asked may hear of the promotion a little after the client does (the same race the
     // Sentinel test met in CI), so this waits for it rather than asking once.
-    await waitFor(async () => (await cluster.masterPortOf(slot)) === replica.port, 10_000, 'the replica serves the key now');
+    await until('the replica serves the key now', async () => (await cluster.masterPortOf(slot)) === replica.port, { timeoutMs: 10_000, retryErrors: true });
     assert.ok(Number.isFinite(run.recoveryMs), 'calls succeeded again');
     assert.ok(run.recoveryMs < 20_000, `recovered after ${run.recoveryMs} ms`);
     assert.ok(run.statuses.length >= 2 && run.statuses[0] !== 'healthy' && run.statuses.at(-1) === 'healthy', `check statuses ${run.statuses.join(' -> ')}`);
@@ -79,7 +80,7 @@ describeRedis('Redis Cluster failover', () => {
     // at most the calls in flight at the crash can be lost with it: the limit is exceeded by at
     // most that many. (Across a network, whatever the replica had not received yet.)
     assert.ok(run.excess <= CONCURRENCY, `admitted ${run.admitted}, ${run.excess} over the limit of ${LIMIT}`);
-    await waitFor(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy at the end');
+    await until('healthy at the end', async () => (await evaluateRedisCheck(app)).status === 'healthy', { timeoutMs: 10_000, retryErrors: true });
     const warnings = logLines.filter((l) => l.level >= 40).map((l) => l.msg);
     t.diagnostic(`log lines at warn during the failover: ${warnings.length} (${[...new Set(warnings)].join(' | ')})`);
     assert.ok(warnings.length > 0 && warnings.length <= 5, `a few warnings, not one per failed call: ${warnings.join('\n')}`);

@@ -8,12 +8,13 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Cluster } from 'ioredis';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
-import { storeConformance } from '../../core/test/store-conformance.ts';
+import { storeConformance } from '@kit/test-support/store-conformance';
 import type { LuaScript } from '../src/scripts.ts';
 import * as scripts from '../src/scripts.ts';
 import { evaluateRedisCheck } from './health.ts';
-import { ask, RedisCluster, waitFor } from './redis-cluster.ts';
-import { connectedStores, describeRedis, skipRedis } from './redis-server.ts';
+import { ask, RedisCluster } from '@kit/test-support/redis-cluster';
+import { connectedStores, describeRedis, skipRedis } from '@kit/test-support/redis';
+import { until } from '@kit/test-support/until';
 
 let started: Promise<RedisCluster> | undefined;
 /** One cluster for the whole file, started by whichever suite needs it first. */
@@ -134,7 +135,7 @@ describeRedis('Redis Cluster: keys, the redis check, a master down', () => {
     assert.deepEqual((down.data as { unreachable: string[] }).unreachable, [`127.0.0.1:${victim.port}`]);
 
     await victim.resume();
-    const back = await waitFor(async () => (await evaluateRedisCheck(app)).status === 'healthy', 20_000, 'healthy again');
+    const { ms: back } = await until('healthy again', async () => (await evaluateRedisCheck(app)).status === 'healthy', { timeoutMs: 20_000, retryErrors: true });
     assert.equal(await store.saga.get(onVictim), undefined);
     t.diagnostic(`a master SIGKILLed and restarted: check ${down.status} while down ("${down.description}"), healthy ${back} ms after the restart`);
   });

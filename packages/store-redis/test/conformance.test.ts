@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRedisStores, type KitRedisStore } from '@kit/store-redis';
-import { storeConformance } from '../../core/test/store-conformance.ts';
-import { connectedStores, describeRedis, RedisServer, skipRedis } from './redis-server.ts';
+import { storeConformance } from '@kit/test-support/store-conformance';
+import { connectedStores, describeRedis, RedisServer, skipRedis } from '@kit/test-support/redis';
 
 let server: RedisServer | undefined;
 

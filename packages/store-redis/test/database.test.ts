@@ -11,7 +11,7 @@ import type { KitError} from '@kit/core';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
-import { describeRedis, RedisServer } from './redis-server.ts';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
 
 function logSink() {
   const lines: string[] = [];

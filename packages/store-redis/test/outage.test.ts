@@ -3,25 +3,15 @@
 // and both recover when Redis comes back on the same port.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, StoreUnavailableError, useKit, type IRateLimitStore } from '@kit/core';
 import { addKitStore, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
-import { describeRedis, RedisServer } from './redis-server.ts';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
+import { until } from '@kit/test-support/until';
 
 const CHECK_TIMEOUT_MS = 500;
 const COMMAND_TIMEOUT_MS = 300;
-
-/** Polls `probe` every 20 ms until it returns true; resolves with the elapsed milliseconds. */
-async function until(probe: () => Promise<boolean>, limitMs: number, what: string): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await probe()) return Math.round(performance.now() - started);
-    await sleep(20);
-  }
-  throw new Error(`${what} did not happen within ${limitMs} ms`);
-}
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const started = performance.now();
@@ -52,7 +42,7 @@ describeRedis('Redis outage while the service runs', () => {
   // connection or a reconnection can take longer than one check's 500 ms, which is not what these
   // tests measure.
   beforeEach(async () => {
-    await until(async () => store.connected && (await evaluateRedisCheck(app)).status === 'healthy', 15_000, 'healthy before the test');
+    await until('healthy before the test', async () => store.connected && (await evaluateRedisCheck(app)).status === 'healthy', 15_000);
   });
   after(async () => {
     await app?.close();
@@ -67,9 +57,9 @@ describeRedis('Redis outage while the service runs', () => {
     // Should an assertion below fail, the next test still starts against a running, reconnected server.
     t.after(async () => {
       await redis.resume();
-      await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy again after the test');
+      await until('healthy again after the test', async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000);
     });
-    const toUnhealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'unhealthy', 5000, 'unhealthy');
+    const { ms: toUnhealthy } = await until('unhealthy', async () => (await evaluateRedisCheck(app)).status === 'unhealthy', 5000);
     const [down, evalMs] = await timed(() => evaluateRedisCheck(app));
     assert.equal(down.status, 'unhealthy');
     assert.match(down.description ?? '', /^Redis did not answer PING \(not connected: (connection lost|connection refused)\)$/);
@@ -89,7 +79,7 @@ describeRedis('Redis outage while the service runs', () => {
     assert.ok(burst.every((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError && r.reason.reason.startsWith('not connected: ')));
 
     const [, restartMs] = await timed(() => redis.resume());
-    const toHealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy again');
+    const { ms: toHealthy } = await until('healthy again', async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000);
     assert.equal((await app.inject('/limited')).statusCode, 200);
     assert.equal((await store.saga.get('order-1')), undefined);
     const afterBurst = await store.rateLimit.consume('burst', { limit: 5, windowMs: 60_000 });
@@ -103,10 +93,10 @@ describeRedis('Redis outage while the service runs', () => {
   it('a client that ioredis ended for good (a connect aborted midway, disconnect() called on it) is connected again', async (t) => {
     assert.equal(store.connected, true);
     store.client.disconnect();
-    await until(async () => store.client.status === 'end', 5000, 'the client ended');
+    await until('the client ended', async () => store.client.status === 'end', 5000);
     const err = await store.saga.get('order-1').catch((e: unknown) => e);
     assert.ok(err instanceof StoreUnavailableError, String(err));
-    const back = await until(async () => store.connected, 10_000, 'connected again');
+    const { ms: back } = await until('connected again', async () => store.connected, 10_000);
     assert.equal(await store.saga.get('order-1'), undefined);
     t.diagnostic(`ended client connected again after ${back} ms (reconnectMaxDelayMs 200)`);
   });
@@ -134,7 +124,7 @@ describeRedis('Redis outage while the service runs', () => {
     } finally {
       redis.unpause();
     }
-    const toHealthy = await until(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy again');
+    const { ms: toHealthy } = await until('healthy again', async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000);
     assert.equal(await store.cronJob.tryAcquire('job2', 'me', 1000), true);
     t.diagnostic(`thawed: healthy again after ${toHealthy} ms`);
   });

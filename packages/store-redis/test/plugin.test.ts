@@ -27,7 +27,7 @@ import {
   useKitStoreHealthCheck,
 } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
-import { describeRedis, RedisServer } from './redis-server.ts';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
 
 function logSink() {
   const lines: string[] = [];

@@ -7,12 +7,13 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
-import { storeConformance } from '../../core/test/store-conformance.ts';
+import { storeConformance } from '@kit/test-support/store-conformance';
 import { describeRun, runFailover } from './failover.ts';
 import { evaluateRedisCheck } from './health.ts';
-import { ask, waitFor } from './redis-cluster.ts';
-import { connectedStores, describeRedis, skipRedis } from './redis-server.ts';
-import { RedisSentinelGroup } from './redis-sentinel.ts';
+import { ask } from '@kit/test-support/redis-cluster';
+import { connectedStores, describeRedis, skipRedis } from '@kit/test-support/redis';
+import { RedisSentinelGroup } from '@kit/test-support/redis-sentinel';
+import { until } from '@kit/test-support/until';
 
 const LIMIT = 300;
 const CONCURRENCY = 8;
@@ -122,14 +123,14 @@ describeRedis('Redis Sentinel', () => {
     // The Sentinel that led the failover names the new master first; the others learn it from its
     // hello messages (every 2 s). The client can be back on the new master before the Sentinel this
     // asks has heard, so a CI run on a loaded machine once saw the old port here.
-    const announcedMs = await waitFor(async () => (await g.masterPort()) === g.replica.port, 10_000, 'the Sentinels announce the former replica');
+    const { ms: announcedMs } = await until('the Sentinels announce the former replica', async () => (await g.masterPort()) === g.replica.port, { timeoutMs: 10_000, retryErrors: true });
     t.diagnostic(`the first Sentinel named the new master ${announcedMs} ms after the failover run ended`);
     assert.equal(((await ask(g.replica.port, 'ROLE')) as string[])[0], 'master');
     assert.ok(Number.isFinite(run.recoveryMs) && run.recoveryMs < 20_000, `recovered after ${run.recoveryMs} ms`);
     assert.ok(run.statuses[0] !== 'healthy' && run.statuses.at(-1) === 'healthy', `check statuses ${run.statuses.join(' -> ')}`);
     assert.ok(run.countedByNewMaster <= run.acknowledgedBeforeRecovery + CONCURRENCY, describeRun(run, LIMIT));
     assert.ok(run.excess <= CONCURRENCY, `admitted ${run.admitted}, ${run.excess} over the limit of ${LIMIT}`);
-    await waitFor(async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000, 'healthy at the end');
+    await until('healthy at the end', async () => (await evaluateRedisCheck(app)).status === 'healthy', { timeoutMs: 10_000, retryErrors: true });
     const warnings = logLines.filter((l) => l.level >= 40).map((l) => l.msg);
     t.diagnostic(`log lines at warn during the failover: ${warnings.length} (${[...new Set(warnings)].join(' | ')})`);
     assert.ok(warnings.length > 0 && warnings.length <= 5, `a few warnings, not one per failed call: ${warnings.join('\n')}`);

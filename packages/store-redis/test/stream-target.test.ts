@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRedisStores, redisStreamTarget, type KitRedisStore } from '@kit/store-redis';
-import { describeRedis, RedisServer } from './redis-server.ts';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
+import { until } from '@kit/test-support/until';
 
 describeRedis('redisStreamTarget', () => {
   let redis: RedisServer;
@@ -61,16 +62,7 @@ describeRedis('redisStreamTarget', () => {
     await redis.stop();
     await assert.rejects(target.deliver(m), { code: 'KIT_ERR_STORE_UNAVAILABLE' });
     await redis.resume();
-    const until = Date.now() + 10_000;
-    for (;;) {
-      try {
-        await target.deliver(m);
-        break;
-      } catch (err) {
-        if (Date.now() > until) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await until('a delivery accepted once Redis is back', () => target.deliver(m).then(() => true), { timeoutMs: 10_000, intervalMs: 100, retryErrors: true });
     raw.disconnect();
     raw = new Redis(redis.url);
     assert.equal((await raw.xrange(target.key, '-', '+')).length, 1);

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { startProcess, stopProcess, type ProcessHost } from '../../../scripts/test-processes.ts';
-import { describeRedis, RedisServer } from './redis-server.ts';
+import { startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
+import { describeRedis, RedisServer } from '@kit/test-support/redis';
 
 const LIMIT = 25;
 const LOCK_TTL_MS = 1000;

@@ -12,7 +12,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RedisServer, skipRedis } from '../../../packages/store-redis/test/redis-server.ts';
+import { RedisServer, skipRedis } from '@kit/test-support/redis';
 
 /** Every publishable package, by folder. A new one is one line here (the first test insists). */
 const PACKAGES = ['packages/core', 'packages/store-redis', 'packages/autocrud'];

@@ -4,7 +4,7 @@
 // audit entries of every instance can be matched to what the client saw; every write carries an
 // Idempotency-Key and a unique name, so acknowledged writes can be looked up in PostgreSQL.
 import http from 'node:http';
-import type { Frontend } from './haproxy.ts';
+import type { Frontend } from '@kit/test-support/haproxy';
 
 export type Outcome = 'ok' | 'non2xx' | 'reset' | 'refused' | 'timeout' | 'other';
 

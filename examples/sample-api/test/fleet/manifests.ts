@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import type { ProbeSettings } from './haproxy.ts';
+import type { ProbeSettings } from '@kit/test-support/haproxy';
 
 const MANIFESTS = fileURLToPath(new URL('../../../../deploy/kubernetes/', import.meta.url));
 

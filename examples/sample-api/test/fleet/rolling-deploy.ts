@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { freePort } from '../../../../packages/store-redis/test/redis-server.ts';
-import { FRONTENDS, Haproxy, type Frontend, type ProbeSettings } from './haproxy.ts';
+import { freePort } from '@kit/test-support/ports';
+import { FRONTENDS, Haproxy, type Frontend, type ProbeSettings } from '@kit/test-support/haproxy';
 import { Instance, type InstanceCommand } from './instance.ts';
 import { Load, type LoadCounts } from './load.ts';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { PostgresServer } from '../postgres-server.ts';
+import type { PostgresServer } from '@kit/test-support/postgres';
 
 export type FaultMode = 'terminate' | 'stop-start' | 'restart-fast' | 'restart-immediate';
 export const FAULT_MODES: readonly FaultMode[] = ['terminate', 'stop-start', 'restart-fast', 'restart-immediate'];

@@ -3,7 +3,7 @@
 // Starts its own PostgreSQL (durable commits, so that a crash keeps every acknowledged write) and
 // prints the per-mode table docs/autocrud.md quotes.
 import { parseArgs } from 'node:util';
-import { PostgresServer } from '../postgres-server.ts';
+import { PostgresServer } from '@kit/test-support/postgres';
 import { FAULT_MODES, formatReport, runChaos, type FaultMode } from './chaos.ts';
 
 const { values } = parseArgs({

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import type { TestAuthority } from '../../../core/test/jwt-authority.ts';
+import type { TestAuthority } from '@kit/test-support/jwt-authority';
 import type { EngineUnderTest } from './fixtures.ts';
 
 /** Request headers carrying a token for `sub`, with `roles` (a list or one role) in `realm_access.roles` when given. */

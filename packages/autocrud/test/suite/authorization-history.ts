@@ -8,9 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
-import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
+import { AUDIENCE, TestAuthority } from '@kit/test-support/jwt-authority';
 import { bearer, callerRequests, tablesFingerprint } from './authorization-fixtures.ts';
-import { redoclyLint } from '../../../core/test/redocly.ts';
+import { redoclyLint } from '@kit/test-support/redocly';
 import { crudApp, type EngineUnderTest } from './fixtures.ts';
 
 const AhBasket = defineEntity({

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { startInDirectory, startInMemory } from '../../src/mapper/engines/pglite/snapshot.ts';
-import { PostgresServer, type PostgresServerSettings } from '../postgres-server.ts';
+import { PostgresServer, type PostgresServerSettings } from '@kit/test-support/postgres';
 import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 
 /** PostgreSQL's engine under test, and its server once started (its data directory holds the server's log). */

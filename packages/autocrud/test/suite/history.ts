@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { AuditLogEntry, IAuditSink } from '@kit/core';
 import { AutoCrud, CrudOperations, defineEntity, type KitAutoCrud } from '@kit/autocrud';
-import { redoclyLint } from '../../../core/test/redocly.ts';
+import { redoclyLint } from '@kit/test-support/redocly';
 import { assertProblem, call, countRows, crudApp, type EngineUnderTest } from './fixtures.ts';
 
 const HistItem = defineEntity({

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { AutoCrud } from '@kit/autocrud';
 import { assertBadParameter, assertProblem, call, countRows, crudApp, ENDPOINTS, suiteTables, Tag, type EngineUnderTest } from './fixtures.ts';
+import { until } from '@kit/test-support/until';
 
 // The same entity as TagsEndpoint, in another group, with idempotency turned off for the class.
 @AutoCrud(Tag, { idempotency: false })
@@ -16,19 +17,12 @@ class LabelsEndpoint {}
 /** Log lines of the app, to wait on what it reports instead of on time. */
 class LogLines {
   readonly lines: Array<{ msg: string; idempotencyKey?: string }> = [];
-  #waiters: Array<() => void> = [];
   readonly stream = new Writable({
     write: (chunk: Buffer, _encoding, done) => {
       for (const line of chunk.toString().split('\n').filter(Boolean)) this.lines.push(JSON.parse(line) as { msg: string });
-      for (const wake of this.#waiters.splice(0)) wake();
       done();
     },
   });
-
-  /** Resolves once a line matches. */
-  async until(match: (line: { msg: string; idempotencyKey?: string }) => boolean): Promise<void> {
-    while (!this.lines.some(match)) await new Promise<void>((resolve) => this.#waiters.push(resolve));
-  }
 }
 
 function post(app: FastifyInstance, url: string, payload: unknown, key?: string): Promise<LightMyRequestResponse> {
@@ -91,7 +85,7 @@ export function idempotencySuite(engine: EngineUnderTest): void {
       try {
         first = post(app, '/api/documents', { title: 'gamma' }, key);
         // The first request has its key and waits for the table.
-        await log.until((line) => line.idempotencyKey === key && /reserved/.test(line.msg));
+        await until('the key reserved in the log', () => log.lines.some((line) => line.idempotencyKey === key && /reserved/.test(line.msg)));
         const duplicate = await post(app, '/api/documents', { title: 'gamma' }, key);
         assertProblem(duplicate, 409, 'Conflict');
         assert.match(duplicate.json<{ detail: string }>().detail, /still in progress/);

@@ -12,6 +12,7 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, type ChangeMessage, type KitAutoCrud, type OutboxOptions } from '@kit/autocrud';
 import type { EngineUnderTest } from './fixtures.ts';
+import { until } from '@kit/test-support/until';
 
 const Item = defineEntity({
   name: 'OutboxItem',
@@ -67,14 +68,6 @@ interface RecordRow {
 
 function send(app: FastifyInstance, method: string, url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return app.inject({ method: method as 'POST', url, ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json', ...headers } }) });
-}
-
-async function until(what: string, condition: () => boolean | Promise<boolean>, withinMs = 20_000): Promise<void> {
-  const end = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 export function outboxSuite(engine: EngineUnderTest): void {
@@ -143,7 +136,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
       const id = created.json<{ id: number }>().id;
       const patched = await app.inject({ method: 'PATCH', url: `/api/patients/${id}`, payload: { ssn: '999-99-9999' }, headers: { 'content-type': 'application/merge-patch+json' } });
       assert.equal(patched.statusCode, 200, patched.body);
-      await until('both delivered', () => seen.length === 2);
+      await until('both delivered', () => seen.length === 2, 20_000);
       assert.deepEqual(seen.map((m) => m.operation), ['create', 'patch']);
       const rows = seen.map((m) => ({ payload: JSON.stringify(m) }));
       const history = await engine.sql(`select correlation_id from kit_changes where entity = 'OutboxPatient' order by id`);
@@ -195,7 +188,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
         }),
       );
       const total = rows * (patches + 1);
-      await until(`${total} deliveries`, () => seen.length >= total);
+      await until(`${total} deliveries`, () => seen.length >= total, 20_000);
       await sleep(200);
       assert.equal(seen.length, total, 'each record delivered once');
       assert.equal(new Set(seen.map((m) => m.id)).size, total);
@@ -210,7 +203,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
         );
         assert.deepEqual(messages.map((m) => m.after?.price), [0, ...Array.from({ length: patches }, (_, i) => i + 1)]);
       }
-      await until('the delivered records deleted', async () => (await waiting()) === 0);
+      await until('the delivered records deleted', async () => (await waiting()) === 0, 20_000);
       assert.equal((await dead()).length, 0);
       const stats = crud.outboxStats();
       assert.equal(stats?.leader, true);
@@ -233,7 +226,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
       const created = await send(app, 'POST', '/api/memos', { text: 'a' });
       const id = created.json<{ id: number }>().id;
       assert.equal((await send(app, 'PATCH', `/api/memos/${id}`, { text: 'b' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
-      await until('the patch delivered', () => calls.some((m) => m.operation === 'patch'));
+      await until('the patch delivered', () => calls.some((m) => m.operation === 'patch'), 20_000);
       await sleep(200);
       assert.deepEqual(
         calls.map((m) => [m.operation, m.attempt]),
@@ -249,7 +242,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(new Set(calls.filter((m) => m.operation === 'create').map((m) => m.id)).size, 1, 'every attempt carries the same id');
       assert.equal(crud.outboxStats()?.retries, 3);
       assert.equal(crud.outboxStats()?.deadLettered, 0);
-      await until('both deleted once delivered', async () => (await waiting()) === 0);
+      await until('both deleted once delivered', async () => (await waiting()) === 0, 20_000);
       assert.equal((await dead()).length, 0);
     });
 
@@ -263,13 +256,13 @@ export function outboxSuite(engine: EngineUnderTest): void {
       );
       const id = (await send(app, 'POST', '/api/memos', { text: 'doomed' })).json<{ id: number }>().id;
       for (const text of ['after 1', 'after 2']) assert.equal((await send(app, 'PATCH', `/api/memos/${id}`, { text }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
-      await until('the patches delivered after the dead create', () => events.length === 5);
+      await until('the patches delivered after the dead create', () => events.length === 5, 20_000);
       assert.deepEqual(events, ['create#1', 'create#2', 'create#3', 'patch#after 1', 'patch#after 2'], 'the patches waited for the create until it was dead, then went in order');
       const stats = crud.outboxStats();
       assert.equal(stats?.deadLettered, 1);
       assert.equal(stats?.retries, 2);
       assert.match(stats?.lastError ?? '', /refused for good/);
-      await until('the delivered patches deleted', async () => (await waiting()) === 0);
+      await until('the delivered patches deleted', async () => (await waiting()) === 0, 20_000);
       const [moved, ...more] = await dead();
       assert.equal(more.length, 0);
       assert.equal(moved?.operation, 'create');
@@ -300,22 +293,22 @@ export function outboxSuite(engine: EngineUnderTest): void {
         }),
       );
       assert.equal((await send(app, 'POST', '/api/memos', { text: 'again' })).statusCode, 201);
-      await until('the record dead', async () => (await dead()).length === 1);
+      await until('the record dead', async () => (await dead()).length === 1, 20_000);
       const [moved] = await dead();
       refusing = false;
       const columns = 'seq, id, entity, row_key, operation, version_before, version_after, payload, correlation_id, subject, trace_id, created_at, done';
       await engine.sql(`insert into kit_outbox (${columns}) select ${columns} from kit_outbox_dead where seq = ${moved?.seq}`);
       await engine.sql(`delete from kit_outbox_dead where seq = ${moved?.seq}`);
-      await until('the re-queued record delivered', () => seen.length === 1);
+      await until('the re-queued record delivered', () => seen.length === 1, 20_000);
       assert.equal(seen[0]?.id, moved?.id, 'the same idempotency id');
       assert.equal(seen[0]?.attempt, 1, 'its attempts start again');
-      await until('deleted once delivered', async () => (await waiting()) === 0);
+      await until('deleted once delivered', async () => (await waiting()) === 0, 20_000);
       await sleep(1100);
       const health = await app.inject('/healthz');
       assert.equal(health.json<{ checks: Record<string, { status: string }> }>().checks.outbox?.status, 'healthy', health.body);
       // A new record after the re-queued one: the identity goes on past it.
       assert.equal((await send(app, 'POST', '/api/memos', { text: 'next' })).statusCode, 201);
-      await until('the next one delivered', () => seen.length === 2);
+      await until('the next one delivered', () => seen.length === 2, 20_000);
       assert.ok(Number(seen[1]?.seq) > Number(moved?.seq));
     });
 
@@ -328,7 +321,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
         }),
       );
       for (let i = 0; i < 40; i++) assert.equal((await send(one, 'POST', '/api/memos', { text: `m-${i}` })).statusCode, 201);
-      await until('deliveries under way', () => first.length > 0);
+      await until('deliveries under way', () => first.length > 0, 20_000);
       await one.close();
       app = undefined;
       const [lease] = await engine.sql('select expires_at from kit_outbox_lease');
@@ -338,7 +331,7 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(40 - left, first.length, 'what the first instance delivered is deleted: its batch finished before it stopped');
       const second: ChangeMessage[] = [];
       await start(FAST, (crud) => crud.onChange(Memo, (message) => void second.push(message)));
-      await until('the rest delivered by the next instance', () => second.length === left);
+      await until('the rest delivered by the next instance', () => second.length === left, 20_000);
       const ids = [...first, ...second].map((m) => m.id);
       assert.equal(ids.length, 40);
       assert.equal(new Set(ids).size, 40, 'nothing delivered twice');
@@ -364,13 +357,13 @@ export function outboxSuite(engine: EngineUnderTest): void {
       );
       // The gate's delivery holds its batch open: the next ten records are written meanwhile, so the next batch reads them all at once.
       assert.equal((await send(app, 'POST', '/api/memos', { text: 'gate' })).statusCode, 201);
-      await until('the gate delivered', () => calls.length === 1);
+      await until('the gate delivered', () => calls.length === 1, 20_000);
       const ids: number[] = [];
       for (const text of ['g1', 'g2', 'bad', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8']) ids.push((await send(app, 'POST', '/api/memos', { text })).json<{ id: number }>().id);
       const bad = ids[2] as number;
       assert.equal((await send(app, 'PATCH', `/api/memos/${bad}`, { text: 'bad, patched' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
       release();
-      await until('every record delivered', async () => calls.length >= 13 && (await waiting()) === 0);
+      await until('every record delivered', async () => calls.length >= 13 && (await waiting()) === 0, 20_000);
       const next = calls.slice(1);
       // The batch after the gate: the nine creates once each, the bad one's patch held behind its create.
       const byText = (text: string) => next.filter((m) => (m.after as { text?: string } | undefined)?.text === text);
@@ -396,9 +389,9 @@ export function outboxSuite(engine: EngineUnderTest): void {
           await gate;
         }),
       );
-      await until('this instance leading', () => crud.outboxStats()?.leader === true);
+      await until('this instance leading', () => crud.outboxStats()?.leader === true, 20_000);
       assert.equal((await send(app, 'POST', '/api/memos', { text: 'in flight' })).statusCode, 201);
-      await until('the delivery under way', () => calls.length === 1);
+      await until('the delivery under way', () => calls.length === 1, 20_000);
       // Another instance takes the lease (a new term) while the batch waits on its subscriber.
       await engine.sql(`update kit_outbox_lease set owner = 'another instance', term = term + 1, expires_at = expires_at + 600000`);
       await until('the lease seen lost', () => crud.outboxStats()?.leader === false, 10_000);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { TestAuthority } from '../../../core/test/jwt-authority.ts';
+import { TestAuthority } from '@kit/test-support/jwt-authority';
 import { relationsFixture, type RelationCallers } from './authorization-relations.ts';
 import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 

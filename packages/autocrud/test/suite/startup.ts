@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
-import { AUDIENCE, TestAuthority } from '../../../core/test/jwt-authority.ts';
+import { AUDIENCE, TestAuthority } from '@kit/test-support/jwt-authority';
 import { crudApp, Product, ProductEndpoint, suiteTables, type EngineUnderTest } from './fixtures.ts';
 
 const Broken = defineEntity({

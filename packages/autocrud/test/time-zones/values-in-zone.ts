@@ -3,7 +3,7 @@
 // Not a *.test.ts: it only runs that way.
 import { describe } from 'node:test';
 import { sqliteAvailable } from '../../src/mapper/engines/sqlite/engine.ts';
-import { describePostgres } from '../postgres-server.ts';
+import { describePostgres } from '@kit/test-support/postgres';
 import { pgliteEngine, postgresEngine, sqliteEngine } from '../suite/engines.ts';
 import { valuesSuite } from '../suite/values.ts';
 

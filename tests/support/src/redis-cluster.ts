@@ -2,21 +2,11 @@
 // nodes with `cluster-enabled yes` on free loopback ports, slots split evenly over the masters
 // (CLUSTER ADDSLOTSRANGE), one CLUSTER MEET per node, then CLUSTER REPLICATE for the replicas.
 // Start-up waits until every node reports cluster_state:ok and every replica is in sync.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { RedisServer } from './redis-server.ts';
+import { RedisServer } from './redis.ts';
+import { until } from './until.ts';
 
 const SLOTS = 16384;
-
-/** Polls `probe` every 20 ms until it returns true; throws with `what` after `limitMs`. */
-export async function waitFor(probe: () => Promise<boolean>, limitMs: number, what: string): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await probe().catch(() => false)) return Math.round(performance.now() - started);
-    if (performance.now() - started > limitMs) throw new Error(`${what} did not happen within ${limitMs} ms`);
-    await sleep(20);
-  }
-}
 
 /** One `command` on a short-lived connection to `port`. */
 export async function ask(port: number, ...args: [string, ...Array<string | number>]): Promise<unknown> {
@@ -79,16 +69,16 @@ export class RedisCluster {
           for (const to of servers.slice(i + 1)) await ask(from.port, 'CLUSTER', 'MEET', '127.0.0.1', to.port, to.busPort!);
         }),
       );
-      await waitFor(
-        async () => (await Promise.all(servers.map(async (s) => field(String(await ask(s.port, 'CLUSTER', 'INFO')), 'cluster_known_nodes')))).every((n) => n === String(servers.length)),
-        20_000,
+      await until(
         'every node knows every other',
+        async () => (await Promise.all(servers.map(async (s) => field(String(await ask(s.port, 'CLUSTER', 'INFO')), 'cluster_known_nodes')))).every((n) => n === String(servers.length)),
+        { timeoutMs: 20_000, retryErrors: true },
       );
       for (const shard of shards) {
         const id = String(await ask(shard.master.port, 'CLUSTER', 'MYID'));
         for (const replica of shard.replicas) {
           // cluster_known_nodes counts nodes still in handshake (under a temporary id): wait for the real one.
-          await waitFor(async () => String(await ask(replica.port, 'CLUSTER', 'NODES')).includes(id), 20_000, 'the replica knows its master');
+          await until('the replica knows its master', async () => String(await ask(replica.port, 'CLUSTER', 'NODES')).includes(id), { timeoutMs: 20_000, retryErrors: true });
           await ask(replica.port, 'CLUSTER', 'REPLICATE', id);
         }
       }
@@ -111,7 +101,8 @@ export class RedisCluster {
 
   /** Every running node says cluster_state:ok; every running replica is in sync with its master and known as a replica to every node. */
   async waitUntilHealthy(limitMs: number): Promise<number> {
-    return waitFor(
+    const { ms } = await until(
+      'a healthy cluster',
       async () => {
         const running = this.nodes.filter((n) => n.running);
         const infos = await Promise.all(running.map(async (n) => String(await ask(n.port, 'CLUSTER', 'INFO'))));
@@ -124,9 +115,9 @@ export class RedisCluster {
         const knownReplicas = (view: string) => view.split('\n').filter((line) => /\bslave\b/.test(line.split(' ')[2] ?? '') && !/fail/.test(line)).length;
         return views.every((view) => knownReplicas(view) === replicas.length);
       },
-      limitMs,
-      'a healthy cluster',
+      { timeoutMs: limitMs, retryErrors: true },
     );
+    return ms;
   }
 
   /** The shard serving `slot` now (after a failover, its former replica may be the master). */

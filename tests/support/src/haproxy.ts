@@ -17,6 +17,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { skipWithout, throwMissing } from './binaries.ts';
 
 export const haproxyBin = findHaproxy();
 
@@ -28,9 +29,8 @@ function findHaproxy(): string | undefined {
   return undefined;
 }
 
-const inCi = process.env.CI === 'true';
 /** The skip reason outside CI when haproxy is missing; in CI a missing haproxy fails the suite. */
-export const skipHaproxy: string | false = !haproxyBin && !inCi ? 'haproxy not installed (apt-get install haproxy)' : false;
+export const skipHaproxy: string | false = skipWithout(haproxyBin, 'haproxy not installed (apt-get install haproxy)');
 
 /** The balancer's health-check settings, in a Kubernetes readiness probe's terms. */
 export interface ProbeSettings {
@@ -131,7 +131,7 @@ export class Haproxy {
   readonly #closed: Promise<number | null>;
 
   constructor(readonly options: HaproxyOptions) {
-    if (!haproxyBin) throw new Error('haproxy not installed: with CI=true the rolling-deploy test fails instead of skipping (apt-get install haproxy).');
+    if (!haproxyBin) throwMissing('haproxy not installed', 'HAProxy', 'apt-get install haproxy');
     this.#origin = options.origin;
     this.#dir = mkdtempSync(path.join(tmpdir(), 'kit-haproxy-'));
     const file = path.join(this.#dir, 'haproxy.cfg');

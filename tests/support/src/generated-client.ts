@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { typeCheckOnce } from '../../../scripts/heavy-tests.ts';
+import { typeCheckOnce } from './heavy.ts';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../../', import.meta.url));

@@ -3,25 +3,16 @@
 // Never relies on a system service. Outside CI missing binaries skip the PostgreSQL tests
 // (reported as skipped); with CI=true they fail them.
 import { execFile, spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, it, type SuiteContext } from 'node:test';
+import type { SuiteContext } from 'node:test';
 import pg from 'pg';
-import { freePort } from '../../store-redis/test/redis-server.ts';
+import { describeWithServer, executable, skipWithout, throwMissing } from './binaries.ts';
+import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
-const inCi = process.env.CI === 'true';
-
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `KIT_PG_BIN` when set, else the newest `/usr/lib/postgresql/<version>/bin` holding initdb and pg_ctl. */
 export function findPostgresBin(): string | undefined {
@@ -42,7 +33,7 @@ export const postgresBin = findPostgresBin();
  * The `skip` reason for PostgreSQL suites outside CI when the binaries are missing; `false`
  * otherwise. In CI nothing is skipped: `PostgresServer.start` throws and the suite fails.
  */
-export const skipPostgres: string | false = !postgresBin && !inCi ? 'PostgreSQL binaries not installed (apt-get install postgresql)' : false;
+export const skipPostgres: string | false = skipWithout(postgresBin, 'PostgreSQL binaries not installed (apt-get install postgresql)');
 
 // initdb refuses to run as root: as root the server runs as the `postgres` user.
 const asRoot = process.getuid?.() === 0;
@@ -94,13 +85,7 @@ export class PostgresServer {
 
   /** initdb (user `kit`, trust auth, C locale) and start on a free port; waits until it accepts connections. */
   static async start(settings: PostgresServerSettings = {}): Promise<PostgresServer> {
-    if (!postgresBin) {
-      throw new Error(
-        inCi
-          ? 'PostgreSQL binaries not installed: with CI=true the PostgreSQL tests fail instead of skipping (install them, e.g. apt-get install postgresql).'
-          : 'PostgreSQL binaries not installed',
-      );
-    }
+    if (!postgresBin) throwMissing('PostgreSQL binaries not installed', 'PostgreSQL', 'apt-get install postgresql');
     const dir = mkdtempSync(path.join(tmpdir(), 'kit-pg-'));
     if (asRoot) {
       chmodSync(dir, 0o777);
@@ -197,7 +182,5 @@ export class PostgresServer {
  * single test that reports itself skipped with the reason, so the summary counts it.
  */
 export function describePostgres(name: string, fn: (s: SuiteContext) => void | Promise<void>): void {
-  const reason = skipPostgres;
-  if (reason) it(name, (t) => t.skip(reason));
-  else describe(name, fn);
+  describeWithServer(skipPostgres, name, fn);
 }

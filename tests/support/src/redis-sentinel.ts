@@ -4,8 +4,10 @@
 // front about the replica and each other (`known-replica`, `known-sentinel`), so a failover can
 // start at once instead of after the ten seconds of discovery.
 import { randomBytes } from 'node:crypto';
-import { ask, waitFor } from './redis-cluster.ts';
-import { freePort, RedisServer } from './redis-server.ts';
+import { ask } from './redis-cluster.ts';
+import { freePort } from './ports.ts';
+import { RedisServer } from './redis.ts';
+import { until } from './until.ts';
 
 export interface SentinelGroupOptions {
   /** The master group's name (default `kitmaster`). */
@@ -28,7 +30,7 @@ export class RedisSentinelGroup {
     const replica = await RedisServer.start({ extraArgs: ['--replicaof', '127.0.0.1', String(master.port)] });
     const members: RedisServer[] = [master, replica];
     try {
-      await waitFor(async () => ((await ask(replica.port, 'ROLE')) as string[])[3] === 'connected', 10_000, 'the replica in sync');
+      await until('the replica in sync', async () => ((await ask(replica.port, 'ROLE')) as string[])[3] === 'connected', { timeoutMs: 10_000, retryErrors: true });
       const peers = await Promise.all([0, 1, 2].map(async () => ({ port: await freePort(), id: randomBytes(20).toString('hex') })));
       const config = (self: { id: string }) =>
         [
@@ -43,13 +45,13 @@ export class RedisSentinelGroup {
       const sentinels = await Promise.all(peers.map((p) => RedisServer.start({ port: p.port, sentinelConfig: config(p) })));
       members.push(...sentinels);
       const group = new RedisSentinelGroup(name, master, replica, sentinels);
-      await waitFor(
+      await until(
+        'every Sentinel knows the master, its replica and the other Sentinels',
         async () => {
           const views = await Promise.all(sentinels.map(async (s) => (await ask(s.port, 'SENTINEL', 'MASTER', name)) as string[]));
           return views.every((v) => v[v.indexOf('num-slaves') + 1] === '1' && v[v.indexOf('num-other-sentinels') + 1] === '2' && v[v.indexOf('flags') + 1] === 'master');
         },
-        20_000,
-        'every Sentinel knows the master, its replica and the other Sentinels',
+        { timeoutMs: 20_000, retryErrors: true },
       );
       return group;
     } catch (err) {

@@ -2,53 +2,30 @@
 // system service. Outside CI a missing redis-server skips the Redis tests (reported as skipped);
 // with CI=true it fails them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, it, type SuiteContext } from 'node:test';
+import type { SuiteContext } from 'node:test';
 import { Cluster, type Redis } from 'ioredis';
-
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { describeWithServer, executable, onPath, skipWithout, throwMissing } from './binaries.ts';
+import { freePort } from './ports.ts';
 
 /** `KIT_REDIS_SERVER` when set (a path; a missing one counts as not installed), else `redis-server` on PATH. */
 export function findRedisServer(): string | undefined {
   const explicit = process.env.KIT_REDIS_SERVER;
   if (explicit !== undefined) return executable(explicit) ? explicit : undefined;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin'])) {
-    if (dir && executable(path.join(dir, 'redis-server'))) return path.join(dir, 'redis-server');
-  }
-  return undefined;
+  return onPath('redis-server', ['/usr/bin', '/usr/local/bin', '/usr/sbin']);
 }
 
 export const redisServerBin = findRedisServer();
-const inCi = process.env.CI === 'true';
 
 /**
  * The `skip` option for Redis suites: a reason outside CI when redis-server is missing, `false`
  * otherwise. In CI a missing server is not skipped: `RedisServer.start` throws and the suite fails.
  */
-export const skipRedis: string | false = !redisServerBin && !inCi ? 'redis-server not installed' : false;
-
-/** A free TCP port on 127.0.0.1 (bound and released; redis-server binds it right after). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export const skipRedis: string | false = skipWithout(redisServerBin, 'redis-server not installed');
 
 /** Sends PING over a raw socket; true on any Redis reply (+PONG, or -NOAUTH when a password is set). */
 async function answersPing(port: number): Promise<boolean> {
@@ -94,13 +71,7 @@ export class RedisServer {
 
   /** Starts a server on a free port and waits until it answers PING. */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    if (!redisServerBin) {
-      throw new Error(
-        inCi
-          ? 'redis-server not installed: with CI=true the Redis tests fail instead of skipping (install it, e.g. apt-get install redis-server).'
-          : 'redis-server not installed',
-      );
-    }
+    if (!redisServerBin) throwMissing('redis-server not installed', 'Redis', 'apt-get install redis-server');
     for (let attempt = 1; ; attempt++) {
       const server = new RedisServer(options.port ?? (await freePort()), options, options.cluster ? await freePort() : undefined);
       try {
@@ -205,9 +176,7 @@ export class RedisServer {
  * test that reports itself skipped with the reason, so the summary counts it under "skipped".
  */
 export function describeRedis(name: string, fn: (s: SuiteContext) => void | Promise<void>): void {
-  const reason = skipRedis;
-  if (reason) it(name, (t) => t.skip(reason));
-  else describe(name, fn);
+  describeWithServer(skipRedis, name, fn);
 }
 
 /**
