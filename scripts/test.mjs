@@ -4,11 +4,11 @@
 // Usage: node scripts/test.mjs [filter-substring ...]
 // KIT_TEST_LINES=every (set by .ci/run on the lines other than its full one) keeps only the files
 // whose `@test-lines: every` directive says the Node line can change their outcome
-// (scripts/test-lines.mjs holds the rule).
+// (tests/support/src/test-lines.mjs holds the rule).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { lineDirective } from './test-lines.mjs';
+import { lineDirective } from '../tests/support/src/test-lines.mjs';
 
 const roots = ['packages', 'examples', 'docs', 'tests'];
 const files = [];

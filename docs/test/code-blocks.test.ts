@@ -1,3 +1,4 @@
+// @test-lines: once - compiler: the TypeScript compiler decides these blocks (lineIndependent)
 // Every code block of the README and the docs pages is checked, so the docs cannot drift from the
 // code: TypeScript blocks are compiled together against the packages' sources (strict), JSON and
 // YAML blocks must parse, HTTP examples must be a status line, headers and a JSON body, and shell

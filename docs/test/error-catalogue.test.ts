@@ -1,3 +1,4 @@
+// @test-lines: once - compares the catalogue with the docs page, text against text
 // One error catalogue per package (scripts/error-tables.ts names them): every code a package's
 // sources throw is declared in its catalogue, a code whose message the catalogue holds is not
 // spelt out where it is thrown, every code the docs name exists, and the docs' error tables are

@@ -1,3 +1,4 @@
+// @test-lines: once - reads the pages and their links
 // Every relative link of the docs pages, the READMEs, ARCHITECTURE.md and the CHANGELOG leads to a
 // file that exists, and every `#anchor` to a heading (or an `<a id>`) of the page it names, so a
 // page split or a renamed heading cannot leave a reader at a dead end. Links inside code blocks

@@ -1,3 +1,4 @@
+// @test-lines: once - the sample's audit trail through Kit's API over inject
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildApp } from '../src/app.js';

@@ -1,3 +1,4 @@
+// @test-lines: once - the sample's books routes through Kit's API; the engines' conformance suites check the drivers on every line
 // The sample's /api/books: a table with a timestamp, an exact decimal price, an enum status, a
 // JSON attribute bag and Kit-maintained createdAt/updatedAt, on the embedded default database
 // (PGlite, tables made by createTables), and on SQLite where node:sqlite exists: the same answers.

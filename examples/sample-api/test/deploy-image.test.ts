@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: builds and starts the image once per CI run, on the line the image names
 // The container image without a container engine (none runs on the machines this project is
 // tested on): deploy/Dockerfile's steps run as a script on a fresh directory (fleet/dockerfile.ts),
 // the runtime stage is checked for what it must and must not hold, and its CMD is started the way

@@ -1,3 +1,4 @@
+// @test-lines: once - compiler: static manifests against the API schemas and tsc (lineIndependent)
 // deploy/kubernetes: validated against the Kubernetes 1.36 API, and its numbers checked against
 // Kit's defaults and the sample's checks so that they cannot drift apart.
 //

@@ -1,3 +1,4 @@
+// @test-lines: once - the balancer's rotation of in-process instances through Kit's API
 // The rolling-deploy test's balancer helper: whether HAProxy has a server in rotation is read from
 // its stats socket, not inferred from its log. HAProxy logs a change of state only: a server whose
 // checks fail fewer than `fall` times in a row (a replacement back within interval x fall) never

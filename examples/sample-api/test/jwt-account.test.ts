@@ -1,3 +1,4 @@
+// @test-lines: once - the sample's token-scoped routes through Kit's API
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';

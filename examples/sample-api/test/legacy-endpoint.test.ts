@@ -1,3 +1,4 @@
+// @test-lines: once - an old-style endpoint class mapped through inject
 // The deprecated attribute style (@KitEndpoint / @KitMethod) is shown here, in a test, not in the
 // sample a newcomer starts: `npm start` prints no deprecation warning. A class in this style still
 // works, and says once that it is deprecated (DeprecationWarning KIT_DEP_KIT_ENDPOINT).

@@ -1,3 +1,4 @@
+// @test-lines: once - the sample's products routes and generated client through Kit's API
 // The sample's /api/products (AutoCrud): a typed client generated from the running sample's
 // /openapi.json by openapi-typescript (at its default settings) compiles under strict tsc and
 // performs create (idempotent), read (ETag), update (If-Match), patch, list (offset and cursor,

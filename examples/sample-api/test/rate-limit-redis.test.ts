@@ -1,3 +1,4 @@
+// @test-lines: once - the sample's rate limit through Kit's Redis store
 // kitRateLimitStore with @kit/store-redis: two instances of a service behind @fastify/rate-limit
 // share one limit on a real redis-server, even when their requests race.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: a rolling deploy of processes behind HAProxy, once per CI run
 // A rolling deploy behind a real load balancer: three instances of the sample (one PostgreSQL, one
 // Redis) behind HAProxy, which health-checks /healthz as a Kubernetes readiness probe does;
 // steady keep-alive load (reads and writes) through HAProxy's HTTP and TCP frontends while each

@@ -1,3 +1,4 @@
+// @test-lines: every - the README's quick start: the sample started as a process on this line, signals
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+// @test-lines: once - the sample's shop routes through Kit's API
 // The sample's customers, orders and order lines: relations declared (an order's customer,
 // restrict; an order's lines, cascade), an order created with its lines in one request, orders and
 // lines owned by their customer (a row check on the token's sub), on the embedded default database

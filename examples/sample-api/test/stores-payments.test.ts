@@ -1,3 +1,4 @@
+// @test-lines: once - the sample's payments through Kit's stores
 // The sample's /api/payments route with Kit's memory stores, and with Redis shared by two
 // instances of the service (when redis-server is installed).
 import assert from 'node:assert/strict';

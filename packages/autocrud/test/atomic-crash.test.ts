@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: crashes under load, once per CI run
 // A bulk create is one transaction: when the PostgreSQL backend running it is terminated
 // (pg_terminate_backend) at a random moment while 500 rows go in, the table holds all 500 or none
 // of them, never a part; an answered 201 always means 500. Many rounds: half at a moment spread over

@@ -1,3 +1,4 @@
+// @test-lines: once - rules through Kit's API on each engine; the conformance suites check the drivers on every line
 // AutoCrud authorization on every engine: the conformance suite on PostgreSQL (whose statement
 // log shows the scope inside every generated statement), PGlite and SQLite (Node >= 22.13), and
 // the declaration's start-up checks.

@@ -1,3 +1,4 @@
+// @test-lines: every - child processes: esbuild bundles run on this line
 // AutoCrud outside tsx: a host compiled to plain JavaScript (against @kit/autocrud's dist) and a
 // host bundled and minified by esbuild both get the generated routes and the document, since
 // nothing depends on TypeScript types or class names at run time. The database is a PostgreSQL

@@ -1,3 +1,4 @@
+// @test-lines: every - pg: a busy server reached through the driver's sockets
 // A busy PostgreSQL is not a dead one. With the pool saturated by statements waiting for a table
 // lock, requests that cannot get a connection answer 503 + Retry-After within acquireTimeoutMs,
 // the `database` check stays healthy (it has its own connection) and no line calls the database

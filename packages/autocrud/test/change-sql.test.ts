@@ -1,3 +1,4 @@
+// @test-lines: once - the change SQL through Kit's API on each engine
 // The one-statement recorded write's change rows against the JavaScript sinks' (suite/change-sql.ts),
 // on PGlite and on a real PostgreSQL, each with a session time zone far from UTC (and the process's
 // own TZ, whatever it is: `TZ=Pacific/Kiritimati node scripts/test.mjs change-sql`).

@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: database faults under load, once per CI run
 // Database faults under load (heavy: CI runs it once, on one Node line). The service runs in its
 // own process on a real PostgreSQL under a steady mix of reads and writes on keep-alive
 // connections, while the server's backends are terminated, it is stopped and started, restarted

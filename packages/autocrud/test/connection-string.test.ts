@@ -1,3 +1,4 @@
+// @test-lines: once - parses connection strings
 // Connection strings as logs and errors show them: the password gone whatever the URL's shape
 // (an unencoded @, / or ? in it, IPv6 hosts, several hosts, keyword/value strings), and nothing
 // of it in the error a malformed string gets.

@@ -1,3 +1,4 @@
+// @test-lines: once - reads the sources' syntax trees
 // Outside the engines' own folders (src/mapper/engines/), no code of @kit/autocrud asks which engine
 // it runs on: what differs is a member of the engine's dialect object (mapper/sql/dialect.ts) or of
 // the engine itself. The check reads the syntax tree, so neither a comment nor a type counts, and

@@ -1,3 +1,4 @@
+// @test-lines: once - maps errors to problem answers
 // The HTTP status autoCrudErrors declares for each code is the one the generated routes answer:
 // a route with the routes' error handler throws each of the mapper's errors.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: writers killed mid-transaction, once per CI run
 // The change history is written in the write's own transaction: a writer process SIGKILLed between
 // the write and its COMMIT leaves neither the write nor its change, and one killed anywhere else
 // leaves both. Many rounds on a real PostgreSQL, a third of each kind: killed while a sink holds the

@@ -1,3 +1,4 @@
+// @test-lines: every - PGlite and async context: statements counted through the tracing context
 // No N+1: a list with includes runs a fixed number of SQL statements whatever the page size, on
 // PostgreSQL, PGlite and node:sqlite. Statements are counted through the seam every statement
 // AutoCrud runs passes (one OpenTelemetry CLIENT span per statement, with a registered SDK):

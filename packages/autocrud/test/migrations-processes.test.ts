@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: migrations from several processes, once per CI run
 // Several real service processes (fixtures/embedded-host.ts) starting at once with
 // migrate: 'apply' on one database: three on one PostgreSQL, two on one SQLite file. Exactly one
 // runs the migration (one row in kit_autocrud_migration), the others wait for its lock and then

@@ -1,3 +1,4 @@
+// @test-lines: once - migrations through Kit's API on each engine; the processes suite is heavy
 // Schema migrations on a real PostgreSQL server: the file writeMigration writes (a new table, a
 // new nullable column, a new defaulted column), its refusal of destructive changes, a migration
 // applied at start-up, one that fails midway (the database stays as it was, start-up fails naming

@@ -1,3 +1,4 @@
+// @test-lines: every - pg: outages seen through the driver's sockets, signals to the server
 // PostgreSQL stopped and restarted while the service runs, and down when the service starts: the
 // generated routes answer 503 with Retry-After, the `database` check turns unhealthy within its
 // timeout, calls fail at once instead of queueing, and both recover when the server is back,

@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: the outbox leader killed, once per CI run
 // The outbox's dispatching leader SIGKILLed mid-delivery, round after round, under write load, on
 // a real PostgreSQL and a real redis-server: four host processes (fixtures/outbox-host.ts, a slow
 // subscriber) take creates and PATCHes from writers the whole time; each round the leader is

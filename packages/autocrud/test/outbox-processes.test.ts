@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: the outbox across processes, once per CI run
 // The outbox across real processes (test/fixtures/outbox-host.ts) on a real PostgreSQL and a real
 // redis-server: a subscriber that fails 3 times before it succeeds (delivered once to it, the
 // retries counted), and 2 instances under 50 concurrent writers for 10 s (every committed write

@@ -1,3 +1,4 @@
+// @test-lines: every - node:sqlite: writers in several processes on one file
 // The outbox across real processes on one `sqlite:` file (test/fixtures/outbox-host.ts, no
 // Redis): exactly one of them dispatches (the lease row in the file), and, round after round while
 // writers write through every process, the dispatching one is SIGKILLed mid-delivery: another

@@ -1,3 +1,4 @@
+// @test-lines: once - the outbox through Kit's API on each engine
 // The outbox conformance suite (suite/outbox.ts) on the three engines: PGlite, a real PostgreSQL
 // server the test starts, and node:sqlite (Node >= 22.13; skipped, and said so, before).
 import { describe, it } from 'node:test';

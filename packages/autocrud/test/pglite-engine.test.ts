@@ -1,3 +1,4 @@
+// @test-lines: every - PGlite: its WASM engine, worker thread and directory lock on this line
 // Kit's own PGlite (`pglite:` and `pglite:<dir>`): it starts as a warm-up of useKit in a worker
 // thread (a host that listens first answers /livez and /healthz `startup` meanwhile), a path it
 // cannot use fails start-up with a sentence naming it, a directory is locked to one app of one

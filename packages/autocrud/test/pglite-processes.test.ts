@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: PGlite directories shared by processes, once per CI run
 // Several real service processes on one `pglite:<dir>`: PGlite is one process per directory, and
 // two used to both start, both acknowledge writes, and leave a directory that no longer opened.
 // The second is refused at start-up with KIT_ERR_AUTOCRUD_LOCKED naming the directory and the

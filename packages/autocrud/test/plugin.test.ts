@@ -1,3 +1,4 @@
+// @test-lines: once - the plugin's options and routes through Kit's API
 // The plugin's configuration surface: entity definitions, @AutoCrud, addKitAutoCrud's options and
 // guards, connection strings, the OpenAPI document (named components, operationIds, redocly
 // lint), the page-size options, and the repository handle. One PGlite instance serves the file.

@@ -1,3 +1,4 @@
+// @test-lines: every - node:sqlite: its locks and busy waits on this line
 // SQLite's write lock held by another connection (here in this process; in another process in
 // sqlite-processes.test.ts): node:sqlite is synchronous, and with busy_timeout=5000 a write that met
 // the lock slept on the event loop for up to 5 s (/livez took 11 s behind three of them, and the

@@ -1,3 +1,4 @@
+// @test-lines: every - node:sqlite: one file written by several processes
 // Several real processes on one `sqlite:` file. SQLite is made for this (WAL: readers beside one
 // writer, the write lock passed between processes), so Kit allows it, and this proves it: two
 // service processes writing at once, with a third process taking the write lock now and then, lose

@@ -1,3 +1,4 @@
+// @test-lines: every - node:sqlite: references checked across processes
 // The soft delete of a parent and the writes naming it, from two real processes on one `sqlite:`
 // file (test/fixtures/references-host.ts), round after round while both processes keep writing:
 // the create's reference check and its insert are one BEGIN IMMEDIATE transaction, as is the soft

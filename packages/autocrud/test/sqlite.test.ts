@@ -1,3 +1,4 @@
+// @test-lines: every - the node:sqlite engine's conformance suite: the driver on this line
 // The conformance and hostile-input suites on SQLite through node:sqlite (Node >= 22.13). On a
 // runtime without it, the suites report themselves skipped and the engine's clear start-up error
 // is checked instead.

@@ -1,3 +1,4 @@
+// @test-lines: once - heavy: the conformance values in several time zones, once per CI run
 // The values suite (timestamps, dates, cursors over them) on every engine again, in processes
 // started with TZ=Europe/Berlin (east of UTC, with summer time) and TZ=Pacific/Kiritimati (UTC+14,
 // the furthest east): a date must never move a day and a timestamp never shift, whatever zone

@@ -1,3 +1,4 @@
+// @test-lines: every - async context: spans carried by the tracing context
 // Traces of an AutoCrud service with the real OpenTelemetry SDK (sdk-trace-base, in-memory
 // exporter), the HTTP server instrumentation and @fastify/otel, over real sockets and a real
 // PostgreSQL: each request has its server span (continuing an incoming traceparent), each

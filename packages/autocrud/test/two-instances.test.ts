@@ -1,3 +1,4 @@
+// @test-lines: every - pg: two instances on one database, read back through the driver
 // Two instances, one truth: two real service processes (test/fixtures/host.ts) share one real
 // PostgreSQL and one real redis-server; the same Idempotency-Key sent to both at once creates
 // exactly one row. With Redis down, a keyed create is refused (503) and creates nothing.

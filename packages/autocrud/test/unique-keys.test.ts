@@ -1,3 +1,4 @@
+// @test-lines: once - unique keys through Kit's API on each engine
 // Unique keys at definition and in written migrations: defineEntity refuses a key it could not
 // match on, and writeMigration declares each key as the same UNIQUE constraint createTables makes
 // (the upsert suite checks createTables on PostgreSQL, PGlite and SQLite).

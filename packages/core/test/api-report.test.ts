@@ -1,3 +1,4 @@
+// @test-lines: once - compiler: the API reports come from the TypeScript compiler (lineIndependent)
 // The public surface of every package, as scripts/api-report.ts writes it (packages/*/api-report.md):
 // the committed report must be what the sources export, so that a change to the surface is a
 // visible diff (a removed name is a breaking change for the CHANGELOG); and every exported name has

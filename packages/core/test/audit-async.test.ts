@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { tracingChannel } from 'node:diagnostics_channel';

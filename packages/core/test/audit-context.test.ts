@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 // What an entry says beside the spec's fields, so an operator can join it to routes, users and
 // traces without the application's logs: the route pattern next to the raw path, when the request started, the authenticated subject, and the W3C trace context,
 // from an incoming `traceparent` and from the real OpenTelemetry SDK.

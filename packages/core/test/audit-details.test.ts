@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 // setAuditDetail: what a plugin adds to a request's audit entry (AuditLogEntry.details). A custom
 // sink receives it; the logging sink writes it as `Details` in the structured formats and as
 // `details` in JsonStyle; a second call replaces a value; an excluded path, a request without an

@@ -1,3 +1,4 @@
+// @test-lines: once - the entry's fields, built in memory
 // Fields of an entry computed by hand-written fast paths, against the slow, obvious way.
 //
 // The entry's `timestamp` (src/audit/record.ts `isoOf`): the second's prefix is formatted once a

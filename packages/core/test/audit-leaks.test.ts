@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 // No value the audit trail redacts may reach the log through any line, since one line that leaks
 // a token defeats the redaction everywhere else: every test here captures the WHOLE log output of a real Fastify app, as raw text, and
 // looks for the secrets in all of it: the audit entries, Fastify's own lines (incoming request,

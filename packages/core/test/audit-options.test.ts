@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';

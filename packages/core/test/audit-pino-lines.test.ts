@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 // The logging sink's direct path (src/audit/pino-lines.ts) must write exactly the line pino would.
 // Each case writes the same entries through a logger on the direct path and through a twin logger
 // that is forced onto pino's own path by an identity `formatters.log`, and compares the bytes.

@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 // Kit's own records write the Default line from what they know without a scan (formats.ts,
 // `RecordFacts`): their headers' JSON straight from the request's headers, through a cache of the
 // header names' pieces, and their `StartedAt` and `Route` members, cached per millisecond and per

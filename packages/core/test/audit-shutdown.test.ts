@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 // A sink that hangs at shutdown, so the operator reading the shutdown log blames the sink and not
 // the traffic: graceful shutdown must say that the audit flush timed out (not that requests did not drain), count the abandoned entries as failed, and
 // not take longer than its drain timeout because of the sink.

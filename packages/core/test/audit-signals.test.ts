@@ -1,3 +1,4 @@
+// @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 // SIGTERM and SIGINT in a real child process whose host did not configure graceful shutdown:
 // such a host keeps Node's default signal behaviour, yet Kit must not lose what it already
 // audited. The audit entries of every completed request are written, the process then ends as

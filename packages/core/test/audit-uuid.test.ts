@@ -1,3 +1,4 @@
+// @test-lines: once - the UUID generator
 // Correlation ids Kit generates itself (src/audit/uuid.ts): random version 4 UUIDs, made in
 // batches of 128, so the tests cross batch boundaries.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @test-lines: once - endpoint mapping over inject
 // The route-contributor seam: a decorator from another package attaches a function that describes
 // routes for a class; Kit registers them inside the class's group, after every addRoutes of the
 // group, skipping any method and path the group's hand-written routes already serve. A

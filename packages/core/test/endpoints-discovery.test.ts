@@ -1,3 +1,4 @@
+// @test-lines: every - module loading and child processes on this line
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

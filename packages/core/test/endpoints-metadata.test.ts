@@ -1,3 +1,4 @@
+// @test-lines: once - endpoint mapping over inject
 // Start-up reads what the decorators recorded on an endpoint class once: discovery hands the
 // reading on to grouping, route mapping and the route contributors. Each class's decorator
 // metadata (`Symbol.metadata`) is wrapped in a getter that counts the reads.

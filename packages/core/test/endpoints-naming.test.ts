@@ -1,3 +1,4 @@
+// @test-lines: once - endpoint mapping over inject
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EndpointFormat, type KitOption } from '@kit/core';

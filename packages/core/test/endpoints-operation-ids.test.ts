@@ -1,3 +1,4 @@
+// @test-lines: once - endpoint mapping over inject
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';

@@ -1,3 +1,4 @@
+// @test-lines: once - compiler: KitErrorCode programs that must or must not compile (lineIndependent)
 // core's error catalogue and KitErrorCode: messages filled from the catalogue's templates, the
 // status of the errors that carry one, and TypeScript refusing a code no imported catalogue
 // declares (the compiler runs on small programs against the built packages).

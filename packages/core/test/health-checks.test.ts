@@ -1,3 +1,4 @@
+// @test-lines: every - health probes: sockets, signals and shutdown on this line
 // Running checks: timeouts that hold even when a check ignores its signal, errors, one evaluation
 // shared by concurrent probes, tag filtering, and checks built from the service container.
 import assert from 'node:assert/strict';

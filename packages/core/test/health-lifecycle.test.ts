@@ -1,3 +1,4 @@
+// @test-lines: every - health probes: sockets, signals and shutdown on this line
 // The readiness gate and the shutdown state, in-process over real sockets: starting -> ready ->
 // shuttingDown, a failed start-up keeping the gate closed, app.kit.shutdown() serving through the
 // delay, draining in-flight requests, the drain bound, and no leaked signal listeners.

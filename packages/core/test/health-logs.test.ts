@@ -1,3 +1,4 @@
+// @test-lines: every - health probes: sockets, signals and shutdown on this line
 // No credential in any line Kit logs: checks that throw or describe connection strings and
 // credentialed URLs, change status and recover, and a start-up that fails with one in its error.
 // The assertion runs over the whole log output of the test (every line of both apps, Fastify's

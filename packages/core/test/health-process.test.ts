@@ -1,3 +1,4 @@
+// @test-lines: every - health probes: sockets, signals and shutdown on this line
 // The whole lifecycle of a real host process over real HTTP: start-up gate during a 2 s warm-up,
 // ready, SIGTERM with a request in flight, the shutdown delay, the drain, exit 0. The observed
 // timings are printed (t.diagnostic) for the record.

@@ -1,3 +1,4 @@
+// @test-lines: every - health probes: sockets, signals and shutdown on this line
 // The /healthz report and /livez answer, black-box through Fastify inject: status codes, detail
 // levels and what they may show, uptime, version, headers, paths and switches.
 import assert from 'node:assert/strict';

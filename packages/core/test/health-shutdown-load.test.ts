@@ -1,3 +1,4 @@
+// @test-lines: every - health probes: sockets, signals and shutdown on this line
 // Keep-alive load through SIGTERM, in a real child process: no request a client sent on an open
 // connection may be lost when the server shuts down. Two clients drive the load: autocannon (100
 // connections, sends its next request the moment a response arrives and ignores

@@ -1,3 +1,4 @@
+// @test-lines: once - reads the sources' imports
 // Imports flow one way: no module of packages/*/src may reach itself again through its imports,
 // and in @kit/core no folder imports a folder on its own floor or above it (FLOORS below; the
 // floors are drawn in docs/decisions.md, "Core's floors"). Type-only imports count too

@@ -1,3 +1,4 @@
+// @test-lines: every - Fastify's and pino's private state as this line runs them
 // Kit's reads of Fastify's and pino's private state (src/internals/) must not fall back silently:
 // on the Fastify and pino this run has installed, every read that those versions can serve must
 // find what it expects. `.ci/run` runs this file (with the audit and JWT suites) against the oldest

@@ -1,3 +1,4 @@
+// @test-lines: once - the authority reachability through Kit over inject
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';

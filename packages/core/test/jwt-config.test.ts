@@ -1,3 +1,4 @@
+// @test-lines: once - JWT options
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';

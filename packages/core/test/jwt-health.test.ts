@@ -1,3 +1,4 @@
+// @test-lines: once - the authority's health check over inject
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { FastifyInstance } from 'fastify';

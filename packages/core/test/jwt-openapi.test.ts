@@ -1,3 +1,4 @@
+// @test-lines: every - child processes on this line
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

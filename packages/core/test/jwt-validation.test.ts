@@ -1,3 +1,4 @@
+// @test-lines: every - token verification: jose on this line's WebCrypto
 import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';

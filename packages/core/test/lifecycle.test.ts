@@ -1,3 +1,4 @@
+// @test-lines: every - signals and processes on this line
 // One owner of process signals and one order of phases (lifecycle/): the phases are the only
 // Fastify lifecycle hooks any package adds, an app is ready and closes in the documented order
 // (ready, then unready, flush, release) however it is closed, and two Kit apps in one process

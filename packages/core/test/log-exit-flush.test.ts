@@ -1,3 +1,4 @@
+// @test-lines: every - log flushing on exit and signals on this line
 // What a process logs is written whole before it ends, also when stdout is a pipe its reader has
 // let fill (a log shipper that is behind, a container runtime under load). pino's asynchronous
 // destination then has a write in flight that the pipe took only part of; a flush that does not

@@ -1,3 +1,4 @@
+// @test-lines: once - metrics over inject
 // Metrics with the real prom-client: off by default; the audit counters (read from
 // app.kit.audit.stats() at scrape time) and the health check results (status, duration) in
 // Prometheus text, served at /metrics or put into the host's own registry.

@@ -1,3 +1,4 @@
+// @test-lines: once - the OpenAPI document over inject
 // Shared schemas added with addSchema appear in the document as components named by their $id.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

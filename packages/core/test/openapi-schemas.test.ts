@@ -1,3 +1,4 @@
+// @test-lines: once - the OpenAPI document over inject
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';

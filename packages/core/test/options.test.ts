@@ -1,3 +1,4 @@
+// @test-lines: once - validates options
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';

@@ -1,3 +1,4 @@
+// @test-lines: every - raw sockets: malformed requests on this line
 // Requests Node's HTTP parser refuses before Fastify routes them: headers or a URL over the size
 // limit (a 16 KB filter list), a request that does not arrive in time, bytes that are not HTTP.
 // Over real sockets: each is a problem-details answer, logged below error level; a host's own

@@ -1,3 +1,4 @@
+// @test-lines: once - problem answers over inject
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';

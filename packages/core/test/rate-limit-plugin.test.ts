@@ -1,3 +1,4 @@
+// @test-lines: once - the rate-limit plugin over inject
 // Kit's rateLimitStore behind the real @fastify/rate-limit (the memory store here; Redis shared by
 // two instances in examples/sample-api/test/rate-limit-redis.test.ts).
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @test-lines: once - the service container
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';

@@ -1,3 +1,4 @@
+// @test-lines: once - the in-memory stores
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';

@@ -1,3 +1,4 @@
+// @test-lines: once - compiler: typed routes that must or must not compile (lineIndependent)
 // Runs the TypeScript compiler on types/type-providers.ts (TypeBox and Zod schemas typing
 // request and reply inside addRoutes), and on a copy typed with a plain FastifyInstance, where the
 // provider is lost: that copy must fail, or the type-level test could not catch a regression.

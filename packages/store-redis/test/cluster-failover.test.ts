@@ -1,3 +1,4 @@
+// @test-lines: every - ioredis: the store driver on this line
 // A real failover in a Redis Cluster of three masters, each with a replica: the master holding a
 // rate-limit key is killed (SIGKILL, a crash), its replica is promoted by the cluster itself,
 // and the service's calls and redis check recover. Measured: how long calls failed, and how many

@@ -1,3 +1,4 @@
+// @test-lines: every - ioredis: the store driver on this line
 // The stores on a real Redis Cluster of three masters that the tests start themselves: the same
 // conformance suite as one server, keys spread over every master, and the redis check's
 // cluster report.

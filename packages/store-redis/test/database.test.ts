@@ -1,3 +1,4 @@
+// @test-lines: every - ioredis: the store driver on this line
 // The database index in the URL, and TLS: a URL that asks for something the server cannot give
 // fails start-up or makes the check unhealthy with the reason; it never silently lands in
 // database 0 or times out without saying why.

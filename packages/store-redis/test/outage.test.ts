@@ -1,3 +1,4 @@
+// @test-lines: every - Redis outages through the client on this line
 // Redis stopped (and frozen) while the service runs: the redis check turns unhealthy within its
 // timeout, store calls fail at once with KIT_ERR_STORE_UNAVAILABLE (HTTP 503 when unhandled),
 // and both recover when Redis comes back on the same port.

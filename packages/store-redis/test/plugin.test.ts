@@ -1,3 +1,4 @@
+// @test-lines: every - ioredis: the store driver on this line
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';

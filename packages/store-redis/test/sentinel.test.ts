@@ -1,3 +1,4 @@
+// @test-lines: every - ioredis: the store driver on this line
 // The stores on the master of a real Sentinel setup (master, replica, three Sentinels): the
 // conformance suite, the redis check, a master group no Sentinel knows, and a real failover.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @test-lines: every - ioredis: the store driver on this line
 // redisStreamTarget on a real redis-server: each outbox record is one stream entry, a repeat of
 // the same idempotency id adds nothing (a retry after a lost reply, the next leader after a
 // crash), and while Redis is down a delivery fails (the outbox retries it) and loses nothing.

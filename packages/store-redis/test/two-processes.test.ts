@@ -1,3 +1,4 @@
+// @test-lines: every - ioredis: the store driver on this line
 // Two real service processes (test/fixtures/host.ts) sharing one redis-server: a rate limit of N
 // admits exactly N requests in total, and exactly one process holds the cron lock.
 import assert from 'node:assert/strict';

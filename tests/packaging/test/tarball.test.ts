@@ -1,3 +1,4 @@
+// @test-lines: every - the packed packages installed and run on this line's npm and node
 // The packages as a user gets them. Each publishable package is packed the way a fresh clone packs
 // it (from a copy without dist/, so its prepack must build), the tarballs are installed into a new
 // project outside the workspace (dependencies from the registry), a strict TypeScript service is

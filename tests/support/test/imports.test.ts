@@ -1,3 +1,4 @@
+// @test-lines: once - reads the test files' text
 // What the tests share lives in @kit/test-support and is imported by its package name. This test
 // keeps it that way: a test file that reaches into another package's test folder (or scripts/)
 // by relative path ties two packages' test layouts together so that moving one breaks the other,
