@@ -12,7 +12,9 @@ export { writeMigration, type WriteMigrationOptions, type WrittenMigration } fro
 export { DatabaseHealthCheck } from './health.js';
 export { EntityRepository, type Row, type CallOptions, type ReadOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
 export type { IncludeNode, RelatedSource } from './mapper/reads/includes.js';
-export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/seam/changes.js';
+// What a write's caller and an outbox subscriber see of a change; the sink types (Kysely-bound) are
+// in `@kit/autocrud/extend` (extend.ts).
+export type { ChangeContext, ChangeOperation } from './mapper/seam/changes.js';
 export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/sql/query.js';
 export {
   DatabaseUnavailableError,
