@@ -14,7 +14,7 @@ import { Database, type DatabaseLog } from './mapper/database.js';
 import type { Engine, EngineKind } from './mapper/sql/engine.js';
 import { migrateEngine } from './mapper/migrations/migrations.js';
 import { createEngine as createEngineFor } from './mapper/engines/create.js';
-import type { EntityRepository } from './mapper/repository.js';
+import type { EntityRepository } from './repository.js';
 import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
 import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
