@@ -94,7 +94,7 @@ export interface AutoCrudClassSettings {
 }
 
 /** What `@AutoCrud`'s route contributor asks of the app's AutoCrud database. */
-export interface AutoCrudContributor {
+interface AutoCrudContributor {
   routesFor(group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[];
 }
 

@@ -242,7 +242,7 @@ export async function createTree(
 }
 
 /** One row of a bulk merge patch. */
-export interface RowPatch {
+interface RowPatch {
   readonly key: unknown;
   readonly patch: Readonly<Record<string, unknown>>;
   readonly ifVersion?: readonly number[] | undefined;
