@@ -21,7 +21,13 @@ export const PACKAGES: ReadonlyArray<{ readonly report: string; readonly entries
     ],
   },
   { report: 'packages/store-redis/api-report.md', entries: [{ specifier: '@kit/store-redis', file: 'packages/store-redis/src/index.ts' }] },
-  { report: 'packages/autocrud/api-report.md', entries: [{ specifier: '@kit/autocrud', file: 'packages/autocrud/src/index.ts' }] },
+  {
+    report: 'packages/autocrud/api-report.md',
+    entries: [
+      { specifier: '@kit/autocrud', file: 'packages/autocrud/src/index.ts' },
+      { specifier: '@kit/autocrud/extend', file: 'packages/autocrud/src/extend.ts' },
+    ],
+  },
 ];
 
 const FLAGS = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.WriteArrayAsGenericType | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType;

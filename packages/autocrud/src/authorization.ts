@@ -119,7 +119,7 @@ export interface ResolvedAuthorization {
 }
 
 /** Each operation's flag and name. */
-export const OPERATION_NAMES: ReadonlyArray<readonly [number, AutoCrudOperation]> = [
+const OPERATION_NAMES: ReadonlyArray<readonly [number, AutoCrudOperation]> = [
   [CrudOperations.List, 'list'],
   [CrudOperations.ListAll, 'listAll'],
   [CrudOperations.Get, 'get'],

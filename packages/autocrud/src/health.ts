@@ -2,7 +2,7 @@ import { HealthCheckResult, type HealthCheckContext, type IHealthCheck } from '@
 import { DatabaseBusyError, SchemaMismatchError } from './mapper/errors.js';
 
 /** What the check needs: a ping that honours the check's signal. */
-export interface Pingable {
+interface Pingable {
   ping(signal?: AbortSignal): Promise<number>;
 }
 

@@ -10,9 +10,13 @@ export type { OutboxOptions } from './outbox/options.js';
 export type { ChangeMessage, ChangeHandler, OutboxStats, OutboxTarget } from './outbox/types.js';
 export { writeMigration, type WriteMigrationOptions, type WrittenMigration } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
-export { EntityRepository, type Row, type CallOptions, type ReadOptions, type WriteOptions, type UpsertedRow, type UpsertOutcome, type UpsertResolution } from './mapper/repository.js';
-export type { IncludeNode, RelatedSource } from './mapper/reads/includes.js';
-export type { ChangeContext, ChangeOperation, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/seam/changes.js';
+// A repository comes from the runtime (`crud.repository(Entity)`), never from `new`: the type only.
+export type { EntityRepository } from './repository.js';
+export type { Row, CallOptions, ReadOptions, WriteOptions, UpsertedRow, UpsertOutcome, UpsertResolution } from './mapper/repository.js';
+export type { IncludePlan } from './mapper/reads/includes.js';
+// What a write's caller and an outbox subscriber see of a change; the sink types (Kysely-bound) are
+// in `@kit/autocrud/extend` (extend.ts).
+export type { ChangeContext, ChangeOperation } from './mapper/seam/changes.js';
 export type { ListOptions, Filter, FilterOperator, SortKey, Scope } from './mapper/sql/query.js';
 export {
   DatabaseUnavailableError,

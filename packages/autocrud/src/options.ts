@@ -22,7 +22,7 @@ export interface IdempotencyOptions {
 }
 
 /** Idempotent creates, resolved: off (`undefined`) or on with these TTLs. */
-export interface ResolvedIdempotency {
+interface ResolvedIdempotency {
   readonly ttlMs: number;
   readonly reservationTtlMs: number;
 }

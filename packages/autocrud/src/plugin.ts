@@ -14,14 +14,14 @@ import { Database, type DatabaseLog } from './mapper/database.js';
 import type { Engine, EngineKind } from './mapper/sql/engine.js';
 import { migrateEngine } from './mapper/migrations/migrations.js';
 import { createEngine as createEngineFor } from './mapper/engines/create.js';
-import type { EntityRepository } from './mapper/repository.js';
+import type { EntityRepository } from './repository.js';
 import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
 import { crudRoutes } from './routes/routes.js';
 import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
-import { relationProperties } from './routes/includes.js';
-import type { RelatedSource } from './mapper/reads/includes.js';
+import { includePaths, readIncludes, relationProperties } from './routes/includes.js';
+import type { IncludePlan, RelatedSource } from './mapper/reads/includes.js';
 import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
 import { Outbox, OutboxHealthCheck } from './outbox/outbox.js';
@@ -60,6 +60,20 @@ export interface KitAutoCrud {
   readonly available: boolean;
   /** The mapper for an entity (the one the generated routes use), for hand-written routes and jobs. */
   repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>, EntityInput<E>>;
+  /**
+   * The include plan of `paths` on `entity`, the paths as `include=` names them (`'customer'`,
+   * `'lines.product'`), for a hand-written read's `ReadOptions.include`: the relations the
+   * generated routes include, each one-to-many at most 100 rows per row. Unlike a request's, the
+   * plan is read under no caller's authorization rules, as every repository call. Known once
+   * `useKit` has built the routes.
+   *
+   * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` for a path that is not one of the entity's relations (or before `useKit`).
+   * @example
+   * ```ts
+   * const order = await crud.repository(Order).get(1, { include: crud.includePlan(Order, ['customer', 'lines.product']) });
+   * ```
+   */
+  includePlan<E extends Entity>(entity: E, paths: readonly string[]): readonly IncludePlan[];
   /** `SELECT 1`; resolves with the round trip in ms, rejects with `KIT_ERR_DATABASE_UNAVAILABLE` (or `KIT_ERR_AUTOCRUD_SCHEMA`). */
   ping(signal?: AbortSignal): Promise<number>;
   /**
@@ -94,7 +108,7 @@ export interface AutoCrudClassSettings {
 }
 
 /** What `@AutoCrud`'s route contributor asks of the app's AutoCrud database. */
-export interface AutoCrudContributor {
+interface AutoCrudContributor {
   routesFor(group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[];
 }
 
@@ -186,6 +200,20 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
 
   repository<E extends Entity>(entity: E): EntityRepository<EntityRow<E>, EntityInput<E>> {
     return this.database.repository<EntityRow<E>, EntityInput<E>>(entity);
+  }
+
+  includePlan<E extends Entity>(entity: E, paths: readonly string[]): readonly IncludePlan[] {
+    // The routes' own planning (routes/includes.ts) over the relations the app's endpoint plan
+    // declared, so that a hand-written read includes exactly what `include=` would.
+    const registry = this.#relations?.registry;
+    const known = registry ? includePaths(entity, includeRelations(registry, (other) => this.database.register(other) as unknown as RelatedSource)) : [];
+    const unknown = paths.filter((p) => !known.some((k) => k.path === p));
+    if (unknown.length > 0) {
+      const accepted = known.length > 0 ? known.map((k) => k.path).join(', ') : registry ? 'none' : 'none yet: the relations are known once useKit has built the routes';
+      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `includePlan(${entity.name}, …): ${unknown.map((p) => JSON.stringify(p)).join(', ')} is not a relation path of ${entity.name} (accepted: ${accepted}).`);
+    }
+    const planned = paths.length > 0 ? readIncludes(known, { include: paths }) : undefined;
+    return planned && 'nodes' in planned ? planned.nodes : [];
   }
 
   ping(signal?: AbortSignal): Promise<number> {

@@ -11,7 +11,7 @@ import type { RelatedSource } from './mapper/reads/includes.js';
 import type { IncludeRelation, RelationsOf } from './routes/includes.js';
 
 /** What `@AutoCrud` declared on a class. */
-export interface AutoCrudDeclaration {
+interface AutoCrudDeclaration {
   readonly entity: Entity;
   readonly operations: number;
   /** The class's rules, checked; absent: none. */
@@ -27,7 +27,7 @@ export function declareAutoCrud(cls: object, declaration: AutoCrudDeclaration): 
 }
 
 /** One relation of an entity, by the name `include=` and the nested route give it. */
-export interface Relation {
+interface Relation {
   /** `customer` (many-to-one) or `lines` (one-to-many). */
   readonly name: string;
   /** `one`: this entity holds the key; `many`: the related entity's rows hold this entity's key. */

@@ -18,7 +18,7 @@ export interface DatabaseLog {
 }
 
 /** The bounds every query runs under (see `acquireTimeoutMs` and `statementTimeoutMs` of the options). */
-export interface DatabaseLimits {
+interface DatabaseLimits {
   /** How long a query may wait for a connection (a pooled one, or an embedded engine's session or lock). */
   readonly acquireTimeoutMs: number;
   /** How long one statement may run before the database cancels it. */

@@ -6,7 +6,7 @@
 // window more. A stop aborts every deadline still open at once.
 
 /** The signal a group of deliveries shares, and the race that fails them when it aborts. */
-export interface Deadline {
+interface Deadline {
   readonly signal: AbortSignal;
   /** The delivery, or the deadline's reason once it expires or the dispatcher stops. */
   race<T>(work: Promise<T>): Promise<T>;

@@ -9,7 +9,7 @@ import { valueType, ValueFault, DECIMAL_FORMAT, INT64_FORMAT, UUID_FORMAT, type 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 /** What the rules read of a field (an `EntityField` has it all). */
-export interface FieldRules {
+interface FieldRules {
   readonly name: string;
   readonly kind: ValueKind;
   /** A string field's allowed values (its schema's `enum`, or a union of `const`s). */

@@ -38,7 +38,7 @@ export class ValueFault {
 }
 
 /** How one kind of value is read, checked and written. */
-export interface ValueType {
+interface ValueType {
   readonly kind: ValueKind;
   /** The filter operators that apply. */
   readonly operators: readonly FilterOperator[];
@@ -71,7 +71,7 @@ const DECIMAL = /^-?\d+(?:\.\d+)?$/;
  * Text no engine stores faithfully: PostgreSQL refuses NUL, and a lone surrogate would be stored
  * as U+FFFD. Refused up front, the same on every engine.
  */
-export function textFault(value: string): string | undefined {
+function textFault(value: string): string | undefined {
   if (value.includes('\u0000')) return 'must not contain NUL characters';
   if (LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (no lone surrogates)';
   return undefined;

@@ -76,7 +76,7 @@ export function canonicalDateTime(text: string): string | undefined {
 }
 
 /** Seconds since 1970-01-01T00:00:00Z and microseconds in Kit's form; `undefined` outside years 1 to 9999. */
-export function formatDateTime(seconds: number, micros: number): string | undefined {
+function formatDateTime(seconds: number, micros: number): string | undefined {
   const days = Math.floor(seconds / SECONDS_PER_DAY);
   const inDay = seconds - days * SECONDS_PER_DAY;
   const [year, month, day] = civilFromDays(days);

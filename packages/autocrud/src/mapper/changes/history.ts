@@ -12,12 +12,12 @@ import type { SqlDialect } from '../sql/dialect.js';
 import { kitTimestamps } from '../sql/stamps.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
 import { declareIndex } from '../schema/tables.js';
-import { Table, type PreparedInsert, type Row } from '../seam/table.js';
+import { Table, type PreparedInsert } from '../seam/table.js';
 import type { Db } from '../sql/engine.js';
 import { postgresDialect } from '../engines/postgres/dialect.js';
 
 /** The history table's name. */
-export const HISTORY_TABLE = 'kit_changes';
+const HISTORY_TABLE = 'kit_changes';
 
 /** Longest subject kept (as the audit entry keeps it): a host's own `request.user` may hold anything. */
 const SUBJECT_CAP = 256;
@@ -93,7 +93,7 @@ function recorded(row: Readonly<Record<string, unknown>>, redact: ReadonlySet<st
 }
 
 /** One history row (the history entity's input) for one change of `entity`. */
-export function historyRow(entity: Entity, redact: ReadonlySet<string>, change: ChangeRecord, context: ChangeContext): Record<string, unknown> {
+function historyRow(entity: Entity, redact: ReadonlySet<string>, change: ChangeRecord, context: ChangeContext): Record<string, unknown> {
   let changed: string[];
   let before: Record<string, unknown> | null = null;
   let after: Record<string, unknown> | null = null;
@@ -225,5 +225,3 @@ export function historySink(entity: Entity): ChangeSink {
   return Object.assign(sink, { sql: historySql(entity, redact) });
 }
 
-/** A history row as the route answers it. */
-export type HistoryRow = Row;

@@ -98,7 +98,7 @@ export async function deleteDelivered(db: Db, dialect: SqlDialect, seqs: readonl
 }
 
 /** A failed attempt's outcome. `done` lists the targets that have the record. */
-export interface FailedAttempt {
+interface FailedAttempt {
   readonly attempts: number;
   readonly nextAt: number;
   readonly done: string;

@@ -27,7 +27,7 @@ function same(a: unknown, b: unknown): boolean {
 }
 
 /** The payload of one change: values in Kit's form, sensitive ones left out (named in `redacted`). */
-export function outboxPayload(change: ChangeRecord, sensitive: ReadonlySet<string>): OutboxPayload {
+function outboxPayload(change: ChangeRecord, sensitive: ReadonlySet<string>): OutboxPayload {
   const { before, after } = change;
   const redacted = new Set<string>();
   const pick = (row: Readonly<Record<string, unknown>> | undefined, fields: Iterable<string>): Record<string, unknown> | undefined => {

@@ -31,7 +31,7 @@ export const OUTBOX_LEASE_TABLE = 'kit_outbox_lease';
 export const RECORD_COLUMNS = ['id', 'entity', 'row_key', 'operation', 'version_before', 'version_after', 'payload', 'correlation_id', 'subject', 'trace_id', 'created_at', 'attempts', 'next_at', 'done', 'last_error'] as const;
 
 /** The statements that make the outbox's tables, with a name for each (`create table kit_outbox`). */
-export function outboxBuilders(db: Db, dialect: SqlDialect): { table: string; change: string; builder: Compilable & { ifNotExists(): Executable } }[] {
+function outboxBuilders(db: Db, dialect: SqlDialect): { table: string; change: string; builder: Compilable & { ifNotExists(): Executable } }[] {
   const big = dialect.bigintType;
   // One record's columns; `kit_outbox_dead` keeps them all, with the same `seq`.
   const recordColumns = <T extends CreateTable>(table: T, seq: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder): T =>

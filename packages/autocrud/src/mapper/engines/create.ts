@@ -15,7 +15,7 @@ import { sqliteEngine, type SqliteSettings } from './sqlite/engine.js';
  * const settings: EngineSettings = { poolSize: 10, connectTimeoutMs: 5000, acquireTimeoutMs: 10_000, statementTimeoutMs: 30_000, onIdleError: () => undefined };
  * ```
  */
-export type EngineSettings = PostgresSettings & PGliteSettings & SqliteSettings;
+type EngineSettings = PostgresSettings & PGliteSettings & SqliteSettings;
 
 /**
  * The engine for `target`: a PostgreSQL pool, an embedded PGlite (on `instance` when the host made

@@ -14,7 +14,7 @@ import { outboxMigration } from '../changes/outbox-table.js';
 import { checkReferences, columnDefault, columnDefinition, createTableBuilder, findColumn, findTable, referenceIndexBuilders, referenceOrder, splitTable } from '../schema/tables.js';
 
 /** The statements of a migration and what they do, in words (for the file's header and the slug). */
-export interface MigrationPlan {
+interface MigrationPlan {
   /** Each statement, without its `;`. Empty when the database already fits the entities. */
   readonly statements: readonly string[];
   /** One line per statement: `create table books`, `add column books.published_at`. */

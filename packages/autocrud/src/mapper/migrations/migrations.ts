@@ -13,8 +13,8 @@ import type { SqlDialect } from '../sql/dialect.js';
 import { DatabaseBusyError } from '../errors.js';
 
 /** Kit's migration bookkeeping tables (not Kysely's defaults, so a host's own Kysely migrations stay apart). */
-export const MIGRATION_TABLE = 'kit_autocrud_migration';
-export const MIGRATION_LOCK_TABLE = 'kit_autocrud_migration_lock';
+const MIGRATION_TABLE = 'kit_autocrud_migration';
+const MIGRATION_LOCK_TABLE = 'kit_autocrud_migration_lock';
 
 /** A file of `dialect` in a migrations directory: `<name>.<dialect>.sql`. */
 const FILE = /^([A-Za-z0-9][A-Za-z0-9_.-]*?)\.(postgres|sqlite)\.sql$/;
@@ -65,7 +65,7 @@ export function splitStatements(text: string): string[] {
 }
 
 /** The migrations of `dialect` in `dir`, by name (the file name without `.<dialect>.sql`). */
-export async function readMigrations(dir: string, dialect: SqlDialect): Promise<Record<string, Migration>> {
+async function readMigrations(dir: string, dialect: SqlDialect): Promise<Record<string, Migration>> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -107,7 +107,7 @@ class MigrationStatementError extends Error {
 }
 
 /** Kysely's Migrator over `db` for the migrations of `dialect` in `dir`, keeping its books in Kit's tables. */
-export function migrator(db: Db, dir: string, dialect: SqlDialect): Migrator {
+function migrator(db: Db, dir: string, dialect: SqlDialect): Migrator {
   const provider: MigrationProvider = { getMigrations: () => readMigrations(dir, dialect) };
   return new Migrator({ db, provider, migrationTableName: MIGRATION_TABLE, migrationLockTableName: MIGRATION_LOCK_TABLE });
 }
@@ -119,7 +119,7 @@ export async function pendingMigrations(db: Db, dir: string, dialect: SqlDialect
 }
 
 /** What `applyMigrations` did: the migrations it ran, in order (empty when another instance had run them). */
-export interface AppliedMigrations {
+interface AppliedMigrations {
   readonly applied: readonly string[];
 }
 
@@ -128,7 +128,7 @@ export interface AppliedMigrations {
  * lock of the session `db` came from. Throws `KIT_ERR_AUTOCRUD_MIGRATION` naming the migration and
  * statement that failed (nothing of the batch is applied then), or a lock that was not free in time.
  */
-export async function applyMigrations(db: Db, dir: string, dialect: SqlDialect, lockTimeoutMs: number): Promise<AppliedMigrations> {
+async function applyMigrations(db: Db, dir: string, dialect: SqlDialect, lockTimeoutMs: number): Promise<AppliedMigrations> {
   const { error, results } = await migrator(db, dir, dialect).migrateToLatest();
   if (error === undefined) return { applied: (results ?? []).map((r) => r.migrationName) };
   if (error instanceof KitError) throw error;

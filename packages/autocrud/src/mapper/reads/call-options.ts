@@ -1,7 +1,7 @@
 // The options every repository call takes: its signal, its scope, who causes a write.
 import type { Scope } from '../sql/scope.js';
 import type { ChangeContext } from '../seam/changes.js';
-import type { IncludeNode } from './includes.js';
+import type { IncludePlan } from './includes.js';
 
 /**
  * Options of every repository call.
@@ -53,13 +53,13 @@ export interface WriteOptions extends CallOptions {
  *
  * @example
  * ```ts
- * const order = await orders.get(1, { include: [{ name: 'customer', kind: 'one', field: 'customerId', source: customers, children: [] }] });
+ * const order = await orders.get(1, { signal: AbortSignal.timeout(2000), include: plan } satisfies ReadOptions);
  * ```
  */
 export interface ReadOptions extends CallOptions {
   /**
-   * The relations to set on each row (see `IncludeNode`): inside the row's own statement on
-   * PostgreSQL and PGlite, one more statement per relation on SQLite.
+   * The relations to set on each row, as the runtime planned them (see `IncludePlan`): inside the
+   * row's own statement on PostgreSQL and PGlite, one more statement per relation on SQLite.
    */
-  readonly include?: readonly IncludeNode[];
+  readonly include?: readonly IncludePlan[];
 }

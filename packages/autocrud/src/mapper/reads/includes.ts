@@ -22,8 +22,26 @@ export interface RelatedSource {
   related(field: string, keys: readonly unknown[], options: { readonly perKey?: number; readonly signal?: AbortSignal; readonly scope?: Scope }): Promise<Row[]>;
 }
 
+declare const includePlan: unique symbol;
+
+/**
+ * One relation to include on a read's rows, as the runtime plans it from an `include=` query:
+ * opaque, so that the plan's shape (sources, limits, scopes) stays the mapper's to change. A read
+ * passes on the plans it was given (`ReadOptions.include`).
+ *
+ * @example
+ * ```ts
+ * const read = (orders: EntityRepository, plan: readonly IncludePlan[]) => orders.get(1, { include: plan });
+ * ```
+ */
+export interface IncludePlan {
+  // Never set: a brand only the mapper's IncludeNode carries in its type, so a plan is one.
+  readonly [includePlan]?: 'IncludePlan';
+}
+
 /**
  * One relation to include, and the relations to include on its rows (what `include=` becomes).
+ * Internal: the public type is the opaque {@link IncludePlan}.
  *
  * @example
  * ```ts
@@ -31,7 +49,7 @@ export interface RelatedSource {
  * const order = await crud.repository(Order).get(1, { include: [lines] });
  * ```
  */
-export interface IncludeNode {
+export interface IncludeNode extends IncludePlan {
   /** The property the related row (or rows) is set on. */
   readonly name: string;
   /** `one`: the row holds the related row's key in `field`; `many`: the related rows hold the row's primary key in `field`. */

@@ -70,7 +70,8 @@ export class RowReads<R extends object> {
 
   /** See `EntityRepository.list`. */
   async list(options: ListOptions & ReadOptions): Promise<{ rows: R[]; total?: number }> {
-    const include = options.include?.length ? options.include : undefined;
+    // Every plan is an IncludeNode: the runtime (routes/includes.ts) makes them, opaque to a host.
+    const include = options.include?.length ? (options.include as readonly IncludeNode[]) : undefined;
     const embeds = this.t.dialect.embedsIncludes;
     // The scope's conditions join the caller's: the page, the count and the keyset alike.
     const scoped = options.scope && options.scope.where.length > 0 ? { ...options, filters: [...options.filters, ...options.scope.where] } : options;
@@ -145,7 +146,7 @@ export class RowReads<R extends object> {
     key = keyValue(t.pk, key);
     if (key === undefined) return undefined;
     const signal = options?.signal;
-    const include = options?.include?.length ? options.include : undefined;
+    const include = options?.include?.length ? (options.include as readonly IncludeNode[]) : undefined;
     const embed = include && this.t.dialect.embedsIncludes ? include : undefined;
     // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
     const scoped = slotScope(this.t.dialect, this.#entity, scopeFilters(this.#entity, options?.scope), 's');

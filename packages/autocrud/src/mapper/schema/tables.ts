@@ -86,7 +86,7 @@ export function createTableBuilder(db: Db, dialect: SqlDialect, entity: Entity):
 }
 
 /** The name of a unique key's constraint: `<table>_<columns>_key`, at most 63 characters. */
-export function uniqueConstraintName(entity: Entity, columns: readonly string[]): string {
+function uniqueConstraintName(entity: Entity, columns: readonly string[]): string {
   return `${splitTable(entity.table).name}_${columns.join('_')}_key`.slice(0, 63);
 }
 

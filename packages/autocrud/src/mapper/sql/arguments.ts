@@ -47,7 +47,7 @@ export function writeValues(entity: Entity, dialect: SqlDialect, input: Readonly
  * does not have, and one it has that is not writable (the primary key, the version, the
  * soft-delete field, Kit's timestamps). Never dropped silently.
  */
-export function checkInput(entity: Entity, input: unknown): asserts input is Readonly<Record<string, unknown>> {
+function checkInput(entity: Entity, input: unknown): asserts input is Readonly<Record<string, unknown>> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw invalid(`${entity.name} input`, `must be an object of ${entity.name}'s writable fields (${entity.writable.join(', ')})`);
   for (const name of Object.keys(input)) {
     if (entity.writable.includes(name)) continue;

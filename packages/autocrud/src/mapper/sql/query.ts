@@ -206,7 +206,7 @@ export function keyset(eb: Eb, dialect: SqlDialect, entity: Entity, order: reado
 }
 
 /** A list's filters and keyset position with slots in place of their values, and what fills the slots. */
-export interface SlottedList {
+interface SlottedList {
   /** Names what the SQL depends on (fields, operators, list lengths, sort, where NULLs are): equal shapes, equal SQL. */
   readonly shape: string;
   readonly filters: readonly Filter[];

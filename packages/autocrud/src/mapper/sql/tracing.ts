@@ -30,7 +30,7 @@ function tableName(node: TableLike | undefined): string | undefined {
 }
 
 /** The operation and table of a query tree (`undefined` for raw SQL such as the health check's `select 1`). */
-export function describeStatement(node: RootOperationNode): { operation: string; table: string | undefined } | undefined {
+function describeStatement(node: RootOperationNode): { operation: string; table: string | undefined } | undefined {
   const operation = OPERATIONS[node.kind];
   if (operation === undefined) return undefined;
   const n = node as unknown as { from?: { froms?: TableLike[] }; into?: TableLike; table?: TableLike };

@@ -21,7 +21,7 @@ import type { Executor } from '../sql/statements.js';
 type RowRunner = <Q>(index: number, statement: () => Promise<{ rows: Q[] }>) => Promise<Q[]>;
 
 /** The row a batch sent at `index` (of `relation` for a nested create's children), and its table. */
-export type RowOf = (index: number, relation: string | undefined) => { readonly table: Table; readonly input: Readonly<Record<string, unknown>> } | undefined;
+type RowOf = (index: number, relation: string | undefined) => { readonly table: Table; readonly input: Readonly<Record<string, unknown>> } | undefined;
 
 /**
  * Before a batch is written, in its transaction: `BatchRowError` for the first row that names a
@@ -242,7 +242,7 @@ export async function createTree(
 }
 
 /** One row of a bulk merge patch. */
-export interface RowPatch {
+interface RowPatch {
   readonly key: unknown;
   readonly patch: Readonly<Record<string, unknown>>;
   readonly ifVersion?: readonly number[] | undefined;

@@ -97,7 +97,7 @@ function changeSql(table: Table, operation: ChangeOperation, binds: Binds, prefi
 }
 
 /** A composed statement and the context values it binds. */
-export interface InlineStatement {
+interface InlineStatement {
   readonly statement: Statement;
   readonly binds: Binds;
 }

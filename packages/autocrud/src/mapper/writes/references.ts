@@ -29,13 +29,13 @@ export function referrersOf(entity: Entity, entities: Iterable<Entity>): Referre
 }
 
 /** Runs a compiled statement on the connection (or transaction) of the write it checks; its rows. */
-export type RowReader = (query: CompiledQuery) => Promise<ReadonlyArray<Record<string, unknown>>>;
+type RowReader = (query: CompiledQuery) => Promise<ReadonlyArray<Record<string, unknown>>>;
 
 // Keys per IN list: far below both engines' parameter limits (SQLite 32766, PostgreSQL 65535).
 const KEYS_PER_STATEMENT = 1000;
 
 /** The rows of referenced entities a write may name (see `Scope.references`). */
-export type ReferenceScopes = ReadonlyMap<Entity, readonly Filter[] | null>;
+type ReferenceScopes = ReadonlyMap<Entity, readonly Filter[] | null>;
 
 /**
  * Of `keys`, those `target` has a live (not soft-deleted) row for, inside `visible` (the caller's
@@ -119,7 +119,7 @@ export function checksReferences(entity: Entity, input: Readonly<Record<string, 
 }
 
 /** What naming a refused reference needs of a table (table.ts's `Table` is one). */
-export interface ReferencingTable {
+interface ReferencingTable {
   readonly entity: Entity;
   readonly dialect: SqlDialect;
   readonly run: <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;

@@ -21,7 +21,7 @@ const ABANDONED_AFTER_MS = 30_000;
 const BEING_WRITTEN_MS = 5_000;
 
 /** Who holds a lock, as written in the file. */
-export interface LockHolder {
+interface LockHolder {
   readonly pid: number;
   readonly host: string;
   /** Linux: the kernel's boot id and the pid namespace, which tell whether `pid` means a process of this machine and container. */

@@ -33,7 +33,7 @@ export async function snapshotFile(): Promise<string | undefined> {
  * checksum catches a truncated or altered file, which PGlite would fail on with an unhandled
  * rejection.
  */
-export async function readSnapshot(file: string): Promise<Uint8Array | undefined> {
+async function readSnapshot(file: string): Promise<Uint8Array | undefined> {
   let zipped: Buffer;
   try {
     zipped = await readFile(file);
@@ -49,7 +49,7 @@ export async function readSnapshot(file: string): Promise<Uint8Array | undefined
 }
 
 /** Saves `archive` (a gzipped tar of a fresh cluster) atomically; a cache that cannot be written is skipped. */
-export async function writeSnapshot(file: string, archive: Uint8Array): Promise<boolean> {
+async function writeSnapshot(file: string, archive: Uint8Array): Promise<boolean> {
   const partial = `${file}.${process.pid}.${Date.now()}.partial`;
   try {
     await mkdir(path.dirname(file), { recursive: true });
@@ -63,7 +63,7 @@ export async function writeSnapshot(file: string, archive: Uint8Array): Promise<
 }
 
 /** Removes a saved cluster PGlite could not start from. */
-export async function discardSnapshot(file: string): Promise<void> {
+async function discardSnapshot(file: string): Promise<void> {
   await rm(file, { force: true }).catch(() => undefined);
 }
 

@@ -19,8 +19,8 @@ export interface PostgresSettings {
 }
 
 /** `application_name` of the pool's connections (what `pg_stat_activity` shows), and of the health check's. */
-export const APPLICATION_NAME = 'kit-autocrud';
-export const PROBE_APPLICATION_NAME = 'kit-autocrud-health';
+const APPLICATION_NAME = 'kit-autocrud';
+const PROBE_APPLICATION_NAME = 'kit-autocrud-health';
 
 const NETWORK_REASONS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection refused',

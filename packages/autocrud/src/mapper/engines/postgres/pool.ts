@@ -20,7 +20,7 @@ import pg from 'pg';
 import { DatabaseBusyError, DatabaseUnavailableError } from '../../errors.js';
 
 /** Settings of a {@link GuardedPool}. */
-export interface GuardedPoolSettings {
+interface GuardedPoolSettings {
   readonly url: string;
   readonly poolSize: number;
   readonly connectTimeoutMs: number;
@@ -34,7 +34,7 @@ export interface GuardedPoolSettings {
 }
 
 /** How long past statementTimeoutMs a statement may go unanswered before its server is taken for hung. */
-export const HUNG_GRACE_MS = 2000;
+const HUNG_GRACE_MS = 2000;
 const SWEEP_INTERVAL_MS = 250;
 
 interface Waiter {

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { DatabaseUnavailableError } from '../../errors.js';
 
-export interface ProbeSettings {
+interface ProbeSettings {
   readonly url: string;
   readonly connectTimeoutMs: number;
   readonly applicationName: string;

@@ -10,7 +10,7 @@ import { DatabaseBusyError } from '../../errors.js';
 import { SessionQueue } from '../shared/session-queue.js';
 
 /** The parts of node:sqlite's StatementSync used here (Node 20's type definitions have none). */
-export interface StatementSync {
+interface StatementSync {
   all(...parameters: unknown[]): unknown[];
   run(...parameters: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
   columns?(): unknown[];
