@@ -31,10 +31,16 @@ async function hungApp(): Promise<{ app: FastifyInstance; logs: LogCapture }> {
     });
   });
   app.get('/hello', async () => ({ ok: true }));
-  app.get('/slow', async () => new Promise((resolve) => setTimeout(() => resolve({ late: true }), 5000)));
+  app.get('/slow', async () => {
+    slowArrived += 1;
+    return new Promise((resolve) => setTimeout(() => resolve({ late: true }), 5000));
+  });
   await useKit(app);
   return { app, logs };
 }
+
+/** How many `/slow` requests reached their handler: the drain test waits for one, not for a fixed time. */
+let slowArrived = 0;
 
 describe('graceful shutdown with an audit sink that never answers', () => {
   it('requests drained, flush hung: KIT_ERR_AUDIT_FLUSH_TIMEOUT, every entry counted failed, within the drain timeout', async () => {
@@ -58,8 +64,11 @@ describe('graceful shutdown with an audit sink that never answers', () => {
     const { app } = await hungApp();
     await app.listen({ port: 0, host: '127.0.0.1' });
     for (let i = 0; i < 10; i++) await app.inject('/hello');
+    const arrivedBefore = slowArrived;
     const inFlight = fetch(`http://127.0.0.1:${portOf(app)}/slow`).catch(() => 'cut');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // In flight means in its handler: a fixed pause lost the race on a loaded machine, and the
+    // drain then found nothing to wait for.
+    await until('the slow request in its handler', () => slowArrived > arrivedBefore, 10_000);
     await assert.rejects(app.kit.shutdown(), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_DRAIN_TIMEOUT');
       assert.match(err.message, /In-flight requests did not finish/);

@@ -53,7 +53,7 @@ async function clusterHealth(cluster: Cluster, signal: AbortSignal): Promise<Hea
 }
 
 /**
- * The Redis store health check (`StoreHealthCheck` of Kit for .NET). One server or a Sentinel master: PING,
+ * The Redis store health check. One server or a Sentinel master: PING,
  * abandoned when the check's signal aborts (its timeout); healthy with `data.latencyMs`,
  * unhealthy with the reason in a few address-free words (`not connected: connection refused`,
  * `not connected: the server refused database 99 (...)`). A Redis Cluster: `CLUSTER INFO` from
@@ -102,7 +102,7 @@ export interface KitStoreHealthCheckOptions {
 }
 
 /**
- * Surfaces the store in `/healthz` (`UseKitStoreHealthCheck()` of Kit for .NET): adds a
+ * Surfaces the store in `/healthz`: adds a
  * {@link StoreHealthCheck} named `redis` with tag `ready`. Call it after `addKitStore` and before
  * `useKit` completes. Without it, no store check appears.
  *

@@ -61,3 +61,15 @@ export async function typeCheckOnce(t: TestContext, what: string, check: () => P
   if (once) t.diagnostic(`not checked here: ${what}; ${lineIndependentReason}`);
   else await check();
 }
+
+/**
+ * Whether the TypeScript compiler's own answers are checked in this run (everywhere but the lines
+ * that skip the once-per-CI tests): a test that needs a compiler's output elsewhere may emit it
+ * without the type check (`tsc --noCheck`), and says so.
+ *
+ * @example
+ * ```ts
+ * const args = ['-p', dir, ...(compilerChecksHere ? [] : ['--noCheck'])];
+ * ```
+ */
+export const compilerChecksHere: boolean = !once;

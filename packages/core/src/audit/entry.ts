@@ -1,5 +1,5 @@
 /**
- * One audit record per audited request (`AuditLogEntry` of Kit for .NET; the fields in docs/audit.md), as custom sinks
+ * One audit record per audited request (the fields in docs/audit.md), as custom sinks
  * receive it: a plain, JSON-serialisable object.
  *
  * @example
@@ -62,7 +62,7 @@ export interface AuditLogEntry {
 export type AuditDetailValue = string | number | boolean;
 
 /**
- * Where audit entries go (`IAuditSink` of Kit for .NET). `writeBatchAsync`, when present, is used by the
+ * Where audit entries go. `writeBatchAsync`, when present, is used by the
  * asynchronous writer for whole batches.
  *
  * @example

@@ -14,7 +14,7 @@ export type AuditLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fat
 const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
 /**
- * The capacity of the asynchronous audit queue (docs/decisions.md, "From Kit for .NET"); new
+ * The capacity of the asynchronous audit queue (docs/decisions.md, "Public names"); new
  * entries are dropped past it. A host can compare `app.kit.audit.stats().queueDepth` with it.
  * It also bounds the writes a synchronous custom sink may have pending.
  *
@@ -93,7 +93,7 @@ export const DEFAULT_REDACT_QUERY_PARAMS: readonly string[] = Object.freeze([
 ]);
 
 /**
- * Audit trail settings (`AuditTrailOptions` of Kit for .NET), given to the action of
+ * Audit trail settings, given to the action of
  * `opt.configureAuditTrail(action)`. The defaults are listed in docs/audit.md.
  *
  * @example
@@ -154,7 +154,7 @@ export class AuditTrailOptions {
   /**
    * Longest time one sink call (a batch in asynchronous mode) may take. When it runs out the
    * call's `AbortSignal` is aborted, its entries are counted `failed` and the writer moves on, so a
-   * hung sink can neither stall the trail for good nor hold `app.close()` open. Kit's own (not in Kit for .NET).
+   * hung sink can neither stall the trail for good nor hold `app.close()` open.
    */
   writeTimeoutMs = 10_000;
   /**
@@ -162,7 +162,7 @@ export class AuditTrailOptions {
    * and 22 its async hooks track every promise of the process: about 1.5 µs of CPU per request on
    * Node 20, about 12,000 instructions (a tenth of a hello-world request) on Node 22; on Node 24
    * and later it costs almost nothing. Hosts that only use `request.id` (which is the correlation
-   * id) may turn it off. Kit's own (not in Kit for .NET).
+   * id) may turn it off.
    */
   correlationIdContext = true;
   /** Output style of each entry. */
@@ -172,7 +172,7 @@ export class AuditTrailOptions {
    * found`). Off while the audit trail is on: the entry is the request's line, and those lines
    * would say the same thing twice. `true` leaves them to Fastify's own setting
    * (`logController`). Either way the URL and headers in every line Fastify logs for a request
-   * (its error lines included) are redacted like the entry's. Kit's own (not in Kit for .NET).
+   * (its error lines included) are redacted like the entry's.
    */
   fastifyRequestLogging = false;
 

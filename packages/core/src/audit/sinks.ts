@@ -51,7 +51,7 @@ type LevelCheck = { isLevelEnabled?: (level: string) => boolean };
 type Flushable = { flush?: (cb?: (err?: Error) => void) => void };
 
 /**
- * The default audit sink (`LoggingAuditSink` of Kit for .NET): writes each entry as one line through a pino
+ * The default audit sink: writes each entry as one line through a pino
  * logger — Kit uses the Fastify instance's `app.log` — at a level chosen by status code, in one
  * of the four formats. Writing is synchronous (pino's own destination decides whether the bytes
  * reach the file now or in its buffer); the `*Async` methods resolve at once.

@@ -22,7 +22,7 @@ export interface EndpointGroupOptions {
 }
 
 /**
- * Puts the class into the named group (`[EndpointGroup]` of Kit for .NET): every class with the same name
+ * Puts the class into the named group: every class with the same name
  * shares the URL prefix, the OpenAPI tag and the hooks any of them adds. The name is used as given.
  * `options.security` documents how the group's routes are guarded (see {@link EndpointGroupOptions});
  * the schemes of all classes of a group are merged.
@@ -57,7 +57,7 @@ export function EndpointGroup(name: string, options?: EndpointGroupOptions) {
 }
 
 /**
- * Sets the OpenAPI tags of every route of the class (`[KitTag]` of Kit for .NET), replacing the default tag
+ * Sets the OpenAPI tags of every route of the class, replacing the default tag
  * (the group name). Repeatable; tags keep declaration order.
  *
  * @example
@@ -80,9 +80,9 @@ export function KitTag(tag: string) {
 }
 
 /**
- * Marks an old-style, attribute-based endpoint class (`[KitEndpoint]` of Kit for .NET).
+ * Marks an old-style, attribute-based endpoint class.
  *
- * @deprecated Since @kit/core 0.1.0 (Kit for .NET 0.4.0), removal announced for @kit/core 0.2.0 (see docs/decisions.md, "Versions"): implement `IKitEndpoint` instead.
+ * @deprecated Since @kit/core 0.1.0, removal announced for @kit/core 0.2.0 (see docs/decisions.md, "Versions"): implement `IKitEndpoint` instead.
  * @example
  * ```ts
  * @KitEndpoint()
@@ -100,10 +100,10 @@ export function KitEndpoint() {
 }
 
 /**
- * Marks a method of a `@KitEndpoint()` class as a route (`[KitMethod]` of Kit for .NET); the method is called
+ * Marks a method of a `@KitEndpoint()` class as a route; the method is called
  * with `(request, reply)`. The path is relative to the group and may use `{param}` or `:param`.
  *
- * @deprecated Since @kit/core 0.1.0 (Kit for .NET 0.4.0), removal announced for @kit/core 0.2.0 (see docs/decisions.md, "Versions"): implement `IKitEndpoint` instead.
+ * @deprecated Since @kit/core 0.1.0, removal announced for @kit/core 0.2.0 (see docs/decisions.md, "Versions"): implement `IKitEndpoint` instead.
  * @example
  * ```ts
  * @KitMethod('items/{id}', KitHttpMethod.DELETE)

@@ -45,7 +45,7 @@ function warnLegacy(cls: EndpointClass, name: string): void {
   if (warnedLegacy.has(cls)) return;
   warnedLegacy.add(cls);
   process.emitWarning(
-    `@KitEndpoint class ${name} uses the attribute-based endpoint style, deprecated since @kit/core 0.1.0 (as in Kit for .NET 0.4.0) and to be removed in @kit/core 0.2.0. Implement IKitEndpoint (addRoutes(app)) instead.`,
+    `@KitEndpoint class ${name} uses the attribute-based endpoint style, deprecated since @kit/core 0.1.0 and to be removed in @kit/core 0.2.0. Implement IKitEndpoint (addRoutes(app)) instead.`,
     { type: 'DeprecationWarning', code: 'KIT_DEP_KIT_ENDPOINT' },
   );
 }

@@ -30,7 +30,7 @@ export type EndpointApp<P extends FastifyTypeProvider = FastifyTypeProviderDefau
 >;
 
 /**
- * An endpoint class (`IKitEndpoint` of Kit for .NET): each becomes a route group. Paths given to `app` inside
+ * An endpoint class: each becomes a route group. Paths given to `app` inside
  * `addRoutes` are relative to `/{apiPrefix}/{group}`. `P` is the type provider the class's route
  * schemas are written for (default: Fastify's, which infers nothing from schemas).
  *

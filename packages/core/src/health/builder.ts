@@ -80,7 +80,7 @@ function isCheckClass(value: unknown): value is ServiceClass<IHealthCheck> {
 }
 
 /**
- * Collects health checks (the health-check builder of Kit for .NET). Reached through `opt.healthChecksConfigure`
+ * Collects health checks. Reached through `opt.healthChecksConfigure`
  * for the host and through `app.kit.healthChecks` for plugins.
  *
  * @example

@@ -9,7 +9,7 @@
 export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 
 /**
- * The outcome of one health check (`HealthCheckResult` of Kit for .NET). Build it with
+ * The outcome of one health check. Build it with
  * `HealthCheckResult.healthy/degraded/unhealthy`.
  *
  * @example
@@ -73,7 +73,7 @@ export interface HealthCheckContext {
 }
 
 /**
- * A health check as a class (`IHealthCheck` of Kit for .NET). Classes registered with `addCheck` are built
+ * A health check as a class. Classes registered with `addCheck` are built
  * from the Kit service container, so the constructor receives its dependencies.
  *
  * @example

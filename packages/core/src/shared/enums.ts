@@ -1,6 +1,6 @@
 /**
- * Case style of the group segment in URLs (`EndpointFormat` of Kit for .NET, whose names Kit
- * keeps: docs/decisions.md, "From Kit for .NET").
+ * Case style of the group segment in URLs (the names are
+ * pinned: docs/decisions.md, "Public names").
  *
  * @example
  * ```ts
@@ -16,7 +16,7 @@ export const EndpointFormat = {
 export type EndpointFormat = (typeof EndpointFormat)[keyof typeof EndpointFormat];
 
 /**
- * How much of each check the health report exposes (`HealthCheckDetailLevel` of Kit for .NET).
+ * How much of each check the health report exposes.
  *
  * @example
  * ```ts
@@ -31,7 +31,7 @@ export const HealthCheckDetailLevel = {
 export type HealthCheckDetailLevel = (typeof HealthCheckDetailLevel)[keyof typeof HealthCheckDetailLevel];
 
 /**
- * Output style of audit entries (`AuditTrailFormat` of Kit for .NET; the templates are in docs/audit.md, "The four formats").
+ * Output style of audit entries (the templates are in docs/audit.md, "The four formats").
  *
  * @example
  * ```ts
@@ -47,7 +47,7 @@ export const AuditTrailFormat = {
 export type AuditTrailFormat = (typeof AuditTrailFormat)[keyof typeof AuditTrailFormat];
 
 /**
- * HTTP methods of deprecated `@KitMethod` routes (`KitHttpMethod` of Kit for .NET).
+ * HTTP methods of deprecated `@KitMethod` routes.
  *
  * @example
  * ```ts
