@@ -1,3 +1,4 @@
+// @test-lines: once - include plans made through Kit's API on PGlite
 // A hand-written read's includes: the runtime plans them from the paths `include=` names
 // (crud.includePlan), and a repository read given the plan answers the related rows as the
 // generated read by key does; a path that is not a relation is refused, naming those accepted.

@@ -76,7 +76,9 @@ export function lineUses(file) {
     if (seen.has(full)) return;
     seen.add(full);
     const text = readFileSync(full, 'utf8');
-    for (const { name, pattern } of LINE_DEPENDENT) if (pattern.test(text)) found.push({ name, in: full });
+    // A type-only import brings no code of the module in.
+    const code = text.replace(/import\s+type\s[^;]*?from\s*'[^']+';?/gs, '');
+    for (const { name, pattern } of LINE_DEPENDENT) if (pattern.test(code)) found.push({ name, in: full });
     for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
       const target = resolveTs(path.resolve(path.dirname(full), m[1]));
       if (target === undefined) continue;
