@@ -3,7 +3,7 @@
 // a row's history (history.ts) and the nested lists of its relations (nested.ts). Schemas from the
 // entity, handlers that call the repository, problem answers for everything else. No SQL here.
 import type { RouteOptions } from 'fastify';
-import { ChangeHistory } from '../mapper/changes/history.js';
+import { ChangeHistory } from '../mapper/history/history.js';
 import { allows, CrudOperations } from '../operations.js';
 import { createRoute } from './create.js';
 import { historyRoute } from './history.js';

@@ -54,7 +54,7 @@ export class RowReads<R extends object> {
     const scoped = slotScope(t.dialect, entity, scopeFilters(entity, options.scope), 's');
     const values: Record<string, unknown> = { ...scoped.values, keys: keySet(t.dialect, target, keys) };
     if (perKey !== undefined) values.perKey = perKey;
-    return t.run(async (db) => {
+    return t.hooks.read(async (db) => {
       const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}\u0000${scoped.shape}`, () => relatedQuery(db, t.dialect, entity, t.selection, target, perKey !== undefined, scoped.filters));
       return (await t.execute(read.bind(values), read.name, signal)).map((r) => t.decode(r) as R);
     }, signal);
@@ -88,7 +88,7 @@ export class RowReads<R extends object> {
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
     const signal = options.signal;
-    return t.run(async (db) => {
+    return t.hooks.read(async (db) => {
       const filtered = () =>
         db.selectFrom(t.name).where((eb) =>
           t.where(eb, [
@@ -128,7 +128,7 @@ export class RowReads<R extends object> {
     const t = this.t;
     const signal = options?.signal;
     const scope = scopeFilters(this.#entity, options?.scope);
-    return t.run(async (db) => {
+    return t.hooks.read(async (db) => {
       const query = db
         .selectFrom(t.name)
         .select(t.selection)
@@ -149,7 +149,7 @@ export class RowReads<R extends object> {
     const embed = include && this.t.dialect.embedsIncludes ? include : undefined;
     // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
     const scoped = slotScope(this.t.dialect, this.#entity, scopeFilters(this.#entity, options?.scope), 's');
-    const row = await t.run(async (db) => {
+    const row = await t.hooks.read(async (db) => {
       const byKey = () => db.selectFrom(t.name).select(t.selection).where((eb) => t.byKey(eb, new Slot('key'), scoped.filters));
       const read =
         embed || scoped.filters.length > 0

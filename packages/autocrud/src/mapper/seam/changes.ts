@@ -1,12 +1,10 @@
-// The change seam: what a write tells whoever records it (the change history, the outbox), inside
-// the write's own transaction, so that a change is committed with its write or not at all. With no
-// sink registered on a table a write runs exactly as before (no transaction, no extra read); with
-// one, the write gets a transaction, reads the rows it replaces inside it (locked: `FOR UPDATE` on
-// PostgreSQL and PGlite, SQLite's write lock taken by BEGIN IMMEDIATE) and hands the sinks the rows
-// before and after. When every sink of the table has an SQL form (`ChangeSink.sql`), a single write
-// on PostgreSQL and PGlite is instead one statement that records its change itself
-// (inline-changes.ts). Knows nothing of HTTP: the route layer passes a `ChangeContext` in the call's
-// options. See docs/decisions.md ("Change history", "One statement for a recorded single write").
+// What a write tells the hooks that record it (hooks.ts): the changed rows, who caused them, the
+// transaction they are written on, and a sink's SQL form. A change is committed with its write or
+// not at all. When every in-transaction hook of a table has an SQL form (`ChangeSink.sql`), a
+// single write on a dialect with writable CTEs is one statement that records its change itself
+// (writes/inline-changes.ts). Knows nothing of HTTP: the route layer passes a `ChangeContext` in
+// the call's options. See docs/decisions.md ("Change history", "One statement for a recorded
+// single write").
 import type { Expression } from 'kysely';
 import type { Db } from '../sql/engine.js';
 import type { SqlDialect } from '../sql/dialect.js';
@@ -162,57 +160,6 @@ export interface ChangeSink {
   (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void>;
   /** The same records as one INSERT the mapper composes into a single write's statement (PostgreSQL). */
   readonly sql?: ChangeSinkSql;
-}
-
-/** The sinks of one table, in the order they are called (history first, then outbox: registration order). */
-export class ChangeSinks {
-  readonly #sinks: ChangeSink[] = [];
-
-  /** True when a write must record its changes (and so runs in a transaction). */
-  get active(): boolean {
-    return this.#sinks.length > 0;
-  }
-
-  add(sink: ChangeSink): void {
-    this.#sinks.push(sink);
-    this.#inline = undefined;
-  }
-
-  #inline: readonly ChangeSinkSql[] | null | undefined;
-
-  /** Every sink's SQL form, in order; undefined when a sink has none (or there is no sink). */
-  get inline(): readonly ChangeSinkSql[] | undefined {
-    if (this.#inline === undefined) {
-      const forms = this.#sinks.map((s) => s.sql);
-      this.#inline = forms.length > 0 && forms.every((f): f is ChangeSinkSql => f !== undefined) ? forms : null;
-    }
-    return this.#inline ?? undefined;
-  }
-
-  /** Hands `changes` to every sink in turn, on the write's transaction; `count` collects how many were recorded. */
-  async record(tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext | undefined, count: { n: number }): Promise<void> {
-    if (changes.length === 0) return;
-    const ctx = context ?? EMPTY;
-    for (const sink of this.#sinks) await sink(tx, changes, ctx);
-    count.n += changes.length;
-  }
-}
-
-const EMPTY: ChangeContext = Object.freeze({});
-
-/** The sink's view of a Kysely transaction. */
-export function changeTransaction(trx: Db, dialect: SqlDialect): ChangeTransaction {
-  return { db: trx, dialect, execute: async (query) => (await trx.executeQuery<Record<string, unknown>>(query)).rows };
-}
-
-/** Reports the committed count to the context (never throws into the write: the write committed). */
-export function reportCommitted(context: ChangeContext | undefined, count: { n: number }): void {
-  if (count.n === 0 || !context?.committed) return;
-  try {
-    context.committed(count.n);
-  } catch {
-    // A counter's fault must not turn a committed write into a failed answer.
-  }
 }
 
 /** The version a row holds, when the entity has a version field. */

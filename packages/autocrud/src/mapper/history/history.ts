@@ -1,11 +1,12 @@
-// The change history: one row in `kit_changes` per row a write changed, written by a change sink
-// (changes.ts) inside the write's transaction. The history table is itself an entity, so that
+// The change history, a layer on the read/write seam (seam/hooks.ts): one row in `kit_changes` per
+// row a write changed, written by a write hook inside the write's transaction. The history table is itself an entity, so that
 // `createTables`, the start-up schema check and `writeMigration` treat it as any other table, and
 // its reads are a repository's keyset lists. Knows nothing of HTTP. See docs/decisions.md
 // ("Change history").
 import { defineEntity, type Entity } from '../../entity.js';
 import { sql } from 'kysely';
 import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from '../seam/changes.js';
+import type { SeamLayer } from '../seam/hooks.js';
 import { insertRows } from '../writes/bulk-insert.js';
 import type { ColumnCodec } from '../sql/columns.js';
 import type { SqlDialect } from '../sql/dialect.js';
@@ -224,6 +225,24 @@ export function historySink(entity: Entity): ChangeSink {
   };
   return Object.assign(sink, { sql: historySql(entity, redact) });
 }
+
+/**
+ * The history as a layer on the seam: an entity declaring `history` gets the history's write hook
+ * (registered first, so every later hook sees a write the history recorded), and the history
+ * table's entity is registered with it.
+ *
+ * @example
+ * ```ts
+ * const database = new Database(engine, createTables, log, limits); // attaches historyLayer itself
+ * ```
+ */
+export const historyLayer: SeamLayer = {
+  attach({ entity, hooks, require }) {
+    if (!entity.history) return;
+    require(ChangeHistory);
+    hooks.add({ write: historySink(entity) });
+  },
+};
 
 /** A history row as the route answers it. */
 export type HistoryRow = Row;
