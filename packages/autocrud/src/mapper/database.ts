@@ -96,7 +96,7 @@ export class Database {
       this.#own.add(own);
       this.register(own);
     };
-    layer.attach({ entity: repository.entity, hooks: hooksOf(repository), own: this.#own.has(repository.entity), require });
+    layer.attach({ entity: repository.entity, hooks: hooksOf(repository), dialect: this.engine.dialect, own: this.#own.has(repository.entity), require });
   }
 
   /**

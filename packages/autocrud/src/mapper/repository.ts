@@ -264,7 +264,7 @@ const tables = new WeakMap<object, Table>();
  *
  * @example
  * ```ts
- * hooksOf(repository).add({ write: historySink(entity) });
+ * hooksOf(repository).add({ write: historySink(entity, dialect) });
  * ```
  */
 export function hooksOf(repository: EntityRepository<Row, Readonly<Record<string, unknown>>>): EntityHooks {

@@ -44,7 +44,7 @@ export type CommitHook = (changes: readonly ChangeRecord[], context: ChangeConte
  *
  * @example
  * ```ts
- * hooks.add({ write: historySink(entity) });
+ * hooks.add({ write: historySink(entity, dialect) });
  * hooks.add({ read: (next) => (query, signal) => next(query, signal) });
  * hooks.add({ committed: (changes) => feed.publish(changes) });
  * ```
@@ -70,6 +70,8 @@ export interface EntityHook {
 export interface LayerTarget {
   readonly entity: Entity;
   readonly hooks: EntityHooks;
+  /** The database's dialect (a layer's SQL form is written for it). */
+  readonly dialect: SqlDialect;
   /** True for an entity a layer required (Kit's own table), whose writes no layer records. */
   readonly own: boolean;
   /** Registers an entity the layer writes (its table is checked or created with the others). */
