@@ -10,7 +10,7 @@ import type { Engine } from './mapper/sql/engine.js';
 import { planMigration } from './mapper/migrations/migration-plan.js';
 import { pendingMigrations } from './mapper/migrations/migrations.js';
 import { createEngine } from './mapper/engines/create.js';
-import { withHistory } from './mapper/changes/history.js';
+import { withHistory } from './mapper/history/history.js';
 
 /**
  * What {@link writeMigration} takes.

@@ -25,9 +25,9 @@ import type { IncludePlan, RelatedSource } from './mapper/reads/includes.js';
 import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
 import { Outbox, OutboxHealthCheck } from './outbox/outbox.js';
-import { prepareOutbox } from './mapper/changes/outbox-table.js';
+import { prepareOutbox } from './mapper/outbox/outbox-table.js';
 import type { ChangeHandler, OutboxStats } from './outbox/types.js';
-import { ChangeHistory } from './mapper/changes/history.js';
+import { ChangeHistory } from './mapper/history/history.js';
 
 /**
  * The container name `addKitAutoCrud` registers the {@link KitAutoCrud} handle under.
@@ -454,10 +454,8 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
   });
   if (outbox) {
     database.addTables(prepareOutbox);
-    // After the entity's own sinks (its history), as the repository is made: every write of every entity.
-    database.eachRepository((repository) => {
-      if (repository.entity !== ChangeHistory) outbox.attach(repository);
-    });
+    // After the history's layer, on every entity made before and after: every write of every entity.
+    database.use(outbox.layer);
     onPhase(app, 'ready', 'autocrud outbox', () => outbox.start());
     // A `flush` step: after the drain (no request writes any more), before the database closes.
     // What is left stays in kit_outbox for the next instance.

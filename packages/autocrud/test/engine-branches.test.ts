@@ -71,6 +71,59 @@ export function engineBranches(file: string, text: string): string[] {
   return found;
 }
 
+/** What code outside the engines may import of them: the factory that picks one, and what engines share (connection strings). */
+const ENGINE_DOORS = [path.join(ENGINES, 'create.ts'), path.join(ENGINES, 'shared') + path.sep];
+
+/**
+ * Every import (or re-export, or dynamic import) in `text`, a file at `file`, of a module inside
+ * an engine's own folder (`engines/<name>/`), other than the doors above: outside the engines,
+ * what differs per engine is reached through the dialect and engine objects only.
+ */
+export function engineImports(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: string[] = [];
+  const check = (node: ts.Node, specifier: string): void => {
+    if (!specifier.startsWith('.')) return;
+    const target = path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts'));
+    if (!target.startsWith(ENGINES + path.sep) || ENGINE_DOORS.some((door) => target === door || target.startsWith(door))) return;
+    const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
+    found.push(`${path.relative(SRC, file)}:${line + 1}: imports ${path.relative(SRC, target)}`);
+  };
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) check(node, node.moduleSpecifier.text);
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) check(node, node.arguments[0].text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('engine folders', () => {
+  it('nothing outside src/mapper/engines/ imports an engine\'s folder: only the engine factory and what engines share', () => {
+    const files = sourceFiles(SRC).filter((f) => !f.startsWith(ENGINES + path.sep));
+    const imports = files.flatMap((f) => engineImports(f, readFileSync(f, 'utf8')));
+    assert.deepEqual(imports, [], `imports of an engine's folder from outside mapper/engines/ (ask the dialect or the engine object instead):\n${imports.join('\n')}`);
+  });
+
+  it('the check finds an import, a re-export, a type import and a dynamic import of an engine folder, and leaves the doors alone', () => {
+    const file = path.join(SRC, 'mapper', 'reads', 'x.ts');
+    const text = [
+      "import { postgresDialect } from '../engines/postgres/dialect.js';",
+      "export { sqliteDialect } from '../engines/sqlite/dialect.js';",
+      "import type { Worker } from '../engines/pglite/worker.js';",
+      "const m = await import('../engines/postgres/columns.js');",
+      "import { createEngine } from '../engines/create.js';", // the factory: allowed
+      "import { parseConnectionString } from '../engines/shared/connection-string.js';", // shared: allowed
+      "import { sql } from 'kysely';",
+      "import type { SqlDialect } from '../sql/dialect.js';",
+    ].join('\n');
+    assert.deepEqual(
+      engineImports(file, text).map((i) => Number(i.split(':')[1])),
+      [1, 2, 3, 4],
+    );
+  });
+});
+
 describe('engine branches', () => {
   it('none outside src/mapper/engines/: the dialect and engine objects carry what differs', () => {
     const files = sourceFiles(SRC).filter((f) => !f.startsWith(ENGINES + path.sep));

@@ -223,10 +223,10 @@ const MAPPER_FLOORS: ReadonlyArray<readonly string[]> = [
   ['engines/postgres', 'engines/sqlite'], // one engine each: driver, pool, probe, locks, migration session, columns, dialect
   ['engines/pglite'], // PostgreSQL in WebAssembly: PostgreSQL's dialect, a worker thread, a directory lock, a snapshot
   ['engines'], // the one place that picks an engine by the connection string
-  ['schema', 'seam'], // the start-up schema check and table creation; the write seam (change sinks, the table call)
+  ['schema', 'seam'], // the start-up schema check and table creation; the read/write seam (each entity's hooks, the table call)
   ['reads'], // related rows: embedded as JSON, or a statement per relation
   ['writes'], // single, bulk, upsert and atomic writes, reference checks, the one-statement recorded write
-  ['changes'], // the change history and the outbox's records, registered on the seam at start-up
+  ['history', 'outbox'], // layers on the seam, each registering itself at start-up: the change history; the outbox's records
   ['migrations'], // migration files, plans and their application
   ['repository.ts'], // an entity's reads and writes
   ['database.ts'], // the engine, its tables and repositories, open and closed

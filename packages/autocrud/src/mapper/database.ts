@@ -4,10 +4,11 @@ import type { Entity } from '../entity.js';
 import type { Db, Engine } from './sql/engine.js';
 import type { SqlDialect } from './sql/dialect.js';
 import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, takenColumns } from './errors.js';
-import { EntityRepository, type Row } from './repository.js';
+import { EntityRepository, hooksOf, type Row } from './repository.js';
 import { prepareTables } from './schema/tables.js';
 import { referrersOf } from './writes/references.js';
-import { ChangeHistory, historySink } from './changes/history.js';
+import { historyLayer } from './history/history.js';
+import type { SeamLayer } from './seam/hooks.js';
 import { StatementSpans, statementTracer, traceStatement } from './sql/tracing.js';
 
 /** Where the database reports state changes (pino's `app.log` fits). */
@@ -48,8 +49,13 @@ export class Database {
   #closed = false;
   /** Tables of Kit's own (the outbox's), checked or created with the entities' (see `addTables`). */
   readonly #ownTables: ((db: Db, dialect: SqlDialect, createTables: boolean) => Promise<void>)[] = [];
-  /** Called with every repository made, and at once with those made before (see `eachRepository`). */
-  readonly #repositoryListeners: ((repository: EntityRepository) => void)[] = [];
+  /**
+   * The layers on the read/write seam, attached to every entity as its repository is made, in
+   * this order: the history first (every later layer sees a write the history recorded).
+   */
+  readonly #layers: SeamLayer[] = [historyLayer];
+  /** Entities a layer required (the history table's): Kit's own, recorded by no layer. */
+  readonly #own = new Set<Entity>();
 
   constructor(
     readonly engine: Engine,
@@ -79,20 +85,28 @@ export class Database {
         () => referrersOf(entity, this.#entities),
       );
       this.#repositories.set(entity, repository);
-      if (entity.history) {
-        // The history sink is registered first: every other sink sees a write the history recorded.
-        this.register(ChangeHistory);
-        repository.addChangeSink(historySink(entity));
-      }
-      for (const listener of this.#repositoryListeners) listener(repository);
+      for (const layer of this.#layers) this.#attach(layer, repository);
     }
     return repository;
   }
 
-  /** Calls `listener` with every repository, made now or later (the outbox adds its sink to each). */
-  eachRepository(listener: (repository: EntityRepository) => void): void {
-    this.#repositoryListeners.push(listener);
-    for (const repository of this.#repositories.values()) listener(repository);
+  /** Attaches `layer` to one repository's entity (see `use`). */
+  #attach(layer: SeamLayer, repository: EntityRepository): void {
+    const require = (own: Entity): void => {
+      this.#own.add(own);
+      this.register(own);
+    };
+    layer.attach({ entity: repository.entity, hooks: hooksOf(repository), dialect: this.engine.dialect, own: this.#own.has(repository.entity), require });
+  }
+
+  /**
+   * Adds a layer on the read/write seam (the outbox): attached at once to every entity made so
+   * far, and to each made later, after the layers added before it. A start-up step: hooks added
+   * once requests run would change what a request does midway.
+   */
+  use(layer: SeamLayer): void {
+    this.#layers.push(layer);
+    for (const repository of [...this.#repositories.values()]) this.#attach(layer, repository);
   }
 
   /** Checks (and with `createTables` makes) tables of Kit's own at each connect, after the entities'. */

@@ -11,6 +11,7 @@ import { RowReads } from './reads/row-reads.js';
 import { RowWrites } from './writes/row-writes.js';
 import { checkReadOnly, withoutReadOnly, type Scope } from './sql/scope.js';
 import { Table, type Executor, type Row, type Runner } from './seam/table.js';
+import type { EntityHooks } from './seam/hooks.js';
 import { createMany, createTree, patchMany, type ChildRows } from './writes/atomic.js';
 import { upsertMany, type UpsertedRow, type UpsertResolution } from './writes/upsert.js';
 
@@ -59,12 +60,12 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   addChangeSink(sink: ChangeSink): void {
-    this.#t.sinks.add(sink);
+    this.#t.hooks.add({ write: sink });
   }
 
-  /** True when the entity's writes are recorded (a change sink is registered): they run in a transaction with their changes. */
+  /** True when the entity's writes are recorded (a hook of the seam takes their changes): they run in a transaction with their changes. */
   get recordsChanges(): boolean {
-    return this.#t.sinks.active;
+    return this.#t.hooks.recording;
   }
 
 
@@ -256,6 +257,19 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
 
 // Each repository's table, for the atomic writes that span two entities (a nested create).
 const tables = new WeakMap<object, Table>();
+
+/**
+ * The seam's hooks of a repository's entity (seam/hooks.ts), for the layers the database attaches
+ * at start-up; not a host's API.
+ *
+ * @example
+ * ```ts
+ * hooksOf(repository).add({ write: historySink(entity, dialect) });
+ * ```
+ */
+export function hooksOf(repository: EntityRepository<Row, Readonly<Record<string, unknown>>>): EntityHooks {
+  return tableOf(repository).hooks;
+}
 
 function tableOf(repository: EntityRepository<Row, Readonly<Record<string, unknown>>>): Table {
   const table = tables.get(repository);

@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Runner } from '../mapper/seam/table.js';
 import type { SqlDialect } from '../mapper/sql/dialect.js';
-import { acquireLease, backlog, deleteDelivered, dueRecords, markRetry, moveToDead, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/changes/outbox-records.js';
-import type { OutboxPayload } from '../mapper/changes/outbox-sink.js';
+import { acquireLease, backlog, deleteDelivered, dueRecords, markRetry, moveToDead, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/outbox/outbox-records.js';
+import type { OutboxPayload } from '../mapper/outbox/outbox-sink.js';
 import type { ChangeOperation } from '../mapper/seam/changes.js';
 import { Deadlines } from './deadlines.js';
 import type { ChangeMessage, OutboxStats, OutboxTarget } from './types.js';

@@ -1,19 +1,18 @@
-// The outbox of one AutoCrud database: its sink on every repository, the subscribers
+// The outbox of one AutoCrud database: its layer on the read/write seam, the subscribers
 // `kitAutoCrud.onChange` registers, the dispatcher, and the health check that shows its state.
 import { HealthCheckResult, KitError, type IHealthCheck } from '@kit/core';
 import type { Entity } from '../entity.js';
-import type { ChangeSink } from '../mapper/seam/changes.js';
+import type { SeamLayer } from '../mapper/seam/hooks.js';
 import type { SqlDialect } from '../mapper/sql/dialect.js';
-import { outboxSink } from '../mapper/changes/outbox-sink.js';
+import { outboxLayer } from '../mapper/outbox/outbox-sink.js';
 import type { Runner } from '../mapper/seam/table.js';
 import { OutboxDispatcher, type DispatcherLog } from './dispatcher.js';
 import type { ResolvedOutbox } from './options.js';
 import type { ChangeHandler, OutboxStats, OutboxTarget } from './types.js';
 
-const NONE: ReadonlySet<string> = new Set();
-
 export class Outbox {
-  readonly sink: ChangeSink;
+  /** The outbox's layer on the seam: the database attaches it to every entity (see `Database.use`). */
+  readonly layer: SeamLayer = outboxLayer();
   readonly dispatcher: OutboxDispatcher;
   readonly #subscribers: OutboxTarget[] = [];
   readonly #names = new Set<string>();
@@ -24,21 +23,11 @@ export class Outbox {
     private readonly settings: ResolvedOutbox,
     log: DispatcherLog,
   ) {
-    this.sink = outboxSink((entity) => this.#redacted.get(entity) ?? NONE);
     for (const target of settings.targets) this.#names.add(target.name);
     this.dispatcher = new OutboxDispatcher(run, dialect, () => this.#targets, settings, log);
   }
 
   #targets: readonly OutboxTarget[] = [];
-  /** Each entity's `redact`: those fields' values never go into a record. */
-  readonly #redacted = new Map<string, ReadonlySet<string>>();
-
-  /** Adds the outbox's sink to an entity's repository (after its history's). */
-  attach(repository: { readonly entity: Entity; addChangeSink(sink: ChangeSink): void }): void {
-    this.#redacted.set(repository.entity.name, new Set(repository.entity.redact));
-    repository.addChangeSink(this.sink);
-  }
-
   /** Registers an in-process subscriber of `entity`'s changes. */
   onChange(entity: Entity, handler: ChangeHandler, name: string | undefined): void {
     if (typeof handler !== 'function') throw new KitError('KIT_ERR_INVALID_ARGUMENT', `onChange(${entity.name}, handler): handler must be a function.`);

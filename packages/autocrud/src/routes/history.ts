@@ -5,7 +5,7 @@
 // fields hidden from the caller leave every recorded value and every list of changed fields.
 import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
-import { ChangeHistory } from '../mapper/changes/history.js';
+import { ChangeHistory } from '../mapper/history/history.js';
 import { clientSignal } from './abort.js';
 import { MAX_CURSOR_LENGTH, type CursorCodec } from './cursor.js';
 import type { ListRepository } from './list.js';

@@ -22,7 +22,7 @@
  * that route here, not kept in the shared context.
  */
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { ChangeHistory } from '../mapper/changes/history.js';
+import { ChangeHistory } from '../mapper/history/history.js';
 import { allows, CrudOperations } from '../operations.js';
 import { createRoute } from './create/route.js';
 import { historyRoute } from './history.js';

@@ -10,7 +10,7 @@ import type { Entity, EntityField } from '../../entity.js';
 import { kindLabel } from '../sql/columns.js';
 import type { Db } from '../sql/engine.js';
 import type { SqlDialect } from '../sql/dialect.js';
-import { outboxMigration } from '../changes/outbox-table.js';
+import { outboxMigration } from '../outbox/outbox-table.js';
 import { checkReferences, columnDefault, columnDefinition, createTableBuilder, findColumn, findTable, referenceIndexBuilders, referenceOrder, splitTable } from '../schema/tables.js';
 
 /** The statements of a migration and what they do, in words (for the file's header and the slug). */

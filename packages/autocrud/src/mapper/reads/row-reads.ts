@@ -1,6 +1,6 @@
 // An entity's reads: a page (with its count and keyset position), every row, one row by key, and
 // the rows related to a set of keys. Each is a statement compiled once per shape and bound per
-// call; related rows are embedded in the statement where the dialect embeds them (embed.ts), else
+// call; related rows are embedded in the statement where the dialect embeds them (the dialect's `embedding`), else
 // read by a statement per relation (includes.ts). The repository (repository.ts) is their surface.
 import { KitError } from '@kit/core';
 import { sql } from 'kysely';
@@ -11,7 +11,7 @@ import { scopeConditions, scopeFilters, slotScope } from '../sql/scope.js';
 import { Slot, statement, StatementCache, type Statement } from '../sql/statements.js';
 import type { Row, Table } from '../seam/table.js';
 import type { CallOptions, ReadOptions } from './call-options.js';
-import { decodeEmbedded, embedSelection, embedShape, embedValues } from './embed.js';
+import type { IncludeEmbedding } from '../sql/embedding.js';
 import { includeAll, type IncludeNode } from './includes.js';
 import { keySet, relatedQuery } from './related.js';
 
@@ -28,8 +28,10 @@ export class RowReads<R extends object> {
   readonly #entity: Entity;
   // The read by key, compiled once (see statements.ts).
   #byKeyStatement: Statement | undefined;
-  // The reads by key under a scope or with includes inside (embed.ts), by shape.
+  // The reads by key under a scope or with includes inside (the dialect's `embedding`), by shape.
   readonly #embedded = new StatementCache();
+  // The dialect's embedding of related rows, or undefined: a statement per relation (includes.ts).
+  readonly #embedding: IncludeEmbedding | undefined;
   // The lists, by shape (see slotList): pages and counts.
   readonly #lists = new StatementCache();
   // The orders order() made: list() takes one as it is, so a caller that needs the order first
@@ -40,6 +42,12 @@ export class RowReads<R extends object> {
 
   constructor(private readonly t: Table) {
     this.#entity = t.entity;
+    this.#embedding = t.dialect.embedding;
+  }
+
+  /** The dialect's embedding, where a statement embeds its includes (`embed` set only then). */
+  get #embeds(): IncludeEmbedding {
+    return this.#embedding as IncludeEmbedding;
   }
 
   /** See `EntityRepository.related`. */
@@ -54,7 +62,7 @@ export class RowReads<R extends object> {
     const scoped = slotScope(t.dialect, entity, scopeFilters(entity, options.scope), 's');
     const values: Record<string, unknown> = { ...scoped.values, keys: keySet(t.dialect, target, keys) };
     if (perKey !== undefined) values.perKey = perKey;
-    return t.run(async (db) => {
+    return t.hooks.read(async (db) => {
       const read = this.#related.get(`${field}\u0000${perKey === undefined ? '' : 'n'}\u0000${scoped.shape}`, () => relatedQuery(db, t.dialect, entity, t.selection, target, perKey !== undefined, scoped.filters));
       return (await t.execute(read.bind(values), read.name, signal)).map((r) => t.decode(r) as R);
     }, signal);
@@ -72,7 +80,7 @@ export class RowReads<R extends object> {
   async list(options: ListOptions & ReadOptions): Promise<{ rows: R[]; total?: number }> {
     // Every plan is an IncludeNode: the runtime (routes/includes.ts) makes them, opaque to a host.
     const include = options.include?.length ? (options.include as readonly IncludeNode[]) : undefined;
-    const embeds = this.t.dialect.embedsIncludes;
+    const embeds = this.#embedding !== undefined;
     // The scope's conditions join the caller's: the page, the count and the keyset alike.
     const scoped = options.scope && options.scope.where.length > 0 ? { ...options, filters: [...options.filters, ...options.scope.where] } : options;
     const found = await this.#list(scoped, include && embeds ? include : undefined);
@@ -89,7 +97,7 @@ export class RowReads<R extends object> {
     values.limit = options.limit;
     if (skip) values.offset = options.offset;
     const signal = options.signal;
-    return t.run(async (db) => {
+    return t.hooks.read(async (db) => {
       const filtered = () =>
         db.selectFrom(t.name).where((eb) =>
           t.where(eb, [
@@ -98,9 +106,9 @@ export class RowReads<R extends object> {
             anyOf(eb, this.t.dialect, this.#entity, or),
           ]),
         );
-      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}\u0002${embed ? embedShape(embed) : ''}`, () => {
+      const page = this.#lists.get(`${shape}\u0002${skip ? 'offset' : ''}\u0002${embed ? this.#embeds.shape(embed) : ''}`, () => {
         let query = filtered().select(t.selection);
-        if (embed) query = query.select(embedSelection(this.#entity, embed));
+        if (embed) query = query.select(this.#embeds.selection(this.#entity, embed));
         if (after !== undefined) query = query.where((eb) => keyset(eb, this.t.dialect, this.#entity, order, after));
         for (const key of order) {
           // Qualified: ORDER BY resolves a bare name to the SELECT list's output first, and a field
@@ -113,8 +121,8 @@ export class RowReads<R extends object> {
         query = query.limit(new Slot('limit') as unknown as number);
         return skip ? query.offset(new Slot('offset') as unknown as number) : query;
       });
-      const rows = t.execute(page.bind(embed ? embedValues(embed, { ...values }) : values), page.name, signal);
-      const decode = embed ? (r: Row) => decodeEmbedded(t.decode(r), r, embed) as R : (r: Row) => t.decode(r) as R;
+      const rows = t.execute(page.bind(embed ? this.#embeds.values(embed, { ...values }) : values), page.name, signal);
+      const decode = embed ? (r: Row) => this.#embeds.decode(t.decode(r), r, embed) as R : (r: Row) => t.decode(r) as R;
       if (options.count === false) return { rows: (await rows).map(decode) };
       const count = this.#lists.get(`${shape}\u0002count`, () => filtered().select(sql<number>`count(*)`.as('total')));
       const [found, [counted]] = await Promise.all([rows, t.execute(count.bind(values), count.name, signal)]);
@@ -129,7 +137,7 @@ export class RowReads<R extends object> {
     const t = this.t;
     const signal = options?.signal;
     const scope = scopeFilters(this.#entity, options?.scope);
-    return t.run(async (db) => {
+    return t.hooks.read(async (db) => {
       const query = db
         .selectFrom(t.name)
         .select(t.selection)
@@ -147,18 +155,18 @@ export class RowReads<R extends object> {
     if (key === undefined) return undefined;
     const signal = options?.signal;
     const include = options?.include?.length ? (options.include as readonly IncludeNode[]) : undefined;
-    const embed = include && this.t.dialect.embedsIncludes ? include : undefined;
+    const embed = include && this.#embedding ? include : undefined;
     // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
     const scoped = slotScope(this.t.dialect, this.#entity, scopeFilters(this.#entity, options?.scope), 's');
-    const row = await t.run(async (db) => {
+    const row = await t.hooks.read(async (db) => {
       const byKey = () => db.selectFrom(t.name).select(t.selection).where((eb) => t.byKey(eb, new Slot('key'), scoped.filters));
       const read =
         embed || scoped.filters.length > 0
-          ? this.#embedded.get(`${embed ? embedShape(embed) : ''}\u0002${scoped.shape}`, () => (embed ? byKey().select(embedSelection(this.#entity, embed)) : byKey()))
+          ? this.#embedded.get(`${embed ? this.#embeds.shape(embed) : ''}\u0002${scoped.shape}`, () => (embed ? byKey().select(this.#embeds.selection(this.#entity, embed)) : byKey()))
           : (this.#byKeyStatement ??= statement(byKey()));
       const values = { ...scoped.values, key };
-      const [raw] = await t.execute(read.bind(embed ? embedValues(embed, values) : values), read.name, signal);
-      return raw ? (embed ? decodeEmbedded(t.decode(raw), raw, embed) : t.decode(raw)) : undefined;
+      const [raw] = await t.execute(read.bind(embed ? this.#embeds.values(embed, values) : values), read.name, signal);
+      return raw ? (embed ? this.#embeds.decode(t.decode(raw), raw, embed) : t.decode(raw)) : undefined;
     }, signal);
     if (row && include && !embed) await includeAll([row], include, this.#entity.primaryKey, signal);
     return row as R | undefined;

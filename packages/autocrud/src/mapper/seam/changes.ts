@@ -1,26 +1,18 @@
-// The change seam: what a write tells whoever records it (the change history, the outbox), inside
-// the write's own transaction, so that a change is committed with its write or not at all. With no
-// sink registered on a table a write runs exactly as before (no transaction, no extra read); with
-// one, the write gets a transaction, reads the rows it replaces inside it (locked: `FOR UPDATE` on
-// PostgreSQL and PGlite, SQLite's write lock taken by BEGIN IMMEDIATE) and hands the sinks the rows
-// before and after. When every sink of the table has an SQL form (`ChangeSink.sql`), a single write
-// on PostgreSQL and PGlite is instead one statement that records its change itself
-// (inline-changes.ts). Knows nothing of HTTP: the route layer passes a `ChangeContext` in the call's
-// options. See docs/decisions.md ("Change history", "One statement for a recorded single write").
+// What a write tells the hooks that record it (hooks.ts): the changed rows, who caused them, the
+// transaction they are written on, and a sink's SQL form. A change is committed with its write or
+// not at all. When every in-transaction hook of a table has an SQL form (`ChangeSink.sql`), a
+// single write on a dialect with writable CTEs is one statement that records its change itself
+// (writes/inline-changes.ts). Knows nothing of HTTP: the route layer passes a `ChangeContext` in
+// the call's options. See docs/decisions.md ("Change history", "One statement for a recorded
+// single write").
 import type { Expression } from 'kysely';
+import type { ChangeContext, ChangeOperation, ChangeSql } from '../sql/change-sql.js';
 import type { Db } from '../sql/engine.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import type { Executor } from '../sql/statements.js';
 
-/**
- * The operation that changed a row.
- *
- * @example
- * ```ts
- * const op: ChangeOperation = 'softDelete';
- * ```
- */
-export type ChangeOperation = 'create' | 'update' | 'patch' | 'delete' | 'softDelete';
+// The change's forms a dialect builds (its SQL over a write's rows) live on the ground floor with the dialects.
+export type { ChangeContext, ChangeOperation, ChangeSql } from '../sql/change-sql.js';
 
 /**
  * One changed row, as the mapper knows it inside the write's transaction. Rows are in Kit's form
@@ -48,27 +40,6 @@ export interface ChangeRecord {
 }
 
 /**
- * Who and what caused a write: set by the route layer from the request, absent for plain
- * repository calls. `committed`, when given, is called after COMMIT with the number of changes
- * the write recorded (the request's audit entry counts them).
- *
- * @example
- * ```ts
- * await products.patch(7, { price: 35 }, { changeContext: { correlationId: req.id, subject: 'user-42' } });
- * ```
- */
-export interface ChangeContext {
-  /** The request's correlation id (its audit entry's). */
-  readonly correlationId?: string;
-  /** The authenticated subject (a JWT's `sub`). */
-  readonly subject?: string;
-  /** The W3C trace id of the request's span, when tracing is on. */
-  readonly traceId?: string;
-  /** Called once the write committed, with the number of changed rows it recorded. */
-  readonly committed?: (changes: number) => void;
-}
-
-/**
  * The write's transaction as a sink sees it: statements run with `execute` (or `db`, a Kysely on
  * the same transaction) are committed with the write or rolled back with it.
  *
@@ -81,50 +52,6 @@ export interface ChangeTransaction {
   readonly execute: Executor;
   readonly dialect: SqlDialect;
   readonly db: Db;
-}
-
-/**
- * One changed row as SQL expressions, for a sink's SQL form ({@link ChangeSinkSql}): the mapper
- * composes the sink's INSERT into the write's own statement, so that a single write and its
- * change rows are one statement (PostgreSQL and PGlite). Every expression is over the row before
- * and after the write inside that statement, and gives what the JavaScript form of the same sink
- * computes from a {@link ChangeRecord}: values in Kit's form, as JSON text.
- *
- * @example
- * ```ts
- * const columns = (c: ChangeSql) => ({ entity: c.text(c.entity), row_key: c.keyText, what: c.text(c.operation) });
- * ```
- */
-export interface ChangeSql {
-  /** The entity's name. */
-  readonly entity: string;
-  readonly operation: ChangeOperation;
-  /** The entity's fields, in order (the order of a row's keys in Kit's form). */
-  readonly fields: readonly string[];
-  /** The row's key as text (`String(key)`). */
-  readonly keyText: Expression<string>;
-  /** The row's key as JSON text (`JSON.stringify(key)`). */
-  readonly keyJson: Expression<string>;
-  /** The row's version before and after (NULL where the change has none). */
-  readonly versionBefore: Expression<number | null>;
-  readonly versionAfter: Expression<number | null>;
-  /**
-   * Among `names` (in their order), those the write changed: of an update, patch or soft delete
-   * the fields whose value differs before and after (ordered as `changedOrder` says: `'fields'`
-   * the entity's order; `'before-first'` those the row before holds first, then those only the
-   * row after holds); of a create or delete every field the row holds. A `text[]`.
-   */
-  changed(names: readonly string[], order?: 'fields' | 'before-first'): Expression<string[]>;
-  /**
-   * The JSON text of an object of `which` row's values in Kit's form: the fields of `names` (in
-   * that order) the row holds (an optional field's NULL is absent), those of `only` (a list made
-   * by {@link ChangeSql.changed}) when given. NULL when the change has no such row.
-   */
-  object(which: 'before' | 'after', names: readonly string[], only?: { readonly names: readonly string[]; readonly order?: 'fields' | 'before-first' }): Expression<string | null>;
-  /** A text constant. */
-  text(value: string): Expression<string>;
-  /** A value bound at each write from its context (a parameter of the statement). */
-  bind(name: string, value: (context: ChangeContext) => unknown): Expression<unknown>;
 }
 
 /**
@@ -162,57 +89,6 @@ export interface ChangeSink {
   (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void>;
   /** The same records as one INSERT the mapper composes into a single write's statement (PostgreSQL). */
   readonly sql?: ChangeSinkSql;
-}
-
-/** The sinks of one table, in the order they are called (history first, then outbox: registration order). */
-export class ChangeSinks {
-  readonly #sinks: ChangeSink[] = [];
-
-  /** True when a write must record its changes (and so runs in a transaction). */
-  get active(): boolean {
-    return this.#sinks.length > 0;
-  }
-
-  add(sink: ChangeSink): void {
-    this.#sinks.push(sink);
-    this.#inline = undefined;
-  }
-
-  #inline: readonly ChangeSinkSql[] | null | undefined;
-
-  /** Every sink's SQL form, in order; undefined when a sink has none (or there is no sink). */
-  get inline(): readonly ChangeSinkSql[] | undefined {
-    if (this.#inline === undefined) {
-      const forms = this.#sinks.map((s) => s.sql);
-      this.#inline = forms.length > 0 && forms.every((f): f is ChangeSinkSql => f !== undefined) ? forms : null;
-    }
-    return this.#inline ?? undefined;
-  }
-
-  /** Hands `changes` to every sink in turn, on the write's transaction; `count` collects how many were recorded. */
-  async record(tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext | undefined, count: { n: number }): Promise<void> {
-    if (changes.length === 0) return;
-    const ctx = context ?? EMPTY;
-    for (const sink of this.#sinks) await sink(tx, changes, ctx);
-    count.n += changes.length;
-  }
-}
-
-const EMPTY: ChangeContext = Object.freeze({});
-
-/** The sink's view of a Kysely transaction. */
-export function changeTransaction(trx: Db, dialect: SqlDialect): ChangeTransaction {
-  return { db: trx, dialect, execute: async (query) => (await trx.executeQuery<Record<string, unknown>>(query)).rows };
-}
-
-/** Reports the committed count to the context (never throws into the write: the write committed). */
-export function reportCommitted(context: ChangeContext | undefined, count: { n: number }): void {
-  if (count.n === 0 || !context?.committed) return;
-  try {
-    context.committed(count.n);
-  } catch {
-    // A counter's fault must not turn a committed write into a failed answer.
-  }
 }
 
 /** The version a row holds, when the entity has a version field. */

@@ -17,7 +17,8 @@ import { decodeRow } from '../sql/decode.js';
 import { UnrepresentableValueError } from '../errors.js';
 import { Slot, statement, StatementCache, type Executor, type Statement } from '../sql/statements.js';
 import { kitTimestamps } from '../sql/stamps.js';
-import { ChangeSinks, changeTransaction, reportCommitted, versionOf, type ChangeContext, type ChangeOperation, type ChangeRecord } from './changes.js';
+import { versionOf, type ChangeContext, type ChangeOperation, type ChangeRecord } from './changes.js';
+import { afterCommit, changeTransaction, EntityHooks, type Committed, type Runner } from './hooks.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -29,8 +30,7 @@ import { ChangeSinks, changeTransaction, reportCommitted, versionOf, type Change
  */
 export type Row = Record<string, unknown>;
 
-/** Runs a query against the database with availability and error mapping (see `Database.run`). */
-export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) => Promise<T>;
+export type { Runner } from './hooks.js';
 
 export type { Executor } from '../sql/statements.js';
 
@@ -59,7 +59,7 @@ export interface WriteScope {
   readonly set: Record<string, unknown>;
 }
 
-/** Hands `changes` of `table` to its sinks, on the current transaction (see changes.ts). */
+/** Hands `changes` of `table` to its write hooks, on the current transaction (see hooks.ts). */
 export type Recorder = (table: Table, changes: readonly ChangeRecord[]) => Promise<void>;
 
 /** What every operation on one entity's table shares. */
@@ -78,8 +78,8 @@ export class Table {
   readonly #lockedScoped = new StatementCache();
   // The row's columns read as `kit_before_<i>`, for the UPDATE that answers the row before and after (PostgreSQL).
   #before: unknown[] | undefined;
-  /** Whoever records this table's changes (changes.ts): none, and a write does no extra work. */
-  readonly sinks = new ChangeSinks();
+  /** The seam's hooks on this entity (hooks.ts): none, and a read or write runs no hook code. */
+  readonly hooks: EntityHooks;
 
   constructor(
     readonly entity: Entity,
@@ -93,6 +93,7 @@ export class Table {
     this.selection = entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name));
     this.run = dialect.refusesWideIntegers ? (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err)))) : run;
     this.version = entity.version === undefined ? undefined : entity.field(entity.version);
+    this.hooks = new EntityHooks(this.run);
   }
 
   /**
@@ -181,22 +182,25 @@ export class Table {
   }
 
   /**
-   * Runs `work` in one transaction whose changes `record` hands to each table's sinks, then, after
-   * COMMIT, tells `context` how many were recorded. `execute` runs a statement on the transaction.
+   * Runs `work` in one transaction whose changes `record` hands to each table's write hooks, then,
+   * after COMMIT, tells each table's commit hooks what committed and `context` how many were
+   * recorded. `execute` runs a statement on the transaction.
    */
   async transaction<T>(signal: AbortSignal | undefined, context: ChangeContext | undefined, work: (db: Db, trx: Db, record: Recorder, execute: Executor) => Promise<T>): Promise<T> {
     const count = { n: 0 };
+    let committed: Committed = [];
     const result = await this.run(
       (db) =>
         db.transaction().execute((trx) => {
           // A transaction tried again (a bulk write replayed row by row) counts afresh.
           count.n = 0;
+          committed = [];
           const tx = changeTransaction(trx, this.dialect);
-          return work(db, trx, (table, changes) => table.sinks.record(tx, changes, context, count), tx.execute);
+          return work(db, trx, (table, changes) => table.hooks.record(tx, changes, context, count, committed), tx.execute);
         }),
       signal,
     );
-    reportCommitted(context, count);
+    afterCommit(context, count, committed);
     return result;
   }
 

@@ -6,6 +6,8 @@ import type { ColumnDefinitionBuilder, Expression, RawBuilder, SqlBool, TableMet
 import type { EntityField } from '../../entity.js';
 import type { ColumnCodec, ColumnType } from './columns.js';
 import type { Db } from './db.js';
+import type { InlineChangeSql } from './change-sql.js';
+import type { IncludeEmbedding } from './embedding.js';
 
 /**
  * How strongly a read locks its rows: `FOR UPDATE`, `FOR SHARE`, `FOR KEY SHARE` on PostgreSQL.
@@ -110,10 +112,12 @@ export interface SqlDialect {
   readonly upsertInserted: RawBuilder<boolean> | undefined;
   /** Whether a data-changing statement may sit in a WITH clause (one statement writes a row and its changes). */
   readonly writableCte: boolean;
+  /** With {@link writableCte}: a change as expressions over that one statement's rows, and the casts a sink's SQL form needs. */
+  readonly changeSql: InlineChangeSql | undefined;
   /** Whether a multi-row INSERT … RETURNING answers the rows in VALUES order with generated integer keys. */
   readonly orderedReturning: boolean;
-  /** Whether related rows are embedded in the parent row's statement with PostgreSQL's JSON functions (reads/embed.ts), else read by a statement per relation. */
-  readonly embedsIncludes: boolean;
+  /** How related rows are embedded in the parent row's statement, or `undefined`: read by a statement per relation (reads/includes.ts). */
+  readonly embedding: IncludeEmbedding | undefined;
   /** Whether the driver refuses to read an integer past 2^53 - 1 (`ERR_OUT_OF_RANGE`) instead of answering it. */
   readonly refusesWideIntegers: boolean;
 }

@@ -132,7 +132,7 @@ export async function createMany(table: Table, inputs: readonly Readonly<Record<
 
 /** The changes of rows a write created (none when the table records none: no work). */
 function createdChanges(table: Table, rows: readonly Row[]): ChangeRecord[] {
-  return table.sinks.active ? rows.map((r) => table.change('create', undefined, r)) : [];
+  return table.hooks.recording ? rows.map((r) => table.change('create', undefined, r)) : [];
 }
 
 /** The rows of one one-to-many relation of a nested create. */
@@ -267,7 +267,7 @@ export async function patchMany(table: Table, changes: readonly RowPatch[], sign
   });
   if (prepared.length === 0) return [];
   const patches = changes.map((change) => change.patch);
-  const recording = table.sinks.active;
+  const recording = table.hooks.recording;
   return atomically(table, signal, async (db, trx, row, record, execute) => {
     await refuseGoneParents(table, db, trx, patches, undefined, scope);
     const rows: Row[] = [];

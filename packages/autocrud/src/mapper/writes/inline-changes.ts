@@ -1,5 +1,6 @@
 // A single recorded write as ONE statement on PostgreSQL and PGlite: the write and the rows its
-// change sinks record, composed from each sink's SQL form (changes.ts, `ChangeSinkSql`) into a
+// write hooks record, composed from each hook's SQL form (seam/changes.ts, `ChangeSinkSql`) and the
+// dialect's change expressions (`SqlDialect.changeSql`) into a
 // data-modifying CTE, autocommitted and prepared like any other write:
 //
 //   WITH kit_old AS (SELECT <key>, <columns> FROM t WHERE <key> AND <scope> FOR UPDATE),
@@ -11,89 +12,25 @@
 // A statement is atomic: the write and its change rows commit together or not at all. Without
 // BEGIN/COMMIT and with a named statement, a recorded write costs one round trip, as an unrecorded
 // one does. See docs/decisions.md ("One statement for a recorded single write").
-import { sql, type Compilable, type Expression, type RawBuilder } from 'kysely';
-import type { EntityField } from '../../entity.js';
+import { sql, type Compilable, type Expression } from 'kysely';
 import type { ChangeContext, ChangeOperation, ChangeSinkSql, ChangeSql } from '../seam/changes.js';
-import { differs, jsonText } from '../engines/postgres/columns.js';
 import type { Db } from '../sql/engine.js';
 import type { Filter } from '../sql/query.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
 import type { Table } from '../seam/table.js';
 
-/** A text constant (names are the entity's own; quotes doubled all the same). */
-function literal(value: string): RawBuilder<string> {
-  return sql.raw<string>(`'${value.replace(/'/g, "''")}'::text`);
-}
-
-const NULL_TEXT = sql<string | null>`null::text`;
-
 /** The context values a statement binds, by slot name. */
 type Binds = Map<string, (context: ChangeContext) => unknown>;
 
-/** `ChangeSql` over the CTE's `kit_old` (`kit_o_<i>`: the stored row before) and `kit_new` (`kit_n_<i>`: after). */
+/** The dialect's `ChangeSql` over the CTE's `kit_old` and `kit_new`, its context values bound in slots `<prefix><name>`. */
 function changeSql(table: Table, operation: ChangeOperation, binds: Binds, prefix: string): ChangeSql {
-  const fields = table.entity.fields;
-  const index = new Map(fields.map((f, i) => [f.name, i]));
-  const hasBefore = operation !== 'create';
-  const hasAfter = operation !== 'delete';
-  const whole = operation === 'create' || operation === 'delete';
-  const ref = (which: 'before' | 'after', i: number) => sql.ref(which === 'before' ? `kit_old.kit_o_${i}` : `kit_new.kit_n_${i}`);
-  const field = (i: number) => fields[i] as EntityField;
-  // A row holds a field unless it is NULL on a field that is not nullable (decodeRow leaves it out).
-  const holds = (which: 'before' | 'after', i: number): Expression<boolean> | undefined => (field(i).nullable ? undefined : sql<boolean>`(${ref(which, i)} is not null)`);
-  const and = (conditions: ReadonlyArray<Expression<boolean> | undefined>): Expression<boolean> | undefined => {
-    const present = conditions.filter((c): c is Expression<boolean> => c !== undefined);
-    return present.length === 0 ? undefined : present.length === 1 ? present[0] : sql<boolean>`(${sql.join(present, sql` and `)})`;
-  };
-  const not = (c: Expression<boolean> | undefined): Expression<boolean> | undefined => (c === undefined ? sql<boolean>`false` : sql<boolean>`(not ${c})`);
-  const indices = (names: readonly string[]) => names.map((n) => index.get(n)).filter((i): i is number => i !== undefined);
-  const whichRow: 'before' | 'after' = operation === 'create' ? 'after' : 'before';
-  const changedOf = (i: number) => differs(field(i), ref('before', i), ref('after', i));
-  // The fields of `names` a change touched, each with its condition, in the order Kit lists them.
-  const touched = (names: readonly string[], order: 'fields' | 'before-first'): Array<[number, Expression<boolean> | undefined]> => {
-    const all = indices(names);
-    if (whole) return all.map((i) => [i, holds(whichRow, i)]);
-    if (order === 'fields') return all.map((i) => [i, changedOf(i)]);
-    // The row before's keys, then those only the row after holds (outbox-sink.ts, the union of both rows' keys).
-    const first = all.map((i): [number, Expression<boolean> | undefined] => [i, and([holds('before', i), changedOf(i)])]);
-    const only = all.filter((i) => !field(i).nullable).map((i): [number, Expression<boolean> | undefined] => [i, and([not(holds('before', i)), changedOf(i)])]);
-    return [...first, ...only];
-  };
-  const textArray = (items: ReadonlyArray<[number, Expression<boolean> | undefined]>, value: (i: number) => Expression<string>): RawBuilder<string[]> => {
-    if (items.length === 0) return sql<string[]>`'{}'::text[]`;
-    const elements = items.map(([i, c]) => (c === undefined ? value(i) : sql`case when ${c} then ${value(i)} end`));
-    return sql<string[]>`array_remove(array[${sql.join(elements)}]::text[], null)`;
-  };
-  const keyField = index.get(table.pk.name) as number;
-  const keyRef = ref(hasAfter ? 'after' : 'before', keyField);
-  const keyJson = jsonText(table.pk, keyRef);
-  const version = table.version ? index.get(table.version.name) : undefined;
-  return {
-    entity: table.entity.name,
-    operation,
-    fields: fields.map((f) => f.name),
-    keyText: sql<string>`((${keyJson})::jsonb #>> '{}')`,
-    keyJson,
-    versionBefore: version !== undefined && hasBefore ? sql<number>`(${ref('before', version)})::integer` : sql<null>`null::integer`,
-    versionAfter: version !== undefined && hasAfter ? sql<number>`(${ref('after', version)})::integer` : sql<null>`null::integer`,
-    changed: (names, order = 'fields') => textArray(touched(names, order), (i) => literal(field(i).name)),
-    object: (which, names, only) => {
-      if (which === 'before' ? !hasBefore : !hasAfter) return NULL_TEXT;
-      const keep = new Set(indices(names));
-      const items = (only ? touched(only.names, only.order ?? 'fields') : indices(names).map((i): [number, Expression<boolean> | undefined] => [i, undefined]))
-        .filter(([i]) => keep.has(i))
-        .map(([i, c]): [number, Expression<boolean> | undefined] => [i, and([c, holds(which, i)])]);
-      if (items.length === 0) return sql<string>`'{}'::text`;
-      const entry = (i: number) => sql<string>`(${literal(`${JSON.stringify(field(i).name)}:`)} || coalesce(${jsonText(field(i), ref(which, i))}, 'null'))`;
-      return sql<string>`('{' || array_to_string(${textArray(items, entry)}, ',') || '}')`;
-    },
-    text: literal,
-    bind: (name, value) => {
-      const slot = `${prefix}${name}`;
-      binds.set(slot, value);
-      return sql`${new Slot(slot)}`;
-    },
-  };
+  const forms = table.dialect.changeSql;
+  if (!forms) throw new Error(`a single write's changes in its own statement: the dialect of ${table.name} writes none`);
+  return forms.over(table.entity, operation, (name, value) => {
+    const slot = `${prefix}${name}`;
+    binds.set(slot, value);
+    return sql`${new Slot(slot)}`;
+  });
 }
 
 /** A composed statement and the context values it binds. */

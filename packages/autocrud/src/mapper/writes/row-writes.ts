@@ -1,11 +1,13 @@
 // A single row's create, update, patch and delete (bulk and nested writes are atomic.ts and
 // upsert.ts), each on one of three paths: one statement with its changes (inline-changes.ts) on
-// PostgreSQL and PGlite when every change sink has an SQL form; a transaction that locks the row
-// and calls the sinks; a plain autocommitted statement when nothing records changes.
+// PostgreSQL and PGlite when every write hook has an SQL form and none waits for the commit; a
+// transaction that locks the row and calls the seam's hooks (seam/hooks.ts); a plain autocommitted
+// statement when no hook is registered.
 import { sql, type Compilable } from 'kysely';
 import type { EntityField } from '../../entity.js';
 import type { CallOptions, WriteOptions } from '../reads/call-options.js';
-import { reportCommitted, type ChangeContext, type ChangeOperation, type ChangeSinkSql } from '../seam/changes.js';
+import type { ChangeContext, ChangeOperation, ChangeSinkSql } from '../seam/changes.js';
+import { afterCommit } from '../seam/hooks.js';
 import type { Db } from '../sql/engine.js';
 import { ConstraintViolationError, VersionConflictError } from '../errors.js';
 import { contextValues, deleteStatement, InlineStatements, insertStatement, slotValues, updateStatement, versionValues } from './inline-changes.js';
@@ -53,7 +55,7 @@ export class RowWrites {
       return t.decode(row);
     }
     // A write naming a parent Kit checks locks it in the write's transaction (references.ts).
-    if (t.sinks.active || checksReferences(this.#t.entity, written, options?.scope?.references)) {
+    if (t.hooks.recording || checksReferences(this.#t.entity, written, options?.scope?.references)) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
           if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.dialect, this.#t.entity, written, true, execute, signal, options?.scope?.references);
@@ -96,7 +98,7 @@ export class RowWrites {
    * reference to check inside the write's transaction. Undefined: the write keeps its transaction.
    */
   #inlineForms(): readonly ChangeSinkSql[] | undefined {
-    return this.#t.dialect.writableCte && this.#t.entity.references.length === 0 ? this.#t.sinks.inline : undefined;
+    return this.#t.dialect.writableCte && this.#t.entity.references.length === 0 ? this.#t.hooks.inline : undefined;
   }
 
   /** Runs a single write's composed statement (built once per `shape`), counts its change; its one row, if any. */
@@ -106,7 +108,7 @@ export class RowWrites {
       const { statement: composed, binds } = this.#inlineWrites.get(forms, shape, (b) => build(db, b));
       const [row] = await t.execute(composed.bind({ ...values, ...contextValues(binds, context) }), composed.name, signal);
       // Autocommitted: the write and its change rows are in the database now.
-      if (row) reportCommitted(context, { n: 1 });
+      if (row) afterCommit(context, { n: 1 });
       return row;
     }, signal);
   }
@@ -150,7 +152,7 @@ export class RowWrites {
       const row = await this.#inlineUpdate(forms, operation, key, values, ifVersion, where, options).catch(this.#explainWrite(input, signal));
       return row === undefined ? undefined : t.decode(row);
     }
-    if (t.sinks.active || checksReferences(this.#t.entity, input, options?.scope?.references)) {
+    if (t.hooks.recording || checksReferences(this.#t.entity, input, options?.scope?.references)) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
           if (this.#t.entity.references.length > 0) await checkMissingReferences(db, this.#t.dialect, this.#t.entity, input, true, execute, signal, options?.scope?.references);
@@ -212,7 +214,7 @@ export class RowWrites {
       return (await t.run((db) => this.#conflict(db, key, signal, scope), signal)) ?? false;
     }
     // A soft delete that others may refer to locks its row before it checks them (references.ts).
-    if (t.sinks.active || (soft && this.#referrers().length > 0)) return this.#recordedDelete(key, soft, ifVersion, scope, options);
+    if (t.hooks.recording || (soft && this.#referrers().length > 0)) return this.#recordedDelete(key, soft, ifVersion, scope, options);
     return t.run(async (db) => {
       if (ifVersion?.length === 0) return (await this.#conflict(db, key, signal, scope)) ?? false;
       // RETURNING the key counts the rows touched, on every engine, through the one statement path.

@@ -160,7 +160,7 @@ export async function upsertMany(
   });
   if (prepared.length === 0) return [];
   const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
-  const recording = table.sinks.active;
+  const recording = table.hooks.recording;
   return atomically(table, signal, async (db, trx, row, record) => {
     await refuseGoneParents(table, db, trx, inputs, undefined, scope);
     const out: UpsertedRow[] = [];

@@ -4,6 +4,9 @@ import type { EntityField } from '../../../entity.js';
 import type { ColumnType } from '../../sql/columns.js';
 import type { LockableQuery, LockStrength, SqlDialect } from '../../sql/dialect.js';
 import type { Db } from '../../sql/engine.js';
+import type { IncludeEmbedding } from '../../sql/embedding.js';
+import { postgresChanges } from './change-sql.js';
+import { postgresEmbedding } from './embed.js';
 import { postgresCodec, postgresColumnDdl, postgresColumnType, postgresRefusal } from './columns.js';
 
 /**
@@ -45,6 +48,9 @@ async function columnTypes(db: Db, tables: readonly string[]): Promise<Map<strin
     where a.attnum > 0 and not a.attisdropped and c.relname in (${sql.join(names)})`.execute(db);
   return new Map(rows.map((r) => [`${r.schema}.${r.table}.${r.column}`, postgresColumnType(r.declared, r.base, r.typtype, Number(r.typmod))]));
 }
+
+// The dialect's embedding, made once on first use.
+let embedding: IncludeEmbedding | undefined;
 
 /**
  * PostgreSQL's dialect: exact column types (numeric, timestamptz, jsonb), identity and UUID keys,
@@ -113,7 +119,11 @@ export const postgresDialect: SqlDialect = {
   // xmax is 0 on a row version this transaction inserted (a row another transaction inserted meanwhile is an update).
   upsertInserted: sql<boolean>`xmax = 0`,
   writableCte: true,
+  changeSql: postgresChanges,
   orderedReturning: true,
-  embedsIncludes: true,
+  // Built on first use: its scopes bind values through this very dialect.
+  get embedding(): IncludeEmbedding {
+    return (embedding ??= postgresEmbedding(postgresDialect));
+  },
   refusesWideIntegers: false,
 };

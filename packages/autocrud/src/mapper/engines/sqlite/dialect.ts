@@ -81,7 +81,8 @@ export const sqliteDialect: SqlDialect = {
 
   upsertInserted: undefined,
   writableCte: false,
+  changeSql: undefined,
   orderedReturning: false,
-  embedsIncludes: false,
+  embedding: undefined,
   refusesWideIntegers: true,
 };

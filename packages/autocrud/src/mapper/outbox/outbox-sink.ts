@@ -1,10 +1,11 @@
-// The outbox writer: a change sink (changes.ts) that writes one `kit_outbox` record per changed
-// row, inside the write's transaction, so that a record exists exactly when its write committed.
+// The outbox writer, a layer on the read/write seam (seam/hooks.ts): a write hook that writes one
+// `kit_outbox` record per changed row, inside the write's transaction, so that a record exists exactly when its write committed.
 // The dispatcher (../outbox/) delivers the records afterwards, off the request path.
 import { randomUUID } from 'node:crypto';
 import { OUTBOX_TABLE } from './outbox-table.js';
 import { sql, type Expression } from 'kysely';
 import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from '../seam/changes.js';
+import type { SeamLayer } from '../seam/hooks.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
 
 /** What a record carries of the row's values (the payload column, as JSON). */
@@ -72,6 +73,29 @@ export function outboxSink(sensitive: (entity: string) => ReadonlySet<string> = 
     }
   };
   return Object.assign(sink, { sql: outboxSql(sensitive) });
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * The outbox as a layer on the seam: its write hook on every entity but Kit's own tables, each
+ * entity's `redact` kept out of its records.
+ *
+ * @example
+ * ```ts
+ * database.use(outboxLayer());
+ * ```
+ */
+export function outboxLayer(): SeamLayer {
+  const redacted = new Map<string, ReadonlySet<string>>();
+  const sink = outboxSink((entity) => redacted.get(entity) ?? NONE);
+  return {
+    attach({ entity, hooks, own }) {
+      if (own) return;
+      redacted.set(entity.name, new Set(entity.redact));
+      hooks.add({ write: sink });
+    },
+  };
 }
 
 /**

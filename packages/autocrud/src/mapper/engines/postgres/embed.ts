@@ -7,17 +7,17 @@
 // or a decimal as its text, a timestamp as its ISO text, JSON as its text), so that decoding the
 // embedded JSON through each column's codec (decode.ts) answers every value exactly as a read of
 // the row does. One nested level is a subquery inside the subquery. Knows nothing of HTTP; SQLite
-// keeps one statement per relation (includes.ts; docs/decisions.md, "AutoCrud includes").
+// keeps one statement per relation (reads/includes.ts; docs/decisions.md, "AutoCrud includes").
 import { expressionBuilder, sql, type AliasedRawBuilder, type RawBuilder } from 'kysely';
-import type { Entity, EntityField } from '../../entity.js';
-import type { ColumnCodec } from '../sql/columns.js';
-import { encodeValue } from '../sql/dialect.js';
-import { postgresDialect } from '../engines/postgres/dialect.js';
-import { decodeRow } from '../sql/decode.js';
-import type { DynamicDatabase } from '../sql/engine.js';
-import type { IncludeNode } from './includes.js';
-import { scopeConditions, scopeFilters, slotScope, type SlottedScope } from '../sql/scope.js';
-import { Slot } from '../sql/statements.js';
+import type { Entity, EntityField } from '../../../entity.js';
+import type { ColumnCodec } from '../../sql/columns.js';
+import { decodeRow } from '../../sql/decode.js';
+import type { EmbedNode, IncludeEmbedding } from '../../sql/embedding.js';
+import type { SqlDialect } from '../../sql/dialect.js';
+import type { DynamicDatabase } from '../../sql/engine.js';
+import { scopeConditions, scopeFilters, slotScope, type Scope, type SlottedScope } from '../../sql/scope.js';
+import { Slot } from '../../sql/statements.js';
+import { postgresCodec } from './columns.js';
 
 type Row = Record<string, unknown>;
 
@@ -26,7 +26,7 @@ const codecsOf = new WeakMap<Entity, readonly ColumnCodec[]>();
 /** The PostgreSQL codecs of an entity's fields, once per entity. */
 function codecs(entity: Entity): readonly ColumnCodec[] {
   let found = codecsOf.get(entity);
-  if (!found) codecsOf.set(entity, (found = entity.fields.map((f) => postgresDialect.codec(f))));
+  if (!found) codecsOf.set(entity, (found = entity.fields.map((f) => postgresCodec(f))));
   return found;
 }
 
@@ -36,29 +36,29 @@ function limitSlot(path: string): string {
 }
 
 /** The caller's scope on a node's rows, slotted under the node's path (see scope.ts). */
-function nodeScope(node: IncludeNode, path: string): SlottedScope {
+function nodeScope(d: SqlDialect, node: EmbedNode, path: string): SlottedScope {
   const entity = node.source.entity;
-  return slotScope(postgresDialect, entity, scopeFilters(entity, node.scope), `scope:${path}:`);
+  return slotScope(d, entity, scopeFilters(entity, node.scope as Scope | undefined), `scope:${path}:`);
 }
 
 /** What makes two include trees the same statement: the paths, kinds and scope shapes (the limits and scope values are bound). */
-export function embedShape(nodes: readonly IncludeNode[], prefix = ''): string {
+function embedShape(d: SqlDialect, nodes: readonly EmbedNode[], prefix = ''): string {
   return nodes
     .map((n) => {
       const path = pathOf(prefix, n);
-      return `${n.name}:${n.kind}[${n.scope ? nodeScope(n, path).shape : ''}](${embedShape(n.children, path)})`;
+      return `${n.name}:${n.kind}[${n.scope ? nodeScope(d, n, path).shape : ''}](${embedShape(d, n.children, path)})`;
     })
     .join(',');
 }
 
 /** The limits and scope values of an include tree, by slot name, to bind with the statement. */
-export function embedValues(nodes: readonly IncludeNode[], values: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+function embedValues(d: SqlDialect, nodes: readonly EmbedNode[], values: Record<string, unknown>, prefix = ''): Record<string, unknown> {
   for (const node of nodes) {
     const path = pathOf(prefix, node);
     // The routes always bound a one-to-many include; without a bound, one this large keeps one SQL text.
     if (node.kind === 'many') values[limitSlot(path)] = node.limit ?? Number.MAX_SAFE_INTEGER - 1;
-    if (node.scope) Object.assign(values, nodeScope(node, path).values);
-    embedValues(node.children, values, path);
+    if (node.scope) Object.assign(values, nodeScope(d, node, path).values);
+    embedValues(d, node.children, values, path);
   }
   return values;
 }
@@ -68,12 +68,12 @@ function live(entity: Entity, alias: string): RawBuilder<unknown> | undefined {
   const field = entity.softDelete === undefined ? undefined : entity.field(entity.softDelete);
   if (!field) return undefined;
   const column = sql.ref(`${alias}.${field.column}`);
-  const isFalse = sql`${column} = ${encodeValue(postgresDialect, field, false)}`;
+  const isFalse = sql`${column} = ${postgresCodec(field).encode(false)}`;
   return field.nullable ? sql`(${isFalse} or ${column} is null)` : isFalse;
 }
 
 /** The correlated subquery of one node, on rows of `parent` known in the enclosing query as `outer`. */
-function subquery(parent: Entity, outer: string, node: IncludeNode, path: string, depth: number): RawBuilder<unknown> {
+function subquery(d: SqlDialect, parent: Entity, outer: string, node: EmbedNode, path: string, depth: number): RawBuilder<unknown> {
   const entity = node.source.entity;
   const alias = `kit_${depth}`;
   const key = (e: Entity) => e.field(e.primaryKey) as EntityField;
@@ -81,9 +81,9 @@ function subquery(parent: Entity, outer: string, node: IncludeNode, path: string
   const match = sql`${sql.ref(`${alias}.${inner.column}`)} = ${sql.ref(`${outer}.${outerColumn.column}`)}`;
   const alive = live(entity, alias);
   // The caller's scope on the included entity, inside the subquery: rows outside it are never read.
-  const scoped = node.scope ? scopeConditions(expressionBuilder<DynamicDatabase, string>(), postgresDialect, entity, nodeScope(node, path).filters, alias) : [];
+  const scoped = node.scope ? scopeConditions(expressionBuilder<DynamicDatabase, string>(), d, entity, nodeScope(d, node, path).filters, alias) : [];
   const where = sql.join([match, ...(alive ? [alive] : []), ...scoped], sql` and `);
-  const select = sql.join(columns(entity, alias, node.children, path, depth + 1));
+  const select = sql.join(columns(d, entity, alias, node.children, path, depth + 1));
   const from = sql`${sql.ref(entity.table)} as ${sql.ref(alias)}`;
   if (node.kind === 'one') return sql`(select row_to_json(kit_r) from (select ${select} from ${from} where ${where}) kit_r)`;
   const pk = sql.ref(`${alias}.${key(entity).column}`);
@@ -93,13 +93,13 @@ function subquery(parent: Entity, outer: string, node: IncludeNode, path: string
 }
 
 /** The entity's fields (read as a plain read reads them) and each node's subquery, named as answered. */
-function columns(entity: Entity, alias: string, nodes: readonly IncludeNode[], prefix: string, depth: number): RawBuilder<unknown>[] {
+function columns(d: SqlDialect, entity: Entity, alias: string, nodes: readonly EmbedNode[], prefix: string, depth: number): RawBuilder<unknown>[] {
   const list: RawBuilder<unknown>[] = entity.fields.map((f, i) => sql`${(codecs(entity)[i] as ColumnCodec).read(`${alias}.${f.column}`)} as ${sql.ref(f.name)}`);
-  for (const node of nodes) list.push(sql`${subquery(entity, alias, node, pathOf(prefix, node), depth)} as ${sql.ref(node.name)}`);
+  for (const node of nodes) list.push(sql`${subquery(d, entity, alias, node, pathOf(prefix, node), depth)} as ${sql.ref(node.name)}`);
   return list;
 }
 
-function pathOf(prefix: string, node: IncludeNode): string {
+function pathOf(prefix: string, node: EmbedNode): string {
   return prefix === '' ? node.name : `${prefix}.${node.name}`;
 }
 
@@ -107,13 +107,13 @@ function pathOf(prefix: string, node: IncludeNode): string {
  * The SELECT list's extra columns for `nodes` on the entity's statement (its table unaliased), one
  * per node, named by the node, holding JSON text (decoded by {@link decodeEmbedded}).
  */
-export function embedSelection(entity: Entity, nodes: readonly IncludeNode[]): AliasedRawBuilder<unknown, string>[] {
+function embedSelection(d: SqlDialect, entity: Entity, nodes: readonly EmbedNode[]): AliasedRawBuilder<unknown, string>[] {
   // As text at the top: parsed here, the same on pg and PGlite whatever their type parsers do.
-  return nodes.map((node) => sql`${subquery(entity, entity.table, node, node.name, 1)}::text`.as(node.name));
+  return nodes.map((node) => sql`${subquery(d, entity, entity.table, node, node.name, 1)}::text`.as(node.name));
 }
 
 /** Sets each node's rows (and cut marker) on `row`, from the JSON the node's column (or object) holds. */
-function attach(row: Row, from: Row, nodes: readonly IncludeNode[]): void {
+function attach(row: Row, from: Row, nodes: readonly EmbedNode[]): void {
   for (const node of nodes) {
     const raw = from[node.name];
     const value: unknown = typeof raw === 'string' ? JSON.parse(raw) : raw;
@@ -128,14 +128,31 @@ function attach(row: Row, from: Row, nodes: readonly IncludeNode[]): void {
   }
 }
 
-function decodeIncluded(entity: Entity, raw: Row, nodes: readonly IncludeNode[]): Row {
+function decodeIncluded(entity: Entity, raw: Row, nodes: readonly EmbedNode[]): Row {
   const row = decodeRow(entity, codecs(entity), raw);
   attach(row, raw, nodes);
   return row;
 }
 
 /** Sets the included rows on `row` (already decoded) from its statement's raw row `raw`. */
-export function decodeEmbedded(row: Row, raw: Row, nodes: readonly IncludeNode[]): Row {
+function decodeEmbedded(row: Row, raw: Row, nodes: readonly EmbedNode[]): Row {
   attach(row, raw, nodes);
   return row;
+}
+
+/**
+ * PostgreSQL's embedding of related rows (see `SqlDialect.embedding`), its scopes' values bound as `dialect` binds them.
+ *
+ * @example
+ * ```ts
+ * const query = db.selectFrom('orders').select(postgresEmbedding(postgresDialect).selection(Order, nodes));
+ * ```
+ */
+export function postgresEmbedding(dialect: SqlDialect): IncludeEmbedding {
+  return {
+    shape: (nodes) => embedShape(dialect, nodes),
+    values: (nodes, values) => embedValues(dialect, nodes, values),
+    selection: (entity, nodes) => embedSelection(dialect, entity, nodes),
+    decode: decodeEmbedded,
+  };
 }

@@ -1,11 +1,11 @@
-// The change history: one row in `kit_changes` per row a write changed, written by a change sink
-// (changes.ts) inside the write's transaction. The history table is itself an entity, so that
+// The change history, a layer on the read/write seam (seam/hooks.ts): one row in `kit_changes` per
+// row a write changed, written by a write hook inside the write's transaction. The history table is itself an entity, so that
 // `createTables`, the start-up schema check and `writeMigration` treat it as any other table, and
 // its reads are a repository's keyset lists. Knows nothing of HTTP. See docs/decisions.md
 // ("Change history").
 import { defineEntity, type Entity } from '../../entity.js';
-import { sql } from 'kysely';
 import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from '../seam/changes.js';
+import type { SeamLayer } from '../seam/hooks.js';
 import { insertRows } from '../writes/bulk-insert.js';
 import type { ColumnCodec } from '../sql/columns.js';
 import type { SqlDialect } from '../sql/dialect.js';
@@ -14,7 +14,7 @@ import { Slot, statement, type Statement } from '../sql/statements.js';
 import { declareIndex } from '../schema/tables.js';
 import { Table, type PreparedInsert } from '../seam/table.js';
 import type { Db } from '../sql/engine.js';
-import { postgresDialect } from '../engines/postgres/dialect.js';
+import type { InlineChangeSql } from '../sql/change-sql.js';
 
 /** The history table's name. */
 const HISTORY_TABLE = 'kit_changes';
@@ -174,9 +174,10 @@ function singleInsert(writer: Writer, db: Db, columns: readonly string[]): State
 
 /**
  * The history sink's SQL form: the row `historyRow` makes, as expressions over the change (see
- * changes.ts `ChangeSql`), so a single write and its history row are one statement on PostgreSQL.
+ * changes.ts `ChangeSql`, cast by the dialect's `changeSql`), so a single write and its history row
+ * are one statement where the dialect writes them so.
  */
-function historySql(entity: Entity, redact: ReadonlySet<string>): ChangeSinkSql {
+function historySql(entity: Entity, redact: ReadonlySet<string>, dialect: SqlDialect, forms: InlineChangeSql): ChangeSinkSql {
   const column = (name: string) => (ChangeHistory.field(name) as { column: string }).column;
   const all = entity.fields.map((f) => f.name);
   const shown = all.filter((name) => !redact.has(name));
@@ -193,13 +194,13 @@ function historySql(entity: Entity, redact: ReadonlySet<string>): ChangeSinkSql 
         [column('operation')]: c.text(c.operation),
         [column('versionBefore')]: c.versionBefore,
         [column('versionAfter')]: c.versionAfter,
-        [column('changed')]: sql`to_jsonb(${c.changed(whole ? all : compared)})`,
-        [column('before')]: sql`(${c.object('before', shown, only)})::jsonb`,
-        [column('after')]: sql`(${c.object('after', shown, only)})::jsonb`,
-        [column('correlationId')]: sql`(${c.bind('correlation', (ctx) => ctx.correlationId)})::text`,
-        [column('subject')]: sql`(${c.bind('subject', (ctx) => ctx.subject?.slice(0, SUBJECT_CAP))})::text`,
-        [column('traceId')]: sql`(${c.bind('trace', (ctx) => ctx.traceId)})::text`,
-        ...kitTimestamps(ChangeHistory, postgresDialect, 'create'),
+        [column('changed')]: forms.jsonArray(c.changed(whole ? all : compared)),
+        [column('before')]: forms.json(c.object('before', shown, only)),
+        [column('after')]: forms.json(c.object('after', shown, only)),
+        [column('correlationId')]: forms.text(c.bind('correlation', (ctx) => ctx.correlationId)),
+        [column('subject')]: forms.text(c.bind('subject', (ctx) => ctx.subject?.slice(0, SUBJECT_CAP))),
+        [column('traceId')]: forms.text(c.bind('trace', (ctx) => ctx.traceId)),
+        ...kitTimestamps(ChangeHistory, dialect, 'create'),
       };
     },
   };
@@ -208,9 +209,9 @@ function historySql(entity: Entity, redact: ReadonlySet<string>): ChangeSinkSql 
 /**
  * The sink that records `entity`'s changes: one history row per change, on the write's
  * transaction: one INSERT for a single change, multi-row statements for a batch (bulk-insert.ts).
- * Its SQL form records a single write's change inside the write's own statement (PostgreSQL).
+ * On a dialect that writes a single write's changes inside its statement, its SQL form does so.
  */
-export function historySink(entity: Entity): ChangeSink {
+export function historySink(entity: Entity, dialect: SqlDialect): ChangeSink {
   const redact: ReadonlySet<string> = new Set(entity.redact);
   const sink = async (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void> => {
     const writer = writerOf(tx.dialect);
@@ -222,6 +223,24 @@ export function historySink(entity: Entity): ChangeSink {
     }
     await insertRows(writer.table, tx.db, tx.db, prepared, undefined);
   };
-  return Object.assign(sink, { sql: historySql(entity, redact) });
+  const forms = dialect.changeSql;
+  return forms ? Object.assign(sink, { sql: historySql(entity, redact, dialect, forms) }) : sink;
 }
 
+/**
+ * The history as a layer on the seam: an entity declaring `history` gets the history's write hook
+ * (registered first, so every later hook sees a write the history recorded), and the history
+ * table's entity is registered with it.
+ *
+ * @example
+ * ```ts
+ * const database = new Database(engine, createTables, log, limits); // attaches historyLayer itself
+ * ```
+ */
+export const historyLayer: SeamLayer = {
+  attach({ entity, hooks, dialect, require }) {
+    if (!entity.history) return;
+    require(ChangeHistory);
+    hooks.add({ write: historySink(entity, dialect) });
+  },
+};
