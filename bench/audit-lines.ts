@@ -57,11 +57,36 @@ const pinoPath = { formatters: { log: (o: Record<string, unknown>) => o } };
 const cases: Array<[string, () => DestinationStream, Record<string, unknown>, Way]> = [
   ['pino path, no-op destination, one by one', () => ({ write() {} }), pinoPath, oneByOne],
   ['direct lines, no-op destination, one by one', () => ({ write() {} }), {}, oneByOne],
-  ['pino path, /dev/null (sonic-boom async), one by one', () => pino.destination({ dest: '/dev/null', sync: false }), pinoPath, oneByOne],
-  ['direct lines, /dev/null (sonic-boom async), one by one', () => pino.destination({ dest: '/dev/null', sync: false }), {}, oneByOne],
-  ['direct lines, /dev/null (sonic-boom async), batches of 100', () => pino.destination({ dest: '/dev/null', sync: false }), {}, inBatchesOf100],
-  ['direct lines, /dev/null (sonic-boom async), 5 per turn, written each turn (synchronous mode)', () => pino.destination({ dest: '/dev/null', sync: false }), {}, fivePerTurnEachTurn],
-  ['direct lines, /dev/null (sonic-boom async), 5 per turn, held and written 100 at a time (asynchronous mode)', () => pino.destination({ dest: '/dev/null', sync: false }), {}, fivePerTurnHeldTo100],
+  [
+    'pino path, /dev/null (sonic-boom async), one by one',
+    () => pino.destination({ dest: '/dev/null', sync: false }),
+    pinoPath,
+    oneByOne,
+  ],
+  [
+    'direct lines, /dev/null (sonic-boom async), one by one',
+    () => pino.destination({ dest: '/dev/null', sync: false }),
+    {},
+    oneByOne,
+  ],
+  [
+    'direct lines, /dev/null (sonic-boom async), batches of 100',
+    () => pino.destination({ dest: '/dev/null', sync: false }),
+    {},
+    inBatchesOf100,
+  ],
+  [
+    'direct lines, /dev/null (sonic-boom async), 5 per turn, written each turn (synchronous mode)',
+    () => pino.destination({ dest: '/dev/null', sync: false }),
+    {},
+    fivePerTurnEachTurn,
+  ],
+  [
+    'direct lines, /dev/null (sonic-boom async), 5 per turn, held and written 100 at a time (asynchronous mode)',
+    () => pino.destination({ dest: '/dev/null', sync: false }),
+    {},
+    fivePerTurnHeldTo100,
+  ],
 ];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -77,5 +102,12 @@ for (let round = 0; round < ROUNDS; round++) {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-console.log(`Node ${process.version}, ${N.toLocaleString('en-US')} Default-format entries per round, median of ${ROUNDS} rounds:`);
-for (const [name] of cases) console.log(`${median(results[name] ?? []).toFixed(2).padStart(6)} µs CPU per entry  ${name}`);
+console.log(
+  `Node ${process.version}, ${N.toLocaleString('en-US')} Default-format entries per round, median of ${ROUNDS} rounds:`,
+);
+for (const [name] of cases)
+  console.log(
+    `${median(results[name] ?? [])
+      .toFixed(2)
+      .padStart(6)} µs CPU per entry  ${name}`,
+  );

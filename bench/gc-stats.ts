@@ -29,7 +29,8 @@ interface GcEntry {
   afterGC: HeapState;
 }
 
-const oldSpaceOf = (state: HeapState) => state.heapSpaceStatistics.find((s) => s.spaceName === 'old_space')?.spaceUsedSize ?? 0;
+const oldSpaceOf = (state: HeapState) =>
+  state.heapSpaceStatistics.find((s) => s.spaceName === 'old_space')?.spaceUsedSize ?? 0;
 
 export function startGcStats(): void {
   if (process.env.KIT_BENCH_GC !== '1' || profiler !== undefined) return;
@@ -54,5 +55,9 @@ export function gcStats(collect = false): GcStats | undefined {
     if (gc.gcType === 'Scavenge') promoted += oldSpaceOf(gc.afterGC) - oldSpaceOf(gc.beforeGC);
     collections[gc.gcType] = (collections[gc.gcType] ?? 0) + 1;
   }
-  return { allocatedBytes: allocated + v8.getHeapStatistics().used_heap_size - lastUsed, promotedBytes: promoted, collections: { ...collections } };
+  return {
+    allocatedBytes: allocated + v8.getHeapStatistics().used_heap_size - lastUsed,
+    promotedBytes: promoted,
+    collections: { ...collections },
+  };
 }

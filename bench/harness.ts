@@ -24,7 +24,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 /** Starts `node <args>` and resolves once it printed `READY <port>`; rejects if it exits first. */
-export async function spawnServer(nodeBin: string, args: readonly string[], label: string): Promise<ServerProcess> {
+export async function spawnServer(
+  nodeBin: string,
+  args: readonly string[],
+  label: string,
+): Promise<ServerProcess> {
   const child = spawn(nodeBin, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -47,7 +51,11 @@ export function readyPort(child: ChildProcess, label: string): Promise<number> {
 
 /** The parts of a V8 `.cpuprofile` the profile reports read. */
 export interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string }; children?: number[] }>;
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string };
+    children?: number[];
+  }>;
   samples: number[];
   timeDeltas: number[];
   startTime: number;
@@ -58,7 +66,9 @@ export interface CpuProfile {
  * a small one too); the directory is removed.
  */
 export async function readMainProfile(dir: string): Promise<CpuProfile> {
-  const files = await Promise.all((await readdir(dir)).map(async (f) => ({ f, size: (await stat(path.join(dir, f))).size })));
+  const files = await Promise.all(
+    (await readdir(dir)).map(async (f) => ({ f, size: (await stat(path.join(dir, f))).size })),
+  );
   const main = files.sort((a, b) => b.size - a.size)[0];
   if (!main) throw new Error('no profile written');
   const profile = JSON.parse(await readFile(path.join(dir, main.f), 'utf8')) as CpuProfile;

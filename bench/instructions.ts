@@ -38,10 +38,13 @@ import { requestOptions } from './requests.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const exec = promisify(execFile);
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const arg = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const flag = (name: string) => process.argv.includes(`--${name}`);
 // `--semi-space=MB`: each server's young generation pinned (see run.ts): the collector's count then follows the allocations, not V8's per-process sizing.
-const semiSpaceArgs = arg('semi-space') ? [`--min-semi-space-size=${arg('semi-space')}`, `--max-semi-space-size=${arg('semi-space')}`] : [];
+const semiSpaceArgs = arg('semi-space')
+  ? [`--min-semi-space-size=${arg('semi-space')}`, `--max-semi-space-size=${arg('semi-space')}`]
+  : [];
 const requests = Number(arg('requests') ?? 20000);
 const warmup = Number(arg('warmup') ?? 30000);
 const repeat = Number(arg('repeat') ?? 1);
@@ -76,8 +79,20 @@ export const SCENARIOS: Record<string, [string, boolean]> = {
   'audit-async-real': ['kit-audit-async', true],
   'pino-http-real': ['pino-http', true],
 };
-const only = arg('only')?.split(',') ?? ['bare', 'hooks-empty', 'uuid-header', 'floor', 'kit', 'audit-capture', 'audit-sync', 'audit-async', 'pino-http'];
-for (const id of only) if (!SCENARIOS[id]) throw new Error(`unknown scenario ${id}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+const only = arg('only')?.split(',') ?? [
+  'bare',
+  'hooks-empty',
+  'uuid-header',
+  'floor',
+  'kit',
+  'audit-capture',
+  'audit-sync',
+  'audit-async',
+  'pino-http',
+];
+for (const id of only)
+  if (!SCENARIOS[id])
+    throw new Error(`unknown scenario ${id}; known: ${Object.keys(SCENARIOS).join(', ')}`);
 
 /** What one counted run leaves behind (beside its dump and perf map when kept). */
 interface RunMeta {
@@ -86,17 +101,31 @@ interface RunMeta {
   node: string;
   requests: number;
   warmup: number;
-  gc: { allocatedBytes: number; promotedBytes: number; collections: Record<string, number> } | undefined;
+  gc:
+    | { allocatedBytes: number; promotedBytes: number; collections: Record<string, number> }
+    | undefined;
 }
 
 async function drive(url: string, amount: number, real: boolean): Promise<number> {
-  const r = await autocannon({ url, connections: 10, pipelining: 1, amount, timeout: 120, ...requestOptions(real) });
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  const r = await autocannon({
+    url,
+    connections: 10,
+    pipelining: 1,
+    amount,
+    timeout: 120,
+    ...requestOptions(real),
+  });
+  if (r.non2xx > 0 || r.errors > 0)
+    throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return r.requests.total;
 }
 
 async function gcOf(base: string, collect = false): Promise<GcStats | undefined> {
-  return ((await (await fetch(`${base}/bench/stats${collect ? '?collect' : ''}`)).json()) as { gc?: GcStats }).gc;
+  return (
+    (await (await fetch(`${base}/bench/stats${collect ? '?collect' : ''}`)).json()) as {
+      gc?: GcStats;
+    }
+  ).gc;
 }
 
 /** Runs one server under callgrind and leaves `<id>.<run>.cg`, `.map` and `.json` in `dir`. */
@@ -105,8 +134,25 @@ async function count(id: string, run: number, dir: string): Promise<void> {
   const prefix = path.join(dir, `${id}.${run}`);
   const child = spawn(
     'valgrind',
-    ['--tool=callgrind', `--callgrind-out-file=${prefix}.cg`, '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--dump-line=no', '--compress-strings=no',
-      nodeBin, '--expose-gc', ...semiSpaceArgs, ...(breakdown ? ['--perf-basic-prof'] : []), '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'server.ts'), server, ...(real ? ['real'] : [])],
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${prefix}.cg`,
+      '--instr-atstart=no',
+      '--smc-check=all-non-file',
+      '--dump-instr=no',
+      '--dump-line=no',
+      '--compress-strings=no',
+      nodeBin,
+      '--expose-gc',
+      ...semiSpaceArgs,
+      ...(breakdown ? ['--perf-basic-prof'] : []),
+      '--conditions=kit-source',
+      '--import',
+      import.meta.resolve('tsx'),
+      path.join(here, 'server.ts'),
+      server,
+      ...(real ? ['real'] : []),
+    ],
     // In the dump directory: with --perf-basic-prof, V8 also leaves an isolate-*.log in its working directory.
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KIT_BENCH_GC: '1' }, cwd: dir },
   );
@@ -133,10 +179,22 @@ async function count(id: string, run: number, dir: string): Promise<void> {
     await exec('mv', [path.join(dir, dump), `${prefix}.cg`]);
     if (breakdown) await exec('cp', [`/tmp/perf-${child.pid}.map`, `${prefix}.map`]);
     const collections: Record<string, number> = {};
-    for (const [k, v] of Object.entries(after?.collections ?? {})) collections[k] = v - (before?.collections[k] ?? 0);
+    for (const [k, v] of Object.entries(after?.collections ?? {}))
+      collections[k] = v - (before?.collections[k] ?? 0);
     const meta: RunMeta = {
-      id, run, node: nodeBin, requests: served, warmup,
-      gc: after && before ? { allocatedBytes: after.allocatedBytes - before.allocatedBytes, promotedBytes: after.promotedBytes - before.promotedBytes, collections } : undefined,
+      id,
+      run,
+      node: nodeBin,
+      requests: served,
+      warmup,
+      gc:
+        after && before
+          ? {
+              allocatedBytes: after.allocatedBytes - before.allocatedBytes,
+              promotedBytes: after.promotedBytes - before.promotedBytes,
+              collections,
+            }
+          : undefined,
     };
     await writeFile(`${prefix}.json`, JSON.stringify(meta));
   } finally {
@@ -148,7 +206,9 @@ async function count(id: string, run: number, dir: string): Promise<void> {
 const dir = from ?? arg('keep') ?? (await mkdtemp(path.join(os.tmpdir(), 'kit-callgrind-')));
 if (from === undefined) {
   await mkdir(dir, { recursive: true });
-  const queue = only.flatMap((id) => Array.from({ length: repeat }, (_, run) => [id, run] as const));
+  const queue = only.flatMap((id) =>
+    Array.from({ length: repeat }, (_, run) => [id, run] as const),
+  );
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       await count(next[0], next[1], dir);
@@ -172,7 +232,8 @@ for (const f of (await readdir(dir)).filter((f) => f.endsWith('.json')).sort()) 
   const prefix = path.join(dir, f.slice(0, -5));
   const costs = await readCallgrind(`${prefix}.cg`, breakdown ? `${prefix}.map` : undefined);
   const items = itemsOf(costs, meta.requests);
-  const transient = (items.get('JIT compilation') ?? 0) + (items.get('measurement (perf map, GC profiler)') ?? 0);
+  const transient =
+    (items.get('JIT compilation') ?? 0) + (items.get('measurement (perf map, GC profiler)') ?? 0);
   (counted.get(meta.id) ?? counted.set(meta.id, []).get(meta.id))?.push({
     meta,
     total: costs.total / meta.requests,
@@ -184,8 +245,11 @@ for (const f of (await readdir(dir)).filter((f) => f.endsWith('.json')).sort()) 
 }
 if (from === undefined && !arg('keep')) await rm(dir, { recursive: true, force: true });
 
-const ids = [...counted.keys()].sort((a, b) => Object.keys(SCENARIOS).indexOf(a) - Object.keys(SCENARIOS).indexOf(b));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
+const ids = [...counted.keys()].sort(
+  (a, b) => Object.keys(SCENARIOS).indexOf(a) - Object.keys(SCENARIOS).indexOf(b),
+);
+const median = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
 const fmt = (v: number) => Math.round(v).toLocaleString('en-US');
 const signed = (v: number) => `${v >= 0 ? '+' : ''}${fmt(v)}`;
 const steadyOf = (id: string) => median((counted.get(id) ?? []).map((c) => c.steady));
@@ -195,8 +259,12 @@ const baselineOf = (id: string) => baselineArg ?? (id.endsWith('-real') ? 'bare-
 const first = counted.get(ids[0] as string)?.[0]?.meta;
 const nodeVersion = (await exec(first?.node ?? nodeBin, ['-v'])).stdout.trim();
 
-console.log(`Node ${nodeVersion}, ${fmt(first?.requests ?? requests)} requests counted after ${fmt(first?.warmup ?? warmup)} warm-up requests, 10 connections; "steady" leaves out the JIT compilers and the measurement itself (perf map, GC profiler); each counted window starts after a full collection.\n`);
-console.log('| scenario | steady instructions/request | over its baseline | runs (steady) | JIT compilation | bytes allocated/request | bytes promoted/request | scavenges | mark-compacts |');
+console.log(
+  `Node ${nodeVersion}, ${fmt(first?.requests ?? requests)} requests counted after ${fmt(first?.warmup ?? warmup)} warm-up requests, 10 connections; "steady" leaves out the JIT compilers and the measurement itself (perf map, GC profiler); each counted window starts after a full collection.\n`,
+);
+console.log(
+  '| scenario | steady instructions/request | over its baseline | runs (steady) | JIT compilation | bytes allocated/request | bytes promoted/request | scavenges | mark-compacts |',
+);
 console.log('|---|---:|---:|---|---:|---:|---:|---:|---:|');
 for (const id of ids) {
   const runs = counted.get(id) ?? [];
@@ -206,8 +274,12 @@ for (const id of ids) {
   const bytes = median(runs.map((r) => (r.meta.gc?.allocatedBytes ?? NaN) / perReq(r)));
   const promoted = median(runs.map((r) => (r.meta.gc?.promotedBytes ?? NaN) / perReq(r)));
   const scav = gc.map((g) => g.collections.Scavenge ?? 0).join(', ');
-  const major = gc.map((g) => (g.collections.MarkSweepCompact ?? 0) + (g.collections.MarkCompact ?? 0)).join(', ');
-  console.log(`| ${id} | ${fmt(steadyOf(id))} | ${base === undefined ? '' : signed(steadyOf(id) - base)} | ${runs.map((r) => fmt(r.steady)).join(', ')} | ${fmt(median(runs.map((r) => r.total - r.steady)))} | ${fmt(bytes)} | ${promoted.toFixed(1)} | ${scav} | ${major} |`);
+  const major = gc
+    .map((g) => (g.collections.MarkSweepCompact ?? 0) + (g.collections.MarkCompact ?? 0))
+    .join(', ');
+  console.log(
+    `| ${id} | ${fmt(steadyOf(id))} | ${base === undefined ? '' : signed(steadyOf(id) - base)} | ${runs.map((r) => fmt(r.steady)).join(', ')} | ${fmt(median(runs.map((r) => r.total - r.steady)))} | ${fmt(bytes)} | ${promoted.toFixed(1)} | ${scav} | ${major} |`,
+  );
 }
 
 if (breakdown) {
@@ -223,14 +295,17 @@ if (breakdown) {
     const cells = ids.map((id) => {
       const v = itemMean(id, item);
       const base = baselineOf(id);
-      return id === base || !counted.has(base) ? fmt(v) : `${fmt(v)} (${signed(v - itemMean(base, item))})`;
+      return id === base || !counted.has(base)
+        ? fmt(v)
+        : `${fmt(v)} (${signed(v - itemMean(base, item))})`;
     });
     console.log(`| ${item} | ${cells.join(' | ')} |`);
   }
   const fnMean = (id: string) => {
     const out = new Map<string, number>();
     const runs = counted.get(id) ?? [];
-    for (const r of runs) for (const [n, v] of r.functions ?? []) out.set(n, (out.get(n) ?? 0) + v / runs.length);
+    for (const r of runs)
+      for (const [n, v] of r.functions ?? []) out.set(n, (out.get(n) ?? 0) + v / runs.length);
     return out;
   };
   for (const id of ids) {
@@ -239,13 +314,24 @@ if (breakdown) {
     const mine = fnMean(id);
     const theirs = fnMean(base);
     const rows = [...new Set([...mine.keys(), ...theirs.keys()])]
-      .filter((n) => itemOf(n) !== 'JIT compilation' && itemOf(n) !== 'measurement (perf map, GC profiler)')
+      .filter(
+        (n) =>
+          itemOf(n) !== 'JIT compilation' && itemOf(n) !== 'measurement (perf map, GC profiler)',
+      )
       .map((n) => [n, (mine.get(n) ?? 0) - (theirs.get(n) ?? 0)] as const)
       .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]))
       .slice(0, top);
-    console.log(`\n${id} against ${base}: the ${top} functions whose own instructions per request differ most (JIT compilers left out)\n`);
+    console.log(
+      `\n${id} against ${base}: the ${top} functions whose own instructions per request differ most (JIT compilers left out)\n`,
+    );
     console.log('| difference | item | function |');
     console.log('|---:|---|---|');
-    for (const [n, v] of rows) console.log(`| ${signed(v)} | ${itemOf(n)} | \`${n.replace(/file:\/\/\/.*?\/(packages|bench|node_modules)\//, '$1/').replace(/\|/g, '\\|').slice(0, 140)}\` |`);
+    for (const [n, v] of rows)
+      console.log(
+        `| ${signed(v)} | ${itemOf(n)} | \`${n
+          .replace(/file:\/\/\/.*?\/(packages|bench|node_modules)\//, '$1/')
+          .replace(/\|/g, '\\|')
+          .slice(0, 140)}\` |`,
+      );
   }
 }

@@ -27,7 +27,15 @@ function field(text: string, name: string): number {
 
 export function procStats(): ProcStats | undefined {
   try {
-    const out: ProcStats = { mainUs: 0, poolUs: 0, otherUs: 0, syscr: 0, syscw: 0, voluntarySwitches: 0, involuntarySwitches: 0 };
+    const out: ProcStats = {
+      mainUs: 0,
+      poolUs: 0,
+      otherUs: 0,
+      syscr: 0,
+      syscw: 0,
+      voluntarySwitches: 0,
+      involuntarySwitches: 0,
+    };
     for (const tid of readdirSync('/proc/self/task')) {
       const dir = `/proc/self/task/${tid}`;
       // Fields after the command name: state is field 3, utime 14 and stime 15 (1-based).

@@ -23,9 +23,21 @@ const seconds = Number(args[1] ?? 8);
 const nodeBin = process.argv.find((a) => a.startsWith('--node='))?.slice(7) ?? process.execPath;
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'kit-profile-'));
-const child = spawn(nodeBin, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'server.ts'), scenario], {
-  stdio: ['ignore', 'pipe', 'ignore'],
-});
+const child = spawn(
+  nodeBin,
+  [
+    '--cpu-prof',
+    `--cpu-prof-dir=${dir}`,
+    '--conditions=kit-source',
+    '--import',
+    import.meta.resolve('tsx'),
+    path.join(here, 'server.ts'),
+    scenario,
+  ],
+  {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  },
+);
 const port = await readyPort(child, 'server');
 const url = `http://127.0.0.1:${port}/api/hello`;
 await autocannon({ url, connections: 100, duration: 2 }); // warm-up
@@ -41,13 +53,20 @@ const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
 type Category = 'audit' | 'asyncHooks' | 'pino' | 'gc' | 'startup' | 'rest';
-const isAudit = (url: string) => url.includes('/core/src/audit/') || url.includes('/core/dist/audit/');
-const isAsyncHooks = (url: string) => url === 'node:async_hooks' || url === 'node:internal/async_hooks' || url === 'node:internal/async_local_storage/async_hooks';
+const isAudit = (url: string) =>
+  url.includes('/core/src/audit/') || url.includes('/core/dist/audit/');
+const isAsyncHooks = (url: string) =>
+  url === 'node:async_hooks' ||
+  url === 'node:internal/async_hooks' ||
+  url === 'node:internal/async_local_storage/async_hooks';
 const isPino = (url: string) => /\/node_modules\/(pino|sonic-boom|pino-http)\//.test(url);
 const isStartup = (url: string) => /esm\/|cjs\/loader|\/tsx\//.test(url);
 
 // Fastify's own code, the route handler and Node's HTTP machinery: what a request does anyway.
-const isRequestPath = (url: string) => /\/node_modules\/(fastify|find-my-way|light-my-request)\/|\/bench\/server\.ts$|^node:_http_/.test(url);
+const isRequestPath = (url: string) =>
+  /\/node_modules\/(fastify|find-my-way|light-my-request)\/|\/bench\/server\.ts$|^node:_http_/.test(
+    url,
+  );
 
 // Walking up from the function a sample was taken in: if Kit's audit code comes before any of
 // the request path, the sample is the audit's, whatever the audit called (pino, JSON, crypto, the
@@ -57,7 +76,8 @@ const isRequestPath = (url: string) => /\/node_modules\/(fastify|find-my-way|lig
 // own time, not the callbacks they run.
 function categorise(leaf: number): Category {
   const stack: ProfileNode[] = [];
-  for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) stack.push(byId.get(id) as ProfileNode);
+  for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id))
+    stack.push(byId.get(id) as ProfileNode);
   const own = stack[0]?.callFrame ?? { functionName: '', url: '' };
   if (own.functionName === '(garbage collector)') return 'gc';
   if (stack.some((n) => isStartup(n.callFrame.url))) return 'startup';
@@ -70,7 +90,15 @@ function categorise(leaf: number): Category {
   return 'rest';
 }
 
-const ms: Record<Category | 'idle', number> = { audit: 0, asyncHooks: 0, pino: 0, gc: 0, startup: 0, rest: 0, idle: 0 };
+const ms: Record<Category | 'idle', number> = {
+  audit: 0,
+  asyncHooks: 0,
+  pino: 0,
+  gc: 0,
+  startup: 0,
+  rest: 0,
+  idle: 0,
+};
 // Within the audit's share: the functions the samples were taken in.
 const auditLeaves = new Map<string, number>();
 for (let i = 0; i < profile.samples.length; i++) {
@@ -91,21 +119,36 @@ for (let i = 0; i < profile.samples.length; i++) {
 const busy = ms.audit + ms.asyncHooks + ms.pino + ms.gc + ms.rest;
 const pct = (v: number) => `${((100 * v) / busy).toFixed(1)}%`;
 const requests = run.requests.total;
-const row = (label: string, v: number) => `| ${label} | ${v.toFixed(0)} | ${pct(v)} | ${((1000 * v) / requests).toFixed(2)} |`;
-const version = nodeBin === process.execPath ? process.version : execFileSync(nodeBin, ['-v'], { encoding: 'utf8' }).trim();
-console.log(`${scenario} on ${version}: ${requests.toLocaleString('en-US')} requests in ${seconds} s under the profiler (which slows the server).`);
+const row = (label: string, v: number) =>
+  `| ${label} | ${v.toFixed(0)} | ${pct(v)} | ${((1000 * v) / requests).toFixed(2)} |`;
+const version =
+  nodeBin === process.execPath
+    ? process.version
+    : execFileSync(nodeBin, ['-v'], { encoding: 'utf8' }).trim();
+console.log(
+  `${scenario} on ${version}: ${requests.toLocaleString('en-US')} requests in ${seconds} s under the profiler (which slows the server).`,
+);
 console.log('');
 console.log('| main thread, under load | ms | share of busy | µs per request |');
 console.log('|---|---:|---:|---:|');
-console.log(row("Kit's audit code and what it calls (pino, JSON, the destination write)", ms.audit));
-console.log(row('async hooks, own time (AsyncLocalStorage propagation) outside that', ms.asyncHooks));
-console.log(row("pino outside Kit's audit (Fastify's per-request child logger; pino-http's line)", ms.pino));
+console.log(
+  row("Kit's audit code and what it calls (pino, JSON, the destination write)", ms.audit),
+);
+console.log(
+  row('async hooks, own time (AsyncLocalStorage propagation) outside that', ms.asyncHooks),
+);
+console.log(
+  row("pino outside Kit's audit (Fastify's per-request child logger; pino-http's line)", ms.pino),
+);
 console.log(row('garbage collector', ms.gc));
 console.log(row('everything else (Fastify, HTTP parsing, socket writes, ...)', ms.rest));
-console.log(`| busy total | ${busy.toFixed(0)} | 100% | ${((1000 * busy) / requests).toFixed(2)} |`);
+console.log(
+  `| busy total | ${busy.toFixed(0)} | 100% | ${((1000 * busy) / requests).toFixed(2)} |`,
+);
 console.log('');
 console.log("Where the audit's share goes (the function each sample was taken in; top 12):");
 console.log('');
 console.log('| function | ms | µs per request |');
 console.log('|---|---:|---:|');
-for (const [key, v] of [...auditLeaves].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`| \`${key}\` | ${v.toFixed(0)} | ${((1000 * v) / requests).toFixed(2)} |`);
+for (const [key, v] of [...auditLeaves].sort((a, b) => b[1] - a[1]).slice(0, 12))
+  console.log(`| \`${key}\` | ${v.toFixed(0)} | ${((1000 * v) / requests).toFixed(2)} |`);

@@ -14,7 +14,8 @@ import autocannon from 'autocannon';
 import { spawnServer, stopServer } from './harness.js';
 import type { GcStats } from './gc-stats.js';
 
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const arg = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const scenarios = (arg('only') ?? 'bare,floor,kit-audit-sync,kit-audit-async').split(',');
 const runs = Number(arg('runs') ?? 6);
 const seconds = Number(arg('seconds') ?? 6);
@@ -32,14 +33,29 @@ async function stats(base: string): Promise<Stats> {
 }
 
 process.env.KIT_BENCH_GC = '1';
-console.log(`Node ${execFileSync(nodeBin, ['-v']).toString().trim()}, ${runs} processes per server, ${seconds} s warm-up then ${seconds} s counted, 100 connections${flags.length ? `, ${flags.join(' ')}` : ''}\n`);
-console.log('| server | bytes promoted per request, run by run | runs over 1 KB per request | CPU µs per request, run by run |');
+console.log(
+  `Node ${execFileSync(nodeBin, ['-v']).toString().trim()}, ${runs} processes per server, ${seconds} s warm-up then ${seconds} s counted, 100 connections${flags.length ? `, ${flags.join(' ')}` : ''}\n`,
+);
+console.log(
+  '| server | bytes promoted per request, run by run | runs over 1 KB per request | CPU µs per request, run by run |',
+);
 console.log('|---|---|---:|---|');
 for (const scenario of scenarios) {
   const promoted: number[] = [];
   const cpu: number[] = [];
   for (let run = 0; run < runs; run++) {
-    const server = await spawnServer(nodeBin, [...flags, '--conditions=kit-source', '--import', import.meta.resolve('tsx'), `${here}server.ts`, scenario], scenario);
+    const server = await spawnServer(
+      nodeBin,
+      [
+        ...flags,
+        '--conditions=kit-source',
+        '--import',
+        import.meta.resolve('tsx'),
+        `${here}server.ts`,
+        scenario,
+      ],
+      scenario,
+    );
     try {
       const url = `${server.base}/api/hello`;
       await autocannon({ url, connections: 100, duration: seconds });
@@ -49,11 +65,15 @@ for (const scenario of scenarios) {
       // The two /bench/stats requests are left out of the count; their share is negligible.
       const requests = result.requests.total;
       promoted.push((after.gc.promotedBytes - before.gc.promotedBytes) / requests);
-      cpu.push((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / requests);
+      cpu.push(
+        (after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / requests,
+      );
     } finally {
       await stopServer(server);
     }
   }
   const over = promoted.filter((p) => p > 1024).length;
-  console.log(`| ${scenario} | ${promoted.map((p) => p.toFixed(0)).join(', ')} | ${over} of ${runs} | ${cpu.map((c) => c.toFixed(1)).join(', ')} |`);
+  console.log(
+    `| ${scenario} | ${promoted.map((p) => p.toFixed(0)).join(', ')} | ${over} of ${runs} | ${cpu.map((c) => c.toFixed(1)).join(', ')} |`,
+  );
 }

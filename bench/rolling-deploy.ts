@@ -10,7 +10,10 @@
 import { parseArgs } from 'node:util';
 import { PostgresServer } from '@kit/test-support/postgres';
 import { RedisServer } from '@kit/test-support/redis';
-import { formatReport, runRollingDeploy } from '../examples/sample-api/test/fleet/rolling-deploy.ts';
+import {
+  formatReport,
+  runRollingDeploy,
+} from '../examples/sample-api/test/fleet/rolling-deploy.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,7 +35,12 @@ try {
   const report = await runRollingDeploy({
     databaseUrl: database.url,
     redisUrl: redis.url,
-    probe: { intervalMs: Number(values.inter), fall: Number(values.fall), rise: Number(values.rise), timeoutMs: Number(values.timeout) },
+    probe: {
+      intervalMs: Number(values.inter),
+      fall: Number(values.fall),
+      rise: Number(values.rise),
+      timeoutMs: Number(values.timeout),
+    },
     shutdownDelayMs: values.delay === 'default' ? undefined : Number(values.delay),
     instances: Number(values.instances),
     rate: Number(values.rate),
@@ -42,7 +50,13 @@ try {
     log: (line) => console.log(line),
   });
   for (const line of formatReport(report)) console.log(line);
-  process.exitCode = report.failures === 0 && report.missingWrites === 0 && report.audit.missing === 0 && report.audit.duplicated === 0 ? 0 : 1;
+  process.exitCode =
+    report.failures === 0 &&
+    report.missingWrites === 0 &&
+    report.audit.missing === 0 &&
+    report.audit.duplicated === 0
+      ? 0
+      : 1;
 } finally {
   await Promise.all([database.dispose(), redis.dispose()]);
 }

@@ -16,12 +16,17 @@ import { requestOptions } from './requests.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const full = process.argv.includes('--full');
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
 const seconds = full ? 10 : 5;
 // Start-up: each of the two ways is timed this many times.
 const startupRuns = full ? 7 : 5;
 // Throughput: every scenario gets `cycles` slices of `sliceSeconds`.
-const cycles = Number(process.argv.find((a) => a.startsWith('--cycles='))?.slice(9) ?? (full ? 8 : 4));
+const cycles = Number(
+  process.argv.find((a) => a.startsWith('--cycles='))?.slice(9) ?? (full ? 8 : 4),
+);
 const sliceSeconds = full ? 4 : 2;
 const connections = 100;
 const memoryRequests = full ? 1_000_000 : 100_000;
@@ -33,7 +38,14 @@ const tsx = import.meta.resolve('tsx');
 // the collector taking 7,000 against 25,000 instructions per request. Pinned, a server's collector
 // cost follows what it allocates and keeps, not its luck. The same for every server, bare included.
 const semiSpace = process.argv.find((a) => a.startsWith('--semi-space='))?.slice(13);
-const nodeArgs = [...(semiSpace ? [`--min-semi-space-size=${semiSpace}`, `--max-semi-space-size=${semiSpace}`] : []), '--conditions=kit-source', '--import', tsx];
+const nodeArgs = [
+  ...(semiSpace
+    ? [`--min-semi-space-size=${semiSpace}`, `--max-semi-space-size=${semiSpace}`]
+    : []),
+  '--conditions=kit-source',
+  '--import',
+  tsx,
+];
 const exec = promisify(execFile);
 // `--fresh`: new server processes for every cycle. One process can keep a state of its own for its
 // whole life (heap sizing, collections on the helper threads, JIT decisions): two identical servers
@@ -43,7 +55,9 @@ const fresh = process.argv.includes('--fresh');
 // Seconds of load before a server is measured (JIT, connections). After 6 s, a Kit server run
 // from source still spent 6 to 10 µs per request on V8's helper threads (bare Fastify 0.4): fresh
 // processes get 15 s.
-const warmupSeconds = Number(process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? (fresh ? 15 : 2));
+const warmupSeconds = Number(
+  process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? (fresh ? 15 : 2),
+);
 // `--node=/path/to/node`: run the servers (not autocannon) on another Node binary, e.g. Node 24.
 const nodeBin = process.argv.find((a) => a.startsWith('--node='))?.slice(7) ?? process.execPath;
 
@@ -59,59 +73,196 @@ interface Throughput {
 const throughput: Throughput[] = [
   { id: 'bare', label: 'bare Fastify, hello route', server: 'bare', path: '/api/hello' },
   { id: 'kit', label: 'Kit, audit off', server: 'kit', path: '/api/hello' },
-  { id: 'audit-sync', label: 'Kit, audit sync (Default format)', server: 'kit-audit-sync', path: '/api/hello' },
+  {
+    id: 'audit-sync',
+    label: 'Kit, audit sync (Default format)',
+    server: 'kit-audit-sync',
+    path: '/api/hello',
+  },
   { id: 'audit-async', label: 'Kit, audit async', server: 'kit-audit-async', path: '/api/hello' },
   // The same servers again, in processes of their own: what two identical servers differ by in one run.
-  { id: 'audit-sync-twin', label: 'Kit, audit sync, a second identical server', server: 'kit-audit-sync', path: '/api/hello' },
-  { id: 'audit-async-twin', label: 'Kit, audit async, a second identical server', server: 'kit-audit-async', path: '/api/hello' },
-  { id: 'audit-sync-pinopath', label: "Kit, audit sync, lines through pino's own call", server: 'kit-audit-sync-pinopath', path: '/api/hello' },
-  { id: 'audit-async-pinopath', label: "Kit, audit async, lines through pino's own call", server: 'kit-audit-async-pinopath', path: '/api/hello' },
-  { id: 'audit-capture', label: 'Kit, audit sync, entries below the log level', server: 'kit-audit-capture', path: '/api/hello' },
-  { id: 'audit-sync-noctx', label: 'Kit, audit sync, correlationIdContext off', server: 'kit-audit-sync-noctx', path: '/api/hello' },
-  { id: 'audit-async-noctx', label: 'Kit, audit async, correlationIdContext off', server: 'kit-audit-async-noctx', path: '/api/hello' },
-  { id: 'fastify-logging', label: "Fastify's own request logging", server: 'fastify-logging', path: '/api/hello' },
+  {
+    id: 'audit-sync-twin',
+    label: 'Kit, audit sync, a second identical server',
+    server: 'kit-audit-sync',
+    path: '/api/hello',
+  },
+  {
+    id: 'audit-async-twin',
+    label: 'Kit, audit async, a second identical server',
+    server: 'kit-audit-async',
+    path: '/api/hello',
+  },
+  {
+    id: 'audit-sync-pinopath',
+    label: "Kit, audit sync, lines through pino's own call",
+    server: 'kit-audit-sync-pinopath',
+    path: '/api/hello',
+  },
+  {
+    id: 'audit-async-pinopath',
+    label: "Kit, audit async, lines through pino's own call",
+    server: 'kit-audit-async-pinopath',
+    path: '/api/hello',
+  },
+  {
+    id: 'audit-capture',
+    label: 'Kit, audit sync, entries below the log level',
+    server: 'kit-audit-capture',
+    path: '/api/hello',
+  },
+  {
+    id: 'audit-sync-noctx',
+    label: 'Kit, audit sync, correlationIdContext off',
+    server: 'kit-audit-sync-noctx',
+    path: '/api/hello',
+  },
+  {
+    id: 'audit-async-noctx',
+    label: 'Kit, audit async, correlationIdContext off',
+    server: 'kit-audit-async-noctx',
+    path: '/api/hello',
+  },
+  {
+    id: 'fastify-logging',
+    label: "Fastify's own request logging",
+    server: 'fastify-logging',
+    path: '/api/hello',
+  },
   { id: 'pino-http', label: 'pino-http on Fastify', server: 'pino-http', path: '/api/hello' },
-  { id: 'bare-livez', label: 'bare Fastify, the same /livez answer', server: 'bare-livez', path: '/livez' },
+  {
+    id: 'bare-livez',
+    label: 'bare Fastify, the same /livez answer',
+    server: 'bare-livez',
+    path: '/livez',
+  },
   { id: 'livez', label: 'Kit /livez', server: 'kit-health', path: '/livez' },
   // The ladder from bare Fastify to an audit: what each piece costs on its own.
-  { id: 'hooks-empty', label: 'empty onRequest + onResponse hooks', server: 'hooks-empty', path: '/api/hello' },
-  { id: 'uuid-header', label: 'onRequest setting a UUID response header', server: 'uuid-header', path: '/api/hello' },
-  { id: 'floor', label: 'hand-written minimal audit (the floor)', server: 'floor', path: '/api/hello' },
-  { id: 'floor-context', label: 'the floor with the id readable anywhere in the request (an AsyncLocalStorage)', server: 'floor-context', path: '/api/hello' },
-  { id: 'floor-fields', label: "hand-written audit writing the Default line's fields too", server: 'floor-fields', path: '/api/hello' },
+  {
+    id: 'hooks-empty',
+    label: 'empty onRequest + onResponse hooks',
+    server: 'hooks-empty',
+    path: '/api/hello',
+  },
+  {
+    id: 'uuid-header',
+    label: 'onRequest setting a UUID response header',
+    server: 'uuid-header',
+    path: '/api/hello',
+  },
+  {
+    id: 'floor',
+    label: 'hand-written minimal audit (the floor)',
+    server: 'floor',
+    path: '/api/hello',
+  },
+  {
+    id: 'floor-context',
+    label: 'the floor with the id readable anywhere in the request (an AsyncLocalStorage)',
+    server: 'floor-context',
+    path: '/api/hello',
+  },
+  {
+    id: 'floor-fields',
+    label: "hand-written audit writing the Default line's fields too",
+    server: 'floor-fields',
+    path: '/api/hello',
+  },
   // The realistic route: the same scenarios on a request that reads and answers JSON.
-  { id: 'bare-real', label: 'bare Fastify, realistic route', server: 'bare', path: '/api/orders', real: true },
-  { id: 'floor-real', label: 'hand-written minimal audit, realistic route', server: 'floor', path: '/api/orders', real: true },
-  { id: 'floor-fields-real', label: "hand-written audit writing the Default line's fields, realistic route", server: 'floor-fields', path: '/api/orders', real: true },
-  { id: 'audit-sync-real', label: 'Kit, audit sync, realistic route', server: 'kit-audit-sync', path: '/api/orders', real: true },
-  { id: 'audit-async-real', label: 'Kit, audit async, realistic route', server: 'kit-audit-async', path: '/api/orders', real: true },
-  { id: 'pino-http-real', label: 'pino-http on Fastify, realistic route', server: 'pino-http', path: '/api/orders', real: true },
+  {
+    id: 'bare-real',
+    label: 'bare Fastify, realistic route',
+    server: 'bare',
+    path: '/api/orders',
+    real: true,
+  },
+  {
+    id: 'floor-real',
+    label: 'hand-written minimal audit, realistic route',
+    server: 'floor',
+    path: '/api/orders',
+    real: true,
+  },
+  {
+    id: 'floor-fields-real',
+    label: "hand-written audit writing the Default line's fields, realistic route",
+    server: 'floor-fields',
+    path: '/api/orders',
+    real: true,
+  },
+  {
+    id: 'audit-sync-real',
+    label: 'Kit, audit sync, realistic route',
+    server: 'kit-audit-sync',
+    path: '/api/orders',
+    real: true,
+  },
+  {
+    id: 'audit-async-real',
+    label: 'Kit, audit async, realistic route',
+    server: 'kit-audit-async',
+    path: '/api/orders',
+    real: true,
+  },
+  {
+    id: 'pino-http-real',
+    label: 'pino-http on Fastify, realistic route',
+    server: 'pino-http',
+    path: '/api/orders',
+    real: true,
+  },
 ];
 
 type Server = ServerProcess;
 
 async function startServer(scenario: string, real = false): Promise<Server> {
-  return spawnServer(nodeBin, [...nodeArgs, path.join(here, 'server.ts'), scenario, ...(real ? ['real'] : [])], scenario);
+  return spawnServer(
+    nodeBin,
+    [...nodeArgs, path.join(here, 'server.ts'), scenario, ...(real ? ['real'] : [])],
+    scenario,
+  );
 }
 
 // `--rate=N`: throughput slices send N requests per second instead of as many as the server takes.
 const rate = Number(process.argv.find((a) => a.startsWith('--rate='))?.slice(7) ?? 0);
 
-async function load(url: string, opts: { duration?: number; amount?: number; connections?: number; rate?: number; real?: boolean }) {
+async function load(
+  url: string,
+  opts: { duration?: number; amount?: number; connections?: number; rate?: number; real?: boolean },
+) {
   // autocannon refuses an explicit `duration: undefined`: pass only what is set.
-  const limit = opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.duration ?? seconds };
+  const limit =
+    opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.duration ?? seconds };
   const paced = opts.rate ? { overallRate: opts.rate } : {};
-  return autocannon({ url, connections: opts.connections ?? connections, pipelining: 1, ...limit, ...paced, ...requestOptions(opts.real) });
+  return autocannon({
+    url,
+    connections: opts.connections ?? connections,
+    pipelining: 1,
+    ...limit,
+    ...paced,
+    ...requestOptions(opts.real),
+  });
 }
 
-async function stats(base: string): Promise<{ checkRuns: number; audit?: Record<string, number>; memory: NodeJS.MemoryUsage; cpu: NodeJS.CpuUsage; proc?: ProcStats }> {
+async function stats(base: string): Promise<{
+  checkRuns: number;
+  audit?: Record<string, number>;
+  memory: NodeJS.MemoryUsage;
+  cpu: NodeJS.CpuUsage;
+  proc?: ProcStats;
+}> {
   return (await fetch(`${base}/bench/stats`)).json() as never;
 }
 
-function perRequest(before: ProcStats | undefined, after: ProcStats | undefined, requests: number): ProcStats | undefined {
+function perRequest(
+  before: ProcStats | undefined,
+  after: ProcStats | undefined,
+  requests: number,
+): ProcStats | undefined {
   if (!before || !after) return undefined;
   const out = {} as ProcStats;
-  for (const k of Object.keys(after) as Array<keyof ProcStats>) out[k] = (after[k] - before[k]) / Math.max(1, requests);
+  for (const k of Object.keys(after) as Array<keyof ProcStats>)
+    out[k] = (after[k] - before[k]) / Math.max(1, requests);
   return out;
 }
 
@@ -134,10 +285,17 @@ interface Slice {
 }
 const slices: Record<string, Slice[]> = {};
 const pairs: Record<string, Array<{ rps: number; cpu: number }>> = {};
-const baselineOf = (id: string) => (id === 'livez' ? 'bare-livez' : id.endsWith('-real') ? 'bare-real' : 'bare');
-const wanted = throughput.filter((s) => !only || only.includes(s.id) || only.includes('throughput'));
-const measured = wanted.filter((s) => s.id !== 'bare' && s.id !== 'bare-livez' && s.id !== 'bare-real');
-const selected = throughput.filter((s) => wanted.includes(s) || measured.some((m) => baselineOf(m.id) === s.id));
+const baselineOf = (id: string) =>
+  id === 'livez' ? 'bare-livez' : id.endsWith('-real') ? 'bare-real' : 'bare';
+const wanted = throughput.filter(
+  (s) => !only || only.includes(s.id) || only.includes('throughput'),
+);
+const measured = wanted.filter(
+  (s) => s.id !== 'bare' && s.id !== 'bare-livez' && s.id !== 'bare-real',
+);
+const selected = throughput.filter(
+  (s) => wanted.includes(s) || measured.some((m) => baselineOf(m.id) === s.id),
+);
 if (selected.length > 0) {
   const servers = new Map<string, Server>();
   const startAll = async (): Promise<void> => {
@@ -158,15 +316,20 @@ if (selected.length > 0) {
       rps: r.requests.average,
       p99: r.latency.p99,
       // CPU time of the server process (user + system, all its threads) per request.
-      cpuUs: (after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / Math.max(1, r.requests.total + 1),
+      cpuUs:
+        (after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) /
+        Math.max(1, r.requests.total + 1),
       errors: r.errors + r.non2xx,
       // Audit entries dropped during the slice: a writer that falls behind does less work per
       // request, so its throughput would not be comparable.
-      dropped: after.audit && before.audit ? (after.audit.dropped ?? 0) - (before.audit.dropped ?? 0) : 0,
+      dropped:
+        after.audit && before.audit ? (after.audit.dropped ?? 0) - (before.audit.dropped ?? 0) : 0,
       proc: perRequest(before.proc, after.proc, r.requests.total + 1),
     };
     (slices[s.id] ??= []).push(out);
-    log(`cycle ${cycle + 1}/${cycles} ${s.id}: ${Math.round(out.rps)} req/s, p99 ${out.p99} ms, ${out.cpuUs.toFixed(1)} µs CPU/request`);
+    log(
+      `cycle ${cycle + 1}/${cycles} ${s.id}: ${Math.round(out.rps)} req/s, p99 ${out.p99} ms, ${out.cpuUs.toFixed(1)} µs CPU/request`,
+    );
     return out;
   };
   for (let cycle = 0; cycle < cycles; cycle++) {
@@ -205,7 +368,14 @@ if (selected.length > 0) {
       errors: own.reduce((n, x) => n + x.errors, 0),
       auditDropped: audited ? own.reduce((n, x) => n + x.dropped, 0) : undefined,
       // Medians per request of where the CPU went (main thread, libuv's pool, other threads) and the system calls.
-      proc: own.every((x) => x.proc) ? Object.fromEntries(Object.keys(own[0]?.proc ?? {}).map((k) => [k, median(own.map((x) => (x.proc as unknown as Record<string, number>)[k] as number))])) : undefined,
+      proc: own.every((x) => x.proc)
+        ? Object.fromEntries(
+            Object.keys(own[0]?.proc ?? {}).map((k) => [
+              k,
+              median(own.map((x) => (x.proc as unknown as Record<string, number>)[k] as number)),
+            ]),
+          )
+        : undefined,
     };
   });
 }
@@ -222,7 +392,17 @@ if (!only || only.includes('healthz')) {
   const runsOfSlowCheck = after - before;
   // Back to back, a 50 ms check fits at most elapsed / 50 times in the measured window.
   const waves = Math.floor(elapsedMs / 50);
-  results.healthz = { connections: 200, seconds, requests: r.requests.total, rps: r.requests.average, p99Ms: r.latency.p99, slowCheckRuns: runsOfSlowCheck, maxWaves: waves, requestsPerCheckRun: r.requests.total / Math.max(1, runsOfSlowCheck), non2xx: r.non2xx };
+  results.healthz = {
+    connections: 200,
+    seconds,
+    requests: r.requests.total,
+    rps: r.requests.average,
+    p99Ms: r.latency.p99,
+    slowCheckRuns: runsOfSlowCheck,
+    maxWaves: waves,
+    requestsPerCheckRun: r.requests.total / Math.max(1, runsOfSlowCheck),
+    non2xx: r.non2xx,
+  };
   log('healthz', results.healthz);
 }
 
@@ -231,13 +411,25 @@ if (!only || only.includes('startup')) {
   const times: Record<string, number[]> = { kit: [], manual: [] };
   for (let i = 0; i < startupRuns; i++) {
     for (const mode of ['kit', 'manual']) {
-      const { stdout } = await exec(nodeBin, [...nodeArgs, path.join(here, 'startup.ts'), mode, '1000']);
+      const { stdout } = await exec(nodeBin, [
+        ...nodeArgs,
+        path.join(here, 'startup.ts'),
+        mode,
+        '1000',
+      ]);
       times[mode]?.push((JSON.parse(stdout) as { ms: number }).ms);
     }
   }
   const kit = median(times.kit ?? []);
   const manual = median(times.manual ?? []);
-  results.startup = { classes: 1000, kitMs: times.kit, manualMs: times.manual, medianKitMs: kit, medianManualMs: manual, ratio: kit / manual };
+  results.startup = {
+    classes: 1000,
+    kitMs: times.kit,
+    manualMs: times.manual,
+    medianKitMs: kit,
+    medianManualMs: manual,
+    ratio: kit / manual,
+  };
   log('startup', results.startup);
 }
 
@@ -249,7 +441,9 @@ if (!only || only.includes('memory')) {
   const before = await stats(server.base);
   const samples: number[] = [];
   const sampler = setInterval(() => {
-    void stats(server.base).then((s) => samples.push(s.memory.heapUsed)).catch(() => {});
+    void stats(server.base)
+      .then((s) => samples.push(s.memory.heapUsed))
+      .catch(() => {});
   }, 1000);
   const r = await load(`${server.base}/api/hello`, { amount: memoryRequests });
   clearInterval(sampler);
@@ -269,16 +463,38 @@ if (!only || only.includes('memory')) {
   log('memory', results.memory);
 }
 
-const serverNode = nodeBin === process.execPath ? process.version : (await exec(nodeBin, ['-v'])).stdout.trim();
-const machine = { node: serverNode, cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(os.totalmem() / 2 ** 30), date: new Date().toISOString(), mode: full ? 'full' : 'quick', fresh, warmupSeconds, semiSpaceMb: semiSpace ? Number(semiSpace) : undefined, seconds, cycles, sliceSeconds, connections };
+const serverNode =
+  nodeBin === process.execPath ? process.version : (await exec(nodeBin, ['-v'])).stdout.trim();
+const machine = {
+  node: serverNode,
+  cores: os.cpus().length,
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  memoryGb: Math.round(os.totalmem() / 2 ** 30),
+  date: new Date().toISOString(),
+  mode: full ? 'full' : 'quick',
+  fresh,
+  warmupSeconds,
+  semiSpaceMb: semiSpace ? Number(semiSpace) : undefined,
+  seconds,
+  cycles,
+  sliceSeconds,
+  connections,
+};
 // One current result per topic and Node line: `--out=<topic>` (default `throughput`; `audit` for the
 // audit scenarios' own run) writes bench/results/<topic>-node<major>.md and .json, replacing the
 // last run of that topic on that line. The major is the servers' Node, not the harness's. A run of
 // some scenarios (--only) without --out writes `partial`, which git ignores, so that it cannot
 // replace the whole run's file.
-const topic = process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? (only ? 'partial' : 'throughput');
+const topic =
+  process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? (only ? 'partial' : 'throughput');
 const out = `${topic}-node${serverNode.replace(/^v/, '').split('.')[0]}`;
 await mkdir(path.join(here, 'results'), { recursive: true });
-await writeFile(path.join(here, 'results', `${out}.json`), `${JSON.stringify({ machine, ...results }, null, 2)}\n`);
-await writeFile(path.join(here, 'results', `${out}.md`), (await import('./report.js')).renderReport({ machine, ...results } as never));
+await writeFile(
+  path.join(here, 'results', `${out}.json`),
+  `${JSON.stringify({ machine, ...results }, null, 2)}\n`,
+);
+await writeFile(
+  path.join(here, 'results', `${out}.md`),
+  (await import('./report.js')).renderReport({ machine, ...results } as never),
+);
 log(`wrote bench/results/${out}.md and bench/results/${out}.json`);

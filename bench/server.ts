@@ -3,10 +3,22 @@
 // pino destination, so the comparison is about the work done, not where it goes.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import pino from 'pino';
 import { pinoHttp } from 'pino-http';
-import { addKit, DEFAULT_REDACT_HEADERS, HealthCheckResult, useKit, type IAuditSink, type IKitEndpoint } from '@kit/core';
+import {
+  addKit,
+  DEFAULT_REDACT_HEADERS,
+  HealthCheckResult,
+  useKit,
+  type IAuditSink,
+  type IKitEndpoint,
+} from '@kit/core';
 import { gcStats, startGcStats } from './gc-stats.js';
 import { procStats } from './proc-stats.js';
 
@@ -17,14 +29,43 @@ const realistic = process.argv[3] === 'real';
 const destination = pino.destination({ dest: '/dev/null', sync: false });
 // The `-pinopath` scenarios give the logger an identity `formatters.log`, which keeps Kit's audit
 // lines on pino's own `logger[level](fields, message)` call: what the direct lines save.
-const logger = pino({ level: 'info', ...(scenario.endsWith('-pinopath') ? { formatters: { log: (o: Record<string, unknown>) => o } } : {}) }, destination);
+const logger = pino(
+  {
+    level: 'info',
+    ...(scenario.endsWith('-pinopath')
+      ? { formatters: { log: (o: Record<string, unknown>) => o } }
+      : {}),
+  },
+  destination,
+);
 
 /** The realistic route's answer: the order priced line by line, about 2 KB of JSON. */
 function priceOrder(body: unknown): unknown {
-  const order = body as { customerId: string; currency: string; lines: Array<{ sku: string; name: string; quantity: number; unitPrice: number }> };
-  const lines = order.lines.map((l, i) => ({ ...l, line: i + 1, total: Math.round(l.quantity * l.unitPrice * 100) / 100, taxRate: 0.2, status: 'reserved', warehouse: 'eu-west-1a' }));
+  const order = body as {
+    customerId: string;
+    currency: string;
+    lines: Array<{ sku: string; name: string; quantity: number; unitPrice: number }>;
+  };
+  const lines = order.lines.map((l, i) => ({
+    ...l,
+    line: i + 1,
+    total: Math.round(l.quantity * l.unitPrice * 100) / 100,
+    taxRate: 0.2,
+    status: 'reserved',
+    warehouse: 'eu-west-1a',
+  }));
   const net = lines.reduce((sum, l) => sum + l.total, 0);
-  return { id: 'ord_7f3c9a2e', customerId: order.customerId, currency: order.currency, status: 'accepted', lines, net, tax: Math.round(net * 20) / 100, createdAt: '2026-11-23T10:00:00.000Z', links: { self: '/api/orders/ord_7f3c9a2e', customer: `/api/customers/${order.customerId}` } };
+  return {
+    id: 'ord_7f3c9a2e',
+    customerId: order.customerId,
+    currency: order.currency,
+    status: 'accepted',
+    lines,
+    net,
+    tax: Math.round(net * 20) / 100,
+    createdAt: '2026-11-23T10:00:00.000Z',
+    links: { self: '/api/orders/ord_7f3c9a2e', customer: `/api/customers/${order.customerId}` },
+  };
 }
 
 class HelloEndpoint implements IKitEndpoint {
@@ -44,7 +85,12 @@ let checkRuns = 0;
 // Fastify's own "incoming request" / "request completed" lines are off except in the scenario
 // that measures them.
 const make = (opts: { disableRequestLogging?: boolean } = {}) =>
-  Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: opts.disableRequestLogging ?? false }) });
+  Fastify({
+    loggerInstance: logger,
+    logController: new LogController({
+      disableRequestLogging: opts.disableRequestLogging ?? false,
+    }),
+  });
 
 /** The route under test on a bare instance: hello, or the realistic one. */
 function addRoute(app: ReturnType<typeof make>): void {
@@ -57,7 +103,10 @@ function addRoute(app: ReturnType<typeof make>): void {
  * line `lineOf` makes for each request pushed to an array, written once per turn of the event loop.
  * `onId` receives each request's id in its first hook.
  */
-function handWrittenAudit(lineOf: (request: FastifyRequest, reply: FastifyReply) => string, onId?: (id: string) => void): ReturnType<typeof make> {
+function handWrittenAudit(
+  lineOf: (request: FastifyRequest, reply: FastifyReply) => string,
+  onId?: (id: string) => void,
+): ReturnType<typeof make> {
   const app = make({ disableRequestLogging: true });
   const pending: string[] = [];
   let scheduled = false;
@@ -137,7 +186,8 @@ async function build(): Promise<ReturnType<typeof make>> {
       const redacted = new Set(DEFAULT_REDACT_HEADERS.map((name) => name.toLowerCase()));
       return handWrittenAudit((request, reply) => {
         const headers: Record<string, unknown> = {};
-        for (const name in request.headers) headers[name] = redacted.has(name) ? '[REDACTED]' : request.headers[name];
+        for (const name in request.headers)
+          headers[name] = redacted.has(name) ? '[REDACTED]' : request.headers[name];
         const url = request.url;
         const q = url.indexOf('?');
         const path = q === -1 ? url : url.slice(0, q);
@@ -146,8 +196,15 @@ async function build(): Promise<ReturnType<typeof make>> {
         const id = String(reply.getHeader('x-correlation-id'));
         const headersJson = JSON.stringify(headers);
         const fields = {
-          Method: request.method, Path: path, Query: query, StatusCode: reply.statusCode, ElapsedMs: elapsed, CorrelationId: id, Headers: headers,
-          StartedAt: new Date(Date.now() - reply.elapsedTime).toISOString(), Route: request.routeOptions.url,
+          Method: request.method,
+          Path: path,
+          Query: query,
+          StatusCode: reply.statusCode,
+          ElapsedMs: elapsed,
+          CorrelationId: id,
+          Headers: headers,
+          StartedAt: new Date(Date.now() - reply.elapsedTime).toISOString(),
+          Route: request.routeOptions.url,
           msg: `HTTP ${request.method} ${path}${query} responded ${reply.statusCode} in ${elapsed}ms [CorrelationId: ${id}] Headers=${headersJson}`,
         };
         return `${prefix}${Date.now()}${suffix},${JSON.stringify(fields).slice(1)}\n`;
@@ -157,7 +214,10 @@ async function build(): Promise<ReturnType<typeof make>> {
       // The denominator of the /livez bar: the same bytes and headers from a bare route.
       const app = make({ disableRequestLogging: true });
       app.get('/livez', (_request, reply) => {
-        reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send('{"status":"alive"}');
+        reply
+          .header('content-type', 'application/json; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .send('{"status":"alive"}');
       });
       return app;
     }
@@ -189,14 +249,30 @@ async function build(): Promise<ReturnType<typeof make>> {
       const app = make({ disableRequestLogging: true });
       addKit(app, [realistic ? OrdersEndpoint : HelloEndpoint], (opt) => {
         opt.openApiPath = false;
-        if (scenario === 'kit-audit-sync' || scenario === 'kit-audit-sync-pinopath') opt.configureAuditTrail();
-        if (scenario === 'kit-audit-async' || scenario === 'kit-audit-async-pinopath') opt.configureAuditTrail((a) => { a.asyncWrite = true; });
+        if (scenario === 'kit-audit-sync' || scenario === 'kit-audit-sync-pinopath')
+          opt.configureAuditTrail();
+        if (scenario === 'kit-audit-async' || scenario === 'kit-audit-async-pinopath')
+          opt.configureAuditTrail((a) => {
+            a.asyncWrite = true;
+          });
         // Without the AsyncLocalStorage behind getCorrelationId(), to show what it costs.
-        if (scenario === 'kit-audit-capture') opt.configureAuditTrail((a) => { a.successLogLevel = 'debug'; });
-        if (scenario === 'kit-audit-sync-noctx') opt.configureAuditTrail((a) => { a.correlationIdContext = false; });
-        if (scenario === 'kit-audit-async-noctx') opt.configureAuditTrail((a) => { a.asyncWrite = true; a.correlationIdContext = false; });
+        if (scenario === 'kit-audit-capture')
+          opt.configureAuditTrail((a) => {
+            a.successLogLevel = 'debug';
+          });
+        if (scenario === 'kit-audit-sync-noctx')
+          opt.configureAuditTrail((a) => {
+            a.correlationIdContext = false;
+          });
+        if (scenario === 'kit-audit-async-noctx')
+          opt.configureAuditTrail((a) => {
+            a.asyncWrite = true;
+            a.correlationIdContext = false;
+          });
         if (scenario === 'kit-audit-hung-sink') {
-          opt.configureAuditTrail((a) => { a.asyncWrite = true; });
+          opt.configureAuditTrail((a) => {
+            a.asyncWrite = true;
+          });
           const hung: IAuditSink = { writeAsync: () => new Promise<void>(() => {}) };
           opt.auditSinkFactory = () => hung;
         }
@@ -213,7 +289,14 @@ async function build(): Promise<ReturnType<typeof make>> {
         }
       });
       await useKit(app);
-      app.get('/bench/stats', async (request) => ({ checkRuns, audit: app.kit.audit.stats(), memory: process.memoryUsage(), cpu: process.cpuUsage(), gc: gcStats('collect' in (request.query as object)), proc: procStats() }));
+      app.get('/bench/stats', async (request) => ({
+        checkRuns,
+        audit: app.kit.audit.stats(),
+        memory: process.memoryUsage(),
+        cpu: process.cpuUsage(),
+        gc: gcStats('collect' in (request.query as object)),
+        proc: procStats(),
+      }));
       return app;
     }
     default:
@@ -223,7 +306,13 @@ async function build(): Promise<ReturnType<typeof make>> {
 
 const app = await build();
 if (!app.hasRoute({ method: 'GET', url: '/bench/stats' })) {
-  app.get('/bench/stats', async (request) => ({ checkRuns, memory: process.memoryUsage(), cpu: process.cpuUsage(), gc: gcStats('collect' in (request.query as object)), proc: procStats() }));
+  app.get('/bench/stats', async (request) => ({
+    checkRuns,
+    memory: process.memoryUsage(),
+    cpu: process.cpuUsage(),
+    gc: gcStats('collect' in (request.query as object)),
+    proc: procStats(),
+  }));
 }
 startGcStats();
 await app.listen({ port: 0, host: '127.0.0.1' });

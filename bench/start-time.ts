@@ -16,8 +16,11 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const root = path.resolve(arg('root') ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..'));
+const arg = (name: string): string | undefined =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const root = path.resolve(
+  arg('root') ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..'),
+);
 const runs = Number(arg('runs') ?? 5);
 const nodeBin = arg('node') ?? process.execPath;
 const direct = process.argv.includes('--direct');
@@ -56,10 +59,21 @@ async function probe(url: string): Promise<number | undefined> {
 
 async function once(): Promise<Run> {
   const port = await freePort();
-  const env = { ...process.env, PORT: String(port), LOG_LEVEL: 'silent', NODE_ENV: 'production', ...extraEnv, PATH: `${path.dirname(nodeBin)}:${process.env.PATH}` };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'production',
+    ...extraEnv,
+    PATH: `${path.dirname(nodeBin)}:${process.env.PATH}`,
+  };
   const started = performance.now();
   const child = direct
-    ? spawn(nodeBin, ['--conditions=kit-source', '--import', 'tsx', 'src/main.ts'], { cwd: path.join(root, 'examples/sample-api'), env, stdio: 'ignore' })
+    ? spawn(nodeBin, ['--conditions=kit-source', '--import', 'tsx', 'src/main.ts'], {
+        cwd: path.join(root, 'examples/sample-api'),
+        env,
+        stdio: 'ignore',
+      })
     : spawn('npm', ['start'], { cwd: root, env, stdio: 'ignore', detached: true });
   const base = `http://127.0.0.1:${port}`;
   let livezMs: number | undefined;
@@ -86,7 +100,11 @@ async function once(): Promise<Run> {
   } finally {
     if (direct) child.kill('SIGKILL');
     else process.kill(-child.pid!, 'SIGKILL');
-    await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
+    await new Promise((resolve) =>
+      child.exitCode !== null || child.signalCode !== null
+        ? resolve(undefined)
+        : child.once('exit', resolve),
+    );
   }
   return { livezMs, readyMs, startupSeenMs: readyMs - (firstHealth ?? readyMs), longestProbeMs };
 }
@@ -102,15 +120,17 @@ const results: Run[] = [];
 for (let i = 0; i < runs; i++) {
   const run = await once();
   results.push(run);
-  process.stdout.write(`${JSON.stringify({ run: i + 1, livezMs: round(run.livezMs), readyMs: round(run.readyMs), startupSeenMs: round(run.startupSeenMs), longestProbeMs: round(run.longestProbeMs) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ run: i + 1, livezMs: round(run.livezMs), readyMs: round(run.readyMs), startupSeenMs: round(run.startupSeenMs), longestProbeMs: round(run.longestProbeMs) })}\n`,
+  );
 }
 const summary = {
-  node: (await new Promise<string>((resolve) => {
+  node: await new Promise<string>((resolve) => {
     const child = spawn(nodeBin, ['-v']);
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', () => resolve(out.trim()));
-  })),
+  }),
   command: direct ? 'node src/main.ts' : 'npm start',
   root,
   env: extraEnv,

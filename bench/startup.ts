@@ -33,19 +33,31 @@ for (let i = 0; i < count; i++) {
 const app = Fastify();
 const started = performance.now();
 if (mode === 'kit') {
-  addKit(app, classes, (opt) => { opt.enableHealthChecks = false; });
+  addKit(app, classes, (opt) => {
+    opt.enableHealthChecks = false;
+  });
   await useKit(app);
 } else {
   for (let i = 0; i < count; i++) {
     const group = name(i).replace(/Endpoint$/, '');
     const segment = group[0]!.toLowerCase() + group.slice(1);
-    app.register(async (scope) => {
-      scope.get('/items', { schema: { operationId: `${segment}_GET_items`, tags: [segment] } }, async () => i);
-    }, { prefix: `/api/${segment}` });
+    app.register(
+      async (scope) => {
+        scope.get(
+          '/items',
+          { schema: { operationId: `${segment}_GET_items`, tags: [segment] } },
+          async () => i,
+        );
+      },
+      { prefix: `/api/${segment}` },
+    );
   }
 }
 await app.ready();
 const ms = performance.now() - started;
-const routes = app.printRoutes().split('\n').filter((l) => l.includes('items')).length;
+const routes = app
+  .printRoutes()
+  .split('\n')
+  .filter((l) => l.includes('items')).length;
 process.stdout.write(`${JSON.stringify({ mode, count, ms, routes })}\n`);
 await app.close();

@@ -20,17 +20,28 @@ import { readyPort } from './harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const exec = promisify(execFile);
-const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name: string, fallback: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const requests = Number(arg('requests', '5000'));
 const warmup = Number(arg('warmup', '20000'));
 const jobs = Number(arg('jobs', '2'));
 const nodeBin = arg('node', process.execPath);
-const ALL = ['bare', 'kit', 'kit-metrics', 'kit-fastify-metrics', 'bare-fastify-metrics', 'kit-otel', 'kit-otel-lean', 'bare-otel'];
+const ALL = [
+  'bare',
+  'kit',
+  'kit-metrics',
+  'kit-fastify-metrics',
+  'bare-fastify-metrics',
+  'kit-otel',
+  'kit-otel-lean',
+  'bare-otel',
+];
 const only = arg('only', ALL.join(',')).split(',');
 
 async function drive(url: string, amount: number): Promise<number> {
   const r = await autocannon({ url, connections: 10, amount, timeout: 120 });
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  if (r.non2xx > 0 || r.errors > 0)
+    throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return r.requests.total;
 }
 
@@ -39,8 +50,20 @@ async function count(id: string, dir: string): Promise<number> {
   const out = path.join(dir, `${id}.cg`);
   const child = spawn(
     'valgrind',
-    ['--tool=callgrind', `--callgrind-out-file=${out}`, '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--dump-line=no',
-      nodeBin, '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'telemetry-server.ts'), id],
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${out}`,
+      '--instr-atstart=no',
+      '--smc-check=all-non-file',
+      '--dump-instr=no',
+      '--dump-line=no',
+      nodeBin,
+      '--conditions=kit-source',
+      '--import',
+      import.meta.resolve('tsx'),
+      path.join(here, 'telemetry-server.ts'),
+      id,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir },
   );
   try {
@@ -69,7 +92,13 @@ async function count(id: string, dir: string): Promise<number> {
 const dir = await mkdtemp(path.join(os.tmpdir(), 'kit-telemetry-cg-'));
 // `--merge`: keep the other scenarios' counts of the last run (bench/results/telemetry-instructions.json).
 const previous = process.argv.includes('--merge')
-  ? ((JSON.parse(await readFile(path.join(here, 'results', 'telemetry-instructions.json'), 'utf8').catch(() => '{}')) as { perRequest?: Record<string, number> }).perRequest ?? {})
+  ? ((
+      JSON.parse(
+        await readFile(path.join(here, 'results', 'telemetry-instructions.json'), 'utf8').catch(
+          () => '{}',
+        ),
+      ) as { perRequest?: Record<string, number> }
+    ).perRequest ?? {})
   : {};
 const perRequest: Record<string, number> = { ...previous };
 const queue = [...only];
@@ -77,7 +106,9 @@ await Promise.all(
   Array.from({ length: jobs }, async () => {
     for (let id = queue.shift(); id; id = queue.shift()) {
       perRequest[id] = await count(id, dir);
-      console.error(`[telemetry-instructions] ${id}: ${Math.round(perRequest[id]!)} instructions/request`);
+      console.error(
+        `[telemetry-instructions] ${id}: ${Math.round(perRequest[id]!)} instructions/request`,
+      );
     }
   }),
 );
@@ -85,7 +116,8 @@ await rm(dir, { recursive: true, force: true });
 
 const node = (await exec(nodeBin, ['--version'])).stdout.trim();
 const k = (n: number | undefined) => (n === undefined ? '-' : `${Math.round(n / 1000)} k`);
-const ratio = (a: string, b: string) => (perRequest[a] && perRequest[b] ? (perRequest[a]! / perRequest[b]!).toFixed(3) : '-');
+const ratio = (a: string, b: string) =>
+  perRequest[a] && perRequest[b] ? (perRequest[a]! / perRequest[b]!).toFixed(3) : '-';
 const rows: Array<[string, string, string]> = [
   ['kit-metrics', 'kit', 'Kit + configureMetrics() (per-route histogram)'],
   ['kit-fastify-metrics', 'kit', 'Kit + fastify-metrics 14 instead'],
@@ -102,9 +134,17 @@ const lines = [
   '',
   '| Scenario | Baseline | Instructions/request | Baseline instructions/request | Ratio |',
   '|---|---|---|---|---|',
-  ...rows.filter(([a, b]) => perRequest[a] && perRequest[b]).map(([a, b, label]) => `| ${label} | ${b === 'kit' ? 'Kit, audit async' : 'bare Fastify'} | ${k(perRequest[a])} | ${k(perRequest[b])} | **${ratio(a, b)}** |`),
+  ...rows
+    .filter(([a, b]) => perRequest[a] && perRequest[b])
+    .map(
+      ([a, b, label]) =>
+        `| ${label} | ${b === 'kit' ? 'Kit, audit async' : 'bare Fastify'} | ${k(perRequest[a])} | ${k(perRequest[b])} | **${ratio(a, b)}** |`,
+    ),
   '',
 ];
 await writeFile(path.join(here, 'results', 'telemetry-instructions.md'), lines.join('\n'));
-await writeFile(path.join(here, 'results', 'telemetry-instructions.json'), JSON.stringify({ command, node, requests, warmup, perRequest }, null, 2));
+await writeFile(
+  path.join(here, 'results', 'telemetry-instructions.json'),
+  JSON.stringify({ command, node, requests, warmup, perRequest }, null, 2),
+);
 console.log(lines.join('\n'));

@@ -23,7 +23,10 @@ if (tracing) {
   const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http');
   const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
   const { FastifyOtelInstrumentation } = await import('@fastify/otel');
-  const dropping = { export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }), shutdown: async () => undefined };
+  const dropping = {
+    export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }),
+    shutdown: async () => undefined,
+  };
   const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropping)] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
@@ -32,7 +35,10 @@ if (tracing) {
   http.setTracerProvider(provider);
   http.enable();
   // `-otel-lean`: @fastify/otel without a span per hook (its instrumentHooks option).
-  const fastifyOtel = new FastifyOtelInstrumentation({ registerOnInitialization: true, ...(scenario.endsWith('-lean') ? { instrumentHooks: false } : {}) });
+  const fastifyOtel = new FastifyOtelInstrumentation({
+    registerOnInitialization: true,
+    ...(scenario.endsWith('-lean') ? { instrumentHooks: false } : {}),
+  });
   fastifyOtel.setTracerProvider(provider);
   fastifyOtel.enable();
   createRequire(import.meta.url)('node:http');
@@ -48,7 +54,10 @@ const app = Fastify({ loggerInstance: logger, disableRequestLogging: true });
 if (scenario.endsWith('fastify-metrics')) {
   // A CommonJS module: under ESM its `default` is module.exports, whose own `default` is the plugin.
   const loaded = (await import('fastify-metrics')).default as unknown as { default?: unknown };
-  const fastifyMetrics = (loaded.default ?? loaded) as FastifyPluginAsync<{ endpoint: string; defaultMetrics: { enabled: boolean } }>;
+  const fastifyMetrics = (loaded.default ?? loaded) as FastifyPluginAsync<{
+    endpoint: string;
+    defaultMetrics: { enabled: boolean };
+  }>;
   // Its defaults: per-route histogram and summary, process metrics off to match Kit (which has none).
   await app.register(fastifyMetrics, { endpoint: '/metrics', defaultMetrics: { enabled: false } });
 }
@@ -56,7 +65,10 @@ if (scenario.endsWith('fastify-metrics')) {
 if (scenario.startsWith('kit')) {
   class ItemsEndpoint {
     addRoutes(group: typeof app) {
-      group.get(':id', async (request) => ({ id: (request.params as { id: string }).id, name: 'item' }));
+      group.get(':id', async (request) => ({
+        id: (request.params as { id: string }).id,
+        name: 'item',
+      }));
     }
   }
   addKit(app, [ItemsEndpoint], (opt) => {
@@ -66,7 +78,10 @@ if (scenario.startsWith('kit')) {
   });
   await useKit(app);
 } else {
-  app.get('/api/items/:id', async (request) => ({ id: (request.params as { id: string }).id, name: 'item' }));
+  app.get('/api/items/:id', async (request) => ({
+    id: (request.params as { id: string }).id,
+    name: 'item',
+  }));
 }
 
 await app.listen({ port: 0, host: '127.0.0.1' });

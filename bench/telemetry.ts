@@ -14,16 +14,29 @@ import autocannon from 'autocannon';
 import { median, spawnServer, stopServer, type ServerProcess } from './harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const arg = (name: string, fallback: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const cycles = Number(arg('cycles', '6'));
 const seconds = Number(arg('seconds', '3'));
 const nodeBin = arg('node', process.execPath);
 const connections = 50;
 
 const scenarios: Array<{ id: string; label: string; baseline: string }> = [
-  { id: 'kit-metrics', label: 'Kit + configureMetrics() (per-route histogram, prom-client registry)', baseline: 'kit' },
-  { id: 'kit-otel', label: 'Kit + tracing (SDK, instrumentation-http, @fastify/otel)', baseline: 'kit' },
-  { id: 'kit-fastify-metrics', label: 'Kit + fastify-metrics 14 instead of configureMetrics()', baseline: 'kit' },
+  {
+    id: 'kit-metrics',
+    label: 'Kit + configureMetrics() (per-route histogram, prom-client registry)',
+    baseline: 'kit',
+  },
+  {
+    id: 'kit-otel',
+    label: 'Kit + tracing (SDK, instrumentation-http, @fastify/otel)',
+    baseline: 'kit',
+  },
+  {
+    id: 'kit-fastify-metrics',
+    label: 'Kit + fastify-metrics 14 instead of configureMetrics()',
+    baseline: 'kit',
+  },
   { id: 'bare-fastify-metrics', label: 'bare Fastify + fastify-metrics 14', baseline: 'bare' },
   { id: 'bare-otel', label: 'bare Fastify + tracing (the same SDK set-up)', baseline: 'bare' },
 ];
@@ -44,16 +57,40 @@ interface Slice {
 
 async function slice(server: ServerProcess): Promise<Slice> {
   const before = cpuUs(server);
-  const r = await autocannon({ url: `${server.base}/api/items/42`, connections, duration: seconds });
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx, cpu: (cpuUs(server) - before) / Math.max(1, r.requests.total) };
+  const r = await autocannon({
+    url: `${server.base}/api/items/42`,
+    connections,
+    duration: seconds,
+  });
+  return {
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+    cpu: (cpuUs(server) - before) / Math.max(1, r.requests.total),
+  };
 }
 
 const log = (...a: unknown[]) => console.error('[telemetry]', ...a);
 const ids = ['bare', 'kit', ...scenarios.map((s) => s.id)];
 const servers = new Map<string, ServerProcess>();
-for (const id of ids) servers.set(id, await spawnServer(nodeBin, ['--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'telemetry-server.ts'), id], id));
+for (const id of ids)
+  servers.set(
+    id,
+    await spawnServer(
+      nodeBin,
+      [
+        '--conditions=kit-source',
+        '--import',
+        import.meta.resolve('tsx'),
+        path.join(here, 'telemetry-server.ts'),
+        id,
+      ],
+      id,
+    ),
+  );
 // Warm every server (JIT, route caches) before measuring.
-for (const id of ids) await autocannon({ url: `${servers.get(id)!.base}/api/items/42`, connections, duration: 1 });
+for (const id of ids)
+  await autocannon({ url: `${servers.get(id)!.base}/api/items/42`, connections, duration: 1 });
 
 const ratios: Record<string, number[]> = {};
 const cpuRatios: Record<string, number[]> = {};
@@ -75,14 +112,19 @@ try {
         (rps[id] ??= []).push(got[id]!.rps);
         (p99[id] ??= []).push(got[id]!.p99);
       }
-      log(`cycle ${cycle + 1}/${cycles} ${s.id}: ${got[s.id]!.rps.toFixed(0)} req/s vs ${s.baseline} ${got[s.baseline]!.rps.toFixed(0)} -> ${(got[s.id]!.rps / got[s.baseline]!.rps).toFixed(3)}; CPU/request ${got[s.id]!.cpu.toFixed(0)} vs ${got[s.baseline]!.cpu.toFixed(0)} µs`);
+      log(
+        `cycle ${cycle + 1}/${cycles} ${s.id}: ${got[s.id]!.rps.toFixed(0)} req/s vs ${s.baseline} ${got[s.baseline]!.rps.toFixed(0)} -> ${(got[s.id]!.rps / got[s.baseline]!.rps).toFixed(3)}; CPU/request ${got[s.id]!.cpu.toFixed(0)} vs ${got[s.baseline]!.cpu.toFixed(0)} µs`,
+      );
     }
   }
 } finally {
   for (const server of servers.values()) await stopServer(server);
 }
 
-const node = (await import('node:child_process')).execFileSync(nodeBin, ['--version']).toString().trim();
+const node = (await import('node:child_process'))
+  .execFileSync(nodeBin, ['--version'])
+  .toString()
+  .trim();
 const command = `node --conditions=kit-source --import tsx bench/telemetry.ts --cycles=${cycles} --seconds=${seconds}${nodeBin === process.execPath ? '' : ` --node=<node ${node}>`}`;
 const lines = [
   '# Request metrics and tracing: what they cost',
@@ -101,5 +143,12 @@ const lines = [
   '',
 ];
 await writeFile(path.join(here, 'results', 'telemetry.md'), lines.join('\n'));
-await writeFile(path.join(here, 'results', 'telemetry.json'), JSON.stringify({ command, node, cycles, seconds, connections, errors, ratios, cpuRatios, cpu, rps, p99 }, null, 2));
+await writeFile(
+  path.join(here, 'results', 'telemetry.json'),
+  JSON.stringify(
+    { command, node, cycles, seconds, connections, errors, ratios, cpuRatios, cpu, rps, p99 },
+    null,
+    2,
+  ),
+);
 console.log(lines.join('\n'));

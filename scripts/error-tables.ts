@@ -12,18 +12,44 @@ import { redisStoreErrors } from '@kit/store-redis';
 const root = fileURLToPath(new URL('../', import.meta.url));
 
 /** Each package's catalogue, the file that declares it, and the docs page holding its table. */
-export const CATALOGUES: ReadonlyArray<{ readonly name: string; readonly source: string; readonly page: string; readonly codes: Readonly<Record<string, KitErrorSpec>> }> = [
-  { name: '@kit/core', source: 'packages/core/src/shared/error-codes.ts', page: 'docs/grouping.md', codes: coreErrors.codes },
-  { name: '@kit/store-redis', source: 'packages/store-redis/src/errors.ts', page: 'docs/stores.md', codes: redisStoreErrors.codes },
-  { name: '@kit/autocrud', source: 'packages/autocrud/src/errors.ts', page: 'docs/autocrud/errors.md', codes: autoCrudErrors.codes },
+export const CATALOGUES: ReadonlyArray<{
+  readonly name: string;
+  readonly source: string;
+  readonly page: string;
+  readonly codes: Readonly<Record<string, KitErrorSpec>>;
+}> = [
+  {
+    name: '@kit/core',
+    source: 'packages/core/src/shared/error-codes.ts',
+    page: 'docs/grouping.md',
+    codes: coreErrors.codes,
+  },
+  {
+    name: '@kit/store-redis',
+    source: 'packages/store-redis/src/errors.ts',
+    page: 'docs/stores.md',
+    codes: redisStoreErrors.codes,
+  },
+  {
+    name: '@kit/autocrud',
+    source: 'packages/autocrud/src/errors.ts',
+    page: 'docs/autocrud/errors.md',
+    codes: autoCrudErrors.codes,
+  },
 ];
 
 const END = '<!-- /error-table -->';
 const start = (name: string): string => `<!-- error-table ${name}:`;
 
 /** The markdown table of one catalogue, with its markers. */
-export function renderTable(name: string, source: string, codes: Readonly<Record<string, KitErrorSpec>>): string {
-  const rows = Object.entries(codes).map(([code, spec]) => `| \`${code}\` | ${spec.status ?? ''} | ${spec.when} |`);
+export function renderTable(
+  name: string,
+  source: string,
+  codes: Readonly<Record<string, KitErrorSpec>>,
+): string {
+  const rows = Object.entries(codes).map(
+    ([code, spec]) => `| \`${code}\` | ${spec.status ?? ''} | ${spec.when} |`,
+  );
   return [
     `${start(name)} generated from ${source} by \`npm run docs:errors\`; change the catalogue, not this table -->`,
     '| code | HTTP status | when |',
@@ -46,7 +72,10 @@ if (process.argv.includes('--write')) {
     const file = `${root}${c.page}`;
     const text = readFileSync(file, 'utf8');
     const current = tableInPage(text, c.name);
-    if (current === undefined) throw new Error(`${c.page} has no ${start(c.name)} ... ${END} markers: put them where the table goes`);
+    if (current === undefined)
+      throw new Error(
+        `${c.page} has no ${start(c.name)} ... ${END} markers: put them where the table goes`,
+      );
     writeFileSync(file, text.replace(current, renderTable(c.name, c.source, c.codes)));
     console.log(`${c.page}: ${Object.keys(c.codes).length} codes of ${c.name}`);
   }

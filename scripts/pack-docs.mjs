@@ -15,11 +15,13 @@ rmSync(target, { recursive: true, force: true });
 if (!process.argv.includes('--clean')) {
   mkdirSync(target);
   for (const entry of readdirSync(source, { withFileTypes: true })) {
-    if (entry.isFile() && entry.name.endsWith('.md')) cpSync(path.join(source, entry.name), path.join(target, entry.name));
+    if (entry.isFile() && entry.name.endsWith('.md'))
+      cpSync(path.join(source, entry.name), path.join(target, entry.name));
     if (entry.isDirectory() && entry.name !== 'test') {
       const pages = readdirSync(path.join(source, entry.name)).filter((n) => n.endsWith('.md'));
       if (pages.length > 0) mkdirSync(path.join(target, entry.name));
-      for (const name of pages) cpSync(path.join(source, entry.name, name), path.join(target, entry.name, name));
+      for (const name of pages)
+        cpSync(path.join(source, entry.name, name), path.join(target, entry.name, name));
     }
   }
 }

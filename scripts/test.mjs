@@ -27,7 +27,9 @@ const lines = process.env.KIT_TEST_LINES ?? 'all';
 if (lines === 'every') {
   const all = selected.length;
   selected = selected.filter((f) => lineDirective(f)?.lines !== 'once');
-  console.log(`KIT_TEST_LINES=every: ${selected.length} of ${all} test files, those whose outcome the Node line can change (the others run once per CI run, on its full line)`);
+  console.log(
+    `KIT_TEST_LINES=every: ${selected.length} of ${all} test files, those whose outcome the Node line can change (the others run once per CI run, on its full line)`,
+  );
 } else if (lines !== 'all') {
   console.error(`KIT_TEST_LINES must be 'all' or 'every', not '${lines}'`);
   process.exit(2);

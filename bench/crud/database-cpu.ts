@@ -8,7 +8,9 @@ import path from 'node:path';
  * connections, and their backends' time must not vanish from the sum). From /proc, 100 ticks a second.
  */
 export function databaseCpuUs(dataDir: string): number {
-  const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const postmaster = Number(
+    readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+  );
   const tick = 1e6 / 100;
   let total = 0;
   for (const entry of readdirSync('/proc')) {

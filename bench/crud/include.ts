@@ -41,13 +41,30 @@ export function relationEntities() {
   const Customer = defineEntity({
     name: 'BenchCustomer',
     table: 'bench_customers',
-    schema: { type: 'object', required: ['id', 'name', 'email'], properties: { id: { type: 'integer' }, name: { type: 'string', maxLength: 200 }, email: { type: 'string', maxLength: 200 } } } as const,
+    schema: {
+      type: 'object',
+      required: ['id', 'name', 'email'],
+      properties: {
+        id: { type: 'integer' },
+        name: { type: 'string', maxLength: 200 },
+        email: { type: 'string', maxLength: 200 },
+      },
+    } as const,
     writable: ['name', 'email'],
   });
   const Order = defineEntity({
     name: 'BenchOrder',
     table: 'bench_orders',
-    schema: { type: 'object', required: ['id', 'customerId', 'total'], properties: { id: { type: 'integer' }, customerId: { type: 'integer' }, note: { type: ['string', 'null'] }, total: { type: 'number' } } } as const,
+    schema: {
+      type: 'object',
+      required: ['id', 'customerId', 'total'],
+      properties: {
+        id: { type: 'integer' },
+        customerId: { type: 'integer' },
+        note: { type: ['string', 'null'] },
+        total: { type: 'number' },
+      },
+    } as const,
     writable: ['customerId', 'note', 'total'],
     columns: { customerId: 'customer_id' },
     references: { customerId: { entity: Customer, many: 'orders' } },
@@ -55,7 +72,17 @@ export function relationEntities() {
   const Line = defineEntity({
     name: 'BenchLine',
     table: 'bench_lines',
-    schema: { type: 'object', required: ['id', 'orderId', 'sku', 'quantity', 'price'], properties: { id: { type: 'integer' }, orderId: { type: 'integer' }, sku: { type: 'string' }, quantity: { type: 'integer' }, price: { type: 'number' } } } as const,
+    schema: {
+      type: 'object',
+      required: ['id', 'orderId', 'sku', 'quantity', 'price'],
+      properties: {
+        id: { type: 'integer' },
+        orderId: { type: 'integer' },
+        sku: { type: 'string' },
+        quantity: { type: 'integer' },
+        price: { type: 'number' },
+      },
+    } as const,
     writable: ['orderId', 'sku', 'quantity', 'price'],
     columns: { orderId: 'order_id' },
     references: { orderId: { entity: Order, onDelete: 'cascade', many: 'lines' } },
@@ -70,8 +97,30 @@ const randomOrder = () => 1 + Math.floor(Math.random() * ORDERS);
 /** One load of a case on the Kit server at `base`. */
 function load(base: string, which: IncludeCase, seconds: number, connections: number) {
   const common = { url: base, connections, pipelining: 1, duration: seconds };
-  if (which === 'get') return autocannon({ ...common, requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `/api/orders/${randomOrder()}` }) }] });
-  if (which === 'include') return autocannon({ ...common, requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `/api/orders/${randomOrder()}?include=customer,lines` }) }] });
+  if (which === 'get')
+    return autocannon({
+      ...common,
+      requests: [
+        {
+          setupRequest: (req: autocannon.Request) => ({
+            ...req,
+            path: `/api/orders/${randomOrder()}`,
+          }),
+        },
+      ],
+    });
+  if (which === 'include')
+    return autocannon({
+      ...common,
+      requests: [
+        {
+          setupRequest: (req: autocannon.Request) => ({
+            ...req,
+            path: `/api/orders/${randomOrder()}?include=customer,lines`,
+          }),
+        },
+      ],
+    });
   // Without includes: the order, then its customer (named in the order), then its lines.
   type Context = { order?: number; customer?: number };
   return autocannon({
@@ -86,8 +135,18 @@ function load(base: string, which: IncludeCase, seconds: number, connections: nu
           context.customer = (JSON.parse(body) as { customerId: number }).customerId;
         },
       },
-      { setupRequest: (req: autocannon.Request, context: Context) => ({ ...req, path: `/api/customers/${context.customer ?? 1}` }) },
-      { setupRequest: (req: autocannon.Request, context: Context) => ({ ...req, path: `/api/lines?filter[orderId]=${context.order ?? 1}&pageSize=100&count=false` }) },
+      {
+        setupRequest: (req: autocannon.Request, context: Context) => ({
+          ...req,
+          path: `/api/customers/${context.customer ?? 1}`,
+        }),
+      },
+      {
+        setupRequest: (req: autocannon.Request, context: Context) => ({
+          ...req,
+          path: `/api/lines?filter[orderId]=${context.order ?? 1}&pageSize=100&count=false`,
+        }),
+      },
     ] as unknown as autocannon.Request[],
   });
 }
@@ -114,7 +173,8 @@ export async function includeScenario(options: {
   const { base, cycles, sliceSeconds, connections, measure, log } = options;
   const probe = await fetch(`${base}/api/orders/1?include=customer,lines`);
   const order = (await probe.json()) as { customer?: { id: number }; lines?: unknown[] };
-  if (probe.status !== 200 || !order.customer || order.lines?.length !== 10) throw new Error(`include probe: ${probe.status} ${JSON.stringify(order).slice(0, 200)}`);
+  if (probe.status !== 200 || !order.customer || order.lines?.length !== 10)
+    throw new Error(`include probe: ${probe.status} ${JSON.stringify(order).slice(0, 200)}`);
   for (const which of ['include', 'three', 'get'] as const) await load(base, which, 3, connections);
   const pairs: Array<[IncludeCase, IncludeCase]> = [
     ['include', 'three'],
@@ -133,7 +193,9 @@ export async function includeScenario(options: {
       const reads = own.rps / REQUESTS_PER_READ[a] / (ref.rps / REQUESTS_PER_READ[b]);
       const cpu = (ref.cpuUs * REQUESTS_PER_READ[b]) / (own.cpuUs * REQUESTS_PER_READ[a]);
       (ratios[`${a}/${b}`] ??= []).push({ reads, cpu });
-      log(`cycle ${cycle + 1}/${cycles} ${a} ${Math.round(own.rps)} req/s (${own.cpuUs.toFixed(0)} µs CPU) vs ${b} ${Math.round(ref.rps)} req/s (${ref.cpuUs.toFixed(0)} µs CPU): reads ${reads.toFixed(3)}`);
+      log(
+        `cycle ${cycle + 1}/${cycles} ${a} ${Math.round(own.rps)} req/s (${own.cpuUs.toFixed(0)} µs CPU) vs ${b} ${Math.round(ref.rps)} req/s (${ref.cpuUs.toFixed(0)} µs CPU): reads ${reads.toFixed(3)}`,
+      );
     }
   }
   const cases = Object.fromEntries(
@@ -141,21 +203,39 @@ export async function includeScenario(options: {
       const list = slices[which] ?? [];
       const rps = median(list.map((s) => s.rps));
       const cpuUs = median(list.map((s) => s.cpuUs));
-      return [which, { rps, p99Ms: median(list.map((s) => s.p99Ms)), cpuUs, dbCpuUs: median(list.map((s) => s.dbCpuUs)), errors: list.reduce((n, s) => n + s.errors, 0), readsPerSecond: rps / REQUESTS_PER_READ[which], cpuUsPerRead: cpuUs * REQUESTS_PER_READ[which] }];
+      return [
+        which,
+        {
+          rps,
+          p99Ms: median(list.map((s) => s.p99Ms)),
+          cpuUs,
+          dbCpuUs: median(list.map((s) => s.dbCpuUs)),
+          errors: list.reduce((n, s) => n + s.errors, 0),
+          readsPerSecond: rps / REQUESTS_PER_READ[which],
+          cpuUsPerRead: cpuUs * REQUESTS_PER_READ[which],
+        },
+      ];
     }),
   ) as IncludeResult['cases'];
   return {
     cases,
     pairs: pairs.map(([a, b]) => {
       const list = ratios[`${a}/${b}`] ?? [];
-      return { a, b, ratio: median(list.map((p) => p.reads)), cpuRatio: median(list.map((p) => p.cpu)), all: list.map((p) => p.reads) };
+      return {
+        a,
+        b,
+        ratio: median(list.map((p) => p.reads)),
+        cpuRatio: median(list.map((p) => p.cpu)),
+        all: list.map((p) => p.reads),
+      };
     }),
   };
 }
 
 const CASE_TEXT: Record<IncludeCase, string> = {
   include: '`GET /api/orders/{id}?include=customer,lines` (one request)',
-  three: 'the order, its customer, its lines (three requests: `GET /api/orders/{id}`, `GET /api/customers/{customerId}`, `GET /api/lines?filter[orderId]={id}&pageSize=100&count=false`)',
+  three:
+    'the order, its customer, its lines (three requests: `GET /api/orders/{id}`, `GET /api/customers/{customerId}`, `GET /api/lines?filter[orderId]={id}&pageSize=100&count=false`)',
   get: '`GET /api/orders/{id}` (the order alone)',
 };
 
@@ -163,16 +243,33 @@ const CASE_TEXT: Record<IncludeCase, string> = {
 export function renderInclude(r: IncludeResult): string[] {
   const n = (x: number, d = 0) => x.toFixed(d);
   const lines = ['## Includes: an order with its customer and 10 lines', ''];
-  lines.push(`On the Kit server alone, random orders of ${ORDERS.toLocaleString('en')} (each with its customer and 10 lines), paired slices. A read is the order with its customer and lines (or the order alone, for the plain get).`, '');
-  lines.push('| case | req/s | reads/s | p99 ms (per request) | server CPU µs/read | PostgreSQL CPU µs/req | errors |', '|---|---:|---:|---:|---:|---:|---:|');
+  lines.push(
+    `On the Kit server alone, random orders of ${ORDERS.toLocaleString('en')} (each with its customer and 10 lines), paired slices. A read is the order with its customer and lines (or the order alone, for the plain get).`,
+    '',
+  );
+  lines.push(
+    '| case | req/s | reads/s | p99 ms (per request) | server CPU µs/read | PostgreSQL CPU µs/req | errors |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  );
   for (const which of ['include', 'three', 'get'] as const) {
     const c = r.cases[which];
-    lines.push(`| ${CASE_TEXT[which]} | ${n(c.rps)} | ${n(c.readsPerSecond)} | ${n(c.p99Ms)} | ${n(c.cpuUsPerRead)} | ${n(c.dbCpuUs)} | ${c.errors} |`);
+    lines.push(
+      `| ${CASE_TEXT[which]} | ${n(c.rps)} | ${n(c.readsPerSecond)} | ${n(c.p99Ms)} | ${n(c.cpuUsPerRead)} | ${n(c.dbCpuUs)} | ${c.errors} |`,
+    );
   }
-  lines.push('', '| pair | reads/s ratio (median) | per-CPU ratio (median) | every cycle | bar |', '|---|---:|---:|---|---|');
+  lines.push(
+    '',
+    '| pair | reads/s ratio (median) | per-CPU ratio (median) | every cycle | bar |',
+    '|---|---:|---:|---|---|',
+  );
   for (const p of r.pairs) {
-    const bar = p.a === 'get' ? `include within 1.5x: ${p.ratio <= 1.5 ? 'met' : 'NOT met'}` : '(against the three requests)';
-    lines.push(`| ${p.a} / ${p.b} | ${n(p.ratio, 3)} | ${n(p.cpuRatio, 3)} | ${p.all.map((x) => n(x, 2)).join(', ')} | ${bar} |`);
+    const bar =
+      p.a === 'get'
+        ? `include within 1.5x: ${p.ratio <= 1.5 ? 'met' : 'NOT met'}`
+        : '(against the three requests)';
+    lines.push(
+      `| ${p.a} / ${p.b} | ${n(p.ratio, 3)} | ${n(p.cpuRatio, 3)} | ${p.all.map((x) => n(x, 2)).join(', ')} | ${bar} |`,
+    );
   }
   lines.push('');
   return lines;

@@ -17,7 +17,8 @@ import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity } from '@kit/autocrud';
 
 const exec = promisify(execFile);
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const arg = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const route = arg('route') ?? 'get';
 const requests = Number(arg('requests') ?? 2000);
 const warmup = Number(arg('warmup') ?? 1500);
@@ -28,7 +29,13 @@ const Product = defineEntity({
   schema: {
     type: 'object',
     required: ['id', 'name', 'price'],
-    properties: { id: { type: 'integer' }, name: { type: 'string', maxLength: 200 }, price: { type: 'number' }, stock: { type: ['integer', 'null'] }, category: { type: ['string', 'null'] } },
+    properties: {
+      id: { type: 'integer' },
+      name: { type: 'string', maxLength: 200 },
+      price: { type: 'number' },
+      stock: { type: ['integer', 'null'] },
+      category: { type: ['string', 'null'] },
+    },
   } as const,
   writable: ['name', 'price', 'stock', 'category'],
 });
@@ -42,19 +49,40 @@ async function child(): Promise<void> {
   addKitAutoCrud(app, 'sqlite::memory:', { createTables: true });
   await useKit(app);
   await app.ready();
-  for (let i = 0; i < 500; i++) await app.inject({ method: 'POST', url: '/api/products', payload: { name: `p${i}`, price: (i * 7) % 100, stock: i % 5, category: 'tools' } });
+  for (let i = 0; i < 500; i++)
+    await app.inject({
+      method: 'POST',
+      url: '/api/products',
+      payload: { name: `p${i}`, price: (i * 7) % 100, stock: i % 5, category: 'tools' },
+    });
   const body = JSON.stringify({ name: 'Bench widget', price: 512.5, stock: 3, category: 'tools' });
   // PUT writes the whole body, PATCH one field of it (a JSON Merge Patch), on the same row.
   const requestOf: Record<string, InjectOptions | string> = {
     get: '/api/products/7',
     list: '/api/products?filter[price][lt]=20&sort=-price&pageSize=20',
     fields: '/api/products?filter[price][lt]=20&sort=-price&pageSize=20&fields=id,name,price',
-    create: { method: 'POST', url: '/api/products', headers: { 'content-type': 'application/json' }, payload: body },
-    put: { method: 'PUT', url: '/api/products/7', headers: { 'content-type': 'application/json' }, payload: body },
-    patch: { method: 'PATCH', url: '/api/products/7', headers: { 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ price: 512.5 }) },
+    create: {
+      method: 'POST',
+      url: '/api/products',
+      headers: { 'content-type': 'application/json' },
+      payload: body,
+    },
+    put: {
+      method: 'PUT',
+      url: '/api/products/7',
+      headers: { 'content-type': 'application/json' },
+      payload: body,
+    },
+    patch: {
+      method: 'PATCH',
+      url: '/api/products/7',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      payload: JSON.stringify({ price: 512.5 }),
+    },
   };
   const request = requestOf[route];
-  if (request === undefined) throw new Error(`--route=${route}: one of ${Object.keys(requestOf).join(', ')}`);
+  if (request === undefined)
+    throw new Error(`--route=${route}: one of ${Object.keys(requestOf).join(', ')}`);
   const one = async () => {
     const res = await app.inject(request);
     if (res.statusCode >= 300) throw new Error(`${route}: ${res.statusCode} ${res.body}`);
@@ -74,8 +102,23 @@ async function parent(): Promise<void> {
   try {
     await exec(
       'valgrind',
-      ['--tool=callgrind', `--callgrind-out-file=${path.join(dir, 'cg')}`, '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--dump-line=no', node,
-        '--conditions=kit-source', '--import', import.meta.resolve('tsx'), fileURLToPath(import.meta.url), '--child', `--route=${route}`, `--requests=${requests}`, `--warmup=${warmup}`],
+      [
+        '--tool=callgrind',
+        `--callgrind-out-file=${path.join(dir, 'cg')}`,
+        '--instr-atstart=no',
+        '--smc-check=all-non-file',
+        '--dump-instr=no',
+        '--dump-line=no',
+        node,
+        '--conditions=kit-source',
+        '--import',
+        import.meta.resolve('tsx'),
+        fileURLToPath(import.meta.url),
+        '--child',
+        `--route=${route}`,
+        `--requests=${requests}`,
+        `--warmup=${warmup}`,
+      ],
       { maxBuffer: 64 * 1024 * 1024 },
     );
     let total = 0;
@@ -84,7 +127,9 @@ async function parent(): Promise<void> {
       const found = /^(?:summary|totals): (\d+)/m.exec(text);
       if (found) total = Math.max(total, Number(found[1]));
     }
-    console.log(`${route}: ${Math.round(total / requests)} instructions per request (${requests} requests after ${warmup} of warm-up, ${(await exec(node, ['-v'])).stdout.trim()})`);
+    console.log(
+      `${route}: ${Math.round(total / requests)} instructions per request (${requests} requests after ${warmup} of warm-up, ${(await exec(node, ['-v'])).stdout.trim()})`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

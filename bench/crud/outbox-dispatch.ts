@@ -18,7 +18,8 @@ import { PostgresServer } from '@kit/test-support/postgres';
 import { median } from '../harness.js';
 import { catalogEntity, SCHEMA } from './shape.js';
 
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const arg = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const records = Number(arg('records') ?? 20_000);
 const rounds = Number(arg('rounds') ?? 5);
 const batchSize = Number(arg('batch') ?? 200);
@@ -39,22 +40,33 @@ const Product = catalogEntity();
 class ProductsEndpoint {}
 const app = Fastify({ logger: false });
 addKit(app, [ProductsEndpoint]);
-const crud = addKitAutoCrud(app, database.url, { poolSize: 10, createTables: true, outbox: { batchSize } });
+const crud = addKitAutoCrud(app, database.url, {
+  poolSize: 10,
+  createTables: true,
+  outbox: { batchSize },
+});
 crud.onChange(Product, () => undefined, { name: 'bench' });
 await useKit(app);
 await app.ready();
 while (!crud.outboxStats()?.leader) await new Promise((r) => setTimeout(r, 50));
 
-const PAYLOAD = JSON.stringify({ after: { id: 1, name: 'widget', price: 12.5, stock: 3, category: 'tools' } });
+const PAYLOAD = JSON.stringify({
+  after: { id: 1, name: 'widget', price: 12.5, stock: 3, category: 'tools' },
+});
 async function round(): Promise<{ cpuUs: number; dbCpuUs: number; ms: number }> {
   const delivered = crud.outboxStats()?.delivered ?? 0;
   await database.sql(`insert into kit_outbox (id, entity, row_key, operation, version_after, payload, next_at)
     select gen_random_uuid()::text, 'Product', (g % 5000)::text, 'create', 1, '${PAYLOAD}', (extract(epoch from clock_timestamp()) * 1000)::bigint + 300
     from generate_series(1, ${records}) g`);
   const [cpu, db, t0] = [process.cpuUsage(), databaseCpuUs(), performance.now()];
-  while ((crud.outboxStats()?.delivered ?? 0) < delivered + records) await new Promise((r) => setTimeout(r, 20));
+  while ((crud.outboxStats()?.delivered ?? 0) < delivered + records)
+    await new Promise((r) => setTimeout(r, 20));
   const used = process.cpuUsage(cpu);
-  return { cpuUs: (used.user + used.system) / records, dbCpuUs: (databaseCpuUs() - db) / records, ms: performance.now() - t0 };
+  return {
+    cpuUs: (used.user + used.system) / records,
+    dbCpuUs: (databaseCpuUs() - db) / records,
+    ms: performance.now() - t0,
+  };
 }
 
 await round(); // warm-up: JIT, plans, buffers
@@ -68,7 +80,9 @@ const results = [];
 for (let i = 0; i < rounds; i++) {
   const r = await round();
   results.push(r);
-  log(`round ${i + 1}/${rounds}: ${r.cpuUs.toFixed(1)} µs server CPU, ${r.dbCpuUs.toFixed(1)} µs PostgreSQL CPU per record, ${Math.round((records / r.ms) * 1000)} records/s`);
+  log(
+    `round ${i + 1}/${rounds}: ${r.cpuUs.toFixed(1)} µs server CPU, ${r.dbCpuUs.toFixed(1)} µs PostgreSQL CPU per record, ${Math.round((records / r.ms) * 1000)} records/s`,
+  );
 }
 if (session) {
   const { profile: data } = await session.post('Profiler.stop');

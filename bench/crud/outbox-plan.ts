@@ -23,7 +23,9 @@ await useKit(app);
 await app.ready();
 await app.close();
 
-const payload = JSON.stringify({ after: { id: 1, name: 'widget', price: 12.5, stock: 3, category: 'tools' } });
+const payload = JSON.stringify({
+  after: { id: 1, name: 'widget', price: 12.5, stock: 3, category: 'tools' },
+});
 const now = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 // 10,000 records over 5,000 rows; every 97th waits for a retry an hour away (its row's later ones are held).
 await database.sql(`insert into kit_outbox (id, entity, row_key, operation, version_after, payload, next_at, attempts)
@@ -46,25 +48,49 @@ await client.query(`prepare due(bigint, bigint) as
   from d left join w on w.entity = d.entity and w.row_key = d.row_key order by d.seq`);
 await client.query('prepare gone(bigint[]) as delete from kit_outbox where seq = any($1)');
 const explain = async (name: string, text: string) => {
-  const { rows } = await client.query(`explain (analyze, buffers, costs off, timing off, summary off) ${text}`);
-  console.log(`## ${name}\n\n${rows.map((r: Record<string, string>) => `    ${r['QUERY PLAN']}`).join('\n')}\n`);
+  const { rows } = await client.query(
+    `explain (analyze, buffers, costs off, timing off, summary off) ${text}`,
+  );
+  console.log(
+    `## ${name}\n\n${rows.map((r: Record<string, string>) => `    ${r['QUERY PLAN']}`).join('\n')}\n`,
+  );
 };
-await explain('the due read (dueRecords), batch 200, the first batch', `execute due(${clock}, 200)`);
+await explain(
+  'the due read (dueRecords), batch 200, the first batch',
+  `execute due(${clock}, 200)`,
+);
 // 2,000 records delivered (deleted): read once before autovacuum came by (the scan steps over the
 // deleted records' index entries, and marks them dead for the next one), then after it.
-await client.query(`delete from kit_outbox where seq in (select seq from kit_outbox where next_at <= ${clock} order by seq limit 2000)`);
-await explain('the due read, 2,000 records delivered, not yet vacuumed', `execute due(${clock}, 200)`);
+await client.query(
+  `delete from kit_outbox where seq in (select seq from kit_outbox where next_at <= ${clock} order by seq limit 2000)`,
+);
+await explain(
+  'the due read, 2,000 records delivered, not yet vacuumed',
+  `execute due(${clock}, 200)`,
+);
 await explain('the same read again', `execute due(${clock}, 200)`);
 await client.query('vacuum kit_outbox');
 await explain('the due read, 2,000 records delivered, vacuumed', `execute due(${clock}, 200)`);
-const batch = (await client.query(`select seq from kit_outbox where next_at <= ${clock} order by seq limit 200`)).rows.map((r: { seq: string }) => r.seq);
-await explain('the delete of a delivered batch (deleteDelivered), 200 records', `execute gone('{${batch.join(',')}}')`);
-await explain('the backlog (backlog)', 'select (select count(*) from kit_outbox) as pending, (select count(*) from kit_outbox_dead) as dead');
+const batch = (
+  await client.query(`select seq from kit_outbox where next_at <= ${clock} order by seq limit 200`)
+).rows.map((r: { seq: string }) => r.seq);
+await explain(
+  'the delete of a delivered batch (deleteDelivered), 200 records',
+  `execute gone('{${batch.join(',')}}')`,
+);
+await explain(
+  'the backlog (backlog)',
+  'select (select count(*) from kit_outbox) as pending, (select count(*) from kit_outbox_dead) as dead',
+);
 // A failed attempt's update (markRetry) touches no indexed column: PostgreSQL may update in place
 // (HOT) where the page has room. 100 retries, counted in this transaction's statistics.
 await client.query('begin');
-await client.query(`update kit_outbox set attempts = attempts + 1, next_at = ${clock} + 1000, done = '', last_error = 'refused' where seq in (select seq from kit_outbox order by seq limit 100)`);
-const { rows: hot } = await client.query(`select n_tup_upd as updated, n_tup_hot_upd as hot from pg_stat_xact_user_tables where relname = 'kit_outbox'`);
+await client.query(
+  `update kit_outbox set attempts = attempts + 1, next_at = ${clock} + 1000, done = '', last_error = 'refused' where seq in (select seq from kit_outbox order by seq limit 100)`,
+);
+const { rows: hot } = await client.query(
+  `select n_tup_upd as updated, n_tup_hot_upd as hot from pg_stat_xact_user_tables where relname = 'kit_outbox'`,
+);
 await client.query('rollback');
 console.log(`## 100 retries (markRetry): ${JSON.stringify(hot[0])}\n`);
 await client.end();

@@ -18,7 +18,8 @@ import { median, spawnServer, stopServer, type ServerProcess } from '../harness.
 import { CREATE_BODY, PATCH_BODY, POOL_SIZE, SCHEMA } from './shape.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const arg = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const nodeBin = arg('node') ?? process.execPath;
 const cycles = Number(arg('cycles') ?? 6);
 const sliceSeconds = Number(arg('slice') ?? 4);
@@ -36,7 +37,9 @@ await database.sql("alter system set shared_buffers = '256MB'");
 await database.stop();
 await database.resume();
 for (const statement of SCHEMA) await database.sql(statement);
-await database.sql(`insert into products (name, price, stock, category) select 'widget ' || g, (g % 1000) + 0.5, 3, 'tools' from generate_series(1, ${ROWS}) g`);
+await database.sql(
+  `insert into products (name, price, stock, category) select 'widget ' || g, (g % 1000) + 0.5, 3, 'tools' from generate_series(1, ${ROWS}) g`,
+);
 await database.sql('vacuum analyze products');
 
 /** CPU time (µs) of every process of the benchmark's PostgreSQL server (database-cpu.ts). */
@@ -49,10 +52,28 @@ type Write = 'create' | 'patch';
 const tsx = import.meta.resolve('tsx');
 const servers = new Map<Mode, ServerProcess>();
 // The on-server first: it makes the outbox's tables.
-for (const mode of (withSeam ? ['on', 'off', 'seam'] : ['on', 'off']) as Mode[]) servers.set(mode, await spawnServer(nodeBin, ['--conditions=kit-source', '--import', tsx, path.join(here, 'outbox-server.ts'), mode, database.url, String(POOL_SIZE)], `outbox-${mode}`));
+for (const mode of (withSeam ? ['on', 'off', 'seam'] : ['on', 'off']) as Mode[])
+  servers.set(
+    mode,
+    await spawnServer(
+      nodeBin,
+      [
+        '--conditions=kit-source',
+        '--import',
+        tsx,
+        path.join(here, 'outbox-server.ts'),
+        mode,
+        database.url,
+        String(POOL_SIZE),
+      ],
+      `outbox-${mode}`,
+    ),
+  );
 
 async function cpuOf(server: ServerProcess): Promise<number> {
-  const { cpu } = (await (await fetch(`${server.base}/bench/stats`)).json()) as { cpu: NodeJS.CpuUsage };
+  const { cpu } = (await (await fetch(`${server.base}/bench/stats`)).json()) as {
+    cpu: NodeJS.CpuUsage;
+  };
   return cpu.user + cpu.system;
 }
 
@@ -66,13 +87,32 @@ async function drained(): Promise<void> {
 }
 
 function load(server: ServerProcess, write: Write, seconds: number) {
-  if (write === 'create') return autocannon({ url: `${server.base}/api/products`, connections, pipelining: 1, duration: seconds, method: 'POST', body: CREATE_BODY, headers: { 'content-type': 'application/json' } });
+  if (write === 'create')
+    return autocannon({
+      url: `${server.base}/api/products`,
+      connections,
+      pipelining: 1,
+      duration: seconds,
+      method: 'POST',
+      body: CREATE_BODY,
+      headers: { 'content-type': 'application/json' },
+    });
   return autocannon({
     url: `${server.base}/api/products/1`,
     connections,
     pipelining: 1,
     duration: seconds,
-    requests: [{ method: 'PATCH', body: PATCH_BODY, headers: { 'content-type': 'application/merge-patch+json' }, setupRequest: (req: autocannon.Request) => ({ ...req, path: `/api/products/${1 + Math.floor(Math.random() * ROWS)}` }) }],
+    requests: [
+      {
+        method: 'PATCH',
+        body: PATCH_BODY,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        setupRequest: (req: autocannon.Request) => ({
+          ...req,
+          path: `/api/products/${1 + Math.floor(Math.random() * ROWS)}`,
+        }),
+      },
+    ],
   });
 }
 
@@ -92,14 +132,24 @@ async function slice(mode: Mode, write: Write): Promise<Slice> {
   await drained();
   const [cpuAfter, dbAfter] = [await cpuOf(server), databaseCpuUs()];
   const requests = Math.max(1, r.requests.total);
-  return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+  return {
+    rps: r.requests.average,
+    p99Ms: r.latency.p99,
+    cpuUs: (cpuAfter - cpuBefore) / requests,
+    dbCpuUs: (dbAfter - dbBefore) / requests,
+    errors: r.non2xx + r.errors,
+  };
 }
 
 // Warm-up: JIT, pools, buffers.
-for (const write of ['create', 'patch'] as Write[]) for (const mode of servers.keys()) await load(servers.get(mode) as ServerProcess, write, 3);
+for (const write of ['create', 'patch'] as Write[])
+  for (const mode of servers.keys()) await load(servers.get(mode) as ServerProcess, write, 3);
 
 const slices: Record<string, Slice[]> = {};
-const ratios: Record<Write, Array<{ rps: number; cpu: number; total: number }>> = { create: [], patch: [] };
+const ratios: Record<Write, Array<{ rps: number; cpu: number; total: number }>> = {
+  create: [],
+  patch: [],
+};
 for (let cycle = 0; cycle < cycles; cycle++) {
   for (const write of ['create', 'patch'] as Write[]) {
     const modes: Mode[] = withSeam ? ['on', 'off', 'seam'] : ['on', 'off'];
@@ -111,16 +161,34 @@ for (let cycle = 0; cycle < cycles; cycle++) {
     (slices[`${write}:on`] ??= []).push(on);
     (slices[`${write}:off`] ??= []).push(off);
     if (got.seam) (slices[`${write}:seam`] ??= []).push(got.seam);
-    ratios[write].push({ rps: off.rps / on.rps, cpu: on.cpuUs / off.cpuUs, total: (on.cpuUs + on.dbCpuUs) / (off.cpuUs + off.dbCpuUs) });
-    log(`cycle ${cycle + 1}/${cycles} ${write}: outbox on ${Math.round(on.rps)} req/s (${on.cpuUs.toFixed(0)} µs CPU, db ${on.dbCpuUs.toFixed(0)}) vs off ${Math.round(off.rps)} req/s (${off.cpuUs.toFixed(0)} µs, db ${off.dbCpuUs.toFixed(0)}): ${(off.rps / on.rps).toFixed(3)}x`);
+    ratios[write].push({
+      rps: off.rps / on.rps,
+      cpu: on.cpuUs / off.cpuUs,
+      total: (on.cpuUs + on.dbCpuUs) / (off.cpuUs + off.dbCpuUs),
+    });
+    log(
+      `cycle ${cycle + 1}/${cycles} ${write}: outbox on ${Math.round(on.rps)} req/s (${on.cpuUs.toFixed(0)} µs CPU, db ${on.dbCpuUs.toFixed(0)}) vs off ${Math.round(off.rps)} req/s (${off.cpuUs.toFixed(0)} µs, db ${off.dbCpuUs.toFixed(0)}): ${(off.rps / on.rps).toFixed(3)}x`,
+    );
   }
 }
-const stats = await (await fetch(`${(servers.get('on') as ServerProcess).base}/bench/outbox`)).json();
-const records = (await database.sql(`select (select count(*) from kit_outbox) as waiting, (select count(*) from kit_outbox_dead) as dead`)).rows;
+const stats = await (
+  await fetch(`${(servers.get('on') as ServerProcess).base}/bench/outbox`)
+).json();
+const records = (
+  await database.sql(
+    `select (select count(*) from kit_outbox) as waiting, (select count(*) from kit_outbox_dead) as dead`,
+  )
+).rows;
 for (const server of servers.values()) await stopServer(server);
 await database.dispose();
 
-const summary = (list: Slice[]) => ({ rps: median(list.map((s) => s.rps)), p99Ms: median(list.map((s) => s.p99Ms)), cpuUs: median(list.map((s) => s.cpuUs)), dbCpuUs: median(list.map((s) => s.dbCpuUs)), errors: list.reduce((n, s) => n + s.errors, 0) });
+const summary = (list: Slice[]) => ({
+  rps: median(list.map((s) => s.rps)),
+  p99Ms: median(list.map((s) => s.p99Ms)),
+  cpuUs: median(list.map((s) => s.cpuUs)),
+  dbCpuUs: median(list.map((s) => s.dbCpuUs)),
+  errors: list.reduce((n, s) => n + s.errors, 0),
+});
 const result = {
   date: new Date().toISOString(),
   node: (await import('node:child_process')).execFileSync(nodeBin, ['-v']).toString().trim(),
@@ -146,15 +214,28 @@ const lines = [
   '',
   '| write | outbox | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | errors |',
   '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
-  ...result.writes.flatMap((w) => (['on', 'seam', 'off'] as const).filter((m) => w[m] !== undefined).map((m) => `| ${w.write} | ${m === 'seam' ? 'a sink writing nothing' : m} | ${Math.round(w[m]!.rps)} | ${w[m]!.p99Ms} | ${w[m]!.cpuUs.toFixed(0)} | ${w[m]!.dbCpuUs.toFixed(0)} | ${w[m]!.errors} |`)),
+  ...result.writes.flatMap((w) =>
+    (['on', 'seam', 'off'] as const)
+      .filter((m) => w[m] !== undefined)
+      .map(
+        (m) =>
+          `| ${w.write} | ${m === 'seam' ? 'a sink writing nothing' : m} | ${Math.round(w[m]!.rps)} | ${w[m]!.p99Ms} | ${w[m]!.cpuUs.toFixed(0)} | ${w[m]!.dbCpuUs.toFixed(0)} | ${w[m]!.errors} |`,
+      ),
+  ),
   '',
   '| write | req/s off/on (median) | server CPU on/off | server + PostgreSQL CPU on/off | cycles (req/s off/on) |',
   '| --- | ---: | ---: | ---: | --- |',
-  ...result.writes.map((w) => `| ${w.write} | ${w.rpsRatio.toFixed(3)} | ${w.cpuRatio.toFixed(3)} | ${w.totalCpuRatio.toFixed(3)} | ${w.all.join(', ')} |`),
+  ...result.writes.map(
+    (w) =>
+      `| ${w.write} | ${w.rpsRatio.toFixed(3)} | ${w.cpuRatio.toFixed(3)} | ${w.totalCpuRatio.toFixed(3)} | ${w.all.join(', ')} |`,
+  ),
   '',
   `Dispatcher at the end: ${JSON.stringify(stats)}; records: ${JSON.stringify(records)}.`,
   '',
 ];
 await writeFile(path.join(here, '..', 'results', `${out}.md`), lines.join('\n'));
-await writeFile(path.join(here, '..', 'results', `${out}.json`), `${JSON.stringify(result, null, 2)}\n`);
+await writeFile(
+  path.join(here, '..', 'results', `${out}.json`),
+  `${JSON.stringify(result, null, 2)}\n`,
+);
 console.log(lines.join('\n'));

@@ -13,8 +13,17 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { PostgresServer } from '@kit/test-support/postgres';
 import { readMainProfile, spawnServer, stopServer } from '../harness.js';
-import { CREATE_BODY, FILL, INDEXES, POOL_SIZE, ROUTES, ROWS, SCHEMA, type RouteId, type ServerKind } from './shape.js';
-
+import {
+  CREATE_BODY,
+  FILL,
+  INDEXES,
+  POOL_SIZE,
+  ROUTES,
+  ROWS,
+  SCHEMA,
+  type RouteId,
+  type ServerKind,
+} from './shape.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -22,7 +31,10 @@ const route = (args[0] ?? 'page') as RouteId;
 const kinds = (args[1] ?? 'kit,floor').split(',') as ServerKind[];
 const seconds = Number(args[2] ?? 8);
 const nodeBin = process.argv.find((a) => a.startsWith('--node='))?.slice(7) ?? process.execPath;
-const version = nodeBin === process.execPath ? process.version : execFileSync(nodeBin, ['-v'], { encoding: 'utf8' }).trim();
+const version =
+  nodeBin === process.execPath
+    ? process.version
+    : execFileSync(nodeBin, ['-v'], { encoding: 'utf8' }).trim();
 
 const database = await PostgresServer.start();
 for (const statement of [...SCHEMA, FILL, ...INDEXES]) await database.sql(statement);
@@ -33,18 +45,51 @@ function moduleOf(url: string): string {
   if (pkg) return pkg[1] as string;
   const kit = /\/packages\/([^/]+\/src\/.+)$/.exec(url);
   if (kit) return `@kit/${kit[1]}`;
-  return url === '' ? '(native: syscalls, GC, V8)' : url.startsWith('node:') ? url : path.basename(url);
+  return url === ''
+    ? '(native: syscalls, GC, V8)'
+    : url.startsWith('node:')
+      ? url
+      : path.basename(url);
 }
 
 async function profileOf(kind: ServerKind): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kit-crud-profile-'));
-  const server = await spawnServer(nodeBin, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--conditions=kit-source', '--import', import.meta.resolve('tsx'), path.join(here, 'server.ts'), kind, database.url, String(POOL_SIZE)], kind);
+  const server = await spawnServer(
+    nodeBin,
+    [
+      '--cpu-prof',
+      `--cpu-prof-dir=${dir}`,
+      '--conditions=kit-source',
+      '--import',
+      import.meta.resolve('tsx'),
+      path.join(here, 'server.ts'),
+      kind,
+      database.url,
+      String(POOL_SIZE),
+    ],
+    kind,
+  );
   const paths = ROUTES[kind];
   const options =
     route === 'get'
-      ? { url: `${server.base}${paths.get}1`, requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `${paths.get}${1 + Math.floor(Math.random() * ROWS)}` }) }] }
+      ? {
+          url: `${server.base}${paths.get}1`,
+          requests: [
+            {
+              setupRequest: (req: autocannon.Request) => ({
+                ...req,
+                path: `${paths.get}${1 + Math.floor(Math.random() * ROWS)}`,
+              }),
+            },
+          ],
+        }
       : route === 'create'
-        ? { url: `${server.base}${paths.create}`, method: 'POST' as const, body: CREATE_BODY, headers: { 'content-type': 'application/json' } }
+        ? {
+            url: `${server.base}${paths.create}`,
+            method: 'POST' as const,
+            body: CREATE_BODY,
+            headers: { 'content-type': 'application/json' },
+          }
         : { url: `${server.base}${paths[route]}` };
   await autocannon({ ...options, connections: 32, duration: 3 }); // warm-up
   // Only the samples of the measured window count (not start-up, not the warm-up). V8's profile
@@ -73,15 +118,22 @@ async function profileOf(kind: ServerKind): Promise<void> {
   });
   const requests = run.requests.total;
   const perRequest = (us: number) => (us / requests).toFixed(1);
-  const lines = [`### ${kind}, ${route}: ${Math.round(run.requests.average)} req/s under the profiler, ${perRequest(busy)} µs busy main thread per request`, ''];
+  const lines = [
+    `### ${kind}, ${route}: ${Math.round(run.requests.average)} req/s under the profiler, ${perRequest(busy)} µs busy main thread per request`,
+    '',
+  ];
   lines.push('| module (self time) | µs per request | share |', '|---|---:|---:|');
-  for (const [m, us] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, 16)) lines.push(`| ${m} | ${perRequest(us)} | ${((100 * us) / busy).toFixed(1)}% |`);
+  for (const [m, us] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, 16))
+    lines.push(`| ${m} | ${perRequest(us)} | ${((100 * us) / busy).toFixed(1)}% |`);
   lines.push('', '| function (self time, top 12) | µs per request |', '|---|---:|');
-  for (const [f, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 12)) lines.push(`| ${f} | ${perRequest(us)} |`);
+  for (const [f, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 12))
+    lines.push(`| ${f} | ${perRequest(us)} |`);
   console.log(`${lines.join('\n')}\n`);
 }
 
-console.log(`Servers on Node ${version}, ${os.cpus().length} cores, ${seconds} s of load per server (32 connections) after a 3 s warm-up; ${ROWS.toLocaleString('en-US')} rows.\n`);
+console.log(
+  `Servers on Node ${version}, ${os.cpus().length} cores, ${seconds} s of load per server (32 connections) after a 3 s warm-up; ${ROWS.toLocaleString('en-US')} rows.\n`,
+);
 for (const kind of kinds) await profileOf(kind);
 await database.dispose();
 process.exit(0);

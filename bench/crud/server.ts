@@ -13,7 +13,12 @@ import { SCOPED_ROLE } from './scoped.js';
 const AUDIENCE = 'api://kit-tests';
 
 // A 4th argument: the token authority of the scoped scenario (scoped.ts), for the Kit server.
-const [kind, url, poolText, authority] = process.argv.slice(2) as [ServerKind, string, string, string | undefined];
+const [kind, url, poolText, authority] = process.argv.slice(2) as [
+  ServerKind,
+  string,
+  string,
+  string | undefined,
+];
 const poolSize = Number(poolText);
 
 async function kit(app: FastifyInstance): Promise<void> {
@@ -35,17 +40,38 @@ async function kit(app: FastifyInstance): Promise<void> {
   class LinesEndpoint {}
   // The scoped scenario (scoped.ts): the orders again under two rule sets that differ only in the row check.
   const reads = CrudOperations.List | CrudOperations.Get;
-  @AutoCrud(Order, { operations: reads, authorization: { rules: [{ role: SCOPED_ROLE, allow: reads, checks: { customerId: 'sub' } }] } })
+  @AutoCrud(Order, {
+    operations: reads,
+    authorization: { rules: [{ role: SCOPED_ROLE, allow: reads, checks: { customerId: 'sub' } }] },
+  })
   class ScopedOrdersEndpoint {}
-  @AutoCrud(Order, { operations: reads, authorization: { rules: [{ role: SCOPED_ROLE, allow: reads }] } })
+  @AutoCrud(Order, {
+    operations: reads,
+    authorization: { rules: [{ role: SCOPED_ROLE, allow: reads }] },
+  })
   class PlainOrdersEndpoint {}
   // Kit's defaults: grouping, the OpenAPI document and /docs, health probes; no audit trail (its
   // cost is measured by `npm run bench`).
-  addKit(app, [ProductsEndpoint, HistoryProductsEndpoint, CustomersEndpoint, OrdersEndpoint, LinesEndpoint, ...(authority ? [ScopedOrdersEndpoint, PlainOrdersEndpoint] : [])], (opt) => {
-    if (authority) opt.configureJwt(authority, [AUDIENCE]);
-  });
+  addKit(
+    app,
+    [
+      ProductsEndpoint,
+      HistoryProductsEndpoint,
+      CustomersEndpoint,
+      OrdersEndpoint,
+      LinesEndpoint,
+      ...(authority ? [ScopedOrdersEndpoint, PlainOrdersEndpoint] : []),
+    ],
+    (opt) => {
+      if (authority) opt.configureJwt(authority, [AUDIENCE]);
+    },
+  );
   // createTables: the bench makes its tables itself; this makes Kit's change history table only.
-  addKitAutoCrud(app, url, { poolSize, cursorSecret: 'bench-cursor-secret-of-32-characters!', createTables: true });
+  addKitAutoCrud(app, url, {
+    poolSize,
+    cursorSecret: 'bench-cursor-secret-of-32-characters!',
+    createTables: true,
+  });
   await useKit(app);
 }
 
@@ -64,20 +90,41 @@ async function floor(app: FastifyInstance): Promise<void> {
   const product = {
     type: 'object',
     required: ['id', 'name', 'price'],
-    properties: { id: { type: 'integer' }, name: { type: 'string' }, price: { type: 'number' }, stock: { type: ['integer', 'null'] }, category: { type: ['string', 'null'] } },
+    properties: {
+      id: { type: 'integer' },
+      name: { type: 'string' },
+      price: { type: 'number' },
+      stock: { type: ['integer', 'null'] },
+      category: { type: ['string', 'null'] },
+    },
   };
   const notFound = { type: 'about:blank', title: 'Not Found', status: 404 };
 
   app.get<{ Params: { id: number } }>(
     '/products/:id',
-    { schema: { params: { type: 'object', required: ['id'], properties: { id: { type: 'integer' } } }, response: { 200: product } } },
+    {
+      schema: {
+        params: { type: 'object', required: ['id'], properties: { id: { type: 'integer' } } },
+        response: { 200: product },
+      },
+    },
     async (request, reply) => {
-      const { rows } = await pool.query(`select ${columns} from products where id = $1`, [request.params.id]);
+      const { rows } = await pool.query(`select ${columns} from products where id = $1`, [
+        request.params.id,
+      ]);
       return rows[0] ?? reply.code(404).type('application/problem+json').send(notFound);
     },
   );
 
-  app.get<{ Querystring: { 'filter[price][lt]'?: number; sort: string; page: number; pageSize: number; count: boolean } }>(
+  app.get<{
+    Querystring: {
+      'filter[price][lt]'?: number;
+      sort: string;
+      page: number;
+      pageSize: number;
+      count: boolean;
+    };
+  }>(
     '/products',
     {
       schema: {
@@ -95,7 +142,13 @@ async function floor(app: FastifyInstance): Promise<void> {
         response: {
           200: {
             type: 'object',
-            properties: { items: { type: 'array', items: product }, total: { type: 'integer' }, page: { type: 'integer' }, pageSize: { type: 'integer' }, totalPages: { type: 'integer' } },
+            properties: {
+              items: { type: 'array', items: product },
+              total: { type: 'integer' },
+              page: { type: 'integer' },
+              pageSize: { type: 'integer' },
+              totalPages: { type: 'integer' },
+            },
           },
         },
       },
@@ -105,15 +158,23 @@ async function floor(app: FastifyInstance): Promise<void> {
       const lt = request.query['filter[price][lt]'];
       const where = lt === undefined ? '' : 'where price < $1';
       const values = lt === undefined ? [] : [lt];
-      const rows = pool.query(`select ${columns} from products ${where} order by price desc, id limit $${values.length + 1} offset $${values.length + 2}`, [...values, pageSize, (page - 1) * pageSize]);
+      const rows = pool.query(
+        `select ${columns} from products ${where} order by price desc, id limit $${values.length + 1} offset $${values.length + 2}`,
+        [...values, pageSize, (page - 1) * pageSize],
+      );
       if (!count) return { items: (await rows).rows, page, pageSize };
-      const [{ rows: items }, counted] = await Promise.all([rows, pool.query(`select count(*)::int as total from products ${where}`, values)]);
+      const [{ rows: items }, counted] = await Promise.all([
+        rows,
+        pool.query(`select count(*)::int as total from products ${where}`, values),
+      ]);
       const total = counted.rows[0].total as number;
       return { items, total, page, pageSize, totalPages: Math.ceil(total / pageSize) };
     },
   );
 
-  app.post<{ Body: { name: string; price: number; stock?: number | null; category?: string | null } }>(
+  app.post<{
+    Body: { name: string; price: number; stock?: number | null; category?: string | null };
+  }>(
     '/products',
     {
       schema: {
@@ -121,14 +182,22 @@ async function floor(app: FastifyInstance): Promise<void> {
           type: 'object',
           required: ['name', 'price'],
           additionalProperties: false,
-          properties: { name: { type: 'string', maxLength: 200 }, price: { type: 'number', minimum: 0 }, stock: { type: ['integer', 'null'] }, category: { type: ['string', 'null'], maxLength: 40 } },
+          properties: {
+            name: { type: 'string', maxLength: 200 },
+            price: { type: 'number', minimum: 0 },
+            stock: { type: ['integer', 'null'] },
+            category: { type: ['string', 'null'], maxLength: 40 },
+          },
         },
         response: { 201: product },
       },
     },
     async (request, reply) => {
       const { name, price, stock = null, category = null } = request.body;
-      const { rows } = await pool.query(`insert into products (name, price, stock, category) values ($1, $2, $3, $4) returning ${columns}`, [name, price, stock, category]);
+      const { rows } = await pool.query(
+        `insert into products (name, price, stock, category) values ($1, $2, $3, $4) returning ${columns}`,
+        [name, price, stock, category],
+      );
       return reply.code(201).header('location', `/products/${rows[0].id}`).send(rows[0]);
     },
   );
@@ -136,11 +205,17 @@ async function floor(app: FastifyInstance): Promise<void> {
 
 const app = Fastify({ logger: false });
 app.get('/bench/stats', async () => ({ cpu: process.cpuUsage(), memory: process.memoryUsage() }));
-const setups: Record<ServerKind, (app: FastifyInstance) => Promise<void>> = { kit, platformatic, floor };
+const setups: Record<ServerKind, (app: FastifyInstance) => Promise<void>> = {
+  kit,
+  platformatic,
+  floor,
+};
 await setups[kind](app);
 await app.listen({ port: 0, host: '127.0.0.1' });
 // The route prefix each kind uses, checked once so that a wrong URL cannot pass for a fast route.
 const probe = await app.inject(`${ROUTES[kind].get}1`);
-if (probe.statusCode !== 200) throw new Error(`${kind}: GET ${ROUTES[kind].get}1 answered ${probe.statusCode}: ${probe.body}`);
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)));
+if (probe.statusCode !== 200)
+  throw new Error(`${kind}: GET ${ROUTES[kind].get}1 answered ${probe.statusCode}: ${probe.body}`);
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.once(signal, () => void app.close().then(() => process.exit(0)));
 console.log(`READY ${(app.server.address() as { port: number }).port}`);

@@ -20,7 +20,10 @@ export const SCHEMA = [
 export const FILL = `insert into products (name, price, stock, category)
   select 'product ' || g, round((random() * 1000)::numeric, 2)::float8, (random() * 500)::int, (array['tools', 'garden', 'kitchen', 'toys', 'books'])[1 + g % 5]
   from generate_series(1, ${ROWS}) as g`;
-export const INDEXES = ['create index products_price_id on products (price desc, id)', 'vacuum analyze products'];
+export const INDEXES = [
+  'create index products_price_id on products (price desc, id)',
+  'vacuum analyze products',
+];
 
 /** The entity Kit serves: the same columns, the same constraints as the hand-written route's schema; `history` records its writes (another name, the same table). */
 export function catalogEntity(history = false) {
@@ -44,7 +47,12 @@ export function catalogEntity(history = false) {
 }
 
 /** The body every create sends: its price is outside the list filter, so that the creates do not grow what the list counts. */
-export const CREATE_BODY = JSON.stringify({ name: 'Bench widget', price: 512.5, stock: 3, category: 'tools' });
+export const CREATE_BODY = JSON.stringify({
+  name: 'Bench widget',
+  price: 512.5,
+  stock: 3,
+  category: 'tools',
+});
 
 /**
  * Each route on each server: `get` is followed by an id. `list` answers the page with the number
@@ -56,9 +64,24 @@ const KIT_LIST = `/api/products?filter[price][lt]=${PRICE_BELOW}&sort=-price&pag
 const FLOOR_LIST = `/products?filter[price][lt]=${PRICE_BELOW}&sort=-price&pageSize=20`;
 const PLATFORMATIC_LIST = `/products?where.price.lt=${PRICE_BELOW}&orderby.price=desc&orderby.id=asc&limit=20`;
 export const ROUTES: Record<ServerKind, Record<RouteId, string>> = {
-  kit: { get: '/api/products/', list: KIT_LIST, page: `${KIT_LIST}&count=false`, create: '/api/products' },
-  floor: { get: '/products/', list: FLOOR_LIST, page: `${FLOOR_LIST}&count=false`, create: '/products' },
-  platformatic: { get: '/products/', list: `${PLATFORMATIC_LIST}&totalCount=true`, page: PLATFORMATIC_LIST, create: '/products' },
+  kit: {
+    get: '/api/products/',
+    list: KIT_LIST,
+    page: `${KIT_LIST}&count=false`,
+    create: '/api/products',
+  },
+  floor: {
+    get: '/products/',
+    list: FLOOR_LIST,
+    page: `${FLOOR_LIST}&count=false`,
+    create: '/products',
+  },
+  platformatic: {
+    get: '/products/',
+    list: `${PLATFORMATIC_LIST}&totalCount=true`,
+    page: PLATFORMATIC_LIST,
+    create: '/products',
+  },
 };
 
 /**
@@ -82,7 +105,15 @@ export const BULK_ROWS = 100;
 /** The bulk create's body: the create's row, BULK_ROWS times. */
 export const BULK_BODY = `[${Array.from({ length: BULK_ROWS }, () => CREATE_BODY).join(',')}]`;
 /** Rows each request of a route writes or reads as one unit of its rate. */
-export const ROWS_PER_REQUEST: Record<KitRouteId, number> = { put: 1, patch: 1, fields: 1, list: 1, bulk: BULK_ROWS, single: 1, history: 1 };
+export const ROWS_PER_REQUEST: Record<KitRouteId, number> = {
+  put: 1,
+  patch: 1,
+  fields: 1,
+  list: 1,
+  bulk: BULK_ROWS,
+  single: 1,
+  history: 1,
+};
 /** The PUT's body: every writable field, the same values as a create. */
 export const PUT_BODY = CREATE_BODY;
 /** The PATCH's body: one field. */

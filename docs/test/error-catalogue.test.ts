@@ -38,7 +38,11 @@ const allCodes = new Set(CATALOGUES.flatMap((c) => Object.keys(c.codes)));
 describe('the error catalogues', () => {
   it('every package has one, and every code a package throws is in its own', () => {
     const packages = readdirSync(path.join(root, 'packages')).map((p) => `packages/${p}`);
-    assert.deepEqual(CATALOGUES.map((c) => packageOf(c.source)).sort(), packages.sort(), 'one catalogue per package (scripts/error-tables.ts)');
+    assert.deepEqual(
+      CATALOGUES.map((c) => packageOf(c.source)).sort(),
+      packages.sort(),
+      'one catalogue per package (scripts/error-tables.ts)',
+    );
     const missing: string[] = [];
     for (const c of CATALOGUES) {
       for (const file of sources(path.join(root, packageOf(c.source), 'src'))) {
@@ -46,7 +50,10 @@ describe('the error catalogues', () => {
         for (const m of text.matchAll(CODE)) {
           const code = m[0];
           if (family(text, m)) continue;
-          if (!(code in c.codes)) missing.push(`${path.relative(root, file)}: ${code} is not in ${c.name}'s catalogue (${c.source})`);
+          if (!(code in c.codes))
+            missing.push(
+              `${path.relative(root, file)}: ${code} is not in ${c.name}'s catalogue (${c.source})`,
+            );
         }
       }
     }
@@ -56,13 +63,22 @@ describe('the error catalogues', () => {
   it('a code whose message the catalogue holds is thrown through it, not spelt out again', () => {
     const inline: string[] = [];
     for (const c of CATALOGUES) {
-      const templated = new Set(Object.entries(c.codes).filter(([, spec]) => spec.message !== undefined).map(([code]) => code));
+      const templated = new Set(
+        Object.entries(c.codes)
+          .filter(([, spec]) => spec.message !== undefined)
+          .map(([code]) => code),
+      );
       for (const file of sources(path.join(root, packageOf(c.source), 'src'))) {
         const text = readFileSync(file, 'utf8');
         // new KitError('CODE', ...) or super('CODE', <anything but the catalogue's message>)
-        for (const m of text.matchAll(/new KitError\(\s*'(KIT_ERR_\w+)'|super\(\s*'(KIT_ERR_\w+)',(?!\s*\w+Errors\.message\()/g)) {
+        for (const m of text.matchAll(
+          /new KitError\(\s*'(KIT_ERR_\w+)'|super\(\s*'(KIT_ERR_\w+)',(?!\s*\w+Errors\.message\()/g,
+        )) {
           const code = (m[1] ?? m[2]) as string;
-          if (templated.has(code)) inline.push(`${path.relative(root, file)}: ${code} has a message in ${c.source}; throw it with ${c.source.includes('core') ? 'coreErrors' : 'its catalogue'}.error(...)`);
+          if (templated.has(code))
+            inline.push(
+              `${path.relative(root, file)}: ${code} has a message in ${c.source}; throw it with ${c.source.includes('core') ? 'coreErrors' : 'its catalogue'}.error(...)`,
+            );
         }
       }
     }
@@ -74,7 +90,8 @@ describe('the error catalogues', () => {
     const differing: string[] = [];
     for (const c of CATALOGUES) {
       for (const [code, spec] of Object.entries(c.codes)) {
-        if (status.has(code) && status.get(code) !== spec.status) differing.push(`${code}: ${status.get(code)} and ${spec.status} (${c.name})`);
+        if (status.has(code) && status.get(code) !== spec.status)
+          differing.push(`${code}: ${status.get(code)} and ${spec.status} (${c.name})`);
         status.set(code, spec.status);
       }
     }
@@ -86,7 +103,11 @@ describe('the error catalogues', () => {
       const page = readFileSync(path.join(root, c.page), 'utf8');
       const table = tableInPage(page, c.name);
       assert.ok(table, `${c.page} holds the error table of ${c.name}`);
-      assert.equal(table, renderTable(c.name, c.source, c.codes), `${c.page}: the table differs from ${c.source}; run npm run docs:errors`);
+      assert.equal(
+        table,
+        renderTable(c.name, c.source, c.codes),
+        `${c.page}: the table differs from ${c.source}; run npm run docs:errors`,
+      );
     }
   });
 

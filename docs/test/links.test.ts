@@ -51,13 +51,15 @@ function anchors(file: string): Set<string> {
   return out;
 }
 
-
 describe('documentation links', () => {
   const pages = linkedPages();
 
   it('the pages it reads include the AutoCrud pages and ARCHITECTURE.md', () => {
     assert.ok(pages.includes('docs/autocrud.md'));
-    assert.ok(pages.some((p) => p.startsWith('docs/autocrud/')), 'docs/autocrud/*.md are read');
+    assert.ok(
+      pages.some((p) => p.startsWith('docs/autocrud/')),
+      'docs/autocrud/*.md are read',
+    );
     assert.ok(pages.includes('ARCHITECTURE.md'), 'ARCHITECTURE.md is read');
   });
 
@@ -74,14 +76,24 @@ describe('documentation links', () => {
           if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
           const [file = '', anchor] = target.split('#');
           // A package's README links docs/… as its tarball holds them: the copy of the repository's docs/ (scripts/pack-docs.mjs).
-          const base = /^packages\/[^/]+\/README\.md$/.test(page) && file.startsWith('docs/') ? root : path.dirname(path.join(root, page));
-          const resolved = file === '' ? path.join(root, page) : path.resolve(base, decodeURIComponent(file));
+          const base =
+            /^packages\/[^/]+\/README\.md$/.test(page) && file.startsWith('docs/')
+              ? root
+              : path.dirname(path.join(root, page));
+          const resolved =
+            file === '' ? path.join(root, page) : path.resolve(base, decodeURIComponent(file));
           const where = `${page}:${i + 1}: ${target}`;
           if (!existsSync(resolved)) {
             broken.push(`${where} (no file)`);
             continue;
           }
-          if (anchor === undefined || anchor === '' || statSync(resolved).isDirectory() || !resolved.endsWith('.md')) continue;
+          if (
+            anchor === undefined ||
+            anchor === '' ||
+            statSync(resolved).isDirectory() ||
+            !resolved.endsWith('.md')
+          )
+            continue;
           if (!cache.has(resolved)) cache.set(resolved, anchors(resolved));
           if (!cache.get(resolved)!.has(anchor)) broken.push(`${where} (no heading #${anchor})`);
         }
@@ -95,8 +107,21 @@ describe('documentation links', () => {
       .filter((p) => p.startsWith('docs/') || p === 'README.md' || p === 'ARCHITECTURE.md')
       .filter((p) => readFileSync(path.join(root, p), 'utf8').split('\n').length > 150)
       // A page of one section (no ## or ### headings below its title) has nothing to list.
-      .filter((p) => prose(readFileSync(path.join(root, p), 'utf8')).filter((l) => /^#{2,3} /.test(l)).length > 1)
-      .filter((p) => !/^\*\*Contents\*\*$/m.test(readFileSync(path.join(root, p), 'utf8').split('\n').slice(0, 40).join('\n')));
-    assert.deepEqual(missing, [], 'open the page with a **Contents** list of its sections (within its first 40 lines)');
+      .filter(
+        (p) =>
+          prose(readFileSync(path.join(root, p), 'utf8')).filter((l) => /^#{2,3} /.test(l)).length >
+          1,
+      )
+      .filter(
+        (p) =>
+          !/^\*\*Contents\*\*$/m.test(
+            readFileSync(path.join(root, p), 'utf8').split('\n').slice(0, 40).join('\n'),
+          ),
+      );
+    assert.deepEqual(
+      missing,
+      [],
+      'open the page with a **Contents** list of its sections (within its first 40 lines)',
+    );
   });
 });

@@ -1,7 +1,12 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { asClass, asValue } from 'awilix';
 import { addKit, useKit } from '@kit/core';
-import { addKitStore, redisStreamTarget, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
+import {
+  addKitStore,
+  redisStreamTarget,
+  useKitStoreHealthCheck,
+  type KitRedisStore,
+} from '@kit/store-redis';
 import { addKitAutoCrud } from '@kit/autocrud';
 import { Product, ProductsEndpoint } from './catalog/ProductsEndpoint.js';
 import { BooksEndpoint } from './catalog/BooksEndpoint.js';
@@ -12,7 +17,10 @@ import { OrderLinesEndpoint } from './shop/OrderLinesEndpoint.js';
 import { OrderRepository } from './services/orders.js';
 import { UserRepository } from './services/users.js';
 import { DiskSpaceHealthCheck } from './health/DiskSpaceHealthCheck.js';
-import { EventLoopDelayHealthCheck, type HealthSettings } from './health/EventLoopDelayHealthCheck.js';
+import {
+  EventLoopDelayHealthCheck,
+  type HealthSettings,
+} from './health/EventLoopDelayHealthCheck.js';
 
 /** Settings of the sample, from the environment by default. */
 export interface SampleSettings {
@@ -40,8 +48,12 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleSet
     adminApiKey: env.ADMIN_API_KEY ?? 'change-me',
     logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL ?? 'info' },
     jwtAuthority: env.JWT_AUTHORITY || undefined,
-    jwtAudiences: (env.JWT_AUDIENCE ?? '').split(',').map((a) => a.trim()).filter((a) => a !== ''),
-    shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? undefined : Number(env.SHUTDOWN_DELAY_MS),
+    jwtAudiences: (env.JWT_AUDIENCE ?? '')
+      .split(',')
+      .map((a) => a.trim())
+      .filter((a) => a !== ''),
+    shutdownDelayMs:
+      env.SHUTDOWN_DELAY_MS === undefined ? undefined : Number(env.SHUTDOWN_DELAY_MS),
     redisUrl: env.REDIS_URL || undefined,
     databaseUrl: env.DATABASE_URL || 'pglite:',
     cursorSecret: env.CURSOR_SECRET || undefined,
@@ -56,15 +68,25 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
   const app = Fastify({ logger: settings.logger });
 
   // Orders and their lines are owned by their customer (authorization rules on a token claim): served only with a token authority.
-  const shop = settings.jwtAuthority ? [CustomersEndpoint, CustomerOrdersEndpoint, OrderLinesEndpoint] : [CustomersEndpoint];
-  const sources = [new URL('./endpoints/', import.meta.url), ...(settings.databaseUrl ? [ProductsEndpoint, BooksEndpoint, ...shop] : [])];
+  const shop = settings.jwtAuthority
+    ? [CustomersEndpoint, CustomerOrdersEndpoint, OrderLinesEndpoint]
+    : [CustomersEndpoint];
+  const sources = [
+    new URL('./endpoints/', import.meta.url),
+    ...(settings.databaseUrl ? [ProductsEndpoint, BooksEndpoint, ...shop] : []),
+  ];
   const kit = addKit(app, sources, (opt) => {
-    opt.openApiInfo = { title: 'Sample shop API', description: 'Users, orders and admin jobs, grouped by Kit.' };
+    opt.openApiInfo = {
+      title: 'Sample shop API',
+      description: 'Users, orders and admin jobs, grouped by Kit.',
+    };
     // Bearer tokens for /api/account, only when an authority is given: `npm start` needs no network.
     if (settings.jwtAuthority) opt.configureJwt(settings.jwtAuthority, settings.jwtAudiences ?? []);
     // Health: two real checks built from the container, and a graceful SIGTERM/SIGINT.
     opt.healthChecksConfigure = (hc) =>
-      hc.addCheck('eventLoop', EventLoopDelayHealthCheck).addCheck('disk', DiskSpaceHealthCheck, { tags: ['ready'], timeoutMs: 2000 });
+      hc
+        .addCheck('eventLoop', EventLoopDelayHealthCheck)
+        .addCheck('disk', DiskSpaceHealthCheck, { tags: ['ready'], timeoutMs: 2000 });
     opt.configureGracefulShutdown((g) => {
       g.shutdownDelayMs = settings.shutdownDelayMs ?? g.shutdownDelayMs;
     });
@@ -114,7 +136,19 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
     });
     crud.onChange(
       Product,
-      (change) => app.log.info({ change: { id: change.id, key: change.key, operation: change.operation, changed: change.changed, correlationId: change.correlationId } }, 'product changed'),
+      (change) =>
+        app.log.info(
+          {
+            change: {
+              id: change.id,
+              key: change.key,
+              operation: change.operation,
+              changed: change.changed,
+              correlationId: change.correlationId,
+            },
+          },
+          'product changed',
+        ),
       { name: 'log-product-changes' },
     );
   }
@@ -123,7 +157,9 @@ export function createApp(settings: SampleSettings = settingsFromEnv()): Fastify
 }
 
 /** The sample, ready for inject() or listen(): tests use this. */
-export async function buildApp(settings: SampleSettings = settingsFromEnv()): Promise<FastifyInstance> {
+export async function buildApp(
+  settings: SampleSettings = settingsFromEnv(),
+): Promise<FastifyInstance> {
   const app = createApp(settings);
   await useKit(app);
   return app;

@@ -28,12 +28,21 @@ function json(res: http.ServerResponse, body: unknown): void {
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', base);
   if (url.pathname === '/dev/.well-known/openid-configuration') {
-    return json(res, { issuer: base, jwks_uri: `${base}/keys`, token_endpoint: `${base}/token`, id_token_signing_alg_values_supported: ['RS256'] });
+    return json(res, {
+      issuer: base,
+      jwks_uri: `${base}/keys`,
+      token_endpoint: `${base}/token`,
+      id_token_signing_alg_values_supported: ['RS256'],
+    });
   }
   if (url.pathname === '/dev/keys') return json(res, { keys: [jwk] });
   if (url.pathname === '/dev/token') {
     const roles = (url.searchParams.get('roles') ?? '').split(',').filter((r) => r !== '');
-    return json(res, { access_token: token(url.searchParams.get('sub') ?? '1', roles), token_type: 'Bearer', expires_in: 3600 });
+    return json(res, {
+      access_token: token(url.searchParams.get('sub') ?? '1', roles),
+      token_type: 'Bearer',
+      expires_in: 3600,
+    });
   }
   res.writeHead(404).end();
 });

@@ -13,7 +13,13 @@ const settings = settingsFromEnv();
 function loggerFor(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   const readable = process.stdout.isTTY === true && process.env.NODE_ENV !== 'production';
   if (!readable || typeof logger !== 'object' || logger === null) return logger;
-  return { ...logger, transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } };
+  return {
+    ...logger,
+    transport: {
+      target: 'pino-pretty',
+      options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' },
+    },
+  };
 }
 
 const app = createApp({ ...settings, logger: loggerFor(settings.logger) });

@@ -8,10 +8,16 @@ export const User = Type.Object(
   { $id: 'User', description: 'A user of the shop.' },
 );
 export const NewUser = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200 }), email: Type.String({ format: 'email', maxLength: 320 }) },
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    email: Type.String({ format: 'email', maxLength: 320 }),
+  },
   { $id: 'NewUser', description: 'A user to create.' },
 );
-export const OrderItem = Type.Object({ sku: Type.String(), quantity: Type.Integer({ minimum: 1 }) }, { $id: 'OrderItem' });
+export const OrderItem = Type.Object(
+  { sku: Type.String(), quantity: Type.Integer({ minimum: 1 }) },
+  { $id: 'OrderItem' },
+);
 export const Order = Type.Object(
   {
     id: Type.String(),
@@ -25,4 +31,3 @@ export const Order = Type.Object(
 
 /** `{id}` path parameters. */
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-

@@ -9,7 +9,8 @@ function capture(): { lines: Array<Record<string, unknown>>; write(chunk: string
   return {
     lines,
     write(chunk: string) {
-      for (const text of chunk.split('\n')) if (text) lines.push(JSON.parse(text) as Record<string, unknown>);
+      for (const text of chunk.split('\n'))
+        if (text) lines.push(JSON.parse(text) as Record<string, unknown>);
     },
   };
 }
@@ -20,7 +21,10 @@ describe('sample service: audit trail', () => {
     const app = await buildApp({ adminApiKey: 'sample-secret', logger: { level: 'info', stream } });
     try {
       assert.equal(app.kit.audit.enabled, true);
-      const users = await app.inject({ url: '/api/admin/users', headers: { 'x-admin-key': 'sample-secret', 'x-correlation-id': 'sample-1' } });
+      const users = await app.inject({
+        url: '/api/admin/users',
+        headers: { 'x-admin-key': 'sample-secret', 'x-correlation-id': 'sample-1' },
+      });
       assert.equal(users.statusCode, 200);
       assert.equal(users.headers['x-correlation-id'], 'sample-1');
       const docs = await app.inject('/openapi.json');

@@ -50,12 +50,20 @@ describe('HAProxy rotation state, read from its stats socket', { skip: skipHapro
   let haproxy: Haproxy;
   const origin = performance.now();
   const now = () => Math.round(performance.now() - origin);
-  const failedChecks = async () => (await haproxy.state()).filter((s) => s.server === 's1').reduce((n, s) => n + s.failedChecks, 0);
+  const failedChecks = async () =>
+    (await haproxy.state())
+      .filter((s) => s.server === 's1')
+      .reduce((n, s) => n + s.failedChecks, 0);
 
   before(async () => {
     backend = new Backend(await freePort());
     await backend.listen();
-    haproxy = new Haproxy({ ports: { http: await freePort(), tcp: await freePort() }, servers: { s1: backend.port }, probe: PROBE, origin });
+    haproxy = new Haproxy({
+      ports: { http: await freePort(), tcp: await freePort() },
+      servers: { s1: backend.port },
+      probe: PROBE,
+      origin,
+    });
     await haproxy.waitInRotation('s1', 10_000);
   });
   after(async () => {
@@ -77,7 +85,11 @@ describe('HAProxy rotation state, read from its stats socket', { skip: skipHapro
     const failedBefore = await failedChecks();
     // Two failures in all, so no frontend sees three in a row, whichever checks they are.
     backend.failNext = PROBE.fall - 1;
-    await until('both 503s counted as failed checks', async () => (await failedChecks()) === failedBefore + PROBE.fall - 1, 10_000);
+    await until(
+      'both 503s counted as failed checks',
+      async () => (await failedChecks()) === failedBefore + PROBE.fall - 1,
+      10_000,
+    );
     const at = await haproxy.waitInRotation('s1', 10_000);
     assert.ok(at >= since);
     // What a wait on the log would have waited for never comes: HAProxy logged nothing at all.
@@ -85,22 +97,42 @@ describe('HAProxy rotation state, read from its stats socket', { skip: skipHapro
       haproxy.changes.filter((c) => c.at >= since).map((c) => c.line),
       [],
     );
-    for (const s of await haproxy.state()) assert.equal(s.status, 'UP', `${s.frontend}: ${s.status}`);
+    for (const s of await haproxy.state())
+      assert.equal(s.status, 'UP', `${s.frontend}: ${s.status}`);
   });
 
   it('a server that went DOWN is not in rotation until a check of its replacement passes', async () => {
     const since = now();
     await backend.close();
-    await until('DOWN on both frontends', () => FRONTENDS.every((f) => haproxy.changes.some((c) => c.frontend === f && !c.up && c.at >= since)), 10_000);
-    for (const s of await haproxy.state()) assert.equal(s.status, 'DOWN', `${s.frontend}: ${s.status}`);
+    await until(
+      'DOWN on both frontends',
+      () =>
+        FRONTENDS.every((f) =>
+          haproxy.changes.some((c) => c.frontend === f && !c.up && c.at >= since),
+        ),
+      10_000,
+    );
+    for (const s of await haproxy.state())
+      assert.equal(s.status, 'DOWN', `${s.frontend}: ${s.status}`);
     // Still down: the wait does not end.
-    await assert.rejects(haproxy.waitInRotation('s1', PROBE.intervalMs * 3), /did not have s1 in rotation on every frontend within 600 ms/);
+    await assert.rejects(
+      haproxy.waitInRotation('s1', PROBE.intervalMs * 3),
+      /did not have s1 in rotation on every frontend within 600 ms/,
+    );
 
     // The replacement, on the same address; its first check fails (starting), the next passes.
     backend.failNext = 1;
     await backend.listen();
     await haproxy.waitInRotation('s1', 10_000);
-    for (const s of await haproxy.state()) assert.equal(s.status, 'UP', `${s.frontend}: ${s.status}`);
-    await until('UP logged on both frontends', () => FRONTENDS.every((f) => haproxy.changes.some((c) => c.frontend === f && c.up && c.at >= since)), 5000);
+    for (const s of await haproxy.state())
+      assert.equal(s.status, 'UP', `${s.frontend}: ${s.status}`);
+    await until(
+      'UP logged on both frontends',
+      () =>
+        FRONTENDS.every((f) =>
+          haproxy.changes.some((c) => c.frontend === f && c.up && c.at >= since),
+        ),
+      5000,
+    );
   });
 });

@@ -11,7 +11,12 @@ import { LegacyReportsEndpoint } from './fixtures/LegacyReportsEndpoint.js';
 describe('an old-style @KitEndpoint class', () => {
   it('serves its @KitMethod routes and warns once, with KIT_DEP_KIT_ENDPOINT', async (t) => {
     const warnings: Array<{ message: string; code: unknown }> = [];
-    t.mock.method(process, 'emitWarning', (message: string, options?: { code?: string }) => void warnings.push({ message, code: options?.code }));
+    t.mock.method(
+      process,
+      'emitWarning',
+      (message: string, options?: { code?: string }) =>
+        void warnings.push({ message, code: options?.code }),
+    );
     for (let i = 0; i < 2; i++) {
       const app = Fastify();
       addKit(app, [LegacyReportsEndpoint]);
@@ -23,6 +28,9 @@ describe('an old-style @KitEndpoint class', () => {
     }
     assert.equal(warnings.length, 1, 'once per class, not per app');
     assert.equal(warnings[0]?.code, 'KIT_DEP_KIT_ENDPOINT');
-    assert.match(warnings[0]?.message ?? '', /LegacyReportsEndpoint uses the attribute-based endpoint style/);
+    assert.match(
+      warnings[0]?.message ?? '',
+      /LegacyReportsEndpoint uses the attribute-based endpoint style/,
+    );
   });
 });

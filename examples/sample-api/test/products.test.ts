@@ -13,7 +13,13 @@ import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { addKit, useKit } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, type KitAutoCrud } from '@kit/autocrud';
+import {
+  addKitAutoCrud,
+  AutoCrud,
+  CrudOperations,
+  defineEntity,
+  type KitAutoCrud,
+} from '@kit/autocrud';
 import { ProductsEndpoint } from '../src/catalog/ProductsEndpoint.js';
 import { generatedClient } from '@kit/test-support/generated-client';
 import { redoclyLint } from '@kit/test-support/redocly';
@@ -77,7 +83,7 @@ export async function roundTrip(baseUrl: string) {
 }
 `;
 
-describe('the sample\'s /api/products with a generated typed client', () => {
+describe("the sample's /api/products with a generated typed client", () => {
   let app: FastifyInstance;
   let base: string;
   let dir: string;
@@ -97,7 +103,10 @@ describe('the sample\'s /api/products with a generated typed client', () => {
     const res = await fetch(`${base}/api/products?sort=price`);
     assert.equal(res.status, 200);
     const body = (await res.json()) as { items: Array<{ name: string }>; total: number };
-    assert.deepEqual(body.items.map((p) => p.name), ['Espresso cup', 'Pour-over kettle', 'Bean grinder']);
+    assert.deepEqual(
+      body.items.map((p) => p.name),
+      ['Espresso cup', 'Pour-over kettle', 'Bean grinder'],
+    );
   });
 
   it('openapi-typescript types from /openapi.json compile under strict tsc, and the client creates, reads, updates, patches, lists and deletes', async (t) => {
@@ -126,7 +135,9 @@ describe('the sample\'s /api/products with a generated typed client', () => {
   });
 
   it('the document names Product and ProductInput and passes `redocly lint` with no errors', async () => {
-    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { components: { schemas: Record<string, unknown> } };
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as {
+      components: { schemas: Record<string, unknown> };
+    };
     assert.ok(doc.components.schemas.Product && doc.components.schemas.ProductInput);
     const { ok, output } = await redoclyLint(doc);
     assert.ok(ok, `redocly lint reported errors:\n${output}`);
@@ -225,9 +236,29 @@ describe('a generated client (openapi-typescript at its defaults) for an app wit
     assert.match(answer.patched.id, /^[0-9a-f-]{36}$/);
     answer.patched.id = id;
     assert.deepEqual(answer, {
-      created: { id: 'string', title: 'Dune', pages: 0, inPrint: true, status: 'draft', isbn: null, price: '0.00', publishedOn: null, version: 1 },
+      created: {
+        id: 'string',
+        title: 'Dune',
+        pages: 0,
+        inPrint: true,
+        status: 'draft',
+        isbn: null,
+        price: '0.00',
+        publishedOn: null,
+        version: 1,
+      },
       read: 'Dune',
-      patched: { id, title: 'Dune', pages: 412, inPrint: true, status: 'published', isbn: null, price: '9.99', publishedOn: '1965-08-01', version: 2 },
+      patched: {
+        id,
+        title: 'Dune',
+        pages: 412,
+        inPrint: true,
+        status: 'published',
+        isbn: null,
+        price: '9.99',
+        publishedOn: '1965-08-01',
+        version: 2,
+      },
       badStatus: 400,
       badField: 'title',
       list: [{ title: 'Dune', pages: 412 }],
@@ -249,11 +280,18 @@ describePostgres('the sample on PostgreSQL (DATABASE_URL=postgres://...)', () =>
   it('serves /api/products from PostgreSQL, creating the table', async () => {
     const app = await buildApp({ adminApiKey: 'k', logger: false, databaseUrl: server.url });
     assert.equal(app.kit.services.resolve<KitAutoCrud>('kitAutoCrud').engine, 'postgres');
-    const created = await app.inject({ method: 'POST', url: '/api/products', payload: { name: 'Scale', price: 25 } });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/products',
+      payload: { name: 'Scale', price: 25 },
+    });
     assert.equal(created.statusCode, 201, created.body);
     assert.equal((await app.inject('/api/products')).json<{ total: number }>().total, 4);
     const rows = await server.sql('select name from products order by id');
-    assert.deepEqual(rows.rows.map((r: { name: string }) => r.name), ['Espresso cup', 'Pour-over kettle', 'Bean grinder', 'Scale']);
+    assert.deepEqual(
+      rows.rows.map((r: { name: string }) => r.name),
+      ['Espresso cup', 'Pour-over kettle', 'Bean grinder', 'Scale'],
+    );
     await app.close();
   });
 });

@@ -43,18 +43,26 @@ describeRedis('kitRateLimitStore on Redis: one limit for every instance', () => 
 
   it('40 concurrent requests of one client over two instances: exactly 10 admitted, the rest 429 with the plugin headers', async () => {
     const responses = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).inject({ url: '/api/quotes', remoteAddress: '10.2.2.2' })),
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 === 0 ? one : two).inject({ url: '/api/quotes', remoteAddress: '10.2.2.2' }),
+      ),
     );
     const admitted = responses.filter((r) => r.statusCode === 200);
     const refused = responses.filter((r) => r.statusCode === 429);
     assert.equal(admitted.length, 10);
     assert.equal(refused.length, 30);
-    assert.deepEqual(admitted.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(
+      admitted.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((a, b) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
     for (const r of refused) {
       assert.equal(r.headers['x-ratelimit-limit'], '10');
       assert.ok(Number(r.headers['retry-after']) >= 59);
     }
     // Another client is counted apart.
-    assert.equal((await two.inject({ url: '/api/quotes', remoteAddress: '10.3.3.3' })).statusCode, 200);
+    assert.equal(
+      (await two.inject({ url: '/api/quotes', remoteAddress: '10.3.3.3' })).statusCode,
+      200,
+    );
   });
 });

@@ -20,7 +20,12 @@ import { buildSample } from './fleet/build.ts';
 import { skipHaproxy } from '@kit/test-support/haproxy';
 import type { InstanceCommand } from './fleet/instance.ts';
 import { manifestReadinessProbe } from './fleet/manifests.ts';
-import { formatReport, outOfRotation, runRollingDeploy, type RollingDeployReport } from './fleet/rolling-deploy.ts';
+import {
+  formatReport,
+  outOfRotation,
+  runRollingDeploy,
+  type RollingDeployReport,
+} from './fleet/rolling-deploy.ts';
 
 // The balancer checks as the manifest's readiness probe does (periodSeconds 1, failureThreshold 2,
 // successThreshold 1, timeoutSeconds 3): the settings the docs recommend for Kit's 5 s default.
@@ -61,7 +66,13 @@ heavy('rolling deploy behind HAProxy', () => {
     it("Kit's defaults and the recommended checks: no failed request, every write stored, every request audited exactly once", async (t) => {
       // The rule the docs give: out of rotation (interval x fall) with room to spare before the delay ends.
       assert.ok(RECOMMENDED.intervalMs * RECOMMENDED.fall + 2000 <= 5000);
-      const r = await runRollingDeploy({ databaseUrl: database.url, redisUrl: redis.url, probe: RECOMMENDED, command, ...LOAD });
+      const r = await runRollingDeploy({
+        databaseUrl: database.url,
+        redisUrl: redis.url,
+        probe: RECOMMENDED,
+        command,
+        ...LOAD,
+      });
       report(t, r);
       assert.equal(r.failures, 0, r.counts.samples.join('\n'));
       assert.equal(r.answeredByBalancer, 0);
@@ -78,7 +89,11 @@ heavy('rolling deploy behind HAProxy', () => {
       }
       // Each replaced instance left rotation on both frontends while it was still serving.
       for (const i of r.instances.filter((x) => x.name.endsWith('.0'))) {
-        for (const f of ['http', 'tcp'] as const) assert.ok((i.signalToOutOfRotation[f] ?? Infinity) < 5000, `${i.name} ${f}: ${outOfRotation(i.signalToOutOfRotation[f])}`);
+        for (const f of ['http', 'tcp'] as const)
+          assert.ok(
+            (i.signalToOutOfRotation[f] ?? Infinity) < 5000,
+            `${i.name} ${f}: ${outOfRotation(i.signalToOutOfRotation[f])}`,
+          );
       }
     });
 
@@ -93,7 +108,10 @@ heavy('rolling deploy behind HAProxy', () => {
       });
       report(t, r);
       assert.ok(r.failures > 0, 'requests failed');
-      assert.ok(r.answeredByBalancer + r.counts.reset + r.counts.refused > 0, 'at the balancer: its 503, or a connection it could not complete');
+      assert.ok(
+        r.answeredByBalancer + r.counts.reset + r.counts.refused > 0,
+        'at the balancer: its 503, or a connection it could not complete',
+      );
       // What did complete is still stored and audited once: the loss is at the balancer, not in Kit.
       assert.equal(r.missingWrites, 0);
       assert.equal(r.audit.missing, 0);
@@ -104,7 +122,10 @@ heavy('rolling deploy behind HAProxy', () => {
       for (const i of r.instances.filter((x) => x.name.endsWith('.0'))) {
         for (const f of ['http', 'tcp'] as const) {
           const out = i.signalToOutOfRotation[f];
-          assert.ok(out === null || (out !== undefined && out > 1000), `${i.name} ${f} in rotation after its delay: ${outOfRotation(out)}`);
+          assert.ok(
+            out === null || (out !== undefined && out > 1000),
+            `${i.name} ${f} in rotation after its delay: ${outOfRotation(out)}`,
+          );
         }
       }
     });

@@ -10,19 +10,28 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 
 /** Starts the sample the way `npm start` does, on a free port, and returns its base URL. */
-async function startSample(env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startSample(
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: ChildProcess; base: string; output: () => string }> {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=kit-source', '--import', 'tsx', 'src/main.ts'],
+    {
+      cwd: root,
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const base = await new Promise<string>((resolve, reject) => {
     // Generous: this waits for tsx to compile the sample and PGlite to initdb in memory, which took
     // over 30 s on a 2-core CI machine under load; a sample that fails to start exits and says so.
-    const timer = setTimeout(() => reject(new Error(`sample did not start within 120 s:\n${out}`)), 120_000);
+    const timer = setTimeout(
+      () => reject(new Error(`sample did not start within 120 s:\n${out}`)),
+      120_000,
+    );
     child.stdout?.on('data', () => {
       const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m?.[1]) {
@@ -45,7 +54,8 @@ describe('sample service', () => {
   });
 
   it('prints the URLs of its API, /docs, /openapi.json and /healthz', () => {
-    for (const p of ['/api/users', '/docs', '/openapi.json', '/healthz']) assert.ok(sample.output().includes(`${sample.base}${p}`), p);
+    for (const p of ['/api/users', '/docs', '/openapi.json', '/healthz'])
+      assert.ok(sample.output().includes(`${sample.base}${p}`), p);
   });
 
   it('answers on /api/... for every group, including a V1/V2 pair and the shared admin hook', async () => {
@@ -54,7 +64,11 @@ describe('sample service', () => {
     assert.equal((await fetch(`${sample.base}/api/orders@1`)).status, 200);
     assert.equal((await fetch(`${sample.base}/api/orders%402/100`)).status, 200);
     assert.equal((await fetch(`${sample.base}/api/admin/jobs`)).status, 401);
-    assert.equal((await fetch(`${sample.base}/api/admin/jobs`, { headers: { 'x-admin-key': 'change-me' } })).status, 200);
+    assert.equal(
+      (await fetch(`${sample.base}/api/admin/jobs`, { headers: { 'x-admin-key': 'change-me' } }))
+        .status,
+      200,
+    );
   });
 
   it('prints no deprecation warning: the deprecated endpoint style is shown in legacy-endpoint.test.ts, not here', () => {
@@ -91,9 +105,12 @@ describe('sample service', () => {
   it('documents the admin group as guarded by its API key, and the key opens it', async () => {
     const doc = (await (await fetch(`${sample.base}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, { security?: unknown }>>;
-      components: { securitySchemes?: Record<string, { type: string; in?: string; name?: string }> };
+      components: {
+        securitySchemes?: Record<string, { type: string; in?: string; name?: string }>;
+      };
     };
-    for (const path of ['/api/admin/users', '/api/admin/jobs']) assert.deepEqual(doc.paths[path]?.get?.security, [{ adminKey: [] }], path);
+    for (const path of ['/api/admin/users', '/api/admin/jobs'])
+      assert.deepEqual(doc.paths[path]?.get?.security, [{ adminKey: [] }], path);
     const scheme = doc.components.securitySchemes?.adminKey;
     assert.deepEqual([scheme?.type, scheme?.in, scheme?.name], ['apiKey', 'header', 'x-admin-key']);
     const refused = await fetch(`${sample.base}/api/admin/users`);

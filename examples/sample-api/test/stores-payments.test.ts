@@ -8,8 +8,17 @@ import { RedisRateLimitStore } from '@kit/store-redis';
 import { buildApp } from '../src/app.js';
 import { describeRedis, RedisServer } from '@kit/test-support/redis';
 
-function pay(app: FastifyInstance, key: string | undefined, body: object = { orderId: '100', amountCents: 4200 }) {
-  return app.inject({ method: 'POST', url: '/api/payments', headers: key === undefined ? {} : { 'idempotency-key': key }, payload: body });
+function pay(
+  app: FastifyInstance,
+  key: string | undefined,
+  body: object = { orderId: '100', amountCents: 4200 },
+) {
+  return app.inject({
+    method: 'POST',
+    url: '/api/payments',
+    headers: key === undefined ? {} : { 'idempotency-key': key },
+    payload: body,
+  });
 }
 
 describe('sample /api/payments with the memory stores (no REDIS_URL)', () => {
@@ -75,9 +84,16 @@ describeRedis('sample /api/payments with REDIS_URL: two instances share the stor
   it('@fastify/rate-limit counts in Redis: 20 payments a minute per client across both instances, then 429 on either', async () => {
     // A client address of its own, so the other tests' payments keep theirs.
     const payFrom = (app: FastifyInstance, key: string) =>
-      app.inject({ method: 'POST', url: '/api/payments', remoteAddress: '10.9.9.9', headers: { 'idempotency-key': key }, payload: { orderId: '100', amountCents: 4200 } });
+      app.inject({
+        method: 'POST',
+        url: '/api/payments',
+        remoteAddress: '10.9.9.9',
+        headers: { 'idempotency-key': key },
+        payload: { orderId: '100', amountCents: 4200 },
+      });
     const statuses: number[] = [];
-    for (let i = 0; i < 22; i++) statuses.push((await payFrom(i % 2 === 0 ? one : two, `shared-limit-${i}`)).statusCode);
+    for (let i = 0; i < 22; i++)
+      statuses.push((await payFrom(i % 2 === 0 ? one : two, `shared-limit-${i}`)).statusCode);
     assert.deepEqual(statuses, [...Array<number>(20).fill(201), 429, 429]);
     const refused = await payFrom(one, 'shared-limit-last');
     assert.equal(refused.headers['ratelimit-remaining'], '0');

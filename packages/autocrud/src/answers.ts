@@ -12,14 +12,23 @@ import { autoCrudErrors } from './errors.js';
  * fillProblem('No {entity} with {pk} {key}.', { entity: 'Product', pk: 'id', key: '7' });
  * ```
  */
-export function fillProblem(template: string, values?: Readonly<Record<string, string | number>>): string {
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (values !== undefined && name in values ? String(values[name]) : whole));
+export function fillProblem(
+  template: string,
+  values?: Readonly<Record<string, string | number>>,
+): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
+    values !== undefined && name in values ? String(values[name]) : whole,
+  );
 }
 
 type Codes = typeof autoCrudErrors.codes;
 /** The codes whose catalogue entry holds the problem texts of the routes' answers. */
-type AnsweredCode = { [C in keyof Codes]: Codes[C] extends { readonly problem: object } ? C : never }[keyof Codes];
-type ProblemsOf<C extends AnsweredCode> = Codes[C] extends { readonly problem: infer P } ? P : never;
+type AnsweredCode = {
+  [C in keyof Codes]: Codes[C] extends { readonly problem: object } ? C : never;
+}[keyof Codes];
+type ProblemsOf<C extends AnsweredCode> = Codes[C] extends { readonly problem: infer P }
+  ? P
+  : never;
 
 /**
  * One of a code's problem texts (`variant`), filled with `values`.
@@ -29,8 +38,14 @@ type ProblemsOf<C extends AnsweredCode> = Codes[C] extends { readonly problem: i
  * problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'stale', { entity: 'Product', currentVersion: 4 });
  * ```
  */
-export function problemText<C extends AnsweredCode>(code: C, variant: keyof ProblemsOf<C> & string, values?: Readonly<Record<string, string | number>>): string {
-  const texts = (autoCrudErrors.codes[code] as { readonly problem: Readonly<Record<string, string>> }).problem;
+export function problemText<C extends AnsweredCode>(
+  code: C,
+  variant: keyof ProblemsOf<C> & string,
+  values?: Readonly<Record<string, string | number>>,
+): string {
+  const texts = (
+    autoCrudErrors.codes[code] as { readonly problem: Readonly<Record<string, string>> }
+  ).problem;
   return fillProblem(texts[variant] as string, values);
 }
 
@@ -132,7 +147,12 @@ export interface Answerable {
  * ```
  */
 export function isAnswerable(error: unknown): error is Answerable {
-  return typeof error === 'object' && error !== null && typeof (error as { problem?: unknown }).problem === 'function' && typeof (error as { httpStatus?: unknown }).httpStatus === 'number';
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as { problem?: unknown }).problem === 'function' &&
+    typeof (error as { httpStatus?: unknown }).httpStatus === 'number'
+  );
 }
 
 /**
@@ -143,6 +163,10 @@ export function isAnswerable(error: unknown): error is Answerable {
  * statusOf('KIT_ERR_DATABASE_TIMEOUT');   // 504
  * ```
  */
-export function statusOf(code: { [C in keyof Codes]: Codes[C] extends { readonly status: number } ? C : never }[keyof Codes]): number {
+export function statusOf(
+  code: {
+    [C in keyof Codes]: Codes[C] extends { readonly status: number } ? C : never;
+  }[keyof Codes],
+): number {
   return (autoCrudErrors.codes[code] as { readonly status: number }).status;
 }

@@ -29,7 +29,8 @@ export type ClaimPath = string | readonly string[];
  *   operation === 'list' || operation === 'get' ? [] : [{ field: 'status', op: 'ne', value: 'closed' }];
  * ```
  */
-export type AutoCrudOperation = 'list' | 'listAll' | 'get' | 'create' | 'update' | 'patch' | 'delete';
+export type AutoCrudOperation =
+  'list' | 'listAll' | 'get' | 'create' | 'update' | 'patch' | 'delete';
 
 /**
  * Extra conditions for one request (all must hold, joined to every statement the request runs),
@@ -40,7 +41,10 @@ export type AutoCrudOperation = 'list' | 'listAll' | 'get' | 'create' | 'update'
  * const sameRegion: AuthorizationHook<'region'> = (request) => [{ field: 'region', op: 'eq', value: request.headers['x-region'] ?? '' }];
  * ```
  */
-export type AuthorizationHook<F extends string = string> = (request: FastifyRequest, operation: AutoCrudOperation) => readonly Filter<F>[] | false | Promise<readonly Filter<F>[] | false>;
+export type AuthorizationHook<F extends string = string> = (
+  request: FastifyRequest,
+  operation: AutoCrudOperation,
+) => readonly Filter<F>[] | false | Promise<readonly Filter<F>[] | false>;
 
 interface RuleBody<F extends string> {
   /** The operations the rule allows, as {@link CrudOperations} flags. */
@@ -74,7 +78,11 @@ interface RuleBody<F extends string> {
  * };
  * ```
  */
-export type AuthorizationRule<F extends string = string> = RuleBody<F> & ({ readonly role: string; readonly anonymous?: never } | { readonly anonymous: true; readonly role?: never });
+export type AuthorizationRule<F extends string = string> = RuleBody<F> &
+  (
+    | { readonly role: string; readonly anonymous?: never }
+    | { readonly anonymous: true; readonly role?: never }
+  );
 
 /**
  * `authorization` of `@AutoCrud`: the first rule (in order) that the caller matches and that
@@ -129,7 +137,15 @@ const OPERATION_NAMES: ReadonlyArray<readonly [number, AutoCrudOperation]> = [
   [CrudOperations.Delete, 'delete'],
 ];
 
-const RULE_KEYS = new Set(['role', 'anonymous', 'allow', 'checks', 'hiddenFields', 'readOnlyFields', 'where']);
+const RULE_KEYS = new Set([
+  'role',
+  'anonymous',
+  'allow',
+  'checks',
+  'hiddenFields',
+  'readOnlyFields',
+  'where',
+]);
 
 function refuse(option: string, value: unknown, why: string): KitError {
   let shown: string;
@@ -144,54 +160,155 @@ function refuse(option: string, value: unknown, why: string): KitError {
 /** A claim path's segments; a KitError naming `option` for a malformed one. */
 function claimPath(option: string, value: unknown): readonly string[] {
   const segments = typeof value === 'string' ? value.split('.') : value;
-  if (!Array.isArray(segments) || segments.length === 0 || segments.some((s) => typeof s !== 'string' || s === '' || s.trim() !== s || s === '__proto__')) {
-    throw refuse(option, value, "a claim path is a claim name or dotted path ('sub', 'realm_access.roles'), or an array of its segments when a name holds dots (['https://example.com/roles']); no empty segment, no surrounding blanks");
+  if (
+    !Array.isArray(segments) ||
+    segments.length === 0 ||
+    segments.some((s) => typeof s !== 'string' || s === '' || s.trim() !== s || s === '__proto__')
+  ) {
+    throw refuse(
+      option,
+      value,
+      "a claim path is a claim name or dotted path ('sub', 'realm_access.roles'), or an array of its segments when a name holds dots (['https://example.com/roles']); no empty segment, no surrounding blanks",
+    );
   }
   return segments as readonly string[];
 }
 
-function fieldList(option: string, entity: Entity, value: unknown, writable: boolean): readonly string[] {
+function fieldList(
+  option: string,
+  entity: Entity,
+  value: unknown,
+  writable: boolean,
+): readonly string[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value) || value.length === 0) throw refuse(option, value, 'list one field at least, or leave the option out');
+  if (!Array.isArray(value) || value.length === 0)
+    throw refuse(option, value, 'list one field at least, or leave the option out');
   const seen = new Set<string>();
   for (const name of value) {
-    if (typeof name !== 'string' || !entity.field(name)) throw refuse(option, value, `${JSON.stringify(name)} is not a field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}`);
+    if (typeof name !== 'string' || !entity.field(name))
+      throw refuse(
+        option,
+        value,
+        `${JSON.stringify(name)} is not a field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}`,
+      );
     if (seen.has(name)) throw refuse(option, value, `${name} is named twice`);
-    if (!writable && name === entity.primaryKey) throw refuse(option, value, `the primary key ${name} names every row in URLs and Location headers; it cannot be hidden`);
-    if (writable && !entity.writable.includes(name)) throw refuse(option, value, `${name} is not writable anyway; the writable fields are ${entity.writable.join(', ')}`);
+    if (!writable && name === entity.primaryKey)
+      throw refuse(
+        option,
+        value,
+        `the primary key ${name} names every row in URLs and Location headers; it cannot be hidden`,
+      );
+    if (writable && !entity.writable.includes(name))
+      throw refuse(
+        option,
+        value,
+        `${name} is not writable anyway; the writable fields are ${entity.writable.join(', ')}`,
+      );
     seen.add(name);
   }
   return [...seen];
 }
 
-function resolveRule(where: string, entity: Entity, operations: number, rule: unknown, index: number): ResolvedRule {
+function resolveRule(
+  where: string,
+  entity: Entity,
+  operations: number,
+  rule: unknown,
+  index: number,
+): ResolvedRule {
   const option = `${where}.rules[${index}]`;
-  if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) throw refuse(option, rule, 'a rule is an object { role | anonymous, allow, checks?, hiddenFields?, readOnlyFields?, where? }');
+  if (typeof rule !== 'object' || rule === null || Array.isArray(rule))
+    throw refuse(
+      option,
+      rule,
+      'a rule is an object { role | anonymous, allow, checks?, hiddenFields?, readOnlyFields?, where? }',
+    );
   const r = rule as Record<string, unknown>;
-  for (const key of Object.keys(r)) if (!RULE_KEYS.has(key)) throw refuse(`${option}.${key}`, r[key], `not an option of a rule; a rule takes ${[...RULE_KEYS].join(', ')}`);
+  for (const key of Object.keys(r))
+    if (!RULE_KEYS.has(key))
+      throw refuse(
+        `${option}.${key}`,
+        r[key],
+        `not an option of a rule; a rule takes ${[...RULE_KEYS].join(', ')}`,
+      );
   const anonymous = r.anonymous === true;
-  if (r.anonymous !== undefined && r.anonymous !== true) throw refuse(`${option}.anonymous`, r.anonymous, 'write anonymous: true for a rule that applies to every caller, with or without a token');
-  if (anonymous === (r.role !== undefined)) throw refuse(option, rule, 'a rule names either a role (a role the token carries) or anonymous: true (every caller), not both and not neither');
-  if (!anonymous && (typeof r.role !== 'string' || r.role === '' || r.role.trim() !== r.role)) throw refuse(`${option}.role`, r.role, 'a role is a non-empty string without surrounding blanks');
+  if (r.anonymous !== undefined && r.anonymous !== true)
+    throw refuse(
+      `${option}.anonymous`,
+      r.anonymous,
+      'write anonymous: true for a rule that applies to every caller, with or without a token',
+    );
+  if (anonymous === (r.role !== undefined))
+    throw refuse(
+      option,
+      rule,
+      'a rule names either a role (a role the token carries) or anonymous: true (every caller), not both and not neither',
+    );
+  if (!anonymous && (typeof r.role !== 'string' || r.role === '' || r.role.trim() !== r.role))
+    throw refuse(
+      `${option}.role`,
+      r.role,
+      'a role is a non-empty string without surrounding blanks',
+    );
   const allow = r.allow;
-  if (typeof allow !== 'number' || !Number.isInteger(allow) || allow < 1 || allow > 127) throw refuse(`${option}.allow`, allow, 'combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch)');
+  if (typeof allow !== 'number' || !Number.isInteger(allow) || allow < 1 || allow > 127)
+    throw refuse(
+      `${option}.allow`,
+      allow,
+      'combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch)',
+    );
   if ((allow & ~operations) !== 0) {
-    const missing = OPERATION_NAMES.filter(([flag]) => allows(allow, flag) && !allows(operations, flag)).map(([, name]) => name);
-    throw refuse(`${option}.allow`, allow, `allows ${missing.join(', ')}, which the class does not serve (its operations); leave them out of the rule or add them to operations`);
+    const missing = OPERATION_NAMES.filter(
+      ([flag]) => allows(allow, flag) && !allows(operations, flag),
+    ).map(([, name]) => name);
+    throw refuse(
+      `${option}.allow`,
+      allow,
+      `allows ${missing.join(', ')}, which the class does not serve (its operations); leave them out of the rule or add them to operations`,
+    );
   }
   const checks: Array<{ field: string; claim: readonly string[] }> = [];
   if (r.checks !== undefined) {
-    if (typeof r.checks !== 'object' || r.checks === null || Array.isArray(r.checks) || Object.keys(r.checks).length === 0) {
-      throw refuse(`${option}.checks`, r.checks, "checks bind fields to claims ({ ownerId: 'sub' }); an empty set checks nothing: leave the option out");
+    if (
+      typeof r.checks !== 'object' ||
+      r.checks === null ||
+      Array.isArray(r.checks) ||
+      Object.keys(r.checks).length === 0
+    ) {
+      throw refuse(
+        `${option}.checks`,
+        r.checks,
+        "checks bind fields to claims ({ ownerId: 'sub' }); an empty set checks nothing: leave the option out",
+      );
     }
-    if (anonymous) throw refuse(`${option}.checks`, r.checks, 'an anonymous rule has no token to take claims from; scope anonymous callers with where, or give the rule a role');
+    if (anonymous)
+      throw refuse(
+        `${option}.checks`,
+        r.checks,
+        'an anonymous rule has no token to take claims from; scope anonymous callers with where, or give the rule a role',
+      );
     for (const [field, path] of Object.entries(r.checks as Record<string, unknown>)) {
-      if (!entity.field(field)) throw refuse(`${option}.checks`, r.checks, `${JSON.stringify(field)} is not a field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}`);
-      if (field === entity.primaryKey || field === entity.version || field === entity.softDelete) throw refuse(`${option}.checks.${field}`, path, `${field} is the entity's ${field === entity.primaryKey ? 'primary key' : field === entity.version ? 'version' : 'soft-delete field'}, which Kit sets itself; bind a field of its own`);
+      if (!entity.field(field))
+        throw refuse(
+          `${option}.checks`,
+          r.checks,
+          `${JSON.stringify(field)} is not a field of ${entity.name}; fields: ${entity.fields.map((f) => f.name).join(', ')}`,
+        );
+      if (field === entity.primaryKey || field === entity.version || field === entity.softDelete)
+        throw refuse(
+          `${option}.checks.${field}`,
+          path,
+          `${field} is the entity's ${field === entity.primaryKey ? 'primary key' : field === entity.version ? 'version' : 'soft-delete field'}, which Kit sets itself; bind a field of its own`,
+        );
       checks.push({ field, claim: claimPath(`${option}.checks.${field}`, path) });
     }
   }
-  if (r.where !== undefined && typeof r.where !== 'function') throw refuse(`${option}.where`, r.where, 'where is a function (request, operation) => conditions | false');
+  if (r.where !== undefined && typeof r.where !== 'function')
+    throw refuse(
+      `${option}.where`,
+      r.where,
+      'where is a function (request, operation) => conditions | false',
+    );
   const readOnly = fieldList(`${option}.readOnlyFields`, entity, r.readOnlyFields, true);
   const hidden = fieldList(`${option}.hiddenFields`, entity, r.hiddenFields, false);
   return {
@@ -202,7 +319,9 @@ function resolveRule(where: string, entity: Entity, operations: number, rule: un
     hidden: new Set(hidden),
     // A checked field is the claim's, not the body's; a hidden one is not the caller's to write
     // (nor to blank by a PUT that leaves it out): both read-only to the rule's callers.
-    readOnly: [...new Set([...readOnly, ...checks.map((c) => c.field), ...hidden])].filter((f) => entity.writable.includes(f)),
+    readOnly: [...new Set([...readOnly, ...checks.map((c) => c.field), ...hidden])].filter((f) =>
+      entity.writable.includes(f),
+    ),
     where: r.where as AuthorizationHook | undefined,
   };
 }
@@ -211,13 +330,32 @@ function resolveRule(where: string, entity: Entity, operations: number, rule: un
  * The declaration, checked against the entity and the class's operations.
  * @throws {KitError} `KIT_ERR_AUTOCRUD_AUTHORIZATION` naming the option and its value: an empty rule set, an unknown field or rule option, a malformed claim path, flags the class does not serve.
  */
-export function resolveAuthorization(where: string, entity: Entity, operations: number, declared: unknown): ResolvedAuthorization | undefined {
+export function resolveAuthorization(
+  where: string,
+  entity: Entity,
+  operations: number,
+  declared: unknown,
+): ResolvedAuthorization | undefined {
   if (declared === undefined) return undefined;
-  if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) throw refuse(where, declared, 'authorization is an object { rolesClaim?, rules: [...] }');
+  if (typeof declared !== 'object' || declared === null || Array.isArray(declared))
+    throw refuse(where, declared, 'authorization is an object { rolesClaim?, rules: [...] }');
   const d = declared as Record<string, unknown>;
-  for (const key of Object.keys(d)) if (key !== 'rolesClaim' && key !== 'rules') throw refuse(`${where}.${key}`, d[key], 'not an option of authorization; it takes rolesClaim and rules');
-  if (!Array.isArray(d.rules) || d.rules.length === 0) throw refuse(`${where}.rules`, d.rules, 'an empty rule set allows nothing; declare at least one rule, or leave authorization out');
+  for (const key of Object.keys(d))
+    if (key !== 'rolesClaim' && key !== 'rules')
+      throw refuse(
+        `${where}.${key}`,
+        d[key],
+        'not an option of authorization; it takes rolesClaim and rules',
+      );
+  if (!Array.isArray(d.rules) || d.rules.length === 0)
+    throw refuse(
+      `${where}.rules`,
+      d.rules,
+      'an empty rule set allows nothing; declare at least one rule, or leave authorization out',
+    );
   const rolesClaim = claimPath(`${where}.rolesClaim`, d.rolesClaim ?? 'roles');
-  const rules = (d.rules as unknown[]).map((rule, i) => resolveRule(where, entity, operations, rule, i));
+  const rules = (d.rules as unknown[]).map((rule, i) =>
+    resolveRule(where, entity, operations, rule, i),
+  );
   return { rolesClaim, rules };
 }

@@ -56,16 +56,28 @@ export interface AutoCrudOptions<F extends string = string> {
  * }
  * ```
  */
-export function AutoCrud<E extends Entity>(entity: E, options: AutoCrudOptions<EntityFieldName<E>> = {}) {
+export function AutoCrud<E extends Entity>(
+  entity: E,
+  options: AutoCrudOptions<EntityFieldName<E>> = {},
+) {
   if (typeof entity !== 'object' || entity === null || typeof entity.field !== 'function') {
-    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', '@AutoCrud(entity): pass an entity made by defineEntity({ ... }).');
+    throw new KitError(
+      'KIT_ERR_AUTOCRUD_ENTITY',
+      '@AutoCrud(entity): pass an entity made by defineEntity({ ... }).',
+    );
   }
   const operations = options.operations ?? CrudOperations.All;
   if (!Number.isInteger(operations) || operations < 1 || operations > 255) {
-    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `@AutoCrud(${entity.name}, { operations: ${String(operations)} }): combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch | History).`);
+    throw new KitError(
+      'KIT_ERR_AUTOCRUD_ENTITY',
+      `@AutoCrud(${entity.name}, { operations: ${String(operations)} }): combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch | History).`,
+    );
   }
   if (allows(operations, CrudOperations.History) && !entity.history) {
-    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `@AutoCrud(${entity.name}): History is allowed but the entity records no history; set defineEntity({ history: true }) or leave CrudOperations.History out.`);
+    throw new KitError(
+      'KIT_ERR_AUTOCRUD_ENTITY',
+      `@AutoCrud(${entity.name}): History is allowed but the entity records no history; set defineEntity({ history: true }) or leave CrudOperations.History out.`,
+    );
   }
   for (const [name, flag] of [
     ['Create', CrudOperations.Create],
@@ -84,12 +96,30 @@ export function AutoCrud<E extends Entity>(entity: E, options: AutoCrudOptions<E
   resolveIdempotency(`${where}.idempotency`, options.idempotency, undefined);
   const requireIfMatch = requireIfMatchOption(`${where}.requireIfMatch`, options.requireIfMatch);
   if (requireIfMatch && entity.version === undefined) {
-    throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `${where}.requireIfMatch: entity ${entity.name} declares no version field; add one with defineEntity({ version: '<integer field>' }).`);
+    throw new KitError(
+      'KIT_ERR_AUTOCRUD_ENTITY',
+      `${where}.requireIfMatch: entity ${entity.name} declares no version field; add one with defineEntity({ version: '<integer field>' }).`,
+    );
   }
-  const authorization = resolveAuthorization(`${where}.authorization`, entity, operations, options.authorization);
-  const settings: AutoCrudClassSettings = { operations, idempotency: options.idempotency, requireIfMatch, ...(authorization ? { authorization } : {}) };
-  const contribute = KitRouteContributor((group, context) => autoCrudFor(context.services, context.className).routesFor(group, context, entity, settings));
-  return (cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+  const authorization = resolveAuthorization(
+    `${where}.authorization`,
+    entity,
+    operations,
+    options.authorization,
+  );
+  const settings: AutoCrudClassSettings = {
+    operations,
+    idempotency: options.idempotency,
+    requireIfMatch,
+    ...(authorization ? { authorization } : {}),
+  };
+  const contribute = KitRouteContributor((group, context) =>
+    autoCrudFor(context.services, context.className).routesFor(group, context, entity, settings),
+  );
+  return (
+    cls: abstract new (...args: never[]) => unknown,
+    context: ClassDecoratorContext,
+  ): void => {
     // Read back when the app's classes are known: the relations between the entities they serve.
     declareAutoCrud(cls, { entity, operations, ...(authorization ? { authorization } : {}) });
     contribute(cls, context);

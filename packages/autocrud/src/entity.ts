@@ -69,7 +69,9 @@ export type EntityRow<E> = E extends Entity<infer S> ? RowOf<S> : never;
  * type ProductRow = RowOf<typeof ProductSchema>;
  * ```
  */
-export type RowOf<S> = S extends { properties: infer P } ? { -readonly [K in keyof P]: FieldValue<P[K]> } : Record<string, unknown>;
+export type RowOf<S> = S extends { properties: infer P }
+  ? { -readonly [K in keyof P]: FieldValue<P[K]> }
+  : Record<string, unknown>;
 
 type FieldName<S> = S extends { properties: infer P } ? Extract<keyof P, string> : string;
 
@@ -77,8 +79,24 @@ type Properties<S> = S extends { properties: infer P } ? P : Record<string, unkn
 // TypeBox's schema types declare `default?` on every schema, so a TypeBox field may always have one.
 type HasDefault<P> = 'default' extends keyof P ? true : false;
 type Required<S> = S extends { required: readonly (infer R)[] } ? R : never;
-type RequiredInput<S, W extends string> = { [K in W as K extends Required<S> ? (HasDefault<Properties<S>[K & keyof Properties<S>]> extends true ? never : K) : never]: FieldValue<Properties<S>[K & keyof Properties<S>]> };
-type OptionalInput<S, W extends string> = { [K in W as K extends Required<S> ? (HasDefault<Properties<S>[K & keyof Properties<S>]> extends true ? K : never) : K]?: FieldValue<Properties<S>[K & keyof Properties<S>]> };
+type RequiredInput<S, W extends string> = {
+  [
+    K in W as K extends Required<S>
+      ? HasDefault<Properties<S>[K & keyof Properties<S>]> extends true
+        ? never
+        : K
+      : never
+  ]: FieldValue<Properties<S>[K & keyof Properties<S>]>;
+};
+type OptionalInput<S, W extends string> = {
+  [
+    K in W as K extends Required<S>
+      ? HasDefault<Properties<S>[K & keyof Properties<S>]> extends true
+        ? K
+        : never
+      : K
+  ]?: FieldValue<Properties<S>[K & keyof Properties<S>]>;
+};
 type Flat<T> = { [K in keyof T]: T[K] };
 
 /**
@@ -91,7 +109,8 @@ type Flat<T> = { [K in keyof T]: T[K] };
  * const input: ProductInput = { name: 'Kettle', price: 40 };
  * ```
  */
-export type EntityInput<E> = E extends Entity<infer S, infer W> ? Flat<RequiredInput<S, W> & OptionalInput<S, W>> : never;
+export type EntityInput<E> =
+  E extends Entity<infer S, infer W> ? Flat<RequiredInput<S, W> & OptionalInput<S, W>> : never;
 
 /**
  * The field names of an entity, as `list({ filters, sort })` takes them.
@@ -299,27 +318,46 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const COMPONENT_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/;
 
 function entityError(name: unknown, message: string): KitError {
-  return new KitError('KIT_ERR_AUTOCRUD_ENTITY', `defineEntity(${JSON.stringify(name)}): ${message}`);
+  return new KitError(
+    'KIT_ERR_AUTOCRUD_ENTITY',
+    `defineEntity(${JSON.stringify(name)}): ${message}`,
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const SCALARS: ReadonlySet<string> = new Set(['integer', 'number', 'string', 'boolean', 'object', 'array']);
+const SCALARS: ReadonlySet<string> = new Set([
+  'integer',
+  'number',
+  'string',
+  'boolean',
+  'object',
+  'array',
+]);
 
 /**
  * The scalar type, nullability and format a property schema declares: `type: 'x'`,
  * `type: ['x', 'null']`, `anyOf`/`oneOf` whose members share one scalar type (TypeBox's nullable
  * and literal unions; a format is the members' one format), or `enum`/`const` of strings.
  */
-function scalarOf(schema: Record<string, unknown>): { type: FieldType; nullable: boolean; format: string | undefined } | undefined {
+function scalarOf(
+  schema: Record<string, unknown>,
+): { type: FieldType; nullable: boolean; format: string | undefined } | undefined {
   const declared = schema.type;
   const types = Array.isArray(declared) ? declared : declared === undefined ? [] : [declared];
-  const members = [...(Array.isArray(schema.anyOf) ? schema.anyOf : []), ...(Array.isArray(schema.oneOf) ? schema.oneOf : [])];
+  const members = [
+    ...(Array.isArray(schema.anyOf) ? schema.anyOf : []),
+    ...(Array.isArray(schema.oneOf) ? schema.oneOf : []),
+  ];
   let nullable = types.includes('null');
-  const found = new Set<string>(types.filter((t): t is string => typeof t === 'string' && t !== 'null'));
-  const formats = new Set<string | undefined>(typeof schema.format === 'string' ? [schema.format] : found.size > 0 ? [undefined] : []);
+  const found = new Set<string>(
+    types.filter((t): t is string => typeof t === 'string' && t !== 'null'),
+  );
+  const formats = new Set<string | undefined>(
+    typeof schema.format === 'string' ? [schema.format] : found.size > 0 ? [undefined] : [],
+  );
   for (const member of members) {
     if (!isRecord(member)) return undefined;
     const inner = scalarOf(member);
@@ -334,23 +372,34 @@ function scalarOf(schema: Record<string, unknown>): { type: FieldType; nullable:
   }
   const format = formats.size === 1 ? [...formats][0] : undefined;
   if (found.size === 0) {
-    const values = Array.isArray(schema.enum) ? schema.enum : 'const' in schema ? [schema.const] : [];
+    const values = Array.isArray(schema.enum)
+      ? schema.enum
+      : 'const' in schema
+        ? [schema.const]
+        : [];
     if (values.length > 0 && values.every((v) => typeof v === 'string' || v === null)) {
       return { type: 'string', nullable: nullable || values.includes(null), format: undefined };
     }
     return undefined;
   }
   // integer and number mixed are a number.
-  if (found.size === 2 && found.has('integer') && found.has('number')) return { type: 'number', nullable, format: undefined };
+  if (found.size === 2 && found.has('integer') && found.has('number'))
+    return { type: 'number', nullable, format: undefined };
   const [only] = found;
-  return found.size === 1 && only !== undefined && SCALARS.has(only) ? { type: only as FieldType, nullable, format } : undefined;
+  return found.size === 1 && only !== undefined && SCALARS.has(only)
+    ? { type: only as FieldType, nullable, format }
+    : undefined;
 }
 
 /** A string field's allowed values: `enum` of strings, or `anyOf`/`oneOf` members each a `const` or `enum` (or null). */
 function enumOf(schema: Record<string, unknown>): string[] | undefined {
-  if (Array.isArray(schema.enum)) return schema.enum.filter((v): v is string => typeof v === 'string');
+  if (Array.isArray(schema.enum))
+    return schema.enum.filter((v): v is string => typeof v === 'string');
   if (typeof schema.const === 'string') return [schema.const];
-  const members = [...(Array.isArray(schema.anyOf) ? schema.anyOf : []), ...(Array.isArray(schema.oneOf) ? schema.oneOf : [])].filter((m) => isRecord(m) && m.type !== 'null');
+  const members = [
+    ...(Array.isArray(schema.anyOf) ? schema.anyOf : []),
+    ...(Array.isArray(schema.oneOf) ? schema.oneOf : []),
+  ].filter((m) => isRecord(m) && m.type !== 'null');
   if (members.length === 0) return undefined;
   const values: string[] = [];
   for (const member of members) {
@@ -362,16 +411,34 @@ function enumOf(schema: Record<string, unknown>): string[] | undefined {
 }
 
 /** A decimal's `x-precision` / `x-scale`, checked. */
-function decimalSize(entity: string, field: string, schema: Record<string, unknown>): { precision: number | undefined; scale: number | undefined } {
+function decimalSize(
+  entity: string,
+  field: string,
+  schema: Record<string, unknown>,
+): { precision: number | undefined; scale: number | undefined } {
   const precision = schema['x-precision'];
   const scale = schema['x-scale'];
   if (precision === undefined) {
-    if (scale !== undefined) throw entityError(entity, `field '${field}' has x-scale without x-precision: give both (numeric(precision, scale)).`);
+    if (scale !== undefined)
+      throw entityError(
+        entity,
+        `field '${field}' has x-scale without x-precision: give both (numeric(precision, scale)).`,
+      );
     return { precision: undefined, scale: undefined };
   }
-  if (!Number.isInteger(precision) || (precision as number) < 1 || (precision as number) > 1000) throw entityError(entity, `field '${field}': x-precision must be an integer from 1 to 1000 (PostgreSQL's numeric); found ${JSON.stringify(precision)}.`);
-  if (scale !== undefined && (!Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > (precision as number))) {
-    throw entityError(entity, `field '${field}': x-scale must be an integer from 0 to x-precision (${String(precision)}); found ${JSON.stringify(scale)}.`);
+  if (!Number.isInteger(precision) || (precision as number) < 1 || (precision as number) > 1000)
+    throw entityError(
+      entity,
+      `field '${field}': x-precision must be an integer from 1 to 1000 (PostgreSQL's numeric); found ${JSON.stringify(precision)}.`,
+    );
+  if (
+    scale !== undefined &&
+    (!Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > (precision as number))
+  ) {
+    throw entityError(
+      entity,
+      `field '${field}': x-scale must be an integer from 0 to x-precision (${String(precision)}); found ${JSON.stringify(scale)}.`,
+    );
   }
   return { precision: precision as number, scale: (scale as number | undefined) ?? 0 };
 }
@@ -379,14 +446,23 @@ function decimalSize(entity: string, field: string, schema: Record<string, unkno
 const RULES: ReadonlySet<string> = new Set(['restrict', 'cascade', 'set null']);
 
 function isEntity(value: unknown): value is Entity {
-  return isRecord(value) && typeof value.primaryKey === 'string' && typeof value.field === 'function' && Array.isArray(value.fields);
+  return (
+    isRecord(value) &&
+    typeof value.primaryKey === 'string' &&
+    typeof value.field === 'function' &&
+    Array.isArray(value.fields)
+  );
 }
 
 /**
  * Whether `field` can hold `target`'s primary key: the same kind. Checked at once for an entity
  * given directly, and by the plugin (see `checkReferences`) for one given as a function.
  */
-export function referenceFault(entity: string, field: EntityField, target: Entity): string | undefined {
+export function referenceFault(
+  entity: string,
+  field: EntityField,
+  target: Entity,
+): string | undefined {
   const key = target.field(target.primaryKey);
   if (key && key.kind === field.kind) return undefined;
   return `field '${field.name}' references ${target.name}, whose primary key '${target.primaryKey}' is ${key?.kind ?? 'missing'}, but '${field.name}' is ${field.kind}: declare it as the key is declared (entity ${entity}).`;
@@ -400,54 +476,115 @@ function referencesOf(
   reserved: ReadonlySet<string | undefined>,
 ): readonly EntityReference[] {
   if (declared === undefined) return Object.freeze([]);
-  if (!isRecord(declared)) throw entityError(name, 'references must be an object { field: Entity | () => Entity | { entity, onDelete, as, many } }.');
+  if (!isRecord(declared))
+    throw entityError(
+      name,
+      'references must be an object { field: Entity | () => Entity | { entity, onDelete, as, many } }.',
+    );
   const out: EntityReference[] = [];
   const names = new Set<string>();
   for (const [fieldName, value] of Object.entries(declared)) {
     if (value === undefined) continue;
     const field = byName.get(fieldName);
-    if (!field) throw entityError(name, `references names '${fieldName}', which is not a field of the schema.`);
-    if (reserved.has(fieldName)) throw entityError(name, `references.${fieldName}: the primary key, soft-delete, version and timestamp fields cannot reference another entity.`);
-    const options: Record<string, unknown> = isRecord(value) && !isEntity(value) ? value : { entity: value };
+    if (!field)
+      throw entityError(
+        name,
+        `references names '${fieldName}', which is not a field of the schema.`,
+      );
+    if (reserved.has(fieldName))
+      throw entityError(
+        name,
+        `references.${fieldName}: the primary key, soft-delete, version and timestamp fields cannot reference another entity.`,
+      );
+    const options: Record<string, unknown> =
+      isRecord(value) && !isEntity(value) ? value : { entity: value };
     const given = options.entity;
-    if (!isEntity(given) && typeof given !== 'function') throw entityError(name, `references.${fieldName} must be an entity made by defineEntity, or a function returning one.`);
+    if (!isEntity(given) && typeof given !== 'function')
+      throw entityError(
+        name,
+        `references.${fieldName} must be an entity made by defineEntity, or a function returning one.`,
+      );
     const onDelete = options.onDelete ?? 'restrict';
-    if (typeof onDelete !== 'string' || !RULES.has(onDelete)) throw entityError(name, `references.${fieldName}.onDelete must be 'restrict', 'cascade' or 'set null'; found ${JSON.stringify(onDelete)}.`);
-    if (onDelete === 'set null' && !field.nullable) throw entityError(name, `references.${fieldName}.onDelete is 'set null', but '${fieldName}' is not nullable: declare it type: [..., 'null'].`);
+    if (typeof onDelete !== 'string' || !RULES.has(onDelete))
+      throw entityError(
+        name,
+        `references.${fieldName}.onDelete must be 'restrict', 'cascade' or 'set null'; found ${JSON.stringify(onDelete)}.`,
+      );
+    if (onDelete === 'set null' && !field.nullable)
+      throw entityError(
+        name,
+        `references.${fieldName}.onDelete is 'set null', but '${fieldName}' is not nullable: declare it type: [..., 'null'].`,
+      );
     if (isEntity(given)) {
       const fault = referenceFault(name, field, given);
       if (fault) throw entityError(name, fault);
     }
     const as = options.as ?? (fieldName.replace(/(_id|Id)$/, '') || fieldName);
-    const many = options.many ?? (splitName(table));
-    for (const [label, relation] of [['as', as], ['many', many]] as const) {
-      if (typeof relation !== 'string' || !IDENTIFIER.test(relation)) throw entityError(name, `references.${fieldName}.${label} must be an identifier; found ${JSON.stringify(relation)}.`);
+    const many = options.many ?? splitName(table);
+    for (const [label, relation] of [
+      ['as', as],
+      ['many', many],
+    ] as const) {
+      if (typeof relation !== 'string' || !IDENTIFIER.test(relation))
+        throw entityError(
+          name,
+          `references.${fieldName}.${label} must be an identifier; found ${JSON.stringify(relation)}.`,
+        );
     }
     if (as === fieldName || byName.has(as as string) || names.has(as as string)) {
-      throw entityError(name, `references.${fieldName}: the relation name '${String(as)}' is already a field or another relation of ${name}; set as: '<name>'.`);
+      throw entityError(
+        name,
+        `references.${fieldName}: the relation name '${String(as)}' is already a field or another relation of ${name}; set as: '<name>'.`,
+      );
     }
     names.add(as as string);
     const resolve = isEntity(given) ? () => given : (given as () => Entity);
-    out.push(Object.freeze({ field: fieldName, target: resolve, onDelete: onDelete as ReferenceRule, as: as as string, many: many as string }));
+    out.push(
+      Object.freeze({
+        field: fieldName,
+        target: resolve,
+        onDelete: onDelete as ReferenceRule,
+        as: as as string,
+        many: many as string,
+      }),
+    );
   }
   return Object.freeze(out);
 }
 
 /** The declared unique keys, each a non-empty list of distinct writable fields; no key twice. */
-function uniqueKeys(name: string, declared: unknown, writable: ReadonlySet<string>): readonly (readonly string[])[] {
+function uniqueKeys(
+  name: string,
+  declared: unknown,
+  writable: ReadonlySet<string>,
+): readonly (readonly string[])[] {
   if (declared === undefined) return Object.freeze([]);
-  if (!Array.isArray(declared)) throw entityError(name, "unique must be an array of keys, each an array of field names: unique: [['sku'], ['vendor', 'code']].");
+  if (!Array.isArray(declared))
+    throw entityError(
+      name,
+      "unique must be an array of keys, each an array of field names: unique: [['sku'], ['vendor', 'code']].",
+    );
   const seen = new Set<string>();
   return Object.freeze(
     declared.map((key: unknown, i) => {
-      if (!Array.isArray(key) || key.length === 0 || key.some((f) => typeof f !== 'string')) throw entityError(name, `unique[${i}] must be a non-empty array of field names; found ${JSON.stringify(key)}.`);
+      if (!Array.isArray(key) || key.length === 0 || key.some((f) => typeof f !== 'string'))
+        throw entityError(
+          name,
+          `unique[${i}] must be a non-empty array of field names; found ${JSON.stringify(key)}.`,
+        );
       const fields = key as string[];
       for (const field of fields) {
-        if (!writable.has(field)) throw entityError(name, `unique[${i}] names '${field}', which is not a writable field: a unique key is made of fields a client writes.`);
+        if (!writable.has(field))
+          throw entityError(
+            name,
+            `unique[${i}] names '${field}', which is not a writable field: a unique key is made of fields a client writes.`,
+          );
       }
-      if (new Set(fields).size !== fields.length) throw entityError(name, `unique[${i}] names a field twice.`);
+      if (new Set(fields).size !== fields.length)
+        throw entityError(name, `unique[${i}] names a field twice.`);
       const id = [...fields].sort().join('\u0000');
-      if (seen.has(id)) throw entityError(name, `unique[${i}] repeats another unique key (${fields.join(', ')}).`);
+      if (seen.has(id))
+        throw entityError(name, `unique[${i}] repeats another unique key (${fields.join(', ')}).`);
       seen.add(id);
       return Object.freeze([...fields]);
     }),
@@ -484,45 +621,90 @@ function splitName(table: string): string {
  * });
  * ```
  */
-export function defineEntity<const S extends EntitySchema, const W extends FieldName<S> = FieldName<S>>(definition: EntityDefinition<S, W>): Entity<S, W> {
-  if (!isRecord(definition)) throw entityError(undefined, 'expected an object { name, table, schema, writable, ... }.');
+export function defineEntity<
+  const S extends EntitySchema,
+  const W extends FieldName<S> = FieldName<S>,
+>(definition: EntityDefinition<S, W>): Entity<S, W> {
+  if (!isRecord(definition))
+    throw entityError(undefined, 'expected an object { name, table, schema, writable, ... }.');
   const { name, table } = definition;
   if (typeof name !== 'string' || !COMPONENT_NAME.test(name)) {
-    throw entityError(name, 'name must start with a letter and hold only letters, digits, ".", "_" or "-" (it is the OpenAPI component name).');
+    throw entityError(
+      name,
+      'name must start with a letter and hold only letters, digits, ".", "_" or "-" (it is the OpenAPI component name).',
+    );
   }
-  if (typeof table !== 'string' || !table.split('.').every((part) => IDENTIFIER.test(part)) || table.split('.').length > 2) {
-    throw entityError(name, `table ${JSON.stringify(table)} must be an identifier (letters, digits, "_"), optionally schema-qualified ("shop.products").`);
+  if (
+    typeof table !== 'string' ||
+    !table.split('.').every((part) => IDENTIFIER.test(part)) ||
+    table.split('.').length > 2
+  ) {
+    throw entityError(
+      name,
+      `table ${JSON.stringify(table)} must be an identifier (letters, digits, "_"), optionally schema-qualified ("shop.products").`,
+    );
   }
-  if (!isRecord(definition.schema) || definition.schema.type !== 'object' || !isRecord(definition.schema.properties)) {
-    throw entityError(name, "schema must be a JSON Schema object: { type: 'object', properties: { ... } } (TypeBox: Type.Object({ ... })).");
+  if (
+    !isRecord(definition.schema) ||
+    definition.schema.type !== 'object' ||
+    !isRecord(definition.schema.properties)
+  ) {
+    throw entityError(
+      name,
+      "schema must be a JSON Schema object: { type: 'object', properties: { ... } } (TypeBox: Type.Object({ ... })).",
+    );
   }
   // A plain JSON copy: TypeBox's symbols and any class instances go; what remains is what
   // Fastify, ajv and the OpenAPI document see.
-  const schema = JSON.parse(JSON.stringify(definition.schema)) as Record<string, unknown> & { properties: Record<string, Record<string, unknown>>; required?: unknown };
+  const schema = JSON.parse(JSON.stringify(definition.schema)) as Record<string, unknown> & {
+    properties: Record<string, Record<string, unknown>>;
+    required?: unknown;
+  };
   delete schema.$id;
   delete schema.$schema;
-  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : []);
+  const required = new Set(
+    Array.isArray(schema.required)
+      ? schema.required.filter((r): r is string => typeof r === 'string')
+      : [],
+  );
   const columns: Record<string, unknown> = isRecord(definition.columns) ? definition.columns : {};
   for (const key of Object.keys(columns)) {
-    if (!(key in schema.properties)) throw entityError(name, `columns names '${key}', which is not a field of the schema.`);
+    if (!(key in schema.properties))
+      throw entityError(name, `columns names '${key}', which is not a field of the schema.`);
   }
 
   const fields: EntityField[] = [];
   const seenColumns = new Map<string, string>();
   for (const [field, property] of Object.entries(schema.properties)) {
-    if (!IDENTIFIER.test(field)) throw entityError(name, `field '${field}' must be an identifier (letters, digits, "_", at most 63 characters).`);
-    if (!isRecord(property)) throw entityError(name, `field '${field}' must have a JSON Schema object.`);
+    if (!IDENTIFIER.test(field))
+      throw entityError(
+        name,
+        `field '${field}' must be an identifier (letters, digits, "_", at most 63 characters).`,
+      );
+    if (!isRecord(property))
+      throw entityError(name, `field '${field}' must have a JSON Schema object.`);
     const scalar = scalarOf(property);
     if (!scalar) {
-      throw entityError(name, `field '${field}' must be of type integer, number, string, boolean, object or array (optionally nullable); found ${JSON.stringify(property).slice(0, 80)}.`);
+      throw entityError(
+        name,
+        `field '${field}' must be of type integer, number, string, boolean, object or array (optionally nullable); found ${JSON.stringify(property).slice(0, 80)}.`,
+      );
     }
     const kind = kindOf(scalar.type, scalar.format);
     const values = kind === 'string' ? enumOf(property) : undefined;
-    const { precision, scale } = kind === 'decimal' ? decimalSize(name, field, property) : { precision: undefined, scale: undefined };
+    const { precision, scale } =
+      kind === 'decimal'
+        ? decimalSize(name, field, property)
+        : { precision: undefined, scale: undefined };
     const column = columns[field] ?? field;
-    if (typeof column !== 'string' || !IDENTIFIER.test(column)) throw entityError(name, `columns.${field} = ${JSON.stringify(column)} is not an identifier.`);
+    if (typeof column !== 'string' || !IDENTIFIER.test(column))
+      throw entityError(name, `columns.${field} = ${JSON.stringify(column)} is not an identifier.`);
     const clash = seenColumns.get(column);
-    if (clash) throw entityError(name, `fields '${clash}' and '${field}' map to the same column '${column}'.`);
+    if (clash)
+      throw entityError(
+        name,
+        `fields '${clash}' and '${field}' map to the same column '${column}'.`,
+      );
     seenColumns.set(column, field);
     fields.push({
       name: field,
@@ -540,32 +722,52 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
     const fallback = property.default;
     if (fallback !== undefined && fallback !== null) {
       const checked = fieldValue(fields[fields.length - 1] as EntityField, fallback);
-      if (checked instanceof ValueFault) throw entityError(name, `field '${field}' has a default Kit would refuse: ${checked.detail}.`);
+      if (checked instanceof ValueFault)
+        throw entityError(
+          name,
+          `field '${field}' has a default Kit would refuse: ${checked.detail}.`,
+        );
     }
   }
   const byName = new Map(fields.map((f) => [f.name, f]));
 
   const primaryKey = definition.primaryKey ?? 'id';
   const pk = byName.get(primaryKey);
-  if (!pk) throw entityError(name, `primary key '${primaryKey}' is not a field of the schema (set primaryKey or add an '${primaryKey}' field).`);
+  if (!pk)
+    throw entityError(
+      name,
+      `primary key '${primaryKey}' is not a field of the schema (set primaryKey or add an '${primaryKey}' field).`,
+    );
   if (pk.nullable) throw entityError(name, `primary key '${primaryKey}' cannot be nullable.`);
   if (pk.type !== 'integer' && !(pk.type === 'string' && pk.format === 'uuid')) {
-    throw entityError(name, `primary key '${primaryKey}' must be an integer (generated by the database) or a string with format 'uuid' (generated by Kit).`);
+    throw entityError(
+      name,
+      `primary key '${primaryKey}' must be an integer (generated by the database) or a string with format 'uuid' (generated by Kit).`,
+    );
   }
 
   const softDelete = definition.softDelete;
   if (softDelete !== undefined) {
     const field = byName.get(softDelete);
     if (!field) throw entityError(name, `softDelete '${softDelete}' is not a field of the schema.`);
-    if (field.type !== 'boolean' || softDelete === primaryKey) throw entityError(name, `softDelete '${softDelete}' must be a boolean field.`);
+    if (field.type !== 'boolean' || softDelete === primaryKey)
+      throw entityError(name, `softDelete '${softDelete}' must be a boolean field.`);
   }
 
   const version = definition.version;
   if (version !== undefined) {
     const field = byName.get(version);
     if (!field) throw entityError(name, `version '${version}' is not a field of the schema.`);
-    if (field.type !== 'integer' || field.nullable || version === primaryKey || version === softDelete) {
-      throw entityError(name, `version '${version}' must be a non-nullable integer field other than the primary key and the soft-delete field.`);
+    if (
+      field.type !== 'integer' ||
+      field.nullable ||
+      version === primaryKey ||
+      version === softDelete
+    ) {
+      throw entityError(
+        name,
+        `version '${version}' must be a non-nullable integer field other than the primary key and the soft-delete field.`,
+      );
     }
   }
 
@@ -575,30 +777,72 @@ export function defineEntity<const S extends EntitySchema, const W extends Field
     if (stamp === undefined) continue;
     const field = byName.get(stamp);
     if (!field) throw entityError(name, `${option} '${stamp}' is not a field of the schema.`);
-    if (field.kind !== 'date-time' || stamp === primaryKey || stamp === version || stamp === softDelete) {
-      throw entityError(name, `${option} '${stamp}' must be a field { type: 'string', format: 'date-time' } other than the primary key, the version and the soft-delete field.`);
+    if (
+      field.kind !== 'date-time' ||
+      stamp === primaryKey ||
+      stamp === version ||
+      stamp === softDelete
+    ) {
+      throw entityError(
+        name,
+        `${option} '${stamp}' must be a field { type: 'string', format: 'date-time' } other than the primary key, the version and the soft-delete field.`,
+      );
     }
     stamps[option] = stamp;
   }
-  if (stamps.createdAt !== undefined && stamps.createdAt === stamps.updatedAt) throw entityError(name, `createdAt and updatedAt cannot be the same field '${stamps.createdAt}'.`);
+  if (stamps.createdAt !== undefined && stamps.createdAt === stamps.updatedAt)
+    throw entityError(
+      name,
+      `createdAt and updatedAt cannot be the same field '${stamps.createdAt}'.`,
+    );
 
-  if (!Array.isArray(definition.writable)) throw entityError(name, 'writable must be an array of field names (it may be empty).');
+  if (!Array.isArray(definition.writable))
+    throw entityError(name, 'writable must be an array of field names (it may be empty).');
   const writable = [...new Set(definition.writable as readonly string[])];
   for (const field of writable) {
-    if (!byName.has(field)) throw entityError(name, `writable names '${field}', which is not a field of the schema.`);
-    if (field === primaryKey) throw entityError(name, `the primary key '${field}' cannot be writable.`);
-    if (field === softDelete) throw entityError(name, `the soft-delete field '${field}' cannot be writable.`);
-    if (field === version) throw entityError(name, `the version field '${field}' cannot be writable: Kit increments it on every write.`);
-    if (field === stamps.createdAt || field === stamps.updatedAt) throw entityError(name, `the timestamp field '${field}' cannot be writable: Kit sets it from the database's clock.`);
+    if (!byName.has(field))
+      throw entityError(name, `writable names '${field}', which is not a field of the schema.`);
+    if (field === primaryKey)
+      throw entityError(name, `the primary key '${field}' cannot be writable.`);
+    if (field === softDelete)
+      throw entityError(name, `the soft-delete field '${field}' cannot be writable.`);
+    if (field === version)
+      throw entityError(
+        name,
+        `the version field '${field}' cannot be writable: Kit increments it on every write.`,
+      );
+    if (field === stamps.createdAt || field === stamps.updatedAt)
+      throw entityError(
+        name,
+        `the timestamp field '${field}' cannot be writable: Kit sets it from the database's clock.`,
+      );
   }
-  const references = referencesOf(name, table, definition.references, byName, new Set([primaryKey, softDelete, version, stamps.createdAt, stamps.updatedAt]));
+  const references = referencesOf(
+    name,
+    table,
+    definition.references,
+    byName,
+    new Set([primaryKey, softDelete, version, stamps.createdAt, stamps.updatedAt]),
+  );
   const unique = uniqueKeys(name, definition.unique, new Set(writable));
-  if (definition.history !== undefined && typeof definition.history !== 'boolean') throw entityError(name, `history must be true or false; found ${JSON.stringify(definition.history)}.`);
+  if (definition.history !== undefined && typeof definition.history !== 'boolean')
+    throw entityError(
+      name,
+      `history must be true or false; found ${JSON.stringify(definition.history)}.`,
+    );
   const redact = definition.redact ?? [];
   if (!Array.isArray(redact)) throw entityError(name, 'redact must be an array of field names.');
   for (const field of redact as readonly unknown[]) {
-    if (typeof field !== 'string' || !byName.has(field)) throw entityError(name, `redact names ${JSON.stringify(field)}, which is not a field of the schema.`);
-    if (field === primaryKey) throw entityError(name, `redact cannot name the primary key '${field}': the history is found by it.`);
+    if (typeof field !== 'string' || !byName.has(field))
+      throw entityError(
+        name,
+        `redact names ${JSON.stringify(field)}, which is not a field of the schema.`,
+      );
+    if (field === primaryKey)
+      throw entityError(
+        name,
+        `redact cannot name the primary key '${field}': the history is found by it.`,
+      );
   }
   return Object.freeze({
     name,

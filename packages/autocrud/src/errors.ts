@@ -25,7 +25,8 @@ export const autoCrudErrors = errorCatalogue({
   // What the database did.
   KIT_ERR_DATABASE_UNAVAILABLE: {
     status: 503,
-    message: 'The database is unavailable ({reason}); the query was not run. It is retried on the next call.',
+    message:
+      'The database is unavailable ({reason}); the query was not run. It is retried on the next call.',
     when: 'a repository call while the database cannot be reached or is still starting; `DatabaseUnavailableError` (routes: 503 with `Retry-After`)',
     problem: {
       unavailable: 'The database is unavailable; try again later.',
@@ -34,15 +35,22 @@ export const autoCrudErrors = errorCatalogue({
   },
   KIT_ERR_DATABASE_BUSY: {
     status: 503,
-    message: 'No database connection became free within {waitedMs} ms (acquireTimeoutMs); the query was not run. Retry shortly, or raise poolSize.',
+    message:
+      'No database connection became free within {waitedMs} ms (acquireTimeoutMs); the query was not run. Retry shortly, or raise poolSize.',
     when: 'no connection became free within `acquireTimeoutMs`: the database is up, only saturated; `DatabaseBusyError` (routes: 503 with `Retry-After: 1`)',
-    problem: { busy: 'The database is busy (no connection became free in time); nothing was done. Try again in a moment.' },
+    problem: {
+      busy: 'The database is busy (no connection became free in time); nothing was done. Try again in a moment.',
+    },
   },
   KIT_ERR_DATABASE_TIMEOUT: {
     status: 504,
-    message: 'The statement ran longer than {limitMs} ms (statementTimeoutMs) and was cancelled; nothing of it was written.',
+    message:
+      'The statement ran longer than {limitMs} ms (statementTimeoutMs) and was cancelled; nothing of it was written.',
     when: 'a statement ran past `statementTimeoutMs` and was cancelled; `StatementTimeoutError`',
-    problem: { timeout: 'The database did not complete the request in time; it was cancelled and nothing of it was written.' },
+    problem: {
+      timeout:
+        'The database did not complete the request in time; it was cancelled and nothing of it was written.',
+    },
   },
   KIT_ERR_DATABASE_CONFLICT: {
     status: 409,
@@ -59,59 +67,78 @@ export const autoCrudErrors = errorCatalogue({
   },
   KIT_ERR_DATABASE_INVALID_VALUE: {
     status: 400,
-    message: 'The database refused a value: out of range for its column, or against a NOT NULL or CHECK constraint.',
+    message:
+      'The database refused a value: out of range for its column, or against a NOT NULL or CHECK constraint.',
     when: 'a write refused for a value out of range, or against a NOT NULL or CHECK constraint; `InvalidValueError`',
     problem: {
-      invalid: 'A value cannot be stored in the {entity}: out of range for its column or against a database constraint.',
+      invalid:
+        'A value cannot be stored in the {entity}: out of range for its column or against a database constraint.',
       row: 'holds a value that cannot be stored: out of range for its column or against a database constraint',
     },
   },
   // AutoCrud's own rules.
   KIT_ERR_AUTOCRUD_VERSION_CONFLICT: {
     status: 412,
-    message: 'The row is at version {currentVersion}, not the one the write was conditioned on; nothing was written. Read it again and retry.',
+    message:
+      'The row is at version {currentVersion}, not the one the write was conditioned on; nothing was written. Read it again and retry.',
     when: 'a conditional write (`ifVersion`, `If-Match`) found the row at another version; `VersionConflictError`',
     problem: {
-      stale: 'The {entity} changed since it was read: it is at version {currentVersion} now, and nothing was written. Read it again and retry with its ETag.',
+      stale:
+        'The {entity} changed since it was read: it is at version {currentVersion} now, and nothing was written. Read it again and retry with its ETag.',
       row: 'changed since it was read: it is at version {currentVersion} now',
-      rowAdvice: '{row} {detail}, and nothing was written. Read it again and retry with its version.',
+      rowAdvice:
+        '{row} {detail}, and nothing was written. Read it again and retry with its version.',
     },
   },
   KIT_ERR_AUTOCRUD_MISSING_REFERENCE: {
     status: 422,
-    message: '{entity}.{field} names {target} {key}, which does not exist (or is deleted); nothing was written.',
+    message:
+      '{entity}.{field} names {target} {key}, which does not exist (or is deleted); nothing was written.',
     when: 'a write names, in a field that references another entity, a row that does not exist or is soft-deleted; `MissingReferenceError`',
     problem: { missing: 'names {target} {key}, which does not exist' },
   },
   KIT_ERR_AUTOCRUD_STILL_REFERENCED: {
     status: 409,
-    message: '{entity} {key} is still referred to by {referrer} {referrerKey} (field {field}); nothing was deleted. Delete or move those rows first, or declare onDelete: cascade or set null.',
+    message:
+      '{entity} {key} is still referred to by {referrer} {referrerKey} (field {field}); nothing was deleted. Delete or move those rows first, or declare onDelete: cascade or set null.',
     when: "a delete of a row other rows still refer to, under `onDelete: 'restrict'` (the default); `StillReferencedError`",
-    problem: { referred: "{entity} {key} is still referred to by {referrer} {referrerKey} (field '{field}'); nothing was deleted. Delete those rows first." },
+    problem: {
+      referred:
+        "{entity} {key} is still referred to by {referrer} {referrerKey} (field '{field}'); nothing was deleted. Delete those rows first.",
+    },
   },
   KIT_ERR_AUTOCRUD_SCHEMA: {
     status: 503,
     when: 'a table or column is missing or of an incompatible type; `SchemaMismatchError` (fails start-up; later, routes answer 503)',
-    problem: { notReady: 'The database is not ready for this resource; try again later.', log: 'AutoCrud: the database schema does not fit the entities' },
+    problem: {
+      notReady: 'The database is not ready for this resource; try again later.',
+      log: 'AutoCrud: the database schema does not fit the entities',
+    },
   },
-  KIT_ERR_AUTOCRUD_ENTITY: { when: '`defineEntity`, `@AutoCrud` (Create/Update with no writable field, unknown flags), two entities with one name' },
+  KIT_ERR_AUTOCRUD_ENTITY: {
+    when: '`defineEntity`, `@AutoCrud` (Create/Update with no writable field, unknown flags), two entities with one name',
+  },
   KIT_ERR_AUTOCRUD_AUTHORIZATION: {
     when: '`@AutoCrud(..., { authorization })` that cannot be enforced as written: an empty rule set, an unknown field or rule option, a malformed claim path, a rule allowing an operation the class does not serve (the message names the option and its value)',
   },
   KIT_ERR_AUTOCRUD_NOT_ADDED: {
-    message: '{className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.{elsewhere}',
+    message:
+      '{className} is an @AutoCrud class, but no AutoCrud database is registered: call addKitAutoCrud(app, url) between addKit and useKit.{elsewhere}',
     when: 'an `@AutoCrud` class without `addKitAutoCrud` (at `useKit`)',
   },
   KIT_ERR_AUTOCRUD_OUTBOX_OFF: {
-    message: 'onChange({entity}, handler) needs the outbox: pass outbox: true (or its settings) to addKitAutoCrud.',
+    message:
+      'onChange({entity}, handler) needs the outbox: pass outbox: true (or its settings) to addKitAutoCrud.',
     when: '`kitAutoCrud.onChange` on an AutoCrud database without `outbox`',
   },
   KIT_ERR_AUTOCRUD_ALREADY_ADDED: {
-    message: 'addKitAutoCrud(app, url) was called twice on the same Fastify instance; one database serves every @AutoCrud class.',
+    message:
+      'addKitAutoCrud(app, url) was called twice on the same Fastify instance; one database serves every @AutoCrud class.',
     when: '`addKitAutoCrud` called twice on one instance',
   },
   KIT_ERR_AUTOCRUD_TOO_LATE: {
-    message: 'addKitAutoCrud(app, url) was called after useKit(app) completed; call it between addKit and useKit.',
+    message:
+      'addKitAutoCrud(app, url) was called after useKit(app) completed; call it between addKit and useKit.',
     when: '`addKitAutoCrud` after `useKit` completed',
   },
   KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED: {
@@ -119,13 +146,18 @@ export const autoCrudErrors = errorCatalogue({
       "addKitAutoCrud(app, '{url}'): the sqlite: engine uses node:sqlite, built into Node >= 22.13 (and 23.4+); this is Node {node}. Run on Node 22.13 or later, or use 'pglite:' (embedded PostgreSQL) or a postgres:// URL.",
     when: '`sqlite:` on a Node without `node:sqlite`',
   },
-  KIT_ERR_AUTOCRUD_ENGINE: { when: 'PGlite or SQLite cannot open its directory or file (the message names the path and what is wrong)' },
-  KIT_ERR_AUTOCRUD_LOCKED: { when: '`pglite:<dir>` is in use by another process, or by another app of this one (at `useKit`); the message names the directory and the holder' },
+  KIT_ERR_AUTOCRUD_ENGINE: {
+    when: 'PGlite or SQLite cannot open its directory or file (the message names the path and what is wrong)',
+  },
+  KIT_ERR_AUTOCRUD_LOCKED: {
+    when: '`pglite:<dir>` is in use by another process, or by another app of this one (at `useKit`); the message names the directory and the holder',
+  },
   KIT_ERR_AUTOCRUD_UNREPRESENTABLE: {
     status: 500,
     when: 'a read whose stored value Kit cannot answer exactly (a `bigint` past 2^53-1, `infinity`, text in another form than Kit writes, JSON text that does not parse); names the entity, field and row; `UnrepresentableValueError`',
     problem: {
-      inexact: "A stored {entity} value cannot be answered exactly, so nothing was answered; the service's log names it.",
+      inexact:
+        "A stored {entity} value cannot be answered exactly, so nothing was answered; the service's log names it.",
       log: 'AutoCrud: a stored value cannot be answered exactly',
     },
   },
@@ -133,12 +165,20 @@ export const autoCrudErrors = errorCatalogue({
     when: "`writeMigration` refused a destructive change (a drop, a type change, a NOT NULL column without a default; the message lists each and what to do instead) or found migrations not yet applied; at start-up with `migrate: 'apply'`, a migration that failed (rolled back, named with its statement), a migrations directory that cannot be read or does not match the migrations run, or a migration lock not free within `migrationLockTimeoutMs`",
   },
   KIT_ERR_INVALID_ARGUMENT: {
-    when: 'a repository call whose arguments do not fit the entity: a value of the wrong kind (`5` for a string), outside an enum or a JSON field\'s schema, `null` for a field that is not nullable, an unknown or read-only input field, an unknown or JSON sort key, an operator the field does not take, `after` of the wrong length, `ifVersion` on an entity without a version field',
+    when: "a repository call whose arguments do not fit the entity: a value of the wrong kind (`5` for a string), outside an enum or a JSON field's schema, `null` for a field that is not nullable, an unknown or read-only input field, an unknown or JSON sort key, an operator the field does not take, `after` of the wrong length, `ifVersion` on an entity without a version field",
   },
   // Core's codes, thrown for the same reasons.
-  KIT_ERR_INVALID_OPTION: { ...coreErrors.codes.KIT_ERR_INVALID_OPTION, when: 'a bad option or connection string (its password redacted)' },
-  KIT_ERR_NOT_ADDED: { ...coreErrors.codes.KIT_ERR_NOT_ADDED, when: '`addKitAutoCrud` on an instance without `addKit`' },
-  KIT_ERR_DUPLICATE_HEALTH_CHECK: { when: '`addKitAutoCrud` when a check with its `healthCheck.name` (default `database`) is registered already' },
+  KIT_ERR_INVALID_OPTION: {
+    ...coreErrors.codes.KIT_ERR_INVALID_OPTION,
+    when: 'a bad option or connection string (its password redacted)',
+  },
+  KIT_ERR_NOT_ADDED: {
+    ...coreErrors.codes.KIT_ERR_NOT_ADDED,
+    when: '`addKitAutoCrud` on an instance without `addKit`',
+  },
+  KIT_ERR_DUPLICATE_HEALTH_CHECK: {
+    when: '`addKitAutoCrud` when a check with its `healthCheck.name` (default `database`) is registered already',
+  },
 });
 
 declare module '@kit/core' {
@@ -158,17 +198,22 @@ declare module '@kit/core' {
  */
 export const routeProblems = {
   notFound: 'No {entity} with {pk} {key}.',
-  preconditionRequired: 'Writes to {entity} need If-Match: send the ETag of the row as read (GET answers it), so that no one else\'s write is overwritten.',
+  preconditionRequired:
+    "Writes to {entity} need If-Match: send the ETag of the row as read (GET answers it), so that no one else's write is overwritten.",
   noEtag: '{entity} rows have no ETag, so If-Match cannot match; nothing was written.',
-  rowWithoutVersion: 'Row {row} has no {version}: writes to {entity} must say which version they change (the version read, as If-Match would). Nothing was written.',
+  rowWithoutVersion:
+    'Row {row} has no {version}: writes to {entity} must say which version they change (the version read, as If-Match would). Nothing was written.',
   rowMissing: 'does not exist (or is deleted)',
   /** A row of a batch, and what is wrong with it. */
   rowFault: '{row} {detail}; nothing was written.',
   /** A body field, and what is wrong with it. */
   fieldFault: "Body field '{field}' {detail}; nothing was written.",
-  idempotencyUnavailable: 'Idempotency-Key cannot be honoured right now (its store is unavailable); nothing was created. Try again later.',
-  idempotencyPending: 'A request with this Idempotency-Key is still in progress; nothing was created. Retry after it completes to get its answer.',
-  idempotencyMismatch: 'This Idempotency-Key was used for a {entity} with another body; nothing was created. Use a new key for a new {entity}.',
+  idempotencyUnavailable:
+    'Idempotency-Key cannot be honoured right now (its store is unavailable); nothing was created. Try again later.',
+  idempotencyPending:
+    'A request with this Idempotency-Key is still in progress; nothing was created. Retry after it completes to get its answer.',
+  idempotencyMismatch:
+    'This Idempotency-Key was used for a {entity} with another body; nothing was created. Use a new key for a new {entity}.',
   serverError: 'The request could not be completed.',
   tokenRequired: 'A bearer token is required.',
   bodyNotJson: 'The body must be application/json.',

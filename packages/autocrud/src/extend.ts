@@ -5,4 +5,10 @@
 // (`~0.28`), which a host application that only declares entities and calls repositories must not
 // be tied to. A sink is registered with `crud.repository(Entity).addChangeSink(sink)`.
 // Every name here is in api-report.md; a change to it is a visible diff there.
-export type { ChangeRecord, ChangeSink, ChangeSinkSql, ChangeSql, ChangeTransaction } from './mapper/seam/changes.js';
+export type {
+  ChangeRecord,
+  ChangeSink,
+  ChangeSinkSql,
+  ChangeSql,
+  ChangeTransaction,
+} from './mapper/seam/changes.js';

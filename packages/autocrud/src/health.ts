@@ -31,9 +31,14 @@ export class DatabaseHealthCheck implements IHealthCheck {
       return HealthCheckResult.healthy('Database answered SELECT 1', { latencyMs });
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
-      if (err instanceof SchemaMismatchError) return HealthCheckResult.unhealthy('Database tables do not fit the entities', error);
+      if (err instanceof SchemaMismatchError)
+        return HealthCheckResult.unhealthy('Database tables do not fit the entities', error);
       // Up but taken (an embedded engine's one session held by a long statement): busy is not down.
-      if (err instanceof DatabaseBusyError) return HealthCheckResult.degraded('Database busy: its session is held by a long statement', error);
+      if (err instanceof DatabaseBusyError)
+        return HealthCheckResult.degraded(
+          'Database busy: its session is held by a long statement',
+          error,
+        );
       return HealthCheckResult.unhealthy('Database did not answer SELECT 1', error);
     }
   }

@@ -55,7 +55,13 @@ export interface WrittenMigration {
 
 function engineFor(url: string | URL): Engine {
   const target = parseConnectionString(url instanceof URL ? url.href : url);
-  return createEngine(target, undefined, { poolSize: 1, connectTimeoutMs: 5000, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, onIdleError: () => undefined });
+  return createEngine(target, undefined, {
+    poolSize: 1,
+    connectTimeoutMs: 5000,
+    acquireTimeoutMs: 10_000,
+    statementTimeoutMs: 60_000,
+    onIdleError: () => undefined,
+  });
 }
 
 /** `YYYYMMDDTHHMMSS` in UTC: names sort in time order, whoever writes them where. */
@@ -92,7 +98,9 @@ function slug(text: string): string {
  * console.log(written ? `wrote ${written.file}: ${written.changes.join(', ')}` : 'the database already fits the entities');
  * ```
  */
-export async function writeMigration(options: WriteMigrationOptions): Promise<WrittenMigration | undefined> {
+export async function writeMigration(
+  options: WriteMigrationOptions,
+): Promise<WrittenMigration | undefined> {
   const { dir } = options;
   // An entity with history: true needs Kit's history table as well.
   const entities = withHistory(options.entities);
@@ -112,21 +120,33 @@ export async function writeMigration(options: WriteMigrationOptions): Promise<Wr
         );
       }
     }
-    const plan = await planMigration(engine.db, engine.dialect, entities, { outbox: options.outbox === true });
+    const plan = await planMigration(engine.db, engine.dialect, entities, {
+      outbox: options.outbox === true,
+    });
     if (plan.statements.length === 0) return undefined;
     const name = `${version(new Date())}_${slug(options.name ?? plan.changes.join(' ')) || 'migration'}`;
-    const last = existing.filter((f) => f.endsWith('.sql')).sort().at(-1);
+    const last = existing
+      .filter((f) => f.endsWith('.sql'))
+      .sort()
+      .at(-1);
     if (last !== undefined && last >= name) {
-      throw new KitError('KIT_ERR_AUTOCRUD_MIGRATION', `${dir} holds ${last}, which sorts after ${name}: migrations run in name order, so a new one must sort last. Check the clock, or rename the later file if it has never run anywhere.`);
+      throw new KitError(
+        'KIT_ERR_AUTOCRUD_MIGRATION',
+        `${dir} holds ${last}, which sorts after ${name}: migrations run in name order, so a new one must sort last. Check the clock, or rename the later file if it has never run anywhere.`,
+      );
     }
-    
+
     const header = [
       `-- Kit AutoCrud migration ${name} (${engine.dialect.label}), written by writeMigration() from ${entities.map((e) => e.name).join(', ')}.`,
       "-- Review it, edit it if you need to (an index, a backfill), commit it. addKitAutoCrud(app, url, { migrate: 'apply', migrationsDir })",
       '-- applies it at start-up, in one transaction with the other migrations of that start. Once it has run anywhere, never change or',
       '-- rename it: write another.',
       ...plan.changes.map((c) => `--   ${c}`),
-      ...(plan.untouched.length > 0 ? [`-- Left alone (no field names them; Kit never drops a column): ${plan.untouched.join(', ')}`] : []),
+      ...(plan.untouched.length > 0
+        ? [
+            `-- Left alone (no field names them; Kit never drops a column): ${plan.untouched.join(', ')}`,
+          ]
+        : []),
     ];
     const sql = `${header.join('\n')}\n\n${plan.statements.map((s) => `${s};`).join('\n\n')}\n`;
     await mkdir(dir, { recursive: true });

@@ -118,7 +118,11 @@ export interface ResolvedAutoCrudOptions {
   readonly connectTimeoutMs: number;
   readonly acquireTimeoutMs: number;
   readonly statementTimeoutMs: number;
-  readonly healthCheck: { readonly name: string; readonly tags: readonly string[]; readonly timeoutMs: number };
+  readonly healthCheck: {
+    readonly name: string;
+    readonly tags: readonly string[];
+    readonly timeoutMs: number;
+  };
   readonly idempotency: ResolvedIdempotency | undefined;
   readonly requireIfMatch: boolean;
   readonly cursorSecret: string | undefined;
@@ -126,18 +130,33 @@ export interface ResolvedAutoCrudOptions {
 }
 
 function invalidOption(option: string, value: unknown, expected: string): KitError {
-  const shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' ? (JSON.stringify(value) ?? String(value)).slice(0, 120) : String(value);
-  return new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option ${option} = ${shown}: expected ${expected}.`);
+  const shown =
+    typeof value === 'string'
+      ? JSON.stringify(value)
+      : typeof value === 'object'
+        ? (JSON.stringify(value) ?? String(value)).slice(0, 120)
+        : String(value);
+  return new KitError(
+    'KIT_ERR_INVALID_OPTION',
+    `Invalid Kit option ${option} = ${shown}: expected ${expected}.`,
+  );
 }
 
-function positiveInteger(option: string, value: unknown, fallback: number, prefix = 'addKitAutoCrud options.'): number {
+function positiveInteger(
+  option: string,
+  value: unknown,
+  fallback: number,
+  prefix = 'addKitAutoCrud options.',
+): number {
   const v = value ?? fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw invalidOption(`${prefix}${option}`, v, 'a positive integer');
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)
+    throw invalidOption(`${prefix}${option}`, v, 'a positive integer');
   return v;
 }
 
 function flag(option: string, value: unknown): boolean {
-  if (value !== undefined && typeof value !== 'boolean') throw invalidOption(`addKitAutoCrud options.${option}`, value, 'true or false');
+  if (value !== undefined && typeof value !== 'boolean')
+    throw invalidOption(`addKitAutoCrud options.${option}`, value, 'true or false');
   return value === true;
 }
 
@@ -147,16 +166,26 @@ const IDEMPOTENCY_DEFAULTS: ResolvedIdempotency = { ttlMs: 86_400_000, reservati
  * `idempotency` of `addKitAutoCrud` (`where` names it in errors) or of a class, over `inherited`
  * (the global setting, for a class). `undefined` inherits; `false` is off.
  */
-export function resolveIdempotency(where: string, value: unknown, inherited: ResolvedIdempotency | undefined): ResolvedIdempotency | undefined {
+export function resolveIdempotency(
+  where: string,
+  value: unknown,
+  inherited: ResolvedIdempotency | undefined,
+): ResolvedIdempotency | undefined {
   if (value === undefined) return inherited;
   if (value === false) return undefined;
   if (value === true) return inherited ?? IDEMPOTENCY_DEFAULTS;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidOption(where, value, 'true, false or { ttlMs?, reservationTtlMs? }');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalidOption(where, value, 'true, false or { ttlMs?, reservationTtlMs? }');
   const given = value as IdempotencyOptions;
   const base = inherited ?? IDEMPOTENCY_DEFAULTS;
   return {
     ttlMs: positiveInteger(`${where}.ttlMs`, given.ttlMs, base.ttlMs, ''),
-    reservationTtlMs: positiveInteger(`${where}.reservationTtlMs`, given.reservationTtlMs, base.reservationTtlMs, ''),
+    reservationTtlMs: positiveInteger(
+      `${where}.reservationTtlMs`,
+      given.reservationTtlMs,
+      base.reservationTtlMs,
+      '',
+    ),
   };
 }
 
@@ -164,7 +193,11 @@ export function resolveIdempotency(where: string, value: unknown, inherited: Res
  * A key's reservation must outlast the create it guards: a create may wait acquireTimeoutMs for a
  * connection and run statementTimeoutMs; a reservation that lapses first lets a retry create again.
  */
-export function checkReservation(where: string, idempotency: ResolvedIdempotency | undefined, limits: { acquireTimeoutMs: number; statementTimeoutMs: number }): void {
+export function checkReservation(
+  where: string,
+  idempotency: ResolvedIdempotency | undefined,
+  limits: { acquireTimeoutMs: number; statementTimeoutMs: number },
+): void {
   if (idempotency === undefined) return;
   const longest = limits.acquireTimeoutMs + limits.statementTimeoutMs;
   if (idempotency.reservationTtlMs <= longest) {
@@ -178,7 +211,8 @@ export function checkReservation(where: string, idempotency: ResolvedIdempotency
 
 /** `requireIfMatch` (`where` names it in errors). */
 export function requireIfMatchOption(where: string, value: unknown): boolean | undefined {
-  if (value !== undefined && typeof value !== 'boolean') throw invalidOption(where, value, 'true or false');
+  if (value !== undefined && typeof value !== 'boolean')
+    throw invalidOption(where, value, 'true or false');
   return value;
 }
 
@@ -186,56 +220,100 @@ function cursorSecret(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length < 32) {
     // Never echo a secret: only its length is shown.
-    const shown = typeof value === 'string' ? `a string of ${value.length} characters` : typeof value;
-    throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option addKitAutoCrud options.cursorSecret = (${shown}): expected a string of at least 32 characters, the same on every instance.`);
+    const shown =
+      typeof value === 'string' ? `a string of ${value.length} characters` : typeof value;
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `Invalid Kit option addKitAutoCrud options.cursorSecret = (${shown}): expected a string of at least 32 characters, the same on every instance.`,
+    );
   }
   return value;
 }
 
 /** `migrate`, `migrationsDir`, `migrationLockTimeoutMs`. */
-function migrations(options: KitAutoCrudOptions, createTables: boolean): ResolvedAutoCrudOptions['migrations'] {
+function migrations(
+  options: KitAutoCrudOptions,
+  createTables: boolean,
+): ResolvedAutoCrudOptions['migrations'] {
   const { migrate, migrationsDir } = options;
-  if (migrate !== undefined && migrate !== 'apply' && migrate !== 'off') throw invalidOption('addKitAutoCrud options.migrate', migrate, "'apply' or 'off'");
-  const lockTimeoutMs = positiveInteger('migrationLockTimeoutMs', options.migrationLockTimeoutMs, 120_000);
+  if (migrate !== undefined && migrate !== 'apply' && migrate !== 'off')
+    throw invalidOption('addKitAutoCrud options.migrate', migrate, "'apply' or 'off'");
+  const lockTimeoutMs = positiveInteger(
+    'migrationLockTimeoutMs',
+    options.migrationLockTimeoutMs,
+    120_000,
+  );
   if (migrate !== 'apply') return undefined;
   if (typeof migrationsDir !== 'string' || migrationsDir === '') {
-    throw invalidOption('addKitAutoCrud options.migrationsDir', migrationsDir, "the directory of migration files (migrate: 'apply' runs them)");
+    throw invalidOption(
+      'addKitAutoCrud options.migrationsDir',
+      migrationsDir,
+      "the directory of migration files (migrate: 'apply' runs them)",
+    );
   }
   if (createTables) {
-    throw invalidOption('addKitAutoCrud options.createTables', true, "false with migrate: 'apply' (tables createTables makes are outside the migrations, and the next migration that creates them would fail)");
+    throw invalidOption(
+      'addKitAutoCrud options.createTables',
+      true,
+      "false with migrate: 'apply' (tables createTables makes are outside the migrations, and the next migration that creates them would fail)",
+    );
   }
   return { dir: migrationsDir, lockTimeoutMs };
 }
 
 /** Applies defaults; throws `KIT_ERR_INVALID_OPTION` naming the option and value. */
 export function resolveOptions(options: KitAutoCrudOptions): ResolvedAutoCrudOptions {
-  if (typeof options !== 'object' || options === null) throw invalidOption('addKitAutoCrud options', options, 'an object');
+  if (typeof options !== 'object' || options === null)
+    throw invalidOption('addKitAutoCrud options', options, 'an object');
   const defaultPageSize = positiveInteger('defaultPageSize', options.defaultPageSize, 20);
   const maxPageSize = positiveInteger('maxPageSize', options.maxPageSize, 100);
   if (defaultPageSize > maxPageSize) {
-    throw invalidOption('addKitAutoCrud options.defaultPageSize', defaultPageSize, `at most maxPageSize (${maxPageSize})`);
+    throw invalidOption(
+      'addKitAutoCrud options.defaultPageSize',
+      defaultPageSize,
+      `at most maxPageSize (${maxPageSize})`,
+    );
   }
   const health = options.healthCheck ?? {};
-  if (typeof health !== 'object' || health === null) throw invalidOption('addKitAutoCrud options.healthCheck', health, '{ name?, tags?, timeoutMs? }');
+  if (typeof health !== 'object' || health === null)
+    throw invalidOption(
+      'addKitAutoCrud options.healthCheck',
+      health,
+      '{ name?, tags?, timeoutMs? }',
+    );
   const limits = {
     acquireTimeoutMs: positiveInteger('acquireTimeoutMs', options.acquireTimeoutMs, 2000),
     statementTimeoutMs: positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000),
   };
-  const idempotency = resolveIdempotency('addKitAutoCrud options.idempotency', options.idempotency, undefined);
+  const idempotency = resolveIdempotency(
+    'addKitAutoCrud options.idempotency',
+    options.idempotency,
+    undefined,
+  );
   checkReservation('addKitAutoCrud options.idempotency', idempotency, limits);
   const createTables = flag('createTables', options.createTables);
   return {
     createTables,
     migrations: migrations(options, createTables),
-    limits: { defaultPageSize, maxPageSize, maxPageNumber: positiveInteger('maxPageNumber', options.maxPageNumber, 1_000_000) },
+    limits: {
+      defaultPageSize,
+      maxPageSize,
+      maxPageNumber: positiveInteger('maxPageNumber', options.maxPageNumber, 1_000_000),
+    },
     requireAuthorization: flag('requireAuthorization', options.requireAuthorization),
     poolSize: positiveInteger('poolSize', options.poolSize, 10),
     connectTimeoutMs: positiveInteger('connectTimeoutMs', options.connectTimeoutMs, 5000),
     ...limits,
     // name and tags are checked by the health-check builder, which names them in its error.
-    healthCheck: { name: health.name ?? 'database', tags: health.tags ?? ['ready'], timeoutMs: positiveInteger('healthCheck.timeoutMs', health.timeoutMs, 800) },
+    healthCheck: {
+      name: health.name ?? 'database',
+      tags: health.tags ?? ['ready'],
+      timeoutMs: positiveInteger('healthCheck.timeoutMs', health.timeoutMs, 800),
+    },
     idempotency,
-    requireIfMatch: requireIfMatchOption('addKitAutoCrud options.requireIfMatch', options.requireIfMatch) ?? false,
+    requireIfMatch:
+      requireIfMatchOption('addKitAutoCrud options.requireIfMatch', options.requireIfMatch) ??
+      false,
     cursorSecret: cursorSecret(options.cursorSecret),
     outbox: resolveOutbox(options.outbox),
   };

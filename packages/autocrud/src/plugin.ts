@@ -1,7 +1,21 @@
 import { asValue } from 'awilix';
-import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase, RouteOptions } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyTypeProvider,
+  RawServerBase,
+  RouteOptions,
+} from 'fastify';
 import { onPhase } from '@kit/core/extend';
-import { KitError, KitStoreNames, type HostInstance, type IIdempotencyStore, type KitServices, type PlannedEndpoint, type RouteContributorContext } from '@kit/core';
+import {
+  KitError,
+  KitStoreNames,
+  type HostInstance,
+  type IIdempotencyStore,
+  type KitServices,
+  type PlannedEndpoint,
+  type RouteContributorContext,
+} from '@kit/core';
 import { autoCrudErrors } from './errors.js';
 import { allows, CrudOperations } from './operations.js';
 import { cursorCodec, type CursorCodec } from './routes/cursor.js';
@@ -9,13 +23,24 @@ import type { ResolvedAuthorization } from './authorization.js';
 import type { Entity, EntityInput, EntityRow } from './entity.js';
 import { DatabaseHealthCheck } from './health.js';
 import type { PGlite } from '@electric-sql/pglite';
-import { parseConnectionString, pgliteInstanceTarget, type ConnectionTarget } from './mapper/engines/shared/connection-string.js';
+import {
+  parseConnectionString,
+  pgliteInstanceTarget,
+  type ConnectionTarget,
+} from './mapper/engines/shared/connection-string.js';
 import { Database, type DatabaseLog } from './mapper/database.js';
 import type { Engine, EngineKind } from './mapper/sql/engine.js';
 import { migrateEngine } from './mapper/migrations/migrations.js';
 import { createEngine as createEngineFor } from './mapper/engines/create.js';
 import type { EntityRepository } from './repository.js';
-import { checkReservation, resolveIdempotency, resolveOptions, type IdempotencyOptions, type KitAutoCrudOptions, type ResolvedAutoCrudOptions } from './options.js';
+import {
+  checkReservation,
+  resolveIdempotency,
+  resolveOptions,
+  type IdempotencyOptions,
+  type KitAutoCrudOptions,
+  type ResolvedAutoCrudOptions,
+} from './options.js';
 import { crudRoutes } from './routes/routes.js';
 import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/schemas.js';
 import { acceptMergePatch } from './routes/body.js';
@@ -91,7 +116,11 @@ export interface KitAutoCrud {
    * }, { name: 'search-index' });
    * ```
    */
-  onChange<E extends Entity>(entity: E, handler: ChangeHandler, options?: { readonly name?: string }): void;
+  onChange<E extends Entity>(
+    entity: E,
+    handler: ChangeHandler,
+    options?: { readonly name?: string },
+  ): void;
   /** The outbox dispatcher's counters on this instance and the last backlog read; undefined when the outbox is off. */
   outboxStats(): OutboxStats | undefined;
   /** Closes the database (idempotent); `addKitAutoCrud` calls it as a `release` step of the app's shutdown. */
@@ -109,7 +138,12 @@ export interface AutoCrudClassSettings {
 
 /** What `@AutoCrud`'s route contributor asks of the app's AutoCrud database. */
 interface AutoCrudContributor {
-  routesFor(group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[];
+  routesFor(
+    group: FastifyInstance,
+    context: RouteContributorContext,
+    entity: Entity,
+    settings: AutoCrudClassSettings,
+  ): RouteOptions[];
 }
 
 // The AutoCrud database of each Kit app, by the app's container (the container @AutoCrud's
@@ -173,7 +207,11 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     this.#cursors = cursorCodec(options.cursorSecret);
   }
 
-  onChange<E extends Entity>(entity: E, handler: ChangeHandler, options?: { readonly name?: string }): void {
+  onChange<E extends Entity>(
+    entity: E,
+    handler: ChangeHandler,
+    options?: { readonly name?: string },
+  ): void {
     if (!this.outbox) {
       throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_OUTBOX_OFF', { entity: entity.name });
     }
@@ -186,7 +224,8 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
 
   /** The app's relations, built once from its plan of endpoint classes (the same array for every contributor of the app). */
   #relationsOf(endpoints: readonly PlannedEndpoint[]): RelationRegistry {
-    if (this.#relations?.endpoints !== endpoints) this.#relations = { endpoints, registry: buildRelations(endpoints) };
+    if (this.#relations?.endpoints !== endpoints)
+      this.#relations = { endpoints, registry: buildRelations(endpoints) };
     return this.#relations.registry;
   }
 
@@ -206,11 +245,27 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     // The routes' own planning (routes/includes.ts) over the relations the app's endpoint plan
     // declared, so that a hand-written read includes exactly what `include=` would.
     const registry = this.#relations?.registry;
-    const known = registry ? includePaths(entity, includeRelations(registry, (other) => this.database.register(other) as unknown as RelatedSource)) : [];
+    const known = registry
+      ? includePaths(
+          entity,
+          includeRelations(
+            registry,
+            (other) => this.database.register(other) as unknown as RelatedSource,
+          ),
+        )
+      : [];
     const unknown = paths.filter((p) => !known.some((k) => k.path === p));
     if (unknown.length > 0) {
-      const accepted = known.length > 0 ? known.map((k) => k.path).join(', ') : registry ? 'none' : 'none yet: the relations are known once useKit has built the routes';
-      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `includePlan(${entity.name}, …): ${unknown.map((p) => JSON.stringify(p)).join(', ')} is not a relation path of ${entity.name} (accepted: ${accepted}).`);
+      const accepted =
+        known.length > 0
+          ? known.map((k) => k.path).join(', ')
+          : registry
+            ? 'none'
+            : 'none yet: the relations are known once useKit has built the routes';
+      throw new KitError(
+        'KIT_ERR_INVALID_ARGUMENT',
+        `includePlan(${entity.name}, …): ${unknown.map((p) => JSON.stringify(p)).join(', ')} is not a relation path of ${entity.name} (accepted: ${accepted}).`,
+      );
     }
     const planned = paths.length > 0 ? readIncludes(known, { include: paths }) : undefined;
     return planned && 'nodes' in planned ? planned.nodes : [];
@@ -224,38 +279,79 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
     return this.database.close();
   }
 
-  routesFor(group: FastifyInstance, context: RouteContributorContext, entity: Entity, settings: AutoCrudClassSettings): RouteOptions[] {
+  routesFor(
+    group: FastifyInstance,
+    context: RouteContributorContext,
+    entity: Entity,
+    settings: AutoCrudClassSettings,
+  ): RouteOptions[] {
     const { operations } = settings;
     const requireIfMatch = settings.requireIfMatch ?? this.options.requireIfMatch;
-    if (requireIfMatch && entity.version === undefined && [CrudOperations.Update, CrudOperations.Patch, CrudOperations.Delete].some((flag) => allows(operations, flag))) {
+    if (
+      requireIfMatch &&
+      entity.version === undefined &&
+      [CrudOperations.Update, CrudOperations.Patch, CrudOperations.Delete].some((flag) =>
+        allows(operations, flag),
+      )
+    ) {
       throw new KitError(
         'KIT_ERR_AUTOCRUD_ENTITY',
         `addKitAutoCrud options.requireIfMatch is on, but entity ${entity.name} (${context.className}) declares no version field: add one with defineEntity({ version: '<integer field>' }), or pass requireIfMatch: false to its @AutoCrud.`,
       );
     }
-    const idempotency = resolveIdempotency(`@AutoCrud(${entity.name}) options.idempotency`, settings.idempotency, this.options.idempotency);
+    const idempotency = resolveIdempotency(
+      `@AutoCrud(${entity.name}) options.idempotency`,
+      settings.idempotency,
+      this.options.idempotency,
+    );
     checkReservation(`@AutoCrud(${entity.name}) options.idempotency`, idempotency, this.options);
     const repository = this.database.register(entity);
     const nested = this.#served.get(entity)?.nested ?? new NestedRelations(entity);
-    this.#served.set(entity, { operations, className: context.className, nested, ...(settings.authorization ? { authorization: settings.authorization } : {}) });
+    this.#served.set(entity, {
+      operations,
+      className: context.className,
+      nested,
+      ...(settings.authorization ? { authorization: settings.authorization } : {}),
+    });
     const registry = this.#relationsOf(context.endpoints);
-    const relationsOf = includeRelations(registry, (other) => this.database.register(other) as unknown as RelatedSource);
+    const relationsOf = includeRelations(
+      registry,
+      (other) => this.database.register(other) as unknown as RelatedSource,
+    );
     // The row components of every entity this one's answers may hold through includes, so that the group resolves their references.
-    const related = [...reachable(entity, registry)].map((other) => [rowSchema(other, relationProperties(registry.of(other).values())), other] as const);
-    const own = [rowSchema(entity, relationProperties(registry.of(entity).values())), inputSchema(entity), ...(allows(operations, CrudOperations.Patch) ? [patchSchema(entity), batchPatchSchema(entity)] : [])].map((schema) => [schema, entity] as const);
+    const related = [...reachable(entity, registry)].map(
+      (other) =>
+        [rowSchema(other, relationProperties(registry.of(other).values())), other] as const,
+    );
+    const own = [
+      rowSchema(entity, relationProperties(registry.of(entity).values())),
+      inputSchema(entity),
+      ...(allows(operations, CrudOperations.Patch)
+        ? [patchSchema(entity), batchPatchSchema(entity)]
+        : []),
+    ].map((schema) => [schema, entity] as const);
     // The history route's rows: Kit's own entity, one component however many entities serve it.
-    if (allows(operations, CrudOperations.History)) own.push([rowSchema(ChangeHistory), ChangeHistory] as const);
+    if (allows(operations, CrudOperations.History))
+      own.push([rowSchema(ChangeHistory), ChangeHistory] as const);
     if (allows(operations, CrudOperations.Patch)) acceptMergePatch(group);
-    for (const [schema, of] of [...own, ...related] as Array<readonly [{ $id: string } & Record<string, unknown>, Entity]>) {
+    for (const [schema, of] of [...own, ...related] as Array<
+      readonly [{ $id: string } & Record<string, unknown>, Entity]
+    >) {
       const owner = this.#components.get(schema.$id);
       if (owner && owner !== of) {
-        throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `Two entities use the component schema name '${schema.$id}' (${context.className} and another @AutoCrud class); give one of them another name.`);
+        throw new KitError(
+          'KIT_ERR_AUTOCRUD_ENTITY',
+          `Two entities use the component schema name '${schema.$id}' (${context.className} and another @AutoCrud class); give one of them another name.`,
+        );
       }
       this.#components.set(schema.$id, of);
       const existing: unknown = group.getSchema(schema.$id);
       if (existing === undefined) group.addSchema(schema);
       else if (!sameJson(existing, schema)) {
-        throw new KitError('KIT_ERR_AUTOCRUD_ENTITY', `A schema with $id '${schema.$id}' is already added to the app, with other content; give entity ${entity.name} another name.`);
+        throw new KitError(
+          'KIT_ERR_AUTOCRUD_ENTITY',
+          `A schema with $id '${schema.$id}' is already added to the app, with other content; give entity ${entity.name} another name.`,
+        );
       }
       this.#validation.addSchema(schema);
     }
@@ -265,7 +361,12 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
         `AutoCrud routes of ${context.className} (${context.prefix}) require no authentication: anyone who reaches the service can change ${entity.table}. Pass requireAuthorization: true to addKitAutoCrud to require a bearer token.`,
       );
     }
-    if (allows(operations, CrudOperations.List) && this.options.cursorSecret === undefined && this.database.engine.servesInstances && !this.#warnedCursors) {
+    if (
+      allows(operations, CrudOperations.List) &&
+      this.options.cursorSecret === undefined &&
+      this.database.engine.servesInstances &&
+      !this.#warnedCursors
+    ) {
       this.#warnedCursors = true;
       this.log.warn(
         { class: context.className },
@@ -284,9 +385,13 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       relations: relationsOf,
       repositoryOf: (other) => this.database.register(other),
       nested,
-      ...(idempotency && allows(operations, CrudOperations.Create) ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } } : {}),
+      ...(idempotency && allows(operations, CrudOperations.Create)
+        ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } }
+        : {}),
       // Authorization rules need the token check (reading kitAuthenticate fails start-up without configureJwt).
-      ...(this.options.requireAuthorization || settings.authorization ? { authenticate: group.kitAuthenticate } : {}),
+      ...(this.options.requireAuthorization || settings.authorization
+        ? { authenticate: group.kitAuthenticate }
+        : {}),
       ...(settings.authorization ? { authorization: settings.authorization } : {}),
       tokenCheck: () => group.kitAuthenticate,
     });
@@ -304,7 +409,11 @@ class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       for (const reference of child.references) {
         const parent = this.#served.get(reference.target());
         if (!parent || !allows(parent.operations, CrudOperations.Create)) continue;
-        const clash = parent.nested.entity.field(reference.many) ? 'a field' : parent.nested.carried({ [reference.many]: true }).length > 0 ? 'another relation' : undefined;
+        const clash = parent.nested.entity.field(reference.many)
+          ? 'a field'
+          : parent.nested.carried({ [reference.many]: true }).length > 0
+            ? 'another relation'
+            : undefined;
         if (clash) {
           throw new KitError(
             'KIT_ERR_AUTOCRUD_ENTITY',
@@ -346,7 +455,12 @@ export interface PGliteInstance {
 
 /** A PGlite instance the host made (duck-typed: two copies of PGlite may be installed). */
 function isPGlite(value: unknown): value is PGliteInstance {
-  return typeof value === 'object' && value !== null && typeof (value as PGliteInstance).query === 'function' && 'waitReady' in value;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as PGliteInstance).query === 'function' &&
+    'waitReady' in value
+  );
 }
 
 function targetOf(url: string | URL | PGliteInstance): ConnectionTarget {
@@ -354,13 +468,21 @@ function targetOf(url: string | URL | PGliteInstance): ConnectionTarget {
   return parseConnectionString(url instanceof URL ? url.href : url);
 }
 
-function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoCrudOptions, log: FastifyBaseLogger): Engine {
+function createEngine(
+  url: string | URL | PGliteInstance,
+  options: ResolvedAutoCrudOptions,
+  log: FastifyBaseLogger,
+): Engine {
   return createEngineFor(targetOf(url), isPGlite(url) ? (url as unknown as PGlite) : undefined, {
     poolSize: options.poolSize,
     connectTimeoutMs: options.connectTimeoutMs,
     acquireTimeoutMs: options.acquireTimeoutMs,
     statementTimeoutMs: options.statementTimeoutMs,
-    onIdleError: (reason) => log.debug({ reason }, 'AutoCrud: a PostgreSQL connection failed outside a statement and was dropped'),
+    onIdleError: (reason) =>
+      log.debug(
+        { reason },
+        'AutoCrud: a PostgreSQL connection failed outside a statement and was dropped',
+      ),
     onStarted: (facts) => log.info(facts, 'AutoCrud: PGlite started in its worker thread'),
   });
 }
@@ -387,14 +509,21 @@ function createEngine(url: string | URL | PGliteInstance, options: ResolvedAutoC
  * await app.listen({ port: 3000 });
  * ```
  */
-export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+export function addKitAutoCrud<
+  S extends RawServerBase,
+  L extends FastifyBaseLogger,
+  T extends FastifyTypeProvider,
+>(
   host: HostInstance<S, L, T>,
   url: string | URL | PGliteInstance,
   options: KitAutoCrudOptions = {},
 ): KitAutoCrud {
   const app = host as unknown as FastifyInstance;
   if (!app.hasDecorator('kit')) {
-    throw new KitError('KIT_ERR_NOT_ADDED', 'addKitAutoCrud(app, url) was called on an instance without Kit: call addKit(app, ...) first.');
+    throw new KitError(
+      'KIT_ERR_NOT_ADDED',
+      'addKitAutoCrud(app, url) was called on an instance without Kit: call addKit(app, ...) first.',
+    );
   }
   if (app.kit.services.hasRegistration(KIT_AUTOCRUD)) {
     throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_ALREADY_ADDED');
@@ -410,17 +539,46 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
     migrations &&
     (async () => {
       const { applied } = await migrateEngine(engine, migrations.dir, migrations.lockTimeoutMs);
-      log.info({ applied, migrationsDir: migrations.dir }, applied.length > 0 ? `AutoCrud applied ${applied.length} migration(s)` : 'AutoCrud migrations: none to apply');
+      log.info(
+        { applied, migrationsDir: migrations.dir },
+        applied.length > 0
+          ? `AutoCrud applied ${applied.length} migration(s)`
+          : 'AutoCrud migrations: none to apply',
+      );
     });
-  const database = new Database(engine, resolved.createTables, log as DatabaseLog, { acquireTimeoutMs: resolved.acquireTimeoutMs, statementTimeoutMs: resolved.statementTimeoutMs }, migrate);
-  const outbox = resolved.outbox && new Outbox((query, signal) => database.run(query, signal), engine.dialect, resolved.outbox, log);
+  const database = new Database(
+    engine,
+    resolved.createTables,
+    log as DatabaseLog,
+    {
+      acquireTimeoutMs: resolved.acquireTimeoutMs,
+      statementTimeoutMs: resolved.statementTimeoutMs,
+    },
+    migrate,
+  );
+  const outbox =
+    resolved.outbox &&
+    new Outbox(
+      (query, signal) => database.run(query, signal),
+      engine.dialect,
+      resolved.outbox,
+      log,
+    );
   const runtime = new AutoCrudRuntime(database, targetOf(url).redacted, resolved, log, outbox);
   try {
-    app.kit.healthChecks.addCheck(resolved.healthCheck.name, new DatabaseHealthCheck({ kitAutoCrud: runtime }), {
-      tags: resolved.healthCheck.tags,
-      timeoutMs: resolved.healthCheck.timeoutMs,
-    });
-    if (outbox) app.kit.healthChecks.addCheck('outbox', new OutboxHealthCheck(outbox), { tags: ['outbox'], timeoutMs: resolved.healthCheck.timeoutMs });
+    app.kit.healthChecks.addCheck(
+      resolved.healthCheck.name,
+      new DatabaseHealthCheck({ kitAutoCrud: runtime }),
+      {
+        tags: resolved.healthCheck.tags,
+        timeoutMs: resolved.healthCheck.timeoutMs,
+      },
+    );
+    if (outbox)
+      app.kit.healthChecks.addCheck('outbox', new OutboxHealthCheck(outbox), {
+        tags: ['outbox'],
+        timeoutMs: resolved.healthCheck.timeoutMs,
+      });
   } catch (err) {
     void engine.close();
     throw err;
@@ -443,13 +601,20 @@ export function addKitAutoCrud<S extends RawServerBase, L extends FastifyBaseLog
     const started = database.start();
     const outcome = await Promise.race([started, slow]).finally(() => clearTimeout(timer));
     if (outcome === 'slow') {
-      log.warn({ database: runtime.url, waitedMs: budgetMs }, 'AutoCrud database still starting; serving anyway: its routes wait for it, and the check reports it');
+      log.warn(
+        { database: runtime.url, waitedMs: budgetMs },
+        'AutoCrud database still starting; serving anyway: its routes wait for it, and the check reports it',
+      );
       started.then(
         (ok) => log.info({ ready: ok }, 'AutoCrud database start finished'),
-        (err: unknown) => log.error({ err }, 'AutoCrud database could not start; its routes answer 503'),
+        (err: unknown) =>
+          log.error({ err }, 'AutoCrud database could not start; its routes answer 503'),
       );
     } else if (!outcome) {
-      log.warn({ database: runtime.url }, 'AutoCrud database not reachable at start-up; serving anyway: its routes answer 503 and the check is unhealthy until it is');
+      log.warn(
+        { database: runtime.url },
+        'AutoCrud database not reachable at start-up; serving anyway: its routes answer 503 and the check is unhealthy until it is',
+      );
     }
   });
   if (outbox) {

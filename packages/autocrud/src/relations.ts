@@ -67,15 +67,30 @@ export function buildRelations(endpoints: readonly PlannedEndpoint[]): RelationR
   for (const { cls } of endpoints) {
     const declared = declarations.get(cls);
     if (!declared || served.has(declared.entity)) continue;
-    if (allows(declared.operations, CrudOperations.Get) || allows(declared.operations, CrudOperations.List)) served.set(declared.entity, declared);
+    if (
+      allows(declared.operations, CrudOperations.Get) ||
+      allows(declared.operations, CrudOperations.List)
+    )
+      served.set(declared.entity, declared);
   }
   const relations = new Map<Entity, Map<string, Relation>>();
   const add = (entity: Entity, relation: Relation, why: string) => {
     let own = relations.get(entity);
     if (!own) relations.set(entity, (own = new Map()));
-    for (const name of relation.kind === 'many' ? [relation.name, `${relation.name}Cut`] : [relation.name]) {
-      const clash = entity.field(name) ? `field '${name}'` : own.has(name) || [...own.values()].some((r) => r.kind === 'many' && `${r.name}Cut` === name) ? `another relation named '${name}'` : undefined;
-      if (clash) throw relationError(entity, `the relation '${name}' (${why}) has the name of its ${clash}; name it with references: { field: { entity, as: '...', many: '...' } }.`);
+    for (const name of relation.kind === 'many'
+      ? [relation.name, `${relation.name}Cut`]
+      : [relation.name]) {
+      const clash = entity.field(name)
+        ? `field '${name}'`
+        : own.has(name) ||
+            [...own.values()].some((r) => r.kind === 'many' && `${r.name}Cut` === name)
+          ? `another relation named '${name}'`
+          : undefined;
+      if (clash)
+        throw relationError(
+          entity,
+          `the relation '${name}' (${why}) has the name of its ${clash}; name it with references: { field: { entity, as: '...', many: '...' } }.`,
+        );
     }
     own.set(relation.name, relation);
   };
@@ -84,15 +99,43 @@ export function buildRelations(endpoints: readonly PlannedEndpoint[]): RelationR
       const target = reference.target();
       const targetClass = served.get(target);
       if (!targetClass) continue;
-      add(entity, { name: reference.as, kind: 'one', entity: target, field: reference.field, listed: false, ...(targetClass.authorization ? { authorization: targetClass.authorization } : {}) }, `${entity.name}.${reference.field} -> ${target.name}`);
+      add(
+        entity,
+        {
+          name: reference.as,
+          kind: 'one',
+          entity: target,
+          field: reference.field,
+          listed: false,
+          ...(targetClass.authorization ? { authorization: targetClass.authorization } : {}),
+        },
+        `${entity.name}.${reference.field} -> ${target.name}`,
+      );
       const child = served.get(entity) as AutoCrudDeclaration;
-      add(target, { name: reference.many, kind: 'many', entity, field: reference.field, listed: allows(child.operations, CrudOperations.List), ...(child.authorization ? { authorization: child.authorization } : {}) }, `${entity.name}.${reference.field} -> ${target.name}`);
+      add(
+        target,
+        {
+          name: reference.many,
+          kind: 'many',
+          entity,
+          field: reference.field,
+          listed: allows(child.operations, CrudOperations.List),
+          ...(child.authorization ? { authorization: child.authorization } : {}),
+        },
+        `${entity.name}.${reference.field} -> ${target.name}`,
+      );
     }
   }
   // A stable order whatever the order of the classes: the entity's own references as declared, then the one-to-many relations by name.
   for (const [entity, own] of relations) {
-    const rank = (r: Relation) => (r.kind === 'one' ? entity.references.findIndex((ref) => ref.field === r.field) : entity.references.length);
-    relations.set(entity, new Map([...own].sort(([a, x], [b, y]) => rank(x) - rank(y) || (a < b ? -1 : a > b ? 1 : 0))));
+    const rank = (r: Relation) =>
+      r.kind === 'one'
+        ? entity.references.findIndex((ref) => ref.field === r.field)
+        : entity.references.length;
+    relations.set(
+      entity,
+      new Map([...own].sort(([a, x], [b, y]) => rank(x) - rank(y) || (a < b ? -1 : a > b ? 1 : 0))),
+    );
   }
   return { of: (entity) => relations.get(entity) ?? EMPTY, entities: [...served.keys()] };
 }
@@ -114,12 +157,28 @@ export function reachable(entity: Entity, registry: RelationRegistry): Set<Entit
 }
 
 /** The relations as the routes read them, each with the source (repository) of its related entity. */
-export function includeRelations(registry: RelationRegistry, sourceOf: (entity: Entity) => RelatedSource): RelationsOf {
+export function includeRelations(
+  registry: RelationRegistry,
+  sourceOf: (entity: Entity) => RelatedSource,
+): RelationsOf {
   const cache = new Map<Entity, ReadonlyMap<string, IncludeRelation>>();
   return (entity) => {
     let found = cache.get(entity);
     if (!found) {
-      found = new Map([...registry.of(entity)].map(([name, r]) => [name, { name, kind: r.kind, entity: r.entity, field: r.field, listed: r.listed, source: sourceOf(r.entity), ...(r.authorization ? { authorization: r.authorization } : {}) }]));
+      found = new Map(
+        [...registry.of(entity)].map(([name, r]) => [
+          name,
+          {
+            name,
+            kind: r.kind,
+            entity: r.entity,
+            field: r.field,
+            listed: r.listed,
+            source: sourceOf(r.entity),
+            ...(r.authorization ? { authorization: r.authorization } : {}),
+          },
+        ]),
+      );
       cache.set(entity, found);
     }
     return found;

@@ -16,4 +16,7 @@ import type { EntityRepository as MapperRepository, Row } from './mapper/reposit
  * ```
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the class's members, its constructor left out
-export interface EntityRepository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>> extends MapperRepository<R, I> {}
+export interface EntityRepository<
+  R extends object = Row,
+  I extends object = Readonly<Record<string, unknown>>,
+> extends MapperRepository<R, I> {}

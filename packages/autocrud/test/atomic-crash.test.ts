@@ -27,7 +27,12 @@ heavy('a terminated backend leaves a bulk create all or nothing', () => {
 
     before(async () => {
       server = await PostgresServer.start();
-      const engine: EngineUnderTest = { name: 'PostgreSQL', flavour: 'postgres', connection: server.url, sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>> };
+      const engine: EngineUnderTest = {
+        name: 'PostgreSQL',
+        flavour: 'postgres',
+        connection: server.url,
+        sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>>,
+      };
       for (const statement of suiteTables('postgres')) await server.sql(statement);
       app = await crudApp(engine, {}, undefined, [ProductEndpoint], { logger: false });
     });
@@ -36,8 +41,10 @@ heavy('a terminated backend leaves a bulk create all or nothing', () => {
       await server?.dispose();
     });
 
-    const batch = (round: string) => Array.from({ length: ROWS }, (_, i) => ({ name: `${round}-${i}`, price: i, stock: i }));
-    const post = (round: string) => app.inject({ method: 'POST', url: '/api/product', payload: batch(round) });
+    const batch = (round: string) =>
+      Array.from({ length: ROWS }, (_, i) => ({ name: `${round}-${i}`, price: i, stock: i }));
+    const post = (round: string) =>
+      app.inject({ method: 'POST', url: '/api/product', payload: batch(round) });
     // Another session's exclusive lock on the table: Kit's insert waits for it inside its transaction.
     const holdLock = async () => {
       const client = new pg.Client({ connectionString: server.url });
@@ -49,7 +56,11 @@ heavy('a terminated backend leaves a bulk create all or nothing', () => {
         await client.end();
       };
     };
-    const stored = async (round: string) => Number((await server.sql(`select count(*) as n from products where name like '${round}-%'`)).rows[0].n);
+    const stored = async (round: string) =>
+      Number(
+        (await server.sql(`select count(*) as n from products where name like '${round}-%'`))
+          .rows[0].n,
+      );
 
     it(`${ROUNDS} rounds: 0 or ${ROWS} rows each, 201 only with ${ROWS}; some rounds interrupted, some complete`, async (t) => {
       // How long one batch takes here, to spread the kills over it.
@@ -64,17 +75,35 @@ heavy('a terminated backend leaves a bulk create all or nothing', () => {
         let answered = false;
         const answer = post(name).finally(() => (answered = true));
         if (release === undefined) await sleep(Math.random() * duration * 1.2);
-        else while (!answered && (await server.sql("select 1 from pg_stat_activity where application_name = 'kit-autocrud' and xact_start is not null and wait_event_type = 'Lock'")).rowCount === 0) await sleep(5);
+        else
+          while (
+            !answered &&
+            (
+              await server.sql(
+                "select 1 from pg_stat_activity where application_name = 'kit-autocrud' and xact_start is not null and wait_event_type = 'Lock'",
+              )
+            ).rowCount === 0
+          )
+            await sleep(5);
         // pg_terminate_backend only signals: a loaded backend may still run (even be granted the
         // lock released next, or serve the next round) after it returned; with a timeout it waits
         // until the backend is gone, so the kill lands here and nowhere later.
-        const killed = await server.sql(`select pg_terminate_backend(pid, ${KILL_WAIT_MS}) as gone from pg_stat_activity where application_name = 'kit-autocrud'`);
-        assert.ok(killed.rows.every((r: { gone: boolean }) => r.gone), `round ${round}: a terminated backend still ran after ${KILL_WAIT_MS} ms`);
+        const killed = await server.sql(
+          `select pg_terminate_backend(pid, ${KILL_WAIT_MS}) as gone from pg_stat_activity where application_name = 'kit-autocrud'`,
+        );
+        assert.ok(
+          killed.rows.every((r: { gone: boolean }) => r.gone),
+          `round ${round}: a terminated backend still ran after ${KILL_WAIT_MS} ms`,
+        );
         await release?.();
         const res = await answer;
         const count = await stored(name);
-        assert.ok(count === 0 || count === ROWS, `round ${round}: ${count} rows stored (killed ${killed.rowCount} backends, answered ${res.statusCode})`);
-        if (res.statusCode === 201) assert.equal(count, ROWS, `round ${round}: 201 with ${count} rows`);
+        assert.ok(
+          count === 0 || count === ROWS,
+          `round ${round}: ${count} rows stored (killed ${killed.rowCount} backends, answered ${res.statusCode})`,
+        );
+        if (res.statusCode === 201)
+          assert.equal(count, ROWS, `round ${round}: 201 with ${count} rows`);
         else assert.equal(res.statusCode, 503, `round ${round}: ${res.statusCode} ${res.body}`);
         if (count === ROWS) outcomes.complete++;
         else outcomes.interrupted++;

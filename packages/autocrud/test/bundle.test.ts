@@ -71,9 +71,19 @@ describe('AutoCrud in compiled and bundled hosts', () => {
     return JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
   }
 
-  it('compiled to JavaScript (decorators lowered), against the packages\' dist', async () => {
-    assert.ok(existsSync(path.join(repo, 'packages/autocrud/dist/index.js')), 'build the packages first (npm run build)');
-    await build({ entryPoints: [path.join(dir, 'host.ts')], outfile: path.join(dir, 'compiled.js'), format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
+  it("compiled to JavaScript (decorators lowered), against the packages' dist", async () => {
+    assert.ok(
+      existsSync(path.join(repo, 'packages/autocrud/dist/index.js')),
+      'build the packages first (npm run build)',
+    );
+    await build({
+      entryPoints: [path.join(dir, 'host.ts')],
+      outfile: path.join(dir, 'compiled.js'),
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'error',
+    });
     assert.deepEqual(await node(path.join(dir, 'compiled.js')), EXPECTED);
   });
 

@@ -34,7 +34,9 @@ describePostgres('PostgreSQL', () => {
   let server: PostgresServer;
   before(async () => {
     // Every session Kit opens starts in a time zone 13 hours from UTC.
-    server = await PostgresServer.start({ settings: { log_statement: 'all', timezone: 'Pacific/Kiritimati' } });
+    server = await PostgresServer.start({
+      settings: { log_statement: 'all', timezone: 'Pacific/Kiritimati' },
+    });
   });
   after(async () => {
     await server?.stop();
@@ -50,35 +52,83 @@ describePostgres('PostgreSQL', () => {
     },
   });
   it('the sessions run in Pacific/Kiritimati (what the suite above ran under)', async () => {
-    assert.equal((await server.sql("select current_setting('TimeZone') as tz")).rows[0].tz, 'Pacific/Kiritimati');
+    assert.equal(
+      (await server.sql("select current_setting('TimeZone') as tz")).rows[0].tz,
+      'Pacific/Kiritimati',
+    );
   });
   it('the statement log shows each single recorded write as one named statement, no BEGIN or COMMIT', async () => {
-    await server.sql('drop table if exists csql_hard, kit_changes, kit_outbox, kit_outbox_dead, kit_outbox_lease');
+    await server.sql(
+      'drop table if exists csql_hard, kit_changes, kit_outbox, kit_outbox_dead, kit_outbox_lease',
+    );
     const app = Fastify();
     addKit(app, [SqlHardEndpoint]);
-    const crud = addKitAutoCrud(app, server.url, { createTables: true, outbox: { dispatch: false } });
+    const crud = addKitAutoCrud(app, server.url, {
+      createTables: true,
+      outbox: { dispatch: false },
+    });
     await useKit(app);
     await app.ready();
     try {
       const log = path.join(server.dir, 'server.log');
       const start = statSync(log).size;
       const repo = crud.repository(SqlHard);
-      const row = (await repo.create({ count: 1, amount: 1, flag: true, label: 'a', ref: null, at: '2024-01-01T00:00:00Z', price: '1', big: '1' })) as { id: number };
+      const row = (await repo.create({
+        count: 1,
+        amount: 1,
+        flag: true,
+        label: 'a',
+        ref: null,
+        at: '2024-01-01T00:00:00Z',
+        price: '1',
+        big: '1',
+      })) as { id: number };
       await repo.patch(row.id, { count: 2 });
-      await repo.update(row.id, { count: 3, amount: 1, flag: true, label: 'a', ref: null, at: '2024-01-01T00:00:00Z', price: '1', big: '1' });
+      await repo.update(row.id, {
+        count: 3,
+        amount: 1,
+        flag: true,
+        label: 'a',
+        ref: null,
+        at: '2024-01-01T00:00:00Z',
+        price: '1',
+        big: '1',
+      });
       await repo.delete(row.id);
       let statements: string[] = [];
       for (let i = 0; i < 50; i++) {
-        statements = readFileSync(log).subarray(start).toString('utf8').split('\n').filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line));
+        statements = readFileSync(log)
+          .subarray(start)
+          .toString('utf8')
+          .split('\n')
+          .filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line));
         if (statements.some((line) => /delete from "csql_hard"/.test(line))) break;
         await sleep(100);
       }
       const writes = statements.filter((line) => line.includes('"csql_hard"'));
       assert.equal(writes.length, 4, statements.map((line) => line.slice(0, 160)).join('\n'));
       for (const line of writes) assert.match(line, /LOG: {2}execute kit_[^:]*: with "kit_/, line);
-      assert.equal(statements.filter((line) => /\b(?:begin|commit)\b/i.test(line.split(':').slice(3).join(':'))).length, 0, statements.join('\n'));
-      assert.equal(Number((await server.sql("select count(*)::int as n from kit_changes where entity = 'SqlHard'")).rows[0].n), 4);
-      assert.equal(Number((await server.sql("select count(*)::int as n from kit_outbox where entity = 'SqlHard'")).rows[0].n), 4);
+      assert.equal(
+        statements.filter((line) =>
+          /\b(?:begin|commit)\b/i.test(line.split(':').slice(3).join(':')),
+        ).length,
+        0,
+        statements.join('\n'),
+      );
+      assert.equal(
+        Number(
+          (await server.sql("select count(*)::int as n from kit_changes where entity = 'SqlHard'"))
+            .rows[0].n,
+        ),
+        4,
+      );
+      assert.equal(
+        Number(
+          (await server.sql("select count(*)::int as n from kit_outbox where entity = 'SqlHard'"))
+            .rows[0].n,
+        ),
+        4,
+      );
     } finally {
       await app.close();
     }

@@ -31,7 +31,13 @@ heavy('PostgreSQL chaos under load', () => {
 
     it('the service never exits, and stops cleanly on SIGTERM afterwards', (t) => {
       t.diagnostic(formatReport(report));
-      assert.equal(report.exited, undefined, report.exited ? `the service exited (code ${report.exited.code}):\n${report.exited.stderr}` : '');
+      assert.equal(
+        report.exited,
+        undefined,
+        report.exited
+          ? `the service exited (code ${report.exited.code}):\n${report.exited.stderr}`
+          : '',
+      );
       assert.equal(report.finalExit, 0);
       assert.ok(report.requests > 1000, `only ${report.requests} requests`);
     });
@@ -42,14 +48,21 @@ heavy('PostgreSQL chaos under load', () => {
     });
 
     it('every acknowledged create is in the database afterwards', () => {
-      assert.ok(report.acknowledgedCreates > 100, `only ${report.acknowledgedCreates} creates acknowledged`);
+      assert.ok(
+        report.acknowledgedCreates > 100,
+        `only ${report.acknowledgedCreates} creates acknowledged`,
+      );
       assert.deepEqual(report.missing, []);
     });
 
     it(`serving again within ${RECOVERY_LIMIT_MS} ms of the server accepting connections, every round of every mode`, () => {
       for (const mode of report.modes) {
         assert.equal(mode.rounds.length, ROUNDS, mode.mode);
-        for (const round of mode.rounds) assert.ok(round.recoveryMs !== undefined && round.recoveryMs <= RECOVERY_LIMIT_MS, `${mode.mode} round ${round.round}: ${round.recoveryMs} ms`);
+        for (const round of mode.rounds)
+          assert.ok(
+            round.recoveryMs !== undefined && round.recoveryMs <= RECOVERY_LIMIT_MS,
+            `${mode.mode} round ${round.round}: ${round.recoveryMs} ms`,
+          );
       }
     });
 
@@ -57,9 +70,14 @@ heavy('PostgreSQL chaos under load', () => {
       const terminate = report.modes.find((m) => m.mode === 'terminate');
       assert.ok(terminate);
       const terminated = terminate.rounds.reduce((n, r) => n + (r.terminated ?? 0), 0);
-      const failed = Object.entries(terminate.answers).filter(([kind]) => !/^[24]/.test(kind)).reduce((n, [, count]) => n + count, 0);
+      const failed = Object.entries(terminate.answers)
+        .filter(([kind]) => !/^[24]/.test(kind))
+        .reduce((n, [, count]) => n + count, 0);
       assert.ok(terminated > 0);
-      assert.ok(failed <= terminated, `${failed} requests failed for ${terminated} terminated backends: ${JSON.stringify(terminate.answers)}`);
+      assert.ok(
+        failed <= terminated,
+        `${failed} requests failed for ${terminated} terminated backends: ${JSON.stringify(terminate.answers)}`,
+      );
     });
   });
 });

@@ -2,7 +2,12 @@
 // several processes on one PGlite directory or one SQLite file.
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { spawnFixture, startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
+import {
+  spawnFixture,
+  startProcess,
+  stopProcess,
+  type ProcessHost,
+} from '@kit/test-support/processes';
 
 const fixture = path.join(import.meta.dirname, 'fixtures', 'embedded-host.ts');
 
@@ -31,28 +36,51 @@ export async function refusedHost(url: string): Promise<Refused> {
         reject(new Error(`the second host started: ${line}`));
       }),
     ),
-    new Promise<Refused>((resolve) => child.once('exit', (code) => resolve({ code, stderr: stderr() }))),
+    new Promise<Refused>((resolve) =>
+      child.once('exit', (code) => resolve({ code, stderr: stderr() })),
+    ),
   ]);
 }
 
 /** Ends a host: SIGTERM (it closes its app and exits) or SIGKILL (nothing runs); resolves once it exited. */
-export function stopHost(host: Host | undefined, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+export function stopHost(
+  host: Host | undefined,
+  signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM',
+): Promise<void> {
   return stopProcess(host, signal);
 }
 
 /** POSTs an entry; resolves with the status and, when created, its id. */
-export async function post(host: Host, writer: string, seq: number): Promise<{ status: number; id?: number; retryAfter: string | null; ms: number }> {
+export async function post(
+  host: Host,
+  writer: string,
+  seq: number,
+): Promise<{ status: number; id?: number; retryAfter: string | null; ms: number }> {
   const asked = performance.now();
-  const res = await fetch(`${host.base}/api/entries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ writer, seq }) });
+  const res = await fetch(`${host.base}/api/entries`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ writer, seq }),
+  });
   const body = (await res.json()) as { id?: number };
-  return { status: res.status, id: body.id, retryAfter: res.headers.get('retry-after'), ms: performance.now() - asked };
+  return {
+    status: res.status,
+    id: body.id,
+    retryAfter: res.headers.get('retry-after'),
+    ms: performance.now() - asked,
+  };
 }
 
 /**
  * Writes from `concurrency` loops until `until()` says stop; every created entry's seq is in
  * `acknowledged`, every other answer's status in `refused`.
  */
-export async function writeLoad(host: Host, writer: string, concurrency: number, until: () => boolean): Promise<{ acknowledged: number[]; refused: number[] }> {
+export async function writeLoad(
+  host: Host,
+  writer: string,
+  concurrency: number,
+  until: () => boolean,
+): Promise<{ acknowledged: number[]; refused: number[] }> {
   const acknowledged: number[] = [];
   const refused: number[] = [];
   let seq = 0;

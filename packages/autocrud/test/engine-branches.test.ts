@@ -19,7 +19,12 @@ const ENGINES = path.join(SRC, 'mapper', 'engines');
 const ENGINE_NAMES = new Set(['postgres', 'postgresql', 'pg', 'pglite', 'sqlite', 'sqlite3']);
 /** The string-typed dialect this folder layout replaced: its names are not to come back. */
 const OLD_NAMES = new Set(['flavour', 'flavor', 'sqlflavour', 'sqlflavor']);
-const EQUALITY = new Set([ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken]);
+const EQUALITY = new Set([
+  ts.SyntaxKind.EqualsEqualsEqualsToken,
+  ts.SyntaxKind.ExclamationEqualsEqualsToken,
+  ts.SyntaxKind.EqualsEqualsToken,
+  ts.SyntaxKind.ExclamationEqualsToken,
+]);
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -33,13 +38,19 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
 /** Whether an expression names a dialect or an engine (or its kind): what comparing it would ask. */
 function namesEngine(node: ts.Expression): boolean {
   let e: ts.Expression = node;
-  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e)) e = e.expression;
-  const last = ts.isPropertyAccessExpression(e) ? e.name.text : ts.isIdentifier(e) ? e.text : undefined;
+  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e))
+    e = e.expression;
+  const last = ts.isPropertyAccessExpression(e)
+    ? e.name.text
+    : ts.isIdentifier(e)
+      ? e.text
+      : undefined;
   if (last === undefined) return false;
   if (/dialect$|engine$|^engineKind$/i.test(last)) return true;
   // `engine.kind`, `target.kind`, `dialect.name`: a member that tells engines apart (a dialect's
   // descriptive data, as its migration files' tag, may be compared with what it describes).
-  if (ts.isPropertyAccessExpression(e) && /^(kind|name)$/.test(last)) return /dialect|engine|target/i.test(e.expression.getText());
+  if (ts.isPropertyAccessExpression(e) && /^(kind|name)$/.test(last))
+    return /dialect|engine|target/i.test(e.expression.getText());
   return false;
 }
 
@@ -49,7 +60,13 @@ function namesEngine(node: ts.Expression): boolean {
  * engine's or a dialect's class, or the old dialect string's name. Types are not looked at.
  */
 export function engineBranches(file: string, text: string): string[] {
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('.mts') ? ts.ScriptKind.TS : ts.ScriptKind.TS);
+  const source = ts.createSourceFile(
+    file,
+    text,
+    ts.ScriptTarget.Latest,
+    true,
+    file.endsWith('.mts') ? ts.ScriptKind.TS : ts.ScriptKind.TS,
+  );
   const found: string[] = [];
   const at = (node: ts.Node, what: string): void => {
     const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
@@ -58,13 +75,35 @@ export function engineBranches(file: string, text: string): string[] {
   const isEngineName = (name: string): boolean => ENGINE_NAMES.has(name.toLowerCase());
   const visit = (node: ts.Node): void => {
     if (ts.isTypeNode(node)) return; // `kind: 'postgres'` in a type says what is, not which is
-    if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && isEngineName(node.text)) at(node, `the engine name '${node.text}' as a value`);
-    if (ts.isPropertyAssignment(node) && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) && isEngineName(node.name.text)) at(node, `a value keyed by the engine name '${node.name.text}'`);
-    if (ts.isPropertyAccessExpression(node) && isEngineName(node.name.text)) at(node, `a member named for the engine '${node.name.text}'`);
-    if (ts.isIdentifier(node) && OLD_NAMES.has(node.text.toLowerCase())) at(node, `'${node.text}', the engine's dialect as a name rather than an object`);
-    if (ts.isBinaryExpression(node) && EQUALITY.has(node.operatorToken.kind) && (namesEngine(node.left) || namesEngine(node.right))) at(node, `a comparison of an engine or dialect: ${node.getText(source)}`);
-    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.InstanceOfKeyword && /(Dialect|Engine|Adapter|Driver)$/.test(node.right.getText(source))) at(node, `an instanceof test of an engine's class: ${node.getText(source)}`);
-    if (ts.isSwitchStatement(node) && namesEngine(node.expression)) at(node, `a switch on an engine or dialect: ${node.expression.getText(source)}`);
+    if (
+      (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) &&
+      isEngineName(node.text)
+    )
+      at(node, `the engine name '${node.text}' as a value`);
+    if (
+      ts.isPropertyAssignment(node) &&
+      (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) &&
+      isEngineName(node.name.text)
+    )
+      at(node, `a value keyed by the engine name '${node.name.text}'`);
+    if (ts.isPropertyAccessExpression(node) && isEngineName(node.name.text))
+      at(node, `a member named for the engine '${node.name.text}'`);
+    if (ts.isIdentifier(node) && OLD_NAMES.has(node.text.toLowerCase()))
+      at(node, `'${node.text}', the engine's dialect as a name rather than an object`);
+    if (
+      ts.isBinaryExpression(node) &&
+      EQUALITY.has(node.operatorToken.kind) &&
+      (namesEngine(node.left) || namesEngine(node.right))
+    )
+      at(node, `a comparison of an engine or dialect: ${node.getText(source)}`);
+    if (
+      ts.isBinaryExpression(node) &&
+      node.operatorToken.kind === ts.SyntaxKind.InstanceOfKeyword &&
+      /(Dialect|Engine|Adapter|Driver)$/.test(node.right.getText(source))
+    )
+      at(node, `an instanceof test of an engine's class: ${node.getText(source)}`);
+    if (ts.isSwitchStatement(node) && namesEngine(node.expression))
+      at(node, `a switch on an engine or dialect: ${node.expression.getText(source)}`);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -85,13 +124,28 @@ export function engineImports(file: string, text: string): string[] {
   const check = (node: ts.Node, specifier: string): void => {
     if (!specifier.startsWith('.')) return;
     const target = path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts'));
-    if (!target.startsWith(ENGINES + path.sep) || ENGINE_DOORS.some((door) => target === door || target.startsWith(door))) return;
+    if (
+      !target.startsWith(ENGINES + path.sep) ||
+      ENGINE_DOORS.some((door) => target === door || target.startsWith(door))
+    )
+      return;
     const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
     found.push(`${path.relative(SRC, file)}:${line + 1}: imports ${path.relative(SRC, target)}`);
   };
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) check(node, node.moduleSpecifier.text);
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) check(node, node.arguments[0].text);
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    )
+      check(node, node.moduleSpecifier.text);
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    )
+      check(node, node.arguments[0].text);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -99,10 +153,14 @@ export function engineImports(file: string, text: string): string[] {
 }
 
 describe('engine folders', () => {
-  it('nothing outside src/mapper/engines/ imports an engine\'s folder: only the engine factory and what engines share', () => {
+  it("nothing outside src/mapper/engines/ imports an engine's folder: only the engine factory and what engines share", () => {
     const files = sourceFiles(SRC).filter((f) => !f.startsWith(ENGINES + path.sep));
     const imports = files.flatMap((f) => engineImports(f, readFileSync(f, 'utf8')));
-    assert.deepEqual(imports, [], `imports of an engine's folder from outside mapper/engines/ (ask the dialect or the engine object instead):\n${imports.join('\n')}`);
+    assert.deepEqual(
+      imports,
+      [],
+      `imports of an engine's folder from outside mapper/engines/ (ask the dialect or the engine object instead):\n${imports.join('\n')}`,
+    );
   });
 
   it('the check finds an import, a re-export, a type import and a dynamic import of an engine folder, and leaves the doors alone', () => {
@@ -132,8 +190,14 @@ describe('engine branches', () => {
       files.some((f) => f.includes(`${path.sep}writes${path.sep}`)),
       'the scan covers the mapper folders',
     );
-    const branches = files.flatMap((f) => engineBranches(path.relative(SRC, f), readFileSync(f, 'utf8')));
-    assert.deepEqual(branches, [], `engine branches outside mapper/engines/ (move what differs into the dialect objects):\n${branches.join('\n')}`);
+    const branches = files.flatMap((f) =>
+      engineBranches(path.relative(SRC, f), readFileSync(f, 'utf8')),
+    );
+    assert.deepEqual(
+      branches,
+      [],
+      `engine branches outside mapper/engines/ (move what differs into the dialect objects):\n${branches.join('\n')}`,
+    );
   });
 
   it('the check finds the branches a rename would hide, and leaves types and comments alone', () => {

@@ -5,7 +5,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import type { KitErrorSpec } from '@kit/core/extend';
-import { autoCrudErrors, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, MissingReferenceError, SchemaMismatchError, StillReferencedError, StatementTimeoutError, UnrepresentableValueError, VersionConflictError } from '@kit/autocrud';
+import {
+  autoCrudErrors,
+  ConstraintViolationError,
+  DatabaseBusyError,
+  DatabaseUnavailableError,
+  InvalidValueError,
+  MissingReferenceError,
+  SchemaMismatchError,
+  StillReferencedError,
+  StatementTimeoutError,
+  UnrepresentableValueError,
+  VersionConflictError,
+} from '@kit/autocrud';
 import { crudErrorHandler } from '../src/routes/problems.ts';
 import { Product } from './suite/fixtures.ts';
 
@@ -31,13 +43,17 @@ describe('autoCrudErrors: the declared status is the answered one', () => {
     const seen = new Set<string>();
     for (const [i, err] of errors.entries()) {
       const res = await app.inject(`/${i}`);
-      const declared = (autoCrudErrors.codes[err.code as keyof typeof autoCrudErrors.codes] as KitErrorSpec).status;
+      const declared = (
+        autoCrudErrors.codes[err.code as keyof typeof autoCrudErrors.codes] as KitErrorSpec
+      ).status;
       assert.equal(res.statusCode, declared, `${err.code} (${err.name})`);
       assert.equal(err.httpStatus, declared, `${err.name} carries the status its code declares`);
       assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
       seen.add(err.code);
     }
-    const withStatus = Object.entries(autoCrudErrors.codes).filter(([, spec]) => 'status' in spec).map(([code]) => code);
+    const withStatus = Object.entries(autoCrudErrors.codes)
+      .filter(([, spec]) => 'status' in spec)
+      .map(([code]) => code);
     assert.deepEqual([...seen].sort(), withStatus.sort(), 'every code with a status was answered');
     await app.close();
   });

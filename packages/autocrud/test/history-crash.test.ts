@@ -32,15 +32,25 @@ interface Round {
 }
 
 /** Runs a writer; SIGKILLs it at the `atWrite`-th announced write (held inside its transaction until then), or after `afterMs`. */
-async function runWriter(url: string, kill: { atWrite: number } | { afterMs: number; oneStatement: boolean }): Promise<Round> {
+async function runWriter(
+  url: string,
+  kill: { atWrite: number } | { afterMs: number; oneStatement: boolean },
+): Promise<Round> {
   const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: url, HOLD_AT: 'atWrite' in kill ? String(kill.atWrite) : '0', ONE_STATEMENT: 'oneStatement' in kill && kill.oneStatement ? '1' : '0' },
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      HOLD_AT: 'atWrite' in kill ? String(kill.atWrite) : '0',
+      ONE_STATEMENT: 'oneStatement' in kill && kill.oneStatement ? '1' : '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
   let inTx: string | undefined;
   let committed: string | undefined;
   let writes = 0;
@@ -71,68 +81,114 @@ async function runWriter(url: string, kill: { atWrite: number } | { afterMs: num
   return { inTx, committed, writes, commits };
 }
 
-heavy('a writer SIGKILLed between its write and COMMIT leaves neither the write nor its change', () => {
-  describePostgres('change history under SIGKILL (PostgreSQL)', () => {
-    let server: PostgresServer;
+heavy(
+  'a writer SIGKILLed between its write and COMMIT leaves neither the write nor its change',
+  () => {
+    describePostgres('change history under SIGKILL (PostgreSQL)', () => {
+      let server: PostgresServer;
 
-    before(async () => {
-      server = await PostgresServer.start();
-    });
-    after(async () => {
-      await server?.dispose();
-    });
+      before(async () => {
+        server = await PostgresServer.start();
+      });
+      after(async () => {
+        await server?.dispose();
+      });
 
-    const rows = async () =>
-      (
-        await server.sql(`select c.id::int as id, c.version::int as version, count(h.id)::int as changes, max(h.version_after)::int as newest
+      const rows = async () =>
+        (
+          await server.sql(`select c.id::int as id, c.version::int as version, count(h.id)::int as changes, max(h.version_after)::int as newest
           from crash_counters c left join kit_changes h on h.entity = 'CrashCounter' and h.row_key = c.id::text group by c.id, c.version`)
-      ).rows as Array<{ id: number; version: number; changes: number; newest: number | null }>;
-    const orphans = async () =>
-      Number(
-        (await server.sql(`select count(*) as n from kit_changes h where h.entity = 'CrashCounter' and not exists (select 1 from crash_counters c where c.id::text = h.row_key and c.version >= h.version_after)`)).rows[0].n,
-      );
-    const stored = async (write: string) => {
-      const [key, version] = write.split('@');
-      return Number((await server.sql(`select count(*) as n from crash_counters where id = ${Number(key)} and version >= ${Number(version)}`)).rows[0].n) > 0;
-    };
-
-    it(`${ROUNDS} rounds: every row's version equals its number of changes, no change without its row; a write killed before COMMIT is absent`, async (t) => {
-      const outcomes = { killedInTransaction: 0, killedAnywhere: 0, killedOneStatement: 0, writes: 0, oneStatementCommits: 0 };
-      const round = async (round: number): Promise<void> => {
-        const inTransaction = round % 3 === 0;
-        const oneStatement = round % 3 === 2;
-        const result = await runWriter(server.url, inTransaction ? { atWrite: 1 + Math.floor(Math.random() * 20) } : { afterMs: Math.random() * 150, oneStatement });
-        outcomes.writes += result.writes;
-        if (oneStatement) {
-          outcomes.killedOneStatement++;
-          outcomes.oneStatementCommits += result.commits;
-        }
-        if (inTransaction) {
-          assert.ok(result.inTx, `round ${round}: the writer announced a write`);
-          // Killed while its transaction was held open: that write and its change never committed.
-          assert.equal(await stored(result.inTx as string), false, `round ${round}: ${result.inTx} was killed before COMMIT but is stored`);
-          outcomes.killedInTransaction++;
-        } else {
-          if (!oneStatement) outcomes.killedAnywhere++;
-          // What the writer saw committed is there.
-          if (result.committed) assert.equal(await stored(result.committed), true, `round ${round}: ${result.committed} committed but absent`);
-        }
-        // One statement each, so one snapshot: true whatever the other writers are doing.
-        for (const row of await rows()) {
-          assert.equal(row.changes, row.version, `round ${round}: row ${row.id} at version ${row.version} has ${row.changes} changes`);
-          assert.equal(row.newest, row.version, `round ${round}: row ${row.id} at version ${row.version}, newest change at ${row.newest}`);
-        }
-        assert.equal(await orphans(), 0, `round ${round}: a change without its write`);
+        ).rows as Array<{ id: number; version: number; changes: number; newest: number | null }>;
+      const orphans = async () =>
+        Number(
+          (
+            await server.sql(
+              `select count(*) as n from kit_changes h where h.entity = 'CrashCounter' and not exists (select 1 from crash_counters c where c.id::text = h.row_key and c.version >= h.version_after)`,
+            )
+          ).rows[0].n,
+        );
+      const stored = async (write: string) => {
+        const [key, version] = write.split('@');
+        return (
+          Number(
+            (
+              await server.sql(
+                `select count(*) as n from crash_counters where id = ${Number(key)} and version >= ${Number(version)}`,
+              )
+            ).rows[0].n,
+          ) > 0
+        );
       };
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: PARALLEL }, async () => {
-          for (let r = next++; r < ROUNDS; r = next++) await round(r);
-        }),
-      );
-      t.diagnostic(JSON.stringify(outcomes));
-      assert.ok(outcomes.writes > ROUNDS, JSON.stringify(outcomes));
-      assert.ok(outcomes.oneStatementCommits > ROUNDS / 3, `the one-statement writers wrote: ${JSON.stringify(outcomes)}`);
+
+      it(`${ROUNDS} rounds: every row's version equals its number of changes, no change without its row; a write killed before COMMIT is absent`, async (t) => {
+        const outcomes = {
+          killedInTransaction: 0,
+          killedAnywhere: 0,
+          killedOneStatement: 0,
+          writes: 0,
+          oneStatementCommits: 0,
+        };
+        const round = async (round: number): Promise<void> => {
+          const inTransaction = round % 3 === 0;
+          const oneStatement = round % 3 === 2;
+          const result = await runWriter(
+            server.url,
+            inTransaction
+              ? { atWrite: 1 + Math.floor(Math.random() * 20) }
+              : { afterMs: Math.random() * 150, oneStatement },
+          );
+          outcomes.writes += result.writes;
+          if (oneStatement) {
+            outcomes.killedOneStatement++;
+            outcomes.oneStatementCommits += result.commits;
+          }
+          if (inTransaction) {
+            assert.ok(result.inTx, `round ${round}: the writer announced a write`);
+            // Killed while its transaction was held open: that write and its change never committed.
+            assert.equal(
+              await stored(result.inTx as string),
+              false,
+              `round ${round}: ${result.inTx} was killed before COMMIT but is stored`,
+            );
+            outcomes.killedInTransaction++;
+          } else {
+            if (!oneStatement) outcomes.killedAnywhere++;
+            // What the writer saw committed is there.
+            if (result.committed)
+              assert.equal(
+                await stored(result.committed),
+                true,
+                `round ${round}: ${result.committed} committed but absent`,
+              );
+          }
+          // One statement each, so one snapshot: true whatever the other writers are doing.
+          for (const row of await rows()) {
+            assert.equal(
+              row.changes,
+              row.version,
+              `round ${round}: row ${row.id} at version ${row.version} has ${row.changes} changes`,
+            );
+            assert.equal(
+              row.newest,
+              row.version,
+              `round ${round}: row ${row.id} at version ${row.version}, newest change at ${row.newest}`,
+            );
+          }
+          assert.equal(await orphans(), 0, `round ${round}: a change without its write`);
+        };
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: PARALLEL }, async () => {
+            for (let r = next++; r < ROUNDS; r = next++) await round(r);
+          }),
+        );
+        t.diagnostic(JSON.stringify(outcomes));
+        assert.ok(outcomes.writes > ROUNDS, JSON.stringify(outcomes));
+        assert.ok(
+          outcomes.oneStatementCommits > ROUNDS / 3,
+          `the one-statement writers wrote: ${JSON.stringify(outcomes)}`,
+        );
+      });
     });
-  });
-});
+  },
+);

@@ -67,7 +67,13 @@ describe('includes with a generated typed client', () => {
 
   it('openapi-typescript types compile under strict tsc with order.customer.name and lines[].product.name typed, and the client reads them', async (t) => {
     const client = await generatedClient(t, base, dir, CLIENT);
-    assert.deepEqual(await client.roundTrip(base), { name: 'Ada', products: ['Kettle', 'Kettle'], cut: true, quantities: [1, 2, 3], unknown: 400 });
+    assert.deepEqual(await client.roundTrip(base), {
+      name: 'Ada',
+      products: ['Kettle', 'Kettle'],
+      cut: true,
+      quantities: [1, 2, 3],
+      unknown: 400,
+    });
   });
 
   it('the document with relations passes redocly lint', async () => {

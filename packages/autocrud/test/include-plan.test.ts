@@ -31,13 +31,23 @@ describe('crud.includePlan: includes for a repository read', () => {
     const customer = await crud.repository(Customer).create({ name: 'Ada' });
     const item = await crud.repository(Item).create({ name: 'Kettle' });
     const order = await crud.repository(Order).create({ customerId: customer.id });
-    for (const quantity of [1, 2]) await crud.repository(Line).create({ orderId: order.id, quantity, productId: item.id });
-    const read = (await crud.repository(Order).get(order.id, { include: crud.includePlan(Order, ['customer', 'lines.product']) })) as Record<string, unknown> | undefined;
-    const http = await app.inject({ method: 'GET', url: `/api/order/${order.id}?include=customer,lines.product` });
+    for (const quantity of [1, 2])
+      await crud.repository(Line).create({ orderId: order.id, quantity, productId: item.id });
+    const read = (await crud
+      .repository(Order)
+      .get(order.id, { include: crud.includePlan(Order, ['customer', 'lines.product']) })) as
+      Record<string, unknown> | undefined;
+    const http = await app.inject({
+      method: 'GET',
+      url: `/api/order/${order.id}?include=customer,lines.product`,
+    });
     assert.equal(http.statusCode, 200, http.body);
     assert.deepEqual((read?.customer as { name?: string } | undefined)?.name, 'Ada');
     assert.deepEqual(
-      (read?.lines as Array<{ quantity: number; product: { name: string } }>).map((l) => [l.quantity, l.product.name]),
+      (read?.lines as Array<{ quantity: number; product: { name: string } }>).map((l) => [
+        l.quantity,
+        l.product.name,
+      ]),
       [
         [1, 'Kettle'],
         [2, 'Kettle'],
@@ -50,7 +60,9 @@ describe('crud.includePlan: includes for a repository read', () => {
   it('a path that is not a relation is refused, naming those accepted', () => {
     assert.throws(
       () => crud.includePlan(Order, ['nope']),
-      (e: KitError) => e.code === 'KIT_ERR_INVALID_ARGUMENT' && /"nope" is not a relation path of RelOrder \(accepted: .*customer/.test(e.message),
+      (e: KitError) =>
+        e.code === 'KIT_ERR_INVALID_ARGUMENT' &&
+        /"nope" is not a relation path of RelOrder \(accepted: .*customer/.test(e.message),
     );
   });
 });

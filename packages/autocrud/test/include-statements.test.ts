@@ -22,7 +22,10 @@ import { Customer, Item, Line, Order, RELATION_ENDPOINTS } from './suite/relatio
 const CLIENT = 2;
 
 /** The statements one request ran, by span name (`SELECT rel_orders`). */
-async function statementsOf(app: FastifyInstance, url: string): Promise<{ status: number; body: string; statements: string[] }> {
+async function statementsOf(
+  app: FastifyInstance,
+  url: string,
+): Promise<{ status: number; body: string; statements: string[] }> {
   exporter.reset();
   const res = await app.inject(url);
   const statements = exporter
@@ -44,7 +47,11 @@ interface Counts {
 const EMBEDDED: Counts = { list: 2, nested: 1, get: 1 };
 const PER_RELATION: Counts = { list: 4, nested: 4, get: 3 };
 
-function statementCountSuite(name: string, connection: () => string | PGlite, counts: Counts): void {
+function statementCountSuite(
+  name: string,
+  connection: () => string | PGlite,
+  counts: Counts,
+): void {
   let app: FastifyInstance;
   before(async () => {
     app = Fastify();
@@ -56,7 +63,8 @@ function statementCountSuite(name: string, connection: () => string | PGlite, co
     for (let c = 0; c < 100; c++) {
       const customer = await crud.repository(Customer).create({ name: `C${c}` });
       const order = await crud.repository(Order).create({ customerId: customer.id, note: null });
-      for (let l = 1; l <= 10; l++) await crud.repository(Line).create({ orderId: order.id, quantity: l, productId: item.id });
+      for (let l = 1; l <= 10; l++)
+        await crud.repository(Line).create({ orderId: order.id, quantity: l, productId: item.id });
     }
   });
   after(() => app?.close());
@@ -65,16 +73,23 @@ function statementCountSuite(name: string, connection: () => string | PGlite, co
     const small = await statementsOf(app, '/api/order?pageSize=10&include=customer,lines');
     const large = await statementsOf(app, '/api/order?pageSize=100&include=customer,lines');
     for (const run of [small, large]) assert.equal(run.status, 200, run.body);
-    const page = JSON.parse(large.body) as { items: Array<{ customer: { name: string }; lines: unknown[] }> };
+    const page = JSON.parse(large.body) as {
+      items: Array<{ customer: { name: string }; lines: unknown[] }>;
+    };
     assert.equal(page.items.length, 100);
     assert.ok(page.items.every((o) => o.customer.name.startsWith('C') && o.lines.length === 10));
     assert.equal(large.statements.length, counts.list, large.statements.join(', '));
     assert.deepEqual(large.statements.sort(), small.statements.sort());
     // Per relation, one nested level adds one statement and the count is one less.
-    const nested = await statementsOf(app, '/api/order?pageSize=100&count=false&include=customer,lines.product');
+    const nested = await statementsOf(
+      app,
+      '/api/order?pageSize=100&count=false&include=customer,lines.product',
+    );
     assert.equal(nested.status, 200, nested.body);
     assert.equal(nested.statements.length, counts.nested, nested.statements.join(', '));
-    const lines = (JSON.parse(nested.body) as { items: Array<{ lines: Array<{ product: { name: string } }> }> }).items.flatMap((o) => o.lines);
+    const lines = (
+      JSON.parse(nested.body) as { items: Array<{ lines: Array<{ product: { name: string } }> }> }
+    ).items.flatMap((o) => o.lines);
     assert.equal(lines.length, 1000);
     assert.ok(lines.every((l) => l.product.name === 'Kettle'));
   });
@@ -108,7 +123,9 @@ describe('include statement count on PGlite', () => {
 });
 
 if (sqliteAvailable()) {
-  describe('include statement count on node:sqlite', () => statementCountSuite('node:sqlite', () => 'sqlite::memory:', PER_RELATION));
+  describe('include statement count on node:sqlite', () =>
+    statementCountSuite('node:sqlite', () => 'sqlite::memory:', PER_RELATION));
 } else {
-  it('include statement count on node:sqlite', (t) => t.skip(`node:sqlite is not in Node ${process.version}`));
+  it('include statement count on node:sqlite', (t) =>
+    t.skip(`node:sqlite is not in Node ${process.version}`));
 }

@@ -61,47 +61,62 @@ heavy('schema migrations applied by several processes at once', () => {
 
   const postgresSkip = skipPostgres;
   if (postgresSkip) it('three processes on one PostgreSQL', (t) => t.skip(postgresSkip));
-  else describe('three processes on one PostgreSQL', () => {
-    let server: PostgresServer;
-    let hosts: Host[] = [];
-    before(async () => {
-      server = await PostgresServer.start();
-    });
-    after(async () => {
-      await Promise.all(hosts.map((h) => stopHost(h)));
-      await server?.dispose();
-    });
+  else
+    describe('three processes on one PostgreSQL', () => {
+      let server: PostgresServer;
+      let hosts: Host[] = [];
+      before(async () => {
+        server = await PostgresServer.start();
+      });
+      after(async () => {
+        await Promise.all(hosts.map((h) => stopHost(h)));
+        await server?.dispose();
+      });
 
-    it('exactly one migrates, the others wait for its lock, all three serve', async () => {
-      hosts = await startTogether(3, server.url, dir);
-      const rows = (await server.sql('select name from kit_autocrud_migration')).rows as Array<{ name: string }>;
-      assert.deepEqual(rows, [{ name: '20260101T000000_entries' }]);
-      await everyOneServes(hosts);
-      // Nothing is left holding Kit's migration lock once they started.
-      assert.equal(Number((await server.sql("select count(*) as n from pg_locks where locktype = 'advisory'")).rows[0].n), 0);
+      it('exactly one migrates, the others wait for its lock, all three serve', async () => {
+        hosts = await startTogether(3, server.url, dir);
+        const rows = (await server.sql('select name from kit_autocrud_migration')).rows as Array<{
+          name: string;
+        }>;
+        assert.deepEqual(rows, [{ name: '20260101T000000_entries' }]);
+        await everyOneServes(hosts);
+        // Nothing is left holding Kit's migration lock once they started.
+        assert.equal(
+          Number(
+            (await server.sql("select count(*) as n from pg_locks where locktype = 'advisory'"))
+              .rows[0].n,
+          ),
+          0,
+        );
+      });
     });
-  });
 
   const sqliteReason = sqliteAvailable() ? false : `node:sqlite is not in Node ${process.version}`;
   if (sqliteReason) it('two processes on one SQLite file', (t) => t.skip(sqliteReason));
-  else describe('two processes on one SQLite file', () => {
-    let hosts: Host[] = [];
-    after(() => Promise.all(hosts.map((h) => stopHost(h))));
+  else
+    describe('two processes on one SQLite file', () => {
+      let hosts: Host[] = [];
+      after(() => Promise.all(hosts.map((h) => stopHost(h))));
 
-    it('exactly one migrates, the other waits for the write lock, both serve', async () => {
-      const file = path.join(dir, 'shop.db');
-      hosts = await startTogether(2, `sqlite:${file}`, dir);
-      const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => Connection };
-      const db = new DatabaseSync(file);
-      try {
-        assert.deepEqual(
-          db.prepare('select name from kit_autocrud_migration').all().map((r) => ({ ...r })),
-          [{ name: '20260101T000000_entries' }],
-        );
-      } finally {
-        db.close();
-      }
-      await everyOneServes(hosts);
+      it('exactly one migrates, the other waits for the write lock, both serve', async () => {
+        const file = path.join(dir, 'shop.db');
+        hosts = await startTogether(2, `sqlite:${file}`, dir);
+        const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
+          DatabaseSync: new (file: string) => Connection;
+        };
+        const db = new DatabaseSync(file);
+        try {
+          assert.deepEqual(
+            db
+              .prepare('select name from kit_autocrud_migration')
+              .all()
+              .map((r) => ({ ...r })),
+            [{ name: '20260101T000000_entries' }],
+          );
+        } finally {
+          db.close();
+        }
+        await everyOneServes(hosts);
+      });
     });
-  });
 });

@@ -40,7 +40,11 @@ export function readDeliveries(file: string): Delivery[] {
 }
 
 export async function leading(host: Host): Promise<boolean> {
-  return ((await (await fetch(`${host.base}/outbox-stats`, { signal: AbortSignal.timeout(5000) })).json()) as { leader: boolean }).leader;
+  return (
+    (await (
+      await fetch(`${host.base}/outbox-stats`, { signal: AbortSignal.timeout(5000) })
+    ).json()) as { leader: boolean }
+  ).leader;
 }
 
 /** One round: how long the takeover took, and how many deliveries the killed leader had not marked. */
@@ -87,13 +91,24 @@ export async function killLeaderRounds(options: {
         if (refused !== undefined) throw refused;
         await Promise.race([...starting, sleep(100)]);
       }
-      const { value: leader } = await until('a leader', async () => (await Promise.all(fleet.map(async (h) => ((await leading(h).catch(() => false)) ? h : undefined)))).find((h) => h !== undefined), { timeoutMs: bound, retryErrors: true });
+      const { value: leader } = await until(
+        'a leader',
+        async () =>
+          (
+            await Promise.all(
+              fleet.map(async (h) => ((await leading(h).catch(() => false)) ? h : undefined)),
+            )
+          ).find((h) => h !== undefined),
+        { timeoutMs: bound, retryErrors: true },
+      );
       // Mid-delivery: the leader's subscriber has accepted records that still wait to be marked.
       await until(
         `round ${round}: the leader mid-delivery`,
         async () => {
           // The file first: a record it delivered that still waits after that was delivered but not yet marked.
-          const delivered = readDeliveries(options.deliveredFile).filter((d) => d.pid === leader.pid);
+          const delivered = readDeliveries(options.deliveredFile).filter(
+            (d) => d.pid === leader.pid,
+          );
           const waiting = await options.waitingIds();
           return delivered.some((d) => waiting.has(d.id)) || undefined;
         },
@@ -103,17 +118,24 @@ export async function killLeaderRounds(options: {
       fleet.splice(fleet.indexOf(leader), 1);
       await stopProcess(leader, 'SIGKILL');
       const waiting = await options.waitingIds();
-      const unmarked = readDeliveries(options.deliveredFile).filter((d) => d.pid === leader.pid && waiting.has(d.id)).length;
+      const unmarked = readDeliveries(options.deliveredFile).filter(
+        (d) => d.pid === leader.pid && waiting.has(d.id),
+      ).length;
       replace();
       await until(
         `round ${round}: another instance leading`,
-        async () => ((await Promise.all(fleet.map((h) => leading(h).catch(() => false)))).some(Boolean) ? true : undefined),
+        async () =>
+          (await Promise.all(fleet.map((h) => leading(h).catch(() => false)))).some(Boolean)
+            ? true
+            : undefined,
         { timeoutMs: bound, retryErrors: true },
       );
       const takeoverMs = Date.now() - killedAt;
       assert.ok(takeoverMs < bound, `round ${round}: takeover took ${takeoverMs} ms`);
       rounds.push({ pid: leader.pid, takeoverMs, unmarked });
-      options.log(`round ${round}: leader ${leader.pid} SIGKILLed with ${unmarked} deliveries not yet marked, ${fleet.length} instances up; another led after ${takeoverMs} ms`);
+      options.log(
+        `round ${round}: leader ${leader.pid} SIGKILLed with ${unmarked} deliveries not yet marked, ${fleet.length} instances up; another led after ${takeoverMs} ms`,
+      );
     }
   } finally {
     // Every replacement joins the fleet before this settles, so the test's cleanup ends it.
@@ -127,7 +149,10 @@ export async function killLeaderRounds(options: {
  * `killLeaderRounds` while `writers` write through the fleet the whole time (alone for the first
  * 500 ms); the writers are stopped after, whatever happened.
  */
-export async function killRoundsUnderWrites(writers: Writers, options: Parameters<typeof killLeaderRounds>[0]): Promise<Round[]> {
+export async function killRoundsUnderWrites(
+  writers: Writers,
+  options: Parameters<typeof killLeaderRounds>[0],
+): Promise<Round[]> {
   writers.start();
   try {
     await sleep(500);
@@ -163,11 +188,23 @@ export async function assertEveryWriteDelivered(options: {
   for (const [id, log] of writers.rows) {
     const row = byId.get(id);
     assert.ok(row, `row ${id} was created (201) but is not in the table`);
-    for (const v of log.committed) assert.ok(v <= row.version, `${id}@${v} was answered 2xx but the row is at version ${row.version}`);
+    for (const v of log.committed)
+      assert.ok(
+        v <= row.version,
+        `${id}@${v} was answered 2xx but the row is at version ${row.version}`,
+      );
     // One version per write that committed: every 2xx, and at most every unanswered one.
-    assert.ok(row.version >= log.committed.length && row.version <= log.committed.length + log.unknown, `row ${id}: version ${row.version}, ${log.committed.length} writes answered 2xx, ${log.unknown} unanswered`);
+    assert.ok(
+      row.version >= log.committed.length && row.version <= log.committed.length + log.unknown,
+      `row ${id}: version ${row.version}, ${log.committed.length} writes answered 2xx, ${log.unknown} unanswered`,
+    );
   }
-  for (const row of table) if (!writers.rows.has(row.id)) assert.ok(unknownCreates.has(row.name), `row ${row.id} (${row.name}) is in the table, but no writer created it`);
+  for (const row of table)
+    if (!writers.rows.has(row.id))
+      assert.ok(
+        unknownCreates.has(row.name),
+        `row ${row.id} (${row.name}) is in the table, but no writer created it`,
+      );
 
   const changeOf = (d: Delivery) => `${d.key}@${d.version}`;
   const missing = async (): Promise<string | undefined> => {
@@ -175,7 +212,9 @@ export async function assertEveryWriteDelivered(options: {
     const delivered = new Set(readDeliveries(options.deliveredFile).map(changeOf));
     const lost = [...expected].filter((change) => !delivered.has(change));
     const streamed = options.stream === undefined ? expected.size : (await options.stream()).length;
-    return waiting === 0 && lost.length === 0 && streamed >= expected.size ? undefined : `${waiting} records waiting, ${lost.length} of ${expected.size} changes not delivered (${lost.slice(0, 5).join(', ')}), ${streamed} in the stream`;
+    return waiting === 0 && lost.length === 0 && streamed >= expected.size
+      ? undefined
+      : `${waiting} records waiting, ${lost.length} of ${expected.size} changes not delivered (${lost.slice(0, 5).join(', ')}), ${streamed} in the stream`;
   };
   await until('every change delivered', async () => (await missing()) === undefined, {
     timeoutMs: 60_000,
@@ -183,12 +222,20 @@ export async function assertEveryWriteDelivered(options: {
     diagnostic: async () => (await missing()) ?? 'every change delivered on the last look',
   });
   const seen = readDeliveries(options.deliveredFile);
-  assert.deepEqual(new Set(seen.map(changeOf)), expected, 'the changes delivered are exactly the committed ones');
+  assert.deepEqual(
+    new Set(seen.map(changeOf)),
+    expected,
+    'the changes delivered are exactly the committed ones',
+  );
   const changeOfId = assertOneIdPerChange(seen);
   if (options.stream) {
     const entries = await options.stream();
     assert.equal(entries.length, new Set(entries).size, 'the stream holds each record once');
-    assert.deepEqual(new Set(entries), new Set(changeOfId.keys()), 'the stream holds exactly the records delivered');
+    assert.deepEqual(
+      new Set(entries),
+      new Set(changeOfId.keys()),
+      'the stream holds exactly the records delivered',
+    );
   }
   return seen;
 }
@@ -214,7 +261,12 @@ export function assertOneIdPerChange(seen: readonly Delivery[]): Map<string, str
     first.add(d.id);
     firsts.set(d.key, [...(firsts.get(d.key) ?? []), d.version]);
   }
-  for (const [key, versions] of firsts) assert.deepEqual(versions, [...versions].sort((a, b) => a - b), `row ${key}'s first deliveries out of order: ${versions.join(',')}`);
+  for (const [key, versions] of firsts)
+    assert.deepEqual(
+      versions,
+      [...versions].sort((a, b) => a - b),
+      `row ${key}'s first deliveries out of order: ${versions.join(',')}`,
+    );
   return changeOfId;
 }
 

@@ -54,12 +54,18 @@ export class Writers {
     return hosts[this.#next++ % hosts.length] as ProcessHost;
   }
 
-  async #send(method: 'POST' | 'PATCH', url: string, body: unknown): Promise<{ id: number; version: number } | 'unknown'> {
+  async #send(
+    method: 'POST' | 'PATCH',
+    url: string,
+    body: unknown,
+  ): Promise<{ id: number; version: number } | 'unknown'> {
     const host = this.#host();
     try {
       const res = await fetch(`${host.base}${url}`, {
         method,
-        headers: { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' },
+        headers: {
+          'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+        },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });
@@ -69,7 +75,8 @@ export class Writers {
         this.answered++;
         return { id: answer.id, version: answer.version };
       }
-      if (!res.ok && res.status !== 503) this.failures.push(`${method} ${url}: ${res.status} ${JSON.stringify(answer)}`);
+      if (!res.ok && res.status !== 503)
+        this.failures.push(`${method} ${url}: ${res.status} ${JSON.stringify(answer)}`);
     } catch {
       // The host died with the request in flight, or was dead already.
     }

@@ -16,7 +16,8 @@ describePostgres('PostgreSQL', () => {
 });
 
 if (!sqliteAvailable()) {
-  it('AutoCrud outbox on node:sqlite', (t) => t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`));
+  it('AutoCrud outbox on node:sqlite', (t) =>
+    t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`));
 } else {
   describe('node:sqlite', () => {
     outboxSuite(sqliteEngine('kit-outbox-'));

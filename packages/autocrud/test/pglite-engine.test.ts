@@ -19,7 +19,13 @@ import type { PGlite } from '@electric-sql/pglite';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit, type KitOption } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, defineEntity, type KitAutoCrud, type KitAutoCrudOptions } from '@kit/autocrud';
+import {
+  addKitAutoCrud,
+  AutoCrud,
+  defineEntity,
+  type KitAutoCrud,
+  type KitAutoCrudOptions,
+} from '@kit/autocrud';
 import { LOCK_FILE, lockDirectory } from '../src/mapper/engines/pglite/directory-lock.ts';
 import { freshPGlite, freshPGliteIn } from './suite/engines.ts';
 
@@ -49,7 +55,8 @@ function capture(): { stream: Writable; lines: Started['lines'] } {
   const lines: Started['lines'] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Started['lines'][number]);
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as Started['lines'][number]);
       done();
     },
   });
@@ -57,7 +64,11 @@ function capture(): { stream: Writable; lines: Started['lines'] } {
 }
 
 /** An app on `url`, not yet used: the caller runs useKit (and maybe listen) itself. */
-function build(url: string | PGlite, options: KitAutoCrudOptions = {}, configure?: (opt: KitOption) => void): Started {
+function build(
+  url: string | PGlite,
+  options: KitAutoCrudOptions = {},
+  configure?: (opt: KitOption) => void,
+): Started {
   const { stream, lines } = capture();
   const app = Fastify({ logger: { level: 'info', stream } });
   addKit(app, [ItemsEndpoint], (opt) => {
@@ -94,7 +105,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () => {
+describe("PGlite start-up: a warm-up of useKit, off the service's thread", () => {
   it('a host that listens before useKit settles answers /livez at once and /healthz 503 `startup` until the database is ready', async () => {
     const { app, crud } = build('pglite:');
     const ready = useKit(app);
@@ -110,7 +121,11 @@ describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () =
       await ready;
       assert.equal(crud.available, true);
       assert.equal((await fetch(`${base}/healthz`)).status, 200);
-      const created = await fetch(`${base}/api/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'first', price: 1, active: true }) });
+      const created = await fetch(`${base}/api/items`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'first', price: 1, active: true }),
+      });
       assert.equal(created.status, 201, await created.text());
     } finally {
       await app.close();
@@ -129,7 +144,11 @@ describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () =
       assert.ok(warning, JSON.stringify(lines));
       assert.equal(warning.level, 40);
       assert.equal(warning.waitedMs, 160);
-      assert.equal((await app.inject('/api/items')).statusCode, 200, 'a request waits for the first start');
+      assert.equal(
+        (await app.inject('/api/items')).statusCode,
+        200,
+        'a request waits for the first start',
+      );
       while (!lines.some((l) => /start finished/.test(l.msg))) await sleep(20);
     } finally {
       await app.close();
@@ -140,7 +159,8 @@ describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () =
     const first = await start('pglite:');
     // How PGlite started, once it has (on a loaded machine start-up may go on before: see above).
     const how = async (s: Started) => {
-      for (let i = 0; i < 1200 && !s.lines.some((l) => /PGlite started/.test(l.msg)); i++) await sleep(50);
+      for (let i = 0; i < 1200 && !s.lines.some((l) => /PGlite started/.test(l.msg)); i++)
+        await sleep(50);
       return s.lines.find((l) => /PGlite started/.test(l.msg))?.snapshot;
     };
     assert.ok(['loaded', 'saved'].includes(String(await how(first))), JSON.stringify(first.lines));
@@ -155,22 +175,57 @@ describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () =
     writeFileSync(file, saved.subarray(0, saved.length >> 1));
     const third = await start('pglite:');
     assert.equal(await how(third), 'saved');
-    assert.equal((await third.app.inject({ method: 'POST', url: '/api/items', payload: { name: 'x', price: 2, active: false } })).statusCode, 201);
+    assert.equal(
+      (
+        await third.app.inject({
+          method: 'POST',
+          url: '/api/items',
+          payload: { name: 'x', price: 2, active: false },
+        })
+      ).statusCode,
+      201,
+    );
     await third.app.close();
     assert.ok(readFileSync(file).length >= saved.length * 0.5, 'a whole cluster saved again');
   });
 
-  it('the worker answers exactly what a PGlite instance on the host\'s thread answers (types, errors, constraints)', async () => {
+  it("the worker answers exactly what a PGlite instance on the host's thread answers (types, errors, constraints)", async () => {
     const host = await freshPGlite();
     // One cursor key for both, so that their `next` cursors compare too.
     const cursorSecret = 'differential-test-cursor-secret-0123456789';
     const inThread = await start(host, { cursorSecret });
     const inWorker = await start('pglite:', { cursorSecret });
-    const script: Array<{ method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: string; payload?: object }> = [
-      { method: 'POST', url: '/api/items', payload: { name: 'a', price: 1.25, qty: 3, code: '4b1d0b6e-2f3c-4a5e-9d7a-0c1e2f3a4b5c', active: true } },
-      { method: 'POST', url: '/api/items', payload: { name: 'b', price: 0.1, qty: null, active: false } },
-      { method: 'POST', url: '/api/items', payload: { name: 'c', price: 9007199254740991, qty: 2147483647, active: true } },
-      { method: 'POST', url: '/api/items', payload: { name: 'd', price: 1, qty: 2147483648, active: true } },
+    const script: Array<{
+      method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+      url: string;
+      payload?: object;
+    }> = [
+      {
+        method: 'POST',
+        url: '/api/items',
+        payload: {
+          name: 'a',
+          price: 1.25,
+          qty: 3,
+          code: '4b1d0b6e-2f3c-4a5e-9d7a-0c1e2f3a4b5c',
+          active: true,
+        },
+      },
+      {
+        method: 'POST',
+        url: '/api/items',
+        payload: { name: 'b', price: 0.1, qty: null, active: false },
+      },
+      {
+        method: 'POST',
+        url: '/api/items',
+        payload: { name: 'c', price: 9007199254740991, qty: 2147483647, active: true },
+      },
+      {
+        method: 'POST',
+        url: '/api/items',
+        payload: { name: 'd', price: 1, qty: 2147483648, active: true },
+      },
       { method: 'GET', url: '/api/items?sort=-price' },
       { method: 'GET', url: '/api/items?filter[name][like]=a&filter[active]=true' },
       { method: 'GET', url: '/api/items/1' },
@@ -197,9 +252,33 @@ describe('PGlite start-up: a warm-up of useKit, off the service\'s thread', () =
 
 describe('a pglite: path PGlite cannot use fails start-up naming it and what is wrong', () => {
   for (const [label, make, pattern] of [
-    ['a regular file', () => { const file = path.join(dir, 'a-file'); writeFileSync(file, 'not a database'); return file; }, /a-file is a regular file, not a directory/],
-    ['a path under a regular file', () => { writeFileSync(path.join(dir, 'b-file'), 'x'); return path.join(dir, 'b-file', 'data'); }, /a part of the path is a file, not a directory/],
-    ['a non-empty directory holding no database', () => { const d = path.join(dir, 'project'); mkdirSync(d); writeFileSync(path.join(d, 'package.json'), '{}'); return d; }, /is not empty \(package\.json\) and holds no PostgreSQL database/],
+    [
+      'a regular file',
+      () => {
+        const file = path.join(dir, 'a-file');
+        writeFileSync(file, 'not a database');
+        return file;
+      },
+      /a-file is a regular file, not a directory/,
+    ],
+    [
+      'a path under a regular file',
+      () => {
+        writeFileSync(path.join(dir, 'b-file'), 'x');
+        return path.join(dir, 'b-file', 'data');
+      },
+      /a part of the path is a file, not a directory/,
+    ],
+    [
+      'a non-empty directory holding no database',
+      () => {
+        const d = path.join(dir, 'project');
+        mkdirSync(d);
+        writeFileSync(path.join(d, 'package.json'), '{}');
+        return d;
+      },
+      /is not empty \(package\.json\) and holds no PostgreSQL database/,
+    ],
   ] as const) {
     it(label, async () => {
       const target = make();
@@ -233,7 +312,12 @@ describe('a pglite: path PGlite cannot use fails start-up naming it and what is 
 
 /** A lock file as another process would have written it. */
 function lockOf(fields: Record<string, unknown>): string {
-  return JSON.stringify({ host: hostname(), since: new Date().toISOString(), token: 'other', ...fields });
+  return JSON.stringify({
+    host: hostname(),
+    since: new Date().toISOString(),
+    token: 'other',
+    ...fields,
+  });
 }
 
 /** The start time field of /proc/<pid>/stat, as the lock records it. */
@@ -248,7 +332,11 @@ describe('the pglite:<dir> lock in one process', () => {
   it('a second app on the directory is refused with KIT_ERR_AUTOCRUD_LOCKED naming the directory and this process; the first keeps serving; closed, it frees the directory', async () => {
     const data = path.join(dir, 'one-dir');
     const first = await start(`pglite:${data}`);
-    const created = await first.app.inject({ method: 'POST', url: '/api/items', payload: { name: 'kept', price: 1, active: true } });
+    const created = await first.app.inject({
+      method: 'POST',
+      url: '/api/items',
+      payload: { name: 'kept', price: 1, active: true },
+    });
     assert.equal(created.statusCode, 201);
     // A new directory gets the saved fresh cluster (the in-memory starts above saved it), not initdb.
     const how = (s: Started) => s.lines.find((l) => /PGlite started/.test(l.msg))?.snapshot;
@@ -258,7 +346,16 @@ describe('the pglite:<dir> lock in one process', () => {
     assert.ok(err.message.includes(`pglite:${data}`), err.message);
     assert.match(err.message, new RegExp(`already open in this process \\(pid ${process.pid}\\)`));
     assert.equal((await first.app.inject('/api/items/1')).statusCode, 200);
-    assert.equal((await first.app.inject({ method: 'POST', url: '/api/items', payload: { name: 'after', price: 1, active: true } })).statusCode, 201);
+    assert.equal(
+      (
+        await first.app.inject({
+          method: 'POST',
+          url: '/api/items',
+          payload: { name: 'after', price: 1, active: true },
+        })
+      ).statusCode,
+      201,
+    );
     await first.app.close();
     assert.equal(existsSync(path.join(data, LOCK_FILE)), false, 'closing removes the lock');
     const again = await start(`pglite:${data}`);
@@ -268,7 +365,10 @@ describe('the pglite:<dir> lock in one process', () => {
   });
 
   // The stale-lock rules, on the lock itself (no PGlite needs starting for them).
-  function take(name: string, holder: Record<string, unknown>): { data: string; file: string; attempt: () => ReturnType<typeof lockDirectory> } {
+  function take(
+    name: string,
+    holder: Record<string, unknown>,
+  ): { data: string; file: string; attempt: () => ReturnType<typeof lockDirectory> } {
     const data = path.join(dir, name);
     mkdirSync(data);
     const file = path.join(data, LOCK_FILE);
@@ -278,34 +378,63 @@ describe('the pglite:<dir> lock in one process', () => {
 
   it('a lock whose process has exited is taken over', async () => {
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
-    const { file, attempt } = take('dead-holder', { pid: Number(gone.stdout.toString()), ...(await ids()) });
+    const { file, attempt } = take('dead-holder', {
+      pid: Number(gone.stdout.toString()),
+      ...(await ids()),
+    });
     const lock = attempt();
     assert.equal(JSON.parse(readFileSync(file, 'utf8')).pid, process.pid);
     lock.release();
     assert.equal(existsSync(file), false);
   });
 
-  it('a lock whose pid now belongs to another process (pid reuse) is taken over; one naming that live process is not', { skip: !linux && 'needs /proc' }, async () => {
-    // A live process that is not Kit: its pid with another start time is a holder that died, its pid reused since.
-    const other = process.ppid;
-    const reused = take('reused-pid', { pid: other, ...(await ids()), started: String(Number(startedOf(other)) + 1) });
-    reused.attempt().release();
-    const live = take('live-pid', { pid: other, ...(await ids()), started: startedOf(other) });
-    assert.throws(live.attempt, (err: Error & { code?: string }) => {
-      assert.equal(err.code, 'KIT_ERR_AUTOCRUD_LOCKED');
-      assert.ok(err.message.includes(`pglite:${live.data} is in use by process ${other} on host ${hostname()}`), err.message);
-      return true;
-    });
-    assert.equal(JSON.parse(readFileSync(live.file, 'utf8')).pid, other, 'a live holder\'s lock is left alone');
-  });
+  it(
+    'a lock whose pid now belongs to another process (pid reuse) is taken over; one naming that live process is not',
+    { skip: !linux && 'needs /proc' },
+    async () => {
+      // A live process that is not Kit: its pid with another start time is a holder that died, its pid reused since.
+      const other = process.ppid;
+      const reused = take('reused-pid', {
+        pid: other,
+        ...(await ids()),
+        started: String(Number(startedOf(other)) + 1),
+      });
+      reused.attempt().release();
+      const live = take('live-pid', { pid: other, ...(await ids()), started: startedOf(other) });
+      assert.throws(live.attempt, (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'KIT_ERR_AUTOCRUD_LOCKED');
+        assert.ok(
+          err.message.includes(
+            `pglite:${live.data} is in use by process ${other} on host ${hostname()}`,
+          ),
+          err.message,
+        );
+        return true;
+      });
+      assert.equal(
+        JSON.parse(readFileSync(live.file, 'utf8')).pid,
+        other,
+        "a live holder's lock is left alone",
+      );
+    },
+  );
 
   it('a lock from before a reboot is taken over', { skip: !linux && 'needs /proc' }, async () => {
-    const { attempt } = take('rebooted', { pid: process.ppid, bootId: 'a-boot-before', pidNamespace: (await ids()).pidNamespace });
+    const { attempt } = take('rebooted', {
+      pid: process.ppid,
+      bootId: 'a-boot-before',
+      pidNamespace: (await ids()).pidNamespace,
+    });
     attempt().release();
   });
 
   it('a lock of another machine or container counts while its heartbeat is fresh, and is taken over 30 s after it stopped', async () => {
-    const { file, attempt } = take('other-container', { pid: 1, host: 'pod-7f9c', bootId: 'another-boot', pidNamespace: 'pid:[1]' });
+    const { file, attempt } = take('other-container', {
+      pid: 1,
+      host: 'pod-7f9c',
+      bootId: 'another-boot',
+      pidNamespace: 'pid:[1]',
+    });
     assert.throws(attempt, (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_AUTOCRUD_LOCKED');
       assert.match(err.message, /in use by process 1 on host pod-7f9c/);
@@ -322,7 +451,10 @@ describe('the pglite:<dir> lock in one process', () => {
     mkdirSync(data);
     const file = path.join(data, LOCK_FILE);
     writeFileSync(file, '');
-    assert.throws(() => lockDirectory(data, `pglite:${data}`), /in use by a process that is just starting/);
+    assert.throws(
+      () => lockDirectory(data, `pglite:${data}`),
+      /in use by a process that is just starting/,
+    );
     const old = new Date(Date.now() - 6_000);
     utimesSync(file, old, old);
     lockDirectory(data, `pglite:${data}`).release();
@@ -342,10 +474,13 @@ describe('the pglite:<dir> lock in one process', () => {
 async function ids(): Promise<Record<string, string>> {
   if (!linux) return {};
   const { readlinkSync } = await import('node:fs');
-  return { bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), pidNamespace: readlinkSync('/proc/self/ns/pid') };
+  return {
+    bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+    pidNamespace: readlinkSync('/proc/self/ns/pid'),
+  };
 }
 
-describe('PGlite\'s single session under a long statement', () => {
+describe("PGlite's single session under a long statement", () => {
   const ROWS = 200_000;
   let busy: Started;
   before(async () => {
@@ -374,24 +509,43 @@ describe('PGlite\'s single session under a long statement', () => {
       return statuses;
     })();
     await sleep(50);
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => app.inject({ method: 'GET', url: `/api/items/${i + 1}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        app.inject({ method: 'GET', url: `/api/items/${i + 1}` }),
+      ),
+    );
     const health = await app.inject('/healthz');
     const livez = await app.inject('/livez');
     holding = false;
     const hogged = await hog;
     const busyAnswers = answers.filter((a) => a.statusCode === 503);
-    assert.ok(busyAnswers.length > 0, `some requests waited past acquireTimeoutMs: ${answers.map((a) => a.statusCode).join(',')}`);
+    assert.ok(
+      busyAnswers.length > 0,
+      `some requests waited past acquireTimeoutMs: ${answers.map((a) => a.statusCode).join(',')}`,
+    );
     for (const a of answers) assert.ok(a.statusCode === 200 || a.statusCode === 503, a.body);
     for (const a of busyAnswers) {
       assert.equal(a.headers['retry-after'], '1', a.body);
       assert.match(a.json<{ detail: string }>().detail, /busy/);
     }
-    assert.ok(hogged.every((s) => s === 200 || s === 503), hogged.join(','));
+    assert.ok(
+      hogged.every((s) => s === 200 || s === 503),
+      hogged.join(','),
+    );
     assert.equal(livez.statusCode, 200, livez.body);
     assert.equal(health.statusCode, 200, `the check while the session is taken: ${health.body}`);
-    const database = health.json<{ checks: Record<string, { status: string; description?: string }> }>().checks.database;
-    assert.ok(database?.status === 'degraded' || database?.status === 'healthy', JSON.stringify(database));
-    assert.equal(lines.filter((l) => /unavailable/i.test(l.msg)).length, 0, JSON.stringify(lines.filter((l) => /unavailable/i.test(l.msg))));
+    const database = health.json<{
+      checks: Record<string, { status: string; description?: string }>;
+    }>().checks.database;
+    assert.ok(
+      database?.status === 'degraded' || database?.status === 'healthy',
+      JSON.stringify(database),
+    );
+    assert.equal(
+      lines.filter((l) => /unavailable/i.test(l.msg)).length,
+      0,
+      JSON.stringify(lines.filter((l) => /unavailable/i.test(l.msg))),
+    );
     assert.equal(busy.crud.available, true);
     // A list refused busy on one of its two statements (page, count) may leave the other queued or
     // running for a moment: once that is done, the session is free and everything answers.
@@ -402,16 +556,23 @@ describe('PGlite\'s single session under a long statement', () => {
     }
     assert.equal(again.statusCode, 200, again.body);
     const after = await app.inject('/healthz');
-    assert.equal(after.json<{ checks: Record<string, { status: string }> }>().checks.database?.status, 'healthy', after.body);
+    assert.equal(
+      after.json<{ checks: Record<string, { status: string }> }>().checks.database?.status,
+      'healthy',
+      after.body,
+    );
   });
 
-  it('the service\'s event loop is free while PGlite runs a statement: /livez answers during it', async () => {
+  it("the service's event loop is free while PGlite runs a statement: /livez answers during it", async () => {
     const { app } = busy;
     await app.listen({ port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
     let running = true;
     const slow = (async () => {
-      while (running) await fetch(`${base}/api/items?filter[name][like]=zzzz&count=false`).then((r) => r.arrayBuffer());
+      while (running)
+        await fetch(`${base}/api/items?filter[name][like]=zzzz&count=false`).then((r) =>
+          r.arrayBuffer(),
+        );
     })();
     await sleep(30);
     const probes: number[] = [];
@@ -425,6 +586,9 @@ describe('PGlite\'s single session under a long statement', () => {
     await slow;
     // With PGlite on the service's thread each probe would wait for the statement running (hundreds of ms).
     probes.sort((a, b) => a - b);
-    assert.ok((probes[10] as number) < 100, `median /livez ${probes[10]} ms while PGlite ran statements`);
+    assert.ok(
+      (probes[10] as number) < 100,
+      `median /livez ${probes[10]} ms while PGlite ran statements`,
+    );
   });
 });

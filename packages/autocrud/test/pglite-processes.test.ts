@@ -20,9 +20,12 @@ import { refusedHost, startHost, stopHost, writeLoad, type Host } from './embedd
 async function stored(data: string): Promise<Map<string, number[]>> {
   const direct = new PGlite(data);
   try {
-    const { rows } = await direct.query<{ writer: string; seq: number }>('select writer, seq from entries order by seq');
+    const { rows } = await direct.query<{ writer: string; seq: number }>(
+      'select writer, seq from entries order by seq',
+    );
     const byWriter = new Map<string, number[]>();
-    for (const row of rows) byWriter.set(row.writer, [...(byWriter.get(row.writer) ?? []), row.seq]);
+    for (const row of rows)
+      byWriter.set(row.writer, [...(byWriter.get(row.writer) ?? []), row.seq]);
     return byWriter;
   } finally {
     await direct.close();
@@ -41,7 +44,7 @@ heavy('several processes on one pglite: directory', () => {
       await rm(dir, { recursive: true, force: true });
     });
 
-    it('a second process is refused at start-up naming the directory and the first\'s pid, while the first writes under load; the first loses nothing', async () => {
+    it("a second process is refused at start-up naming the directory and the first's pid, while the first writes under load; the first loses nothing", async () => {
       const data = path.join(dir, 'shared');
       const first = await startHost(`pglite:${data}`);
       hosts.push(first);
@@ -57,7 +60,10 @@ heavy('several processes on one pglite: directory', () => {
       for (const refusal of refusals) {
         assert.equal(refusal.code, 1, refusal.stderr);
         assert.match(refusal.stderr, /KIT_ERR_AUTOCRUD_LOCKED/);
-        assert.ok(refusal.stderr.includes(`pglite:${data} is in use by process ${first.pid}`), refusal.stderr);
+        assert.ok(
+          refusal.stderr.includes(`pglite:${data} is in use by process ${first.pid}`),
+          refusal.stderr,
+        );
       }
       assert.deepEqual(refused, [], 'the first answered every write');
       assert.ok(acknowledged.length > 20, `writes acknowledged under load: ${acknowledged.length}`);
@@ -66,7 +72,11 @@ heavy('several processes on one pglite: directory', () => {
       await stopHost(first);
       assert.equal(existsSync(path.join(data, LOCK_FILE)), false);
       const rows = await stored(data);
-      assert.deepEqual(rows.get('first'), [...acknowledged].sort((a, b) => a - b), 'every acknowledged write, nothing else');
+      assert.deepEqual(
+        rows.get('first'),
+        [...acknowledged].sort((a, b) => a - b),
+        'every acknowledged write, nothing else',
+      );
       assert.deepEqual([...rows.keys()], ['first']);
     });
 
@@ -85,10 +95,15 @@ heavy('several processes on one pglite: directory', () => {
       const next = await startHost(`pglite:${data}`);
       hosts.push(next);
       assert.equal(JSON.parse(readFileSync(path.join(data, LOCK_FILE), 'utf8')).pid, next.pid);
-      const page = (await (await fetch(`${next.base}/api/entries?filter[writer]=doomed&pageSize=1`)).json()) as { total: number };
+      const page = (await (
+        await fetch(`${next.base}/api/entries?filter[writer]=doomed&pageSize=1`)
+      ).json()) as { total: number };
       assert.equal(page.total, acknowledged.length);
       await stopHost(next);
-      assert.deepEqual((await stored(data)).get('doomed'), [...acknowledged].sort((a, b) => a - b));
+      assert.deepEqual(
+        (await stored(data)).get('doomed'),
+        [...acknowledged].sort((a, b) => a - b),
+      );
     });
   });
 });

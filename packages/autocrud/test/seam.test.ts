@@ -12,7 +12,14 @@ import type { PGlite } from '@electric-sql/pglite';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
+import {
+  addKitAutoCrud,
+  AutoCrud,
+  CrudOperations,
+  defineEntity,
+  KIT_AUTOCRUD,
+  type KitAutoCrud,
+} from '@kit/autocrud';
 import { ChangeHistory } from '../src/mapper/history/history.ts';
 import { hooksOf } from '../src/mapper/repository.ts';
 import { EntityHooks } from '../src/mapper/seam/hooks.ts';
@@ -25,7 +32,11 @@ const CLIENT = 2;
 const Plain = defineEntity({
   name: 'SeamPlain',
   table: 'seam_plain',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 40 }), version: Type.Integer() }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String({ maxLength: 40 }),
+    version: Type.Integer(),
+  }),
   writable: ['name'],
   version: 'version',
 });
@@ -97,7 +108,11 @@ describe('the read/write seam', () => {
   });
 
   /** The statements one request ran (span names), and its status. */
-  async function statementsOf(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: object): Promise<{ status: number; body: string; statements: string[] }> {
+  async function statementsOf(
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: object,
+  ): Promise<{ status: number; body: string; statements: string[] }> {
     exporter.reset();
     const res = await app.inject({ method, url, ...(payload ? { payload } : {}) });
     const statements = exporter
@@ -117,11 +132,20 @@ describe('the read/write seam', () => {
       const created = await statementsOf('POST', '/api/plain', { name: 'a' });
       assert.equal(created.status, 201, created.body);
       const id = (JSON.parse(created.body) as { id: number }).id;
-      const steps = [created, await statementsOf('GET', `/api/plain/${id}`), await statementsOf('PATCH', `/api/plain/${id}`, { name: 'b' }), await statementsOf('PUT', `/api/plain/${id}`, { name: 'c' }), await statementsOf('DELETE', `/api/plain/${id}`)];
+      const steps = [
+        created,
+        await statementsOf('GET', `/api/plain/${id}`),
+        await statementsOf('PATCH', `/api/plain/${id}`, { name: 'b' }),
+        await statementsOf('PUT', `/api/plain/${id}`, { name: 'c' }),
+        await statementsOf('DELETE', `/api/plain/${id}`),
+      ];
       for (const step of steps) {
         assert.ok(step.status < 300, step.body);
         assert.equal(step.statements.length, 1, step.statements.join(', '));
-        assert.ok(!step.statements.some((s) => /^(BEGIN|COMMIT)/i.test(s)), step.statements.join(', '));
+        assert.ok(
+          !step.statements.some((s) => /^(BEGIN|COMMIT)/i.test(s)),
+          step.statements.join(', '),
+        );
       }
       assert.equal(seam.calls(), 0, 'no seam code ran for the entity without hooks');
       // The same counter sees the entity with hooks: the count above is not blind.
@@ -142,13 +166,21 @@ describe('the read/write seam', () => {
     );
     // The history's write hook recorded it on the same transaction.
     const history = await crud.repository(ChangeHistory).all();
-    assert.ok(history.some((h) => h.entity === 'SeamKept' && h.rowKey === String(created.id) && h.operation === 'create'));
+    assert.ok(
+      history.some(
+        (h) =>
+          h.entity === 'SeamKept' && h.rowKey === String(created.id) && h.operation === 'create',
+      ),
+    );
     const before = reads;
     await crud.repository(Kept).get(created.id);
     assert.equal(reads, before + 1, 'the read ran on the runner the read hook chose');
     // A failed write commits nothing: the commit hook is not told.
     committed.length = 0;
-    await assert.rejects(crud.repository(Kept).update(created.id, { name: 'refused' }), /refused by a hook/);
+    await assert.rejects(
+      crud.repository(Kept).update(created.id, { name: 'refused' }),
+      /refused by a hook/,
+    );
     assert.deepEqual(committed, []);
     assert.equal(((await crud.repository(Kept).get(created.id)) as { name: string }).name, 'x');
   });

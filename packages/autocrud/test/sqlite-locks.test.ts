@@ -21,7 +21,11 @@ import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { NodeSqliteDriver, type DatabaseSync } from '../src/mapper/engines/sqlite/driver.ts';
 
 interface Connection extends DatabaseSync {
-  prepare(sql: string): { all(...p: unknown[]): Array<Record<string, unknown>>; get(...p: unknown[]): Record<string, unknown> | undefined; run(...p: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint } };
+  prepare(sql: string): {
+    all(...p: unknown[]): Array<Record<string, unknown>>;
+    get(...p: unknown[]): Record<string, unknown> | undefined;
+    run(...p: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
+  };
 }
 
 const Note = defineEntity({
@@ -34,17 +38,24 @@ const Note = defineEntity({
 class NotesEndpoint {}
 
 if (!sqliteAvailable()) {
-  it('SQLite under another connection\'s write lock', (t) => t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`));
+  it("SQLite under another connection's write lock", (t) =>
+    t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`));
 } else {
-  const { DatabaseSync: Sqlite } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => Connection };
+  const { DatabaseSync: Sqlite } = process.getBuiltinModule('node:sqlite') as {
+    DatabaseSync: new (file: string) => Connection;
+  };
   const dir = mkdtempSync(path.join(tmpdir(), 'kit-sqlite-locks-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function serve(file: string, acquireTimeoutMs: number): Promise<{ app: FastifyInstance; base: string; lines: Array<{ msg: string; level: number }> }> {
+  async function serve(
+    file: string,
+    acquireTimeoutMs: number,
+  ): Promise<{ app: FastifyInstance; base: string; lines: Array<{ msg: string; level: number }> }> {
     const lines: Array<{ msg: string; level: number }> = [];
     const stream = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as { msg: string; level: number });
+        for (const line of chunk.toString().split('\n').filter(Boolean))
+          lines.push(JSON.parse(line) as { msg: string; level: number });
         done();
       },
     });
@@ -55,14 +66,26 @@ if (!sqliteAvailable()) {
     addKitAutoCrud(app, `sqlite:${file}`, { createTables: true, acquireTimeoutMs });
     await useKit(app);
     await app.listen({ port: 0, host: '127.0.0.1' });
-    return { app, base: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, lines };
+    return {
+      app,
+      base: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`,
+      lines,
+    };
   }
 
-  async function timed(url: string, init?: RequestInit): Promise<{ status: number; ms: number; body: string; retryAfter: string | null }> {
+  async function timed(
+    url: string,
+    init?: RequestInit,
+  ): Promise<{ status: number; ms: number; body: string; retryAfter: string | null }> {
     const asked = performance.now();
     const res = await fetch(url, init);
     const body = await res.text();
-    return { status: res.status, ms: performance.now() - asked, body, retryAfter: res.headers.get('retry-after') };
+    return {
+      status: res.status,
+      ms: performance.now() - asked,
+      body,
+      retryAfter: res.headers.get('retry-after'),
+    };
   }
 
   /**
@@ -79,7 +102,12 @@ if (!sqliteAvailable()) {
     for (const answer of answers) assert.equal(answer.status, 200, name);
   }
 
-  const write = (base: string, text: string) => timed(`${base}/api/notes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }) });
+  const write = (base: string, text: string) =>
+    timed(`${base}/api/notes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text }),
+    });
 
   /** `count` probes of `url`, one every 20 ms, while `during` runs; the answers. */
   async function probe(url: string, count: number): Promise<Array<{ status: number; ms: number }>> {
@@ -100,12 +128,17 @@ if (!sqliteAvailable()) {
         assert.equal((await write(base, 'before')).status, 201);
         other.exec('begin immediate');
         const writes = Promise.all(['w1', 'w2', 'w3'].map((text) => write(base, text)));
-        const [livez, healthz, reads] = await Promise.all([probe(`${base}/livez`, 40), probe(`${base}/healthz`, 40), probe(`${base}/api/notes/1`, 20)]);
+        const [livez, healthz, reads] = await Promise.all([
+          probe(`${base}/livez`, 40),
+          probe(`${base}/healthz`, 40),
+          probe(`${base}/api/notes/1`, 20),
+        ]);
         other.exec('commit');
         const written = await writes;
         assertPrompt('/livez', livez);
         assertPrompt('/healthz', healthz);
-        for (const answer of reads) assert.equal(answer.status, 200, 'a read waits for no lock (WAL)');
+        for (const answer of reads)
+          assert.equal(answer.status, 200, 'a read waits for no lock (WAL)');
         for (const answer of written) assert.equal(answer.status, 201, answer.body);
         assert.equal(JSON.parse((await timed(`${base}/api/notes`)).body).total, 4);
         assert.equal(lines.filter((l) => /unavailable/i.test(l.msg)).length, 0);
@@ -122,7 +155,9 @@ if (!sqliteAvailable()) {
       try {
         assert.equal((await write(base, 'before')).status, 201);
         other.exec('begin immediate');
-        const refused = await Promise.all(Array.from({ length: 5 }, (_, i) => write(base, `refused-${i}`)));
+        const refused = await Promise.all(
+          Array.from({ length: 5 }, (_, i) => write(base, `refused-${i}`)),
+        );
         const health = await timed(`${base}/healthz`);
         other.exec('commit');
         for (const answer of refused) {
@@ -134,8 +169,15 @@ if (!sqliteAvailable()) {
         }
         assert.equal(health.status, 200, health.body);
         assert.equal(JSON.parse(health.body).checks.database.status, 'healthy');
-        assert.equal(lines.filter((l) => /unavailable/i.test(l.msg)).length, 0, JSON.stringify(lines));
-        assert.equal(other.prepare("select count(*) as n from notes where text like 'refused-%'").get()?.n, 0);
+        assert.equal(
+          lines.filter((l) => /unavailable/i.test(l.msg)).length,
+          0,
+          JSON.stringify(lines),
+        );
+        assert.equal(
+          other.prepare("select count(*) as n from notes where text like 'refused-%'").get()?.n,
+          0,
+        );
         assert.equal((await write(base, 'after')).status, 201);
       } finally {
         other.close();
@@ -145,7 +187,10 @@ if (!sqliteAvailable()) {
   });
 
   describe('transactions on the node:sqlite driver', () => {
-    function kysely(database: DatabaseSync, acquireTimeoutMs: number): Kysely<Record<string, { x: number }>> {
+    function kysely(
+      database: DatabaseSync,
+      acquireTimeoutMs: number,
+    ): Kysely<Record<string, { x: number }>> {
       return new Kysely({
         dialect: {
           createAdapter: () => new SqliteAdapter(),
@@ -158,7 +203,9 @@ if (!sqliteAvailable()) {
 
     function open(file: string, journal: 'wal' | 'delete'): Connection {
       const connection = new Sqlite(file);
-      connection.exec(`pragma busy_timeout = 0; pragma journal_mode = ${journal}; create table if not exists t (x integer)`);
+      connection.exec(
+        `pragma busy_timeout = 0; pragma journal_mode = ${journal}; create table if not exists t (x integer)`,
+      );
       return connection;
     }
 
@@ -175,7 +222,10 @@ if (!sqliteAvailable()) {
         await trx.insertInto('t').values({ x: 1 }).execute();
       });
       clearInterval(ticker);
-      assert.ok(ticks >= 10, `the event loop ran ${ticks} timer ticks while the transaction waited`);
+      assert.ok(
+        ticks >= 10,
+        `the event loop ran ${ticks} timer ticks while the transaction waited`,
+      );
       assert.equal(other.prepare('select count(*) as n from t').get()?.n, 1);
       await db.destroy();
       mine.close();
@@ -219,7 +269,11 @@ if (!sqliteAvailable()) {
         (err: unknown) => err instanceof DatabaseBusyError,
       );
       assert.ok(performance.now() - started < 1000, 'failed at once, not after acquireTimeoutMs');
-      assert.equal(other.prepare('select count(*) as n from t where x = 3').get()?.n, 0, 'rolled back');
+      assert.equal(
+        other.prepare('select count(*) as n from t where x = 3').get()?.n,
+        0,
+        'rolled back',
+      );
       // The connection is free again: the next transaction runs.
       await db.transaction().execute(async (trx) => {
         await trx.insertInto('t').values({ x: 4 }).execute();

@@ -29,7 +29,9 @@ async function holdLock(file: string, holdMs: number): Promise<{ released: Promi
     db.exec('pragma busy_timeout = 10000; begin immediate');
     process.stdout.write('locked\\n');
     setTimeout(() => { db.exec('commit'); db.close(); }, ${holdMs});`;
-  const child = spawn(process.execPath, ['--no-warnings', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--no-warnings', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)));
@@ -45,7 +47,12 @@ async function timed(url: string): Promise<{ status: number; ms: number }> {
   return { status: res.status, ms: performance.now() - asked };
 }
 
-const suite = sqliteAvailable() ? heavy : (name: string) => it(name, (t) => t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`));
+const suite = sqliteAvailable()
+  ? heavy
+  : (name: string) =>
+      it(name, (t) =>
+        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
+      );
 
 suite('several processes on one sqlite: file', () => {
   describe('several processes on one sqlite: file', () => {
@@ -65,28 +72,60 @@ suite('several processes on one sqlite: file', () => {
       const b = await startHost(`sqlite:${file}`);
       hosts.push(a, b);
       let stop = false;
-      const loads = Promise.all([writeLoad(a, 'a', 4, () => stop), writeLoad(b, 'b', 4, () => stop)]);
+      const loads = Promise.all([
+        writeLoad(a, 'a', 4, () => stop),
+        writeLoad(b, 'b', 4, () => stop),
+      ]);
       // Three times, another process holds the write lock for 400 ms (below acquireTimeoutMs).
       for (let i = 0; i < 3; i++) {
         await sleep(700);
-        await (await holdLock(file, 400)).released;
+        await (
+          await holdLock(file, 400)
+        ).released;
       }
       await sleep(700);
       stop = true;
       const [fromA, fromB] = await loads;
       await stopHost(a);
       await stopHost(b);
-      for (const [name, load] of [['a', fromA], ['b', fromB]] as const) {
-        assert.ok(load.acknowledged.length > 20, `${name} acknowledged ${load.acknowledged.length}`);
-        assert.ok(load.refused.every((status) => status === 503), `${name} refused: ${load.refused.join(',')}`);
+      for (const [name, load] of [
+        ['a', fromA],
+        ['b', fromB],
+      ] as const) {
+        assert.ok(
+          load.acknowledged.length > 20,
+          `${name} acknowledged ${load.acknowledged.length}`,
+        );
+        assert.ok(
+          load.refused.every((status) => status === 503),
+          `${name} refused: ${load.refused.join(',')}`,
+        );
       }
-      const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => Connection };
+      const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
+        DatabaseSync: new (file: string) => Connection;
+      };
       const direct = new DatabaseSync(file);
       try {
-        assert.deepEqual(direct.prepare('pragma integrity_check').all().map((r) => r.integrity_check), ['ok']);
-        for (const [name, load] of [['a', fromA], ['b', fromB]] as const) {
-          const rows = direct.prepare(`select seq from entries where writer = '${name}' order by seq`).all().map((r) => Number(r.seq));
-          assert.deepEqual(rows, [...load.acknowledged].sort((x, y) => x - y), `every write ${name} acknowledged, and nothing else`);
+        assert.deepEqual(
+          direct
+            .prepare('pragma integrity_check')
+            .all()
+            .map((r) => r.integrity_check),
+          ['ok'],
+        );
+        for (const [name, load] of [
+          ['a', fromA],
+          ['b', fromB],
+        ] as const) {
+          const rows = direct
+            .prepare(`select seq from entries where writer = '${name}' order by seq`)
+            .all()
+            .map((r) => Number(r.seq));
+          assert.deepEqual(
+            rows,
+            [...load.acknowledged].sort((x, y) => x - y),
+            `every write ${name} acknowledged, and nothing else`,
+          );
         }
       } finally {
         direct.close();
@@ -101,10 +140,16 @@ suite('several processes on one sqlite: file', () => {
       const { released } = await holdLock(file, 6000);
       const held = performance.now();
       // Three writes at once, as in the report that found the freeze; then one more near the end of the hold.
-      const writes = Promise.all([post(host, 'w', 1), post(host, 'w', 2), post(host, 'w', 3), sleep(5000).then(() => post(host, 'w', 4))]);
+      const writes = Promise.all([
+        post(host, 'w', 1),
+        post(host, 'w', 2),
+        post(host, 'w', 3),
+        sleep(5000).then(() => post(host, 'w', 4)),
+      ]);
       const probes: Array<{ name: string; status: number; ms: number }> = [];
       while (performance.now() - held < 5500) {
-        for (const name of ['/livez', '/healthz', '/api/entries/1']) probes.push({ name, ...(await timed(`${host.base}${name}`)) });
+        for (const name of ['/livez', '/healthz', '/api/entries/1'])
+          probes.push({ name, ...(await timed(`${host.base}${name}`)) });
         await sleep(50);
       }
       await released;
@@ -114,14 +159,25 @@ suite('several processes on one sqlite: file', () => {
         const times = mine.map((p) => p.ms).sort((x, y) => x - y);
         const summary = `${name}: ${mine.length} probes, median ${Math.round(times[times.length >> 1] as number)} ms, slowest ${Math.round(times.at(-1) as number)} ms`;
         t.diagnostic(summary);
-        assert.ok(mine.every((p) => p.status === 200), `${summary}: ${mine.map((p) => p.status).join(',')}`);
-        assert.ok((times[times.length >> 1] as number) < 100 && (times.at(-1) as number) < 500, summary);
+        assert.ok(
+          mine.every((p) => p.status === 200),
+          `${summary}: ${mine.map((p) => p.status).join(',')}`,
+        );
+        assert.ok(
+          (times[times.length >> 1] as number) < 100 && (times.at(-1) as number) < 500,
+          summary,
+        );
       }
-      t.diagnostic(`writes: ${answers.map((a) => `${a.status} in ${Math.round(a.ms)} ms`).join(', ')}`);
+      t.diagnostic(
+        `writes: ${answers.map((a) => `${a.status} in ${Math.round(a.ms)} ms`).join(', ')}`,
+      );
       for (const answer of answers.slice(0, 3)) {
         assert.equal(answer.status, 503);
         assert.equal(answer.retryAfter, '1');
-        assert.ok(answer.ms >= 1900 && answer.ms < 4000, `busy after acquireTimeoutMs: ${answer.ms} ms`);
+        assert.ok(
+          answer.ms >= 1900 && answer.ms < 4000,
+          `busy after acquireTimeoutMs: ${answer.ms} ms`,
+        );
       }
       // Sent 5 s into the hold: it waited for the lock and got it when it was freed at 6 s.
       assert.equal(answers[3]?.status, 201);

@@ -28,18 +28,37 @@ interface Answer {
   body: string;
 }
 
-async function send(host: ProcessHost, method: string, url: string, payload?: Record<string, unknown>): Promise<Answer> {
-  const res = await fetch(`${host.base}${url}`, { method, ...(payload ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) } : {}) });
+async function send(
+  host: ProcessHost,
+  method: string,
+  url: string,
+  payload?: Record<string, unknown>,
+): Promise<Answer> {
+  const res = await fetch(`${host.base}${url}`, {
+    method,
+    ...(payload
+      ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) }
+      : {}),
+  });
   return { status: res.status, body: await res.text() };
 }
 
-async function created(host: ProcessHost, url: string, payload: Record<string, unknown>): Promise<number> {
+async function created(
+  host: ProcessHost,
+  url: string,
+  payload: Record<string, unknown>,
+): Promise<number> {
   const res = await send(host, 'POST', url, payload);
   assert.equal(res.status, 201, res.body);
   return (JSON.parse(res.body) as { id: number }).id;
 }
 
-const suite = sqliteAvailable() ? heavy : (name: string) => it(name, (t) => t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`));
+const suite = sqliteAvailable()
+  ? heavy
+  : (name: string) =>
+      it(name, (t) =>
+        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
+      );
 
 suite('the reference race across processes on one sqlite: file', () => {
   describe('the reference race across processes on one sqlite: file', () => {
@@ -62,13 +81,25 @@ suite('the reference race across processes on one sqlite: file', () => {
       const home = await created(a, '/api/customers', { name: 'home' });
       // An order each process moves (PATCH) to the round's customer, racing like a create.
       const moved = new Map<ProcessHost, number>();
-      for (const host of [a, b]) moved.set(host, await created(host, '/api/orders', { customerId: home, note: `moved-${host.pid}` }));
+      for (const host of [a, b])
+        moved.set(
+          host,
+          await created(host, '/api/orders', { customerId: home, note: `moved-${host.pid}` }),
+        );
       // The load: both processes keep creating orders of a customer nobody deletes, two at a time each.
       let stop = false;
       const load = Promise.all(
         [a, b, a, b].map(async (host, loop) => {
           const statuses: number[] = [];
-          for (let n = 0; !stop; n++) statuses.push((await send(host, 'POST', '/api/orders', { customerId: home, note: `load-${loop}-${n}` })).status);
+          for (let n = 0; !stop; n++)
+            statuses.push(
+              (
+                await send(host, 'POST', '/api/orders', {
+                  customerId: home,
+                  note: `load-${loop}-${n}`,
+                })
+              ).status,
+            );
           return statuses;
         }),
       );
@@ -77,24 +108,47 @@ suite('the reference race across processes on one sqlite: file', () => {
         // Each process deletes in every other round; the other one writes.
         const [deleter, writer] = round % 2 === 0 ? [a, b] : [b, a];
         const customer = await created(deleter, '/api/customers', { name: `race-${round}` });
-        const create = (n: number) => () => send(writer, 'POST', '/api/orders', { customerId: customer, note: `race-${round}-${n}` });
-        const move = () => send(writer, 'PATCH', `/api/orders/${moved.get(writer)}`, { customerId: customer });
+        const create = (n: number) => () =>
+          send(writer, 'POST', '/api/orders', { customerId: customer, note: `race-${round}-${n}` });
+        const move = () =>
+          send(writer, 'PATCH', `/api/orders/${moved.get(writer)}`, { customerId: customer });
         const remove = () => send(deleter, 'DELETE', `/api/customers/${customer}`);
         // By round, the delete starts up to 3 ms before the writes, with them, or up to 3 ms after them.
         const lead = (round % 7) - 3;
-        const later = <T>(ms: number, request: () => Promise<T>) => (ms > 0 ? sleep(ms).then(request) : request());
-        const [deleted, ...writes] = await Promise.all([later(lead, remove), later(-lead, create(1)), later(-lead, move), later(-lead, create(2))]);
+        const later = <T>(ms: number, request: () => Promise<T>) =>
+          ms > 0 ? sleep(ms).then(request) : request();
+        const [deleted, ...writes] = await Promise.all([
+          later(lead, remove),
+          later(-lead, create(1)),
+          later(-lead, move),
+          later(-lead, create(2)),
+        ]);
         // 503: the write lock was not had within acquireTimeoutMs (busy), nothing written.
-        for (const w of writes) assert.ok([200, 201, 422, 503].includes(w.status), `round ${round}: create or move: ${w.status} ${w.body}`);
+        for (const w of writes)
+          assert.ok(
+            [200, 201, 422, 503].includes(w.status),
+            `round ${round}: create or move: ${w.status} ${w.body}`,
+          );
         const made = writes.filter((w) => w.status === 200 || w.status === 201).length;
         if (deleted.status === 204) {
           outcomes.deleted += 1;
-          assert.equal(made, 0, `round ${round}: the customer was soft-deleted and ${made} order(s) were written naming it`);
+          assert.equal(
+            made,
+            0,
+            `round ${round}: the customer was soft-deleted and ${made} order(s) were written naming it`,
+          );
         } else if (deleted.status === 409) {
           outcomes.refused += 1;
-          assert.ok(made > 0, `round ${round}: the delete was refused for a referrer, and no order names the customer`);
+          assert.ok(
+            made > 0,
+            `round ${round}: the delete was refused for a referrer, and no order names the customer`,
+          );
         } else {
-          assert.equal(deleted.status, 503, `round ${round}: delete: ${deleted.status} ${deleted.body}`);
+          assert.equal(
+            deleted.status,
+            503,
+            `round ${round}: delete: ${deleted.status} ${deleted.body}`,
+          );
           outcomes.busy += 1;
         }
       };
@@ -106,15 +160,33 @@ suite('the reference race across processes on one sqlite: file', () => {
         await load;
       }
       const loads = (await load).flat();
-      assert.ok(loads.every((status) => status === 201 || status === 503), `load answers: ${[...new Set(loads)].join(',')}`);
-      assert.ok(loads.filter((status) => status === 201).length > ROUNDS, `${loads.length} load writes`);
+      assert.ok(
+        loads.every((status) => status === 201 || status === 503),
+        `load answers: ${[...new Set(loads)].join(',')}`,
+      );
+      assert.ok(
+        loads.filter((status) => status === 201).length > ROUNDS,
+        `${loads.length} load writes`,
+      );
       await stopProcess(a, 'SIGTERM');
       await stopProcess(b, 'SIGTERM');
-      const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => Connection };
+      const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
+        DatabaseSync: new (file: string) => Connection;
+      };
       const direct = new DatabaseSync(file);
       try {
-        assert.deepEqual(direct.prepare('pragma integrity_check').all().map((r) => r.integrity_check), ['ok']);
-        const [orphans] = direct.prepare('select count(*) as n from x_orders o join x_customers c on c.id = o.customer_id where c.deleted = 1').all();
+        assert.deepEqual(
+          direct
+            .prepare('pragma integrity_check')
+            .all()
+            .map((r) => r.integrity_check),
+          ['ok'],
+        );
+        const [orphans] = direct
+          .prepare(
+            'select count(*) as n from x_orders o join x_customers c on c.id = o.customer_id where c.deleted = 1',
+          )
+          .all();
         assert.equal(Number(orphans?.n), 0, 'orders of a soft-deleted customer');
       } finally {
         direct.close();

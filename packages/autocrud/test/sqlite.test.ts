@@ -30,13 +30,16 @@ if (!sqliteAvailable()) {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
       const app = Fastify();
       addKit(app, []);
-      assert.throws(() => addKitAutoCrud(app, 'sqlite::memory:'), (err: Error & { code?: string }) => {
-        assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED');
-        assert.match(err.message, /Node >= 22\.13/);
-        assert.ok(err.message.includes(process.version), err.message);
-        assert.match(err.message, /'pglite:'/);
-        return true;
-      });
+      assert.throws(
+        () => addKitAutoCrud(app, 'sqlite::memory:'),
+        (err: Error & { code?: string }) => {
+          assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED');
+          assert.match(err.message, /Node >= 22\.13/);
+          assert.ok(err.message.includes(process.version), err.message);
+          assert.match(err.message, /'pglite:'/);
+          return true;
+        },
+      );
     });
   });
 } else {
@@ -49,7 +52,11 @@ if (!sqliteAvailable()) {
   describe('a sqlite: path SQLite cannot use fails start-up naming it and what is wrong', () => {
     for (const [label, target, pattern] of [
       ['a directory', dir, /is a directory, not a file/],
-      ['a file in a missing directory', path.join(dir, 'missing', 'shop.db'), /the directory .*missing does not exist/],
+      [
+        'a file in a missing directory',
+        path.join(dir, 'missing', 'shop.db'),
+        /the directory .*missing does not exist/,
+      ],
       ['a path under a regular file', path.join(file, 'shop.db'), /is a file, not a directory/],
     ] as const) {
       it(label, async () => {

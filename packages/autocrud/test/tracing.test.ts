@@ -19,7 +19,12 @@ import { exporter, provider } from './otel-sdk.ts';
 const Gadget = defineEntity({
   name: 'Gadget',
   table: 'gadgets',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String(), secret: Type.String(), version: Type.Integer() }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    secret: Type.String(),
+    version: Type.Integer(),
+  }),
   writable: ['name', 'secret'],
   version: 'version',
 });
@@ -65,20 +70,45 @@ describePostgres('traces: HTTP server span, @fastify/otel, AutoCrud statements, 
   });
 
   /** One request; resolves with its answer, its audit entry and the spans of its trace. */
-  async function call(method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}) {
+  async function call(
+    method: string,
+    path: string,
+    init: { body?: unknown; headers?: Record<string, string> } = {},
+  ) {
     sink.entries.length = 0;
     exporter.reset();
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
+      headers: {
+        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...init.headers,
+      },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
     const text = await res.text();
-    await until('the entry and the spans', () => sink.entries.length === 1 && exporter.getFinishedSpans().some((s) => s.kind === SERVER && parentOf(s) !== undefined === ('traceparent' in (init.headers ?? {}))));
+    await until(
+      'the entry and the spans',
+      () =>
+        sink.entries.length === 1 &&
+        exporter
+          .getFinishedSpans()
+          .some(
+            (s) =>
+              s.kind === SERVER &&
+              (parentOf(s) !== undefined) === 'traceparent' in (init.headers ?? {}),
+          ),
+    );
     const entry = sink.entries[0]!;
-    const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === entry.traceId);
-    const server = spans.find((s) => s.kind === SERVER && s.instrumentationScope.name === '@opentelemetry/instrumentation-http');
-    const request = spans.find((s) => s.name === 'request' && s.instrumentationScope.name === '@fastify/otel');
+    const spans = exporter
+      .getFinishedSpans()
+      .filter((s) => s.spanContext().traceId === entry.traceId);
+    const server = spans.find(
+      (s) =>
+        s.kind === SERVER && s.instrumentationScope.name === '@opentelemetry/instrumentation-http',
+    );
+    const request = spans.find(
+      (s) => s.name === 'request' && s.instrumentationScope.name === '@fastify/otel',
+    );
     const statements = spans.filter((s) => s.instrumentationScope.name === '@kit/autocrud');
     assert.ok(server, `a server span among ${spans.map((s) => s.name).join(', ')}`);
     assert.ok(request, 'a @fastify/otel request span');
@@ -86,7 +116,8 @@ describePostgres('traces: HTTP server span, @fastify/otel, AutoCrud statements, 
     const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
     for (const s of statements) {
       let up = parentOf(s);
-      while (up !== undefined && up !== request.spanContext().spanId) up = byId.get(up) && parentOf(byId.get(up)!);
+      while (up !== undefined && up !== request.spanContext().spanId)
+        up = byId.get(up) && parentOf(byId.get(up)!);
       assert.equal(up, request.spanContext().spanId, `${s.name} is inside the request`);
       assert.equal(s.kind, CLIENT);
     }
@@ -94,15 +125,26 @@ describePostgres('traces: HTTP server span, @fastify/otel, AutoCrud statements, 
   }
 
   it('an incoming traceparent: one trace from the caller through the server span to each statement, and the audit entry names it', async () => {
-    const created = await call('POST', '/api/gadgets', { body: { name: 'lamp', secret: 'hunter2-value' }, headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } });
+    const created = await call('POST', '/api/gadgets', {
+      body: { name: 'lamp', secret: 'hunter2-value' },
+      headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+    });
     assert.equal(created.status, 201, created.body);
     assert.equal(created.entry.traceId, TRACE_ID);
     assert.equal(parentOf(created.server), PARENT_ID, 'the server span continues the caller');
     assert.equal(parentOf(created.request), created.server.spanContext().spanId);
-    assert.equal(created.entry.spanId, created.request.spanContext().spanId, "the entry's span is the request's");
+    assert.equal(
+      created.entry.spanId,
+      created.request.spanContext().spanId,
+      "the entry's span is the request's",
+    );
     const insert = created.statements.find((s) => s.name === 'INSERT gadgets');
     assert.ok(insert, created.statements.map((s) => s.name).join(', '));
-    assert.deepEqual(insert.attributes, { 'db.system.name': 'postgresql', 'db.operation.name': 'INSERT', 'db.collection.name': 'gadgets' });
+    assert.deepEqual(insert.attributes, {
+      'db.system.name': 'postgresql',
+      'db.operation.name': 'INSERT',
+      'db.collection.name': 'gadgets',
+    });
     // Never a value: not the body's, not the SQL text.
     const everything = JSON.stringify(created.spans.map((s) => [s.name, s.attributes, s.events]));
     assert.doesNotMatch(everything, /hunter2|lamp/);
@@ -110,39 +152,60 @@ describePostgres('traces: HTTP server span, @fastify/otel, AutoCrud statements, 
   });
 
   it('reads, updates and deletes: a span per statement with its operation and table, on both of AutoCrud paths (prepared statements and the builder)', async () => {
-    const created = await call('POST', '/api/gadgets', { body: { name: 'desk', secret: 's3cret' } });
+    const created = await call('POST', '/api/gadgets', {
+      body: { name: 'desk', secret: 's3cret' },
+    });
     const id = (JSON.parse(created.body) as { id: number }).id;
     assert.equal(created.entry.spanId, created.request.spanContext().spanId);
     assert.equal(parentOf(created.server), undefined, 'a new trace');
 
     const read = await call('GET', `/api/gadgets/${id}`);
     assert.equal(read.status, 200);
-    assert.deepEqual(read.statements.map((s) => s.name), ['SELECT gadgets']);
+    assert.deepEqual(
+      read.statements.map((s) => s.name),
+      ['SELECT gadgets'],
+    );
     const etag = JSON.parse(read.body) as { version: number };
 
-    const updated = await call('PUT', `/api/gadgets/${id}`, { body: { name: 'desk', secret: 'other-s3cret' }, headers: { 'if-match': `"${etag.version}"` } });
+    const updated = await call('PUT', `/api/gadgets/${id}`, {
+      body: { name: 'desk', secret: 'other-s3cret' },
+      headers: { 'if-match': `"${etag.version}"` },
+    });
     assert.equal(updated.status, 200, updated.body);
-    assert.ok(updated.statements.some((s) => s.name === 'UPDATE gadgets'), updated.statements.map((s) => s.name).join(', '));
+    assert.ok(
+      updated.statements.some((s) => s.name === 'UPDATE gadgets'),
+      updated.statements.map((s) => s.name).join(', '),
+    );
 
     const list = await call('GET', '/api/gadgets?pageSize=5');
     assert.equal(list.status, 200);
-    assert.deepEqual(list.statements.map((s) => s.name).sort(), ['SELECT gadgets', 'SELECT gadgets'], 'the page and its count');
+    assert.deepEqual(
+      list.statements.map((s) => s.name).sort(),
+      ['SELECT gadgets', 'SELECT gadgets'],
+      'the page and its count',
+    );
 
     const removed = await call('DELETE', `/api/gadgets/${id}`);
     assert.equal(removed.status, 204);
     assert.ok(removed.statements.some((s) => s.name === 'DELETE gadgets'));
-    for (const r of [read, updated, list, removed]) assert.equal(r.entry.spanId, r.request.spanContext().spanId);
+    for (const r of [read, updated, list, removed])
+      assert.equal(r.entry.spanId, r.request.spanContext().spanId);
     assert.doesNotMatch(JSON.stringify(updated.spans.map((s) => s.attributes)), /s3cret/);
   });
 
   it('a statement that fails: its span is an error with the SQLSTATE, not the message', async () => {
-    await database.sql("alter table gadgets add constraint short_name check (length(name) < 20)");
-    const failed = await call('POST', '/api/gadgets', { body: { name: 'a name far too long for it', secret: 'x' } });
+    await database.sql('alter table gadgets add constraint short_name check (length(name) < 20)');
+    const failed = await call('POST', '/api/gadgets', {
+      body: { name: 'a name far too long for it', secret: 'x' },
+    });
     assert.ok(failed.status >= 400, failed.body);
     const insert = failed.statements.find((s) => s.name === 'INSERT gadgets');
     assert.ok(insert);
     assert.equal(insert.status.code, 2);
     assert.equal(insert.attributes['db.response.status_code'], '23514');
-    assert.doesNotMatch(JSON.stringify([insert.attributes, insert.status, insert.events]), /far too long/);
+    assert.doesNotMatch(
+      JSON.stringify([insert.attributes, insert.status, insert.events]),
+      /far too long/,
+    );
   });
 });

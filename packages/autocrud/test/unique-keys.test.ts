@@ -11,12 +11,33 @@ import { Type } from '@sinclair/typebox';
 import { defineEntity, writeMigration } from '../src/index.ts';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 
-const schema = Type.Object({ id: Type.Integer(), sku: Type.String({ maxLength: 20 }), vendor: Type.String({ maxLength: 20 }), note: Type.String(), version: Type.Integer() });
-const Keyed = defineEntity({ name: 'Keyed', table: 'keyed_items', schema, writable: ['sku', 'vendor', 'note'], version: 'version', unique: [['sku'], ['vendor', 'note']] });
+const schema = Type.Object({
+  id: Type.Integer(),
+  sku: Type.String({ maxLength: 20 }),
+  vendor: Type.String({ maxLength: 20 }),
+  note: Type.String(),
+  version: Type.Integer(),
+});
+const Keyed = defineEntity({
+  name: 'Keyed',
+  table: 'keyed_items',
+  schema,
+  writable: ['sku', 'vendor', 'note'],
+  version: 'version',
+  unique: [['sku'], ['vendor', 'note']],
+});
 
 it('defineEntity takes unique keys of writable fields and refuses any other, naming the key', () => {
   assert.deepEqual(Keyed.unique, [['sku'], ['vendor', 'note']]);
-  const define = (unique: unknown) => () => defineEntity({ name: 'Bad', table: 'bad', schema, writable: ['sku', 'vendor'], version: 'version', unique: unique as never });
+  const define = (unique: unknown) => () =>
+    defineEntity({
+      name: 'Bad',
+      table: 'bad',
+      schema,
+      writable: ['sku', 'vendor'],
+      version: 'version',
+      unique: unique as never,
+    });
   for (const [unique, said] of [
     [[['version']], /unique\[0\] names 'version', which is not a writable field/],
     [[['note']], /unique\[0\] names 'note', which is not a writable field/],
@@ -25,20 +46,34 @@ it('defineEntity takes unique keys of writable fields and refuses any other, nam
     [[['sku'], ['sku']], /unique\[1\] repeats another unique key/],
     ['sku', /unique must be an array of keys/],
   ] as const) {
-    assert.throws(define(unique), (err: Error & { code?: string }) => err.code === 'KIT_ERR_AUTOCRUD_ENTITY' && said.test(err.message));
+    assert.throws(
+      define(unique),
+      (err: Error & { code?: string }) =>
+        err.code === 'KIT_ERR_AUTOCRUD_ENTITY' && said.test(err.message),
+    );
   }
 });
 
 for (const url of ['pglite:', 'sqlite::memory:']) {
-  it(`writeMigration declares each unique key as a UNIQUE constraint (${url})`, { skip: url.startsWith('sqlite') && !sqliteAvailable() ? 'node:sqlite is not in this Node' : false }, async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'kit-unique-'));
-    try {
-      const written = await writeMigration({ url, entities: [Keyed], dir, name: 'keyed' });
-      assert.ok(written);
-      assert.match(written.sql, /constraint "keyed_items_sku_key" unique \("sku"\)/);
-      assert.match(written.sql, /constraint "keyed_items_vendor_note_key" unique \("vendor", "note"\)/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+  it(
+    `writeMigration declares each unique key as a UNIQUE constraint (${url})`,
+    {
+      skip:
+        url.startsWith('sqlite') && !sqliteAvailable() ? 'node:sqlite is not in this Node' : false,
+    },
+    async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'kit-unique-'));
+      try {
+        const written = await writeMigration({ url, entities: [Keyed], dir, name: 'keyed' });
+        assert.ok(written);
+        assert.match(written.sql, /constraint "keyed_items_sku_key" unique \("sku"\)/);
+        assert.match(
+          written.sql,
+          /constraint "keyed_items_vendor_note_key" unique \("vendor", "note"\)/,
+        );
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 }

@@ -8,7 +8,13 @@
 // Every name here is in api-report.md; a change to it is a visible diff there.
 export { errorCatalogue, type KitErrorSpec, type KitErrorCatalogue } from './shared/errors.js';
 export { storeArguments, type ResolvedRateLimitOptions } from './stores/arguments.js';
-export { getKitTracer, KitSpanKind, type KitTracer, type KitSpan, type KitSpanAttributes } from './tracing/tracer.js';
+export {
+  getKitTracer,
+  KitSpanKind,
+  type KitTracer,
+  type KitSpan,
+  type KitSpanAttributes,
+} from './tracing/tracer.js';
 export { onProcessExit } from './lifecycle/signals.js';
 export { onPhase } from './kit/runtime.js';
 export type { JoinablePhase } from './lifecycle/phases.js';

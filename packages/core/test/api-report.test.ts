@@ -20,12 +20,19 @@ lineIndependent('the public API reports', () => {
 
     for (const { report, text } of reports) {
       it(`${report} is what the entry points export (npm run api:report writes it)`, () => {
-        assert.equal(readFileSync(path.join(root, report), 'utf8'), text, `${report} differs from the exports: review the change, then run npm run api:report`);
+        assert.equal(
+          readFileSync(path.join(root, report), 'utf8'),
+          text,
+          `${report} differs from the exports: review the change, then run npm run api:report`,
+        );
       });
     }
 
     it('every exported name has TSDoc with an @example', () => {
-      assert.deepEqual(reports.flatMap((r) => r.undocumented), []);
+      assert.deepEqual(
+        reports.flatMap((r) => r.undocumented),
+        [],
+      );
     });
   });
 });

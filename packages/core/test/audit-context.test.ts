@@ -9,12 +9,23 @@ import { after, before, describe, it } from 'node:test';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, AuditTrailFormat, useKit, type AuditLogEntry } from '@kit/core';
 import { AUDIENCE, TestAuthority } from '@kit/test-support/jwt-authority';
 import { until } from '@kit/test-support/until';
-import { auditApp, LogCapture, portOf, RecordingSink, settle, type LogLine } from './audit-helpers.js';
+import {
+  auditApp,
+  LogCapture,
+  portOf,
+  RecordingSink,
+  settle,
+  type LogLine,
+} from './audit-helpers.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
@@ -29,7 +40,12 @@ class OrdersV2Endpoint {
 }
 
 /** One audit entry through a recording sink. */
-async function entryOf(app: FastifyInstance, sink: RecordingSink, url: string, headers: Record<string, string> = {}): Promise<AuditLogEntry> {
+async function entryOf(
+  app: FastifyInstance,
+  sink: RecordingSink,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<AuditLogEntry> {
   sink.entries.length = 0;
   await app.inject({ url, headers });
   await until(`the entry of ${url}`, () => sink.entries.length === 1, 2000);
@@ -53,7 +69,10 @@ describe('the route pattern beside the raw path', () => {
     const entry = await entryOf(app, sink, '/api/orders@2/42?x=1');
     assert.equal(entry.route, '/api/orders@2/:id');
     assert.equal(entry.path, '/api/orders@2/42');
-    assert.equal((await entryOf(app, sink, '/api/orders@2/lines/7/notes')).route, '/api/orders@2/lines/:lineId/notes');
+    assert.equal(
+      (await entryOf(app, sink, '/api/orders@2/lines/7/notes')).route,
+      '/api/orders@2/lines/:lineId/notes',
+    );
   });
 
   it('%40 reaches the same route, with the same pattern', async () => {
@@ -70,16 +89,28 @@ describe('the route pattern beside the raw path', () => {
   });
 
   it('the text formats carry it as Route, JsonStyle as route', async () => {
-    for (const format of [AuditTrailFormat.Default, AuditTrailFormat.DotnetLogger, AuditTrailFormat.Compact, AuditTrailFormat.JsonStyle]) {
+    for (const format of [
+      AuditTrailFormat.Default,
+      AuditTrailFormat.DotnetLogger,
+      AuditTrailFormat.Compact,
+      AuditTrailFormat.JsonStyle,
+    ]) {
       const logs = new LogCapture();
       const logged = Fastify({ logger: { level: 'info', stream: logs } });
-      addKit(logged, [OrdersV2Endpoint], (opt) => opt.configureAuditTrail((a) => { a.logFormat = format; }));
+      addKit(logged, [OrdersV2Endpoint], (opt) =>
+        opt.configureAuditTrail((a) => {
+          a.logFormat = format;
+        }),
+      );
       await useKit(logged);
       try {
         await logged.inject('/api/orders@2/42');
         await settle();
         const line = logs.audit()[0] as LogLine;
-        const route = format === AuditTrailFormat.JsonStyle ? (JSON.parse(line.msg as string) as { route: string }).route : line.Route;
+        const route =
+          format === AuditTrailFormat.JsonStyle
+            ? (JSON.parse(line.msg as string) as { route: string }).route
+            : line.Route;
         assert.equal(route, '/api/orders@2/:id', format);
       } finally {
         await logged.close();
@@ -91,15 +122,26 @@ describe('the route pattern beside the raw path', () => {
 describe('when the request started', () => {
   it('StartedAt is the request start: earlier than the line by the handler time, in both modes', async () => {
     for (const asyncWrite of [false, true]) {
-      const h = await auditApp({ audit: (a) => { a.asyncWrite = asyncWrite; a.flushIntervalMs = 300; } });
+      const h = await auditApp({
+        audit: (a) => {
+          a.asyncWrite = asyncWrite;
+          a.flushIntervalMs = 300;
+        },
+      });
       try {
         const sent = Date.now();
         await h.app.inject('/slow?ms=200');
         await until('the entry', () => h.logs.audit().length === 1, 3000);
         const line = h.logs.audit()[0] as LogLine & { time: number; StartedAt: string };
         const started = Date.parse(line.StartedAt);
-        assert.ok(started >= sent - 5 && started <= sent + 100, `started ${started - sent} ms after the request was sent`);
-        assert.ok(line.time - started >= 190, `written ${line.time - started} ms after the start (a 200 ms handler, asyncWrite ${asyncWrite})`);
+        assert.ok(
+          started >= sent - 5 && started <= sent + 100,
+          `started ${started - sent} ms after the request was sent`,
+        );
+        assert.ok(
+          line.time - started >= 190,
+          `written ${line.time - started} ms after the start (a 200 ms handler, asyncWrite ${asyncWrite})`,
+        );
       } finally {
         await h.app.close();
       }
@@ -120,7 +162,9 @@ describe('the authenticated subject', () => {
       opt.configureAuditTrail();
       opt.auditSinkFactory = () => sink;
     });
-    app.get('/me', { onRequest: app.kitAuthenticate }, async (request) => ({ sub: request.user?.sub }));
+    app.get('/me', { onRequest: app.kitAuthenticate }, async (request) => ({
+      sub: request.user?.sub,
+    }));
     app.get('/public', async () => ({ ok: true }));
     await useKit(app);
   });
@@ -150,16 +194,25 @@ describe('W3C trace context without OpenTelemetry', () => {
   let h: Awaited<ReturnType<typeof auditApp>>;
   const sink = new RecordingSink();
   before(async () => {
-    h = await auditApp({ kit: (opt) => { opt.auditSinkFactory = () => sink; } });
+    h = await auditApp({
+      kit: (opt) => {
+        opt.auditSinkFactory = () => sink;
+      },
+    });
   });
   after(() => h.app.close());
 
   it("a valid traceparent: its trace id is logged beside the correlation id, which keeps the spec's rules", async () => {
-    const forwarded = await entryOf(h.app, sink, '/hello', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, 'x-correlation-id': 'corr-1' });
+    const forwarded = await entryOf(h.app, sink, '/hello', {
+      traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`,
+      'x-correlation-id': 'corr-1',
+    });
     assert.equal(forwarded.traceId, TRACE_ID);
     assert.equal(forwarded.correlationId, 'corr-1');
     assert.equal(forwarded.spanId, undefined, "the caller's span is not ours");
-    const fresh = await entryOf(h.app, sink, '/hello', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` });
+    const fresh = await entryOf(h.app, sink, '/hello', {
+      traceparent: `00-${TRACE_ID}-${PARENT_ID}-00`,
+    });
     assert.equal(fresh.traceId, TRACE_ID);
     assert.match(fresh.correlationId, UUID, 'no X-Correlation-Id: a new UUID, not the trace id');
   });
@@ -174,15 +227,30 @@ describe('W3C trace context without OpenTelemetry', () => {
       `00-${TRACE_ID}-${PARENT_ID}`,
       'garbage',
     ]) {
-      assert.equal((await entryOf(h.app, sink, '/hello', { traceparent: value })).traceId, undefined, value);
+      assert.equal(
+        (await entryOf(h.app, sink, '/hello', { traceparent: value })).traceId,
+        undefined,
+        value,
+      );
     }
-    assert.equal((await entryOf(h.app, sink, '/hello', { traceparent: `cc-${TRACE_ID}-${PARENT_ID}-01-future` })).traceId, TRACE_ID, 'a later version may add fields');
+    assert.equal(
+      (
+        await entryOf(h.app, sink, '/hello', {
+          traceparent: `cc-${TRACE_ID}-${PARENT_ID}-01-future`,
+        })
+      ).traceId,
+      TRACE_ID,
+      'a later version may add fields',
+    );
   });
 
   it('the Default line carries TraceId', async () => {
     const logged = await auditApp();
     try {
-      await logged.app.inject({ url: '/hello', headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } });
+      await logged.app.inject({
+        url: '/hello',
+        headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+      });
       await settle();
       assert.equal(logged.logs.audit()[0]?.TraceId, TRACE_ID);
       assert.equal(logged.logs.audit()[0]?.SpanId, undefined);
@@ -209,7 +277,11 @@ describe('with the OpenTelemetry SDK (sdk-trace-base, AsyncLocalStorage context 
       serverFactory: (handler) =>
         http.createServer((req, res) => {
           const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-          const span = tracer.startSpan(`${req.method} ${req.url}`, { kind: SpanKind.SERVER }, parent);
+          const span = tracer.startSpan(
+            `${req.method} ${req.url}`,
+            { kind: SpanKind.SERVER },
+            parent,
+          );
           res.once('close', () => span.end());
           context.with(trace.setSpan(parent, span), () => handler(req, res));
         }),
@@ -230,15 +302,26 @@ describe('with the OpenTelemetry SDK (sdk-trace-base, AsyncLocalStorage context 
     propagation.disable();
   });
 
-  async function call(headers: Record<string, string> = {}): Promise<{ entry: AuditLogEntry; spanId: string; traceId: string; handlerSaw: string }> {
+  async function call(
+    headers: Record<string, string> = {},
+  ): Promise<{ entry: AuditLogEntry; spanId: string; traceId: string; handlerSaw: string }> {
     sink.entries.length = 0;
     exporter.reset();
     const res = await fetch(`http://127.0.0.1:${portOf(app)}/traced`, { headers });
     const handlerSaw = ((await res.json()) as { active: string }).active;
-    await until('the entry and the span', () => sink.entries.length === 1 && exporter.getFinishedSpans().length === 1, 2000);
+    await until(
+      'the entry and the span',
+      () => sink.entries.length === 1 && exporter.getFinishedSpans().length === 1,
+      2000,
+    );
     const span = exporter.getFinishedSpans()[0];
     assert.ok(span);
-    return { entry: sink.entries[0] as AuditLogEntry, spanId: span.spanContext().spanId, traceId: span.spanContext().traceId, handlerSaw };
+    return {
+      entry: sink.entries[0] as AuditLogEntry,
+      spanId: span.spanContext().spanId,
+      traceId: span.spanContext().traceId,
+      handlerSaw,
+    };
   }
 
   it("the entry carries the trace and span ids of the request's active span, as exported", async () => {
@@ -250,7 +333,10 @@ describe('with the OpenTelemetry SDK (sdk-trace-base, AsyncLocalStorage context 
   });
 
   it('an incoming traceparent: the server span continues that trace, and the entry says so', async () => {
-    const { entry, spanId, traceId } = await call({ traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, 'x-correlation-id': 'corr-otel' });
+    const { entry, spanId, traceId } = await call({
+      traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`,
+      'x-correlation-id': 'corr-otel',
+    });
     assert.equal(traceId, TRACE_ID);
     assert.equal(entry.traceId, TRACE_ID);
     assert.equal(entry.spanId, spanId);
@@ -260,12 +346,20 @@ describe('with the OpenTelemetry SDK (sdk-trace-base, AsyncLocalStorage context 
 });
 
 describe('@opentelemetry/api stays optional', () => {
-  it('no source file imports it and @kit/core does not depend on it: Kit reads the API\'s global registry', async () => {
+  it("no source file imports it and @kit/core does not depend on it: Kit reads the API's global registry", async () => {
     const dir = new URL('../src/', import.meta.url);
     const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.ts'));
     assert.ok(files.length > 20);
-    for (const file of files) assert.doesNotMatch(await readFile(new URL(file, dir), 'utf8'), /from '@opentelemetry|import\('@opentelemetry/, file);
-    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as Record<string, Record<string, string> | undefined>;
-    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) assert.equal(pkg[field]?.['@opentelemetry/api'], undefined, field);
+    for (const file of files)
+      assert.doesNotMatch(
+        await readFile(new URL(file, dir), 'utf8'),
+        /from '@opentelemetry|import\('@opentelemetry/,
+        file,
+      );
+    const pkg = JSON.parse(
+      await readFile(new URL('../package.json', import.meta.url), 'utf8'),
+    ) as Record<string, Record<string, string> | undefined>;
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies'])
+      assert.equal(pkg[field]?.['@opentelemetry/api'], undefined, field);
   });
 });

@@ -4,7 +4,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, getCorrelationId, useKit } from '@kit/core';
-import { auditApp, connect, LogCapture, portOf, readAll, settle, type AuditApp, type LogLine } from './audit-helpers.js';
+import {
+  auditApp,
+  connect,
+  LogCapture,
+  portOf,
+  readAll,
+  settle,
+  type AuditApp,
+  type LogLine,
+} from './audit-helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -27,33 +36,56 @@ describe('correlation ids', () => {
           await sleep(10);
           const afterTimer = getCorrelationId();
           const fromService = await new PaymentsClient().charge();
-          const inTimeout = await new Promise<string | undefined>((r) => setTimeout(() => r(getCorrelationId()), 1));
+          const inTimeout = await new Promise<string | undefined>((r) =>
+            setTimeout(() => r(getCorrelationId()), 1),
+          );
           return { id: req.id, first, afterTimer, fromService, inTimeout };
         });
-        app.post('/context', async (req) => ({ id: req.id, cid: getCorrelationId(), body: req.body }));
+        app.post('/context', async (req) => ({
+          id: req.id,
+          cid: getCorrelationId(),
+          body: req.body,
+        }));
         app.addHook('onRequest', async (req) => {
           (req as { seenInHook?: string }).seenInHook = getCorrelationId();
         });
-        app.get('/hook', async (req) => ({ id: req.id, seenInHook: (req as { seenInHook?: string }).seenInHook }));
+        app.get('/hook', async (req) => ({
+          id: req.id,
+          seenInHook: (req as { seenInHook?: string }).seenInHook,
+        }));
         app.get('/healthz', async () => ({ cid: getCorrelationId() ?? null }));
       },
       // This suite's own /healthz reports getCorrelationId() on an excluded path.
-      kit: (opt) => { opt.enableHealthChecks = false; },
+      kit: (opt) => {
+        opt.enableHealthChecks = false;
+      },
     });
     await h.app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(() => h.app.close());
 
-  async function idOf(headers: Record<string, string>): Promise<{ header: string | undefined; requestId: string; entry: LogLine }> {
+  async function idOf(
+    headers: Record<string, string>,
+  ): Promise<{ header: string | undefined; requestId: string; entry: LogLine }> {
     h.logs.clear();
     const res = await h.app.inject({ url: '/id', headers });
     await settle();
     const entry = h.logs.audit()[0] as LogLine;
-    return { header: res.headers['x-correlation-id'] as string | undefined, requestId: res.json<{ id: string }>().id, entry };
+    return {
+      header: res.headers['x-correlation-id'] as string | undefined,
+      requestId: res.json<{ id: string }>().id,
+      entry,
+    };
   }
 
   it('a valid incoming id is forwarded: response header, request.id and the entry', async () => {
-    for (const id of ['abc-123', 'A.b_C-9', 'x', 'a'.repeat(128), '0af7651916cd43dd8448eb211c80319c']) {
+    for (const id of [
+      'abc-123',
+      'A.b_C-9',
+      'x',
+      'a'.repeat(128),
+      '0af7651916cd43dd8448eb211c80319c',
+    ]) {
       const r = await idOf({ 'x-correlation-id': id });
       assert.equal(r.header, id);
       assert.equal(r.requestId, id, 'request.id is the correlation id');
@@ -66,14 +98,31 @@ describe('correlation ids', () => {
   });
 
   it('an id with CR/LF, 300 characters, non-ASCII, spaces or empty is replaced by a new UUID', async () => {
-    const bad = ['abc\r\nX-Injected: 1', 'abc\n', 'a'.repeat(129), 'b'.repeat(300), 'café', 'идентификатор', '日本', 'has space', '', 'a,b', 'a/b', '<script>'];
+    const bad = [
+      'abc\r\nX-Injected: 1',
+      'abc\n',
+      'a'.repeat(129),
+      'b'.repeat(300),
+      'café',
+      'идентификатор',
+      '日本',
+      'has space',
+      '',
+      'a,b',
+      'a/b',
+      '<script>',
+    ];
     for (const id of bad) {
       const r = await idOf({ 'x-correlation-id': id });
       assert.match(r.header ?? '', UUID, JSON.stringify(id));
       assert.notEqual(r.header, id);
       assert.equal(r.requestId, r.header);
       assert.equal(r.entry.CorrelationId, r.header);
-      assert.ok(!JSON.stringify(r.entry).includes('X-Injected: 1') || JSON.stringify(r.entry).includes('\\r\\n'), 'never a raw line break');
+      assert.ok(
+        !JSON.stringify(r.entry).includes('X-Injected: 1') ||
+          JSON.stringify(r.entry).includes('\\r\\n'),
+        'never a raw line break',
+      );
     }
   });
 
@@ -81,7 +130,10 @@ describe('correlation ids', () => {
     for (const id of ['caf\u00e9', 'x'.repeat(300)]) {
       const socket = await connect(portOf(h.app));
       const response = readAll(socket);
-      socket.write(`GET /id HTTP/1.1\r\nHost: t\r\nX-Correlation-Id: ${id}\r\nConnection: close\r\n\r\n`, 'latin1');
+      socket.write(
+        `GET /id HTTP/1.1\r\nHost: t\r\nX-Correlation-Id: ${id}\r\nConnection: close\r\n\r\n`,
+        'latin1',
+      );
       const text = await response;
       const header = /\r\nx-correlation-id: ([^\r]*)\r\n/i.exec(text)?.[1];
       assert.match(header ?? '', UUID, text);
@@ -104,13 +156,22 @@ describe('correlation ids', () => {
     await settle();
     const own = h.logs.lines.filter((l) => l.reqId !== undefined);
     // Fastify's incoming/completed lines are off while the audit trail is on; its error line stays.
-    assert.ok(own.some((l) => l.msg === 'kaboom'), 'the error line');
+    assert.ok(
+      own.some((l) => l.msg === 'kaboom'),
+      'the error line',
+    );
     for (const line of own) assert.equal(line.reqId, 'trace-me');
   });
 
   it('getCorrelationId() works in the handler, across timers and awaits, in services and in hooks', async () => {
     const res = await h.app.inject({ url: '/context', headers: { 'x-correlation-id': 'ctx-1' } });
-    assert.deepEqual(res.json(), { id: 'ctx-1', first: 'ctx-1', afterTimer: 'ctx-1', fromService: 'ctx-1', inTimeout: 'ctx-1' });
+    assert.deepEqual(res.json(), {
+      id: 'ctx-1',
+      first: 'ctx-1',
+      afterTimer: 'ctx-1',
+      fromService: 'ctx-1',
+      inTimeout: 'ctx-1',
+    });
     const hook = await h.app.inject({ url: '/hook', headers: { 'x-correlation-id': 'ctx-2' } });
     assert.deepEqual(hook.json(), { id: 'ctx-2', seenInHook: 'ctx-2' });
   });
@@ -127,11 +188,21 @@ describe('correlation ids', () => {
             headers: { 'x-correlation-id': `${id}-post`, 'content-type': 'application/json' },
             body: JSON.stringify({ i }),
           });
-          return { id, get: (await get.json()) as Record<string, unknown>, post: (await post.json()) as Record<string, unknown> };
+          return {
+            id,
+            get: (await get.json()) as Record<string, unknown>,
+            post: (await post.json()) as Record<string, unknown>,
+          };
         }),
       );
       for (const r of results) {
-        assert.deepEqual(r.get, { id: r.id, first: r.id, afterTimer: r.id, fromService: r.id, inTimeout: r.id });
+        assert.deepEqual(r.get, {
+          id: r.id,
+          first: r.id,
+          afterTimer: r.id,
+          fromService: r.id,
+          inTimeout: r.id,
+        });
         assert.equal(r.post.cid, `${r.id}-post`, 'after body parsing too');
       }
     }
@@ -143,7 +214,9 @@ describe('correlation ids', () => {
       socket.setNoDelay(true);
       const response = readAll(socket);
       const body = JSON.stringify({ late: i });
-      socket.write(`POST /context HTTP/1.1\r\nHost: t\r\nX-Correlation-Id: late-${i}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `POST /context HTTP/1.1\r\nHost: t\r\nX-Correlation-Id: late-${i}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+      );
       await sleep(30);
       socket.write(body);
       const text = await response;
@@ -172,9 +245,22 @@ describe('correlation ids', () => {
     await useKit(app);
     try {
       for (const method of ['POST', 'PUT'] as const) {
-        const res = await app.inject({ method, url: '/pooled', headers: { 'content-type': 'application/x-pooled', 'x-correlation-id': `pooled-${method}` }, payload: 'x' });
+        const res = await app.inject({
+          method,
+          url: '/pooled',
+          headers: {
+            'content-type': 'application/x-pooled',
+            'x-correlation-id': `pooled-${method}`,
+          },
+          payload: 'x',
+        });
         assert.equal(res.json<{ cid: string }>().cid, `pooled-${method}`);
-        if (method === 'POST') assert.equal(res.json<{ body: { seenByParser: unknown } }>().body.seenByParser, null, 'the parser itself ran outside the request context');
+        if (method === 'POST')
+          assert.equal(
+            res.json<{ body: { seenByParser: unknown } }>().body.seenByParser,
+            null,
+            'the parser itself ran outside the request context',
+          );
       }
     } finally {
       clearInterval(pump);
@@ -191,9 +277,16 @@ describe('correlation ids', () => {
 
 describe('correlation id options', () => {
   it('correlationIdHeader renames the header, read and written', async () => {
-    const h = await auditApp({ audit: (a) => { a.correlationIdHeader = 'X-Request-Id'; } });
+    const h = await auditApp({
+      audit: (a) => {
+        a.correlationIdHeader = 'X-Request-Id';
+      },
+    });
     try {
-      const res = await h.app.inject({ url: '/id', headers: { 'x-request-id': 'renamed-1', 'x-correlation-id': 'other' } });
+      const res = await h.app.inject({
+        url: '/id',
+        headers: { 'x-request-id': 'renamed-1', 'x-correlation-id': 'other' },
+      });
       assert.equal(res.headers['x-request-id'], 'renamed-1');
       assert.equal(res.headers['x-correlation-id'], undefined);
       assert.equal(res.json<{ id: string }>().id, 'renamed-1');
@@ -203,9 +296,16 @@ describe('correlation id options', () => {
   });
 
   it('forwardCorrelationId = false ignores incoming ids', async () => {
-    const h = await auditApp({ audit: (a) => { a.forwardCorrelationId = false; } });
+    const h = await auditApp({
+      audit: (a) => {
+        a.forwardCorrelationId = false;
+      },
+    });
     try {
-      const res = await h.app.inject({ url: '/id', headers: { 'x-correlation-id': 'valid-but-ignored' } });
+      const res = await h.app.inject({
+        url: '/id',
+        headers: { 'x-correlation-id': 'valid-but-ignored' },
+      });
       assert.match(res.headers['x-correlation-id'] as string, UUID);
       assert.equal(res.json<{ id: string }>().id, res.headers['x-correlation-id']);
     } finally {
@@ -215,8 +315,11 @@ describe('correlation id options', () => {
 
   it('correlationIdContext = false: getCorrelationId() is undefined, request.id still is the id', async () => {
     const h = await auditApp({
-      audit: (a) => { a.correlationIdContext = false; },
-      routes: (app) => app.get('/ctx', async (req) => ({ id: req.id, cid: getCorrelationId() ?? null })),
+      audit: (a) => {
+        a.correlationIdContext = false;
+      },
+      routes: (app) =>
+        app.get('/ctx', async (req) => ({ id: req.id, cid: getCorrelationId() ?? null })),
     });
     try {
       const res = await h.app.inject({ url: '/ctx', headers: { 'x-correlation-id': 'no-ctx' } });
@@ -228,7 +331,11 @@ describe('correlation id options', () => {
   });
 
   it('off: no header, Fastify request ids, getCorrelationId() undefined', async () => {
-    const h = await auditApp({ off: true, routes: (app) => app.get('/ctx', async (req) => ({ id: req.id, cid: getCorrelationId() ?? null })) });
+    const h = await auditApp({
+      off: true,
+      routes: (app) =>
+        app.get('/ctx', async (req) => ({ id: req.id, cid: getCorrelationId() ?? null })),
+    });
     try {
       const res = await h.app.inject({ url: '/ctx', headers: { 'x-correlation-id': 'abc' } });
       assert.equal(res.headers['x-correlation-id'], undefined);
@@ -241,7 +348,7 @@ describe('correlation id options', () => {
 });
 
 describe("the host's own request ids", () => {
-  it("a genReqId given to Fastify still names requests on excluded paths; audited ones use the correlation id", async () => {
+  it('a genReqId given to Fastify still names requests on excluded paths; audited ones use the correlation id', async () => {
     let n = 0;
     const logs = new LogCapture();
     const app = Fastify({ logger: { level: 'info', stream: logs }, genReqId: () => `host-${++n}` });
@@ -267,8 +374,16 @@ describe("the host's own request ids", () => {
     app.get('/id', async (req) => ({ id: req.id, cid: getCorrelationId() }));
     await useKit(app);
     try {
-      assert.equal((await app.inject({ url: '/internal/id', headers: { 'x-request-id': 'from-lb' } })).json<{ id: string }>().id, 'from-lb');
-      const withHeader = await app.inject({ url: '/id', headers: { 'x-request-id': 'from-lb', 'x-correlation-id': 'corr-3' } });
+      assert.equal(
+        (await app.inject({ url: '/internal/id', headers: { 'x-request-id': 'from-lb' } })).json<{
+          id: string;
+        }>().id,
+        'from-lb',
+      );
+      const withHeader = await app.inject({
+        url: '/id',
+        headers: { 'x-request-id': 'from-lb', 'x-correlation-id': 'corr-3' },
+      });
       assert.deepEqual(withHeader.json(), { id: 'from-lb', cid: 'corr-3' });
       assert.equal(withHeader.headers['x-correlation-id'], 'corr-3');
       const without = await app.inject({ url: '/id', headers: { 'x-correlation-id': 'corr-4' } });

@@ -50,8 +50,15 @@ describe('setAuditDetail', () => {
         await settle();
         const line = logs.audit().find((l) => JSON.stringify(l).includes('/import'));
         assert.ok(line, `${format}: an audit line`);
-        const details = key === 'Details' ? line.Details : (JSON.parse(String(line.msg)) as { details?: unknown }).details;
-        assert.deepEqual(details, { importedRows: 3, source: 'csv', dryRun: false }, `${format}: ${JSON.stringify(line)}`);
+        const details =
+          key === 'Details'
+            ? line.Details
+            : (JSON.parse(String(line.msg)) as { details?: unknown }).details;
+        assert.deepEqual(
+          details,
+          { importedRows: 3, source: 'csv', dryRun: false },
+          `${format}: ${JSON.stringify(line)}`,
+        );
       } finally {
         await app.close();
       }
@@ -60,7 +67,11 @@ describe('setAuditDetail', () => {
 
   it('does nothing on an excluded path or without an audit trail', async () => {
     const sink = new RecordingSink();
-    const excluded = await auditApp({ routes, audit: (a) => (a.excludePaths = ['/import']), kit: (opt) => (opt.auditSinkFactory = () => sink) });
+    const excluded = await auditApp({
+      routes,
+      audit: (a) => (a.excludePaths = ['/import']),
+      kit: (opt) => (opt.auditSinkFactory = () => sink),
+    });
     try {
       assert.equal((await excluded.app.inject({ method: 'POST', url: '/import' })).statusCode, 200);
       await excluded.app.kit.audit.flush();

@@ -16,7 +16,20 @@ const expected = (ms: number): string => new Date(ms).toISOString();
 
 describe('audit entry timestamps', () => {
   it('equal toISOString() across second, day and year boundaries', () => {
-    const edges = [0, 1, 999, 1000, 1001, -1, -999, -1000, -1001, Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1), 951_782_400_000 /* 2000-02-29 */];
+    const edges = [
+      0,
+      1,
+      999,
+      1000,
+      1001,
+      -1,
+      -999,
+      -1000,
+      -1001,
+      Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2027, 0, 1),
+      951_782_400_000 /* 2000-02-29 */,
+    ];
     for (const edge of edges) {
       for (let d = -1500; d <= 1500; d += 7) {
         const ms = edge + d;
@@ -27,7 +40,8 @@ describe('audit entry timestamps', () => {
 
   it('equal toISOString() for repeated, decreasing and random instants', () => {
     const now = Date.now();
-    for (const ms of [now, now, now + 1, now, now - 1, now - 1000, now + 86_400_000]) assert.equal(isoOf(ms), expected(ms));
+    for (const ms of [now, now, now + 1, now, now - 1, now - 1000, now + 86_400_000])
+      assert.equal(isoOf(ms), expected(ms));
     let seed = 42;
     for (let i = 0; i < 50_000; i++) {
       seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -37,7 +51,10 @@ describe('audit entry timestamps', () => {
   });
 
   it('fall back to toISOString() outside the years 0000-9999 and for fractional instants', () => {
-    for (const ms of [253_402_300_799_999, 253_402_300_800_000, -62_167_219_200_000, -62_167_219_200_001, 8.64e15, -8.64e15, 1_700_000_000_000.5]) {
+    for (const ms of [
+      253_402_300_799_999, 253_402_300_800_000, -62_167_219_200_000, -62_167_219_200_001, 8.64e15,
+      -8.64e15, 1_700_000_000_000.5,
+    ]) {
       assert.equal(isoOf(ms), expected(ms), `${ms}`);
     }
   });
@@ -48,8 +65,23 @@ describe('audit entry timestamps', () => {
 describe('header redaction by name', () => {
   it('redacts listed names whatever their case, and keeps the others as given', () => {
     const redactor = new Redactor(['Authorization', 'x-api-key'], []);
-    const out = redactor.headers({ Authorization: 'Bearer a', 'X-API-KEY': 'k', authorization: 'Bearer b', 'User-Agent': 'ua', host: 'h' }, false);
-    assert.deepEqual(out, { Authorization: '***', 'X-API-KEY': '***', authorization: '***', 'User-Agent': 'ua', host: 'h' });
+    const out = redactor.headers(
+      {
+        Authorization: 'Bearer a',
+        'X-API-KEY': 'k',
+        authorization: 'Bearer b',
+        'User-Agent': 'ua',
+        host: 'h',
+      },
+      false,
+    );
+    assert.deepEqual(out, {
+      Authorization: '***',
+      'X-API-KEY': '***',
+      authorization: '***',
+      'User-Agent': 'ua',
+      host: 'h',
+    });
   });
 });
 
@@ -61,7 +93,15 @@ describe('the Default line of a record', () => {
   // value over the cap, a character to escape), so the fast path is seen taken, not only correct.
   const cases: Array<[fast: boolean, headers: Record<string, string | string[] | undefined>]> = [
     [true, { host: 'localhost:3000' }],
-    [true, { host: 'h', authorization: 'Bearer secret', cookie: 'a=b', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)' }],
+    [
+      true,
+      {
+        host: 'h',
+        authorization: 'Bearer secret',
+        cookie: 'a=b',
+        'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)',
+      },
+    ],
     [true, { host: 'h', 'X-Api-Key': 'k-1', Accept: 'text/html' }],
     [false, { host: 'h', 'set-cookie': ['a=1', 'b=2'], authorization: 'x' }],
     [false, { host: 'h', 'x-long': 'v'.repeat(5000) }],
@@ -72,13 +112,27 @@ describe('the Default line of a record', () => {
   ];
   for (const [i, [fast, headers]] of cases.entries()) {
     it(`is the same whether built from the request's headers or from the entry (case ${i})`, () => {
-      const record = new AuditRecord('GET', '/p?token=t&a=1', headers, `id-${i}`, 1, { redactor, headerNames: new HeaderNames(redactor), includeQuery: true }, undefined, undefined);
+      const record = new AuditRecord(
+        'GET',
+        '/p?token=t&a=1',
+        headers,
+        `id-${i}`,
+        1,
+        { redactor, headerNames: new HeaderNames(redactor), includeQuery: true },
+        undefined,
+        undefined,
+      );
       record.complete(200, 3.25, false);
-      assert.equal(record[kHeadersJsonPair]() !== undefined, fast, 'the record writes the headers pair itself');
+      assert.equal(
+        record[kHeadersJsonPair]() !== undefined,
+        fast,
+        'the record writes the headers pair itself',
+      );
       const direct = defaultLineParts(record);
       const plain = defaultLineParts(record.toEntry());
       assert.deepEqual(direct, plain);
-      for (const secret of ['Bearer secret', 'a=b', 'k-1']) assert.ok(!direct.members.includes(secret) && !direct.messageJson.includes(secret), secret);
+      for (const secret of ['Bearer secret', 'a=b', 'k-1'])
+        assert.ok(!direct.members.includes(secret) && !direct.messageJson.includes(secret), secret);
       JSON.parse(`{"x":1${direct.members},"msg":${direct.messageJson}}`);
     });
   }

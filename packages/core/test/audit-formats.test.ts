@@ -18,16 +18,33 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 /** The members a text format writes beside its message: the pino line's own keys, then these. */
 function contextOf(line: LogLine): Record<string, unknown> {
   const { level: _level, time: _time, pid: _pid, hostname: _hostname, msg: _msg, ...rest } = line;
-  for (const key of ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers', 'Aborted']) delete rest[key];
+  for (const key of [
+    'Method',
+    'Path',
+    'Query',
+    'StatusCode',
+    'ElapsedMs',
+    'CorrelationId',
+    'Headers',
+    'Aborted',
+  ])
+    delete rest[key];
   return rest;
 }
 
 /** The context members: when the request started (a recent ISO time), and the route when one matched. */
 function assertContext(line: LogLine, route: string | undefined): void {
   const context = contextOf(line);
-  assert.deepEqual(Object.keys(context), route === undefined ? ['StartedAt'] : ['StartedAt', 'Route'], 'the context fields, in order, and nothing else');
+  assert.deepEqual(
+    Object.keys(context),
+    route === undefined ? ['StartedAt'] : ['StartedAt', 'Route'],
+    'the context fields, in order, and nothing else',
+  );
   assert.match(context.StartedAt as string, ISO);
-  assert.ok(Math.abs(Date.parse(context.StartedAt as string) - Date.now()) < 5000, 'the request start');
+  assert.ok(
+    Math.abs(Date.parse(context.StartedAt as string) - Date.now()) < 5000,
+    'the request start',
+  );
   assert.equal(context.Route, route);
 }
 
@@ -46,7 +63,12 @@ async function lineFor(h: AuditApp, url: string): Promise<{ line: LogLine; n: st
 describe('audit formats: exact text and pino level for 200, 404 and 500', () => {
   const apps: Partial<Record<AuditTrailFormat, AuditApp>> = {};
   before(async () => {
-    for (const format of Object.values(AuditTrailFormat)) apps[format] = await auditApp({ audit: (a) => { a.logFormat = format; } });
+    for (const format of Object.values(AuditTrailFormat))
+      apps[format] = await auditApp({
+        audit: (a) => {
+          a.logFormat = format;
+        },
+      });
   });
   after(async () => {
     for (const h of Object.values(apps)) await h.app.close();
@@ -57,7 +79,10 @@ describe('audit formats: exact text and pino level for 200, 404 and 500', () => 
       const { line, n } = await lineFor(apps.Default as AuditApp, c.url);
       assert.ok(Number(n) >= 0 && n !== '', `a duration in ${line.msg}`);
       assert.equal(line.level, c.level);
-      assert.equal(line.msg, `HTTP GET ${c.target} responded ${c.status} in ${n}ms [CorrelationId: fmt-1] Headers=${HEADERS}`);
+      assert.equal(
+        line.msg,
+        `HTTP GET ${c.target} responded ${c.status} in ${n}ms [CorrelationId: fmt-1] Headers=${HEADERS}`,
+      );
       const q = c.target.indexOf('?');
       assert.equal(line.Method, 'GET');
       assert.equal(line.Path, q === -1 ? c.target : c.target.slice(0, q));
@@ -66,10 +91,18 @@ describe('audit formats: exact text and pino level for 200, 404 and 500', () => 
       assert.equal(line.ElapsedMs, Number(n));
       assert.equal(line.CorrelationId, 'fmt-1');
       assert.deepEqual(line.Headers, JSON.parse(HEADERS));
-      assert.equal(`${line.Path as string}${line.Query as string}`, c.target, '{Path}{Query} rebuilds the target');
+      assert.equal(
+        `${line.Path as string}${line.Query as string}`,
+        c.target,
+        '{Path}{Query} rebuilds the target',
+      );
       assert.equal(line.Aborted, undefined);
       const keys = Object.keys(line);
-      assert.deepEqual(keys.slice(keys.indexOf('Method'), keys.indexOf('Headers') + 1), ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers'], 'the spec\'s fields first');
+      assert.deepEqual(
+        keys.slice(keys.indexOf('Method'), keys.indexOf('Headers') + 1),
+        ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers'],
+        "the spec's fields first",
+      );
       assertContext(line, c.route);
     });
 
@@ -77,7 +110,11 @@ describe('audit formats: exact text and pino level for 200, 404 and 500', () => 
       const { line, n } = await lineFor(apps.DotnetLogger as AuditApp, c.url);
       assert.equal(line.level, c.level);
       assert.equal(line.msg, `GET ${c.target} => ${c.status} in ${n}ms [fmt-1] Headers=${HEADERS}`);
-      assert.equal(line.Method, undefined, 'a single message template: the spec\'s fields are in it, not beside it');
+      assert.equal(
+        line.Method,
+        undefined,
+        "a single message template: the spec's fields are in it, not beside it",
+      );
       assertContext(line, c.route);
     });
 
@@ -85,7 +122,11 @@ describe('audit formats: exact text and pino level for 200, 404 and 500', () => 
       const { line } = await lineFor(apps.JsonStyle as AuditApp, c.url);
       assert.equal(line.level, c.level);
       const message = JSON.parse(line.msg as string) as Record<string, unknown>;
-      assert.deepEqual(Object.keys(message).slice(0, 3), ['method', 'path', 'statusCode'], 'first keys');
+      assert.deepEqual(
+        Object.keys(message).slice(0, 3),
+        ['method', 'path', 'statusCode'],
+        'first keys',
+      );
       const q = c.target.indexOf('?');
       assert.deepEqual(
         { ...message, durationMs: 0, timestamp: '' },
@@ -101,11 +142,28 @@ describe('audit formats: exact text and pino level for 200, 404 and 500', () => 
           ...(c.route === undefined ? {} : { route: c.route }),
         },
       );
-      assert.deepEqual(Object.keys(message), ['method', 'path', 'statusCode', 'query', 'durationMs', 'correlationId', 'timestamp', 'headers', ...(c.route === undefined ? [] : ['route'])]);
+      assert.deepEqual(Object.keys(message), [
+        'method',
+        'path',
+        'statusCode',
+        'query',
+        'durationMs',
+        'correlationId',
+        'timestamp',
+        'headers',
+        ...(c.route === undefined ? [] : ['route']),
+      ]);
       assert.equal(typeof message.durationMs, 'number');
       assert.match(message.timestamp as string, ISO);
-      assert.ok(Math.abs(Date.parse(message.timestamp as string) - Date.now()) < 5000, 'the request start');
-      assert.deepEqual(contextOf(line), {}, 'a single message, no structured fields: its keys carry the context');
+      assert.ok(
+        Math.abs(Date.parse(message.timestamp as string) - Date.now()) < 5000,
+        'the request start',
+      );
+      assert.deepEqual(
+        contextOf(line),
+        {},
+        'a single message, no structured fields: its keys carry the context',
+      );
     });
 
     it(`Compact, ${c.status}`, async () => {
@@ -136,7 +194,11 @@ describe('audit formats: exact text and pino level for 200, 404 and 500', () => 
 
 describe('audit levels', () => {
   it('successLogLevel, warningLogLevel and errorLogLevel choose the level by status (< 400, 4xx, >= 500)', async () => {
-    const levels: Record<string, AuditLogLevel> = { success: 'debug', warning: 'error', error: 'fatal' };
+    const levels: Record<string, AuditLogLevel> = {
+      success: 'debug',
+      warning: 'error',
+      error: 'fatal',
+    };
     const h = await auditApp({
       audit: (a) => {
         a.successLogLevel = 'debug';
@@ -190,22 +252,41 @@ describe('audit levels', () => {
 
 describe('text formats escape control characters', () => {
   it('CR, LF, ESC, DEL and U+2028 in the path and query cannot break or colour a line', async () => {
-    for (const format of [AuditTrailFormat.Default, AuditTrailFormat.DotnetLogger, AuditTrailFormat.Compact, AuditTrailFormat.JsonStyle]) {
+    for (const format of [
+      AuditTrailFormat.Default,
+      AuditTrailFormat.DotnetLogger,
+      AuditTrailFormat.Compact,
+      AuditTrailFormat.JsonStyle,
+    ]) {
       // HTTP parsers refuse raw control characters and inject percent-encodes them; a host that
       // decodes URLs in rewriteUrl hands them to every hook, the audit trail's included.
-      const h = await auditApp({ audit: (a) => { a.logFormat = format; }, fastify: { rewriteUrl: (req) => decodeURIComponent(req.url ?? '/') } });
+      const h = await auditApp({
+        audit: (a) => {
+          a.logFormat = format;
+        },
+        fastify: { rewriteUrl: (req) => decodeURIComponent(req.url ?? '/') },
+      });
       try {
         h.logs.clear();
-        await h.app.inject({ url: `/evil${encodeURIComponent('\r\nHTTP GET /forged responded 200\u001b[31m')}?x=${encodeURIComponent('\u007f\u2028')}` });
+        await h.app.inject({
+          url: `/evil${encodeURIComponent('\r\nHTTP GET /forged responded 200\u001b[31m')}?x=${encodeURIComponent('\u007f\u2028')}`,
+        });
         await settle();
         const msg = h.logs.audit()[0]?.msg as string;
         assert.ok(msg, format);
         // eslint-disable-next-line no-control-regex
         assert.doesNotMatch(msg, /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, `${format}: ${msg}`);
         if (format === AuditTrailFormat.JsonStyle) {
-          assert.equal((JSON.parse(msg) as { path: string }).path, '/evil\r\nHTTP GET /forged responded 200\u001b[31m', 'still valid JSON, same text');
+          assert.equal(
+            (JSON.parse(msg) as { path: string }).path,
+            '/evil\r\nHTTP GET /forged responded 200\u001b[31m',
+            'still valid JSON, same text',
+          );
         } else {
-          assert.ok(msg.includes('/evil\\r\\nHTTP GET /forged responded 200\\u001b[31m?x=\\u007f\\u2028'), `${format}: ${msg}`);
+          assert.ok(
+            msg.includes('/evil\\r\\nHTTP GET /forged responded 200\\u001b[31m?x=\\u007f\\u2028'),
+            `${format}: ${msg}`,
+          );
         }
       } finally {
         await h.app.close();

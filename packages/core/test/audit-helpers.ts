@@ -5,8 +5,20 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { addKit, useKit, type AuditLogEntry, type AuditTrailOptions, type IAuditSink, type KitOption } from '@kit/core';
-import { startProcess, stopProcess, type Exit as ProcessExit, type Spawned } from '@kit/test-support/processes';
+import {
+  addKit,
+  useKit,
+  type AuditLogEntry,
+  type AuditTrailOptions,
+  type IAuditSink,
+  type KitOption,
+} from '@kit/core';
+import {
+  startProcess,
+  stopProcess,
+  type Exit as ProcessExit,
+  type Spawned,
+} from '@kit/test-support/processes';
 
 /** One parsed pino line. */
 export type LogLine = Record<string, unknown> & { level: number; msg?: string };
@@ -20,7 +32,13 @@ export const LEVEL = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fata
  * (listening, client errors) and Kit's reports, which carry an `err` or a known prefix.
  */
 function isAuditLine(l: LogLine): boolean {
-  return l.reqId === undefined && l.err === undefined && typeof l.msg === 'string' && !l.msg.startsWith('Kit ') && !l.msg.startsWith('Server listening');
+  return (
+    l.reqId === undefined &&
+    l.err === undefined &&
+    typeof l.msg === 'string' &&
+    !l.msg.startsWith('Kit ') &&
+    !l.msg.startsWith('Server listening')
+  );
 }
 
 /** A destination that keeps every write as it came: the bytes a logger wrote, write by write. */
@@ -185,7 +203,11 @@ function readyLine(line: string): { port: number } | undefined {
  * Runs `node --import tsx <script> <audit-file> ...args` and resolves once it prints
  * `READY <port>`; rejects if it exits first.
  */
-export async function startHostProcess(script: string, args: readonly string[], env: Record<string, string> = {}): Promise<HostProcess> {
+export async function startHostProcess(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<HostProcess> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kit-audit-'));
   const file = path.join(dir, 'audit.jsonl');
   try {

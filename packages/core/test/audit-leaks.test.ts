@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as fastifyModule from 'fastify';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { addKit, AuditTrailFormat, DEFAULT_REDACT_QUERY_PARAMS, useKit, type AuditTrailOptions } from '@kit/core';
+import {
+  addKit,
+  AuditTrailFormat,
+  DEFAULT_REDACT_QUERY_PARAMS,
+  useKit,
+  type AuditTrailOptions,
+} from '@kit/core';
 import { REDACTED } from '../src/audit/redaction.js';
 import { settle } from './audit-helpers.js';
 
@@ -15,7 +21,9 @@ import { settle } from './audit-helpers.js';
 // there and warns at start-up instead (internals.test.ts checks that side, the version matrix of
 // .ci/run runs it).
 const { LogController } = fastifyModule as { LogController?: typeof fastifyModule.LogController };
-const noController = LogController === undefined && "Fastify < 5.10 has no log controller (internals.test.ts checks Kit's warning there)";
+const noController =
+  LogController === undefined &&
+  "Fastify < 5.10 has no log controller (internals.test.ts checks Kit's warning there)";
 
 /** Every byte the logger wrote. */
 class RawLog {
@@ -47,7 +55,7 @@ const QUERY_SECRETS: Record<string, string> = {
   'user[password]': 'S-bracket-nested-12',
   'user%5Bpassword%5D': 'S-bracket-encoded-13',
   'a.b.secret': 'S-dotted-14',
-  'Client_Secret': 'S-case-15',
+  Client_Secret: 'S-case-15',
   'X-Amz-Signature': 'S-amz-16',
   sig: 'S-sas-17',
 };
@@ -58,10 +66,20 @@ const HEADER_SECRETS: Record<string, string> = {
   'x-auth-token': 'S-xauth-23',
   'proxy-authorization': 'Basic S-proxy-24',
 };
-const SECRETS = [...Object.values(QUERY_SECRETS), ...Object.values(HEADER_SECRETS).map((v) => v.split(/[ =]/).pop() as string)];
-const QUERY = `keep=visible&${Object.entries(QUERY_SECRETS).map(([k, v]) => `${k}=${v}`).join('&')}`;
+const SECRETS = [
+  ...Object.values(QUERY_SECRETS),
+  ...Object.values(HEADER_SECRETS).map((v) => v.split(/[ =]/).pop() as string),
+];
+const QUERY = `keep=visible&${Object.entries(QUERY_SECRETS)
+  .map(([k, v]) => `${k}=${v}`)
+  .join('&')}`;
 
-async function app(options: { audit?: (a: AuditTrailOptions) => void; fastify?: FastifyServerOptions; log: RawLog; problemDetails?: boolean }): Promise<FastifyInstance> {
+async function app(options: {
+  audit?: (a: AuditTrailOptions) => void;
+  fastify?: FastifyServerOptions;
+  log: RawLog;
+  problemDetails?: boolean;
+}): Promise<FastifyInstance> {
   const instance = Fastify({ logger: { level: 'trace', stream: options.log }, ...options.fastify });
   addKit(instance, [], (opt) => {
     opt.configureAuditTrail(options.audit);
@@ -71,10 +89,18 @@ async function app(options: { audit?: (a: AuditTrailOptions) => void; fastify?: 
   instance.get('/boom', async () => {
     throw new Error('kaboom');
   });
-  instance.get('/validated', { schema: { querystring: { type: 'object', properties: { n: { type: 'integer' } } } } }, async () => ({ ok: true }));
+  instance.get(
+    '/validated',
+    { schema: { querystring: { type: 'object', properties: { n: { type: 'integer' } } } } },
+    async () => ({ ok: true }),
+  );
   instance.get('/teapot', async (_req, reply) => reply.code(418).send('short and stout'));
   // An onResponse hook that fails: Fastify logs "request errored" with the error.
-  instance.get('/after', { onResponse: (_req, _reply, done) => done(new Error('onResponse failed')) }, async () => ({ ok: true }));
+  instance.get(
+    '/after',
+    { onResponse: (_req, _reply, done) => done(new Error('onResponse failed')) },
+    async () => ({ ok: true }),
+  );
   await useKit(instance);
   await instance.ready();
   return instance;
@@ -82,7 +108,16 @@ async function app(options: { audit?: (a: AuditTrailOptions) => void; fastify?: 
 
 /** The same secrets sent to every kind of route: 200, 404, 500, 400 (validation), 418, an excluded path. */
 async function sendEverything(instance: FastifyInstance): Promise<void> {
-  for (const path of ['/hello', '/nowhere', '/boom', '/validated', '/teapot', '/after', '/healthz', '/livez']) {
+  for (const path of [
+    '/hello',
+    '/nowhere',
+    '/boom',
+    '/validated',
+    '/teapot',
+    '/after',
+    '/healthz',
+    '/livez',
+  ]) {
     const url = path === '/validated' ? `${path}?n=abc&${QUERY}` : `${path}?${QUERY}`;
     await instance.inject({ url, headers: HEADER_SECRETS });
   }
@@ -93,56 +128,110 @@ function assertNoSecret(log: RawLog): void {
   const leaked = SECRETS.filter((s) => log.text.includes(s));
   const lines = log.text.split('\n').filter((l) => SECRETS.some((s) => l.includes(s)));
   assert.deepEqual(leaked, [], `secrets in the log:\n${lines.join('\n')}`);
-  assert.ok(log.text.includes('keep=visible'), 'the query is still logged, unlisted parameters in clear');
+  assert.ok(
+    log.text.includes('keep=visible'),
+    'the query is still logged, unlisted parameters in clear',
+  );
 }
 
 describe('no redacted value in any line of the log', { skip: noController }, () => {
   for (const format of Object.values(AuditTrailFormat)) {
     it(`default setup, ${format}: Fastify's request lines are off, its error lines redacted, every entry redacted`, async () => {
       const log = new RawLog();
-      const instance = await app({ log, audit: (a) => { a.logFormat = format; } });
+      const instance = await app({
+        log,
+        audit: (a) => {
+          a.logFormat = format;
+        },
+      });
       try {
         await sendEverything(instance);
         assertNoSecret(log);
         const msgs = log.lines().map((l) => l.msg);
-        assert.ok(!msgs.includes('incoming request') && !msgs.includes('request completed'), "Fastify's per-request lines are off");
-        assert.ok(!msgs.some((m) => typeof m === 'string' && m.startsWith('Route GET:')), "and its 'Route ... not found' line");
-        const error = log.lines().find((l) => l.msg === 'kaboom') as { req?: { url?: string }; err?: { stack?: string } } | undefined;
+        assert.ok(
+          !msgs.includes('incoming request') && !msgs.includes('request completed'),
+          "Fastify's per-request lines are off",
+        );
+        assert.ok(
+          !msgs.some((m) => typeof m === 'string' && m.startsWith('Route GET:')),
+          "and its 'Route ... not found' line",
+        );
+        const error = log.lines().find((l) => l.msg === 'kaboom') as
+          { req?: { url?: string }; err?: { stack?: string } } | undefined;
         assert.ok(error?.err?.stack, "the 500's error line, with its stack, stays");
-        assert.match(error?.req?.url ?? '', /^\/boom\?keep=visible&token=\*\*\*&/, 'its URL redacted like the entry');
-        const errored = log.lines().find((l) => l.msg === 'request errored') as { err?: { message?: string } } | undefined;
-        assert.equal(errored?.err?.message, 'onResponse failed', '"request errored" carries an error: it stays');
+        assert.match(
+          error?.req?.url ?? '',
+          /^\/boom\?keep=visible&token=\*\*\*&/,
+          'its URL redacted like the entry',
+        );
+        const errored = log.lines().find((l) => l.msg === 'request errored') as
+          { err?: { message?: string } } | undefined;
+        assert.equal(
+          errored?.err?.message,
+          'onResponse failed',
+          '"request errored" carries an error: it stays',
+        );
       } finally {
         await instance.close();
       }
     });
   }
 
-  for (const problemDetails of [true, false]) it(`fastifyRequestLogging = true: Fastify's lines are back, with the URL and headers redacted (problemDetails ${problemDetails})`, async () => {
-    const log = new RawLog();
-    const instance = await app({
-      log,
-      problemDetails,
-      audit: (a) => { a.fastifyRequestLogging = true; },
-      // A host serializer that logs every header: it sees the redacted view too.
-      fastify: { logger: { level: 'trace', stream: log, serializers: { req: (req: { method: string; url: string; headers: unknown }) => ({ method: req.method, url: req.url, headers: req.headers }) } } },
+  for (const problemDetails of [true, false])
+    it(`fastifyRequestLogging = true: Fastify's lines are back, with the URL and headers redacted (problemDetails ${problemDetails})`, async () => {
+      const log = new RawLog();
+      const instance = await app({
+        log,
+        problemDetails,
+        audit: (a) => {
+          a.fastifyRequestLogging = true;
+        },
+        // A host serializer that logs every header: it sees the redacted view too.
+        fastify: {
+          logger: {
+            level: 'trace',
+            stream: log,
+            serializers: {
+              req: (req: { method: string; url: string; headers: unknown }) => ({
+                method: req.method,
+                url: req.url,
+                headers: req.headers,
+              }),
+            },
+          },
+        },
+      });
+      try {
+        await sendEverything(instance);
+        assertNoSecret(log);
+        const incoming = log.lines().filter((l) => l.msg === 'incoming request') as Array<{
+          req: { url: string; headers: Record<string, string> };
+        }>;
+        assert.equal(incoming.length, 8, 'one per request, excluded paths included');
+        assert.match(
+          incoming[0]?.req.url ?? '',
+          /^\/hello\?keep=visible&token=\*\*\*&access_token=\*\*\*/,
+        );
+        assert.equal(incoming[0]?.req.headers.authorization, REDACTED);
+        assert.equal(
+          log.lines().filter((l) => l.msg === 'request completed').length,
+          7,
+          'and "request errored" for /after',
+        );
+        // Fastify's own 404 handler logs the URL in its message; Kit's problem-details 404 logs
+        // nothing (the entry and 'request completed' record the 404).
+        const routeLine = log
+          .lines()
+          .some(
+            (l) =>
+              typeof l.msg === 'string' &&
+              l.msg.startsWith('Route GET:/nowhere?keep=visible&token=***'),
+          );
+        assert.equal(routeLine, !problemDetails);
+      } finally {
+        await instance.close();
+      }
     });
-    try {
-      await sendEverything(instance);
-      assertNoSecret(log);
-      const incoming = log.lines().filter((l) => l.msg === 'incoming request') as Array<{ req: { url: string; headers: Record<string, string> } }>;
-      assert.equal(incoming.length, 8, 'one per request, excluded paths included');
-      assert.match(incoming[0]?.req.url ?? '', /^\/hello\?keep=visible&token=\*\*\*&access_token=\*\*\*/);
-      assert.equal(incoming[0]?.req.headers.authorization, REDACTED);
-      assert.equal(log.lines().filter((l) => l.msg === 'request completed').length, 7, 'and "request errored" for /after');
-      // Fastify's own 404 handler logs the URL in its message; Kit's problem-details 404 logs
-      // nothing (the entry and 'request completed' record the 404).
-      const routeLine = log.lines().some((l) => typeof l.msg === 'string' && l.msg.startsWith('Route GET:/nowhere?keep=visible&token=***'));
-      assert.equal(routeLine, !problemDetails);
-    } finally {
-      await instance.close();
-    }
-  });
 
   it("the host's own LogController keeps deciding (here: quiet probes), Kit only redacts", async () => {
     const log = new RawLog();
@@ -152,13 +241,23 @@ describe('no redacted value in any line of the log', { skip: noController }, () 
     try {
       const instance = await app({
         log,
-        audit: (a) => { a.fastifyRequestLogging = true; },
-        fastify: { logController: new (LogController as typeof fastifyModule.LogController)({ disableRequestLogging: (req: { url: string }) => req.url.startsWith('/healthz') || req.url.startsWith('/livez') }) },
+        audit: (a) => {
+          a.fastifyRequestLogging = true;
+        },
+        fastify: {
+          logController: new (LogController as typeof fastifyModule.LogController)({
+            disableRequestLogging: (req: { url: string }) =>
+              req.url.startsWith('/healthz') || req.url.startsWith('/livez'),
+          }),
+        },
       });
       try {
         await sendEverything(instance);
         assertNoSecret(log);
-        const urls = log.lines().filter((l) => l.msg === 'incoming request').map((l) => (l.req as { url: string }).url.split('?')[0]);
+        const urls = log
+          .lines()
+          .filter((l) => l.msg === 'incoming request')
+          .map((l) => (l.req as { url: string }).url.split('?')[0]);
         assert.deepEqual(urls, ['/hello', '/nowhere', '/boom', '/validated', '/teapot', '/after']);
       } finally {
         await instance.close();
@@ -172,10 +271,18 @@ describe('no redacted value in any line of the log', { skip: noController }, () 
 
   it('includeQueryString = false: no query at all in the lines Fastify still writes', async () => {
     const log = new RawLog();
-    const instance = await app({ log, audit: (a) => { a.includeQueryString = false; } });
+    const instance = await app({
+      log,
+      audit: (a) => {
+        a.includeQueryString = false;
+      },
+    });
     try {
       await sendEverything(instance);
-      assert.deepEqual(SECRETS.filter((s) => log.text.includes(s)), []);
+      assert.deepEqual(
+        SECRETS.filter((s) => log.text.includes(s)),
+        [],
+      );
       assert.ok(!log.text.includes('keep=visible'));
     } finally {
       await instance.close();
@@ -190,10 +297,16 @@ describe('default redaction lists: the credential names of OAuth, OpenID Connect
     try {
       await instance.inject({ url: `/hello?${QUERY}`, headers: HEADER_SECRETS });
       await settle();
-      const entry = log.lines().find((l) => l.Method === 'GET') as { Query: string; Headers: Record<string, string> };
-      const expected = `?keep=visible&${Object.keys(QUERY_SECRETS).map((k) => `${k}=${REDACTED}`).join('&')}`;
+      const entry = log.lines().find((l) => l.Method === 'GET') as {
+        Query: string;
+        Headers: Record<string, string>;
+      };
+      const expected = `?keep=visible&${Object.keys(QUERY_SECRETS)
+        .map((k) => `${k}=${REDACTED}`)
+        .join('&')}`;
       assert.equal(entry.Query, expected);
-      for (const name of Object.keys(HEADER_SECRETS)) assert.equal(entry.Headers[name], REDACTED, name);
+      for (const name of Object.keys(HEADER_SECRETS))
+        assert.equal(entry.Headers[name], REDACTED, name);
     } finally {
       await instance.close();
     }
@@ -201,19 +314,36 @@ describe('default redaction lists: the credential names of OAuth, OpenID Connect
 
   it('a bracketed name is matched by each of its parts, not by substrings', async () => {
     const log = new RawLog();
-    const instance = await app({ log, audit: (a) => { a.redactQueryParams = ['pin']; } });
+    const instance = await app({
+      log,
+      audit: (a) => {
+        a.redactQueryParams = ['pin'];
+      },
+    });
     try {
       await instance.inject('/hello?pin[]=1&card[pin]=2&a[b][pin]=3&pinned=4&spin[x]=5&card.pin=6');
       await settle();
       const entry = log.lines().find((l) => l.Method === 'GET') as { Query: string };
-      assert.equal(entry.Query, '?pin[]=***&card[pin]=***&a[b][pin]=***&pinned=4&spin[x]=5&card.pin=***');
+      assert.equal(
+        entry.Query,
+        '?pin[]=***&card[pin]=***&a[b][pin]=***&pinned=4&spin[x]=5&card.pin=***',
+      );
     } finally {
       await instance.close();
     }
   });
 
   it('the documented list is the one in force', () => {
-    for (const name of ['client_secret', 'refresh_token', 'id_token', 'access_token', 'code', 'jwt', 'password', 'authorization']) {
+    for (const name of [
+      'client_secret',
+      'refresh_token',
+      'id_token',
+      'access_token',
+      'code',
+      'jwt',
+      'password',
+      'authorization',
+    ]) {
       assert.ok(DEFAULT_REDACT_QUERY_PARAMS.includes(name), name);
     }
   });

@@ -5,7 +5,17 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { asValue } from 'awilix';
 import { LoggingAuditSink, type AuditLogEntry, type IAuditSink } from '@kit/core';
-import { auditApp, connect, LEVEL, portOf, readAll, RecordingSink, settle, type AuditApp, type LogLine } from './audit-helpers.js';
+import {
+  auditApp,
+  connect,
+  LEVEL,
+  portOf,
+  readAll,
+  RecordingSink,
+  settle,
+  type AuditApp,
+  type LogLine,
+} from './audit-helpers.js';
 import { until } from '@kit/test-support/until';
 
 /** What the upload handler saw before it read the body itself. */
@@ -23,7 +33,9 @@ describe('request lifecycle (real sockets)', () => {
     h = await auditApp({
       routes: (app) => {
         // The body is handed over untouched: the handler streams it itself.
-        app.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload));
+        app.addContentTypeParser('application/octet-stream', (_req, payload, done) =>
+          done(null, payload),
+        );
         app.post('/upload', async (request: FastifyRequest) => {
           const raw = request.raw;
           const report: UploadReport = {
@@ -48,7 +60,9 @@ describe('request lifecycle (real sockets)', () => {
 
   it('a handler that throws: 500, the header, one entry at error level', async () => {
     h.logs.clear();
-    const res = await fetch(`http://127.0.0.1:${portOf(h.app)}/boom`, { headers: { 'x-correlation-id': 'thrown-1' } });
+    const res = await fetch(`http://127.0.0.1:${portOf(h.app)}/boom`, {
+      headers: { 'x-correlation-id': 'thrown-1' },
+    });
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('x-correlation-id'), 'thrown-1');
     await until('the entry', () => h.logs.audit().length === 1, 2000);
@@ -81,8 +95,14 @@ describe('request lifecycle (real sockets)', () => {
     assert.equal(line.StatusCode, 499);
     assert.equal(line.level, LEVEL.warn);
     assert.equal(line.CorrelationId, 'gone-1');
-    assert.ok((line.ElapsedMs as number) < 400, `written at the abort (${line.ElapsedMs as number} ms), not when the handler ends`);
-    assert.match(line.msg as string, /^HTTP GET \/wait responded 499 in [\d.]+ms \[CorrelationId: gone-1\] Headers=\{.*\} \(aborted\)$/);
+    assert.ok(
+      (line.ElapsedMs as number) < 400,
+      `written at the abort (${line.ElapsedMs as number} ms), not when the handler ends`,
+    );
+    assert.match(
+      line.msg as string,
+      /^HTTP GET \/wait responded 499 in [\d.]+ms \[CorrelationId: gone-1\] Headers=\{.*\} \(aborted\)$/,
+    );
     assert.ok(performance.now() - destroyedAt < 400);
     // The handler finishing later adds nothing.
     await sleep(450);
@@ -92,7 +112,9 @@ describe('request lifecycle (real sockets)', () => {
   it('an upload cut off mid-body is recorded as aborted too', async () => {
     h.logs.clear();
     const socket = await connect(portOf(h.app));
-    socket.write('POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: 1000000\r\n\r\n');
+    socket.write(
+      'POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: 1000000\r\n\r\n',
+    );
     socket.write(Buffer.alloc(64 * 1024, 1));
     await sleep(50);
     socket.destroy();
@@ -106,7 +128,9 @@ describe('request lifecycle (real sockets)', () => {
     const chunk = Buffer.alloc(256 * 1024, 7);
     const socket = await connect(portOf(h.app));
     const response = readAll(socket);
-    socket.write(`POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: ${total}\r\nConnection: close\r\n\r\n`);
+    socket.write(
+      `POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: ${total}\r\nConnection: close\r\n\r\n`,
+    );
     for (let sent = 0; sent < total; sent += chunk.length) {
       socket.write(chunk);
       await sleep(2);
@@ -117,7 +141,10 @@ describe('request lifecycle (real sockets)', () => {
     assert.equal(report.bytes, total, 'every byte reached the handler');
     assert.equal(report.flowingAtStart, null, 'nobody had started reading the body');
     assert.equal(report.dataListenersAtStart, 0, 'no data listener before the handler');
-    assert.ok(report.bytesReadBeforeHandler < total, 'the handler started before the upload was complete');
+    assert.ok(
+      report.bytesReadBeforeHandler < total,
+      'the handler started before the upload was complete',
+    );
     await until('the entry', () => h.logs.audit().length === 1, 2000);
     const line = h.logs.audit()[0] as LogLine;
     assert.equal(line.StatusCode, 200);
@@ -136,15 +163,32 @@ describe('synchronous mode with a custom sink', () => {
         return new Promise<void>((resolve) => (release = resolve));
       },
     };
-    const h = await auditApp({ kit: (opt) => { opt.auditSinkFactory = () => slow; } });
+    const h = await auditApp({
+      kit: (opt) => {
+        opt.auditSinkFactory = () => slow;
+      },
+    });
     try {
-      const res = await h.app.inject({ url: '/hello?token=x', headers: { 'x-correlation-id': 'sink-1', cookie: 'c=1' } });
+      const res = await h.app.inject({
+        url: '/hello?token=x',
+        headers: { 'x-correlation-id': 'sink-1', cookie: 'c=1' },
+      });
       assert.equal(res.statusCode, 200);
       await settle();
       assert.equal(calls.length, 1);
       assert.equal(h.app.kit.audit.stats().written, 0, 'not settled yet');
       const { entry } = calls[0] as { entry: AuditLogEntry };
-      assert.deepEqual(Object.keys(entry), ['timestamp', 'method', 'path', 'query', 'statusCode', 'durationMs', 'correlationId', 'headers', 'route']);
+      assert.deepEqual(Object.keys(entry), [
+        'timestamp',
+        'method',
+        'path',
+        'query',
+        'statusCode',
+        'durationMs',
+        'correlationId',
+        'headers',
+        'route',
+      ]);
       assert.deepEqual(
         { ...entry, timestamp: '', durationMs: 0 },
         {
@@ -155,14 +199,29 @@ describe('synchronous mode with a custom sink', () => {
           statusCode: 200,
           durationMs: 0,
           correlationId: 'sink-1',
-          headers: { 'x-correlation-id': 'sink-1', cookie: '***', 'user-agent': 'lightMyRequest', host: 'localhost:80' },
+          headers: {
+            'x-correlation-id': 'sink-1',
+            cookie: '***',
+            'user-agent': 'lightMyRequest',
+            host: 'localhost:80',
+          },
           route: '/hello',
         },
       );
-      assert.equal(JSON.parse(JSON.stringify(entry)).correlationId, 'sink-1', 'a plain, serialisable object');
+      assert.equal(
+        JSON.parse(JSON.stringify(entry)).correlationId,
+        'sink-1',
+        'a plain, serialisable object',
+      );
       release();
       await until('written', () => h.app.kit.audit.stats().written === 1, 1000);
-      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 1, written: 1, dropped: 0, failed: 0, queueDepth: 0 });
+      assert.deepEqual(h.app.kit.audit.stats(), {
+        enqueued: 1,
+        written: 1,
+        dropped: 0,
+        failed: 0,
+        queueDepth: 0,
+      });
     } finally {
       release(); // a failed assertion above must not leave close() waiting on the sink
       await h.app.close();
@@ -185,12 +244,25 @@ describe('synchronous mode with a custom sink', () => {
       },
     };
     for (const sink of [broken, syncThrow]) {
-      const h = await auditApp({ kit: (opt) => { opt.auditSinkFactory = () => sink; } });
+      const h = await auditApp({
+        kit: (opt) => {
+          opt.auditSinkFactory = () => sink;
+        },
+      });
       try {
         for (let i = 0; i < 20; i++) assert.equal((await h.app.inject('/hello')).statusCode, 200);
         await until('failures counted', () => h.app.kit.audit.stats().failed === 20, 1000);
-        assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 20, written: 0, dropped: 0, failed: 20, queueDepth: 0 });
-        const reports = h.logs.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('Kit audit trail: the audit sink failed'));
+        assert.deepEqual(h.app.kit.audit.stats(), {
+          enqueued: 20,
+          written: 0,
+          dropped: 0,
+          failed: 20,
+          queueDepth: 0,
+        });
+        const reports = h.logs.lines.filter(
+          (l) =>
+            typeof l.msg === 'string' && l.msg.startsWith('Kit audit trail: the audit sink failed'),
+        );
         assert.equal(reports.length, 1, 'rate-limited');
         assert.equal(reports[0]?.level, LEVEL.error);
       } finally {
@@ -201,8 +273,17 @@ describe('synchronous mode with a custom sink', () => {
 
   it('app.close() waits for pending sink writes (up to writeTimeoutMs)', async () => {
     const sink = new RecordingSink();
-    const slow: IAuditSink = { writeAsync: async (e, s) => { await sleep(100); await sink.writeAsync(e, s); } };
-    const h = await auditApp({ kit: (opt) => { opt.auditSinkFactory = () => slow; } });
+    const slow: IAuditSink = {
+      writeAsync: async (e, s) => {
+        await sleep(100);
+        await sink.writeAsync(e, s);
+      },
+    };
+    const h = await auditApp({
+      kit: (opt) => {
+        opt.auditSinkFactory = () => slow;
+      },
+    });
     for (let i = 0; i < 5; i++) await h.app.inject('/hello');
     await h.app.close();
     assert.equal(sink.entries.length, 5);
@@ -243,7 +324,11 @@ describe('the sink factory', () => {
     const h = await auditApp({
       kit: (opt) => {
         // The host has its app in scope; the factory runs in useKit, after addKit.
-        opt.auditSinkFactory = () => new LoggingAuditSink((appRef as FastifyInstance).log, { logFormat: 'Compact', successLogLevel: 'debug' });
+        opt.auditSinkFactory = () =>
+          new LoggingAuditSink((appRef as FastifyInstance).log, {
+            logFormat: 'Compact',
+            successLogLevel: 'debug',
+          });
       },
       routes: (app) => (appRef = app),
     });

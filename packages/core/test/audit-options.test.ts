@@ -44,7 +44,13 @@ describe('audit trail options', () => {
       assert.equal(res.headers['x-correlation-id'], undefined);
       await settle();
       assert.equal(h.logs.audit().length, 0);
-      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 0, written: 0, dropped: 0, failed: 0, queueDepth: 0 });
+      assert.deepEqual(h.app.kit.audit.stats(), {
+        enqueued: 0,
+        written: 0,
+        dropped: 0,
+        failed: 0,
+        queueDepth: 0,
+      });
       await h.app.kit.audit.flush();
     } finally {
       await h.app.close();
@@ -79,18 +85,46 @@ describe('audit trail options', () => {
           fastifyRequestLogging: false,
         },
       );
-      for (const name of ['Authorization', 'Proxy-Authorization', 'Cookie', 'X-Api-Key', 'X-Auth-Token']) assert.ok(DEFAULT_REDACT_HEADERS.includes(name), name);
-      for (const name of ['token', 'access_token', 'refresh_token', 'id_token', 'client_secret', 'code', 'jwt', 'password', 'authorization', 'api_key', 'secret']) {
+      for (const name of [
+        'Authorization',
+        'Proxy-Authorization',
+        'Cookie',
+        'X-Api-Key',
+        'X-Auth-Token',
+      ])
+        assert.ok(DEFAULT_REDACT_HEADERS.includes(name), name);
+      for (const name of [
+        'token',
+        'access_token',
+        'refresh_token',
+        'id_token',
+        'client_secret',
+        'code',
+        'jwt',
+        'password',
+        'authorization',
+        'api_key',
+        'secret',
+      ]) {
         assert.ok(DEFAULT_REDACT_QUERY_PARAMS.includes(name), name);
       }
-      assert.ok(Object.isFrozen(DEFAULT_REDACT_HEADERS) && Object.isFrozen(DEFAULT_REDACT_QUERY_PARAMS), 'the exported defaults cannot be changed by accident');
+      assert.ok(
+        Object.isFrozen(DEFAULT_REDACT_HEADERS) && Object.isFrozen(DEFAULT_REDACT_QUERY_PARAMS),
+        'the exported defaults cannot be changed by accident',
+      );
       assert.equal(h.app.kit.audit.enabled, true);
       assert.equal(AUDIT_QUEUE_CAPACITY, 4096);
       const res = await h.app.inject('/hello');
       assert.ok(res.headers['x-correlation-id']);
       await settle();
       assert.equal(h.logs.audit().length, 1);
-      assert.deepEqual(h.app.kit.audit.stats(), { enqueued: 1, written: 1, dropped: 0, failed: 0, queueDepth: 0 });
+      assert.deepEqual(h.app.kit.audit.stats(), {
+        enqueued: 1,
+        written: 1,
+        dropped: 0,
+        failed: 0,
+        queueDepth: 0,
+      });
     } finally {
       await h.app.close();
     }
@@ -112,37 +146,189 @@ describe('audit trail options', () => {
   });
 
   it('bad values fail addKit at once with KIT_ERR_INVALID_OPTION naming the option and the value', () => {
-    rejects((a) => { a.successLogLevel = 'information' as never; }, 'successLogLevel', '"information"');
-    rejects((a) => { a.warningLogLevel = 'warning' as never; }, 'warningLogLevel', '"warning"');
-    rejects((a) => { a.errorLogLevel = 50 as never; }, 'errorLogLevel', '50');
-    rejects((a) => { a.excludePaths = ['healthz']; }, 'excludePaths', '"healthz"');
-    rejects((a) => { a.excludePaths = '/healthz' as never; }, 'excludePaths', '"/healthz"');
-    rejects((a) => { a.redactHeaders = ['Authorization', '']; }, 'redactHeaders', '["Authorization",""]');
-    rejects((a) => { a.redactQueryParams = [42] as never; }, 'redactQueryParams', '[42]');
-    rejects((a) => { a.includeQueryString = 'yes' as never; }, 'includeQueryString', '"yes"');
-    rejects((a) => { a.correlationIdHeader = 'X Correlation'; }, 'correlationIdHeader', '"X Correlation"');
-    rejects((a) => { a.correlationIdHeader = 42 as never; }, 'correlationIdHeader', '42');
-    rejects((a) => { a.forwardCorrelationId = 1 as never; }, 'forwardCorrelationId', '1');
-    rejects((a) => { a.asyncWrite = 'true' as never; }, 'asyncWrite', '"true"');
-    rejects((a) => { a.batchSize = 0; }, 'batchSize', '0');
-    rejects((a) => { a.batchSize = 1.5; }, 'batchSize', '1.5');
-    rejects((a) => { a.batchSize = AUDIT_QUEUE_CAPACITY + 1; }, 'batchSize', '4097');
-    rejects((a) => { a.flushIntervalMs = 0; }, 'flushIntervalMs', '0');
-    rejects((a) => { a.flushIntervalMs = Number.NaN; }, 'flushIntervalMs', 'NaN');
-    rejects((a) => { a.ensureFlushOnShutdown = null as never; }, 'ensureFlushOnShutdown', 'null');
-    rejects((a) => { a.writeTimeoutMs = -1; }, 'writeTimeoutMs', '-1');
-    rejects((a) => { a.correlationIdContext = 'no' as never; }, 'correlationIdContext', '"no"');
-    rejects((a) => { a.logFormat = 'Pretty' as never; }, 'logFormat', '"Pretty"');
-    rejects((a) => { a.fastifyRequestLogging = 'on' as never; }, 'fastifyRequestLogging', '"on"');
+    rejects(
+      (a) => {
+        a.successLogLevel = 'information' as never;
+      },
+      'successLogLevel',
+      '"information"',
+    );
+    rejects(
+      (a) => {
+        a.warningLogLevel = 'warning' as never;
+      },
+      'warningLogLevel',
+      '"warning"',
+    );
+    rejects(
+      (a) => {
+        a.errorLogLevel = 50 as never;
+      },
+      'errorLogLevel',
+      '50',
+    );
+    rejects(
+      (a) => {
+        a.excludePaths = ['healthz'];
+      },
+      'excludePaths',
+      '"healthz"',
+    );
+    rejects(
+      (a) => {
+        a.excludePaths = '/healthz' as never;
+      },
+      'excludePaths',
+      '"/healthz"',
+    );
+    rejects(
+      (a) => {
+        a.redactHeaders = ['Authorization', ''];
+      },
+      'redactHeaders',
+      '["Authorization",""]',
+    );
+    rejects(
+      (a) => {
+        a.redactQueryParams = [42] as never;
+      },
+      'redactQueryParams',
+      '[42]',
+    );
+    rejects(
+      (a) => {
+        a.includeQueryString = 'yes' as never;
+      },
+      'includeQueryString',
+      '"yes"',
+    );
+    rejects(
+      (a) => {
+        a.correlationIdHeader = 'X Correlation';
+      },
+      'correlationIdHeader',
+      '"X Correlation"',
+    );
+    rejects(
+      (a) => {
+        a.correlationIdHeader = 42 as never;
+      },
+      'correlationIdHeader',
+      '42',
+    );
+    rejects(
+      (a) => {
+        a.forwardCorrelationId = 1 as never;
+      },
+      'forwardCorrelationId',
+      '1',
+    );
+    rejects(
+      (a) => {
+        a.asyncWrite = 'true' as never;
+      },
+      'asyncWrite',
+      '"true"',
+    );
+    rejects(
+      (a) => {
+        a.batchSize = 0;
+      },
+      'batchSize',
+      '0',
+    );
+    rejects(
+      (a) => {
+        a.batchSize = 1.5;
+      },
+      'batchSize',
+      '1.5',
+    );
+    rejects(
+      (a) => {
+        a.batchSize = AUDIT_QUEUE_CAPACITY + 1;
+      },
+      'batchSize',
+      '4097',
+    );
+    rejects(
+      (a) => {
+        a.flushIntervalMs = 0;
+      },
+      'flushIntervalMs',
+      '0',
+    );
+    rejects(
+      (a) => {
+        a.flushIntervalMs = Number.NaN;
+      },
+      'flushIntervalMs',
+      'NaN',
+    );
+    rejects(
+      (a) => {
+        a.ensureFlushOnShutdown = null as never;
+      },
+      'ensureFlushOnShutdown',
+      'null',
+    );
+    rejects(
+      (a) => {
+        a.writeTimeoutMs = -1;
+      },
+      'writeTimeoutMs',
+      '-1',
+    );
+    rejects(
+      (a) => {
+        a.correlationIdContext = 'no' as never;
+      },
+      'correlationIdContext',
+      '"no"',
+    );
+    rejects(
+      (a) => {
+        a.logFormat = 'Pretty' as never;
+      },
+      'logFormat',
+      '"Pretty"',
+    );
+    rejects(
+      (a) => {
+        a.fastifyRequestLogging = 'on' as never;
+      },
+      'fastifyRequestLogging',
+      '"on"',
+    );
   });
 
   it('the extremes of the ranges are accepted', () => {
-    addWith((opt) => opt.configureAuditTrail((a) => { a.batchSize = 1; a.flushIntervalMs = 1; a.writeTimeoutMs = 1; }));
-    addWith((opt) => opt.configureAuditTrail((a) => { a.batchSize = AUDIT_QUEUE_CAPACITY; a.excludePaths = []; a.redactHeaders = []; a.redactQueryParams = []; }));
+    addWith((opt) =>
+      opt.configureAuditTrail((a) => {
+        a.batchSize = 1;
+        a.flushIntervalMs = 1;
+        a.writeTimeoutMs = 1;
+      }),
+    );
+    addWith((opt) =>
+      opt.configureAuditTrail((a) => {
+        a.batchSize = AUDIT_QUEUE_CAPACITY;
+        a.excludePaths = [];
+        a.redactHeaders = [];
+        a.redactQueryParams = [];
+      }),
+    );
   });
 
   it('auditSinkFactory must be a function', () => {
-    assert.throws(() => addWith((opt) => { opt.auditSinkFactory = {} as never; opt.configureAuditTrail(); }), { code: 'KIT_ERR_INVALID_OPTION', message: /auditSinkFactory/ });
+    assert.throws(
+      () =>
+        addWith((opt) => {
+          opt.auditSinkFactory = {} as never;
+          opt.configureAuditTrail();
+        }),
+      { code: 'KIT_ERR_INVALID_OPTION', message: /auditSinkFactory/ },
+    );
   });
 
   it('a factory that returns no IAuditSink fails useKit with KIT_ERR_INVALID_OPTION', async () => {
@@ -151,7 +337,10 @@ describe('audit trail options', () => {
       opt.configureAuditTrail();
       opt.auditSinkFactory = () => ({ write: () => {} }) as never;
     });
-    await assert.rejects(useKit(app), { code: 'KIT_ERR_INVALID_OPTION', message: /auditSinkFactory/ });
+    await assert.rejects(useKit(app), {
+      code: 'KIT_ERR_INVALID_OPTION',
+      message: /auditSinkFactory/,
+    });
   });
 
   it('a factory that resolves a service nobody registered fails useKit with KIT_ERR_DEPENDENCY naming it', async () => {
@@ -170,8 +359,16 @@ describe('audit trail options', () => {
 
   it('LoggingAuditSink refuses a bad logger, format or level', () => {
     const app = Fastify();
-    assert.throws(() => new LoggingAuditSink(undefined as never), { code: 'KIT_ERR_INVALID_OPTION' });
-    assert.throws(() => new LoggingAuditSink(app.log, { logFormat: 'Xml' as never }), { code: 'KIT_ERR_INVALID_OPTION', message: /"Xml"/ });
-    assert.throws(() => new LoggingAuditSink(app.log, { errorLogLevel: 'critical' as never }), { code: 'KIT_ERR_INVALID_OPTION', message: /errorLogLevel.*"critical"/ });
+    assert.throws(() => new LoggingAuditSink(undefined as never), {
+      code: 'KIT_ERR_INVALID_OPTION',
+    });
+    assert.throws(() => new LoggingAuditSink(app.log, { logFormat: 'Xml' as never }), {
+      code: 'KIT_ERR_INVALID_OPTION',
+      message: /"Xml"/,
+    });
+    assert.throws(() => new LoggingAuditSink(app.log, { errorLogLevel: 'critical' as never }), {
+      code: 'KIT_ERR_INVALID_OPTION',
+      message: /errorLogLevel.*"critical"/,
+    });
   });
 });

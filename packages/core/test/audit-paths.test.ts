@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuditTrailFormat } from '@kit/core';
 import { createExcludeMatcher } from '../src/audit/exclude.js';
-import { AUDIT_HEADER_VALUE_CAP, AUDIT_PATH_CAP, AUDIT_QUERY_CAP, REDACTED, TRUNCATED_MARKER } from '../src/audit/redaction.js';
+import {
+  AUDIT_HEADER_VALUE_CAP,
+  AUDIT_PATH_CAP,
+  AUDIT_QUERY_CAP,
+  REDACTED,
+  TRUNCATED_MARKER,
+} from '../src/audit/redaction.js';
 import { auditApp, settle, type AuditApp, type LogLine } from './audit-helpers.js';
 
 describe('excluded paths', () => {
@@ -12,7 +18,8 @@ describe('excluded paths', () => {
     h = await auditApp({
       routes: (app) => {
         // Kit's own /healthz and /livez answer for the probes; near misses and a deeper path are the host's.
-        for (const url of ['/healthzz', '/livez/deep', '/livezz', '/docsx', '/openapi.jsonx']) app.get(url, async () => ({ url }));
+        for (const url of ['/healthzz', '/livez/deep', '/livezz', '/docsx', '/openapi.jsonx'])
+          app.get(url, async () => ({ url }));
       },
     });
   });
@@ -26,14 +33,31 @@ describe('excluded paths', () => {
   }
 
   it('by default the health path, /livez, the OpenAPI document and the reference UI are excluded: no entry, no header', async () => {
-    assert.deepEqual([...h.app.kit.options.auditTrail!.excludePaths], ['/healthz', '/livez', '/openapi.json', '/docs']);
-    for (const url of ['/healthz', '/livez', '/openapi.json', '/docs', '/docs/', '/docs/static/index.html']) {
+    assert.deepEqual(
+      [...h.app.kit.options.auditTrail!.excludePaths],
+      ['/healthz', '/livez', '/openapi.json', '/docs'],
+    );
+    for (const url of [
+      '/healthz',
+      '/livez',
+      '/openapi.json',
+      '/docs',
+      '/docs/',
+      '/docs/static/index.html',
+    ]) {
       assert.deepEqual(await audited(url), { audited: false, header: undefined }, url);
     }
   });
 
   it('matching is exact or a prefix ending at "/", case-insensitive, and ignores the query', async () => {
-    for (const url of ['/HEALTHZ', '/Healthz?verbose=1', '/livez/deep', '/LIVEZ/', '/healthz#frag', '/docs?x=1']) {
+    for (const url of [
+      '/HEALTHZ',
+      '/Healthz?verbose=1',
+      '/livez/deep',
+      '/LIVEZ/',
+      '/healthz#frag',
+      '/docs?x=1',
+    ]) {
       assert.deepEqual(await audited(url), { audited: false, header: undefined }, url);
     }
   });
@@ -48,14 +72,22 @@ describe('excluded paths', () => {
 
   it('a custom list replaces the default; a trailing "/" in the list means the same prefix', async () => {
     const custom = await auditApp({
-      audit: (a) => { a.excludePaths = ['/Metrics/', '/internal']; },
+      audit: (a) => {
+        a.excludePaths = ['/Metrics/', '/internal'];
+      },
       routes: (app) => {
         app.get('/metrics', async () => 'm');
         app.get('/internal/x', async () => 'i');
       },
     });
     try {
-      for (const [url, expected] of [['/metrics', false], ['/METRICS/x', false], ['/internal/x', false], ['/healthz', true], ['/metricsx', true]] as const) {
+      for (const [url, expected] of [
+        ['/metrics', false],
+        ['/METRICS/x', false],
+        ['/internal/x', false],
+        ['/healthz', true],
+        ['/metricsx', true],
+      ] as const) {
         custom.logs.clear();
         const res = await custom.app.inject(url);
         await settle();
@@ -68,9 +100,16 @@ describe('excluded paths', () => {
   });
 
   it('the default follows a custom health path', async () => {
-    const custom = await auditApp({ kit: (opt) => { opt.healthCheckPath = '/ready'; } });
+    const custom = await auditApp({
+      kit: (opt) => {
+        opt.healthCheckPath = '/ready';
+      },
+    });
     try {
-      assert.deepEqual([...custom.app.kit.options.auditTrail!.excludePaths], ['/ready', '/livez', '/openapi.json', '/docs']);
+      assert.deepEqual(
+        [...custom.app.kit.options.auditTrail!.excludePaths],
+        ['/ready', '/livez', '/openapi.json', '/docs'],
+      );
     } finally {
       await custom.app.close();
     }
@@ -81,9 +120,14 @@ describe('excluded paths', () => {
   });
 
   it('a %40 path Kit routes again as "@" gives one entry, for the route it reached', async () => {
-    const custom = await auditApp({ routes: (app) => app.get('/orders@1/ping', async () => ({ pong: true })) });
+    const custom = await auditApp({
+      routes: (app) => app.get('/orders@1/ping', async () => ({ pong: true })),
+    });
     try {
-      const res = await custom.app.inject({ url: '/orders%401/ping', headers: { 'x-correlation-id': 'at-1' } });
+      const res = await custom.app.inject({
+        url: '/orders%401/ping',
+        headers: { 'x-correlation-id': 'at-1' },
+      });
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['x-correlation-id'], 'at-1');
       await settle();
@@ -100,7 +144,11 @@ describe('excluded paths', () => {
 describe('redaction', () => {
   let h: AuditApp;
   before(async () => {
-    h = await auditApp({ audit: (a) => { a.logFormat = AuditTrailFormat.Default; } });
+    h = await auditApp({
+      audit: (a) => {
+        a.logFormat = AuditTrailFormat.Default;
+      },
+    });
   });
   after(() => h.app.close());
 
@@ -126,12 +174,18 @@ describe('redaction', () => {
     assert.equal(headers.cookie, REDACTED);
     assert.equal(headers.accept, 'application/json');
     const text = JSON.stringify(line);
-    for (const secret of ['eyJhbGciOi', 'c2VjcmV0', 'k-123', 's3cr3t']) assert.ok(!text.includes(secret), `${secret} leaked: ${text}`);
+    for (const secret of ['eyJhbGciOi', 'c2VjcmV0', 'k-123', 's3cr3t'])
+      assert.ok(!text.includes(secret), `${secret} leaked: ${text}`);
   });
 
   it('the default query parameters are written ***, case-insensitively, names and order kept', async () => {
-    const line = await entry('/hello?a=1&token=t0k&Access_Token=at&API_KEY=ak&apikey=k&Secret=s&password=p&b=2');
-    assert.equal(line.Query, '?a=1&token=***&Access_Token=***&API_KEY=***&apikey=***&Secret=***&password=***&b=2');
+    const line = await entry(
+      '/hello?a=1&token=t0k&Access_Token=at&API_KEY=ak&apikey=k&Secret=s&password=p&b=2',
+    );
+    assert.equal(
+      line.Query,
+      '?a=1&token=***&Access_Token=***&API_KEY=***&apikey=***&Secret=***&password=***&b=2',
+    );
     assert.ok((line.msg as string).includes('/hello?a=1&token=***&Access_Token=***'));
   });
 
@@ -148,12 +202,18 @@ describe('redaction', () => {
       },
     });
     try {
-      await custom.app.inject({ url: '/hello?ssn=123-45&token=visible', headers: { 'x-tenant-secret': 'abc', authorization: 'visible-now' } });
+      await custom.app.inject({
+        url: '/hello?ssn=123-45&token=visible',
+        headers: { 'x-tenant-secret': 'abc', authorization: 'visible-now' },
+      });
       await settle();
       const line = custom.logs.audit()[0] as LogLine;
       assert.equal(line.Query, '?ssn=***&token=visible');
       assert.deepEqual(
-        { secret: (line.Headers as Record<string, string>)['x-tenant-secret'], auth: (line.Headers as Record<string, string>).authorization },
+        {
+          secret: (line.Headers as Record<string, string>)['x-tenant-secret'],
+          auth: (line.Headers as Record<string, string>).authorization,
+        },
         { secret: REDACTED, auth: 'visible-now' },
       );
     } finally {
@@ -189,14 +249,22 @@ describe('redaction', () => {
       assert.ok(logged.endsWith(TRUNCATED_MARKER), 'the entry says the path was cut');
       assert.ok(path.startsWith(logged.slice(0, -TRUNCATED_MARKER.length)));
       assert.equal(line.Query, '?a=1&token=***', 'the query is kept whole');
-      assert.ok((line.msg as string).includes(`${logged}?a=1&token=***`), 'the message logs the same cut path');
+      assert.ok(
+        (line.msg as string).includes(`${logged}?a=1&token=***`),
+        'the message logs the same cut path',
+      );
       const bytes = JSON.stringify(line).length;
-      assert.ok(bytes < 3 * AUDIT_PATH_CAP, `the line stays small: ${bytes} characters for a ${size}-character path`);
+      assert.ok(
+        bytes < 3 * AUDIT_PATH_CAP,
+        `the line stays small: ${bytes} characters for a ${size}-character path`,
+      );
     });
   }
 
   it('a redacted value cut by the cap is still redacted', async () => {
-    const line = await entry(`/hello?pad=${'p'.repeat(AUDIT_QUERY_CAP - 20)}&token=${'s'.repeat(500)}`);
+    const line = await entry(
+      `/hello?pad=${'p'.repeat(AUDIT_QUERY_CAP - 20)}&token=${'s'.repeat(500)}`,
+    );
     const logged = (line.Query as string).slice(1);
     assert.ok(logged.length <= AUDIT_QUERY_CAP);
     assert.ok(!logged.includes('sss'), logged.slice(-60));
@@ -211,7 +279,11 @@ describe('redaction', () => {
   });
 
   it('includeQueryString = false leaves the query out of the path and the entry', async () => {
-    const custom = await auditApp({ audit: (a) => { a.includeQueryString = false; } });
+    const custom = await auditApp({
+      audit: (a) => {
+        a.includeQueryString = false;
+      },
+    });
     try {
       await custom.app.inject('/hello?a=1&b=2');
       await settle();
@@ -229,9 +301,22 @@ describe('the exclude matcher', () => {
   it('answers as the list does, whatever the character after the leading "/"', () => {
     const isExcluded = createExcludeMatcher(['/healthz', '/Docs/', '/été']);
     const cases: Array<[string, boolean]> = [
-      ['/healthz', true], ['/HEALTHZ?x=1', true], ['/docs/a.js', true], ['/DOCS', true], ['/été', true], ['/été/x', true],
-      ['/ÉTÉ', false], ['/hello', false], ['/api/healthz', false], ['/', false], ['', false], ['*', false],
-      ['http://h/healthz', false], ['/healthzz', false], ['/d', false], ['/\u00e9', false],
+      ['/healthz', true],
+      ['/HEALTHZ?x=1', true],
+      ['/docs/a.js', true],
+      ['/DOCS', true],
+      ['/été', true],
+      ['/été/x', true],
+      ['/ÉTÉ', false],
+      ['/hello', false],
+      ['/api/healthz', false],
+      ['/', false],
+      ['', false],
+      ['*', false],
+      ['http://h/healthz', false],
+      ['/healthzz', false],
+      ['/d', false],
+      ['/\u00e9', false],
     ];
     for (const [url, expected] of cases) assert.equal(isExcluded(url), expected, url);
   });

@@ -28,19 +28,74 @@ const entries: AuditLogEntry[] = [
     traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
     spanId: '00f067aa0ba902b7',
   },
-  { timestamp: '2026-11-21T10:00:00.000Z', method: 'POST', path: '/a"quoted"\\path', query: null, statusCode: 404, durationMs: 0.5, correlationId: 'c-2', headers: { 'x-odd': 'tab\there "q" \u0001 \u2028 é 😀' }, user: 'odd "user"\n\u2028' },
-  { timestamp: '2026-11-21T10:00:00.000Z', method: 'DELETE', path: '/crash\r\nforged: line', query: 'a=%0d%0a', statusCode: 500, durationMs: 12, correlationId: 'c-3', headers: {} },
-  { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/gone', query: null, statusCode: 499, durationMs: 3.5, correlationId: 'c-4', headers: { host: 'h' }, aborted: true },
+  {
+    timestamp: '2026-11-21T10:00:00.000Z',
+    method: 'POST',
+    path: '/a"quoted"\\path',
+    query: null,
+    statusCode: 404,
+    durationMs: 0.5,
+    correlationId: 'c-2',
+    headers: { 'x-odd': 'tab\there "q" \u0001 \u2028 é 😀' },
+    user: 'odd "user"\n\u2028',
+  },
+  {
+    timestamp: '2026-11-21T10:00:00.000Z',
+    method: 'DELETE',
+    path: '/crash\r\nforged: line',
+    query: 'a=%0d%0a',
+    statusCode: 500,
+    durationMs: 12,
+    correlationId: 'c-3',
+    headers: {},
+  },
+  {
+    timestamp: '2026-11-21T10:00:00.000Z',
+    method: 'GET',
+    path: '/gone',
+    query: null,
+    statusCode: 499,
+    durationMs: 3.5,
+    correlationId: 'c-4',
+    headers: { host: 'h' },
+    aborted: true,
+  },
   // Plain text, a query, a duration pino writes as null in the fields but as text in the message.
-  { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/plain', query: 'a=1&b=2', statusCode: 200, durationMs: Number.NaN, correlationId: 'c-5', headers: { host: 'h' } },
-  { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/plain', query: 'a=1', statusCode: 200, durationMs: 1e21, correlationId: 'c-6', headers: { host: 'h' }, aborted: true },
+  {
+    timestamp: '2026-11-21T10:00:00.000Z',
+    method: 'GET',
+    path: '/plain',
+    query: 'a=1&b=2',
+    statusCode: 200,
+    durationMs: Number.NaN,
+    correlationId: 'c-5',
+    headers: { host: 'h' },
+  },
+  {
+    timestamp: '2026-11-21T10:00:00.000Z',
+    method: 'GET',
+    path: '/plain',
+    query: 'a=1',
+    statusCode: 200,
+    durationMs: 1e21,
+    correlationId: 'c-6',
+    headers: { host: 'h' },
+    aborted: true,
+  },
 ];
 
 function pair(options: LoggerOptions, child?: Record<string, unknown>) {
   const direct = new Chunks();
   const generic = new Chunks();
   let a = pino({ timestamp: fixedTime, ...options }, direct);
-  let b = pino({ timestamp: fixedTime, ...options, formatters: { ...options.formatters, log: (o: Record<string, unknown>) => o } }, generic);
+  let b = pino(
+    {
+      timestamp: fixedTime,
+      ...options,
+      formatters: { ...options.formatters, log: (o: Record<string, unknown>) => o },
+    },
+    generic,
+  );
   if (child) {
     a = a.child(child);
     b = b.child(child);
@@ -54,10 +109,21 @@ const configurations: Array<[string, LoggerOptions, Record<string, unknown>?]> =
   ['no base bindings', { base: null }],
   ['extra base bindings', { base: { service: 'shop', pid: 7 } }],
   ['a child logger with bindings', {}, { component: 'audit', nested: { a: [1, 2] } }],
-  ['level labels and renamed bindings', { formatters: { level: (label) => ({ severity: label.toUpperCase() }), bindings: (b) => ({ host: b.hostname }) } }],
+  [
+    'level labels and renamed bindings',
+    {
+      formatters: {
+        level: (label) => ({ severity: label.toUpperCase() }),
+        bindings: (b) => ({ host: b.hostname }),
+      },
+    },
+  ],
   ['CRLF line ends', { crlf: true }],
   ['a message prefix', { msgPrefix: '[audit] ' }],
-  ['serializers for other keys (as Fastify sets them)', { serializers: { req: (r: unknown) => r, res: (r: unknown) => r } }],
+  [
+    'serializers for other keys (as Fastify sets them)',
+    { serializers: { req: (r: unknown) => r, res: (r: unknown) => r } },
+  ],
 ];
 
 describe('audit lines written directly to the pino destination', () => {
@@ -65,7 +131,11 @@ describe('audit lines written directly to the pino destination', () => {
     it(`are byte for byte pino's own: ${name}`, () => {
       const { a, b, direct, generic } = pair({ level: 'trace', ...options }, child);
       assert.ok(PinoLines.create(a, DEFAULT_FIELD_KEYS), 'the direct path is taken');
-      assert.equal(PinoLines.create(b, DEFAULT_FIELD_KEYS), undefined, 'the twin is on pino\'s path');
+      assert.equal(
+        PinoLines.create(b, DEFAULT_FIELD_KEYS),
+        undefined,
+        "the twin is on pino's path",
+      );
       for (const logFormat of Object.values(AuditTrailFormat)) {
         const fast = new LoggingAuditSink(a, { logFormat });
         const slow = new LoggingAuditSink(b, { logFormat });
@@ -77,7 +147,8 @@ describe('audit lines written directly to the pino destination', () => {
         slow.writeMany(entries, 0, entries.length);
       }
       assert.equal(direct.text, generic.text);
-      for (const line of direct.text.split(options.crlf ? '\r\n' : '\n').filter(Boolean)) JSON.parse(line);
+      for (const line of direct.text.split(options.crlf ? '\r\n' : '\n').filter(Boolean))
+        JSON.parse(line);
     });
   }
 
@@ -86,9 +157,31 @@ describe('audit lines written directly to the pino destination', () => {
   // them shows. Every character class the check looks for appears in some field. (Lone
   // surrogates are left out: pino writes them raw, Kit escapes them as JSON.stringify does, before
   // this change as after it.)
-  it('are byte for byte pino\'s own when one field at a time needs escaping, short or long', () => {
-    const base: AuditLogEntry = { timestamp: '2026-11-21T10:00:00.000Z', method: 'GET', path: '/p', query: 'a=1', statusCode: 200, durationMs: 1, correlationId: 'id-1', headers: { host: 'h', accept: '*/*' } };
-    const odd = ['"', '\\', '\u0000', '\u001f', '\u007f', '\u0085', '\u009f', '\u2028', '\u2029', '\ud83d\ude00', 'é', '~'];
+  it("are byte for byte pino's own when one field at a time needs escaping, short or long", () => {
+    const base: AuditLogEntry = {
+      timestamp: '2026-11-21T10:00:00.000Z',
+      method: 'GET',
+      path: '/p',
+      query: 'a=1',
+      statusCode: 200,
+      durationMs: 1,
+      correlationId: 'id-1',
+      headers: { host: 'h', accept: '*/*' },
+    };
+    const odd = [
+      '"',
+      '\\',
+      '\u0000',
+      '\u001f',
+      '\u007f',
+      '\u0085',
+      '\u009f',
+      '\u2028',
+      '\u2029',
+      '\ud83d\ude00',
+      'é',
+      '~',
+    ];
     const variants: AuditLogEntry[] = [base];
     for (const c of odd) {
       variants.push(
@@ -126,13 +219,20 @@ describe('audit lines written directly to the pino destination', () => {
     assert.equal(direct.writes.length, 2);
   });
 
-  it('follows the logger level as it changes at run time, and pino\'s real timestamp', () => {
+  it("follows the logger level as it changes at run time, and pino's real timestamp", () => {
     const { a, direct } = pair({ level: 'info', timestamp: pino.stdTimeFunctions.isoTime });
     const sink = new LoggingAuditSink(a);
     a.level = 'error';
     sink.writeMany(entries, 0, entries.length);
-    const lines = direct.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; time: string; StatusCode: number });
-    assert.deepEqual(lines.map((l) => l.StatusCode), [500], 'only the 500 entry is at error level or above');
+    const lines = direct.text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { level: number; time: string; StatusCode: number });
+    assert.deepEqual(
+      lines.map((l) => l.StatusCode),
+      [500],
+      'only the 500 entry is at error level or above',
+    );
     assert.match(lines[0]?.time ?? '', /^\d{4}-\d\d-\d\dT/);
   });
 
@@ -143,9 +243,21 @@ describe('audit lines written directly to the pino destination', () => {
     ['redaction with a wildcard', { redact: ['*.host'] }],
     ['a serializer for an audit field', { serializers: { Headers: () => '[headers]' } }],
     ['nestedKey', { nestedKey: 'payload' }],
-    ['a logMethod hook', { hooks: { logMethod(args, method) { method.apply(this, args); } } }],
+    [
+      'a logMethod hook',
+      {
+        hooks: {
+          logMethod(args, method) {
+            method.apply(this, args);
+          },
+        },
+      },
+    ],
     // Recent pino applies it; pino 9.0.0 has no such hook and ignores it: pino's own call is right on either.
-    ['a streamWrite hook', { hooks: { streamWrite: (s: string) => s.replace('"level"', '"lvl"') } } as LoggerOptions],
+    [
+      'a streamWrite hook',
+      { hooks: { streamWrite: (s: string) => s.replace('"level"', '"lvl"') } } as LoggerOptions,
+    ],
   ];
   for (const [name, options] of fallbacks) {
     it(`leaves the line to pino with ${name}`, () => {
@@ -179,11 +291,20 @@ describe('audit lines written directly to the pino destination', () => {
   it('leaves the line to pino for a multistream (it routes by per-line metadata)', () => {
     const info = new Chunks();
     const errors = new Chunks();
-    const logger = pino({ level: 'info' }, pino.multistream([{ stream: info, level: 'info' }, { stream: errors, level: 'error' }]));
+    const logger = pino(
+      { level: 'info' },
+      pino.multistream([
+        { stream: info, level: 'info' },
+        { stream: errors, level: 'error' },
+      ]),
+    );
     assert.equal(PinoLines.create(logger, DEFAULT_FIELD_KEYS), undefined);
     new LoggingAuditSink(logger).writeMany(entries, 0, entries.length);
     assert.equal(info.writes.length, entries.length);
-    assert.deepEqual(errors.writes.map((l) => (JSON.parse(l) as { StatusCode: number }).StatusCode), [500]);
+    assert.deepEqual(
+      errors.writes.map((l) => (JSON.parse(l) as { StatusCode: number }).StatusCode),
+      [500],
+    );
   });
 
   it("leaves the line to pino while pino's asJson tracing channel has a subscriber", () => {
@@ -191,7 +312,13 @@ describe('audit lines written directly to the pino destination', () => {
     const sink = new LoggingAuditSink(a);
     const seen: unknown[] = [];
     const channel = tracingChannel('pino_asJson');
-    const handlers = { start: (m: unknown) => seen.push(m), end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
+    const handlers = {
+      start: (m: unknown) => seen.push(m),
+      end() {},
+      asyncStart() {},
+      asyncEnd() {},
+      error() {},
+    };
     channel.subscribe(handlers);
     let byPino: number;
     try {

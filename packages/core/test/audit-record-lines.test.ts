@@ -18,7 +18,11 @@ import { Chunks } from './audit-helpers.js';
 const fixedTime = () => ',"time":1700000000000';
 
 const redactor = new Redactor(DEFAULT_REDACT_HEADERS, ['token']);
-const settings: RecordSettings = { redactor, headerNames: new HeaderNames(redactor), includeQuery: true };
+const settings: RecordSettings = {
+  redactor,
+  headerNames: new HeaderNames(redactor),
+  includeQuery: true,
+};
 
 interface Request {
   url: string;
@@ -32,7 +36,16 @@ function recordOf(r: Request, id: string): AuditRecord {
   const now = Date.now;
   Date.now = () => 1_795_000_000_123;
   try {
-    const record = new AuditRecord('GET', r.url, { ...r.headers }, id, 10, settings, r.route as never, r.user === undefined ? undefined : { user: r.user });
+    const record = new AuditRecord(
+      'GET',
+      r.url,
+      { ...r.headers },
+      id,
+      10,
+      settings,
+      r.route as never,
+      r.user === undefined ? undefined : { user: r.user },
+    );
     record.complete(200, 11.5, false);
     return record;
   } finally {
@@ -40,11 +53,19 @@ function recordOf(r: Request, id: string): AuditRecord {
   }
 }
 
-function both(requests: readonly Request[], options: LoggerOptions = {}): { direct: Chunks; generic: Chunks } {
+function both(
+  requests: readonly Request[],
+  options: LoggerOptions = {},
+): { direct: Chunks; generic: Chunks } {
   const direct = new Chunks();
   const generic = new Chunks();
   const fast = new LoggingAuditSink(pino({ timestamp: fixedTime, ...options }, direct));
-  const slow = new LoggingAuditSink(pino({ timestamp: fixedTime, ...options, formatters: { log: (o: Record<string, unknown>) => o } }, generic));
+  const slow = new LoggingAuditSink(
+    pino(
+      { timestamp: fixedTime, ...options, formatters: { log: (o: Record<string, unknown>) => o } },
+      generic,
+    ),
+  );
   // Two records per request: reading a record's headers on pino's path releases its raw headers.
   const records = requests.map((r, i) => recordOf(r, `id-${i}`));
   fast.writeMany(records, 0, records.length);
@@ -53,9 +74,30 @@ function both(requests: readonly Request[], options: LoggerOptions = {}): { dire
 }
 
 describe("the Default line of Kit's own records", () => {
-  const odd = ['"', '\\', '\u0000', '\u001f', '\u007f', '\u0085', '\u009f', '\u2028', '\u2029', '\ud83d\ude00', 'é', '~'];
-  const base: Request = { url: '/p?a=1', headers: { host: 'h', accept: '*/*' }, route: { url: '/p' } };
-  const requests: Request[] = [base, { ...base, route: undefined }, { ...base, route: { url: undefined } }];
+  const odd = [
+    '"',
+    '\\',
+    '\u0000',
+    '\u001f',
+    '\u007f',
+    '\u0085',
+    '\u009f',
+    '\u2028',
+    '\u2029',
+    '\ud83d\ude00',
+    'é',
+    '~',
+  ];
+  const base: Request = {
+    url: '/p?a=1',
+    headers: { host: 'h', accept: '*/*' },
+    route: { url: '/p' },
+  };
+  const requests: Request[] = [
+    base,
+    { ...base, route: undefined },
+    { ...base, route: { url: undefined } },
+  ];
   for (const c of odd) {
     requests.push(
       { ...base, url: `/a${c}b?x=${c}` },
@@ -83,7 +125,8 @@ describe("the Default line of Kit's own records", () => {
       assert.equal(lines.length, requests.length);
       for (const line of lines) {
         JSON.parse(line);
-        for (const secret of ['Bearer s', 'a=b', '"k"']) assert.ok(!line.includes(secret), `${secret} is redacted`);
+        for (const secret of ['Bearer s', 'a=b', '"k"'])
+          assert.ok(!line.includes(secret), `${secret} is redacted`);
       }
     });
   }
@@ -95,13 +138,19 @@ describe("the Default line of Kit's own records", () => {
       { ...base, route },
       { ...base, route: { url: undefined } },
     ]);
-    const routes = direct.text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { Route?: string }).Route);
+    const routes = direct.text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { Route?: string }).Route);
     assert.deepEqual(routes, ['/api/things/:id', '/api/things/:id', undefined]);
   });
 
   it('take the route from a frozen config as well (nothing is cached on it)', () => {
     const route = Object.freeze({ url: '/frozen/"q"' });
-    const { direct, generic } = both([{ ...base, route }, { ...base, route }]);
+    const { direct, generic } = both([
+      { ...base, route },
+      { ...base, route },
+    ]);
     assert.equal(direct.text, generic.text);
     assert.ok(direct.text.includes('"Route":"/frozen/\\"q\\""'));
   });
@@ -122,8 +171,15 @@ describe('HeaderNames', () => {
 
   it('redacts by the rules it was made with, whatever the case of the name', () => {
     const names = new HeaderNames(new Redactor(['X-Secret'], []));
-    assert.deepEqual(plainHeadersJsonPair({ 'x-secret': 'a', 'X-SECRET': 'b', authorization: 'c' }, names)?.[0], '{"x-secret":"***","X-SECRET":"***","authorization":"c"}');
-    assert.deepEqual(plainHeadersJsonPair({ authorization: 'c' })?.[0], '{"authorization":"c"}', 'without rules nothing is redacted');
+    assert.deepEqual(
+      plainHeadersJsonPair({ 'x-secret': 'a', 'X-SECRET': 'b', authorization: 'c' }, names)?.[0],
+      '{"x-secret":"***","X-SECRET":"***","authorization":"c"}',
+    );
+    assert.deepEqual(
+      plainHeadersJsonPair({ authorization: 'c' })?.[0],
+      '{"authorization":"c"}',
+      'without rules nothing is redacted',
+    );
   });
 
   it('leaves a name that needs escaping to the general path', () => {

@@ -10,7 +10,10 @@ import { LogCapture, portOf } from './audit-helpers.js';
 import { until } from '@kit/test-support/until';
 
 /** Never settles, ignores its AbortSignal. */
-const hung: IAuditSink = { writeAsync: () => new Promise<void>(() => {}), writeBatchAsync: () => new Promise<void>(() => {}) };
+const hung: IAuditSink = {
+  writeAsync: () => new Promise<void>(() => {}),
+  writeBatchAsync: () => new Promise<void>(() => {}),
+};
 
 const DRAIN_MS = 300;
 
@@ -46,18 +49,34 @@ describe('graceful shutdown with an audit sink that never answers', () => {
   it('requests drained, flush hung: KIT_ERR_AUDIT_FLUSH_TIMEOUT, every entry counted failed, within the drain timeout', async () => {
     const { app } = await hungApp();
     for (let i = 0; i < 150; i++) assert.equal((await app.inject('/hello')).statusCode, 200);
-    await until('one batch of 100 in the hung sink, 50 queued', () => app.kit.audit.stats().queueDepth === 50, 2000);
+    await until(
+      'one batch of 100 in the hung sink, 50 queued',
+      () => app.kit.audit.stats().queueDepth === 50,
+      2000,
+    );
     const started = performance.now();
     await assert.rejects(app.kit.shutdown(), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_AUDIT_FLUSH_TIMEOUT');
-      assert.match(err.message, /audit trail's flush on shutdown did not finish within gracefulShutdown\.drainTimeoutMs \(300 ms\)/);
+      assert.match(
+        err.message,
+        /audit trail's flush on shutdown did not finish within gracefulShutdown\.drainTimeoutMs \(300 ms\)/,
+      );
       assert.match(err.message, /150 entries were abandoned and counted as failed/);
       assert.doesNotMatch(err.message, /In-flight requests/);
       return true;
     });
     const took = performance.now() - started;
-    assert.deepEqual(app.kit.audit.stats(), { enqueued: 150, written: 0, dropped: 0, failed: 150, queueDepth: 0 });
-    assert.ok(took < DRAIN_MS + 1000, `bounded by the drain timeout (+ close's grace): ${Math.round(took)} ms`);
+    assert.deepEqual(app.kit.audit.stats(), {
+      enqueued: 150,
+      written: 0,
+      dropped: 0,
+      failed: 150,
+      queueDepth: 0,
+    });
+    assert.ok(
+      took < DRAIN_MS + 1000,
+      `bounded by the drain timeout (+ close's grace): ${Math.round(took)} ms`,
+    );
   });
 
   it('requests did not drain and then the flush hung: the drain error says both, and the entries still count failed', async () => {
@@ -72,10 +91,17 @@ describe('graceful shutdown with an audit sink that never answers', () => {
     await assert.rejects(app.kit.shutdown(), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_DRAIN_TIMEOUT');
       assert.match(err.message, /In-flight requests did not finish/);
-      assert.match(err.message, /audit trail's flush on shutdown did not finish .* 11 entries were abandoned/);
+      assert.match(
+        err.message,
+        /audit trail's flush on shutdown did not finish .* 11 entries were abandoned/,
+      );
       return true;
     });
     assert.equal(await inFlight, 'cut');
-    assert.deepEqual(app.kit.audit.stats(), { enqueued: 11, written: 0, dropped: 0, failed: 11, queueDepth: 0 }, 'the 10 requests and the cut one');
+    assert.deepEqual(
+      app.kit.audit.stats(),
+      { enqueued: 11, written: 0, dropped: 0, failed: 11, queueDepth: 0 },
+      'the 10 requests and the cut one',
+    );
   });
 });

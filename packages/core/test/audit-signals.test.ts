@@ -19,9 +19,15 @@ function startHost(args: string[], env: Record<string, string> = {}): Promise<Ho
 
 /** How Node ends a process that has no listener for `signal`: the reference Kit must match. */
 async function nodeDefault(signal: NodeJS.Signals): Promise<Exit> {
-  const child = spawn(process.execPath, ['-e', 'process.stdout.write("up\\n"); setInterval(() => {}, 1e6)'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['-e', 'process.stdout.write("up\\n"); setInterval(() => {}, 1e6)'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise((resolve) => child.stdout.once('data', resolve));
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })));
+  const exited = new Promise<Exit>((resolve) =>
+    child.once('exit', (code, sig) => resolve({ code, signal: sig })),
+  );
   child.kill(signal);
   return exited;
 }
@@ -40,7 +46,9 @@ async function loggedIds(file: string): Promise<string[]> {
 async function requests(base: string, n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i += 10) {
-    const batch = await Promise.all(Array.from({ length: Math.min(10, n - i) }, () => fetch(`${base}/work`)));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(10, n - i) }, () => fetch(`${base}/work`)),
+    );
     for (const res of batch) {
       assert.equal(res.status, 200);
       ids.push(res.headers.get('x-correlation-id') as string);
@@ -73,7 +81,9 @@ function waitForOutput(host: HostProcess, text: string): Promise<void> {
       }
     };
     host.child.stdout.on('data', check);
-    void host.exited.then((e) => reject(new Error(`exited before printing ${text}: ${JSON.stringify(e)}`)));
+    void host.exited.then((e) =>
+      reject(new Error(`exited before printing ${text}: ${JSON.stringify(e)}`)),
+    );
     check();
   });
 }
@@ -97,15 +107,34 @@ describe('a signal nobody handles, without configureGracefulShutdown (real child
         const inFileBefore = (await loggedIds(host.file)).length;
         host.child.kill(signal);
         const exit = await host.exited;
-        assert.deepEqual(exit, await nodeDefault(signal), `exits as an unhandled ${signal} does: killed by it (128 + signal number in a shell)`);
+        assert.deepEqual(
+          exit,
+          await nodeDefault(signal),
+          `exits as an unhandled ${signal} does: killed by it (128 + signal number in a shell)`,
+        );
         const logged = await loggedIds(host.file);
-        assert.equal(logged.length, N + 1, `one entry per completed request (${N} + the /stats request)`);
+        assert.equal(
+          logged.length,
+          N + 1,
+          `one entry per completed request (${N} + the /stats request)`,
+        );
         const set = new Set(logged);
-        for (const id of ids.filter((i) => i !== 'stats')) assert.ok(set.has(id), `entry for ${id}`);
+        for (const id of ids.filter((i) => i !== 'stats'))
+          assert.ok(set.has(id), `entry for ${id}`);
         // The logging sink is written each turn in both modes (docs/audit.md): only the file sink queues.
-        if (mode === 'async' && sink === 'file') assert.ok(before.queueDepth > 0 && inFileBefore < N, `entries were still queued at the signal (${before.queueDepth})`);
-        if (sink === 'log') assert.match(await readFile(host.file, 'utf8'), new RegExp(`Kit audit trail: ${signal} and no handler for it`));
-        t.diagnostic(`${sink}/${mode}/${signal}: ${N + 1} requests, ${inFileBefore} entries in the file before the signal (queue ${before.queueDepth}), ${logged.length} after; exit ${JSON.stringify(exit)}`);
+        if (mode === 'async' && sink === 'file')
+          assert.ok(
+            before.queueDepth > 0 && inFileBefore < N,
+            `entries were still queued at the signal (${before.queueDepth})`,
+          );
+        if (sink === 'log')
+          assert.match(
+            await readFile(host.file, 'utf8'),
+            new RegExp(`Kit audit trail: ${signal} and no handler for it`),
+          );
+        t.diagnostic(
+          `${sink}/${mode}/${signal}: ${N + 1} requests, ${inFileBefore} entries in the file before the signal (queue ${before.queueDepth}), ${logged.length} after; exit ${JSON.stringify(exit)}`,
+        );
       } finally {
         await host.close();
       }
@@ -151,7 +180,11 @@ describe("a host with its own signal handlers: Kit's listener changes nothing (r
         // on a loaded machine, written was still 0 three round trips and two signals later).
         const before = await settledStats(host.base, 50);
         assert.equal(before.written, 50, '50 written as a batch');
-        assert.equal(before.queueDepth, before.enqueued - 50, 'everything else queued: 10 requests and the /stats calls before this one');
+        assert.equal(
+          before.queueDepth,
+          before.enqueued - 50,
+          'everything else queued: 10 requests and the /stats calls before this one',
+        );
         for (const signal of ['SIGTERM', 'SIGINT'] as const) {
           host.child.kill(signal);
           await waitForOutput(host, `HOST ${signal}`);

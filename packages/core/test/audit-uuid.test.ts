@@ -25,7 +25,11 @@ describe('generated correlation ids', () => {
     for (let pos = 0; pos < 36; pos++) {
       if ([8, 13, 18, 23, 14].includes(pos)) continue; // dashes and the version digit
       const values = new Set(ids.map((id) => id[pos]));
-      assert.equal(values.size, pos === 19 ? 4 : 16, `position ${pos}: ${[...values].sort().join('')}`);
+      assert.equal(
+        values.size,
+        pos === 19 ? 4 : 16,
+        `position ${pos}: ${[...values].sort().join('')}`,
+      );
     }
   });
 

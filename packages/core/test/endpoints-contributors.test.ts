@@ -5,16 +5,46 @@
 // hand-written replacement keeps the contributed route's guard (its onRequest hooks).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
-import { addKit, EndpointGroup, KitRouteContributor, KitTag, useKit, type IKitEndpoint, type RouteContributorContext } from '@kit/core';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RouteOptions,
+} from 'fastify';
+import {
+  addKit,
+  EndpointGroup,
+  KitRouteContributor,
+  KitTag,
+  useKit,
+  type IKitEndpoint,
+  type RouteContributorContext,
+} from '@kit/core';
 import { kitApp, openApiOf, operations } from './helpers.js';
 
 // What a plugin's decorator looks like: a factory returning KitRouteContributor(fn).
 function Crudish(resource: string) {
   return KitRouteContributor((_group, context: RouteContributorContext): RouteOptions[] => [
-    { method: 'GET', url: '', handler: async () => ({ from: 'contributor', resource, list: true }) },
-    { method: 'GET', url: '{id}', handler: async (req) => ({ from: 'contributor', resource, params: req.params, context: { ...context, services: undefined, endpoints: undefined } }) },
-    { method: ['PUT', 'PATCH'], url: '{id}', handler: async () => ({ from: 'contributor', resource, write: true }) },
+    {
+      method: 'GET',
+      url: '',
+      handler: async () => ({ from: 'contributor', resource, list: true }),
+    },
+    {
+      method: 'GET',
+      url: '{id}',
+      handler: async (req) => ({
+        from: 'contributor',
+        resource,
+        params: req.params,
+        context: { ...context, services: undefined, endpoints: undefined },
+      }),
+    },
+    {
+      method: ['PUT', 'PATCH'],
+      url: '{id}',
+      handler: async () => ({ from: 'contributor', resource, write: true }),
+    },
   ]);
 }
 
@@ -35,7 +65,8 @@ class GadgetEndpoint implements IKitEndpoint {
   }
 }
 
-@EndpointGroup('tools') @KitTag('Tools')
+@EndpointGroup('tools')
+@KitTag('Tools')
 @Crudish('hammer')
 class HammerEndpoint {}
 
@@ -55,7 +86,19 @@ const seen: Array<readonly unknown[]> = [];
 function Planned() {
   return KitRouteContributor((_group, { endpoints }) => {
     seen.push(endpoints);
-    return [{ method: 'GET', url: 'plan', handler: async () => endpoints.map(({ cls, className, group, prefix }) => ({ cls: cls.name, className, group, prefix })) }];
+    return [
+      {
+        method: 'GET',
+        url: 'plan',
+        handler: async () =>
+          endpoints.map(({ cls, className, group, prefix }) => ({
+            cls: cls.name,
+            className,
+            group,
+            prefix,
+          })),
+      },
+    ];
   });
 }
 @Planned()
@@ -65,13 +108,28 @@ class FirstPlannedEndpoint {}
 class LastPlannedEndpoint {}
 
 describe('route contributors (@KitRouteContributor)', () => {
-  it('see every endpoint class of the app with its group and prefix, before any group\'s routes are made; one frozen array per app', async () => {
+  it("see every endpoint class of the app with its group and prefix, before any group's routes are made; one frozen array per app", async () => {
     seen.length = 0;
     const app = await kitApp([FirstPlannedEndpoint, WidgetEndpoint, LastPlannedEndpoint]);
     const plan = [
-      { cls: 'FirstPlannedEndpoint', className: 'FirstPlannedEndpoint', group: 'firstPlanned', prefix: '/api/firstPlanned' },
-      { cls: 'WidgetEndpoint', className: 'WidgetEndpoint', group: 'widget', prefix: '/api/widget' },
-      { cls: 'LastPlannedEndpoint', className: 'LastPlannedEndpoint', group: 'tools', prefix: '/api/tools' },
+      {
+        cls: 'FirstPlannedEndpoint',
+        className: 'FirstPlannedEndpoint',
+        group: 'firstPlanned',
+        prefix: '/api/firstPlanned',
+      },
+      {
+        cls: 'WidgetEndpoint',
+        className: 'WidgetEndpoint',
+        group: 'widget',
+        prefix: '/api/widget',
+      },
+      {
+        cls: 'LastPlannedEndpoint',
+        className: 'LastPlannedEndpoint',
+        group: 'tools',
+        prefix: '/api/tools',
+      },
     ];
     // The first group's contributor already sees the last class.
     assert.deepEqual((await app.inject('/api/firstPlanned/plan')).json(), plan);
@@ -82,7 +140,6 @@ describe('route contributors (@KitRouteContributor)', () => {
     await app.close();
   });
 
-
   it('make a class without addRoutes an endpoint class; its routes get the group prefix, operationIds and tags', async () => {
     const app = await kitApp([WidgetEndpoint]);
     const list = await app.inject('/api/widget');
@@ -90,7 +147,11 @@ describe('route contributors (@KitRouteContributor)', () => {
     assert.deepEqual(list.json(), { from: 'contributor', resource: 'widget', list: true });
     const one = await app.inject('/api/widget/7');
     assert.deepEqual(one.json<{ params: unknown; context: unknown }>().params, { id: '7' });
-    assert.deepEqual(one.json<{ context: unknown }>().context, { className: 'WidgetEndpoint', group: 'widget', prefix: '/api/widget' });
+    assert.deepEqual(one.json<{ context: unknown }>().context, {
+      className: 'WidgetEndpoint',
+      group: 'widget',
+      prefix: '/api/widget',
+    });
     assert.equal((await app.inject({ method: 'PATCH', url: '/api/widget/7' })).statusCode, 200);
     const ops = operations(await openApiOf(app));
     assert.equal(ops['GET /api/widget']?.operationId, 'widget_GET');
@@ -103,9 +164,19 @@ describe('route contributors (@KitRouteContributor)', () => {
 
   it('a hand-written route of the same method and path wins (parameter names and spelling aside), also from a nested plugin', async () => {
     const app = await kitApp([GadgetEndpoint]);
-    assert.deepEqual((await app.inject('/api/gadget/3')).json(), { from: 'hand-written', params: { gadgetId: '3' } });
-    assert.deepEqual((await app.inject({ method: 'PATCH', url: '/api/gadget/3' })).json(), { from: 'hand-written', patch: true });
-    assert.deepEqual((await app.inject({ method: 'PUT', url: '/api/gadget/3' })).json(), { from: 'contributor', resource: 'gadget', write: true });
+    assert.deepEqual((await app.inject('/api/gadget/3')).json(), {
+      from: 'hand-written',
+      params: { gadgetId: '3' },
+    });
+    assert.deepEqual((await app.inject({ method: 'PATCH', url: '/api/gadget/3' })).json(), {
+      from: 'hand-written',
+      patch: true,
+    });
+    assert.deepEqual((await app.inject({ method: 'PUT', url: '/api/gadget/3' })).json(), {
+      from: 'contributor',
+      resource: 'gadget',
+      write: true,
+    });
     assert.deepEqual((await app.inject('/api/gadget')).json(), { from: 'hand-written plugin' });
     await app.close();
   });
@@ -118,7 +189,11 @@ describe('route contributors (@KitRouteContributor)', () => {
       const app = await kitApp(order);
       const res = await app.inject('/api/tools/1');
       assert.equal(res.json<{ resource: string }>().resource, 'hammer');
-      assert.equal(res.headers['x-group'], 'tools', 'the hook of another class of the group applies');
+      assert.equal(
+        res.headers['x-group'],
+        'tools',
+        'the hook of another class of the group applies',
+      );
       assert.equal((await app.inject('/api/tools/manual')).statusCode, 200);
       const ops = operations(await openApiOf(app));
       assert.deepEqual(ops['GET /api/tools/{id}']?.tags, ['Tools']);
@@ -127,9 +202,11 @@ describe('route contributors (@KitRouteContributor)', () => {
   }
 
   it('two contributors describing the same route in one group fail start-up (Fastify names the route)', async () => {
-    @EndpointGroup('twice') @Crudish('a')
+    @EndpointGroup('twice')
+    @Crudish('a')
     class TwiceA {}
-    @EndpointGroup('twice') @Crudish('b')
+    @EndpointGroup('twice')
+    @Crudish('b')
     class TwiceB {}
     const app = Fastify();
     addKit(app, [TwiceA, TwiceB]);
@@ -156,8 +233,18 @@ describe('route contributors (@KitRouteContributor)', () => {
     };
     const Guarded = KitRouteContributor(() => [
       { method: 'GET', url: '', onRequest: guard, handler: async () => ({ from: 'contributor' }) },
-      { method: 'GET', url: '{id}', onRequest: [guard], handler: async () => ({ from: 'contributor' }) },
-      { method: ['PUT', 'DELETE'], url: '{id}', onRequest: guard, handler: async () => ({ from: 'contributor' }) },
+      {
+        method: 'GET',
+        url: '{id}',
+        onRequest: [guard],
+        handler: async () => ({ from: 'contributor' }),
+      },
+      {
+        method: ['PUT', 'DELETE'],
+        url: '{id}',
+        onRequest: guard,
+        handler: async () => ({ from: 'contributor' }),
+      },
       { method: 'GET', url: 'open', handler: async () => ({ from: 'contributor', open: true }) },
     ]);
 
@@ -169,7 +256,9 @@ describe('route contributors (@KitRouteContributor)', () => {
         // Its own guard already: not run twice.
         app.put('{id}', { onRequest: guard }, async () => ({ from: 'hand-written put' }));
         // Public on purpose.
-        app.delete('{id}', { config: { kitPublic: true } }, async () => ({ from: 'hand-written public delete' }));
+        app.delete('{id}', { config: { kitPublic: true } }, async () => ({
+          from: 'hand-written public delete',
+        }));
         // Replacing a route that had no guard adds none.
         app.get('open', async () => ({ from: 'hand-written open' }));
         // From a plugin registered inside addRoutes, too.
@@ -185,14 +274,26 @@ describe('route contributors (@KitRouteContributor)', () => {
         const token = { 'x-token': 'ok' };
         for (const url of ['/api/vault', '/api/vault/7']) {
           assert.equal((await app.inject(url)).statusCode, 401, url);
-          assert.equal((await app.inject({ url, headers: token })).json<{ from: string }>().from, url.endsWith('7') ? 'hand-written' : 'hand-written plugin');
+          assert.equal(
+            (await app.inject({ url, headers: token })).json<{ from: string }>().from,
+            url.endsWith('7') ? 'hand-written' : 'hand-written plugin',
+          );
         }
         assert.equal((await app.inject({ method: 'PUT', url: '/api/vault/7' })).statusCode, 401);
         calls.length = 0;
-        assert.equal((await app.inject({ method: 'PUT', url: '/api/vault/7', headers: token })).json<{ from: string }>().from, 'hand-written put');
+        assert.equal(
+          (await app.inject({ method: 'PUT', url: '/api/vault/7', headers: token })).json<{
+            from: string;
+          }>().from,
+          'hand-written put',
+        );
         assert.deepEqual(calls, ['/api/vault/7'], 'the guard runs once');
-        assert.deepEqual((await app.inject({ method: 'DELETE', url: '/api/vault/7' })).json(), { from: 'hand-written public delete' });
-        assert.deepEqual((await app.inject('/api/vault/open')).json(), { from: 'hand-written open' });
+        assert.deepEqual((await app.inject({ method: 'DELETE', url: '/api/vault/7' })).json(), {
+          from: 'hand-written public delete',
+        });
+        assert.deepEqual((await app.inject('/api/vault/open')).json(), {
+          from: 'hand-written open',
+        });
       } finally {
         await app.close();
       }

@@ -40,7 +40,9 @@ describe('discovery under the TypeScript loader (tsx)', () => {
     const viaUrl = await kitApp([pathToFileURL(path.join(fixture, 'endpoints') + '/')]);
     assert.deepEqual(summary(operations(await openApiOf(viaUrl))), expected);
     await viaUrl.close();
-    const viaRelative = await kitApp([path.relative(process.cwd(), path.join(fixture, 'endpoints'))]);
+    const viaRelative = await kitApp([
+      path.relative(process.cwd(), path.join(fixture, 'endpoints')),
+    ]);
     assert.deepEqual(summary(operations(await openApiOf(viaRelative))), expected);
     await viaRelative.close();
   });
@@ -55,7 +57,8 @@ describe('discovery under the TypeScript loader (tsx)', () => {
 
   it('accepts module namespace objects and classes', async () => {
     const users = await import('./fixtures/discovery/endpoints/UsersEndpoint.js');
-    const { ReportsV2Endpoint } = await import('./fixtures/discovery/endpoints/nested/ReportsV2Endpoint.js');
+    const { ReportsV2Endpoint } =
+      await import('./fixtures/discovery/endpoints/nested/ReportsV2Endpoint.js');
     const app = await kitApp([users, ReportsV2Endpoint]);
     assert.deepEqual(summary(operations(await openApiOf(app))), expected);
     await app.close();
@@ -73,7 +76,11 @@ describe('discovery under the TypeScript loader (tsx)', () => {
   });
 
   it('uses the endpoints/ folder beside the entry module when no sources are given', async () => {
-    const { stdout } = await run(process.execPath, ['--conditions=kit-source', '--import', tsx, path.join(fixture, 'host.ts')], { cwd: tmpdir() });
+    const { stdout } = await run(
+      process.execPath,
+      ['--conditions=kit-source', '--import', tsx, path.join(fixture, 'host.ts')],
+      { cwd: tmpdir() },
+    );
     const out = JSON.parse(stdout) as { routes: unknown; users: number };
     assert.deepEqual(out.routes, expected);
     assert.equal(out.users, 200);
@@ -83,18 +90,37 @@ describe('discovery under the TypeScript loader (tsx)', () => {
 describe('discovery from compiled JavaScript (plain node, no loader, @kit/core from dist)', () => {
   let dir: string;
   before(async () => {
-    assert.ok(existsSync(coreDist), `build @kit/core first (npm run build): ${coreDist} is missing`);
+    assert.ok(
+      existsSync(coreDist),
+      `build @kit/core first (npm run build): ${coreDist} is missing`,
+    );
     await mkdir(scratch, { recursive: true });
     dir = await mkdtemp(path.join(scratch, 'compiled-'));
     const sources = await readdir(path.join(fixture, 'endpoints'), { recursive: true });
-    const entryPoints = [path.join(fixture, 'host.ts'), ...sources.filter((f) => /(?<!\.d)(?<!\.spec)\.ts$/.test(f)).map((f) => path.join(fixture, 'endpoints', f))];
+    const entryPoints = [
+      path.join(fixture, 'host.ts'),
+      ...sources
+        .filter((f) => /(?<!\.d)(?<!\.spec)\.ts$/.test(f))
+        .map((f) => path.join(fixture, 'endpoints', f)),
+    ];
     // Lowered like tsc would for Node 20 (no native decorators), names kept as in source.
-    await build({ entryPoints, outdir: dir, outbase: fixture, format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
+    await build({
+      entryPoints,
+      outdir: dir,
+      outbase: fixture,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'error',
+    });
     // A stray TypeScript file: without a loader it must be skipped (Node 20 would fail to parse the
     // annotation); where Node strips types itself (Node 24) it is imported and holds no endpoint.
     await writeFile(path.join(dir, 'endpoints', 'Stray.ts'), 'export const stray: number = 1;\n');
     // The source beside its compiled twin: Node 24 strips types itself and must not load both.
-    await writeFile(path.join(dir, 'endpoints', 'UsersEndpoint.ts'), await readFile(path.join(fixture, 'endpoints', 'UsersEndpoint.ts'), 'utf8'));
+    await writeFile(
+      path.join(dir, 'endpoints', 'UsersEndpoint.ts'),
+      await readFile(path.join(fixture, 'endpoints', 'UsersEndpoint.ts'), 'utf8'),
+    );
     await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   });
   after(async () => {
@@ -120,12 +146,27 @@ describe('bundled and minified hosts', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  async function bundle(name: string, body: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  async function bundle(
+    name: string,
+    body: string,
+  ): Promise<{ code: number; stdout: string; stderr: string }> {
     const entry = path.join(dir, `${name}.ts`);
     await writeFile(entry, body);
-    await build({ entryPoints: [entry], outfile: path.join(dir, `${name}.js`), bundle: true, minify: true, format: 'esm', platform: 'node', target: 'node20', external: ['fastify', '@kit/core'], logLevel: 'error' });
+    await build({
+      entryPoints: [entry],
+      outfile: path.join(dir, `${name}.js`),
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      external: ['fastify', '@kit/core'],
+      logLevel: 'error',
+    });
     try {
-      const { stdout, stderr } = await run(process.execPath, [path.join(dir, `${name}.js`)], { cwd: dir });
+      const { stdout, stderr } = await run(process.execPath, [path.join(dir, `${name}.js`)], {
+        cwd: dir,
+      });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };

@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { EndpointGroup, KitEndpoint, KitHttpMethod, KitMethod, KitTag, type IKitEndpoint } from '@kit/core';
+import {
+  EndpointGroup,
+  KitEndpoint,
+  KitHttpMethod,
+  KitMethod,
+  KitTag,
+  type IKitEndpoint,
+} from '@kit/core';
 import { endpoint, kitApp, openApiOf, operations } from './helpers.js';
 
 @EndpointGroup('admin')
@@ -36,9 +43,20 @@ describe('route groups', () => {
     it(`a hook added by one class of a group guards every route of the group and no other (order ${order.map((c) => c.name).join(', ')})`, async () => {
       const app = await kitApp(order);
       assert.equal((await app.inject('/api/admin/users')).statusCode, 401);
-      assert.equal((await app.inject('/api/admin/jobs')).statusCode, 401, 'the other class of the group is guarded too');
-      assert.equal((await app.inject({ url: '/api/admin/jobs', headers: { 'x-key': 'secret' } })).statusCode, 200);
-      assert.equal((await app.inject('/api/public/hello')).statusCode, 200, 'another group is not guarded');
+      assert.equal(
+        (await app.inject('/api/admin/jobs')).statusCode,
+        401,
+        'the other class of the group is guarded too',
+      );
+      assert.equal(
+        (await app.inject({ url: '/api/admin/jobs', headers: { 'x-key': 'secret' } })).statusCode,
+        200,
+      );
+      assert.equal(
+        (await app.inject('/api/public/hello')).statusCode,
+        200,
+        'another group is not guarded',
+      );
       const ops = operations(await openApiOf(app));
       assert.deepEqual(ops['GET /api/admin/users']?.tags, ['admin']);
       assert.deepEqual(ops['GET /api/admin/jobs']?.tags, ['admin']);
@@ -68,8 +86,13 @@ describe('route groups', () => {
       const res = await app.inject({ method, url });
       assert.equal(res.statusCode, 200, `${method} ${url}`);
     }
-    assert.deepEqual((await app.inject('/api/shapes/items/7')).json<{ params: unknown }>().params, { id: '7' });
-    assert.deepEqual((await app.inject('/api/shapes/things/1/parts/2')).json<{ params: unknown }>().params, { thingId: '1', partId: '2' });
+    assert.deepEqual((await app.inject('/api/shapes/items/7')).json<{ params: unknown }>().params, {
+      id: '7',
+    });
+    assert.deepEqual(
+      (await app.inject('/api/shapes/things/1/parts/2')).json<{ params: unknown }>().params,
+      { thingId: '1', partId: '2' },
+    );
     assert.equal((await app.inject('/api/shapesplain')).statusCode, 404, 'no glued prefix');
     await app.close();
   });
@@ -94,7 +117,9 @@ describe('route groups', () => {
     assert.equal((await app.inject('/api/user/settings/theme')).body, 'dark');
     assert.deepEqual((await app.inject('/api/user/settings/items/3')).json(), { id: '3' });
     assert.equal((await app.inject('/api/user/theme')).statusCode, 404);
-    const ids = Object.fromEntries(Object.entries(operations(await openApiOf(app))).map(([k, v]) => [k, v.operationId]));
+    const ids = Object.fromEntries(
+      Object.entries(operations(await openApiOf(app))).map(([k, v]) => [k, v.operationId]),
+    );
     assert.deepEqual(ids, {
       'GET /api/user': 'user_GET',
       'GET /api/user/settings': 'user_GET_settings',
@@ -105,11 +130,19 @@ describe('route groups', () => {
   });
 
   it('%40 in a request path reaches the @ route, over inject and a real socket, keeping the query', async () => {
-    const app = await kitApp([endpoint('OrdersV1Endpoint', [['GET', 'list']], (a) => a.get('echo', async (req) => req.query))]);
+    const app = await kitApp([
+      endpoint('OrdersV1Endpoint', [['GET', 'list']], (a) =>
+        a.get('echo', async (req) => req.query),
+      ),
+    ]);
     assert.equal((await app.inject('/api/orders@1/list')).statusCode, 200);
     assert.equal((await app.inject('/api/orders%401/list')).statusCode, 200);
     assert.deepEqual((await app.inject('/api/orders%401/echo?at=%40x')).json(), { at: '@x' });
-    assert.equal((await app.inject('/api/orders%402/list')).statusCode, 404, 'an unknown version stays 404');
+    assert.equal(
+      (await app.inject('/api/orders%402/list')).statusCode,
+      404,
+      'an unknown version stays 404',
+    );
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     const res = await fetch(`${address}/api/orders%401/list`);
     assert.equal(res.status, 200);
@@ -146,12 +179,21 @@ describe('tags', () => {
   }
 
   it('@KitTag replaces the default tag, in declaration order, de-duplicated; route-level tags win', async () => {
-    const app = await kitApp([TaggedEndpoint, SharedOne, SharedTwo, endpoint('PlainEndpoint', [['GET', 'p']])]);
+    const app = await kitApp([
+      TaggedEndpoint,
+      SharedOne,
+      SharedTwo,
+      endpoint('PlainEndpoint', [['GET', 'p']]),
+    ]);
     const doc = await openApiOf(app);
     const ops = operations(doc);
     assert.deepEqual(ops['GET /api/tagged/a']?.tags, ['Orders', 'Public']);
     assert.deepEqual(ops['GET /api/tagged/b']?.tags, ['Special']);
-    assert.deepEqual(ops['GET /api/shared/one']?.tags, ['Zeta', 'Alpha'], 'merged across the classes of a group');
+    assert.deepEqual(
+      ops['GET /api/shared/one']?.tags,
+      ['Zeta', 'Alpha'],
+      'merged across the classes of a group',
+    );
     assert.deepEqual(ops['GET /api/shared/two']?.tags, ['Zeta', 'Alpha']);
     assert.deepEqual(ops['GET /api/plain/p']?.tags, ['plain'], 'default tag is the group name');
     assert.deepEqual(
@@ -188,12 +230,20 @@ describe('deprecated @KitEndpoint / @KitMethod', () => {
       await new Promise((r) => setImmediate(r));
       assert.equal(warnings.length, 1, 'one warning per class, however often it is mapped');
       assert.equal(warnings[0]?.name, 'DeprecationWarning');
-      assert.match(warnings[0]?.message ?? '', /LegacyReportsEndpoint.*deprecated since @kit\/core 0\.1\.0 \(as in Kit for \.NET 0\.4\.0\).*removed in @kit\/core 0\.2\.0.*IKitEndpoint/);
-      assert.deepEqual((await first.inject('/api/legacyReports/daily/mon')).json(), { name: 'report-mon' });
+      assert.match(
+        warnings[0]?.message ?? '',
+        /LegacyReportsEndpoint.*deprecated since @kit\/core 0\.1\.0 \(as in Kit for \.NET 0\.4\.0\).*removed in @kit\/core 0\.2\.0.*IKitEndpoint/,
+      );
+      assert.deepEqual((await first.inject('/api/legacyReports/daily/mon')).json(), {
+        name: 'report-mon',
+      });
       const created = await first.inject({ method: 'POST', url: '/api/legacyReports' });
       assert.equal(created.statusCode, 201);
       const ops = operations(await openApiOf(first));
-      assert.equal(ops['GET /api/legacyReports/daily/{day}']?.operationId, 'legacyReports_GET_daily_day');
+      assert.equal(
+        ops['GET /api/legacyReports/daily/{day}']?.operationId,
+        'legacyReports_GET_daily_day',
+      );
       assert.equal(ops['POST /api/legacyReports']?.operationId, 'legacyReports_POST');
       assert.deepEqual(ops['GET /api/legacyReports/daily/{day}']?.tags, ['legacyReports']);
       await first.close();

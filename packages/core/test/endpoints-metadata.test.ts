@@ -5,7 +5,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EndpointGroup, KitEndpoint, KitHttpMethod, KitMethod, KitRouteContributor, KitTag, type IKitEndpoint } from '@kit/core';
+import {
+  EndpointGroup,
+  KitEndpoint,
+  KitHttpMethod,
+  KitMethod,
+  KitRouteContributor,
+  KitTag,
+  type IKitEndpoint,
+} from '@kit/core';
 import { kitApp, openApiOf } from './helpers.js';
 
 class PlainEndpoint implements IKitEndpoint {
@@ -14,7 +22,8 @@ class PlainEndpoint implements IKitEndpoint {
   }
 }
 
-@EndpointGroup('tagged') @KitTag('Tagged')
+@EndpointGroup('tagged')
+@KitTag('Tagged')
 class TaggedEndpoint implements IKitEndpoint {
   addRoutes(app: FastifyInstance) {
     app.get('one', async () => ({ tagged: true }));
@@ -58,10 +67,20 @@ describe('endpoint metadata at start-up', () => {
     // LegacyEndpoint and PlainEndpoint are named twice: once as a class, once in a namespace object.
     const app = await kitApp([PlainEndpoint, LegacyEndpoint, { ...classes }]);
     try {
-      assert.deepEqual(reads, { PlainEndpoint: 1, TaggedEndpoint: 1, ContributedEndpoint: 1, LegacyEndpoint: 1 });
+      assert.deepEqual(reads, {
+        PlainEndpoint: 1,
+        TaggedEndpoint: 1,
+        ContributedEndpoint: 1,
+        LegacyEndpoint: 1,
+      });
       // The single reading carried everything: groups, tags, legacy routes, contributed routes.
       const paths = Object.keys((await openApiOf(app)).paths).sort();
-      assert.deepEqual(paths, ['/api/contributed/ping', '/api/legacy/old', '/api/plain', '/api/tagged/one']);
+      assert.deepEqual(paths, [
+        '/api/contributed/ping',
+        '/api/legacy/old',
+        '/api/plain',
+        '/api/tagged/one',
+      ]);
       assert.deepEqual((await openApiOf(app)).paths['/api/tagged/one']?.get?.tags, ['Tagged']);
       assert.equal((await app.inject('/api/contributed/ping')).body, 'pong');
       assert.deepEqual((await app.inject('/api/legacy/old')).json(), { legacy: true });

@@ -42,7 +42,10 @@ describe('operationIds', () => {
 
   it('operationIdFor is the same rule, for hosts that need an id in advance', () => {
     assert.equal(operationIdFor('user', 'get', 'profile'), 'user_GET_profile');
-    assert.equal(operationIdFor('orders@1', 'POST', 'items/:id(^\\d+)/lines'), 'orders@1_POST_items_id_lines');
+    assert.equal(
+      operationIdFor('orders@1', 'POST', 'items/:id(^\\d+)/lines'),
+      'orders@1_POST_items_id_lines',
+    );
     assert.equal(operationIdFor('user', 'DELETE', ''), 'user_DELETE');
   });
 
@@ -74,7 +77,10 @@ describe('operationIds', () => {
     app.register(async (scope) => {
       scope.get('/legacy', { schema: { operationId: 'catalog_GET' } }, async () => 1);
     });
-    await assert.rejects(useKit(app), /catalog_GET.*GET \/api\/catalog.*GET \/legacy|catalog_GET.*GET \/legacy.*GET \/api\/catalog/);
+    await assert.rejects(
+      useKit(app),
+      /catalog_GET.*GET \/api\/catalog.*GET \/legacy|catalog_GET.*GET \/legacy.*GET \/api\/catalog/,
+    );
     assert.equal(app.kit.state, 'starting');
     await app.close();
   });
@@ -91,7 +97,10 @@ describe('operationId collisions the document would hide', () => {
     }
     await assert.rejects(kitApp([ProfileEndpoint]), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_DUPLICATE_OPERATION_ID');
-      assert.match(err.message, /'profile_GET_me'.*GET \/api\/profile\/me.*POST \/api\/profile\/me/);
+      assert.match(
+        err.message,
+        /'profile_GET_me'.*GET \/api\/profile\/me.*POST \/api\/profile\/me/,
+      );
       return true;
     });
   });
@@ -101,7 +110,12 @@ describe('operationId collisions the document would hide', () => {
     addKit(app, [CatalogEndpoint]);
     await useKit(app);
     app.get('/late', { schema: { operationId: 'catalog_GET' } }, async () => 1);
-    await assert.rejects(async () => { await app.ready(); }, { code: 'KIT_ERR_DUPLICATE_OPERATION_ID' });
+    await assert.rejects(
+      async () => {
+        await app.ready();
+      },
+      { code: 'KIT_ERR_DUPLICATE_OPERATION_ID' },
+    );
   });
 });
 
@@ -121,14 +135,22 @@ describe('OpenAPI document', () => {
     app.get('/root-after', async () => 1);
     await app.ready();
     const paths = Object.keys((await openApiOf(app)).paths);
-    for (const p of ['/before-addkit', '/root-between', '/plugin-between', '/root-after', '/api/catalog/items/{id}']) {
+    for (const p of [
+      '/before-addkit',
+      '/root-between',
+      '/plugin-between',
+      '/root-after',
+      '/api/catalog/items/{id}',
+    ]) {
       assert.ok(paths.includes(p), `${p} in ${paths.join(', ')}`);
     }
     // Plugins load lazily, after addKit attached the collector; a root route declared before it is not seen.
-    assert.ok(!paths.includes('/root-before'), 'root routes declared before addKit are not documented (README)');
+    assert.ok(
+      !paths.includes('/root-before'),
+      'root routes declared before addKit are not documented (README)',
+    );
     await app.close();
   });
-
 
   it('is OpenAPI 3.1 at /openapi.json with the host package title and version, and serves the reference UI at /docs', async () => {
     const app = await kitApp([CatalogEndpoint], (opt) => {
@@ -142,25 +164,36 @@ describe('OpenAPI document', () => {
     const ui = await app.inject('/docs/');
     assert.equal(ui.statusCode, 200);
     assert.match(String(ui.headers['content-type']), /text\/html/);
-    assert.doesNotMatch(ui.body, /https?:\/\/(cdn|unpkg|cdnjs|jsdelivr)/, 'assets are served locally');
+    assert.doesNotMatch(
+      ui.body,
+      /https?:\/\/(cdn|unpkg|cdnjs|jsdelivr)/,
+      'assets are served locally',
+    );
     const asset = await app.inject('/docs/static/swagger-ui-bundle.js');
     assert.equal(asset.statusCode, 200);
     await app.close();
   });
 
   it('docsPath=false turns the UI off; openApiPath=false turns both off; custom paths work', async () => {
-    const noUi = await kitApp([CatalogEndpoint], (opt) => { opt.docsPath = false; });
+    const noUi = await kitApp([CatalogEndpoint], (opt) => {
+      opt.docsPath = false;
+    });
     assert.equal((await noUi.inject('/docs/')).statusCode, 404);
     assert.equal((await noUi.inject('/openapi.json')).statusCode, 200);
     await noUi.close();
 
-    const none = await kitApp([CatalogEndpoint], (opt) => { opt.openApiPath = false; });
+    const none = await kitApp([CatalogEndpoint], (opt) => {
+      opt.openApiPath = false;
+    });
     assert.equal((await none.inject('/openapi.json')).statusCode, 404);
     assert.equal((await none.inject('/docs/')).statusCode, 404);
     assert.equal((await none.inject('/api/catalog/items/1')).statusCode, 200);
     await none.close();
 
-    const custom = await kitApp([CatalogEndpoint], (opt) => { opt.openApiPath = '/spec/v1.json'; opt.docsPath = '/reference'; });
+    const custom = await kitApp([CatalogEndpoint], (opt) => {
+      opt.openApiPath = '/spec/v1.json';
+      opt.docsPath = '/reference';
+    });
     assert.equal((await custom.inject('/spec/v1.json')).statusCode, 200);
     assert.equal((await custom.inject('/reference/')).statusCode, 200);
     await custom.close();

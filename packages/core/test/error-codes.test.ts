@@ -24,7 +24,19 @@ async function compile(source: string): Promise<string> {
   const dir = await mkdtemp(path.join(repo, '.tmp', 'error-codes-'));
   try {
     await writeFile(path.join(dir, 'main.ts'), source);
-    await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify({ extends: path.join(repo, 'tsconfig.base.json'), compilerOptions: { noEmit: true, declaration: false, declarationMap: false, sourceMap: false }, files: ['main.ts'] }));
+    await writeFile(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        extends: path.join(repo, 'tsconfig.base.json'),
+        compilerOptions: {
+          noEmit: true,
+          declaration: false,
+          declarationMap: false,
+          sourceMap: false,
+        },
+        files: ['main.ts'],
+      }),
+    );
     await run(process.execPath, [tsc, '-p', dir], { cwd: dir });
     return '';
   } catch (err) {
@@ -41,38 +53,84 @@ describe('the error catalogue', () => {
     const err = coreErrors.error('KIT_ERR_WARMUP_TIMEOUT', { timeoutMs: 250 }, { cause });
     assert.ok(err instanceof KitError);
     assert.equal(err.code, 'KIT_ERR_WARMUP_TIMEOUT');
-    assert.equal(err.message, 'Warm-up did not finish within warmupTimeoutMs (250 ms). Raise opt.warmupTimeoutMs or make the tasks faster.');
+    assert.equal(
+      err.message,
+      'Warm-up did not finish within warmupTimeoutMs (250 ms). Raise opt.warmupTimeoutMs or make the tasks faster.',
+    );
     assert.equal(err.cause, cause);
-    assert.equal(coreErrors.error('KIT_ERR_ALREADY_ADDED').message, 'addKit(app) was called twice on the same Fastify instance.');
+    assert.equal(
+      coreErrors.error('KIT_ERR_ALREADY_ADDED').message,
+      'addKit(app) was called twice on the same Fastify instance.',
+    );
     // A value that looks like a placeholder is inserted as it is, not filled again.
-    assert.equal(coreErrors.message('KIT_ERR_INVALID_TAG', { tag: '{tag}' }), '@KitTag({tag}): a tag must be a non-empty string.');
+    assert.equal(
+      coreErrors.message('KIT_ERR_INVALID_TAG', { tag: '{tag}' }),
+      '@KitTag({tag}): a tag must be a non-empty string.',
+    );
     const local = errorCatalogue({ KIT_ERR_DEPENDENCY: { when: 'composed where thrown' } });
-    assert.throws(() => (local.error as (code: string) => KitError)('KIT_ERR_DEPENDENCY'), /has no message template/);
+    assert.throws(
+      () => (local.error as (code: string) => KitError)('KIT_ERR_DEPENDENCY'),
+      /has no message template/,
+    );
   });
 
   it("the errors that carry an HTTP status carry the catalogue's", () => {
-    assert.equal(new StoreUnavailableError('redis', 'down').statusCode, coreErrors.codes.KIT_ERR_STORE_UNAVAILABLE.status);
-    assert.equal(new SagaConflictError('s', 1, 2).statusCode, coreErrors.codes.KIT_ERR_SAGA_CONFLICT.status);
+    assert.equal(
+      new StoreUnavailableError('redis', 'down').statusCode,
+      coreErrors.codes.KIT_ERR_STORE_UNAVAILABLE.status,
+    );
+    assert.equal(
+      new SagaConflictError('s', 1, 2).statusCode,
+      coreErrors.codes.KIT_ERR_SAGA_CONFLICT.status,
+    );
   });
 });
 
 lineIndependent('KitErrorCode (TypeScript compiler)', () => {
   describe('KitErrorCode (TypeScript compiler)', () => {
-    it("accepts the codes of the packages a program imports and refuses any other", { timeout: 120_000 }, async () => {
-      const uses = `
+    it(
+      'accepts the codes of the packages a program imports and refuses any other',
+      { timeout: 120_000 },
+      async () => {
+        const uses = `
         declare const err: KitError;
         export const core = err.code === 'KIT_ERR_DEPENDENCY';
         export const made = new KitError('KIT_ERR_INVALID_OPTION', 'fine');
         export const others = err.code === 'KIT_ERR_DATABASE_BUSY' || err.code === 'KIT_ERR_STORE_FAILED';
       `;
-      // Two programs, as each compile takes seconds: all packages imported (everything compiles),
-      // and core alone with two misspelt codes.
-      assert.equal(await compile(`import { KitError } from '@kit/core';\nimport '@kit/autocrud';\nimport '@kit/store-redis';\n${uses}`), '', 'the codes of every imported package compile');
-      const coreAlone = await compile(`import { KitError } from '@kit/core';\n${uses}\nexport const typo = err.code === 'KIT_ERR_DEPENDENCIES';\nexport const made2 = new KitError('KIT_ERR_NOPE', 'x');`);
-      assert.match(coreAlone, /TS2367.*KIT_ERR_DEPENDENCIES/, 'a comparison with a misspelt code fails');
-      assert.match(coreAlone, /TS2345.*KIT_ERR_NOPE/, 'constructing one with an undeclared code fails');
-      assert.match(coreAlone, /TS2367.*KIT_ERR_DATABASE_BUSY/, "AutoCrud's codes are unknown without its package");
-      assert.doesNotMatch(coreAlone, /KIT_ERR_DEPENDENCY'|KIT_ERR_INVALID_OPTION/, "core's own codes are fine");
-    });
+        // Two programs, as each compile takes seconds: all packages imported (everything compiles),
+        // and core alone with two misspelt codes.
+        assert.equal(
+          await compile(
+            `import { KitError } from '@kit/core';\nimport '@kit/autocrud';\nimport '@kit/store-redis';\n${uses}`,
+          ),
+          '',
+          'the codes of every imported package compile',
+        );
+        const coreAlone = await compile(
+          `import { KitError } from '@kit/core';\n${uses}\nexport const typo = err.code === 'KIT_ERR_DEPENDENCIES';\nexport const made2 = new KitError('KIT_ERR_NOPE', 'x');`,
+        );
+        assert.match(
+          coreAlone,
+          /TS2367.*KIT_ERR_DEPENDENCIES/,
+          'a comparison with a misspelt code fails',
+        );
+        assert.match(
+          coreAlone,
+          /TS2345.*KIT_ERR_NOPE/,
+          'constructing one with an undeclared code fails',
+        );
+        assert.match(
+          coreAlone,
+          /TS2367.*KIT_ERR_DATABASE_BUSY/,
+          "AutoCrud's codes are unknown without its package",
+        );
+        assert.doesNotMatch(
+          coreAlone,
+          /KIT_ERR_DEPENDENCY'|KIT_ERR_INVALID_OPTION/,
+          "core's own codes are fine",
+        );
+      },
+    );
   });
 });

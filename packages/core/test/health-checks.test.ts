@@ -20,7 +20,10 @@ import { kitApp } from '@kit/test-support/kit-app';
 import { get, json, sleep } from './support/http.ts';
 
 /** The health tests' apps: no OpenAPI document, check descriptions in the report; left unbooted, as the tests add to them. */
-function healthApp(configure: (opt: KitOption) => void, app: FastifyInstance = Fastify()): Promise<FastifyInstance> {
+function healthApp(
+  configure: (opt: KitOption) => void,
+  app: FastifyInstance = Fastify(),
+): Promise<FastifyInstance> {
   const preset = (opt: KitOption): void => {
     opt.openApiPath = false;
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Description;
@@ -41,10 +44,14 @@ await test('a check that hangs and ignores its signal is answered within its tim
     opt.healthChecksConfigure = (hc) =>
       hc
         .addCheck('hangs', () => new Promise<HealthCheckResult>(() => {}), { timeoutMs: 300 })
-        .addCheck('listens', ({ signal }) => {
-          signal.addEventListener('abort', () => (sawAbort = signal.reason));
-          return new Promise<HealthCheckResult>(() => {});
-        }, { timeoutMs: 200 })
+        .addCheck(
+          'listens',
+          ({ signal }) => {
+            signal.addEventListener('abort', () => (sawAbort = signal.reason));
+            return new Promise<HealthCheckResult>(() => {});
+          },
+          { timeoutMs: 200 },
+        )
         .addCheck('fine', () => HealthCheckResult.healthy());
   });
   const base = await listening(app);
@@ -56,7 +63,11 @@ await test('a check that hangs and ignores its signal is answered within its tim
   assert.equal(checks.hangs?.description, 'Timed out after 300 ms');
   assert.equal(checks.listens?.description, 'Timed out after 200 ms');
   assert.equal(checks.fine?.status, 'healthy');
-  assert.equal((sawAbort as { code?: string } | undefined)?.code, 'KIT_ERR_HEALTH_CHECK_TIMEOUT', 'the signal aborts with the timeout as reason');
+  assert.equal(
+    (sawAbort as { code?: string } | undefined)?.code,
+    'KIT_ERR_HEALTH_CHECK_TIMEOUT',
+    'the signal aborts with the timeout as reason',
+  );
   await app.close();
 });
 
@@ -93,11 +104,36 @@ await test('a thrown error, sync or async, or a non-error, makes the check unhea
   const res = await app.inject('/healthz');
   assert.equal(res.statusCode, 503);
   assert.deepEqual(json(res).checks, {
-    sync: { status: 'unhealthy', description: 'The check threw TypeError', data: null, exception: 'bad type' },
-    async: { status: 'unhealthy', description: 'The check threw ECONNREFUSED', data: null, exception: 'refused' },
-    string: { status: 'unhealthy', description: 'The check threw a string instead of an Error', data: null, exception: 'just a string' },
-    nothing: { status: 'unhealthy', description: 'The check threw undefined instead of an Error', data: null, exception: 'Non-error value thrown' },
-    object: { status: 'unhealthy', description: 'The check threw an object instead of an Error', data: null, exception: 'Non-error value thrown' },
+    sync: {
+      status: 'unhealthy',
+      description: 'The check threw TypeError',
+      data: null,
+      exception: 'bad type',
+    },
+    async: {
+      status: 'unhealthy',
+      description: 'The check threw ECONNREFUSED',
+      data: null,
+      exception: 'refused',
+    },
+    string: {
+      status: 'unhealthy',
+      description: 'The check threw a string instead of an Error',
+      data: null,
+      exception: 'just a string',
+    },
+    nothing: {
+      status: 'unhealthy',
+      description: 'The check threw undefined instead of an Error',
+      data: null,
+      exception: 'Non-error value thrown',
+    },
+    object: {
+      status: 'unhealthy',
+      description: 'The check threw an object instead of an Error',
+      data: null,
+      exception: 'Non-error value thrown',
+    },
   });
   await app.close();
 });
@@ -108,7 +144,10 @@ await test('100 concurrent probes over real sockets run a slow check once', asyn
   let runs = 0;
   let arrived = 0;
   const waiting: Array<{ count: number; resolve: () => void }> = [];
-  const arrivals = (count: number) => new Promise<void>((resolve) => (arrived >= count ? resolve() : waiting.push({ count, resolve })));
+  const arrivals = (count: number) =>
+    new Promise<void>((resolve) =>
+      arrived >= count ? resolve() : waiting.push({ count, resolve }),
+    );
   const app = Fastify();
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/healthz')) return;
@@ -130,11 +169,19 @@ await test('100 concurrent probes over real sockets run a slow check once', asyn
   const base = await listening(app);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
   try {
-    const wave = await Promise.all(Array.from({ length: 100 }, () => get(`${base}/healthz`, agent)));
+    const wave = await Promise.all(
+      Array.from({ length: 100 }, () => get(`${base}/healthz`, agent)),
+    );
     assert.equal(runs, 1, 'one evaluation shared by the whole wave');
     assert.ok(wave.every((r) => r.status === 200 && json(r).status === 'healthy'));
-    const again = await Promise.all(Array.from({ length: 100 }, () => get(`${base}/healthz`, agent)));
-    assert.equal(runs, 2, 'nothing is cached past an evaluation: the next wave runs the check again');
+    const again = await Promise.all(
+      Array.from({ length: 100 }, () => get(`${base}/healthz`, agent)),
+    );
+    assert.equal(
+      runs,
+      2,
+      'nothing is cached past an evaluation: the next wave runs the check again',
+    );
     assert.ok(again.every((r) => r.status === 200));
   } finally {
     agent.destroy();
@@ -158,15 +205,31 @@ await test('?tag= filters the checks; different filters are separate evaluations
   });
 
   await t.test('one tag', async () => {
-    assert.deepEqual(Object.keys(json(await app.inject('/healthz?tag=ready')).checks ?? {}), ['db', 'cache']);
-    assert.deepEqual(Object.keys(json(await app.inject('/healthz?tag=live')).checks ?? {}), ['disk']);
+    assert.deepEqual(Object.keys(json(await app.inject('/healthz?tag=ready')).checks ?? {}), [
+      'db',
+      'cache',
+    ]);
+    assert.deepEqual(Object.keys(json(await app.inject('/healthz?tag=live')).checks ?? {}), [
+      'disk',
+    ]);
   });
   await t.test('several tags: checks carrying any of them', async () => {
-    assert.deepEqual(Object.keys(json(await app.inject('/healthz?tag=db&tag=live')).checks ?? {}), ['db', 'disk']);
+    assert.deepEqual(Object.keys(json(await app.inject('/healthz?tag=db&tag=live')).checks ?? {}), [
+      'db',
+      'disk',
+    ]);
   });
   await t.test('no tag or an empty one: every check', async () => {
-    assert.deepEqual(Object.keys(json(await app.inject('/healthz')).checks ?? {}), ['db', 'cache', 'disk']);
-    assert.deepEqual(Object.keys(json(await app.inject('/healthz?tag=')).checks ?? {}), ['db', 'cache', 'disk']);
+    assert.deepEqual(Object.keys(json(await app.inject('/healthz')).checks ?? {}), [
+      'db',
+      'cache',
+      'disk',
+    ]);
+    assert.deepEqual(Object.keys(json(await app.inject('/healthz?tag=')).checks ?? {}), [
+      'db',
+      'cache',
+      'disk',
+    ]);
   });
   await t.test('a tag no check carries: no checks, healthy', async () => {
     const res = await app.inject('/healthz?tag=nothing');
@@ -254,7 +317,10 @@ await test('duplicate check names fail start-up', async (t) => {
     assert.throws(
       () =>
         addKit(Fastify(), [], (opt) => {
-          opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => HealthCheckResult.healthy()).addCheck('db', () => HealthCheckResult.healthy());
+          opt.healthChecksConfigure = (hc) =>
+            hc
+              .addCheck('db', () => HealthCheckResult.healthy())
+              .addCheck('db', () => HealthCheckResult.healthy());
         }),
       { code: 'KIT_ERR_DUPLICATE_HEALTH_CHECK' },
     );
@@ -279,26 +345,46 @@ await test('a plugin check surfaces like a host check; late additions are refuse
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Description;
   });
   void app.register(async (instance) => {
-    instance.kit.healthChecks.addCheck('store', () => HealthCheckResult.degraded('replica lag 3 s'), { tags: ['ready'] });
+    instance.kit.healthChecks.addCheck(
+      'store',
+      () => HealthCheckResult.degraded('replica lag 3 s'),
+      { tags: ['ready'] },
+    );
   });
   await useKit(app);
-  assert.deepEqual(json(await app.inject('/healthz?tag=ready')).checks, { store: { status: 'degraded', description: 'replica lag 3 s' } });
-  assert.throws(() => app.kit.healthChecks.addCheck('late', () => HealthCheckResult.healthy()), { code: 'KIT_ERR_HEALTH_SEALED' });
+  assert.deepEqual(json(await app.inject('/healthz?tag=ready')).checks, {
+    store: { status: 'degraded', description: 'replica lag 3 s' },
+  });
+  assert.throws(() => app.kit.healthChecks.addCheck('late', () => HealthCheckResult.healthy()), {
+    code: 'KIT_ERR_HEALTH_SEALED',
+  });
   await app.close();
 });
 
 await test('a check changing status is logged once per change, with its error', async () => {
-  const lines: Array<{ level: number; msg: string; check?: string; previous?: string; err?: { message?: string } }> = [];
+  const lines: Array<{
+    level: number;
+    msg: string;
+    check?: string;
+    previous?: string;
+    err?: { message?: string };
+  }> = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as (typeof lines)[number]);
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as (typeof lines)[number]);
       done();
     },
   });
   let failing = true;
   const app = await healthApp(
     (opt) => {
-      opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => (failing ? HealthCheckResult.unhealthy('down', new Error('refused')) : HealthCheckResult.healthy()));
+      opt.healthChecksConfigure = (hc) =>
+        hc.addCheck('db', () =>
+          failing
+            ? HealthCheckResult.unhealthy('down', new Error('refused'))
+            : HealthCheckResult.healthy(),
+        );
     },
     Fastify({ logger: { level: 'info', stream }, disableRequestLogging: true }),
   );
@@ -314,7 +400,10 @@ await test('a check changing status is logged once per change, with its error', 
       [30, "health check 'db' is healthy again", 'unhealthy'],
     ],
   );
-  assert.ok(!('previous' in (health[0] ?? {})), 'no made-up previous status at the first evaluation');
+  assert.ok(
+    !('previous' in (health[0] ?? {})),
+    'no made-up previous status at the first evaluation',
+  );
   assert.equal(health[0]?.err?.message, 'refused');
   await app.close();
 });

@@ -47,7 +47,11 @@ await test('the gate: 503 startup while useKit runs, observable after listen(); 
     const body = json(res);
     assert.deepEqual(Object.keys(body), ['status', 'checks', 'uptime', 'version']);
     assert.equal(body.status, 'unhealthy');
-    assert.deepEqual(body.checks, { startup: STARTUP }, 'shown at the default StatusOnly level too');
+    assert.deepEqual(
+      body.checks,
+      { startup: STARTUP },
+      'shown at the default StatusOnly level too',
+    );
   }
   assert.equal((await get(`${base}/livez`)).status, 200, '/livez ignores the gate');
 
@@ -70,7 +74,12 @@ await test('a failed start-up keeps the gate closed and useKit rejects with the 
   assert.equal(app.kit.state, 'starting');
   const res = await get(`${base}/healthz`);
   assert.equal(res.status, 503);
-  assert.deepEqual(json(res).checks, { startup: { status: 'unhealthy', description: 'Start-up is not complete: it failed (see the logs)' } });
+  assert.deepEqual(json(res).checks, {
+    startup: {
+      status: 'unhealthy',
+      description: 'Start-up is not complete: it failed (see the logs)',
+    },
+  });
   assert.ok(!res.body.includes('pw@'), 'the cause stays out of the report');
   assert.equal((await get(`${base}/livez`)).status, 200);
   await app.close();
@@ -93,7 +102,11 @@ await test('app.kit.shutdown(): 503 shutdown at once, requests served through th
   assert.deepEqual(json(health).checks, { shutdown: SHUTDOWN });
   assert.equal((await get(`${base}/healthz?tag=ready`)).status, 503);
   assert.equal((await get(`${base}/livez`)).status, 200, '/livez answers until the server closes');
-  assert.equal((await get(`${base}/work`)).status, 200, 'normal routes are served during the delay');
+  assert.equal(
+    (await get(`${base}/work`)).status,
+    200,
+    'normal routes are served during the delay',
+  );
 
   await done;
   assert.ok(performance.now() - started >= 650, 'close waited for the delay');
@@ -112,7 +125,11 @@ await test('keep-alive connections are served through the delay; once the drain 
   const done = app.kit.shutdown();
   const during = await get(`${base}/work`, agent);
   assert.equal(during.status, 200);
-  assert.equal(during.headers.connection, 'keep-alive', 'no forced reconnect during the delay: a reconnect could land here again');
+  assert.equal(
+    during.headers.connection,
+    'keep-alive',
+    'no forced reconnect during the delay: a reconnect could land here again',
+  );
   assert.equal(sockets.size, 1, 'the client kept its connection');
   // The drain begins: the server stops listening, the kept-alive connection stays open.
   while (app.server.listening) await sleep(10);
@@ -120,7 +137,11 @@ await test('keep-alive connections are served through the delay; once the drain 
   assert.equal(next.status, 200, 'the next request on the open connection is answered, not cut');
   assert.equal(next.headers.connection, 'close');
   assert.equal(sockets.size, 1, 'on the same connection');
-  await assert.rejects(get(`${base}/work`, agent), { code: 'ECONNREFUSED' }, 'the client reconnects, and is refused before sending');
+  await assert.rejects(
+    get(`${base}/work`, agent),
+    { code: 'ECONNREFUSED' },
+    'the client reconnects, and is refused before sending',
+  );
   await done;
   agent.destroy();
 });
@@ -160,7 +181,9 @@ await test("before the drain, Kit puts no listener on a connection: it has the l
       assert.equal((await get(`${base}/work`, agent)).status, 200);
       assert.equal(sockets.length, 1, 'one keep-alive connection');
       const socket = sockets[0] as Socket;
-      return Object.fromEntries(socket.eventNames().map((name) => [String(name), socket.listenerCount(name)]));
+      return Object.fromEntries(
+        socket.eventNames().map((name) => [String(name), socket.listenerCount(name)]),
+      );
     } finally {
       agent.destroy();
       await app.close();
@@ -181,7 +204,10 @@ await test('connections closed before the shutdown (more than the sweep keeps) d
   await useKit(app);
   const base = await listen(app);
   // 150 connections of one request each, closed by the client's Connection: close.
-  for (let i = 0; i < 150; i += 10) await Promise.all(Array.from({ length: 10 }, async () => assert.equal((await get(`${base}/work`)).status, 200)));
+  for (let i = 0; i < 150; i += 10)
+    await Promise.all(
+      Array.from({ length: 10 }, async () => assert.equal((await get(`${base}/work`)).status, 200)),
+    );
   const idle = new http.Agent({ keepAlive: true, maxSockets: 1 });
   assert.equal((await get(`${base}/work`, idle)).status, 200);
   const idleSocket = Object.values(idle.freeSockets)[0]?.[0];
@@ -232,8 +258,16 @@ await test('connections opening and closing while the drain begins: every reques
     await Promise.all(clients);
     // A connection still in the listen backlog when the server stops listening is reset by the
     // kernel (docs/decisions.md, "The listen backlog"); no request on it reached the server.
-    assert.deepEqual(outcomes.other.filter((code) => code !== 'ECONNRESET'), [], `round ${round}: only refusals and backlog resets`);
-    assert.equal(outcomes.answered, received, `round ${round}: every request the server received was answered (${outcomes.refused} refused, ${outcomes.other.length} reset)`);
+    assert.deepEqual(
+      outcomes.other.filter((code) => code !== 'ECONNRESET'),
+      [],
+      `round ${round}: only refusals and backlog resets`,
+    );
+    assert.equal(
+      outcomes.answered,
+      received,
+      `round ${round}: every request the server received was answered (${outcomes.refused} refused, ${outcomes.other.length} reset)`,
+    );
     assert.ok(took < 500 + 1500, `round ${round}: the drain took ${took.toFixed(0)} ms`);
   }
 });
@@ -314,7 +348,11 @@ await test('without configureGracefulShutdown: no signal listeners, and shutdown
 });
 
 await test('signal listeners are installed by useKit and removed when the app closes', async () => {
-  const count = () => [process.listenerCount('SIGTERM'), process.listenerCount('SIGINT'), process.listenerCount('SIGHUP')];
+  const count = () => [
+    process.listenerCount('SIGTERM'),
+    process.listenerCount('SIGINT'),
+    process.listenerCount('SIGHUP'),
+  ];
   const [term, int, hup] = count() as [number, number, number];
   const a = newApp((opt) => opt.configureGracefulShutdown());
   const b = newApp((opt) => opt.configureGracefulShutdown((g) => void (g.signals = ['SIGHUP'])));

@@ -9,7 +9,15 @@ import { test } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, HealthCheckDetailLevel, HealthCheckResult, useKit } from '@kit/core';
 
-const SECRETS = ['s3cr3t', 'hunter2', 'Pw0rd-xyz', 'r3d1s-pass', 'cfg-Secr3t', 'm0ng0-pw', 'tok-123abc'];
+const SECRETS = [
+  's3cr3t',
+  'hunter2',
+  'Pw0rd-xyz',
+  'r3d1s-pass',
+  'cfg-Secr3t',
+  'm0ng0-pw',
+  'tok-123abc',
+];
 
 function capture(): { stream: Writable; text: () => string } {
   const chunks: string[] = [];
@@ -33,18 +41,27 @@ await test('every line Kit logs is scrubbed of credentials: check errors, descri
       hc
         .addCheck('db', () => {
           if (!failing) return HealthCheckResult.healthy();
-          throw new Error('connect ECONNREFUSED postgres://orders:s3cr3t@db:5432/orders', { cause: new Error('auth failed for Password=hunter2') });
+          throw new Error('connect ECONNREFUSED postgres://orders:s3cr3t@db:5432/orders', {
+            cause: new Error('auth failed for Password=hunter2'),
+          });
         })
         .addCheck('search', () =>
           failing
-            ? HealthCheckResult.unhealthy('down: https://admin:Pw0rd-xyz@search.internal/_cluster/health')
-            : HealthCheckResult.healthy('back via https://admin:Pw0rd-xyz@search.internal/?token=tok-123abc'),
+            ? HealthCheckResult.unhealthy(
+                'down: https://admin:Pw0rd-xyz@search.internal/_cluster/health',
+              )
+            : HealthCheckResult.healthy(
+                'back via https://admin:Pw0rd-xyz@search.internal/?token=tok-123abc',
+              ),
         )
         .addCheck('legacy', () =>
           failing
             ? HealthCheckResult.degraded(
                 'slow: Server=legacy;User ID=sa;Password=hunter2',
-                Object.assign(new Error('login failed'), { code: 'ELOGIN', config: { password: 'cfg-Secr3t' } }),
+                Object.assign(new Error('login failed'), {
+                  code: 'ELOGIN',
+                  config: { password: 'cfg-Secr3t' },
+                }),
               )
             : HealthCheckResult.healthy(),
         )
@@ -60,17 +77,37 @@ await test('every line Kit logs is scrubbed of credentials: check errors, descri
   await app.close();
 
   const broken = Fastify({ logger: { level: 'trace', stream: log.stream } });
-  addKit(broken, [], (opt) => opt.configureWarmup(async () => {
-    throw new Error('warm-up: mongodb://app:m0ng0-pw@mongo/app unreachable');
-  }));
+  addKit(broken, [], (opt) =>
+    opt.configureWarmup(async () => {
+      throw new Error('warm-up: mongodb://app:m0ng0-pw@mongo/app unreachable');
+    }),
+  );
   await assert.rejects(useKit(broken), /warm-up/);
   await broken.close();
 
   const output = log.text();
-  for (const secret of SECRETS) assert.ok(!output.includes(secret), `"${secret}" appears in the log:\n${output.split('\n').filter((l) => l.includes(secret)).join('\n')}`);
-  type Line = { msg: string; check?: string; err?: { message?: string; stack?: string; code?: string; config?: unknown } };
-  const lines = output.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
-  assert.equal(lines.filter((l) => l.check !== undefined).length, 8, 'four checks turned bad, four recovered');
+  for (const secret of SECRETS)
+    assert.ok(
+      !output.includes(secret),
+      `"${secret}" appears in the log:\n${output
+        .split('\n')
+        .filter((l) => l.includes(secret))
+        .join('\n')}`,
+    );
+  type Line = {
+    msg: string;
+    check?: string;
+    err?: { message?: string; stack?: string; code?: string; config?: unknown };
+  };
+  const lines = output
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
+  assert.equal(
+    lines.filter((l) => l.check !== undefined).length,
+    8,
+    'four checks turned bad, four recovered',
+  );
   for (const masked of [
     'postgres://***@db:5432/orders',
     'https://***@search.internal/_cluster/health',
@@ -82,8 +119,15 @@ await test('every line Kit logs is scrubbed of credentials: check errors, descri
     assert.ok(output.includes(masked), `the masked form ${masked} was logged`);
   }
   const db = lines.find((l) => l.check === 'db')?.err;
-  assert.equal(db?.message, 'connect ECONNREFUSED postgres://***@db:5432/orders: auth failed for Password=***', 'the cause chain is logged, masked');
-  assert.match(db?.stack ?? '', /^Error: connect ECONNREFUSED postgres:\/\/\*\*\*@db:5432\/orders\n/);
+  assert.equal(
+    db?.message,
+    'connect ECONNREFUSED postgres://***@db:5432/orders: auth failed for Password=***',
+    'the cause chain is logged, masked',
+  );
+  assert.match(
+    db?.stack ?? '',
+    /^Error: connect ECONNREFUSED postgres:\/\/\*\*\*@db:5432\/orders\n/,
+  );
   const legacy = lines.find((l) => l.check === 'legacy')?.err;
   assert.equal(legacy?.code, 'ELOGIN', 'primitive properties such as code are kept');
   assert.equal(legacy?.config, undefined, 'object properties, where credentials hide, are not');
@@ -97,7 +141,10 @@ await test('an error whose prototype has brand-checked getters (DOMException: Ti
     opt.openApiPath = false;
     opt.healthChecksConfigure = (hc) =>
       hc.addCheck('upstream', () => {
-        throw new DOMException('request to https://svc:s3cr3t@upstream.internal timed out', 'TimeoutError');
+        throw new DOMException(
+          'request to https://svc:s3cr3t@upstream.internal timed out',
+          'TimeoutError',
+        );
       });
   });
   await useKit(app);
@@ -108,7 +155,13 @@ await test('an error whose prototype has brand-checked getters (DOMException: Ti
       .text()
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { msg?: string; err?: { type?: string; message?: string; code?: number } })
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            msg?: string;
+            err?: { type?: string; message?: string; code?: number };
+          },
+      )
       .find((l) => l.err?.message?.includes('upstream.internal'));
     assert.ok(line, 'the status change was logged with the error');
     assert.equal(line.err?.type, 'DOMException');

@@ -18,11 +18,16 @@ type Host = ProcessHost;
 
 /** The fixture host in production mode, ready once it logs that it listens. */
 function startHost(env: Record<string, string>): Promise<Host> {
-  return startProcess(path.join(FIXTURE, 'host.ts'), { NODE_ENV: 'production', ...env }, {
-    cwd: FIXTURE,
-    startMs: 20_000,
-    ready: (line) => (line.includes('"kitHost":"listening"') ? (JSON.parse(line) as { port: number }) : undefined),
-  });
+  return startProcess(
+    path.join(FIXTURE, 'host.ts'),
+    { NODE_ENV: 'production', ...env },
+    {
+      cwd: FIXTURE,
+      startMs: 20_000,
+      ready: (line) =>
+        line.includes('"kitHost":"listening"') ? (JSON.parse(line) as { port: number }) : undefined,
+    },
+  );
 }
 
 // Stops a host a failed assertion left running, so the test process can end.
@@ -35,16 +40,23 @@ function cleanup(t: TestContext, host: Host): void {
 const ms = (from: number, to: number) => `${Math.round(to - from)} ms`;
 
 await test('real process: start-up gate, ready, SIGTERM with a request in flight, delay, drain, exit 0', async (t) => {
-  const host = await startHost({ WARMUP_MS: String(WARMUP_MS), SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS) });
+  const host = await startHost({
+    WARMUP_MS: String(WARMUP_MS),
+    SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+  });
   cleanup(t, host);
   const { base } = host;
-  const timings: Record<string, string> = { 'spawn -> listening': ms(host.spawnedAt, host.listeningAt) };
+  const timings: Record<string, string> = {
+    'spawn -> listening': ms(host.spawnedAt, host.listeningAt),
+  };
 
   // Starting: listening, warm-up running.
   const first = await get(`${base}/healthz`);
   assert.equal(first.status, 503, first.body);
   assert.equal(json(first).status, 'unhealthy');
-  assert.deepEqual(json(first).checks, { startup: { status: 'unhealthy', description: 'Start-up is not complete' } });
+  assert.deepEqual(json(first).checks, {
+    startup: { status: 'unhealthy', description: 'Start-up is not complete' },
+  });
   assert.match(String(json(first).uptime), /^00:00:\d\d$/, 'uptime near zero');
   assert.equal((await get(`${base}/livez`)).status, 200, '/livez 200 while starting');
   const startingAt = performance.now();
@@ -65,7 +77,10 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
   const readyAt = performance.now();
   timings['listening -> first 200 healthy (warm-up 2000 ms)'] = ms(host.listeningAt, readyAt);
   timings['503 startup answers seen'] = String(startupAnswers);
-  assert.ok(readyAt - host.listeningAt >= WARMUP_MS - 200, `the gate stayed closed through the warm-up (${ms(host.listeningAt, readyAt)})`);
+  assert.ok(
+    readyAt - host.listeningAt >= WARMUP_MS - 200,
+    `the gate stayed closed through the warm-up (${ms(host.listeningAt, readyAt)})`,
+  );
   assert.deepEqual(json(ready), {
     status: 'healthy',
     checks: { self: { status: 'healthy', description: 'process is serving' } },
@@ -78,7 +93,10 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
   // Settles either way, so a failure elsewhere does not leave an unhandled rejection behind.
   const slow = get(`${base}/slow?ms=${SLOW_MS}`).then(
     (answer) => ({ answer, at: performance.now() }),
-    (err: Error) => ({ answer: { status: 0, headers: {}, body: err.message, ms: 0 } as HttpAnswer, at: performance.now() }),
+    (err: Error) => ({
+      answer: { status: 0, headers: {}, body: err.message, ms: 0 } as HttpAnswer,
+      at: performance.now(),
+    }),
   );
   await sleep(200);
   const sigtermAt = performance.now();
@@ -98,7 +116,11 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
   let refusal: string;
   for (;;) {
     try {
-      const [health, live, work] = await Promise.all([get(`${base}/healthz`), get(`${base}/livez`), get(`${base}/work`)]);
+      const [health, live, work] = await Promise.all([
+        get(`${base}/healthz`),
+        get(`${base}/livez`),
+        get(`${base}/work`),
+      ]);
       if (live.status !== 200) {
         firstRefusedAt = performance.now();
         refusal = `HTTP ${live.status}`;
@@ -116,31 +138,50 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
   assert.ok(samples.length >= 3, `served through the delay (${samples.length} samples)`);
   for (const s of samples) {
     assert.equal(s.health.status, 503);
-    assert.deepEqual(json(s.health).checks, { shutdown: { status: 'unhealthy', message: 'Server is shutting down' } });
+    assert.deepEqual(json(s.health).checks, {
+      shutdown: { status: 'unhealthy', message: 'Server is shutting down' },
+    });
     assert.equal(json(s.health).status, 'unhealthy');
     assert.equal(s.live.status, 200);
     assert.equal(s.work.status, 200);
     assert.deepEqual(json(s.work), { ok: true });
   }
   const lastServed = samples.at(-1)?.at ?? sigtermAt;
-  assert.ok(lastServed - sigtermAt >= SHUTDOWN_DELAY_MS / 2, `requests were still served ${ms(sigtermAt, lastServed)} after SIGTERM`);
-  timings['SIGTERM -> last request served in the delay (delay 1500 ms)'] = ms(sigtermAt, lastServed);
+  assert.ok(
+    lastServed - sigtermAt >= SHUTDOWN_DELAY_MS / 2,
+    `requests were still served ${ms(sigtermAt, lastServed)} after SIGTERM`,
+  );
+  timings['SIGTERM -> last request served in the delay (delay 1500 ms)'] = ms(
+    sigtermAt,
+    lastServed,
+  );
   timings['requests served during the delay (healthz+livez+work rounds)'] = String(samples.length);
-  timings['SIGTERM -> new requests refused'] = `${ms(sigtermAt, firstRefusedAt ?? sigtermAt)} (${refusal})`;
+  timings['SIGTERM -> new requests refused'] =
+    `${ms(sigtermAt, firstRefusedAt ?? sigtermAt)} (${refusal})`;
 
   // The request in flight completes; then the process exits 0.
   const { answer, at: slowDoneAt } = await slow;
   assert.equal(answer.status, 200, answer.body);
   assert.deepEqual(json(answer), { slow: true, ms: SLOW_MS });
   const exit = await host.exited;
-  assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null }, host.stdout() + host.stderr());
+  assert.deepEqual(
+    { code: exit.code, signal: exit.signal },
+    { code: 0, signal: null },
+    host.stdout() + host.stderr(),
+  );
   assert.ok(exit.at >= slowDoneAt - 50, 'the process outlived the in-flight request');
   timings['in-flight /slow (2500 ms): sent -> 200'] = ms(slowStarted, slowDoneAt);
   timings['SIGTERM -> in-flight request completed'] = ms(sigtermAt, slowDoneAt);
   timings['SIGTERM -> process exit (code 0)'] = ms(sigtermAt, exit.at);
 
-  const logged = host.stdout().split('\n').filter((l) => l.includes('"msg":"Kit:')).map((l) => (JSON.parse(l) as { msg: string }).msg);
-  assert.deepEqual(logged.slice(0, 1), ['Kit: shutdown started (SIGTERM); readiness answers 503, closing in 1500 ms']);
+  const logged = host
+    .stdout()
+    .split('\n')
+    .filter((l) => l.includes('"msg":"Kit:'))
+    .map((l) => (JSON.parse(l) as { msg: string }).msg);
+  assert.deepEqual(logged.slice(0, 1), [
+    'Kit: shutdown started (SIGTERM); readiness answers 503, closing in 1500 ms',
+  ]);
   assert.ok(logged.includes('Kit: exiting with 0'), logged.join('\n'));
 
   for (const [k, v] of Object.entries(timings)) t.diagnostic(`${k}: ${v}`);
@@ -155,12 +196,20 @@ await test('real process: a second SIGTERM exits at once', async (t) => {
   }
   host.child.kill('SIGTERM');
   let health = await get(`${host.base}/healthz`);
-  for (let i = 0; health.status !== 503 && i < 100; i += 1) health = await get(`${host.base}/healthz`);
+  for (let i = 0; health.status !== 503 && i < 100; i += 1)
+    health = await get(`${host.base}/healthz`);
   assert.equal(json(health).checks?.shutdown?.status, 'unhealthy');
   const secondAt = performance.now();
   host.child.kill('SIGTERM');
   const exit = await host.exited;
-  assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 143, signal: null }, 'exit code 128 + SIGTERM');
-  assert.ok(exit.at - secondAt < 5000, `exited ${ms(secondAt, exit.at)} after the second signal, not after the 30 s delay`);
+  assert.deepEqual(
+    { code: exit.code, signal: exit.signal },
+    { code: 143, signal: null },
+    'exit code 128 + SIGTERM',
+  );
+  assert.ok(
+    exit.at - secondAt < 5000,
+    `exited ${ms(secondAt, exit.at)} after the second signal, not after the 30 s delay`,
+  );
   t.diagnostic(`second SIGTERM -> exit (code 143): ${ms(secondAt, exit.at)}`);
 });

@@ -5,7 +5,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { addKit, HealthCheckDetailLevel, HealthCheckResult, useKit, type KitOption } from '@kit/core';
+import {
+  addKit,
+  HealthCheckDetailLevel,
+  HealthCheckResult,
+  useKit,
+  type KitOption,
+} from '@kit/core';
 import { kitApp } from '@kit/test-support/kit-app';
 import { json } from './support/http.ts';
 
@@ -29,8 +35,15 @@ function leaky(opt: KitOption): void {
       .addCheck('db', () => {
         throw new Error(`connect ECONNREFUSED ${CRED_URL} (${CONN})`);
       })
-      .addCheck('cache', () => HealthCheckResult.degraded(`slow: ${CONN}`, new Error(`timeout talking to ${CRED_URL}`), { url: CRED_URL, ms: 812 }))
-      .addCheck('queue', () => HealthCheckResult.healthy(`queue at ${CRED_URL} is fine`, { depth: 3 }));
+      .addCheck('cache', () =>
+        HealthCheckResult.degraded(`slow: ${CONN}`, new Error(`timeout talking to ${CRED_URL}`), {
+          url: CRED_URL,
+          ms: 812,
+        }),
+      )
+      .addCheck('queue', () =>
+        HealthCheckResult.healthy(`queue at ${CRED_URL} is fine`, { depth: 3 }),
+      );
 }
 
 await test('status codes: each row of the spec table', async (t) => {
@@ -42,7 +55,8 @@ await test('status codes: each row of the spec table', async (t) => {
   for (const [name, second, code, status] of rows) {
     await t.test(name, async () => {
       const app = await healthApp((opt) => {
-        opt.healthChecksConfigure = (hc) => hc.addCheck('first', () => HealthCheckResult.healthy()).addCheck('second', second);
+        opt.healthChecksConfigure = (hc) =>
+          hc.addCheck('first', () => HealthCheckResult.healthy()).addCheck('second', second);
       });
       const res = await app.inject('/healthz');
       assert.equal(res.statusCode, code);
@@ -56,7 +70,10 @@ await test('status codes: each row of the spec table', async (t) => {
 
   await t.test('degraded and unhealthy together: unhealthy wins', async () => {
     const app = await healthApp((opt) => {
-      opt.healthChecksConfigure = (hc) => hc.addCheck('a', () => HealthCheckResult.degraded()).addCheck('b', async () => HealthCheckResult.unhealthy());
+      opt.healthChecksConfigure = (hc) =>
+        hc
+          .addCheck('a', () => HealthCheckResult.degraded())
+          .addCheck('b', async () => HealthCheckResult.unhealthy());
     });
     const res = await app.inject('/healthz');
     assert.equal(res.statusCode, 503);
@@ -82,8 +99,13 @@ await test('detail level StatusOnly: statuses and nothing else', async () => {
   });
   const res = await app.inject('/healthz');
   assert.equal(res.statusCode, 503);
-  assert.deepEqual(json(res).checks, { db: { status: 'unhealthy' }, cache: { status: 'degraded' }, queue: { status: 'healthy' } });
-  for (const secret of [...SECRETS, 'ECONNREFUSED', 'slow', 'queue at']) assert.ok(!res.body.includes(secret), `StatusOnly leaks ${secret}: ${res.body}`);
+  assert.deepEqual(json(res).checks, {
+    db: { status: 'unhealthy' },
+    cache: { status: 'degraded' },
+    queue: { status: 'healthy' },
+  });
+  for (const secret of [...SECRETS, 'ECONNREFUSED', 'slow', 'queue at'])
+    assert.ok(!res.body.includes(secret), `StatusOnly leaks ${secret}: ${res.body}`);
   await app.close();
 });
 
@@ -97,7 +119,8 @@ await test('detail level Description: descriptions, scrubbed; no data, no except
   assert.deepEqual(checks.db, { status: 'unhealthy', description: 'The check threw Error' });
   assert.deepEqual(checks.cache, { status: 'degraded', description: 'slow: [redacted]' });
   assert.deepEqual(checks.queue, { status: 'healthy', description: 'queue at [redacted] is fine' });
-  for (const secret of [...SECRETS, 'ECONNREFUSED', 'exception', 'data']) assert.ok(!res.body.includes(secret), `Description leaks ${secret}: ${res.body}`);
+  for (const secret of [...SECRETS, 'ECONNREFUSED', 'exception', 'data'])
+    assert.ok(!res.body.includes(secret), `Description leaks ${secret}: ${res.body}`);
   await app.close();
 });
 
@@ -117,7 +140,8 @@ await test('detail level Full: description, data and exception message, credenti
     status: 'unhealthy',
     description: 'The check threw Error',
     data: null,
-    exception: 'connect ECONNREFUSED postgres://***@db.internal:5432/orders (Server=db.internal;Database=orders;User ID=sa;Password=***)',
+    exception:
+      'connect ECONNREFUSED postgres://***@db.internal:5432/orders (Server=db.internal;Database=orders;User ID=sa;Password=***)',
   });
   assert.deepEqual(checks.cache, {
     status: 'degraded',
@@ -125,8 +149,13 @@ await test('detail level Full: description, data and exception message, credenti
     data: { url: 'postgres://***@db.internal:5432/orders', ms: 812 },
     exception: 'timeout talking to postgres://***@db.internal:5432/orders',
   });
-  assert.deepEqual(checks.plain, { status: 'healthy', data: null, exception: null }, 'no description given: absent; data and exception null');
-  for (const secret of ['hunter2', 's3cr3t']) assert.ok(!res.body.includes(secret), `Full leaks a password: ${res.body}`);
+  assert.deepEqual(
+    checks.plain,
+    { status: 'healthy', data: null, exception: null },
+    'no description given: absent; data and exception null',
+  );
+  for (const secret of ['hunter2', 's3cr3t'])
+    assert.ok(!res.body.includes(secret), `Full leaks a password: ${res.body}`);
   await app.close();
 });
 
@@ -136,7 +165,9 @@ await test('Full: data JSON cannot carry becomes null instead of a 500', async (
   const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Full;
     opt.healthChecksConfigure = (hc) =>
-      hc.addCheck('big', () => HealthCheckResult.healthy('ok', { n: 10n })).addCheck('cycle', () => HealthCheckResult.healthy('ok', cyclic));
+      hc
+        .addCheck('big', () => HealthCheckResult.healthy('ok', { n: 10n }))
+        .addCheck('cycle', () => HealthCheckResult.healthy('ok', cyclic));
   });
   const res = await app.inject('/healthz');
   assert.equal(res.statusCode, 200);
@@ -148,7 +179,8 @@ await test('Full: data JSON cannot carry becomes null instead of a 500', async (
 await test('a check returning something that is not a result is unhealthy, not a 500', async () => {
   const app = await healthApp((opt) => {
     opt.healthCheckDetailLevel = HealthCheckDetailLevel.Description;
-    opt.healthChecksConfigure = (hc) => hc.addCheck('odd', () => ({ status: 'fine' }) as unknown as HealthCheckResult);
+    opt.healthChecksConfigure = (hc) =>
+      hc.addCheck('odd', () => ({ status: 'fine' }) as unknown as HealthCheckResult);
   });
   const res = await app.inject('/healthz');
   assert.equal(res.statusCode, 503);
@@ -170,9 +202,13 @@ await test('default detail level follows NODE_ENV', async (t) => {
         if (env === undefined) delete process.env.NODE_ENV;
         else process.env.NODE_ENV = env;
         const app = await healthApp((opt) => {
-          opt.healthChecksConfigure = (hc) => hc.addCheck('db', () => HealthCheckResult.unhealthy('down', new Error('refused')));
+          opt.healthChecksConfigure = (hc) =>
+            hc.addCheck('db', () => HealthCheckResult.unhealthy('down', new Error('refused')));
         });
-        assert.equal(app.kit.options.healthCheckDetailLevel, env === 'development' ? 'Full' : 'StatusOnly');
+        assert.equal(
+          app.kit.options.healthCheckDetailLevel,
+          env === 'development' ? 'Full' : 'StatusOnly',
+        );
         const res = await app.inject('/healthz');
         assert.deepEqual(Object.keys(json(res).checks?.db ?? {}), keys);
         await app.close();
@@ -209,7 +245,10 @@ await test('uptime is hh:mm:ss with hours not wrapped past 24 (injected clock)',
     assert.match(uptime, /^\d{2,}:[0-5]\d:[0-5]\d$/);
     const [h, m, s] = uptime.split(':').map(Number) as [number, number, number];
     const seconds = h * 3600 + m * 60 + s;
-    assert.ok(Math.abs(seconds - process.uptime()) <= 2, `uptime ${uptime} vs process.uptime() ${process.uptime()}`);
+    assert.ok(
+      Math.abs(seconds - process.uptime()) <= 2,
+      `uptime ${uptime} vs process.uptime() ${process.uptime()}`,
+    );
     await app.close();
   });
 });
@@ -223,7 +262,9 @@ await test('version: applicationVersion, else the host package.json', async (t) 
     await app.close();
   });
   await t.test('host package.json (the host here is the test file, in packages/core)', async () => {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     const app = await healthApp(() => {});
     assert.equal(json(await app.inject('/healthz')).version, pkg.version);
     await app.close();
@@ -290,18 +331,45 @@ await test('probes are left out of the OpenAPI document', async () => {
 
 await test('health options fail fast with KIT_ERR_INVALID_OPTION naming option and value', async (t) => {
   const cases: Array<[string, (opt: KitOption) => void, RegExp]> = [
-    ['uptimeClock', (opt) => void (opt.uptimeClock = 42 as unknown as () => number), /uptimeClock = 42/],
-    ['healthCheckPath', (opt) => void (opt.healthCheckPath = 'healthz'), /healthCheckPath = "healthz"/],
-    ['healthCheckPath /livez', (opt) => void (opt.healthCheckPath = '/livez'), /healthCheckPath = "\/livez"/],
-    ['signals', (opt) => void opt.configureGracefulShutdown((g) => void (g.signals = ['SIGKILL'])), /gracefulShutdown.signals = \["SIGKILL"\]/],
-    ['shutdownDelayMs', (opt) => void opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = -1)), /gracefulShutdown.shutdownDelayMs = -1/],
-    ['check timeout', (opt) => void (opt.healthChecksConfigure = (hc) => hc.addCheck('x', () => HealthCheckResult.healthy(), { timeoutMs: 0 })), /addCheck\('x'\).timeoutMs = 0/],
+    [
+      'uptimeClock',
+      (opt) => void (opt.uptimeClock = 42 as unknown as () => number),
+      /uptimeClock = 42/,
+    ],
+    [
+      'healthCheckPath',
+      (opt) => void (opt.healthCheckPath = 'healthz'),
+      /healthCheckPath = "healthz"/,
+    ],
+    [
+      'healthCheckPath /livez',
+      (opt) => void (opt.healthCheckPath = '/livez'),
+      /healthCheckPath = "\/livez"/,
+    ],
+    [
+      'signals',
+      (opt) => void opt.configureGracefulShutdown((g) => void (g.signals = ['SIGKILL'])),
+      /gracefulShutdown.signals = \["SIGKILL"\]/,
+    ],
+    [
+      'shutdownDelayMs',
+      (opt) => void opt.configureGracefulShutdown((g) => void (g.shutdownDelayMs = -1)),
+      /gracefulShutdown.shutdownDelayMs = -1/,
+    ],
+    [
+      'check timeout',
+      (opt) =>
+        void (opt.healthChecksConfigure = (hc) =>
+          hc.addCheck('x', () => HealthCheckResult.healthy(), { timeoutMs: 0 })),
+      /addCheck\('x'\).timeoutMs = 0/,
+    ],
   ];
   for (const [name, configure, message] of cases) {
     await t.test(name, () => {
       assert.throws(
         () => addKit(Fastify(), [], configure),
-        (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && message.test(err.message),
+        (err: Error & { code?: string }) =>
+          err.code === 'KIT_ERR_INVALID_OPTION' && message.test(err.message),
       );
     });
   }

@@ -33,7 +33,8 @@ function counts(): Counts {
 
 function countError(c: Counts, err: NodeJS.ErrnoException): void {
   if (err.code === 'ECONNREFUSED') c.refused += 1;
-  else if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || /socket hang up/.test(err.message)) c.resets += 1;
+  else if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || /socket hang up/.test(err.message))
+    c.resets += 1;
   else c.other[err.code ?? err.message] = (c.other[err.code ?? err.message] ?? 0) + 1;
 }
 
@@ -48,11 +49,20 @@ interface Host {
 }
 
 async function startHost(t: TestContext, connections: number): Promise<Host> {
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', 'load-host.ts'], {
-    cwd: FIXTURE,
-    env: { ...process.env, NODE_ENV: 'production', SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS), CONNECTIONS: String(connections) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=kit-source', '--import', 'tsx', 'load-host.ts'],
+    {
+      cwd: FIXTURE,
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+        CONNECTIONS: String(connections),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -71,17 +81,30 @@ async function startHost(t: TestContext, connections: number): Promise<Host> {
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const closed = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => resolve(code)),
+  );
   const line = (text: string, timeoutMs: number): Promise<string> =>
     new Promise((resolve, reject) => {
       const seen = lines.find((l) => l.includes(text));
       if (seen) return resolve(seen);
       waiters.push({ text, resolve });
-      void closed.then((code) => reject(new Error(`host exited (${code}) before printing ${text}:\n${stderr}`)));
-      setTimeout(() => reject(new Error(`no ${text} line within ${timeoutMs} ms:\n${stderr}`)), timeoutMs).unref();
+      void closed.then((code) =>
+        reject(new Error(`host exited (${code}) before printing ${text}:\n${stderr}`)),
+      );
+      setTimeout(
+        () => reject(new Error(`no ${text} line within ${timeoutMs} ms:\n${stderr}`)),
+        timeoutMs,
+      ).unref();
     });
   const { port } = JSON.parse(await line('"kitHost":"listening"', 20_000)) as { port: number };
-  return { base: `http://127.0.0.1:${port}`, lines, line, kill: (signal) => child.kill(signal), closed };
+  return {
+    base: `http://127.0.0.1:${port}`,
+    lines,
+    line,
+    kill: (signal) => child.kill(signal),
+    closed,
+  };
 }
 
 /** Audit entries the host wrote for the API route (Default format: structured field `Path`). */
@@ -94,14 +117,22 @@ function auditedApiRequests(lines: readonly string[]): number {
       entry = JSON.parse(line) as { Path?: unknown };
     } catch (err) {
       // A torn or interleaved line is a defect of the writers: show it whole.
-      throw new Error(`a stdout line is not one JSON entry (${(err as Error).message}):\n${line}`, { cause: err });
+      throw new Error(`a stdout line is not one JSON entry (${(err as Error).message}):\n${line}`, {
+        cause: err,
+      });
     }
     if (entry.Path === '/api/work') n += 1;
   }
   return n;
 }
 
-function report(t: TestContext, client: string, c: Counts, audited: number, exitCode: number | null): void {
+function report(
+  t: TestContext,
+  client: string,
+  c: Counts,
+  audited: number,
+  exitCode: number | null,
+): void {
   t.diagnostic(
     `${client}: ${c.ok} x 2xx, ${c.non2xx} non-2xx, ${c.resets} resets, ${c.refused} refused before sending (server gone), ` +
       `other errors ${JSON.stringify(c.other)}; audit entries for /api/work: ${audited}; exit code ${exitCode}`,
@@ -133,11 +164,18 @@ await test('autocannon, 100 keep-alive connections, through SIGTERM: 0 resets, 0
   report(t, 'autocannon', c, audited, exitCode);
 
   assert.equal(exitCode, 0);
-  assert.ok(c.ok > okBeforeSignal, 'requests were served after the signal, through the shutdown delay');
+  assert.ok(
+    c.ok > okBeforeSignal,
+    'requests were served after the signal, through the shutdown delay',
+  );
   assert.equal(c.resets, 0, 'no request sent on an open connection was cut');
   assert.equal(c.non2xx, 0, 'no 503 from a closing server');
   assert.deepEqual(c.other, {});
-  assert.equal(audited, c.ok + c.non2xx, 'every response the clients received was audited, and nothing else');
+  assert.equal(
+    audited,
+    c.ok + c.non2xx,
+    'every response the clients received was audited, and nothing else',
+  );
 });
 
 await test("Node's keep-alive http.Agent, 50 connections, through SIGTERM: 0 resets, 0 non-2xx, one audit entry per response", async (t) => {
@@ -181,10 +219,21 @@ await test("Node's keep-alive http.Agent, 50 connections, through SIGTERM: 0 res
   report(t, 'http.Agent', c, audited, exitCode);
 
   assert.equal(exitCode, 0);
-  assert.ok(c.ok > okBeforeSignal, 'requests were served after the signal, through the shutdown delay');
+  assert.ok(
+    c.ok > okBeforeSignal,
+    'requests were served after the signal, through the shutdown delay',
+  );
   assert.equal(c.resets, 0, 'no request sent on an open connection was cut');
   assert.equal(c.non2xx, 0, 'no 503 from a closing server');
   assert.deepEqual(c.other, {});
-  assert.equal(c.refused, connections, 'each client loop ended on a refused connection once the server was gone');
-  assert.equal(audited, c.ok + c.non2xx, 'every response the clients received was audited, and nothing else');
+  assert.equal(
+    c.refused,
+    connections,
+    'each client loop ended on a refused connection once the server was gone',
+  );
+  assert.equal(
+    audited,
+    c.ok + c.non2xx,
+    'every response the clients received was audited, and nothing else',
+  );
 });

@@ -34,12 +34,20 @@ export function operations(doc: OpenApiDocument): Record<string, OpenApiOperatio
 }
 
 /** A route-adding class for tests: `routes` is [method, path] pairs answering `{ route }`. */
-export function endpoint(name: string, routes: Array<[string, string]>, extra?: (app: FastifyInstance) => void) {
+export function endpoint(
+  name: string,
+  routes: Array<[string, string]>,
+  extra?: (app: FastifyInstance) => void,
+) {
   const cls = class {
     addRoutes(app: FastifyInstance) {
       extra?.(app);
       for (const [method, path] of routes) {
-        app.route({ method, url: path, handler: async (req) => ({ route: `${name} ${method} ${path}`, params: req.params }) });
+        app.route({
+          method,
+          url: path,
+          handler: async (req) => ({ route: `${name} ${method} ${path}`, params: req.params }),
+        });
       }
     }
   };

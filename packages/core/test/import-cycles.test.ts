@@ -29,9 +29,17 @@ function importsOf(file: string): string[] {
   for (const { fileName } of importedFiles) {
     if (!fileName.startsWith('.')) continue;
     const base = path.resolve(path.dirname(file), fileName);
-    const candidates = [base.replace(/\.(m?)js$/, '.$1ts'), base, `${base}.ts`, path.join(base, 'index.ts')];
+    const candidates = [
+      base.replace(/\.(m?)js$/, '.$1ts'),
+      base,
+      `${base}.ts`,
+      path.join(base, 'index.ts'),
+    ];
     const found = candidates.find((c) => existsSync(c) && statSync(c).isFile());
-    assert.ok(found, `${path.relative(ROOT, file)} imports ${fileName}, which does not resolve to a file`);
+    assert.ok(
+      found,
+      `${path.relative(ROOT, file)} imports ${fileName}, which does not resolve to a file`,
+    );
     out.push(found);
   }
   return out;
@@ -41,7 +49,9 @@ function importsOf(file: string): string[] {
  * Every strongly connected component of more than one module (or a module importing itself): one
  * concrete circle through it, and all the modules it holds.
  */
-function findCycles(graph: ReadonlyMap<string, readonly string[]>): Array<{ circle: string[]; members: string[] }> {
+function findCycles(
+  graph: ReadonlyMap<string, readonly string[]>,
+): Array<{ circle: string[]; members: string[] }> {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
@@ -70,14 +80,19 @@ function findCycles(graph: ReadonlyMap<string, readonly string[]>): Array<{ circ
       onStack.delete(w);
       component.push(w);
     } while (w !== v);
-    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) cycles.push({ circle: pathThrough(graph, new Set(component), v), members: component.sort() });
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v))
+      cycles.push({ circle: pathThrough(graph, new Set(component), v), members: component.sort() });
   };
   for (const v of graph.keys()) if (!index.has(v)) visit(v);
   return cycles;
 }
 
 // One concrete circle inside a component, for the message: breadth-first from v back to v.
-function pathThrough(graph: ReadonlyMap<string, readonly string[]>, component: ReadonlySet<string>, v: string): string[] {
+function pathThrough(
+  graph: ReadonlyMap<string, readonly string[]>,
+  component: ReadonlySet<string>,
+  v: string,
+): string[] {
   const from = new Map<string, string>();
   const queue = [v];
   while (queue.length > 0) {
@@ -99,13 +114,18 @@ function pathThrough(graph: ReadonlyMap<string, readonly string[]>, component: R
 }
 
 test('no import cycle in packages/*/src (type-only imports included)', () => {
-  const packages = readdirSync(path.join(ROOT, 'packages')).map((p) => path.join(ROOT, 'packages', p, 'src')).filter((d) => existsSync(d));
+  const packages = readdirSync(path.join(ROOT, 'packages'))
+    .map((p) => path.join(ROOT, 'packages', p, 'src'))
+    .filter((d) => existsSync(d));
   assert.ok(packages.length >= 2, `found the packages' sources (${packages.length})`);
   const graph = new Map<string, string[]>();
   for (const file of packages.flatMap((d) => sourceFiles(d))) graph.set(file, importsOf(file));
   assert.ok(graph.size > 50, `scanned the sources (${graph.size} files)`);
   const rel = (f: string): string => path.relative(ROOT, f);
-  const cycles = findCycles(graph).map((c) => `${c.circle.map(rel).join(' -> ')}   (the circle's modules: ${c.members.map(rel).join(', ')})`);
+  const cycles = findCycles(graph).map(
+    (c) =>
+      `${c.circle.map(rel).join(' -> ')}   (the circle's modules: ${c.members.map(rel).join(', ')})`,
+  );
   assert.deepEqual(cycles, [], `import cycles:\n${cycles.join('\n')}`);
 });
 
@@ -119,11 +139,21 @@ test('the cycle finder finds a circle through type-only imports and names it', (
     ['self.ts', ['self.ts']],
   ]);
   assert.deepEqual(findCycles(graph), [
-    { circle: ['runtime.ts', 'health/lifecycle.ts', 'runtime.ts'], members: ['health/lifecycle.ts', 'runtime.ts'] },
+    {
+      circle: ['runtime.ts', 'health/lifecycle.ts', 'runtime.ts'],
+      members: ['health/lifecycle.ts', 'runtime.ts'],
+    },
     { circle: ['self.ts', 'self.ts'], members: ['self.ts'] },
   ]);
-  const { importedFiles } = ts.preProcessFile("import type { A } from './a.js';\nexport type { B } from './b.js';\n", true, true);
-  assert.deepEqual(importedFiles.map((f) => f.fileName), ['./a.js', './b.js']);
+  const { importedFiles } = ts.preProcessFile(
+    "import type { A } from './a.js';\nexport type { B } from './b.js';\n",
+    true,
+    true,
+  );
+  assert.deepEqual(
+    importedFiles.map((f) => f.fileName),
+    ['./a.js', './b.js'],
+  );
 });
 
 /**
@@ -153,7 +183,13 @@ function topFolder(src: string, file: string): string {
  * unit is what `unitOf` says a file belongs to (by default its top folder); `table` names the
  * floors' list in the message for a unit on no floor.
  */
-function upwardImports(graph: ReadonlyMap<string, readonly string[]>, src: string, floors: ReadonlyArray<readonly string[]>, unitOf: (src: string, file: string) => string = topFolder, table = 'CORE_FLOORS'): string[] {
+function upwardImports(
+  graph: ReadonlyMap<string, readonly string[]>,
+  src: string,
+  floors: ReadonlyArray<readonly string[]>,
+  unitOf: (src: string, file: string) => string = topFolder,
+  table = 'CORE_FLOORS',
+): string[] {
   const floorOf = new Map(floors.flatMap((names, i) => names.map((n) => [n, i] as const)));
   const out: string[] = [];
   for (const [file, imports] of graph) {
@@ -167,28 +203,38 @@ function upwardImports(graph: ReadonlyMap<string, readonly string[]>, src: strin
       if (!target.startsWith(src + path.sep)) continue;
       const to = unitOf(src, target);
       if (to === from) continue;
-      if ((floorOf.get(to) ?? Infinity) >= (floorOf.get(from) as number)) out.push(`${path.relative(src, file)} -> ${path.relative(src, target)} (floor of ${from}/: ${floorOf.get(from)}, of ${to}/: ${floorOf.get(to) ?? 'none'})`);
+      if ((floorOf.get(to) ?? Infinity) >= (floorOf.get(from) as number))
+        out.push(
+          `${path.relative(src, file)} -> ${path.relative(src, target)} (floor of ${from}/: ${floorOf.get(from)}, of ${to}/: ${floorOf.get(to) ?? 'none'})`,
+        );
     }
   }
   return out.sort();
 }
 
-test("no import in @kit/core runs up its floors or sideways between folders of one floor", () => {
+test('no import in @kit/core runs up its floors or sideways between folders of one floor', () => {
   const src = path.join(ROOT, 'packages', 'core', 'src');
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(src)) graph.set(file, importsOf(file));
   const folders = new Set([...graph.keys()].map((f) => topFolder(src, f)));
-  assert.deepEqual([...folders].sort(), CORE_FLOORS.flat().sort(), 'every folder of src/ is on a floor, and every floor names a folder that exists');
+  assert.deepEqual(
+    [...folders].sort(),
+    CORE_FLOORS.flat().sort(),
+    'every folder of src/ is on a floor, and every floor names a folder that exists',
+  );
   const upward = upwardImports(graph, src, CORE_FLOORS);
   assert.deepEqual(upward, [], `imports against the floors:\n${upward.join('\n')}`);
 });
 
-test("the floor check names an import that runs up, one that runs sideways, and a folder on no floor", () => {
+test('the floor check names an import that runs up, one that runs sideways, and a folder on no floor', () => {
   const src = '/r/src';
   const graph = new Map<string, string[]>([
     ['/r/src/index.ts', ['/r/src/kit/kit.ts']],
     ['/r/src/kit/kit.ts', ['/r/src/audit/trail.ts', '/r/src/shared/errors.ts']],
-    ['/r/src/audit/trail.ts', ['/r/src/kit/runtime.ts', '/r/src/health/state.ts', '/r/src/audit/entry.ts']],
+    [
+      '/r/src/audit/trail.ts',
+      ['/r/src/kit/runtime.ts', '/r/src/health/state.ts', '/r/src/audit/entry.ts'],
+    ],
     ['/r/src/new/x.ts', []],
   ]);
   assert.deepEqual(upwardImports(graph, src, [['shared'], ['audit', 'health'], ['kit'], ['.']]), [
@@ -198,12 +244,15 @@ test("the floor check names an import that runs up, one that runs sideways, and 
   ]);
 });
 
-test("@kit/autocrud: the SQL layer (mapper/) imports nothing of the route layer (routes/) nor of Fastify", () => {
+test('@kit/autocrud: the SQL layer (mapper/) imports nothing of the route layer (routes/) nor of Fastify', () => {
   const src = path.join(ROOT, 'packages', 'autocrud', 'src');
   const offending: string[] = [];
   for (const file of sourceFiles(path.join(src, 'mapper'))) {
-    for (const target of importsOf(file)) if (target.startsWith(path.join(src, 'routes'))) offending.push(`${path.relative(src, file)} -> ${path.relative(src, target)}`);
-    if (/from 'fastify'/.test(readFileSync(file, 'utf8'))) offending.push(`${path.relative(src, file)} -> fastify`);
+    for (const target of importsOf(file))
+      if (target.startsWith(path.join(src, 'routes')))
+        offending.push(`${path.relative(src, file)} -> ${path.relative(src, target)}`);
+    if (/from 'fastify'/.test(readFileSync(file, 'utf8')))
+      offending.push(`${path.relative(src, file)} -> fastify`);
   }
   assert.deepEqual(offending, []);
 });
@@ -245,7 +294,11 @@ test('no import in the SQL layer of @kit/autocrud (mapper/) runs up its floors o
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(src)) graph.set(file, importsOf(file));
   const units = new Set([...graph.keys()].map((f) => mapperUnit(src, f)));
-  assert.deepEqual([...units].sort(), MAPPER_FLOORS.flat().sort(), 'every unit of mapper/ is on a floor, and every floor names a unit that exists');
+  assert.deepEqual(
+    [...units].sort(),
+    MAPPER_FLOORS.flat().sort(),
+    'every unit of mapper/ is on a floor, and every floor names a unit that exists',
+  );
   const upward = upwardImports(graph, src, MAPPER_FLOORS, mapperUnit, 'MAPPER_FLOORS');
   assert.deepEqual(upward, [], `imports against the floors:\n${upward.join('\n')}`);
 });
@@ -260,5 +313,8 @@ test('the mapper units: a file of mapper/ is its own unit, an engine folder is o
     ['/r/mapper/writes/upsert.ts', ['/r/mapper/changes/history.ts', '/r/mapper/seam/changes.ts']],
     ['/r/mapper/changes/history.ts', ['/r/mapper/writes/bulk-insert.ts']],
   ]);
-  assert.deepEqual(upwardImports(graph, src, [['seam'], ['writes'], ['changes']], mapperUnit, 'MAPPER_FLOORS'), ['writes/upsert.ts -> changes/history.ts (floor of writes/: 1, of changes/: 2)']);
+  assert.deepEqual(
+    upwardImports(graph, src, [['seam'], ['writes'], ['changes']], mapperUnit, 'MAPPER_FLOORS'),
+    ['writes/upsert.ts -> changes/history.ts (floor of writes/: 1, of changes/: 2)'],
+  );
 });

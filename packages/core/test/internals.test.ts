@@ -13,7 +13,14 @@ import pino from 'pino';
 import { addKit, AuditTrailFormat, LoggingAuditSink, useKit, type AuditLogEntry } from '@kit/core';
 import { DEFAULT_FIELD_KEYS } from '../src/audit/formats.js';
 import { PinoLines } from '../src/audit/pino-lines.js';
-import { fastifyContextHooks, fastifyLogController, fastifyRouteContext, pinoDestinationOf, pinoLoggerState, sonicBoomWriting } from '../src/internals/index.js';
+import {
+  fastifyContextHooks,
+  fastifyLogController,
+  fastifyRouteContext,
+  pinoDestinationOf,
+  pinoLoggerState,
+  sonicBoomWriting,
+} from '../src/internals/index.js';
 import { Chunks } from './audit-helpers.js';
 
 /** `a.b.c` as a number for comparison (no pre-release tags in the versions compared here). */
@@ -37,7 +44,9 @@ const entry: AuditLogEntry = {
 // The pino copies a host's logger can come from: Fastify's own dependency (what `logger: true`
 // builds) and the `pino` package the workspace resolves (pino 10 in the matrix's newest
 // combination, handed to Fastify as `loggerInstance`).
-const fastifyPino = createRequire(fileURLToPath(import.meta.resolve('fastify')))('pino') as typeof pino;
+const fastifyPino = createRequire(fileURLToPath(import.meta.resolve('fastify')))(
+  'pino',
+) as typeof pino;
 const pinos: Array<[string, typeof pino]> = [
   [`Fastify's own pino ${fastifyPino.version}`, fastifyPino],
   [`the pino package ${pino.version}`, pino],
@@ -72,7 +81,12 @@ describe('private reads of Fastify', () => {
     const own = fastifyLogController(instance);
     assert.ok(own);
     let seen = 0;
-    own.replace(Object.create(own.controller, { incomingRequest: { value: () => void seen++ } }) as Record<string, unknown>);
+    own.replace(
+      Object.create(own.controller, { incomingRequest: { value: () => void seen++ } }) as Record<
+        string,
+        unknown
+      >,
+    );
     instance.get('/x', async () => 'ok');
     await instance.inject('/x');
     assert.equal(seen, 1);
@@ -95,7 +109,10 @@ describe('private reads of Fastify', () => {
     await app.ready();
     assert.ok(read(app, 'onRequest')?.includes(rootHook));
     assert.ok(child);
-    assert.ok(read(child, 'onRequest')?.includes(rootHook), 'a plugin context inherits the hooks added before it');
+    assert.ok(
+      read(child, 'onRequest')?.includes(rootHook),
+      'a plugin context inherits the hooks added before it',
+    );
     assert.ok(read(child, 'preHandler')?.includes(childHook));
     assert.ok(!read(app, 'preHandler')?.includes(childHook));
     await app.close();
@@ -111,8 +128,13 @@ describe('private reads of Fastify', () => {
     app.get('/a/:id', async () => 'a');
     app.get('/b', async () => 'b');
     for (const url of ['/a/1', '/a/2', '/b', '/nowhere', '/elsewhere']) await app.inject(url);
-    const [a1, a2, b, miss1, miss2] = seen.map((s) => s.context as { config: { url?: unknown } } | undefined);
-    assert.ok(a1 && a2 && b && miss1 && miss2, `Kit's read of the route context fell back on Fastify ${app.version}`);
+    const [a1, a2, b, miss1, miss2] = seen.map(
+      (s) => s.context as { config: { url?: unknown } } | undefined,
+    );
+    assert.ok(
+      a1 && a2 && b && miss1 && miss2,
+      `Kit's read of the route context fell back on Fastify ${app.version}`,
+    );
     assert.equal(a1, a2, 'two requests of one route share its context');
     assert.notEqual(a1, b);
     assert.equal(miss1, miss2, 'every unmatched request shares one context');
@@ -127,8 +149,16 @@ describe('private reads of Fastify', () => {
     assert.equal(fastifyLogController(fake), undefined);
     assert.equal(fastifyContextHooks(fake), undefined);
     assert.equal(fastifyRouteContext()({} as FastifyRequest), undefined);
-    assert.equal(fastifyRouteContext()({ [Symbol('fastify.context')]: { config: 1 } } as unknown as FastifyRequest), undefined);
-    const odd = { [Symbol('fastify.logController')]: { incomingRequest: 1 }, [Symbol('fastify.hooks')]: { onRequest: 'x' } } as unknown as FastifyInstance;
+    assert.equal(
+      fastifyRouteContext()({
+        [Symbol('fastify.context')]: { config: 1 },
+      } as unknown as FastifyRequest),
+      undefined,
+    );
+    const odd = {
+      [Symbol('fastify.logController')]: { incomingRequest: 1 },
+      [Symbol('fastify.hooks')]: { onRequest: 'x' },
+    } as unknown as FastifyInstance;
     assert.equal(fastifyLogController(odd), undefined);
     assert.equal(fastifyContextHooks(odd), undefined);
   });
@@ -142,9 +172,15 @@ describe('private reads of pino', () => {
       const timestamp = (): string => ',"time":1700000000000';
       const logger = module({ level: 'info', timestamp }, out);
       // The same logger on pino's generic path (an identity `formatters.log`), for the reference line.
-      const twin = module({ level: 'info', timestamp, formatters: { log: (o: Record<string, unknown>) => o } }, twinOut);
+      const twin = module(
+        { level: 'info', timestamp, formatters: { log: (o: Record<string, unknown>) => o } },
+        twinOut,
+      );
       assert.ok(pinoLoggerState(logger), `Kit's read of ${name}'s state fell back`);
-      assert.ok(PinoLines.create(logger, DEFAULT_FIELD_KEYS), `the direct audit lines are not taken for ${name} with pino's defaults`);
+      assert.ok(
+        PinoLines.create(logger, DEFAULT_FIELD_KEYS),
+        `the direct audit lines are not taken for ${name} with pino's defaults`,
+      );
       assert.equal(PinoLines.create(twin, DEFAULT_FIELD_KEYS), undefined);
       assert.equal(pinoDestinationOf(logger), out);
       for (const logFormat of Object.values(AuditTrailFormat)) {
@@ -158,13 +194,20 @@ describe('private reads of pino', () => {
 
   it("Fastify's own logger (logger: true) takes the direct path", () => {
     const app = Fastify({ logger: { level: 'info', stream: new Chunks() } });
-    assert.ok(PinoLines.create(app.log, DEFAULT_FIELD_KEYS), `not on Fastify ${app.version} with pino ${fastifyPino.version}`);
+    assert.ok(
+      PinoLines.create(app.log, DEFAULT_FIELD_KEYS),
+      `not on Fastify ${app.version} with pino ${fastifyPino.version}`,
+    );
   });
 
   it("sonic-boom's write-in-flight flag is a boolean on pino's own destination", async () => {
     const destination = pino.destination({ dest: '/dev/null', sync: false });
     await new Promise((resolve) => destination.once('ready', resolve));
-    assert.equal(typeof sonicBoomWriting(destination), 'boolean', "Kit's read of sonic-boom's _writing fell back");
+    assert.equal(
+      typeof sonicBoomWriting(destination),
+      'boolean',
+      "Kit's read of sonic-boom's _writing fell back",
+    );
     destination.end();
   });
 
@@ -174,7 +217,15 @@ describe('private reads of pino', () => {
     assert.equal(pinoDestinationOf({}), undefined);
     assert.equal(sonicBoomWriting({ _writing: 'yes' }), undefined);
     const lines: string[] = [];
-    const plain = { info: (o: unknown, m: string) => void lines.push(m), warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, level: 'info' };
+    const plain = {
+      info: (o: unknown, m: string) => void lines.push(m),
+      warn() {},
+      error() {},
+      debug() {},
+      trace() {},
+      fatal() {},
+      level: 'info',
+    };
     new LoggingAuditSink(plain as never).write(entry);
     assert.equal(lines.length, 1);
   });

@@ -2,10 +2,18 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { startJwtFixture, stopJwtFixture, type TestAuthority } from '@kit/test-support/jwt-authority';
+import {
+  startJwtFixture,
+  stopJwtFixture,
+  type TestAuthority,
+} from '@kit/test-support/jwt-authority';
 
 async function get(app: FastifyInstance, token: string): Promise<LightMyRequestResponse> {
-  return app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
+  return app.inject({
+    method: 'GET',
+    url: '/api/account/me',
+    headers: { authorization: `Bearer ${token}` },
+  });
 }
 
 function assertUnavailable(res: LightMyRequestResponse, token: string): void {
@@ -80,6 +88,10 @@ describe('JWT when the authority is unavailable', () => {
     assert.equal(authority.counts.discovery, 2);
 
     authority.jwksStatus = undefined;
-    assert.equal((await get(app, token)).statusCode, 200, 'no key set held yet: the next token fetches it again');
+    assert.equal(
+      (await get(app, token)).statusCode,
+      200,
+      'no key set held yet: the next token fetches it again',
+    );
   });
 });

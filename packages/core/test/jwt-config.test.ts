@@ -38,7 +38,9 @@ describe('configureJwt configuration errors', () => {
 
   for (const audiences of [[], [''], [42], 'api://x', undefined]) {
     it(`audiences ${JSON.stringify(audiences)}: KIT_ERR_INVALID_OPTION naming the option`, () => {
-      const err = addKitError((opt) => opt.configureJwt('https://login.example.com/tenant', audiences as string[]));
+      const err = addKitError((opt) =>
+        opt.configureJwt('https://login.example.com/tenant', audiences as string[]),
+      );
       assert.equal(err.code, 'KIT_ERR_INVALID_OPTION');
       assert.match(err.message, /configureJwt\(audiences\)/);
     });
@@ -106,11 +108,19 @@ describe('app.kitAuthenticate without configureJwt', () => {
 
   it('apps that never touch it are unaffected, and no jwt check or bearer scheme appears', async () => {
     const app = Fastify();
-    const kit = addKit(app, [class PingEndpoint { addRoutes(a: FastifyInstance) { a.get('', async () => 'pong'); } }]);
+    const kit = addKit(app, [
+      class PingEndpoint {
+        addRoutes(a: FastifyInstance) {
+          a.get('', async () => 'pong');
+        }
+      },
+    ]);
     await useKit(app);
     assert.equal((await app.inject('/api/ping')).body, 'pong');
     assert.equal(kit.healthChecks.has('jwt'), false);
-    const doc = (await app.inject('/openapi.json')).json<{ components?: { securitySchemes?: object } }>();
+    const doc = (await app.inject('/openapi.json')).json<{
+      components?: { securitySchemes?: object };
+    }>();
     assert.equal(doc.components?.securitySchemes, undefined);
     await app.close();
   });

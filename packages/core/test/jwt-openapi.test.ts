@@ -11,7 +11,10 @@ import { jwtApp, TestAuthority } from '@kit/test-support/jwt-authority';
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
-  responses?: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
+  responses?: Record<
+    string,
+    { content?: Record<string, unknown>; headers?: Record<string, unknown> }
+  >;
 }
 interface Document {
   paths: Record<string, Record<string, Operation>>;
@@ -31,8 +34,18 @@ function redoclyErrors(doc: unknown): { errors: number; output: string } {
       encoding: 'utf8',
       env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
     });
-    const report = JSON.parse(result.stdout) as { totals: { errors: number }; problems: Array<{ severity: string; message: string }> };
-    return { errors: report.totals.errors, output: JSON.stringify(report.problems.filter((p) => p.severity === 'error'), null, 2) };
+    const report = JSON.parse(result.stdout) as {
+      totals: { errors: number };
+      problems: Array<{ severity: string; message: string }>;
+    };
+    return {
+      errors: report.totals.errors,
+      output: JSON.stringify(
+        report.problems.filter((p) => p.severity === 'error'),
+        null,
+        2,
+      ),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -80,8 +93,16 @@ describe('OpenAPI document of guarded routes', () => {
     assert.ok(unauthorized?.headers?.['WWW-Authenticate']);
     const own = doc.paths['/api/catalog/items/{id}']?.delete?.responses ?? {};
     assert.deepEqual(Object.keys(own).sort(), ['200', '401', '4XX', '5XX']);
-    assert.notDeepEqual(own['4XX'], { $ref: '#/components/responses/ClientError' }, "the route's own 4xx response is kept");
-    assert.equal(doc.paths['/api/catalog/items']?.get?.responses?.['401'], undefined, 'public: no 401');
+    assert.notDeepEqual(
+      own['4XX'],
+      { $ref: '#/components/responses/ClientError' },
+      "the route's own 4xx response is kept",
+    );
+    assert.equal(
+      doc.paths['/api/catalog/items']?.get?.responses?.['401'],
+      undefined,
+      'public: no 401',
+    );
   });
 
   it('the document passes redocly lint (recommended) with no errors', () => {
@@ -92,8 +113,15 @@ describe('OpenAPI document of guarded routes', () => {
   it('the guarded operations really answer 401', async () => {
     for (const [url, item] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(item)) {
-        const res = await app.inject({ method: method.toUpperCase() as 'GET', url: url.replace('{id}', '1') });
-        assert.equal(res.statusCode === 401, op.security !== undefined && op.security.length === 1, `${method} ${url}: ${res.statusCode}`);
+        const res = await app.inject({
+          method: method.toUpperCase() as 'GET',
+          url: url.replace('{id}', '1'),
+        });
+        assert.equal(
+          res.statusCode === 401,
+          op.security !== undefined && op.security.length === 1,
+          `${method} ${url}: ${res.statusCode}`,
+        );
       }
     }
   });
@@ -102,9 +130,19 @@ describe('OpenAPI document of guarded routes', () => {
 describe('OpenAPI with configureJwt but nothing guarded', () => {
   it('no unused bearer scheme, everything public, lint clean', async () => {
     const app = Fastify();
-    addKit(app, [class PingEndpoint { addRoutes(a: FastifyInstance) { a.get('', async () => 'pong'); } }], (opt) => {
-      opt.configureJwt('https://login.example.com/tenant', ['api://x']);
-    });
+    addKit(
+      app,
+      [
+        class PingEndpoint {
+          addRoutes(a: FastifyInstance) {
+            a.get('', async () => 'pong');
+          }
+        },
+      ],
+      (opt) => {
+        opt.configureJwt('https://login.example.com/tenant', ['api://x']);
+      },
+    );
     await useKit(app);
     const doc = (await app.inject('/openapi.json')).json<Document>();
     assert.equal(doc.components?.securitySchemes, undefined);
@@ -115,11 +153,24 @@ describe('OpenAPI with configureJwt but nothing guarded', () => {
 
   it('a route that sets schema.security by hand keeps it', async () => {
     const app = Fastify();
-    addKit(app, [class KeysEndpoint {
-      addRoutes(a: FastifyInstance) {
-        a.get('', { onRequest: a.kitAuthenticate, schema: { security: [{ bearerAuth: ['keys.read'] }] } }, async () => []);
-      }
-    }], (opt) => opt.configureJwt('https://login.example.com/tenant', ['api://x']));
+    addKit(
+      app,
+      [
+        class KeysEndpoint {
+          addRoutes(a: FastifyInstance) {
+            a.get(
+              '',
+              {
+                onRequest: a.kitAuthenticate,
+                schema: { security: [{ bearerAuth: ['keys.read'] }] },
+              },
+              async () => [],
+            );
+          }
+        },
+      ],
+      (opt) => opt.configureJwt('https://login.example.com/tenant', ['api://x']),
+    );
     await useKit(app);
     const doc = (await app.inject('/openapi.json')).json<Document>();
     assert.deepEqual(doc.paths['/api/keys']?.get?.security, [{ bearerAuth: ['keys.read'] }]);

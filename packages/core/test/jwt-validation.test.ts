@@ -3,13 +3,28 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { CompactSign, exportSPKI, SignJWT } from 'jose';
-import { AUDIENCE, b64url, jwtApp, startJwtFixture, stopJwtFixture, TestAuthority } from '@kit/test-support/jwt-authority';
+import {
+  AUDIENCE,
+  b64url,
+  jwtApp,
+  startJwtFixture,
+  stopJwtFixture,
+  TestAuthority,
+} from '@kit/test-support/jwt-authority';
 import { until } from '@kit/test-support/until';
 
 const CHALLENGE = /^Bearer error="invalid_token", error_description="[^"\\]+"$/;
 
-async function get(app: FastifyInstance, token: string | undefined, url = '/api/account/me'): Promise<LightMyRequestResponse> {
-  return app.inject({ method: 'GET', url, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+async function get(
+  app: FastifyInstance,
+  token: string | undefined,
+  url = '/api/account/me',
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method: 'GET',
+    url,
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  });
 }
 
 /** A 401 with the invalid_token challenge and a problem-details body that does not echo the token. */
@@ -63,46 +78,87 @@ describe('JWT validation against a real OpenID provider', () => {
   });
 
   it('later tokens reuse the cached discovery document and key set', async () => {
-    for (let i = 0; i < 3; i++) assert.equal((await get(app, await authority.sign())).statusCode, 200);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await get(app, await authority.sign())).statusCode, 200);
     assert.deepEqual(authority.counts, { discovery: 1, jwks: 1, other: 0 });
   });
 
   it('accepts any configured audience, and an aud list containing one', async () => {
-    assert.equal((await get(app, await authority.sign({ claims: { aud: 'api://other' } }))).statusCode, 200);
-    assert.equal((await get(app, await authority.sign({ claims: { aud: ['api://unrelated', AUDIENCE] } }))).statusCode, 200);
+    assert.equal(
+      (await get(app, await authority.sign({ claims: { aud: 'api://other' } }))).statusCode,
+      200,
+    );
+    assert.equal(
+      (await get(app, await authority.sign({ claims: { aud: ['api://unrelated', AUDIENCE] } })))
+        .statusCode,
+      200,
+    );
   });
 
   it('missing token: 401 with the bare Bearer challenge (RFC 6750 3.1) and a problem body', async () => {
-    for (const headers of [{}, { authorization: 'Basic dXNlcjpwYXNz' }, { authorization: 'BearerXYZ' }]) {
+    for (const headers of [
+      {},
+      { authorization: 'Basic dXNlcjpwYXNz' },
+      { authorization: 'BearerXYZ' },
+    ]) {
       const res = await app.inject({ method: 'GET', url: '/api/account/me', headers });
       assert.equal(res.statusCode, 401);
       assert.equal(res.headers['www-authenticate'], 'Bearer');
       assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-      assert.deepEqual(res.json(), { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'A bearer token is required.' });
+      assert.deepEqual(res.json(), {
+        type: 'about:blank',
+        title: 'Unauthorized',
+        status: 401,
+        detail: 'A bearer token is required.',
+      });
     }
   });
 
   it('the scheme name is case-insensitive', async () => {
     const token = await authority.sign();
-    const res = await app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `bearer ${token}` } });
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/account/me',
+      headers: { authorization: `bearer ${token}` },
+    });
     assert.equal(res.statusCode, 200);
   });
 
   it('malformed tokens are 401 invalid_token and never reach the provider', async () => {
     const before = { ...authority.counts };
-    for (const token of ['not-a-jwt', 'a.b.c', `${b64url({ alg: 'RS256' })}.%%%.sig`, 'e30.e30.e30.e30.e30', `${b64url('{oops')}.${b64url({})}.sig`]) {
-      const res = await app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
+    for (const token of [
+      'not-a-jwt',
+      'a.b.c',
+      `${b64url({ alg: 'RS256' })}.%%%.sig`,
+      'e30.e30.e30.e30.e30',
+      `${b64url('{oops')}.${b64url({})}.sig`,
+    ]) {
+      const res = await app.inject({
+        method: 'GET',
+        url: '/api/account/me',
+        headers: { authorization: `Bearer ${token}` },
+      });
       assert.equal(res.statusCode, 401, token);
-      assert.match(String(res.headers['www-authenticate']), /^Bearer error="invalid_token", error_description="The token is malformed"$/);
+      assert.match(
+        String(res.headers['www-authenticate']),
+        /^Bearer error="invalid_token", error_description="The token is malformed"$/,
+      );
     }
-    const empty = await app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: 'Bearer ' } });
+    const empty = await app.inject({
+      method: 'GET',
+      url: '/api/account/me',
+      headers: { authorization: 'Bearer ' },
+    });
     assert.equal(empty.statusCode, 401);
     assert.match(String(empty.headers['www-authenticate']), /error="invalid_token"/);
     assert.deepEqual(authority.counts, before);
   });
 
   it('expired token: 401', async () => {
-    const token = await authority.sign({ claims: { iat: Math.floor(Date.now() / 1000) - 600 }, expiresIn: -120 });
+    const token = await authority.sign({
+      claims: { iat: Math.floor(Date.now() / 1000) - 600 },
+      expiresIn: -120,
+    });
     assertRejected(await get(app, token), token, /The token expired/);
   });
 
@@ -136,10 +192,20 @@ describe('JWT validation against a real OpenID provider', () => {
   it('alg "none" (hand-built, unsigned): 401 without a provider request', async () => {
     const before = { ...authority.counts };
     const now = Math.floor(Date.now() / 1000);
-    const payload = { iss: authority.url, aud: AUDIENCE, sub: 'attacker', iat: now, exp: now + 300 };
+    const payload = {
+      iss: authority.url,
+      aud: AUDIENCE,
+      sub: 'attacker',
+      iat: now,
+      exp: now + 300,
+    };
     for (const alg of ['none', 'None', 'NONE']) {
       const token = `${b64url({ alg, typ: 'JWT' })}.${b64url(payload)}.`;
-      const res = await app.inject({ method: 'GET', url: '/api/account/me', headers: { authorization: `Bearer ${token}` } });
+      const res = await app.inject({
+        method: 'GET',
+        url: '/api/account/me',
+        headers: { authorization: `Bearer ${token}` },
+      });
       assert.equal(res.statusCode, 401);
       assert.match(String(res.headers['www-authenticate']), /error="invalid_token"/);
     }
@@ -152,7 +218,10 @@ describe('JWT validation against a real OpenID provider', () => {
     const key = authority.keys.get(authority.currentKid);
     assert.ok(key);
     const pem = await exportSPKI(key.publicKey);
-    for (const secret of [new TextEncoder().encode(pem), new TextEncoder().encode(JSON.stringify(key.publicJwk))]) {
+    for (const secret of [
+      new TextEncoder().encode(pem),
+      new TextEncoder().encode(JSON.stringify(key.publicJwk)),
+    ]) {
       const now = Math.floor(Date.now() / 1000);
       const token = await new SignJWT({ sub: 'attacker' })
         .setProtectedHeader({ alg: 'HS256', kid: key.kid })
@@ -169,12 +238,32 @@ describe('JWT validation against a real OpenID provider', () => {
     const key = authority.keys.get(authority.currentKid);
     assert.ok(key);
     const now = Math.floor(Date.now() / 1000);
-    const payload = new TextEncoder().encode(JSON.stringify({ iss: authority.url, aud: AUDIENCE, sub: 'user-42', iat: now, exp: now + 300 }));
+    const payload = new TextEncoder().encode(
+      JSON.stringify({
+        iss: authority.url,
+        aud: AUDIENCE,
+        sub: 'user-42',
+        iat: now,
+        exp: now + 300,
+      }),
+    );
     const before = { ...authority.counts };
     for (const crit of [['urn:example:binding'], ['exp']]) {
-      const header = { alg: key.alg, kid: key.kid, typ: 'JWT', crit, ...Object.fromEntries(crit.map((name) => [name, 1])) };
-      const token = await new CompactSign(payload).setProtectedHeader(header).sign(key.privateKey, { crit: Object.fromEntries(crit.map((name) => [name, true])) });
-      assertRejected(await get(app, token), token, /The token has a critical header parameter that is not supported/);
+      const header = {
+        alg: key.alg,
+        kid: key.kid,
+        typ: 'JWT',
+        crit,
+        ...Object.fromEntries(crit.map((name) => [name, 1])),
+      };
+      const token = await new CompactSign(payload)
+        .setProtectedHeader(header)
+        .sign(key.privateKey, { crit: Object.fromEntries(crit.map((name) => [name, true])) });
+      assertRejected(
+        await get(app, token),
+        token,
+        /The token has a critical header parameter that is not supported/,
+      );
     }
     assert.deepEqual(authority.counts, before);
   });
@@ -209,12 +298,21 @@ describe('JWT validation against a real OpenID provider', () => {
     assert.equal((await app.inject({ method: 'GET', url: '/api/catalog/items' })).statusCode, 200);
     assert.equal((await app.inject({ method: 'POST', url: '/api/catalog/items' })).statusCode, 401);
     const token = await authority.sign();
-    const created = await app.inject({ method: 'POST', url: '/api/catalog/items', headers: { authorization: `Bearer ${token}` } });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/catalog/items',
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.deepEqual(created.json(), { createdBy: 'user-42' });
     // The route's own 4xx response schema does not reshape the problem body.
     const refused = await app.inject({ method: 'DELETE', url: '/api/catalog/items/7' });
     assert.equal(refused.statusCode, 401);
-    assert.deepEqual(Object.keys(refused.json<object>()).sort(), ['detail', 'status', 'title', 'type']);
+    assert.deepEqual(Object.keys(refused.json<object>()).sort(), [
+      'detail',
+      'status',
+      'title',
+      'type',
+    ]);
   });
 
   it('a group-wide hook guards every route of the group, including those declared before it', async () => {
@@ -258,10 +356,22 @@ describe('JWT signing keys: rotation, removal, several keys, algorithms', () => 
       const token = await authority.sign({ kid: 'never-published' });
       assertRejected(await get(app, token), token, /The token signing key is unknown/);
     }
-    assert.equal(authority.counts.jwks, fetches, 'within the cooldown an unknown kid is refused without a fetch');
+    assert.equal(
+      authority.counts.jwks,
+      fetches,
+      'within the cooldown an unknown kid is refused without a fetch',
+    );
     mock.timers.tick(31_000);
-    for (let i = 0; i < 5; i++) assert.equal((await get(app, await authority.sign({ kid: 'never-published' }))).statusCode, 401);
-    assert.equal(authority.counts.jwks, fetches + 1, 'one fetch once the cooldown passed, then cooling down again');
+    for (let i = 0; i < 5; i++)
+      assert.equal(
+        (await get(app, await authority.sign({ kid: 'never-published' }))).statusCode,
+        401,
+      );
+    assert.equal(
+      authority.counts.jwks,
+      fetches + 1,
+      'one fetch once the cooldown passed, then cooling down again',
+    );
   });
 
   it('a key the authority removes stops being accepted after the 10 min background refresh', async () => {
@@ -276,7 +386,10 @@ describe('JWT signing keys: rotation, removal, several keys, algorithms', () => 
     mock.timers.tick(10 * 60 * 1000);
     // This request is answered from the cache and starts the refresh in the background.
     assert.equal((await get(app, await authority.sign())).statusCode, 200);
-    await until('the background refresh to fetch the key set', () => authority.counts.jwks === fetches + 1);
+    await until(
+      'the background refresh to fetch the key set',
+      () => authority.counts.jwks === fetches + 1,
+    );
     await new Promise((resolve) => setImmediate(resolve));
     assertRejected(await get(app, token), token, /The token signing key is unknown/);
   });
@@ -287,7 +400,11 @@ describe('JWT signing keys: rotation, removal, several keys, algorithms', () => 
     mock.timers.tick(31_000);
     assert.equal((await get(app, await authority.sign({ kid: second.kid }))).statusCode, 200); // refetch: both ES256 keys held
     for (const kid of ['rotated-es256', second.kid]) {
-      assert.equal((await get(app, await authority.sign({ kid, omitKid: true }))).statusCode, 200, kid);
+      assert.equal(
+        (await get(app, await authority.sign({ kid, omitKid: true }))).statusCode,
+        200,
+        kid,
+      );
     }
     const rogue = await authority.addKey('ES256', 'rogue-es256');
     const token = await authority.sign({ kid: rogue.kid, omitKid: true });
@@ -299,12 +416,13 @@ describe('JWT signing keys: rotation, removal, several keys, algorithms', () => 
     for (const alg of ['EdDSA', 'PS256', 'ES384']) kids.push((await authority.addKey(alg)).kid);
     authority.published = [...authority.published, ...kids];
     mock.timers.tick(31_000);
-    for (const kid of kids) assert.equal((await get(app, await authority.sign({ kid }))).statusCode, 200, kid);
+    for (const kid of kids)
+      assert.equal((await get(app, await authority.sign({ kid }))).statusCode, 200, kid);
   });
 });
 
 describe('JWT when the discovery issuer differs from the configured authority', () => {
-  it('tokens must carry the discovery document\'s issuer, not the authority URL', async () => {
+  it("tokens must carry the discovery document's issuer, not the authority URL", async () => {
     const authority = await TestAuthority.start();
     authority.issuerOverride = 'https://issuer.example.com/tenant-a/v2.0';
     const app = await jwtApp(authority);

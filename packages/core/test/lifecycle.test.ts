@@ -25,9 +25,16 @@ describe('the owner of process signals', () => {
     const listening: string[] = [];
     for (const pkg of await readdir(root)) {
       const src = path.join(root, pkg, 'src');
-      const files = (await readdir(src, { recursive: true }).catch(() => [])).filter((f) => f.endsWith('.ts'));
+      const files = (await readdir(src, { recursive: true }).catch(() => [])).filter((f) =>
+        f.endsWith('.ts'),
+      );
       for (const file of files) {
-        if (/process\.(on|once|addListener|prependListener|prependOnceListener)\(/.test(await readFile(path.join(src, file), 'utf8'))) listening.push(`${pkg}/src/${file}`);
+        if (
+          /process\.(on|once|addListener|prependListener|prependOnceListener)\(/.test(
+            await readFile(path.join(src, file), 'utf8'),
+          )
+        )
+          listening.push(`${pkg}/src/${file}`);
       }
     }
     assert.deepEqual(listening, ['core/src/lifecycle/signals.ts']);
@@ -40,7 +47,9 @@ describe('the phases', () => {
     const hooking: string[] = [];
     for (const pkg of await readdir(root)) {
       const src = path.join(root, pkg, 'src');
-      const files = (await readdir(src, { recursive: true }).catch(() => [])).filter((f) => f.endsWith('.ts'));
+      const files = (await readdir(src, { recursive: true }).catch(() => [])).filter((f) =>
+        f.endsWith('.ts'),
+      );
       for (const file of files) {
         const text = await readFile(path.join(src, file), 'utf8');
         const found = text.match(/addHook\(\s*['"](onReady|preClose|onClose)['"]/g) ?? [];
@@ -91,15 +100,31 @@ describe('the phases', () => {
     const app = Fastify();
     const kit = addKit(app);
     onPhase(app, 'release', 'pool', () => void events.push('pool released'));
-    kit.onShutdown('release', 'cache', () => void events.push('cache released (added last, first)'));
+    kit.onShutdown(
+      'release',
+      'cache',
+      () => void events.push('cache released (added last, first)'),
+    );
     onPhase(app, 'flush', 'outbox', () => void events.push('outbox flushed'));
-    onPhase(app, 'unready', 'jobs', () => void events.push(`jobs stopped (state ${app.kit.state})`));
+    onPhase(
+      app,
+      'unready',
+      'jobs',
+      () => void events.push(`jobs stopped (state ${app.kit.state})`),
+    );
     await useKit(app);
     await app.close();
-    assert.deepEqual(events, ['jobs stopped (state shuttingDown)', 'outbox flushed', 'cache released (added last, first)', 'pool released']);
+    assert.deepEqual(events, [
+      'jobs stopped (state shuttingDown)',
+      'outbox flushed',
+      'cache released (added last, first)',
+      'pool released',
+    ]);
     assert.throws(() => onPhase(app, 'drain' as never, 'x', () => undefined), TypeError);
     assert.throws(() => kit.onShutdown('ready' as never, 'x', () => undefined), TypeError);
-    assert.throws(() => onPhase(Fastify(), 'flush', 'x', () => undefined), { code: 'KIT_ERR_NOT_ADDED' });
+    assert.throws(() => onPhase(Fastify(), 'flush', 'x', () => undefined), {
+      code: 'KIT_ERR_NOT_ADDED',
+    });
   });
 });
 
@@ -130,9 +155,21 @@ describe('the shutdown steps of one app (in process)', () => {
         open = false;
         events.push('database closed');
       });
-      kit.onShutdown('release', 'cache', () => void events.push('cache closed (added last, closed first)'));
-      kit.onShutdown('flush', 'outbox', () => void events.push(`outbox flushed (state ${app.kit.state})`));
-      kit.onShutdown('unready', 'jobs', () => void events.push(`jobs stopped (state ${app.kit.state})`));
+      kit.onShutdown(
+        'release',
+        'cache',
+        () => void events.push('cache closed (added last, closed first)'),
+      );
+      kit.onShutdown(
+        'flush',
+        'outbox',
+        () => void events.push(`outbox flushed (state ${app.kit.state})`),
+      );
+      kit.onShutdown(
+        'unready',
+        'jobs',
+        () => void events.push(`jobs stopped (state ${app.kit.state})`),
+      );
       app.get('/work', async () => 'ok');
       await useKit(app);
       for (let i = 0; i < 3; i++) assert.equal((await app.inject('/work')).statusCode, 200);
@@ -154,7 +191,9 @@ describe('the shutdown steps of one app (in process)', () => {
 
   it('a failing step is logged and the others still run; close() then rejects with its error', async () => {
     const lines: string[] = [];
-    const app = Fastify({ logger: { level: 'error', stream: { write: (l: string) => void lines.push(l) } } });
+    const app = Fastify({
+      logger: { level: 'error', stream: { write: (l: string) => void lines.push(l) } },
+    });
     const kit = addKit(app);
     const ran: string[] = [];
     kit.onShutdown('flush', 'broken', () => {
@@ -176,7 +215,11 @@ describe('the shutdown steps of one app (in process)', () => {
     addKit(b, [], (opt) => opt.configureGracefulShutdown());
     await useKit(a);
     await useKit(b);
-    assert.equal(process.listenerCount('SIGTERM'), before + 1, 'one listener for the process, whatever the number of apps');
+    assert.equal(
+      process.listenerCount('SIGTERM'),
+      before + 1,
+      'one listener for the process, whatever the number of apps',
+    );
     await a.close();
     assert.equal(process.listenerCount('SIGTERM'), before + 1, "b's handling is still there");
     await b.close();
@@ -194,14 +237,21 @@ interface Host {
   close(): Promise<void>;
 }
 
-async function startHost(mode: 'both-graceful' | 'graceful-and-audit' | 'one-closes'): Promise<Host> {
+async function startHost(
+  mode: 'both-graceful' | 'graceful-and-audit' | 'one-closes',
+): Promise<Host> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kit-two-apps-'));
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', tsx, hostFile, dir, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=kit-source', '--import', tsx, hostFile, dir, mode],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (d: string) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
+    (resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
   );
   const close = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -217,7 +267,15 @@ async function startHost(mode: 'both-graceful' | 'graceful-and-audit' | 'one-clo
       child.stdout.on('data', onData);
       void exited.then((e) => reject(new Error(`host exited early: ${JSON.stringify(e)}\n${out}`)));
     });
-    return { a: `http://127.0.0.1:${a}`, b: `http://127.0.0.1:${b}`, dir, exited, kill: (s) => child.kill(s), stdout: () => out, close };
+    return {
+      a: `http://127.0.0.1:${a}`,
+      b: `http://127.0.0.1:${b}`,
+      dir,
+      exited,
+      kill: (s) => child.kill(s),
+      stdout: () => out,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;
@@ -247,7 +305,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** True once app `app` logged that its server closed. */
 function closedLine(host: Host, app: 'a' | 'b'): boolean {
-  return host.stdout().split('\n').some((l) => l.includes(`"app":"${app}"`) && l.includes('Kit: server closed'));
+  return host
+    .stdout()
+    .split('\n')
+    .some((l) => l.includes(`"app":"${app}"`) && l.includes('Kit: server closed'));
 }
 
 describe('two Kit apps in one process (real child process, real signals)', () => {
@@ -259,14 +320,17 @@ describe('two Kit apps in one process (real child process, real signals)', () =>
       host.kill('SIGTERM');
       // a's delay (300 ms) and drain are over and a has closed; b's delay (2500 ms) is not.
       await until('a closed', () => closedLine(host, 'a'), { timeoutMs: 10_000, intervalMs: 50 });
-      assert.ok(performance.now() - signalled < 2500, 'a closed within b\'s delay');
+      assert.ok(performance.now() - signalled < 2500, "a closed within b's delay");
       assert.equal((await fetch(`${host.b}/healthz`)).status, 503, 'b is shutting down');
       const during = await fetch(`${host.b}/work`);
       assert.equal(during.status, 200, 'b still serves in its delay');
       ids.b.push(during.headers.get('x-correlation-id') as string);
       const exit = await host.exited;
       assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
-      assert.ok(exit.at - signalled >= 2500, `the process waited for b's delay (${Math.round(exit.at - signalled)} ms)`);
+      assert.ok(
+        exit.at - signalled >= 2500,
+        `the process waited for b's delay (${Math.round(exit.at - signalled)} ms)`,
+      );
       assert.deepEqual((await written(host, 'a')).sort(), ids.a.sort());
       assert.deepEqual((await written(host, 'b')).sort(), ids.b.sort());
       t.diagnostic(`SIGTERM -> exit: ${Math.round(exit.at - signalled)} ms`);
@@ -281,10 +345,21 @@ describe('two Kit apps in one process (real child process, real signals)', () =>
       const ids = { a: await work(host.a, 5), b: await work(host.b, 17) };
       host.kill('SIGTERM');
       const exit = await host.exited;
-      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null }, "a's graceful shutdown ends the process");
+      assert.deepEqual(
+        { code: exit.code, signal: exit.signal },
+        { code: 0, signal: null },
+        "a's graceful shutdown ends the process",
+      );
       assert.deepEqual((await written(host, 'a')).sort(), ids.a.sort());
-      assert.deepEqual((await written(host, 'b')).sort(), ids.b.sort(), "b's queued entries were written, not lost");
-      assert.match(host.stdout(), /"app":"b".*ends the process once another Kit app's graceful shutdown is done/);
+      assert.deepEqual(
+        (await written(host, 'b')).sort(),
+        ids.b.sort(),
+        "b's queued entries were written, not lost",
+      );
+      assert.match(
+        host.stdout(),
+        /"app":"b".*ends the process once another Kit app's graceful shutdown is done/,
+      );
     } finally {
       await host.close();
     }
@@ -296,8 +371,16 @@ describe('two Kit apps in one process (real child process, real signals)', () =>
       const ids = { a: await work(host.a, 4), b: await work(host.b, 6) };
       assert.equal((await fetch(`${host.a}/close`, { method: 'POST' })).status, 200);
       ids.a.push('close'); // the POST /close itself is audited too
-      await until("a's entries written as it closed", async () => (await written(host, 'a')).length === ids.a.length, { timeoutMs: 10_000, intervalMs: 50 });
-      assert.equal((await written(host, 'a')).filter((id) => !ids.a.includes(id)).length, 1, 'the one unknown id is the POST /close');
+      await until(
+        "a's entries written as it closed",
+        async () => (await written(host, 'a')).length === ids.a.length,
+        { timeoutMs: 10_000, intervalMs: 50 },
+      );
+      assert.equal(
+        (await written(host, 'a')).filter((id) => !ids.a.includes(id)).length,
+        1,
+        'the one unknown id is the POST /close',
+      );
       const signalled = performance.now();
       host.kill('SIGTERM');
       await sleep(300);

@@ -32,14 +32,20 @@ interface Ended {
 const SECOND_AFTER_MS = 100;
 
 async function round(mode: 'graceful' | 'signal', second = false): Promise<Ended> {
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', HOST, mode], {
-    cwd: new URL('./fixtures/lifecycle/', import.meta.url),
-    env: { ...process.env, NODE_ENV: 'production', LINES: String(LINES) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=kit-source', '--import', 'tsx', HOST, mode],
+    {
+      cwd: new URL('./fixtures/lifecycle/', import.meta.url),
+      env: { ...process.env, NODE_ENV: 'production', LINES: String(LINES) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   // Listened to from the start: a process a second signal ends may close before stdout is read.
-  const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])));
+  const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('close', (c, s) => resolve([c, s])),
+  );
   let stderr = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -64,7 +70,13 @@ async function round(mode: 'graceful' | 'signal', second = false): Promise<Ended
   child.stdout.resume();
   const [code, signal] = await closed;
   clearTimeout(killer);
-  return { code, signal, stdout, stderr, ...(secondAt === undefined ? {} : { afterSecondMs: Date.now() - secondAt }) };
+  return {
+    code,
+    signal,
+    stdout,
+    stderr,
+    ...(secondAt === undefined ? {} : { afterSecondMs: Date.now() - secondAt }),
+  };
 }
 
 function parse(stdout: string): Array<Record<string, unknown>> {
@@ -83,19 +95,40 @@ function parse(stdout: string): Array<Record<string, unknown>> {
 
 describe('the log written whole before the process ends, stdout a full pipe', () => {
   for (const mode of ['graceful', 'signal'] as const) {
-    const by = mode === 'graceful' ? "Kit's graceful shutdown (exit 0)" : 'the audit flush of a signal nothing else handles';
+    const by =
+      mode === 'graceful'
+        ? "Kit's graceful shutdown (exit 0)"
+        : 'the audit flush of a signal nothing else handles';
     it(`${ROUNDS} rounds of SIGTERM through ${by}: every line whole, none lost`, async () => {
       for (let r = 0; r < ROUNDS; r++) {
         const ended = await round(mode);
         const entries = parse(ended.stdout);
         const filler = entries.filter((e) => e.msg === 'filler').map((e) => e.line);
-        assert.deepEqual(filler, Array.from({ length: LINES }, (_, i) => i), `round ${r}: every filler line, in order`);
+        assert.deepEqual(
+          filler,
+          Array.from({ length: LINES }, (_, i) => i),
+          `round ${r}: every filler line, in order`,
+        );
         if (mode === 'graceful') {
           assert.equal(ended.code, 0, `round ${r}: exit code (stderr: ${ended.stderr})`);
-          assert.ok(entries.some((e) => e.msg === 'Kit: exiting with 0'), `round ${r}: the last line Kit says is written`);
+          assert.ok(
+            entries.some((e) => e.msg === 'Kit: exiting with 0'),
+            `round ${r}: the last line Kit says is written`,
+          );
         } else {
-          assert.equal(ended.signal, 'SIGTERM', `round ${r}: ended by the signal (stderr: ${ended.stderr})`);
-          assert.ok(entries.some((e) => typeof e.msg === 'string' && e.msg.startsWith('Kit audit trail: SIGTERM and no handler')), `round ${r}: Kit's flush line is written`);
+          assert.equal(
+            ended.signal,
+            'SIGTERM',
+            `round ${r}: ended by the signal (stderr: ${ended.stderr})`,
+          );
+          assert.ok(
+            entries.some(
+              (e) =>
+                typeof e.msg === 'string' &&
+                e.msg.startsWith('Kit audit trail: SIGTERM and no handler'),
+            ),
+            `round ${r}: Kit's flush line is written`,
+          );
         }
       }
     });
@@ -110,18 +143,38 @@ describe('the log written whole before the process ends, stdout a full pipe', ()
       const ended = await round('graceful', true);
       const entries = parse(ended.stdout);
       const filler = entries.filter((e) => e.msg === 'filler').map((e) => e.line);
-      assert.deepEqual(filler, Array.from({ length: filler.length }, (_, i) => i), `round ${r}: the filler lines written are the first ${filler.length}, in order`);
-      t.diagnostic(`round ${r}: ${filler.length} of ${LINES} filler lines written, ended ${ended.afterSecondMs} ms after the second signal`);
-      assert.equal(ended.code, 143, `round ${r}: exit code 128 + SIGTERM (stderr: ${ended.stderr})`);
-      assert.ok((ended.afterSecondMs ?? Infinity) < 1000 + 2000, `round ${r}: ended ${ended.afterSecondMs} ms after the second signal`);
+      assert.deepEqual(
+        filler,
+        Array.from({ length: filler.length }, (_, i) => i),
+        `round ${r}: the filler lines written are the first ${filler.length}, in order`,
+      );
+      t.diagnostic(
+        `round ${r}: ${filler.length} of ${LINES} filler lines written, ended ${ended.afterSecondMs} ms after the second signal`,
+      );
+      assert.equal(
+        ended.code,
+        143,
+        `round ${r}: exit code 128 + SIGTERM (stderr: ${ended.stderr})`,
+      );
+      assert.ok(
+        (ended.afterSecondMs ?? Infinity) < 1000 + 2000,
+        `round ${r}: ended ${ended.afterSecondMs} ms after the second signal`,
+      );
     }
   });
 
   it(`${ROUNDS} rounds of a second SIGTERM during the flush of a signal nothing handles: killed by it at once`, async () => {
     for (let r = 0; r < ROUNDS; r++) {
       const ended = await round('signal', true);
-      assert.equal(ended.signal, 'SIGTERM', `round ${r}: ended by the signal (stderr: ${ended.stderr})`);
-      assert.ok((ended.afterSecondMs ?? Infinity) < READ_AFTER_MS + 2000, `round ${r}: ended ${ended.afterSecondMs} ms after the second signal`);
+      assert.equal(
+        ended.signal,
+        'SIGTERM',
+        `round ${r}: ended by the signal (stderr: ${ended.stderr})`,
+      );
+      assert.ok(
+        (ended.afterSecondMs ?? Infinity) < READ_AFTER_MS + 2000,
+        `round ${r}: ended ${ended.afterSecondMs} ms after the second signal`,
+      );
     }
   });
 });

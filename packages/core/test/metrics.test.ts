@@ -6,7 +6,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
-import { addKit, HealthCheckResult, useKit, type AuditLogEntry, type EndpointApp, type IAuditSink, type IKitEndpoint, type KitOption } from '@kit/core';
+import {
+  addKit,
+  HealthCheckResult,
+  useKit,
+  type AuditLogEntry,
+  type EndpointApp,
+  type IAuditSink,
+  type IKitEndpoint,
+  type KitOption,
+} from '@kit/core';
 import { sleep } from './support/http.ts';
 
 async function app(configure: (opt: KitOption) => void): Promise<FastifyInstance> {
@@ -59,7 +68,8 @@ describe('metrics', () => {
       opt.configureMetrics();
     });
     const requests = 4200;
-    for (let i = 0; i < requests; i += 200) await Promise.all(Array.from({ length: 200 }, () => a.inject('/work')));
+    for (let i = 0; i < requests; i += 200)
+      await Promise.all(Array.from({ length: 200 }, () => a.inject('/work')));
     await sleep(50);
     const res = await a.inject('/metrics');
     assert.equal(res.statusCode, 200);
@@ -71,7 +81,10 @@ describe('metrics', () => {
     assert.equal(m.get('kit_audit_entries_dropped_total'), stats.dropped);
     assert.equal(m.get('kit_audit_entries_failed_total'), stats.failed);
     assert.equal(m.get('kit_audit_queue_depth'), stats.queueDepth);
-    assert.ok(stats.dropped > 0 && stats.queueDepth > 4000, `the hung sink filled the queue: ${JSON.stringify(stats)}`);
+    assert.ok(
+      stats.dropped > 0 && stats.queueDepth > 4000,
+      `the hung sink filled the queue: ${JSON.stringify(stats)}`,
+    );
     assert.ok(res.body.includes('# TYPE kit_audit_entries_dropped_total counter'));
     assert.ok(!(await a.inject('/metrics')).body.includes('path="/metrics"'));
     await a.close();
@@ -81,13 +94,18 @@ describe('metrics', () => {
     const entries: AuditLogEntry[] = [];
     const a = await app((opt) => {
       opt.configureAuditTrail();
-      opt.auditSinkFactory = () => ({ writeAsync: async (e: AuditLogEntry) => void entries.push(e) });
+      opt.auditSinkFactory = () => ({
+        writeAsync: async (e: AuditLogEntry) => void entries.push(e),
+      });
       opt.configureMetrics();
     });
     await a.inject('/metrics');
     await a.inject('/work');
     await a.kit.audit.flush();
-    assert.deepEqual(entries.map((e) => e.path), ['/work']);
+    assert.deepEqual(
+      entries.map((e) => e.path),
+      ['/work'],
+    );
     await a.close();
   });
 
@@ -97,12 +115,18 @@ describe('metrics', () => {
       opt.healthChecksConfigure = (hc) =>
         hc
           .addCheck('db', () => HealthCheckResult.healthy())
-          .addCheck('cache', () => (cacheUp ? HealthCheckResult.healthy() : HealthCheckResult.unhealthy('down')))
+          .addCheck('cache', () =>
+            cacheUp ? HealthCheckResult.healthy() : HealthCheckResult.unhealthy('down'),
+          )
           .addCheck('search', () => new Promise(() => {}), { timeoutMs: 60 });
       opt.configureMetrics();
     });
     const before = samples((await a.inject('/metrics')).body);
-    assert.equal([...before.keys()].filter((k) => k.startsWith('kit_health_check_status')).length, 0, 'nothing before the first evaluation');
+    assert.equal(
+      [...before.keys()].filter((k) => k.startsWith('kit_health_check_status')).length,
+      0,
+      'nothing before the first evaluation',
+    );
     assert.equal([...before.keys()].filter((k) => k.startsWith('kit_audit')).length, 0);
     assert.equal((await a.inject('/healthz')).statusCode, 503);
     let m = samples((await a.inject('/metrics')).body);
@@ -111,7 +135,10 @@ describe('metrics', () => {
     assert.equal(m.get('kit_health_check_status{check="cache",status="unhealthy"}'), 1);
     assert.equal(m.get('kit_health_check_status{check="search",status="unhealthy"}'), 1);
     assert.equal(m.get('kit_health_check_duration_seconds_count{check="search"}'), 1);
-    assert.ok((m.get('kit_health_check_duration_seconds_sum{check="search"}') ?? 0) >= 0.05, 'a timed-out check counts its timeout');
+    assert.ok(
+      (m.get('kit_health_check_duration_seconds_sum{check="search"}') ?? 0) >= 0.05,
+      'a timed-out check counts its timeout',
+    );
     assert.equal(m.get('kit_health_check_duration_seconds_bucket{le="0.8",check="db"}'), 1);
     cacheUp = true;
     await a.inject('/healthz');
@@ -133,16 +160,26 @@ describe('metrics', () => {
     });
     assert.equal((await a.inject('/metrics')).statusCode, 404);
     await a.inject('/work');
-    assert.equal(a.kit.audit.stats().enqueued, 2, 'the 404 on /metrics and /work: with no route of its own, Kit leaves /metrics audited');
+    assert.equal(
+      a.kit.audit.stats().enqueued,
+      2,
+      'the 404 on /metrics and /work: with no route of its own, Kit leaves /metrics audited',
+    );
     assert.equal(samples(await registry.metrics()).get('kit_audit_entries_enqueued_total'), 2);
 
     const clash = Fastify();
     addKit(clash, [], (opt) => opt.configureMetrics((m) => void (m.registry = registry)));
-    await assert.rejects(useKit(clash), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && /metrics\.prefix = "kit_"/.test(err.message));
-    const second = await app((opt) => opt.configureMetrics((m) => {
-      m.registry = registry;
-      m.prefix = 'orders_kit_';
-    }));
+    await assert.rejects(
+      useKit(clash),
+      (err: Error & { code?: string }) =>
+        err.code === 'KIT_ERR_INVALID_OPTION' && /metrics\.prefix = "kit_"/.test(err.message),
+    );
+    const second = await app((opt) =>
+      opt.configureMetrics((m) => {
+        m.registry = registry;
+        m.prefix = 'orders_kit_';
+      }),
+    );
     await second.inject('/healthz');
     assert.ok((await registry.metrics()).includes('# TYPE orders_kit_health_check_status gauge'));
     await Promise.all([a.close(), second.close()]);
@@ -151,15 +188,37 @@ describe('metrics', () => {
   it('bad metrics options fail addKit with KIT_ERR_INVALID_OPTION naming the option', () => {
     const cases: Array<[(opt: KitOption) => void, RegExp]> = [
       [(opt) => opt.configureMetrics((m) => void (m.prefix = 'kit-')), /metrics\.prefix = "kit-"/],
-      [(opt) => opt.configureMetrics((m) => void (m.path = 'metrics')), /metrics\.path = "metrics"/],
-      [(opt) => opt.configureMetrics((m) => void (m.path = '/healthz')), /healthCheckPath = "\/healthz and \/healthz"/],
-      [(opt) => opt.configureMetrics((m) => void (m.registry = {} as never)), /metrics\.registry = \{\}/],
-      [(opt) => opt.configureMetrics((m) => void (m.requestMetrics = 'yes' as never)), /metrics\.requestMetrics = "yes"/],
-      [(opt) => opt.configureMetrics((m) => void (m.requestDurationBuckets = [1, 0.5])), /metrics\.requestDurationBuckets = \[1,0\.5\]/],
-      [(opt) => opt.configureMetrics((m) => void (m.requestDurationBuckets = [])), /metrics\.requestDurationBuckets = \[\]/],
+      [
+        (opt) => opt.configureMetrics((m) => void (m.path = 'metrics')),
+        /metrics\.path = "metrics"/,
+      ],
+      [
+        (opt) => opt.configureMetrics((m) => void (m.path = '/healthz')),
+        /healthCheckPath = "\/healthz and \/healthz"/,
+      ],
+      [
+        (opt) => opt.configureMetrics((m) => void (m.registry = {} as never)),
+        /metrics\.registry = \{\}/,
+      ],
+      [
+        (opt) => opt.configureMetrics((m) => void (m.requestMetrics = 'yes' as never)),
+        /metrics\.requestMetrics = "yes"/,
+      ],
+      [
+        (opt) => opt.configureMetrics((m) => void (m.requestDurationBuckets = [1, 0.5])),
+        /metrics\.requestDurationBuckets = \[1,0\.5\]/,
+      ],
+      [
+        (opt) => opt.configureMetrics((m) => void (m.requestDurationBuckets = [])),
+        /metrics\.requestDurationBuckets = \[\]/,
+      ],
     ];
     for (const [configure, message] of cases) {
-      assert.throws(() => addKit(Fastify(), configure), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && message.test(err.message));
+      assert.throws(
+        () => addKit(Fastify(), configure),
+        (err: Error & { code?: string }) =>
+          err.code === 'KIT_ERR_INVALID_OPTION' && message.test(err.message),
+      );
     }
   });
 });
@@ -168,7 +227,8 @@ describe('metrics', () => {
 function requestCounts(text: string, prefix = 'kit_'): Map<string, number> {
   const out = new Map<string, number>();
   for (const [key, value] of samples(text)) {
-    if (key.startsWith(`${prefix}http_request_duration_seconds_count{`)) out.set(key.slice(key.indexOf('{')), value);
+    if (key.startsWith(`${prefix}http_request_duration_seconds_count{`))
+      out.set(key.slice(key.indexOf('{')), value);
   }
   return out;
 }
@@ -184,7 +244,9 @@ class OrdersEndpoint implements IKitEndpoint {
 }
 
 describe('per-route request metrics', () => {
-  async function routed(configure: (opt: KitOption) => void = (opt) => opt.configureMetrics()): Promise<FastifyInstance> {
+  async function routed(
+    configure: (opt: KitOption) => void = (opt) => opt.configureMetrics(),
+  ): Promise<FastifyInstance> {
     const a = Fastify();
     addKit(a, [OrdersEndpoint], (opt) => {
       opt.openApiPath = false;
@@ -212,8 +274,16 @@ describe('per-route request metrics', () => {
     assert.equal(counts.get('{method="DELETE",route="(unmatched)",status_class="4xx"}'), 1);
     assert.doesNotMatch(text, /items\/[0-9]|orders\/[0-9]|nowhere|orders\{id\}/);
     assert.match(text, /# TYPE kit_http_request_duration_seconds histogram/);
-    assert.equal(samples(text).get('kit_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/items/:id",status_class="2xx"}'), 5);
-    const sum = samples(text).get('kit_http_request_duration_seconds_sum{method="GET",route="/items/:id",status_class="2xx"}') ?? -1;
+    assert.equal(
+      samples(text).get(
+        'kit_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/items/:id",status_class="2xx"}',
+      ),
+      5,
+    );
+    const sum =
+      samples(text).get(
+        'kit_http_request_duration_seconds_sum{method="GET",route="/items/:id",status_class="2xx"}',
+      ) ?? -1;
     assert.ok(sum > 0 && sum < 5, `duration sum ${sum} s`);
     await a.close();
   });
@@ -224,14 +294,19 @@ describe('per-route request metrics', () => {
     const before = requestCounts((await a.inject('/metrics')).body);
     const methods = ['GET', 'POST', 'PUT', 'PROPFIND', 'MKCOL'];
     for (let i = 0; i < 2000; i++) {
-      await a.inject({ method: methods[i % methods.length] as 'GET', url: `/scan/${i}/${Math.random().toString(36).slice(2)}?q=${i}` });
+      await a.inject({
+        method: methods[i % methods.length] as 'GET',
+        url: `/scan/${i}/${Math.random().toString(36).slice(2)}?q=${i}`,
+      });
     }
     const after = requestCounts((await a.inject('/metrics')).body);
     const added = [...after.keys()].filter((k) => !before.has(k));
     // Each odd method is OTHER, each class once; the scrapes themselves add /metrics.
     assert.ok(added.length <= 6, added.join('\n'));
     for (const key of added) assert.match(key, /route="\(unmatched\)"|route="\/metrics"/);
-    const unmatched = [...after].filter(([k]) => k.includes('(unmatched)')).reduce((n, [, v]) => n + v, 0);
+    const unmatched = [...after]
+      .filter(([k]) => k.includes('(unmatched)'))
+      .reduce((n, [, v]) => n + v, 0);
     assert.equal(unmatched, 2000);
     assert.doesNotMatch([...after.keys()].join(' '), /scan|PROPFIND|MKCOL/);
     await a.close();

@@ -13,14 +13,39 @@ const NewUser = Type.Object({ name: Type.String({ minLength: 1 }) }, { $id: 'New
 class UsersEndpoint {
   addRoutes(app: EndpointApp<TypeBoxTypeProvider>) {
     app.get('', { schema: { response: { 200: Type.Array(User) } } }, async () => []);
-    app.get('{id}', { schema: { params: Type.Object({ id: Type.String() }), response: { 200: User } } }, async (request) => ({ id: request.params.id, name: 'Ada' }));
-    app.post('', { schema: { body: NewUser, response: { 201: User } } }, async (request, reply) => reply.code(201).send({ id: '2', name: request.body.name }));
-    app.put('{id}', { schema: { params: Type.Object({ id: Type.String() }), body: NewUser, response: { 200: User } } }, async (request) => ({ id: request.params.id, name: request.body.name }));
+    app.get(
+      '{id}',
+      { schema: { params: Type.Object({ id: Type.String() }), response: { 200: User } } },
+      async (request) => ({ id: request.params.id, name: 'Ada' }),
+    );
+    app.post('', { schema: { body: NewUser, response: { 201: User } } }, async (request, reply) =>
+      reply.code(201).send({ id: '2', name: request.body.name }),
+    );
+    app.put(
+      '{id}',
+      {
+        schema: {
+          params: Type.Object({ id: Type.String() }),
+          body: NewUser,
+          response: { 200: User },
+        },
+      },
+      async (request) => ({ id: request.params.id, name: request.body.name }),
+    );
   }
 }
 
 interface Doc {
-  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> }; responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: { content: Record<string, { schema: unknown }> };
+        responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+      }
+    >
+  >;
   components: { schemas: Record<string, unknown> };
 }
 
@@ -31,15 +56,37 @@ describe('schemas with an $id become named component schemas', () => {
     });
     const doc = (await app.inject('/openapi.json')).json<Doc>();
     const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
-    assert.deepEqual(doc.components.schemas.User, { type: 'object', required: ['id', 'name'], properties: { id: { type: 'string' }, name: { type: 'string' } } });
+    assert.deepEqual(doc.components.schemas.User, {
+      type: 'object',
+      required: ['id', 'name'],
+      properties: { id: { type: 'string' }, name: { type: 'string' } },
+    });
     assert.ok(doc.components.schemas.NewUser);
-    assert.deepEqual(doc.paths['/api/users']?.get?.responses['200']?.content?.['application/json']?.schema, { type: 'array', items: ref('User') });
-    assert.deepEqual(doc.paths['/api/users/{id}']?.get?.responses['200']?.content?.['application/json']?.schema, ref('User'));
-    assert.deepEqual(doc.paths['/api/users']?.post?.requestBody?.content['application/json']?.schema, ref('NewUser'));
-    assert.deepEqual(doc.paths['/api/users/{id}']?.put?.requestBody?.content['application/json']?.schema, ref('NewUser'));
+    assert.deepEqual(
+      doc.paths['/api/users']?.get?.responses['200']?.content?.['application/json']?.schema,
+      { type: 'array', items: ref('User') },
+    );
+    assert.deepEqual(
+      doc.paths['/api/users/{id}']?.get?.responses['200']?.content?.['application/json']?.schema,
+      ref('User'),
+    );
+    assert.deepEqual(
+      doc.paths['/api/users']?.post?.requestBody?.content['application/json']?.schema,
+      ref('NewUser'),
+    );
+    assert.deepEqual(
+      doc.paths['/api/users/{id}']?.put?.requestBody?.content['application/json']?.schema,
+      ref('NewUser'),
+    );
     assert.ok(!JSON.stringify(doc).includes('$id'), 'no $id left in the document');
-    assert.equal((await app.inject({ method: 'POST', url: '/api/users', payload: { name: '' } })).statusCode, 400);
-    assert.equal((await app.inject({ method: 'POST', url: '/api/users', payload: { name: 'Bo' } })).statusCode, 201);
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/api/users', payload: { name: '' } })).statusCode,
+      400,
+    );
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/api/users', payload: { name: 'Bo' } })).statusCode,
+      201,
+    );
     const { ok, output } = await redoclyLint(doc);
     assert.ok(ok, output);
     await app.close();
@@ -49,7 +96,11 @@ describe('schemas with an $id become named component schemas', () => {
     class ClashEndpoint {
       addRoutes(app: EndpointApp<TypeBoxTypeProvider>) {
         app.get('a', { schema: { response: { 200: User } } }, async () => ({ id: '1', name: 'a' }));
-        app.get('b', { schema: { response: { 200: Type.Object({ id: Type.Integer() }, { $id: 'User' }) } } }, async () => ({ id: 1 }));
+        app.get(
+          'b',
+          { schema: { response: { 200: Type.Object({ id: Type.Integer() }, { $id: 'User' }) } } },
+          async () => ({ id: 1 }),
+        );
       }
     }
     const app = Fastify();

@@ -66,16 +66,30 @@ async function docOf(classes: EndpointClass[], jwt = false): Promise<Doc> {
 
 describe('groups declare their security for the OpenAPI document', () => {
   it('every route of a group with @EndpointGroup(name, { security }) requires the scheme, declared in components', async () => {
-    const doc = await docOf([AdminUsersEndpoint, AdminJobsEndpoint, ReportsEndpoint, CatalogEndpoint]);
+    const doc = await docOf([
+      AdminUsersEndpoint,
+      AdminJobsEndpoint,
+      ReportsEndpoint,
+      CatalogEndpoint,
+    ]);
     assert.deepEqual(doc.paths['/api/admin/users']?.get?.security, [{ adminKey: [] }]);
     assert.deepEqual(doc.paths['/api/admin/jobs']?.get?.security, [{ adminKey: [] }]);
     assert.deepEqual(doc.components?.securitySchemes, { adminKey: ADMIN_KEY });
-    assert.deepEqual(doc.paths['/api/admin/status']?.get?.security, [], "a route's own schema.security wins");
+    assert.deepEqual(
+      doc.paths['/api/admin/status']?.get?.security,
+      [],
+      "a route's own schema.security wins",
+    );
     assert.ok(!JSON.stringify(doc).includes('x-kit-security-schemes'));
   });
 
   it('a route guarded by a hook Kit cannot see is not declared public; `security: {}` declares a group public', async () => {
-    const doc = await docOf([AdminUsersEndpoint, AdminJobsEndpoint, ReportsEndpoint, CatalogEndpoint]);
+    const doc = await docOf([
+      AdminUsersEndpoint,
+      AdminJobsEndpoint,
+      ReportsEndpoint,
+      CatalogEndpoint,
+    ]);
     assert.equal(doc.paths['/api/reports/daily']?.get?.security, undefined);
     assert.deepEqual(doc.security, [], 'the root states the API-wide default');
     assert.deepEqual(doc.paths['/api/catalog/items']?.get?.security, []);
@@ -98,14 +112,21 @@ describe('groups declare their security for the OpenAPI document', () => {
       }
     }
     const doc = await docOf([OpsEndpoint], true);
-    assert.deepEqual(doc.paths['/api/ops/restart']?.get?.security, [{ adminKey: [], bearerAuth: [] }]);
+    assert.deepEqual(doc.paths['/api/ops/restart']?.get?.security, [
+      { adminKey: [], bearerAuth: [] },
+    ]);
     assert.deepEqual(doc.paths['/api/ops/ping']?.get?.security, [{ adminKey: [] }]);
-    assert.deepEqual(Object.keys(doc.components?.securitySchemes ?? {}).sort(), ['adminKey', 'bearerAuth']);
+    assert.deepEqual(Object.keys(doc.components?.securitySchemes ?? {}).sort(), [
+      'adminKey',
+      'bearerAuth',
+    ]);
     assert.ok((await redoclyLint(doc)).ok);
   });
 
   it('two groups declaring one name differently fail useKit with KIT_ERR_SECURITY_SCHEME naming both', async () => {
-    @EndpointGroup('billing', { security: { adminKey: { type: 'apiKey', in: 'query', name: 'key' } } })
+    @EndpointGroup('billing', {
+      security: { adminKey: { type: 'apiKey', in: 'query', name: 'key' } },
+    })
     class BillingEndpoint {
       addRoutes(app: FastifyInstance) {
         app.get('', async () => []);
@@ -133,7 +154,11 @@ describe('groups declare their security for the OpenAPI document', () => {
       [ADMIN_KEY],
     ];
     for (const security of bad) {
-      assert.throws(() => EndpointGroup('x', { security: security as Record<string, typeof ADMIN_KEY> }), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_GROUP', JSON.stringify(security));
+      assert.throws(
+        () => EndpointGroup('x', { security: security as Record<string, typeof ADMIN_KEY> }),
+        (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_GROUP',
+        JSON.stringify(security),
+      );
     }
   });
 });

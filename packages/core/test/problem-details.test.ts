@@ -14,20 +14,40 @@ class ThingsEndpoint {
       {
         schema: {
           params: { type: 'object', properties: { id: { type: 'integer' } } },
-          querystring: { type: 'object', required: ['limit'], properties: { limit: { type: 'integer' } } },
+          querystring: {
+            type: 'object',
+            required: ['limit'],
+            properties: { limit: { type: 'integer' } },
+          },
           headers: { type: 'object', properties: { 'x-tenant': { type: 'string', minLength: 3 } } },
         },
       },
       async () => ({ ok: true }),
     );
-    app.post('', { schema: { body: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, size: { type: 'integer' } } } } }, async () => ({ ok: true }));
+    app.post(
+      '',
+      {
+        schema: {
+          body: {
+            type: 'object',
+            required: ['name'],
+            properties: { name: { type: 'string' }, size: { type: 'integer' } },
+          },
+        },
+      },
+      async () => ({ ok: true }),
+    );
     app.get('boom', async () => {
       const err = new Error('connect ECONNREFUSED postgres://orders:s3cr3t@db.internal:5432');
       (err as Error & { code: string }).code = 'ECONNREFUSED';
       throw err;
     });
     app.get('teapot', async () => {
-      throw Object.assign(new Error('I am a teapot'), { statusCode: 418, code: 'TEA', headers: { 'x-brew': 'earl-grey' } });
+      throw Object.assign(new Error('I am a teapot'), {
+        statusCode: 418,
+        code: 'TEA',
+        headers: { 'x-brew': 'earl-grey' },
+      });
     });
     app.get('thrown-string', async () => {
       throw 'a string, not an Error';
@@ -36,8 +56,22 @@ class ThingsEndpoint {
       reply.code(410);
       throw new Error('This thing was retired.');
     });
-    app.get('own-problem', async (_request, reply) => sendProblem(reply, { type: 'https://example.com/probs/out-of-stock', title: 'Out of stock', status: 409 }));
-    app.get('guarded', { preHandler: async () => { throw Object.assign(new Error('Forbidden for you'), { statusCode: 403 }); } }, async () => ({ ok: true }));
+    app.get('own-problem', async (_request, reply) =>
+      sendProblem(reply, {
+        type: 'https://example.com/probs/out-of-stock',
+        title: 'Out of stock',
+        status: 409,
+      }),
+    );
+    app.get(
+      'guarded',
+      {
+        preHandler: async () => {
+          throw Object.assign(new Error('Forbidden for you'), { statusCode: 403 });
+        },
+      },
+      async () => ({ ok: true }),
+    );
   }
 }
 
@@ -105,39 +139,88 @@ describe('opt.problemDetails (default on): every error of a Kit route is an RFC 
     assert.equal(body.title, 'Bad Request');
     assert.equal(body.code, 'FST_ERR_VALIDATION');
     assert.equal(body.detail, 'querystring/limit must be integer');
-    assert.deepEqual(body.errors, [{ in: 'querystring', name: 'limit', pointer: '#/limit', detail: 'must be integer' }]);
+    assert.deepEqual(body.errors, [
+      { in: 'querystring', name: 'limit', pointer: '#/limit', detail: 'must be integer' },
+    ]);
   });
 
   it('a missing required query parameter, a bad path parameter and a bad header are named too', async () => {
     const missing = assertProblem(await app.inject('/api/things/7'), 400);
-    assert.deepEqual(missing.errors, [{ in: 'querystring', name: 'limit', pointer: '#/limit', detail: "must have required property 'limit'" }]);
+    assert.deepEqual(missing.errors, [
+      {
+        in: 'querystring',
+        name: 'limit',
+        pointer: '#/limit',
+        detail: "must have required property 'limit'",
+      },
+    ]);
     const param = assertProblem(await app.inject('/api/things/seven?limit=1'), 400);
-    assert.deepEqual(param.errors, [{ in: 'params', name: 'id', pointer: '#/id', detail: 'must be integer' }]);
-    const header = assertProblem(await app.inject({ url: '/api/things/7?limit=1', headers: { 'x-tenant': 'ab' } }), 400);
-    assert.deepEqual(header.errors, [{ in: 'headers', name: 'x-tenant', pointer: '#/x-tenant', detail: 'must NOT have fewer than 3 characters' }]);
+    assert.deepEqual(param.errors, [
+      { in: 'params', name: 'id', pointer: '#/id', detail: 'must be integer' },
+    ]);
+    const header = assertProblem(
+      await app.inject({ url: '/api/things/7?limit=1', headers: { 'x-tenant': 'ab' } }),
+      400,
+    );
+    assert.deepEqual(header.errors, [
+      {
+        in: 'headers',
+        name: 'x-tenant',
+        pointer: '#/x-tenant',
+        detail: 'must NOT have fewer than 3 characters',
+      },
+    ]);
   });
 
   it('a body that fails validation: 400 with a JSON pointer into the body', async () => {
-    const missing = assertProblem(await app.inject({ method: 'POST', url: '/api/things', payload: {} }), 400);
-    assert.deepEqual(missing.errors, [{ in: 'body', pointer: '#/name', detail: "must have required property 'name'" }]);
-    const wrong = assertProblem(await app.inject({ method: 'POST', url: '/api/things', payload: { name: 'x', size: 'big' } }), 400);
+    const missing = assertProblem(
+      await app.inject({ method: 'POST', url: '/api/things', payload: {} }),
+      400,
+    );
+    assert.deepEqual(missing.errors, [
+      { in: 'body', pointer: '#/name', detail: "must have required property 'name'" },
+    ]);
+    const wrong = assertProblem(
+      await app.inject({ method: 'POST', url: '/api/things', payload: { name: 'x', size: 'big' } }),
+      400,
+    );
     assert.deepEqual(wrong.errors, [{ in: 'body', pointer: '#/size', detail: 'must be integer' }]);
-    const malformed = assertProblem(await app.inject({ method: 'POST', url: '/api/things', payload: '{"name":', headers: { 'content-type': 'application/json' } }), 400);
+    const malformed = assertProblem(
+      await app.inject({
+        method: 'POST',
+        url: '/api/things',
+        payload: '{"name":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+    );
     assert.equal(malformed.code, 'FST_ERR_CTP_INVALID_JSON_BODY');
   });
 
   it('a 5xx never carries the message, the code, a stack or a cause; the log has the error, under the same id', async () => {
     const res = await app.inject('/api/things/boom');
     const body = assertProblem(res, 500);
-    assert.deepEqual(Object.keys(body).sort(), ['correlationId', 'detail', 'status', 'title', 'type']);
+    assert.deepEqual(Object.keys(body).sort(), [
+      'correlationId',
+      'detail',
+      'status',
+      'title',
+      'type',
+    ]);
     assert.equal(body.detail, 'The server could not complete the request.');
-    for (const secret of ['s3cr3t', 'postgres', 'ECONNREFUSED', 'db.internal', 'at ', 'stack']) assert.ok(!res.body.includes(secret), secret);
-    const line = captured.logs.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { level: number; reqId?: string; err?: { message?: string } }).find((l) => l.level === 50 && l.reqId === body.correlationId);
+    for (const secret of ['s3cr3t', 'postgres', 'ECONNREFUSED', 'db.internal', 'at ', 'stack'])
+      assert.ok(!res.body.includes(secret), secret);
+    const line = captured.logs
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { level: number; reqId?: string; err?: { message?: string } })
+      .find((l) => l.level === 50 && l.reqId === body.correlationId);
     assert.ok(line, 'the error is logged at error level with the request id');
     assert.match(String(line.err?.message), /ECONNREFUSED/);
   });
 
-  it("a 4xx error keeps its message, code and headers; a status set on the reply before throwing is kept", async () => {
+  it('a 4xx error keeps its message, code and headers; a status set on the reply before throwing is kept', async () => {
     const teapot = await app.inject('/api/things/teapot');
     const body = assertProblem(teapot, 418);
     assert.equal(body.title, "I'm a Teapot");
@@ -153,11 +236,17 @@ describe('opt.problemDetails (default on): every error of a Kit route is an RFC 
   });
 
   it('errors thrown by hooks (route-level and group-wide) are problems', async () => {
-    assert.equal(assertProblem(await app.inject('/api/things/guarded'), 403).detail, 'Forbidden for you');
-    assert.equal(assertProblem(await app.inject('/api/hooked/jobs'), 401).detail, 'An admin key is required.');
+    assert.equal(
+      assertProblem(await app.inject('/api/things/guarded'), 403).detail,
+      'Forbidden for you',
+    );
+    assert.equal(
+      assertProblem(await app.inject('/api/hooked/jobs'), 401).detail,
+      'An admin key is required.',
+    );
   });
 
-  it('sendProblem keeps the host\'s own problem type and adds the correlation id', async () => {
+  it("sendProblem keeps the host's own problem type and adds the correlation id", async () => {
     const body = assertProblem(await app.inject('/api/things/own-problem'), 409);
     assert.equal(body.type, 'https://example.com/probs/out-of-stock');
   });
@@ -189,7 +278,10 @@ describe('opt.problemDetails (default on): every error of a Kit route is an RFC 
     assert.ok(doc.components.responses.ClientError && doc.components.responses.ServerError);
     assert.ok(!JSON.stringify(doc).includes('x-kit-problem-details'));
     const host = doc.paths['/host/boom']?.get;
-    assert.ok(host && !('4XX' in host.responses), 'a host root route does not answer problems: none declared');
+    assert.ok(
+      host && !('4XX' in host.responses),
+      'a host root route does not answer problems: none declared',
+    );
     const { ok, output } = await redoclyLint(doc);
     assert.ok(ok, output);
     // Only the host's root route, which declares no 4xx and whose errors are the host's, is left.
@@ -198,7 +290,7 @@ describe('opt.problemDetails (default on): every error of a Kit route is an RFC 
 });
 
 describe('opt.problemDetails: the other settings', () => {
-  it('false keeps Fastify\'s default error body and 404, and declares nothing', async () => {
+  it("false keeps Fastify's default error body and 404, and declares nothing", async () => {
     const { app } = await problemApp((opt) => {
       opt.problemDetails = false;
     });
@@ -219,7 +311,10 @@ describe('opt.problemDetails: the other settings', () => {
         a.correlationIdContext = false;
       });
     });
-    const res = await app.inject({ url: '/api/things/7?limit=x', headers: { 'x-correlation-id': 'abc-123' } });
+    const res = await app.inject({
+      url: '/api/things/7?limit=x',
+      headers: { 'x-correlation-id': 'abc-123' },
+    });
     assert.equal(res.json<{ correlationId: string }>().correlationId, 'abc-123');
     await app.close();
   });
@@ -252,9 +347,10 @@ describe('opt.problemDetails: the other settings', () => {
 
   it('a value other than a boolean fails addKit with KIT_ERR_INVALID_OPTION', () => {
     assert.throws(
-      () => addKit(Fastify(), (opt) => {
-        (opt as { problemDetails: unknown }).problemDetails = 'yes';
-      }),
+      () =>
+        addKit(Fastify(), (opt) => {
+          (opt as { problemDetails: unknown }).problemDetails = 'yes';
+        }),
       /KIT_ERR_INVALID_OPTION|problemDetails/,
     );
   });

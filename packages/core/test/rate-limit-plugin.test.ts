@@ -5,16 +5,33 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
-import { addKit, kitRateLimitStore, MemoryRateLimitStore, StoreUnavailableError, useKit, type IRateLimitStore, type KitRateLimitStoreOptions } from '@kit/core';
+import {
+  addKit,
+  kitRateLimitStore,
+  MemoryRateLimitStore,
+  StoreUnavailableError,
+  useKit,
+  type IRateLimitStore,
+  type KitRateLimitStoreOptions,
+} from '@kit/core';
 
 type PluginOptions = Parameters<typeof rateLimit>[1];
 
-async function limitedApp(plugin: PluginOptions, store?: IRateLimitStore, storeOptions?: KitRateLimitStoreOptions): Promise<FastifyInstance> {
+async function limitedApp(
+  plugin: PluginOptions,
+  store?: IRateLimitStore,
+  storeOptions?: KitRateLimitStoreOptions,
+): Promise<FastifyInstance> {
   class LimitedEndpoint {
     async addRoutes(app: FastifyInstance) {
-      await app.register(rateLimit, { ...plugin, store: kitRateLimitStore(store ?? app, storeOptions) });
+      await app.register(rateLimit, {
+        ...plugin,
+        store: kitRateLimitStore(store ?? app, storeOptions),
+      });
       app.get('', async () => ({ ok: true }));
-      app.get('strict', { config: { rateLimit: { max: 1, timeWindow: 60_000 } } }, async () => ({ ok: true }));
+      app.get('strict', { config: { rateLimit: { max: 1, timeWindow: 60_000 } } }, async () => ({
+        ok: true,
+      }));
     }
   }
   const app = Fastify();
@@ -26,10 +43,14 @@ async function limitedApp(plugin: PluginOptions, store?: IRateLimitStore, storeO
   return app;
 }
 
-const get = (app: FastifyInstance, url = '/api/limited', ip = '10.0.0.1'): Promise<LightMyRequestResponse> => app.inject({ url, remoteAddress: ip });
+const get = (
+  app: FastifyInstance,
+  url = '/api/limited',
+  ip = '10.0.0.1',
+): Promise<LightMyRequestResponse> => app.inject({ url, remoteAddress: ip });
 
-describe('kitRateLimitStore: @fastify/rate-limit counting in Kit\'s rateLimitStore (memory)', () => {
-  it('admits max per window with the plugin\'s headers, then a 429 problem with Retry-After; the count is in Kit\'s store', async () => {
+describe("kitRateLimitStore: @fastify/rate-limit counting in Kit's rateLimitStore (memory)", () => {
+  it("admits max per window with the plugin's headers, then a 429 problem with Retry-After; the count is in Kit's store", async () => {
     const app = await limitedApp({ max: 3, timeWindow: 60_000 });
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -37,7 +58,10 @@ describe('kitRateLimitStore: @fastify/rate-limit counting in Kit\'s rateLimitSto
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['x-ratelimit-limit'], '3');
       remaining.push(String(res.headers['x-ratelimit-remaining']));
-      assert.ok(Number(res.headers['x-ratelimit-reset']) > 0 && Number(res.headers['x-ratelimit-reset']) <= 60);
+      assert.ok(
+        Number(res.headers['x-ratelimit-reset']) > 0 &&
+          Number(res.headers['x-ratelimit-reset']) <= 60,
+      );
     }
     assert.deepEqual(remaining, ['2', '1', '0']);
     const refused = await get(app);
@@ -46,12 +70,19 @@ describe('kitRateLimitStore: @fastify/rate-limit counting in Kit\'s rateLimitSto
     assert.ok(Number(refused.headers['retry-after']) >= 59, String(refused.headers['retry-after']));
     assert.match(String(refused.headers['content-type']), /^application\/problem\+json/);
     const problem = refused.json<Record<string, unknown>>();
-    assert.deepEqual([problem.type, problem.title, problem.status], ['about:blank', 'Too Many Requests', 429]);
+    assert.deepEqual(
+      [problem.type, problem.title, problem.status],
+      ['about:blank', 'Too Many Requests', 429],
+    );
     assert.match(String(refused.json<{ detail: string }>().detail), /Rate limit exceeded/);
     // Another client has its own count; the store itself holds the limit.
     assert.equal((await get(app, '/api/limited', '10.0.0.2')).statusCode, 200);
     const store = app.kit.services.resolve<IRateLimitStore>('rateLimitStore');
-    const state = await store.consume('rate-limit:10.0.0.1', { limit: 3, windowMs: 60_000, cost: 0 });
+    const state = await store.consume('rate-limit:10.0.0.1', {
+      limit: 3,
+      windowMs: 60_000,
+      cost: 0,
+    });
     assert.equal(state.remaining, 0);
     await app.close();
   });
@@ -65,7 +96,9 @@ describe('kitRateLimitStore: @fastify/rate-limit counting in Kit\'s rateLimitSto
   });
 
   it('enableDraftSpec gives the ratelimit-* headers; the sliding window refuses until the oldest unit leaves', async () => {
-    const app = await limitedApp({ max: 2, timeWindow: 1000, enableDraftSpec: true }, undefined, { algorithm: 'sliding-window' });
+    const app = await limitedApp({ max: 2, timeWindow: 1000, enableDraftSpec: true }, undefined, {
+      algorithm: 'sliding-window',
+    });
     const first = await get(app);
     assert.equal(first.headers['ratelimit-limit'], '2');
     assert.equal(first.headers['ratelimit-remaining'], '1');
@@ -79,13 +112,17 @@ describe('kitRateLimitStore: @fastify/rate-limit counting in Kit\'s rateLimitSto
 
   it('a store that is down: 503 problem by default, the request admitted with skipOnError', async () => {
     const down: IRateLimitStore = {
-      consume: () => Promise.reject(new StoreUnavailableError('redis', 'not connected: connection refused')),
+      consume: () =>
+        Promise.reject(new StoreUnavailableError('redis', 'not connected: connection refused')),
       reset: () => Promise.resolve(),
     };
     const closed = await limitedApp({ max: 3, timeWindow: 60_000 }, down);
     const res = await get(closed);
     assert.equal(res.statusCode, 503);
-    assert.equal(res.json<{ detail: string }>().detail, 'The server could not complete the request.');
+    assert.equal(
+      res.json<{ detail: string }>().detail,
+      'The server could not complete the request.',
+    );
     await closed.close();
     const open = await limitedApp({ max: 3, timeWindow: 60_000, skipOnError: true }, down);
     assert.equal((await get(open)).statusCode, 200);
@@ -93,13 +130,26 @@ describe('kitRateLimitStore: @fastify/rate-limit counting in Kit\'s rateLimitSto
   });
 
   it('options that count requests beyond the limit fail start-up with KIT_ERR_INVALID_OPTION', async () => {
-    for (const plugin of [{ continueExceeding: true }, { exponentialBackoff: true }, { ban: 2 }] as PluginOptions[]) {
-      await assert.rejects(limitedApp({ max: 3, timeWindow: 60_000, ...plugin }, new MemoryRateLimitStore()), (err: Error & { code?: string }) => {
-        assert.equal(err.code, 'KIT_ERR_INVALID_OPTION');
-        assert.match(err.message, /kitRateLimitStore/);
-        return true;
-      });
+    for (const plugin of [
+      { continueExceeding: true },
+      { exponentialBackoff: true },
+      { ban: 2 },
+    ] as PluginOptions[]) {
+      await assert.rejects(
+        limitedApp({ max: 3, timeWindow: 60_000, ...plugin }, new MemoryRateLimitStore()),
+        (err: Error & { code?: string }) => {
+          assert.equal(err.code, 'KIT_ERR_INVALID_OPTION');
+          assert.match(err.message, /kitRateLimitStore/);
+          return true;
+        },
+      );
     }
-    assert.throws(() => kitRateLimitStore(new MemoryRateLimitStore(), { algorithm: 'token-bucket' as 'fixed-window' }), /KIT_ERR_INVALID_OPTION|algorithm/);
+    assert.throws(
+      () =>
+        kitRateLimitStore(new MemoryRateLimitStore(), {
+          algorithm: 'token-bucket' as 'fixed-window',
+        }),
+      /KIT_ERR_INVALID_OPTION|algorithm/,
+    );
   });
 });

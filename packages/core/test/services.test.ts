@@ -53,14 +53,22 @@ describe('service container', () => {
     const app = Fastify();
     addKit(app, [LazyEndpoint]);
     await useKit(app);
-    assert.equal((await app.inject('/api/lazy/hi')).statusCode, 500, 'why the README says: destructure in the constructor');
+    assert.equal(
+      (await app.inject('/api/lazy/hi')).statusCode,
+      500,
+      'why the README says: destructure in the constructor',
+    );
     await app.close();
   });
 
   it('DI validation: a registration whose own dependency is missing fails start-up naming both', async () => {
     const app = Fastify();
     const kit = addKit(app, []);
-    kit.services.register({ reportService: asFunction(({ database }: { database: unknown }) => ({ database })).singleton() });
+    kit.services.register({
+      reportService: asFunction(({ database }: { database: unknown }) => ({
+        database,
+      })).singleton(),
+    });
     await assert.rejects(useKit(app), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_DEPENDENCY');
       assert.match(err.message, /Missing dependency 'database' needed by 'reportService'/);
@@ -72,7 +80,9 @@ describe('service container', () => {
     const container = createContainer({ injectionMode: InjectionMode.PROXY });
     container.register({ greeter: asClass(Greeter).singleton() });
     const app = Fastify();
-    const kit = addKit(app, [GreetingEndpoint], (opt) => { opt.container = container; });
+    const kit = addKit(app, [GreetingEndpoint], (opt) => {
+      opt.container = container;
+    });
     assert.equal(kit.services, container);
     await useKit(app);
     assert.equal((await app.inject('/api/greeting/hi')).statusCode, 200);
@@ -117,20 +127,38 @@ describe('service container', () => {
       });
       opt.configureWarmup(PrimeCache);
     });
-    kit.services.register({ cache: asClass(Cache).singleton(), mailer: asClass(Mailer).singleton() });
+    kit.services.register({
+      cache: asClass(Cache).singleton(),
+      mailer: asClass(Mailer).singleton(),
+    });
     await useKit(app);
     events.push(`state:${app.kit.state}`);
-    assert.deepEqual(events.slice(0, 4), ['endpoint:constructed', 'endpoint:routes', 'singleton:cache', 'singleton:mailer']);
-    assert.deepEqual(events.slice(4, 6), ['warmup:fn:start:starting', 'warmup:class:start:false'], 'both warm-ups start before either ends');
+    assert.deepEqual(events.slice(0, 4), [
+      'endpoint:constructed',
+      'endpoint:routes',
+      'singleton:cache',
+      'singleton:mailer',
+    ]);
+    assert.deepEqual(
+      events.slice(4, 6),
+      ['warmup:fn:start:starting', 'warmup:class:start:false'],
+      'both warm-ups start before either ends',
+    );
     assert.deepEqual(events.slice(6, 8).sort(), ['warmup:class:done', 'warmup:fn:done']);
     assert.equal(events.at(-1), 'state:ready');
-    assert.equal(events.filter((e) => e === 'singleton:cache').length, 1, 'the eager singleton is built once');
+    assert.equal(
+      events.filter((e) => e === 'singleton:cache').length,
+      1,
+      'the eager singleton is built once',
+    );
     await app.close();
   });
 
   it('an eager singleton that is not registered fails start-up naming it', async () => {
     const app = Fastify();
-    addKit(app, [], (opt) => { opt.eagerSingletons = ['ghost']; });
+    addKit(app, [], (opt) => {
+      opt.eagerSingletons = ['ghost'];
+    });
     await assert.rejects(useKit(app), /eagerSingletons names 'ghost'/);
   });
 
@@ -153,19 +181,29 @@ describe('service container', () => {
 
   it('a failing warm-up rejects useKit with its cause', async () => {
     const app = Fastify();
-    addKit(app, [], (opt) => opt.configureWarmup(async () => { throw new Error('cache server refused'); }));
+    addKit(app, [], (opt) =>
+      opt.configureWarmup(async () => {
+        throw new Error('cache server refused');
+      }),
+    );
     await assert.rejects(useKit(app), /cache server refused/);
     assert.equal(app.kit.state, 'starting');
   });
 
-  it('a plugin adds a warm-up with app.kit.addWarmup: it runs with the host\'s, before the gate opens; its failure fails start-up; after useKit it is refused', async () => {
+  it("a plugin adds a warm-up with app.kit.addWarmup: it runs with the host's, before the gate opens; its failure fails start-up; after useKit it is refused", async () => {
     const events: string[] = [];
     const app = Fastify();
-    addKit(app, [], (opt) => opt.configureWarmup(async () => { events.push(`host:${app.kit.state}`); }));
+    addKit(app, [], (opt) =>
+      opt.configureWarmup(async () => {
+        events.push(`host:${app.kit.state}`);
+      }),
+    );
     app.kit.addWarmup(async (signal) => {
       events.push(`plugin:${app.kit.state}:${signal.aborted}`);
     });
-    assert.throws(() => app.kit.addWarmup('not a task' as never), { code: 'KIT_ERR_INVALID_OPTION' });
+    assert.throws(() => app.kit.addWarmup('not a task' as never), {
+      code: 'KIT_ERR_INVALID_OPTION',
+    });
     await useKit(app);
     assert.deepEqual(events, ['host:starting', 'plugin:starting:false']);
     assert.throws(() => app.kit.addWarmup(async () => undefined), { code: 'KIT_ERR_ALREADY_USED' });
@@ -173,7 +211,9 @@ describe('service container', () => {
 
     const failing = Fastify();
     addKit(failing, []);
-    failing.kit.addWarmup(async () => { throw new Error('plugin database refused'); });
+    failing.kit.addWarmup(async () => {
+      throw new Error('plugin database refused');
+    });
     await assert.rejects(useKit(failing), /plugin database refused/);
     assert.equal(failing.kit.state, 'starting', 'the gate stays closed');
   });
@@ -197,19 +237,30 @@ describe('service container', () => {
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     const lines: string[] = [];
-    const app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => lines.push(line) } } });
-    addKit(app, [], (opt) => opt.configureWarmup(async () => { throw new Error('search index unreachable'); }));
+    const app = Fastify({
+      logger: { level: 'error', stream: { write: (line: string) => lines.push(line) } },
+    });
+    addKit(app, [], (opt) =>
+      opt.configureWarmup(async () => {
+        throw new Error('search index unreachable');
+      }),
+    );
     try {
       const ready = useKit(app);
       await app.listen({ port: 0, host: '127.0.0.1' });
       await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(unhandled, [], 'useKit rejected without killing the process');
       await assert.rejects(ready, /search index unreachable/);
-      const log = lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } }).find((l) => /start-up failed/.test(l.msg));
+      const log = lines
+        .map((l) => JSON.parse(l) as { msg: string; err?: { message: string } })
+        .find((l) => /start-up failed/.test(l.msg));
       assert.equal(log?.err?.message, 'search index unreachable');
       const res = await app.inject('/healthz');
       assert.equal(res.statusCode, 503);
-      assert.equal(res.json<{ checks: Record<string, unknown> }>().checks.startup !== undefined, true);
+      assert.equal(
+        res.json<{ checks: Record<string, unknown> }>().checks.startup !== undefined,
+        true,
+      );
     } finally {
       process.off('unhandledRejection', onUnhandled);
       await app.close();
@@ -231,11 +282,19 @@ describe('service container', () => {
   it('a failing addKit (duplicate health check name) leaves the instance untouched, so it can be retried', async () => {
     const app = Fastify();
     const check = () => ({ status: 'healthy' as const });
-    assert.throws(() => addKit(app, [], (opt) => { opt.healthChecksConfigure = (hc) => hc.addCheck('db', check).addCheck('db', check); }), {
-      code: 'KIT_ERR_DUPLICATE_HEALTH_CHECK',
-    });
+    assert.throws(
+      () =>
+        addKit(app, [], (opt) => {
+          opt.healthChecksConfigure = (hc) => hc.addCheck('db', check).addCheck('db', check);
+        }),
+      {
+        code: 'KIT_ERR_DUPLICATE_HEALTH_CHECK',
+      },
+    );
     assert.equal(app.hasDecorator('kit'), false);
-    addKit(app, [], (opt) => { opt.healthChecksConfigure = (hc) => hc.addCheck('db', check); });
+    addKit(app, [], (opt) => {
+      opt.healthChecksConfigure = (hc) => hc.addCheck('db', check);
+    });
     await useKit(app);
     assert.equal((await app.inject('/healthz')).statusCode, 200);
     await app.close();

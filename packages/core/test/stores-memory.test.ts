@@ -32,13 +32,18 @@ describe('memory stores in the container', () => {
   it('addKit registers the four defaults under KitStoreNames, as singletons', async () => {
     const app = Fastify();
     const kit = addKit(app, []);
-    assert.deepEqual(KitStoreNames, { idempotency: 'idempotencyStore', rateLimit: 'rateLimitStore', saga: 'sagaStore', cronJob: 'cronJobStore' });
+    assert.deepEqual(KitStoreNames, {
+      idempotency: 'idempotencyStore',
+      rateLimit: 'rateLimitStore',
+      saga: 'sagaStore',
+      cronJob: 'cronJobStore',
+    });
     assert.ok(kit.services.resolve(KitStoreNames.idempotency) instanceof MemoryIdempotencyStore);
     assert.ok(kit.services.resolve(KitStoreNames.rateLimit) instanceof MemoryRateLimitStore);
     assert.ok(kit.services.resolve(KitStoreNames.saga) instanceof MemorySagaStore);
     assert.ok(kit.services.resolve(KitStoreNames.cronJob) instanceof MemoryCronJobStore);
     assert.equal(kit.services.resolve('rateLimitStore'), kit.services.resolve('rateLimitStore'));
-    await useKit(app);   // DI validation resolves them without complaint
+    await useKit(app); // DI validation resolves them without complaint
     await app.close();
   });
 
@@ -89,7 +94,11 @@ describe('the memory idempotency store is bounded', () => {
       [{ maxBytes: '1mb' }, /options\.maxBytes = "1mb"/],
       [null, /expected an object/],
     ] as const) {
-      assert.throws(() => new MemoryIdempotencyStore(options as never), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && message.test(err.message));
+      assert.throws(
+        () => new MemoryIdempotencyStore(options as never),
+        (err: Error & { code?: string }) =>
+          err.code === 'KIT_ERR_INVALID_OPTION' && message.test(err.message),
+      );
     }
   });
 
@@ -97,7 +106,8 @@ describe('the memory idempotency store is bounded', () => {
     const store = new MemoryIdempotencyStore({ maxEntries: 3 });
     for (let i = 1; i <= 5; i++) assert.equal(await keep(store, `k${i}`, { row: i }), true);
     assert.deepEqual(store.stats(), { entries: 3, bytes: store.stats().bytes, evictions: 2 });
-    for (const key of ['k3', 'k4', 'k5']) assert.equal((await store.reserve(key, ttl)).outcome, 'completed', key);
+    for (const key of ['k3', 'k4', 'k5'])
+      assert.equal((await store.reserve(key, ttl)).outcome, 'completed', key);
     // An evicted key is new again: a retry with it runs once more (the documented cost of the bound),
     // and its reservation evicts the oldest key left (k3; completing k3 did not make it younger).
     assert.equal((await store.reserve('k1', ttl)).outcome, 'reserved');
@@ -133,7 +143,8 @@ describe('the memory idempotency store is bounded', () => {
   });
 
   it('3,000 keyed creates of 20 KB answers stay within the bound: the heap does not grow by their size', async () => {
-    const gc = globalThis.gc ?? (setFlagsFromString('--expose-gc'), runInNewContext('gc') as () => void);
+    const gc =
+      globalThis.gc ?? (setFlagsFromString('--expose-gc'), runInNewContext('gc') as () => void);
     const store = new MemoryIdempotencyStore({ maxBytes: 4 * 1024 * 1024 });
     const row = { id: 0, text: 'y'.repeat(20_000) };
     gc();

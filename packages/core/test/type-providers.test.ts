@@ -24,7 +24,16 @@ async function compile(source: string): Promise<{ ok: boolean; output: string }>
     await writeFile(path.join(dir, 'endpoints.ts'), source);
     await writeFile(
       path.join(dir, 'tsconfig.json'),
-      JSON.stringify({ extends: path.join(repo, 'tsconfig.base.json'), compilerOptions: { noEmit: true, declaration: false, declarationMap: false, sourceMap: false }, files: ['endpoints.ts'] }),
+      JSON.stringify({
+        extends: path.join(repo, 'tsconfig.base.json'),
+        compilerOptions: {
+          noEmit: true,
+          declaration: false,
+          declarationMap: false,
+          sourceMap: false,
+        },
+        files: ['endpoints.ts'],
+      }),
     );
     await run(process.execPath, [tsc, '-p', dir], { cwd: dir });
     return { ok: true, output: '' };
@@ -38,21 +47,31 @@ async function compile(source: string): Promise<{ ok: boolean; output: string }>
 
 lineIndependent('typed routes with a type provider (TypeScript compiler)', () => {
   describe('typed routes with a type provider (TypeScript compiler)', () => {
-    it('IKitEndpoint<P> and EndpointApp<P> keep TypeBox\'s and Zod\'s inference in addRoutes', { timeout: 120_000 }, async () => {
-      const source = await readFile(path.join(here, 'types', 'type-providers.ts'), 'utf8');
-      const typed = await compile(source);
-      assert.ok(typed.ok, typed.output);
+    it(
+      "IKitEndpoint<P> and EndpointApp<P> keep TypeBox's and Zod's inference in addRoutes",
+      { timeout: 120_000 },
+      async () => {
+        const source = await readFile(path.join(here, 'types', 'type-providers.ts'), 'utf8');
+        const typed = await compile(source);
+        assert.ok(typed.ok, typed.output);
 
-      // The same endpoints with the provider dropped, as `addRoutes(app: FastifyInstance)` does.
-      const lost = source
-        .replace("import type { EndpointApp, IKitEndpoint } from '@kit/core';", "import type { FastifyInstance } from 'fastify';\nimport type { IKitEndpoint } from '@kit/core';")
-        .replaceAll(/IKitEndpoint<\w+>/g, 'IKitEndpoint')
-        .replaceAll(/EndpointApp<\w+>/g, 'FastifyInstance');
-      assert.notEqual(lost, source);
-      const untyped = await compile(lost);
-      assert.equal(untyped.ok, false, 'without the provider the type-level assertions must fail');
-      assert.match(untyped.output, /error TS/);
-      assert.match(untyped.output, /Unused '@ts-expect-error' directive|is not assignable|unknown/);
-    });
+        // The same endpoints with the provider dropped, as `addRoutes(app: FastifyInstance)` does.
+        const lost = source
+          .replace(
+            "import type { EndpointApp, IKitEndpoint } from '@kit/core';",
+            "import type { FastifyInstance } from 'fastify';\nimport type { IKitEndpoint } from '@kit/core';",
+          )
+          .replaceAll(/IKitEndpoint<\w+>/g, 'IKitEndpoint')
+          .replaceAll(/EndpointApp<\w+>/g, 'FastifyInstance');
+        assert.notEqual(lost, source);
+        const untyped = await compile(lost);
+        assert.equal(untyped.ok, false, 'without the provider the type-level assertions must fail');
+        assert.match(untyped.output, /error TS/);
+        assert.match(
+          untyped.output,
+          /Unused '@ts-expect-error' directive|is not assignable|unknown/,
+        );
+      },
+    );
   });
 });

@@ -24,7 +24,8 @@ export interface StoreLogger {
 }
 
 // Replies with which the server says "not now" rather than "wrong command": the store is unavailable.
-const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|NOAUTH|WRONGPASS|NOREPLICAS)\b/;
+const UNAVAILABLE_REPLIES =
+  /^(LOADING|BUSY|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|NOAUTH|WRONGPASS|NOREPLICAS)\b/;
 
 type ReplyErrorLike = Error & { code?: string; command?: { name?: string } };
 
@@ -50,7 +51,11 @@ export class RedisConnection {
   constructor(
     readonly topology: Topology,
     readonly client: Redis | Cluster,
-    private readonly timeouts: { readonly commandTimeoutMs: number; readonly connectTimeoutMs: number; readonly reconnectMaxDelayMs: number },
+    private readonly timeouts: {
+      readonly commandTimeoutMs: number;
+      readonly connectTimeoutMs: number;
+      readonly reconnectMaxDelayMs: number;
+    },
     private readonly log: StoreLogger | undefined,
   ) {
     const fields = { redis: topology.redacted };
@@ -62,13 +67,22 @@ export class RedisConnection {
         this.#dbRefused = `the server refused database ${String(topology.db)} (${scrub(err.message, topology.secrets)})`;
         this.#failure = this.#dbRefused;
         this.#down = true;
-        this.log?.warn({ ...fields, reason: this.#dbRefused }, 'Redis store refused the database index in the URL; store calls fail with KIT_ERR_STORE_UNAVAILABLE (never another database) until it is fixed');
+        this.log?.warn(
+          { ...fields, reason: this.#dbRefused },
+          'Redis store refused the database index in the URL; store calls fail with KIT_ERR_STORE_UNAVAILABLE (never another database) until it is fixed',
+        );
         return;
       }
       const reason = scrub(err.message, topology.secrets);
       // Sentinels that answer but know no such group: Redis 7 says so in an error, older ones with an empty reply.
-      const unknownMaster = /No such master/.test(err.message) || (this.#unknownMaster && /All sentinels are unreachable/.test(err.message) && !/Last error/.test(err.message));
-      const failure = unknownMaster ? `no Sentinel knows a master group named "${String(topology.masterName)}"` : failureOf(err);
+      const unknownMaster =
+        /No such master/.test(err.message) ||
+        (this.#unknownMaster &&
+          /All sentinels are unreachable/.test(err.message) &&
+          !/Last error/.test(err.message));
+      const failure = unknownMaster
+        ? `no Sentinel knows a master group named "${String(topology.masterName)}"`
+        : failureOf(err);
       this.#failed(failure, reason);
       if (failure === 'connect timed out' && topology.server && this.#tls && !this.#diagnosis) {
         const { host, port } = topology.server;
@@ -76,13 +90,19 @@ export class RedisConnection {
           this.#diagnosis = undefined;
           if (this.#closed || named === failure || this.#failure !== failure) return;
           this.#failure = named;
-          this.log?.warn({ ...fields, failure: named }, 'Redis store TLS handshake failed; store calls fail with KIT_ERR_STORE_UNAVAILABLE until it succeeds');
+          this.log?.warn(
+            { ...fields, failure: named },
+            'Redis store TLS handshake failed; store calls fail with KIT_ERR_STORE_UNAVAILABLE until it succeeds',
+          );
         });
       }
     });
     client.on('sentinelError', (err: Error) => {
       if (/invalid reply/.test(err.message)) this.#unknownMaster = true;
-      this.log?.debug({ ...fields, reason: scrub(err.message, topology.secrets) }, 'Redis Sentinel lookup failed');
+      this.log?.debug(
+        { ...fields, reason: scrub(err.message, topology.secrets) },
+        'Redis Sentinel lookup failed',
+      );
     });
     client.on('node error', (err: Error, node: string) => {
       if (this.#closed) return;
@@ -91,7 +111,10 @@ export class RedisConnection {
         this.log?.debug(entry, 'Redis Cluster node still unreachable');
       } else {
         this.#nodesDown.add(node);
-        this.log?.warn(entry, 'Redis Cluster node unreachable; calls for keys it serves fail with KIT_ERR_STORE_UNAVAILABLE until it or its replica answers');
+        this.log?.warn(
+          entry,
+          'Redis Cluster node unreachable; calls for keys it serves fail with KIT_ERR_STORE_UNAVAILABLE until it or its replica answers',
+        );
       }
     });
     client.on('+node', (node: Redis) => {
@@ -99,7 +122,8 @@ export class RedisConnection {
       // While a node is down, every call routed to it makes the client create a connection to
       // it again: only a connection that got ready ends the node's outage in the logs.
       node.once('ready', () => {
-        if (this.#nodesDown.delete(key)) this.log?.info({ ...fields, node: key }, 'Redis Cluster node reachable again');
+        if (this.#nodesDown.delete(key))
+          this.log?.info({ ...fields, node: key }, 'Redis Cluster node reachable again');
       });
       // ioredis connects a Cluster node on its first command and, without an offline queue,
       // refuses the commands that arrive while that connection is being made: a burst right
@@ -109,11 +133,13 @@ export class RedisConnection {
       // node the moment the slot map arrives) is refused by a node that is connecting, but is
       // queued by one still waiting, and each refusal drops the whole client and starts over.
       // The nodes learnt before that are connected on 'ready' below.
-      if (client.status === 'ready' && node.status === 'wait') node.connect().catch(() => undefined);
+      if (client.status === 'ready' && node.status === 'wait')
+        node.connect().catch(() => undefined);
     });
     if (topology.mode === 'cluster') {
       client.on('ready', () => {
-        for (const node of (client as Cluster).nodes('all')) if (node.status === 'wait') node.connect().catch(() => undefined);
+        for (const node of (client as Cluster).nodes('all'))
+          if (node.status === 'wait') node.connect().catch(() => undefined);
       });
     }
     client.on('connect', () => {
@@ -141,7 +167,10 @@ export class RedisConnection {
     client.on('ready', () => {
       this.#unknownMaster = false;
       if (this.#dbRefused !== undefined) return;
-      this.log?.info(fields, this.#down ? 'Redis store connection restored' : 'Redis store connected');
+      this.log?.info(
+        fields,
+        this.#down ? 'Redis store connection restored' : 'Redis store connected',
+      );
       this.#down = false;
       this.#failure = undefined;
     });
@@ -159,7 +188,10 @@ export class RedisConnection {
       this.log?.debug(fields, 'Redis store still unreachable');
     } else {
       this.#down = true;
-      this.log?.warn(fields, 'Redis store connection failed; store calls fail with KIT_ERR_STORE_UNAVAILABLE until it is back');
+      this.log?.warn(
+        fields,
+        'Redis store connection failed; store calls fail with KIT_ERR_STORE_UNAVAILABLE until it is back',
+      );
     }
   }
 
@@ -184,7 +216,11 @@ export class RedisConnection {
     const ready = await this.#settle(timeoutMs);
     if (!ready || this.topology.mode !== 'cluster') return ready;
     // A Cluster is ready once one node gave the slot map; wait for the masters' own connections too.
-    await Promise.all((this.client as Cluster).nodes('master').map((node) => settled(node, deadline - performance.now())));
+    await Promise.all(
+      (this.client as Cluster)
+        .nodes('master')
+        .map((node) => settled(node, deadline - performance.now())),
+    );
     return this.ready;
   }
 
@@ -211,7 +247,13 @@ export class RedisConnection {
 
   /** Runs one client call with the store's error mapping; refuses at once when not connected. */
   async call<T>(fn: (client: Redis | Cluster) => Promise<T>): Promise<T> {
-    if (!this.ready) throw new StoreUnavailableError('redis', this.#closed ? 'the store was closed' : `not connected: ${this.failure ?? 'connection lost'}`);
+    if (!this.ready)
+      throw new StoreUnavailableError(
+        'redis',
+        this.#closed
+          ? 'the store was closed'
+          : `not connected: ${this.failure ?? 'connection lost'}`,
+      );
     try {
       return await fn(this.client);
     } catch (err) {
@@ -220,7 +262,11 @@ export class RedisConnection {
   }
 
   /** Runs a script by SHA, loading it with EVAL when the server does not know it (e.g. after a restart). */
-  async run(script: LuaScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+  async run(
+    script: LuaScript,
+    keys: readonly string[],
+    args: ReadonlyArray<string | number>,
+  ): Promise<unknown> {
     return this.call(async (client) => {
       try {
         return await client.evalsha(script.sha, keys.length, ...keys, ...args);
@@ -238,7 +284,11 @@ export class RedisConnection {
   async ping(signal?: AbortSignal): Promise<number> {
     const started = performance.now();
     await untilAborted(
-      this.call<unknown>((client) => (this.topology.mode === 'cluster' ? Promise.all((client as Cluster).nodes('master').map((node) => node.ping())) : client.ping())),
+      this.call<unknown>((client) =>
+        this.topology.mode === 'cluster'
+          ? Promise.all((client as Cluster).nodes('master').map((node) => node.ping()))
+          : client.ping(),
+      ),
       signal,
       'no PING reply before the check timed out',
     );
@@ -284,14 +334,20 @@ export class RedisConnection {
     }
     const cluster = this.topology.mode === 'cluster';
     let reason: string;
-    if (error.name === 'ReplyError') reason = `server replied ${message.split(' ')[0] ?? 'an error'}`;
-    else if (/timed out/i.test(message)) reason = `no reply within ${this.timeouts.commandTimeoutMs} ms`;
-    else if (error.name === 'MaxRetriesPerRequestError') reason = 'connection lost before the reply';
-    else if (/Too many Cluster redirections/.test(message)) reason = 'Redis Cluster redirections exhausted (a failover or resharding is under way)';
+    if (error.name === 'ReplyError')
+      reason = `server replied ${message.split(' ')[0] ?? 'an error'}`;
+    else if (/timed out/i.test(message))
+      reason = `no reply within ${this.timeouts.commandTimeoutMs} ms`;
+    else if (error.name === 'MaxRetriesPerRequestError')
+      reason = 'connection lost before the reply';
+    else if (/Too many Cluster redirections/.test(message))
+      reason = 'Redis Cluster redirections exhausted (a failover or resharding is under way)';
     // The socket went away between the `ready` check and the write (its close event not yet seen):
     // the same answer as a call refused up front. In a Cluster: the node serving the key is gone.
     else if (/writeable|closed|isn't ready/i.test(message)) {
-      reason = cluster ? 'not connected: the Redis Cluster node serving this key is unreachable' : `not connected: ${this.#failure ?? 'connection lost'}`;
+      reason = cluster
+        ? 'not connected: the Redis Cluster node serving this key is unreachable'
+        : `not connected: ${this.#failure ?? 'connection lost'}`;
     } else reason = 'connection error';
     return new StoreUnavailableError('redis', reason, { cause: error });
   }

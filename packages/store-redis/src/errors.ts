@@ -32,11 +32,14 @@ export const redisStoreErrors = errorCatalogue({
     when: '`useKitStoreHealthCheck` without `addKitStore`',
   },
   KIT_ERR_STORE_TOO_LATE: {
-    message: 'addKitStore(app, url) was called after useKit(app) completed; call it between addKit and useKit.',
+    message:
+      'addKitStore(app, url) was called after useKit(app) completed; call it between addKit and useKit.',
     when: '`addKitStore` after `useKit` completed',
   },
   KIT_ERR_NOT_ADDED: { when: '`addKitStore` on an instance without `addKit`' },
-  KIT_ERR_DUPLICATE_HEALTH_CHECK: { when: '`useKitStoreHealthCheck` when a check named `redis` is registered already' },
+  KIT_ERR_DUPLICATE_HEALTH_CHECK: {
+    when: '`useKitStoreHealthCheck` when a check named `redis` is registered already',
+  },
   KIT_ERR_INVALID_OPTION: {
     when: '`addKitStore`/`createRedisStores` with an unparsable URL, a database index that is not a number, a database index or query string in a Cluster URL, Cluster or Sentinel URLs that mix schemes or credentials, a Sentinel master URL with a port, both `cluster` and `sentinels`, a bad timeout or `keyPrefix`. The URL is never echoed',
   },

@@ -3,7 +3,8 @@
 // `connection refused`).
 import { createConnection } from 'node:net';
 
-const TLS_CODE = /^(ERR_SSL_|ERR_TLS_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH)/;
+const TLS_CODE =
+  /^(ERR_SSL_|ERR_TLS_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|CERT_|HOSTNAME_MISMATCH)/;
 
 /** The address-free name of a connection failure. */
 export function failureOf(err: Error & { code?: string }): string {
@@ -12,14 +13,17 @@ export function failureOf(err: Error & { code?: string }): string {
   if (/^(WRONGPASS|NOAUTH)/.test(message)) return 'authentication failed';
   // Before the codes: these wrap the last socket error of several tries in their message.
   if (/All sentinels are unreachable/.test(message)) return 'no Sentinel reachable';
-  if (/^(Failed to refresh slots cache|None of startup nodes is available)/.test(message)) return 'no Redis Cluster node reachable';
+  if (/^(Failed to refresh slots cache|None of startup nodes is available)/.test(message))
+    return 'no Redis Cluster node reachable';
   if (TLS_CODE.test(code)) return `TLS handshake failed (${code})`;
-  if (/certificate|SSL routines|wrong version number|TLS/i.test(message)) return 'TLS handshake failed';
+  if (/certificate|SSL routines|wrong version number|TLS/i.test(message))
+    return 'TLS handshake failed';
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
   if (code === 'ETIMEDOUT' || /timeout/i.test(message)) return 'connect timed out';
   if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection reset';
-  if (/^(LOADING|MASTERDOWN|BUSY)/.test(message)) return `server not ready (${message.split(' ')[0]})`;
+  if (/^(LOADING|MASTERDOWN|BUSY)/.test(message))
+    return `server not ready (${message.split(' ')[0]})`;
   return 'connection error';
 }
 
@@ -29,7 +33,11 @@ export function failureOf(err: Error & { code?: string }): string {
  * connection to the same address tells the two cases apart: it connects (the server is there,
  * it just does not speak TLS) or it does not (the timeout was the network's).
  */
-export async function tlsTimeoutReason(host: string, port: number, connectTimeoutMs: number): Promise<string> {
+export async function tlsTimeoutReason(
+  host: string,
+  port: number,
+  connectTimeoutMs: number,
+): Promise<string> {
   const reachable = await new Promise<boolean>((resolve) => {
     const socket = createConnection({ host, port });
     const done = (ok: boolean) => {

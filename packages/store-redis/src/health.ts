@@ -1,6 +1,17 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyTypeProvider,
+  RawServerBase,
+} from 'fastify';
 import type { Cluster } from 'ioredis';
-import { HealthCheckResult, StoreUnavailableError, type HealthCheckContext, type IHealthCheck, type HostInstance } from '@kit/core';
+import {
+  HealthCheckResult,
+  StoreUnavailableError,
+  type HealthCheckContext,
+  type IHealthCheck,
+  type HostInstance,
+} from '@kit/core';
 import { redisStoreErrors } from './errors.js';
 import { untilAborted } from './wait.js';
 import { KIT_REDIS_STORE, type KitRedisStore } from './plugin.js';
@@ -21,9 +32,23 @@ async function clusterHealth(cluster: Cluster, signal: AbortSignal): Promise<Hea
   // The client re-reads the slot map on its own only when a MOVED reply says it changed. A fresh
   // map lets the check see a failover's new master, or a master back from a restart, before
   // any store call happens to hit its slots.
-  await untilAborted(new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve())), signal, timedOut).catch(() => undefined);
-  const masters = [...new Set(cluster.slots.map((owners) => owners?.[0]).filter((key): key is string => typeof key === 'string'))].sort();
-  const nodes = new Map(cluster.nodes('all').map((node) => [`${node.options.host ?? ''}:${String(node.options.port)}`, node]));
+  await untilAborted(
+    new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve())),
+    signal,
+    timedOut,
+  ).catch(() => undefined);
+  const masters = [
+    ...new Set(
+      cluster.slots
+        .map((owners) => owners?.[0])
+        .filter((key): key is string => typeof key === 'string'),
+    ),
+  ].sort();
+  const nodes = new Map(
+    cluster
+      .nodes('all')
+      .map((node) => [`${node.options.host ?? ''}:${String(node.options.port)}`, node]),
+  );
   const states = await Promise.all(
     masters.map(async (key) => {
       const node = nodes.get(key);
@@ -37,7 +62,8 @@ async function clusterHealth(cluster: Cluster, signal: AbortSignal): Promise<Hea
     }),
   );
   const serving = states.filter((state) => state === 'ok').length;
-  const clusterState = serving > 0 ? 'ok' : (states.find((state) => state !== undefined) ?? 'unreachable');
+  const clusterState =
+    serving > 0 ? 'ok' : (states.find((state) => state !== undefined) ?? 'unreachable');
   const data = {
     clusterState,
     masters: masters.length,
@@ -48,7 +74,12 @@ async function clusterHealth(cluster: Cluster, signal: AbortSignal): Promise<Hea
   };
   const summary = `Redis Cluster state ${clusterState}: ${serving} of ${masters.length} masters reachable and serving`;
   if (serving === 0) return HealthCheckResult.unhealthy(summary, undefined, data);
-  if (serving < masters.length) return HealthCheckResult.degraded(`${summary} (calls for keys the others serve fail)`, undefined, data);
+  if (serving < masters.length)
+    return HealthCheckResult.degraded(
+      `${summary} (calls for keys the others serve fail)`,
+      undefined,
+      data,
+    );
   return HealthCheckResult.healthy(summary, data);
 }
 
@@ -74,7 +105,13 @@ export class StoreHealthCheck implements IHealthCheck {
     const store = this.deps.kitRedisStore;
     if (store.mode === 'cluster') {
       if (!store.connected) {
-        return HealthCheckResult.unhealthy('Redis Cluster unavailable', new StoreUnavailableError('redis', `not connected: ${store.failure ?? 'connection lost'}`));
+        return HealthCheckResult.unhealthy(
+          'Redis Cluster unavailable',
+          new StoreUnavailableError(
+            'redis',
+            `not connected: ${store.failure ?? 'connection lost'}`,
+          ),
+        );
       }
       return clusterHealth(store.client as Cluster, signal);
     }
@@ -114,14 +151,20 @@ export interface KitStoreHealthCheckOptions {
  * await useKit(app);   // GET /healthz now lists checks.redis
  * ```
  */
-export function useKitStoreHealthCheck<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
-  host: HostInstance<S, L, T>,
-  options: KitStoreHealthCheckOptions = {},
-): void {
+export function useKitStoreHealthCheck<
+  S extends RawServerBase,
+  L extends FastifyBaseLogger,
+  T extends FastifyTypeProvider,
+>(host: HostInstance<S, L, T>, options: KitStoreHealthCheckOptions = {}): void {
   const app = host as unknown as FastifyInstance;
   if (!app.hasDecorator('kit') || !app.kit.services.hasRegistration(KIT_REDIS_STORE)) {
     throw redisStoreErrors.error('KIT_ERR_STORE_NOT_ADDED');
   }
-  const check = new StoreHealthCheck({ kitRedisStore: app.kit.services.resolve<KitRedisStore>(KIT_REDIS_STORE) });
-  app.kit.healthChecks.addCheck('redis', check, { tags: ['ready'], timeoutMs: options.timeoutMs ?? 800 });
+  const check = new StoreHealthCheck({
+    kitRedisStore: app.kit.services.resolve<KitRedisStore>(KIT_REDIS_STORE),
+  });
+  app.kit.healthChecks.addCheck('redis', check, {
+    tags: ['ready'],
+    timeoutMs: options.timeoutMs ?? 800,
+  });
 }

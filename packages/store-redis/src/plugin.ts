@@ -1,5 +1,10 @@
 import { asValue } from 'awilix';
-import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerBase } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyTypeProvider,
+  RawServerBase,
+} from 'fastify';
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import {
   KitError,
@@ -13,7 +18,12 @@ import {
 import { onPhase } from '@kit/core/extend';
 import { redisStoreErrors } from './errors.js';
 import { RedisConnection, type StoreLogger } from './connection.js';
-import { RedisCronJobStore, RedisIdempotencyStore, RedisRateLimitStore, RedisSagaStore } from './stores.js';
+import {
+  RedisCronJobStore,
+  RedisIdempotencyStore,
+  RedisRateLimitStore,
+  RedisSagaStore,
+} from './stores.js';
 import { createClient, resolveTopology, type StoreMode, type StoreUrlInput } from './topology.js';
 
 /** How much longer than the connect timeout start-up waits for the first attempt's outcome. */
@@ -136,7 +146,10 @@ export const KIT_REDIS_STORE = 'kitRedisStore';
 function positive(option: string, value: number | undefined, fallback: number): number {
   const v = value ?? fallback;
   if (!Number.isSafeInteger(v) || v < 1) {
-    throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option addKitStore options.${option} = ${String(v)}: expected a positive integer number of milliseconds.`);
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `Invalid Kit option addKitStore options.${option} = ${String(v)}: expected a positive integer number of milliseconds.`,
+    );
   }
   return v;
 }
@@ -147,7 +160,10 @@ function positive(option: string, value: number | undefined, fallback: number): 
 function keyPrefixOf(value: unknown): string {
   const prefix = value ?? 'kit:';
   if (typeof prefix !== 'string' || prefix.length > 256) {
-    throw new KitError('KIT_ERR_INVALID_OPTION', 'Invalid Kit option addKitStore options.keyPrefix: expected a string of at most 256 characters.');
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      'Invalid Kit option addKitStore options.keyPrefix: expected a string of at most 256 characters.',
+    );
   }
   const open = prefix.indexOf('{');
   if (open !== -1 && prefix.indexOf('}', open) <= open + 1) {
@@ -173,7 +189,10 @@ function keyPrefixOf(value: unknown): string {
  * await stores.close();
  * ```
  */
-export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions = {}): KitRedisStore {
+export function createRedisStores(
+  url: StoreUrlInput,
+  options: KitStoreOptions = {},
+): KitRedisStore {
   const parsed = resolveTopology(url, options);
   const keyPrefix = keyPrefixOf(options.keyPrefix);
   const commandTimeoutMs = positive('commandTimeoutMs', options.commandTimeoutMs, 2000);
@@ -187,7 +206,12 @@ export function createRedisStores(url: StoreUrlInput, options: KitStoreOptions =
     redisOptions: options.redisOptions ?? {},
     clusterOptions: options.clusterOptions ?? {},
   });
-  const connection = new RedisConnection(parsed.topology, client, { commandTimeoutMs, connectTimeoutMs, reconnectMaxDelayMs }, options.logger);
+  const connection = new RedisConnection(
+    parsed.topology,
+    client,
+    { commandTimeoutMs, connectTimeoutMs, reconnectMaxDelayMs },
+    options.logger,
+  );
   const store: KitRedisStore = {
     idempotency: new RedisIdempotencyStore(connection, keyPrefix),
     rateLimit: new RedisRateLimitStore(connection, keyPrefix),
@@ -220,7 +244,11 @@ const connections = new WeakMap<KitRedisStore, RedisConnection>();
 /** The connection of a store `createRedisStores` made. */
 export function connectionOf(store: KitRedisStore): RedisConnection {
   const connection = connections.get(store);
-  if (!connection) throw new KitError('KIT_ERR_INVALID_OPTION', 'Invalid Kit option redisStreamTarget(store): expected a store made by createRedisStores or addKitStore of this copy of @kit/store-redis.');
+  if (!connection)
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      'Invalid Kit option redisStreamTarget(store): expected a store made by createRedisStores or addKitStore of this copy of @kit/store-redis.',
+    );
   return connection;
 }
 
@@ -250,14 +278,17 @@ export function connectionOf(store: KitRedisStore): RedisConnection {
  * addKitStore(app, 'redis://:secret@orders/2', { sentinels: ['redis://10.0.0.1:26379', 'redis://10.0.0.2:26379'] });
  * ```
  */
-export function addKitStore<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
-  host: HostInstance<S, L, T>,
-  url: StoreUrlInput,
-  options: KitStoreOptions = {},
-): KitRedisStore {
+export function addKitStore<
+  S extends RawServerBase,
+  L extends FastifyBaseLogger,
+  T extends FastifyTypeProvider,
+>(host: HostInstance<S, L, T>, url: StoreUrlInput, options: KitStoreOptions = {}): KitRedisStore {
   const app = host as unknown as FastifyInstance;
   if (!app.hasDecorator('kit')) {
-    throw new KitError('KIT_ERR_NOT_ADDED', 'addKitStore(app, url) was called on an instance without Kit: call addKit(app, ...) first.');
+    throw new KitError(
+      'KIT_ERR_NOT_ADDED',
+      'addKitStore(app, url) was called on an instance without Kit: call addKit(app, ...) first.',
+    );
   }
   if (app.kit.services.hasRegistration(KIT_REDIS_STORE)) {
     throw redisStoreErrors.error('KIT_ERR_STORE_ALREADY_ADDED');
@@ -277,7 +308,10 @@ export function addKitStore<S extends RawServerBase, L extends FastifyBaseLogger
   // A `ready` step: the server listens once the first connection is made or given up on.
   onPhase(app, 'ready', 'redis store connection', async () => {
     if (!(await store.waitUntilConnected())) {
-      logger.warn({ redis: store.url, failure: store.failure }, 'Redis store not usable at start-up; serving anyway, store calls fail with KIT_ERR_STORE_UNAVAILABLE until it is');
+      logger.warn(
+        { redis: store.url, failure: store.failure },
+        'Redis store not usable at start-up; serving anyway, store calls fail with KIT_ERR_STORE_UNAVAILABLE until it is',
+      );
     }
   });
   // A `release` step: after the audit trail's flush, which a sink writing to Redis still needs.

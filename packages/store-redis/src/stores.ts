@@ -68,9 +68,14 @@ export class RedisIdempotencyStore implements IIdempotencyStore {
   async reserve(key: string, options: IdempotencyReserveOptions): Promise<IdempotencyReservation> {
     storeArguments.key('key', key);
     const ttlMs = storeArguments.ms('options.ttlMs', options?.ttlMs);
-    const fingerprint = options.fingerprint === undefined ? '' : storeArguments.key('options.fingerprint', options.fingerprint);
+    const fingerprint =
+      options.fingerprint === undefined
+        ? ''
+        : storeArguments.key('options.fingerprint', options.fingerprint);
     const token = randomUUID();
-    const [outcome, value] = list(await this.connection.run(IDEM_RESERVE, [this.#key(key)], [token, ttlMs, fingerprint]));
+    const [outcome, value] = list(
+      await this.connection.run(IDEM_RESERVE, [this.#key(key)], [token, ttlMs, fingerprint]),
+    );
     switch (outcome) {
       case 'reserved':
         return { outcome: 'reserved', token };
@@ -83,12 +88,19 @@ export class RedisIdempotencyStore implements IIdempotencyStore {
     }
   }
 
-  async complete(key: string, token: string, response: JsonValue, options: IdempotencyCompleteOptions): Promise<boolean> {
+  async complete(
+    key: string,
+    token: string,
+    response: JsonValue,
+    options: IdempotencyCompleteOptions,
+  ): Promise<boolean> {
     storeArguments.key('key', key);
     storeArguments.key('token', token);
     const text = storeArguments.json('response', response);
     const ttlMs = storeArguments.ms('options.ttlMs', options?.ttlMs);
-    return num(await this.connection.run(IDEM_COMPLETE, [this.#key(key)], [token, text, ttlMs])) === 1;
+    return (
+      num(await this.connection.run(IDEM_COMPLETE, [this.#key(key)], [token, text, ttlMs])) === 1
+    );
   }
 
   async release(key: string, token: string): Promise<boolean> {
@@ -120,16 +132,35 @@ export class RedisRateLimitStore implements IRateLimitStore {
     const { limit, windowMs, algorithm, cost } = storeArguments.rateLimit(options);
     const reply =
       algorithm === 'fixed-window'
-        ? await this.connection.run(RATE_FIXED, [`${this.prefix}rl:fw:${key}`], [limit, windowMs, cost])
-        : await this.connection.run(RATE_SLIDING, [`${this.prefix}rl:sw:${key}`], [limit, windowMs, cost, randomUUID()]);
+        ? await this.connection.run(
+            RATE_FIXED,
+            [`${this.prefix}rl:fw:${key}`],
+            [limit, windowMs, cost],
+          )
+        : await this.connection.run(
+            RATE_SLIDING,
+            [`${this.prefix}rl:sw:${key}`],
+            [limit, windowMs, cost, randomUUID()],
+          );
     const [allowed, remaining, resetAt, retryAfterMs] = list(reply).map(num);
-    return { allowed: allowed === 1, limit, remaining: remaining ?? 0, resetAt: resetAt ?? 0, retryAfterMs: retryAfterMs ?? 0 };
+    return {
+      allowed: allowed === 1,
+      limit,
+      remaining: remaining ?? 0,
+      resetAt: resetAt ?? 0,
+      retryAfterMs: retryAfterMs ?? 0,
+    };
   }
 
   async reset(key: string): Promise<void> {
     storeArguments.key('key', key);
     // Two single-key DELs rather than one two-key DEL, so the keys may live in different cluster slots.
-    await this.connection.call((client) => Promise.all([client.del(`${this.prefix}rl:fw:${key}`), client.del(`${this.prefix}rl:sw:${key}`)]));
+    await this.connection.call((client) =>
+      Promise.all([
+        client.del(`${this.prefix}rl:fw:${key}`),
+        client.del(`${this.prefix}rl:sw:${key}`),
+      ]),
+    );
   }
 }
 
@@ -154,36 +185,61 @@ export class RedisSagaStore implements ISagaStore {
     return `${this.prefix}saga:${id}`;
   }
 
-  async create<T extends JsonValue>(id: string, data: T, options: SagaWriteOptions = {}): Promise<SagaState<T>> {
+  async create<T extends JsonValue>(
+    id: string,
+    data: T,
+    options: SagaWriteOptions = {},
+  ): Promise<SagaState<T>> {
     storeArguments.key('id', id);
     const text = storeArguments.json('data', data);
-    const ttl = options.ttlMs === undefined ? '' : storeArguments.ms('options.ttlMs', options.ttlMs);
-    const [ok, version, updatedAt] = list(await this.connection.run(SAGA_CREATE, [this.#key(id)], [text, ttl])).map(num);
+    const ttl =
+      options.ttlMs === undefined ? '' : storeArguments.ms('options.ttlMs', options.ttlMs);
+    const [ok, version, updatedAt] = list(
+      await this.connection.run(SAGA_CREATE, [this.#key(id)], [text, ttl]),
+    ).map(num);
     if (ok !== 1) throw new SagaConflictError(id, 0, version);
     return { id, version: 1, data: parse<T>(text), updatedAt: updatedAt ?? 0 };
   }
 
   async get<T extends JsonValue = JsonValue>(id: string): Promise<SagaState<T> | undefined> {
     storeArguments.key('id', id);
-    const [version, data, updatedAt] = await this.connection.call((client) => client.hmget(this.#key(id), 'v', 'd', 'u'));
-    if (version === null || version === undefined || data === null || data === undefined) return undefined;
+    const [version, data, updatedAt] = await this.connection.call((client) =>
+      client.hmget(this.#key(id), 'v', 'd', 'u'),
+    );
+    if (version === null || version === undefined || data === null || data === undefined)
+      return undefined;
     return { id, version: num(version), data: parse<T>(data), updatedAt: num(updatedAt) };
   }
 
-  async update<T extends JsonValue>(id: string, data: T, expectedVersion: number, options: SagaWriteOptions = {}): Promise<SagaState<T>> {
+  async update<T extends JsonValue>(
+    id: string,
+    data: T,
+    expectedVersion: number,
+    options: SagaWriteOptions = {},
+  ): Promise<SagaState<T>> {
     storeArguments.key('id', id);
     const text = storeArguments.json('data', data);
     storeArguments.version('expectedVersion', expectedVersion);
-    const ttl = options.ttlMs === undefined ? '' : storeArguments.ms('options.ttlMs', options.ttlMs);
-    const [ok, version, updatedAt] = list(await this.connection.run(SAGA_UPDATE, [this.#key(id)], [expectedVersion, text, ttl])).map(num);
+    const ttl =
+      options.ttlMs === undefined ? '' : storeArguments.ms('options.ttlMs', options.ttlMs);
+    const [ok, version, updatedAt] = list(
+      await this.connection.run(SAGA_UPDATE, [this.#key(id)], [expectedVersion, text, ttl]),
+    ).map(num);
     if (ok !== 1) throw new SagaConflictError(id, expectedVersion, version);
-    return { id, version: version ?? expectedVersion + 1, data: parse<T>(text), updatedAt: updatedAt ?? 0 };
+    return {
+      id,
+      version: version ?? expectedVersion + 1,
+      data: parse<T>(text),
+      updatedAt: updatedAt ?? 0,
+    };
   }
 
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
     storeArguments.key('id', id);
     if (expectedVersion !== undefined) storeArguments.version('expectedVersion', expectedVersion);
-    const [outcome, actual] = list(await this.connection.run(SAGA_DELETE, [this.#key(id)], [expectedVersion ?? ''])).map(num);
+    const [outcome, actual] = list(
+      await this.connection.run(SAGA_DELETE, [this.#key(id)], [expectedVersion ?? '']),
+    ).map(num);
     if (outcome === 2) throw new SagaConflictError(id, expectedVersion ?? 0, actual);
     return outcome === 1;
   }

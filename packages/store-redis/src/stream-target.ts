@@ -73,9 +73,17 @@ for i = 3, #ARGV do table.insert(args, ARGV[i]) end
 return redis.call(unpack(args))`,
 );
 
-function positive(option: string, value: number | undefined, fallback: number | undefined): number | undefined {
+function positive(
+  option: string,
+  value: number | undefined,
+  fallback: number | undefined,
+): number | undefined {
   const v = value ?? fallback;
-  if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option redisStreamTarget options.${option} = ${String(v)}: expected a positive integer.`);
+  if (v !== undefined && (!Number.isSafeInteger(v) || v < 1))
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `Invalid Kit option redisStreamTarget options.${option} = ${String(v)}: expected a positive integer.`,
+    );
   return v;
 }
 
@@ -93,10 +101,16 @@ function positive(option: string, value: number | undefined, fallback: number | 
  * // elsewhere: XREADGROUP GROUP search c1 STREAMS 'kit:{catalog-changes}' >
  * ```
  */
-export function redisStreamTarget(store: KitRedisStore, options: RedisStreamTargetOptions = {}): RedisStreamTarget {
+export function redisStreamTarget(
+  store: KitRedisStore,
+  options: RedisStreamTargetOptions = {},
+): RedisStreamTarget {
   const stream = options.stream ?? 'changes';
   if (typeof stream !== 'string' || stream === '' || /[{}\s]/.test(stream) || stream.length > 200) {
-    throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option redisStreamTarget options.stream = ${JSON.stringify(stream)}: expected a name of 1 to 200 characters without braces or spaces.`);
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `Invalid Kit option redisStreamTarget options.stream = ${JSON.stringify(stream)}: expected a name of 1 to 200 characters without braces or spaces.`,
+    );
   }
   const maxLen = positive('maxLen', options.maxLen, undefined);
   const ttl = positive('dedupeTtlMs', options.dedupeTtlMs, 86_400_000) as number;
@@ -106,8 +120,21 @@ export function redisStreamTarget(store: KitRedisStore, options: RedisStreamTarg
     name: options.name ?? `redis-stream:${stream}`,
     key,
     async deliver(message) {
-      const fields = ['id', message.id, 'entity', message.entity, 'operation', message.operation, 'message', JSON.stringify(message)];
-      await connection.run(STREAM_ADD, [key, `${key}:seen:${message.id}`], [ttl, maxLen ?? '', ...fields]);
+      const fields = [
+        'id',
+        message.id,
+        'entity',
+        message.entity,
+        'operation',
+        message.operation,
+        'message',
+        JSON.stringify(message),
+      ];
+      await connection.run(
+        STREAM_ADD,
+        [key, `${key}:seen:${message.id}`],
+        [ttl, maxLen ?? '', ...fields],
+      );
     },
   };
 }

@@ -58,15 +58,21 @@ function invalid(why: string): KitError {
 function sameAccess(urls: readonly StoreUrl[], what: string): void {
   const [first] = urls;
   for (const u of urls) {
-    if (u.tls !== first?.tls) throw invalid(`${what} mix redis:// and rediss://; use one scheme for all.`);
+    if (u.tls !== first?.tls)
+      throw invalid(`${what} mix redis:// and rediss://; use one scheme for all.`);
     if (u.username !== first.username || u.password !== first.password) {
-      throw invalid(`${what} carry different credentials; ioredis uses one user and password for all of them (the values are not shown).`);
+      throw invalid(
+        `${what} carry different credentials; ioredis uses one user and password for all of them (the values are not shown).`,
+      );
     }
   }
 }
 
 function plainAddress(u: StoreUrl, what: string, example: string): void {
-  if (Object.keys(u.query).length > 0) throw invalid(`${what} take no query parameters (${Object.keys(u.query).join(', ')}); pass further ioredis options in options.redisOptions.`);
+  if (Object.keys(u.query).length > 0)
+    throw invalid(
+      `${what} take no query parameters (${Object.keys(u.query).join(', ')}); pass further ioredis options in options.redisOptions.`,
+    );
   if (u.db !== undefined) throw invalid(`${what} take no database index: ${example}`);
 }
 
@@ -79,32 +85,59 @@ interface Parsed {
  * Validates the URL(s) and the topology options: one URL is one server; a list of URLs (or
  * `cluster: true`) are Cluster seed nodes; `sentinels` makes the URL's host the master group name.
  */
-export function resolveTopology(input: StoreUrlInput, options: { cluster?: boolean; sentinels?: ReadonlyArray<string | URL> }): Parsed {
+export function resolveTopology(
+  input: StoreUrlInput,
+  options: { cluster?: boolean; sentinels?: ReadonlyArray<string | URL> },
+): Parsed {
   const list = typeof input === 'string' || input instanceof URL ? [input] : input;
-  if (!Array.isArray(list) || list.length === 0) throw invalid('expected a redis:// URL or a non-empty list of Redis Cluster seed URLs.');
+  if (!Array.isArray(list) || list.length === 0)
+    throw invalid('expected a redis:// URL or a non-empty list of Redis Cluster seed URLs.');
   const isList = !(typeof input === 'string' || input instanceof URL);
-  if (options.cluster !== undefined && typeof options.cluster !== 'boolean') throw invalid('options.cluster must be true or false.');
-  if (isList && options.cluster === false) throw invalid('a list of URLs is a list of Redis Cluster seed nodes, but options.cluster is false.');
-  const main = list.map((u, i) => parseStoreUrl(u, isList ? `addKitStore(app, url[${i}])` : 'addKitStore(app, url)'));
-  const mode: StoreMode = options.sentinels !== undefined ? 'sentinel' : isList || options.cluster === true ? 'cluster' : 'server';
+  if (options.cluster !== undefined && typeof options.cluster !== 'boolean')
+    throw invalid('options.cluster must be true or false.');
+  if (isList && options.cluster === false)
+    throw invalid(
+      'a list of URLs is a list of Redis Cluster seed nodes, but options.cluster is false.',
+    );
+  const main = list.map((u, i) =>
+    parseStoreUrl(u, isList ? `addKitStore(app, url[${i}])` : 'addKitStore(app, url)'),
+  );
+  const mode: StoreMode =
+    options.sentinels !== undefined
+      ? 'sentinel'
+      : isList || options.cluster === true
+        ? 'cluster'
+        : 'server';
 
   if (mode === 'sentinel') {
-    if (isList || options.cluster === true) throw invalid('options.sentinels and a Redis Cluster exclude each other: Sentinel watches one master, a Cluster fails over by itself.');
+    if (isList || options.cluster === true)
+      throw invalid(
+        'options.sentinels and a Redis Cluster exclude each other: Sentinel watches one master, a Cluster fails over by itself.',
+      );
     if (!Array.isArray(options.sentinels) || options.sentinels.length === 0) {
-      throw new KitError('KIT_ERR_INVALID_OPTION', 'Invalid Kit option addKitStore options.sentinels: expected a non-empty list of Sentinel URLs such as "redis://10.0.0.1:26379".');
+      throw new KitError(
+        'KIT_ERR_INVALID_OPTION',
+        'Invalid Kit option addKitStore options.sentinels: expected a non-empty list of Sentinel URLs such as "redis://10.0.0.1:26379".',
+      );
     }
-    const sentinels = options.sentinels.map((u, i) => parseStoreUrl(u, `addKitStore options.sentinels[${i}]`));
+    const sentinels = options.sentinels.map((u, i) =>
+      parseStoreUrl(u, `addKitStore options.sentinels[${i}]`),
+    );
     sentinels.forEach((s) => plainAddress(s, 'Sentinel URLs', 'redis://[:password@]host[:26379]'));
     sameAccess(sentinels, 'the Sentinel URLs');
     const master = main[0] as StoreUrl;
     if (master.port !== undefined) {
-      throw invalid('with options.sentinels, the URL names the master group by its host, as in redis://:password@mymaster/0; it has a port, which makes no sense there.');
+      throw invalid(
+        'with options.sentinels, the URL names the master group by its host, as in redis://:password@mymaster/0; it has a port, which makes no sense there.',
+      );
     }
     return {
       topology: {
         mode,
         redacted: `${master.redacted} (sentinels ${sentinels.map((s) => s.redacted).join(', ')})`,
-        secrets: [...new Set([...master.secrets, ...sentinels.flatMap((s) => s.secrets)])].sort((a, b) => b.length - a.length),
+        secrets: [...new Set([...master.secrets, ...sentinels.flatMap((s) => s.secrets)])].sort(
+          (a, b) => b.length - a.length,
+        ),
         server: undefined,
         db: master.db,
         masterName: master.host,
@@ -113,7 +146,13 @@ export function resolveTopology(input: StoreUrlInput, options: { cluster?: boole
     };
   }
   if (mode === 'cluster') {
-    main.forEach((u) => plainAddress(u, 'Redis Cluster URLs', 'a Redis Cluster has database 0 only; remove the /N path.'));
+    main.forEach((u) =>
+      plainAddress(
+        u,
+        'Redis Cluster URLs',
+        'a Redis Cluster has database 0 only; remove the /N path.',
+      ),
+    );
     sameAccess(main, 'the Redis Cluster seed URLs');
   }
   const first = main[0] as StoreUrl;
@@ -149,7 +188,8 @@ function access(u: StoreUrl, tls: RedisOptions['tls']): RedisOptions {
 export function createClient(parsed: Parsed, settings: ClientSettings): Redis | Cluster {
   const { topology, urls } = parsed;
   // 50, 100, 200, ... ms, capped: a restarted Redis is picked up within the cap.
-  const retry = (times: number) => Math.min(50 * 2 ** Math.min(times - 1, 16), settings.reconnectMaxDelayMs);
+  const retry = (times: number) =>
+    Math.min(50 * 2 ** Math.min(times - 1, 16), settings.reconnectMaxDelayMs);
   const failFast = {
     connectionName: settings.connectionName,
     connectTimeout: settings.connectTimeoutMs,
@@ -179,8 +219,18 @@ export function createClient(parsed: Parsed, settings: ClientSettings): Redis | 
     );
   }
   const master = urls.main[0] as StoreUrl;
-  const common = { ...user, ...master.query, ...access(master, user.tls), ...(master.db === undefined ? {} : { db: master.db }) };
-  const kit = { ...failFast, enableOfflineQueue: false, lazyConnect: false, retryStrategy: retry } satisfies RedisOptions;
+  const common = {
+    ...user,
+    ...master.query,
+    ...access(master, user.tls),
+    ...(master.db === undefined ? {} : { db: master.db }),
+  };
+  const kit = {
+    ...failFast,
+    enableOfflineQueue: false,
+    lazyConnect: false,
+    retryStrategy: retry,
+  } satisfies RedisOptions;
   if (topology.mode === 'server') {
     return new Redis({ ...common, host: master.host, port: master.port ?? 6379, ...kit });
   }

@@ -39,10 +39,18 @@ function invalid(what: string, why: string): KitError {
  * `/2` -> 2. Anything but digits fails start-up: ioredis would read `/abc` as database 0 and
  * write there without a word (the value is shown only when it cannot be a secret).
  */
-function databaseIndex(what: string, raw: string, secrets: readonly string[], source: string): number {
+function databaseIndex(
+  what: string,
+  raw: string,
+  secrets: readonly string[],
+  source: string,
+): number {
   const text = decode(raw);
   if (/^\d+$/.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
-  const shown = secrets.some((s) => text.includes(s)) || text.length > 40 ? '(not shown)' : JSON.stringify(text);
+  const shown =
+    secrets.some((s) => text.includes(s)) || text.length > 40
+      ? '(not shown)'
+      : JSON.stringify(text);
   throw invalid(
     what,
     `the database index ${source} ${shown} is not a number; expected redis://host:6379/0 (an index from 0 to the server's "databases" setting minus one) or no path for database 0. The URL is not shown because it may contain a password.`,
@@ -58,12 +66,19 @@ export function parseStoreUrl(input: string | URL, what = 'addKitStore(app, url)
   try {
     url = new URL(String(input));
   } catch {
-    throw invalid(what, 'expected a URL such as "redis://:password@host:6379/0" (the value is not shown because it may contain a password).');
+    throw invalid(
+      what,
+      'expected a URL such as "redis://:password@host:6379/0" (the value is not shown because it may contain a password).',
+    );
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
     throw invalid(what, `expected a redis:// or rediss:// URL, got a ${url.protocol}// URL.`);
   }
-  if (!url.hostname) throw invalid(what, 'the URL has no host (the value is not shown because it may contain a password).');
+  if (!url.hostname)
+    throw invalid(
+      what,
+      'the URL has no host (the value is not shown because it may contain a password).',
+    );
   const secrets = new Set<string>();
   const redactedUrl = new URL(url.href);
   if (url.password) {
@@ -78,7 +93,8 @@ export function parseStoreUrl(input: string | URL, what = 'addKitStore(app, url)
       secrets.add(encodeURIComponent(value));
       redactedUrl.searchParams.set(name, '***');
     }
-    if (name !== 'db') query[name] = name === 'family' && /^\d+$/.test(value) ? Number(value) : value;
+    if (name !== 'db')
+      query[name] = name === 'family' && /^\d+$/.test(value) ? Number(value) : value;
   }
   // Longest first, so that a secret containing another is scrubbed whole.
   const list = [...secrets].filter((s) => s.length > 0).sort((x, y) => y.length - x.length);

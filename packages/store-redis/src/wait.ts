@@ -3,7 +3,11 @@ import type { Redis } from 'ioredis';
 import { StoreUnavailableError } from '@kit/core';
 
 /** Rejects with a StoreUnavailableError when `signal` aborts first. */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, reason: string): Promise<T> {
+export function untilAborted<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  reason: string,
+): Promise<T> {
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(new StoreUnavailableError('redis', reason));
   return new Promise<T>((resolve, reject) => {

@@ -23,7 +23,8 @@ const CONCURRENCY = 8;
 const logLines: Array<{ level: number; msg: string }> = [];
 const logStream = new Writable({
   write(chunk: Buffer, _enc, callback) {
-    for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line) as { level: number; msg: string });
+    for (const line of chunk.toString().split('\n'))
+      if (line) logLines.push(JSON.parse(line) as { level: number; msg: string });
     callback();
   },
 });
@@ -34,12 +35,20 @@ describeRedis('Redis Cluster failover', () => {
   let store: KitRedisStore;
 
   before(async () => {
-    cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: NODE_TIMEOUT_MS });
+    cluster = await RedisCluster.start({
+      masters: 3,
+      replicasPerMaster: 1,
+      nodeTimeoutMs: NODE_TIMEOUT_MS,
+    });
     app = Fastify({ logger: { level: 'info', stream: logStream } });
     addKit(app, [], (opt) => {
       opt.healthCheckDetailLevel = 'Full';
     });
-    store = addKitStore(app, cluster.urls, { keyPrefix: 'failover:', commandTimeoutMs: 500, reconnectMaxDelayMs: 200 });
+    store = addKitStore(app, cluster.urls, {
+      keyPrefix: 'failover:',
+      commandTimeoutMs: 500,
+      reconnectMaxDelayMs: 200,
+    });
     useKitStoreHealthCheck(app, { timeoutMs: 800 });
     await useKit(app);
     await app.ready();
@@ -51,7 +60,9 @@ describeRedis('Redis Cluster failover', () => {
 
   it('the master of a rate-limit key is killed: its replica takes over, calls and the check recover, the excess over the limit is counted', async (t) => {
     const key = `ip-${Date.now()}`;
-    const slot = Number(await ask(cluster.shards[0]!.master.port, 'CLUSTER', 'KEYSLOT', `failover:rl:fw:${key}`));
+    const slot = Number(
+      await ask(cluster.shards[0]!.master.port, 'CLUSTER', 'KEYSLOT', `failover:rl:fw:${key}`),
+    );
     const masterPort = await cluster.masterPortOf(slot);
     const shard = cluster.shards.find((s) => s.master.port === masterPort)!;
     const replica = shard.replicas[0]!;
@@ -71,19 +82,43 @@ describeRedis('Redis Cluster failover', () => {
     assert.deepEqual(run.otherErrors, [], 'every failure was KIT_ERR_STORE_UNAVAILABLE');
     // The node asked may hear of the promotion a little after the client does (the same race the
     // Sentinel test met in CI), so this waits for it rather than asking once.
-    await until('the replica serves the key now', async () => (await cluster.masterPortOf(slot)) === replica.port, { timeoutMs: 10_000, retryErrors: true });
+    await until(
+      'the replica serves the key now',
+      async () => (await cluster.masterPortOf(slot)) === replica.port,
+      { timeoutMs: 10_000, retryErrors: true },
+    );
     assert.ok(Number.isFinite(run.recoveryMs), 'calls succeeded again');
     assert.ok(run.recoveryMs < 20_000, `recovered after ${run.recoveryMs} ms`);
-    assert.ok(run.statuses.length >= 2 && run.statuses[0] !== 'healthy' && run.statuses.at(-1) === 'healthy', `check statuses ${run.statuses.join(' -> ')}`);
+    assert.ok(
+      run.statuses.length >= 2 &&
+        run.statuses[0] !== 'healthy' &&
+        run.statuses.at(-1) === 'healthy',
+      `check statuses ${run.statuses.join(' -> ')}`,
+    );
     // Every admission the new master counted had been acknowledged: nothing was applied twice.
-    assert.ok(run.countedByNewMaster <= run.acknowledgedBeforeRecovery + CONCURRENCY, describeRun(run, LIMIT));
+    assert.ok(
+      run.countedByNewMaster <= run.acknowledgedBeforeRecovery + CONCURRENCY,
+      describeRun(run, LIMIT),
+    );
     // Over loopback a reply and its replication leave the master in the same event-loop turn, so
     // at most the calls in flight at the crash can be lost with it: the limit is exceeded by at
     // most that many. (Across a network, whatever the replica had not received yet.)
-    assert.ok(run.excess <= CONCURRENCY, `admitted ${run.admitted}, ${run.excess} over the limit of ${LIMIT}`);
-    await until('healthy at the end', async () => (await evaluateRedisCheck(app)).status === 'healthy', { timeoutMs: 10_000, retryErrors: true });
+    assert.ok(
+      run.excess <= CONCURRENCY,
+      `admitted ${run.admitted}, ${run.excess} over the limit of ${LIMIT}`,
+    );
+    await until(
+      'healthy at the end',
+      async () => (await evaluateRedisCheck(app)).status === 'healthy',
+      { timeoutMs: 10_000, retryErrors: true },
+    );
     const warnings = logLines.filter((l) => l.level >= 40).map((l) => l.msg);
-    t.diagnostic(`log lines at warn during the failover: ${warnings.length} (${[...new Set(warnings)].join(' | ')})`);
-    assert.ok(warnings.length > 0 && warnings.length <= 5, `a few warnings, not one per failed call: ${warnings.join('\n')}`);
+    t.diagnostic(
+      `log lines at warn during the failover: ${warnings.length} (${[...new Set(warnings)].join(' | ')})`,
+    );
+    assert.ok(
+      warnings.length > 0 && warnings.length <= 5,
+      `a few warnings, not one per failed call: ${warnings.join('\n')}`,
+    );
   });
 });

@@ -17,8 +17,16 @@ storeConformance('redis', {
     server = await RedisServer.start();
   },
   connect: async () => {
-    const stores = await connectedStores(createRedisStores(server!.url, { keyPrefix: 'conformance:' }));
-    return { idempotency: stores.idempotency, rateLimit: stores.rateLimit, saga: stores.saga, cronJob: stores.cronJob, close: () => stores.close() };
+    const stores = await connectedStores(
+      createRedisStores(server!.url, { keyPrefix: 'conformance:' }),
+    );
+    return {
+      idempotency: stores.idempotency,
+      rateLimit: stores.rateLimit,
+      saga: stores.saga,
+      cronJob: stores.cronJob,
+      close: () => stores.close(),
+    };
   },
   after: async () => {
     await server?.dispose();
@@ -47,7 +55,11 @@ describeRedis('redis stores: key layout and scripts', () => {
     const r = await stores.idempotency.reserve(`pay-${id}`, { ttlMs: 30_000, fingerprint: 'fp' });
     assert.ok(r.outcome === 'reserved');
     await stores.rateLimit.consume(`ip-${id}`, { limit: 5, windowMs: 60_000 });
-    await stores.rateLimit.consume(`ip-${id}`, { limit: 5, windowMs: 60_000, algorithm: 'sliding-window' });
+    await stores.rateLimit.consume(`ip-${id}`, {
+      limit: 5,
+      windowMs: 60_000,
+      algorithm: 'sliding-window',
+    });
     await stores.saga.create(`order-${id}`, { step: 1 });
     await stores.cronJob.tryAcquire(`nightly-${id}`, 'me', 60_000);
 
@@ -73,18 +85,27 @@ describeRedis('redis stores: key layout and scripts', () => {
 
   it('keeps working after the server forgets its scripts (SCRIPT FLUSH, as after a restart)', async () => {
     const key = `flush-${randomUUID()}`;
-    assert.equal((await stores.rateLimit.consume(key, { limit: 2, windowMs: 60_000 })).remaining, 1);
+    assert.equal(
+      (await stores.rateLimit.consume(key, { limit: 2, windowMs: 60_000 })).remaining,
+      1,
+    );
     await raw.script('FLUSH');
-    assert.equal((await stores.rateLimit.consume(key, { limit: 2, windowMs: 60_000 })).remaining, 0);
+    assert.equal(
+      (await stores.rateLimit.consume(key, { limit: 2, windowMs: 60_000 })).remaining,
+      0,
+    );
   });
 
   it('a Redis error that is not about availability is KIT_ERR_STORE_FAILED', async () => {
     const key = `wrongtype-${randomUUID()}`;
     await raw.set(`app1:idem:${key}`, 'not a hash');
-    await assert.rejects(stores.idempotency.reserve(key, { ttlMs: 1000 }), (err: Error & { code?: string }) => {
-      assert.equal(err.code, 'KIT_ERR_STORE_FAILED');
-      assert.match(err.message, /WRONGTYPE/);
-      return true;
-    });
+    await assert.rejects(
+      stores.idempotency.reserve(key, { ttlMs: 1000 }),
+      (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'KIT_ERR_STORE_FAILED');
+        assert.match(err.message, /WRONGTYPE/);
+        return true;
+      },
+    );
   });
 });

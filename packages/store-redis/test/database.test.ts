@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
-import type { KitError} from '@kit/core';
+import type { KitError } from '@kit/core';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
@@ -53,7 +53,10 @@ describeRedis('the database index in the URL', () => {
         () => addKitStore(app, url),
         (err: KitError) => {
           assert.equal(err.code, 'KIT_ERR_INVALID_OPTION');
-          assert.match(err.message, /^Invalid Kit option addKitStore\(app, url\): the database index/);
+          assert.match(
+            err.message,
+            /^Invalid Kit option addKitStore\(app, url\): the database index/,
+          );
           assert.match(err.message, shown);
           assert.ok(!err.message.includes(password), err.message);
           return true;
@@ -77,7 +80,10 @@ describeRedis('the database index in the URL', () => {
 
     const check = await evaluateRedisCheck(app);
     assert.equal(check.status, 'unhealthy');
-    assert.equal(check.description, 'Redis did not answer PING (not connected: the server refused database 99 (ERR DB index is out of range))');
+    assert.equal(
+      check.description,
+      'Redis did not answer PING (not connected: the server refused database 99 (ERR DB index is out of range))',
+    );
     assert.equal(store.connected, false);
     for (const call of [
       () => store.rateLimit.consume('k', { limit: 5, windowMs: 60_000 }),
@@ -87,15 +93,39 @@ describeRedis('the database index in the URL', () => {
     ]) {
       const err = await call().catch((e: unknown) => e);
       assert.ok(err instanceof StoreUnavailableError, String(err));
-      assert.equal(err.reason, 'not connected: the server refused database 99 (ERR DB index is out of range)');
+      assert.equal(
+        err.reason,
+        'not connected: the server refused database 99 (ERR DB index is out of range)',
+      );
     }
     assert.deepEqual(await raw.keys('db99:*'), [], 'nothing written to database 0');
     await app.close();
 
-    const log = lines.map((l) => JSON.parse(l) as { level: number; msg: string; failure?: string; reason?: string });
-    assert.ok(log.some((l) => l.level === 40 && /refused the database index/.test(l.msg) && /database 99/.test(l.reason ?? '')), lines.join(''));
-    assert.ok(log.some((l) => l.level === 40 && /not usable at start-up/.test(l.msg) && /database 99/.test(l.failure ?? '')), lines.join(''));
-    assert.ok(!log.some((l) => /connection restored|Redis store connected/.test(l.msg)), 'never reported as connected');
+    const log = lines.map(
+      (l) => JSON.parse(l) as { level: number; msg: string; failure?: string; reason?: string },
+    );
+    assert.ok(
+      log.some(
+        (l) =>
+          l.level === 40 &&
+          /refused the database index/.test(l.msg) &&
+          /database 99/.test(l.reason ?? ''),
+      ),
+      lines.join(''),
+    );
+    assert.ok(
+      log.some(
+        (l) =>
+          l.level === 40 &&
+          /not usable at start-up/.test(l.msg) &&
+          /database 99/.test(l.failure ?? ''),
+      ),
+      lines.join(''),
+    );
+    assert.ok(
+      !log.some((l) => /connection restored|Redis store connected/.test(l.msg)),
+      'never reported as connected',
+    );
     assert.ok(!lines.join('').includes(password));
   });
 
@@ -122,11 +152,17 @@ describeRedis('the database index in the URL', () => {
       [['redis://127.0.0.1:7000/2', 'redis://127.0.0.1:7001'], {}],
       ['redis://127.0.0.1:7000/0', { cluster: true }],
     ] as const) {
-      assert.throws(() => createRedisStores(url, options), (err: KitError) => {
-        assert.equal(err.code, 'KIT_ERR_INVALID_OPTION');
-        assert.match(err.message, /take no database index: a Redis Cluster has database 0 only; remove the \/N path/);
-        return true;
-      });
+      assert.throws(
+        () => createRedisStores(url, options),
+        (err: KitError) => {
+          assert.equal(err.code, 'KIT_ERR_INVALID_OPTION');
+          assert.match(
+            err.message,
+            /take no database index: a Redis Cluster has database 0 only; remove the \/N path/,
+          );
+          return true;
+        },
+      );
     }
   });
 });
@@ -147,27 +183,42 @@ describeRedis('rediss:// against a server that does not speak TLS', () => {
     addKit(app, [], (opt) => {
       opt.healthCheckDetailLevel = 'Description';
     });
-    const store = addKitStore(app, redis.url.replace('redis://', 'rediss://'), { connectTimeoutMs: 400, reconnectMaxDelayMs: 5000 });
+    const store = addKitStore(app, redis.url.replace('redis://', 'rediss://'), {
+      connectTimeoutMs: 400,
+      reconnectMaxDelayMs: 5000,
+    });
     useKitStoreHealthCheck(app);
     await useKit(app);
     await app.ready();
-    const named = /^TLS handshake failed: the server accepted the connection but did not complete a TLS handshake within 400 ms \(a plain-text port\? rediss:\/\/ needs a TLS port\)$/;
+    const named =
+      /^TLS handshake failed: the server accepted the connection but did not complete a TLS handshake within 400 ms \(a plain-text port\? rediss:\/\/ needs a TLS port\)$/;
     assert.match(store.failure ?? '', named);
     const check = await evaluateRedisCheck(app);
     assert.equal(check.status, 'unhealthy');
-    assert.match(check.description ?? '', /^Redis did not answer PING \(not connected: TLS handshake failed: /);
+    assert.match(
+      check.description ?? '',
+      /^Redis did not answer PING \(not connected: TLS handshake failed: /,
+    );
     const err = await store.saga.get('x').catch((e: unknown) => e);
     assert.ok(err instanceof StoreUnavailableError);
     assert.match(err.reason.replace(/^not connected: /, ''), named);
     await app.close();
-    assert.ok(lines.some((l) => /TLS handshake failed/.test(l) && /"level":40/.test(l)), lines.join(''));
-    assert.ok(lines.some((l) => /not usable at start-up/.test(l) && /TLS handshake failed/.test(l)), lines.join(''));
+    assert.ok(
+      lines.some((l) => /TLS handshake failed/.test(l) && /"level":40/.test(l)),
+      lines.join(''),
+    );
+    assert.ok(
+      lines.some((l) => /not usable at start-up/.test(l) && /TLS handshake failed/.test(l)),
+      lines.join(''),
+    );
   });
 
   it('a closed port stays "connection refused", not a TLS failure', async (t) => {
     const stopped = await RedisServer.start();
     await stopped.dispose();
-    const stores = createRedisStores(stopped.url.replace('redis://', 'rediss://'), { connectTimeoutMs: 400 });
+    const stores = createRedisStores(stopped.url.replace('redis://', 'rediss://'), {
+      connectTimeoutMs: 400,
+    });
     t.after(() => stores.close());
     assert.equal(await stores.waitUntilConnected(), false);
     assert.equal(stores.failure, 'connection refused');

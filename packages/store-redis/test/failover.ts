@@ -104,8 +104,10 @@ export async function runFailover(o: FailoverOptions): Promise<FailoverRun> {
     countedByNewMaster,
     acknowledgedBeforeRecovery,
     failedCalls,
-    recoveryMs: recoveredAt === undefined ? Number.POSITIVE_INFINITY : Math.round(recoveredAt - killedAt),
-    healthyAgainMs: healthyAgainAt === undefined ? undefined : Math.round(healthyAgainAt - killedAt),
+    recoveryMs:
+      recoveredAt === undefined ? Number.POSITIVE_INFINITY : Math.round(recoveredAt - killedAt),
+    healthyAgainMs:
+      healthyAgainAt === undefined ? undefined : Math.round(healthyAgainAt - killedAt),
     statuses,
     otherErrors,
   };

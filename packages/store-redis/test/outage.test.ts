@@ -28,8 +28,14 @@ describeRedis('Redis outage while the service runs', () => {
   before(async () => {
     redis = await RedisServer.start();
     app = Fastify();
-    addKit(app, [], (opt) => { opt.healthCheckDetailLevel = 'Full'; });
-    store = addKitStore(app, redis.url, { commandTimeoutMs: COMMAND_TIMEOUT_MS, reconnectMaxDelayMs: 200, keyPrefix: 'outage:' });
+    addKit(app, [], (opt) => {
+      opt.healthCheckDetailLevel = 'Full';
+    });
+    store = addKitStore(app, redis.url, {
+      commandTimeoutMs: COMMAND_TIMEOUT_MS,
+      reconnectMaxDelayMs: 200,
+      keyPrefix: 'outage:',
+    });
     useKitStoreHealthCheck(app, { timeoutMs: CHECK_TIMEOUT_MS });
     // A route that uses the store the way a host would: resolved from the container, error unhandled.
     app.get('/limited', async () => {
@@ -43,7 +49,11 @@ describeRedis('Redis outage while the service runs', () => {
   // connection or a reconnection can take longer than one check's 500 ms, which is not what these
   // tests measure.
   beforeEach(async () => {
-    await until('healthy before the test', async () => store.connected && (await evaluateRedisCheck(app)).status === 'healthy', 15_000);
+    await until(
+      'healthy before the test',
+      async () => store.connected && (await evaluateRedisCheck(app)).status === 'healthy',
+      15_000,
+    );
   });
   after(async () => {
     await app?.close();
@@ -58,17 +68,31 @@ describeRedis('Redis outage while the service runs', () => {
     // Should an assertion below fail, the next test still starts against a running, reconnected server.
     t.after(async () => {
       await redis.resume();
-      await until('healthy again after the test', async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000);
+      await until(
+        'healthy again after the test',
+        async () => (await evaluateRedisCheck(app)).status === 'healthy',
+        10_000,
+      );
     });
-    const { ms: toUnhealthy } = await until('unhealthy', async () => (await evaluateRedisCheck(app)).status === 'unhealthy', 5000);
+    const { ms: toUnhealthy } = await until(
+      'unhealthy',
+      async () => (await evaluateRedisCheck(app)).status === 'unhealthy',
+      5000,
+    );
     const [down, evalMs] = await timed(() => evaluateRedisCheck(app));
     assert.equal(down.status, 'unhealthy');
-    assert.match(down.description ?? '', /^Redis did not answer PING \(not connected: (connection lost|connection refused)\)$/);
+    assert.match(
+      down.description ?? '',
+      /^Redis did not answer PING \(not connected: (connection lost|connection refused)\)$/,
+    );
 
     const [err, failMs] = await timed(() => store.saga.get('order-1').catch((e: unknown) => e));
     assert.ok(err instanceof StoreUnavailableError, String(err));
     assert.equal(err.code, 'KIT_ERR_STORE_UNAVAILABLE');
-    assert.match(err.message, /^The redis store is unavailable \(not connected: (connection lost|connection refused)\); the call was not queued/);
+    assert.match(
+      err.message,
+      /^The redis store is unavailable \(not connected: (connection lost|connection refused)\); the call was not queued/,
+    );
     // Refused up front ("not connected"), not after waiting for a timeout: that is what "at once" means, whatever the load.
 
     const res = await app.inject('/limited');
@@ -76,13 +100,30 @@ describeRedis('Redis outage while the service runs', () => {
     assert.equal(res.json<{ code: string }>().code, 'KIT_ERR_STORE_UNAVAILABLE');
 
     // Calls during the outage never pile up: a burst fails at once, nothing is queued for later.
-    const [burst, burstMs] = await timed(() => Promise.allSettled(Array.from({ length: 200 }, () => store.rateLimit.consume('burst', { limit: 5, windowMs: 60_000 }))));
-    assert.ok(burst.every((r) => r.status === 'rejected' && r.reason instanceof StoreUnavailableError && r.reason.reason.startsWith('not connected: ')));
+    const [burst, burstMs] = await timed(() =>
+      Promise.allSettled(
+        Array.from({ length: 200 }, () =>
+          store.rateLimit.consume('burst', { limit: 5, windowMs: 60_000 }),
+        ),
+      ),
+    );
+    assert.ok(
+      burst.every(
+        (r) =>
+          r.status === 'rejected' &&
+          r.reason instanceof StoreUnavailableError &&
+          r.reason.reason.startsWith('not connected: '),
+      ),
+    );
 
     const [, restartMs] = await timed(() => redis.resume());
-    const { ms: toHealthy } = await until('healthy again', async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000);
+    const { ms: toHealthy } = await until(
+      'healthy again',
+      async () => (await evaluateRedisCheck(app)).status === 'healthy',
+      10_000,
+    );
     assert.equal((await app.inject('/limited')).statusCode, 200);
-    assert.equal((await store.saga.get('order-1')), undefined);
+    assert.equal(await store.saga.get('order-1'), undefined);
     const afterBurst = await store.rateLimit.consume('burst', { limit: 5, windowMs: 60_000 });
     assert.equal(afterBurst.remaining, 4, 'none of the failed burst calls was applied later');
     t.diagnostic(
@@ -108,24 +149,40 @@ describeRedis('Redis outage while the service runs', () => {
     try {
       const [down, evalMs] = await timed(() => evaluateRedisCheck(app));
       assert.equal(down.status, 'unhealthy');
-      assert.match(down.description ?? '', /^Redis did not answer PING \((no PING reply before the check timed out|no reply within 300 ms)\)$/);
+      assert.match(
+        down.description ?? '',
+        /^Redis did not answer PING \((no PING reply before the check timed out|no reply within 300 ms)\)$/,
+      );
       assert.ok(evalMs < CHECK_TIMEOUT_MS + 3000, `evaluation took ${evalMs} ms: it must not hang`);
-      const [err, failMs] = await timed(() => store.cronJob.tryAcquire('job', 'me', 1000).catch((e: unknown) => e));
+      const [err, failMs] = await timed(() =>
+        store.cronJob.tryAcquire('job', 'me', 1000).catch((e: unknown) => e),
+      );
       assert.ok(err instanceof StoreUnavailableError, String(err));
       assert.equal(err.reason, `no reply within ${COMMAND_TIMEOUT_MS} ms`);
-      assert.ok(failMs >= COMMAND_TIMEOUT_MS - 20, `failed after ${failMs} ms, before the command timeout`);
+      assert.ok(
+        failMs >= COMMAND_TIMEOUT_MS - 20,
+        `failed after ${failMs} ms, before the command timeout`,
+      );
       // The check's own signal: a PING abandoned when the signal aborts, before any command timeout.
-      const [pingErr, pingMs] = await timed(() => store.ping(AbortSignal.timeout(150)).catch((e: unknown) => e));
+      const [pingErr, pingMs] = await timed(() =>
+        store.ping(AbortSignal.timeout(150)).catch((e: unknown) => e),
+      );
       assert.ok(pingErr instanceof StoreUnavailableError);
       assert.equal(pingErr.reason, 'no PING reply before the check timed out');
       // The reason says the signal ended it, not the 300 ms command timeout.
       assert.ok(pingMs >= 140, `PING abandoned after ${pingMs} ms, before the signal`);
       t.diagnostic(`frozen: PING abandoned ${pingMs} ms after a 150 ms signal`);
-      t.diagnostic(`frozen: check unhealthy after ${evalMs} ms (timeout ${CHECK_TIMEOUT_MS} ms); store call failed after ${failMs} ms (commandTimeoutMs ${COMMAND_TIMEOUT_MS})`);
+      t.diagnostic(
+        `frozen: check unhealthy after ${evalMs} ms (timeout ${CHECK_TIMEOUT_MS} ms); store call failed after ${failMs} ms (commandTimeoutMs ${COMMAND_TIMEOUT_MS})`,
+      );
     } finally {
       redis.unpause();
     }
-    const { ms: toHealthy } = await until('healthy again', async () => (await evaluateRedisCheck(app)).status === 'healthy', 10_000);
+    const { ms: toHealthy } = await until(
+      'healthy again',
+      async () => (await evaluateRedisCheck(app)).status === 'healthy',
+      10_000,
+    );
     assert.equal(await store.cronJob.tryAcquire('job2', 'me', 1000), true);
     t.diagnostic(`thawed: healthy again after ${toHealthy} ms`);
   });

@@ -53,7 +53,10 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
   it('registers the Redis implementations of all four stores, and the KitRedisStore, in app.kit.services', async () => {
     const app = Fastify({ loggerInstance: pino({ level: 'silent' }) }); // a custom logger changes the instance type
     const kit = addKit(app, []);
-    assert.ok(kit.services.resolve('rateLimitStore') instanceof MemoryRateLimitStore, 'memory before addKitStore');
+    assert.ok(
+      kit.services.resolve('rateLimitStore') instanceof MemoryRateLimitStore,
+      'memory before addKitStore',
+    );
     const store = addKitStore(app, redis.url);
     assert.ok(kit.services.resolve('idempotencyStore') instanceof RedisIdempotencyStore);
     assert.ok(kit.services.resolve('rateLimitStore') instanceof RedisRateLimitStore);
@@ -66,7 +69,9 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
     class LimitedEndpoint {
       constructor(private readonly deps: { rateLimitStore: IRateLimitStore }) {}
       addRoutes(scope: FastifyInstance) {
-        scope.get('', async () => this.deps.rateLimitStore.consume('limited', { limit: 10, windowMs: 60_000 }));
+        scope.get('', async () =>
+          this.deps.rateLimitStore.consume('limited', { limit: 10, windowMs: 60_000 }),
+        );
       }
     }
     await app.close();
@@ -93,7 +98,9 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
     await without.close();
 
     const app = Fastify();
-    addKit(app, [], (opt) => { opt.healthCheckDetailLevel = 'Full'; });
+    addKit(app, [], (opt) => {
+      opt.healthCheckDetailLevel = 'Full';
+    });
     addKitStore(app, redis.url);
     useKitStoreHealthCheck(app);
     await useKit(app);
@@ -116,7 +123,11 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
     const store = addKitStore(app, redis.url);
     await store.waitUntilConnected();
     const check = app.kit.services.build(StoreHealthCheck);
-    assert.equal((await check.checkHealth({ name: 'redis', tags: [], signal: AbortSignal.timeout(1000) })).status, 'healthy');
+    assert.equal(
+      (await check.checkHealth({ name: 'redis', tags: [], signal: AbortSignal.timeout(1000) }))
+        .status,
+      'healthy',
+    );
     await app.close();
   });
 
@@ -133,13 +144,21 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
     assert.equal(store.client.status, 'end');
     assert.equal(store.connected, false);
     // The server no longer lists it (QUIT is processed asynchronously by the server).
-    for (let i = 0; i < 50 && /name=kit-close-test/.test(String(await observer.client('LIST'))); i++) await new Promise((r) => setTimeout(r, 20));
+    for (
+      let i = 0;
+      i < 50 && /name=kit-close-test/.test(String(await observer.client('LIST')));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 20));
     assert.doesNotMatch(String(await observer.client('LIST')), /name=kit-close-test/);
-    await assert.rejects(store.rateLimit.consume('x', { limit: 1, windowMs: 1000 }), (err: StoreUnavailableError) => {
-      assert.equal(err.code, 'KIT_ERR_STORE_UNAVAILABLE');
-      assert.match(err.message, /closed/);
-      return true;
-    });
+    await assert.rejects(
+      store.rateLimit.consume('x', { limit: 1, windowMs: 1000 }),
+      (err: StoreUnavailableError) => {
+        assert.equal(err.code, 'KIT_ERR_STORE_UNAVAILABLE');
+        assert.match(err.message, /closed/);
+        return true;
+      },
+    );
   });
 
   it('misuse fails with clear KIT_ERR codes', async () => {
@@ -149,13 +168,21 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
     const app = Fastify();
     addKit(app, []);
     assert.throws(() => useKitStoreHealthCheck(app), { code: 'KIT_ERR_STORE_NOT_ADDED' });
-    assert.throws(() => addKitStore(app, 'http://u:hunter22@example.com'), (err: KitError) => {
-      assert.equal(err.code, 'KIT_ERR_INVALID_OPTION');
-      assert.doesNotMatch(err.message, /hunter22/);
-      return true;
+    assert.throws(
+      () => addKitStore(app, 'http://u:hunter22@example.com'),
+      (err: KitError) => {
+        assert.equal(err.code, 'KIT_ERR_INVALID_OPTION');
+        assert.doesNotMatch(err.message, /hunter22/);
+        return true;
+      },
+    );
+    assert.throws(
+      () => addKitStore(app, 'not a url :hunter22@'),
+      (err: KitError) => !err.message.includes('hunter22'),
+    );
+    assert.throws(() => addKitStore(app, redis.url, { commandTimeoutMs: 0 }), {
+      code: 'KIT_ERR_INVALID_OPTION',
     });
-    assert.throws(() => addKitStore(app, 'not a url :hunter22@'), (err: KitError) => !err.message.includes('hunter22'));
-    assert.throws(() => addKitStore(app, redis.url, { commandTimeoutMs: 0 }), { code: 'KIT_ERR_INVALID_OPTION' });
     addKitStore(app, redis.url);
     assert.throws(() => addKitStore(app, redis.url), { code: 'KIT_ERR_STORE_ALREADY_ADDED' });
     await useKit(app);
@@ -176,7 +203,10 @@ describeRedis('passwords never appear in logs, errors or the health report', () 
 
   it('redactStoreUrl replaces the password (and secret query values)', () => {
     assert.equal(redactStoreUrl('redis://user:pass@host:6379/0'), 'redis://user:***@host:6379/0');
-    assert.equal(redactStoreUrl('rediss://:p%40ss@host/2?password=x&family=6'), 'rediss://:***@host/2?password=***&family=6');
+    assert.equal(
+      redactStoreUrl('rediss://:p%40ss@host/2?password=x&family=6'),
+      'rediss://:***@host/2?password=***&family=6',
+    );
     assert.equal(redactStoreUrl('redis://host:6379'), 'redis://host:6379');
     assert.equal(redactStoreUrl('nonsense pass'), '[invalid store URL]');
   });
@@ -199,7 +229,11 @@ describeRedis('passwords never appear in logs, errors or the health report', () 
     const wrong = Fastify({ logger: { level: 'debug', stream: wrongLog.stream } });
     addKit(wrong, []);
     const badPassword = 'wr0ng-Secret';
-    const wrongStore = addKitStore(wrong, redis.url.replace(encodeURIComponent(password), badPassword), { reconnectMaxDelayMs: 100 });
+    const wrongStore = addKitStore(
+      wrong,
+      redis.url.replace(encodeURIComponent(password), badPassword),
+      { reconnectMaxDelayMs: 100 },
+    );
     useKitStoreHealthCheck(wrong);
     await useKit(wrong);
     await wrong.ready();
@@ -209,9 +243,16 @@ describeRedis('passwords never appear in logs, errors or the health report', () 
     const wrongErr = await wrongStore.saga.get('x').catch((e: unknown) => e);
     assert.ok(wrongErr instanceof StoreUnavailableError);
     assert.equal(wrongErr.reason, 'not connected: authentication failed');
-    printed.push(inspect(wrongErr, { depth: 10 }), JSON.stringify(wrongErr), String((wrongErr as Error).stack));
+    printed.push(
+      inspect(wrongErr, { depth: 10 }),
+      JSON.stringify(wrongErr),
+      String((wrongErr as Error).stack),
+    );
     await wrong.close();
-    assert.ok(wrongLog.lines.some((l) => /WRONGPASS|NOAUTH|invalid username-password/i.test(l)), 'the auth failure is logged');
+    assert.ok(
+      wrongLog.lines.some((l) => /WRONGPASS|NOAUTH|invalid username-password/i.test(l)),
+      'the auth failure is logged',
+    );
     printed.push(...wrongLog.lines);
 
     // An outage: logs, failing calls, the route's error response and the health result.
@@ -223,16 +264,30 @@ describeRedis('passwords never appear in logs, errors or the health report', () 
     assert.match(err.reason, /^not connected: (connection lost|connection refused)$/);
     const res = await app.inject('/limited');
     assert.equal(res.statusCode, 503);
-    printed.push(JSON.stringify(down), inspect(down, { depth: 10 }), inspect(err, { depth: 10 }), res.body);
+    printed.push(
+      JSON.stringify(down),
+      inspect(down, { depth: 10 }),
+      inspect(err, { depth: 10 }),
+      res.body,
+    );
     await redis.resume();
     await store.waitUntilConnected();
     await app.close();
     printed.push(...lines);
 
-    assert.ok(lines.some((l) => l.includes('connection lost')), 'the outage is logged');
+    assert.ok(
+      lines.some((l) => l.includes('connection lost')),
+      'the outage is logged',
+    );
     const all = printed.join('\n');
     for (const secret of [password, encodeURIComponent(password), badPassword]) {
-      assert.ok(!all.includes(secret), `printed text contains the password ${secret}:\n${all.split('\n').filter((l) => l.includes(secret)).join('\n')}`);
+      assert.ok(
+        !all.includes(secret),
+        `printed text contains the password ${secret}:\n${all
+          .split('\n')
+          .filter((l) => l.includes(secret))
+          .join('\n')}`,
+      );
     }
     // And no address leaks into what an HTTP caller sees.
     assert.doesNotMatch(res.body, /127\.0\.0\.1/);

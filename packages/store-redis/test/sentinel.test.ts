@@ -7,7 +7,12 @@ import { after, before, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
-import { addKitStore, createRedisStores, useKitStoreHealthCheck, type KitRedisStore } from '@kit/store-redis';
+import {
+  addKitStore,
+  createRedisStores,
+  useKitStoreHealthCheck,
+  type KitRedisStore,
+} from '@kit/store-redis';
 import { storeConformance } from '@kit/test-support/store-conformance';
 import { describeRun, runFailover } from './failover.ts';
 import { evaluateRedisCheck } from './health.ts';
@@ -23,7 +28,8 @@ const CONCURRENCY = 8;
 const logLines: Array<{ level: number; msg: string; kit?: string }> = [];
 const logStream = new Writable({
   write(chunk: Buffer, _enc, callback) {
-    for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line) as { level: number; msg: string; kit?: string });
+    for (const line of chunk.toString().split('\n'))
+      if (line) logLines.push(JSON.parse(line) as { level: number; msg: string; kit?: string });
     callback();
   },
 });
@@ -42,10 +48,19 @@ storeConformance('redis sentinel (master, replica, 3 sentinels)', {
   },
   connect: async () => {
     const g = await group();
-    const stores = createRedisStores(g.url, { sentinels: g.sentinelUrls, keyPrefix: 'conformance:' });
+    const stores = createRedisStores(g.url, {
+      sentinels: g.sentinelUrls,
+      keyPrefix: 'conformance:',
+    });
     assert.equal(stores.mode, 'sentinel');
     await connectedStores(stores);
-    return { idempotency: stores.idempotency, rateLimit: stores.rateLimit, saga: stores.saga, cronJob: stores.cronJob, close: () => stores.close() };
+    return {
+      idempotency: stores.idempotency,
+      rateLimit: stores.rateLimit,
+      saga: stores.saga,
+      cronJob: stores.cronJob,
+      close: () => stores.close(),
+    };
   },
 });
 
@@ -61,7 +76,12 @@ describeRedis('Redis Sentinel', () => {
       opt.healthCheckDetailLevel = 'Full';
     });
     // Database 3 of the master: the index in the URL travels through Sentinel mode too.
-    store = addKitStore(app, `${g.url}/3`, { sentinels: g.sentinelUrls, keyPrefix: 'sentinel:', commandTimeoutMs: 500, reconnectMaxDelayMs: 200 });
+    store = addKitStore(app, `${g.url}/3`, {
+      sentinels: g.sentinelUrls,
+      keyPrefix: 'sentinel:',
+      commandTimeoutMs: 500,
+      reconnectMaxDelayMs: 200,
+    });
     useKitStoreHealthCheck(app, { timeoutMs: 800 });
     await useKit(app);
     await app.ready();
@@ -84,13 +104,19 @@ describeRedis('Redis Sentinel', () => {
   });
 
   it('a master group no Sentinel knows: calls and the check say so', async () => {
-    const stores = createRedisStores('redis://nosuchmaster', { sentinels: g.sentinelUrls, reconnectMaxDelayMs: 5000 });
+    const stores = createRedisStores('redis://nosuchmaster', {
+      sentinels: g.sentinelUrls,
+      reconnectMaxDelayMs: 5000,
+    });
     try {
       assert.equal(await stores.waitUntilConnected(), false);
       assert.equal(stores.failure, 'no Sentinel knows a master group named "nosuchmaster"');
       const err = await stores.saga.get('x').catch((e: unknown) => e);
       assert.ok(err instanceof StoreUnavailableError);
-      assert.equal(err.reason, 'not connected: no Sentinel knows a master group named "nosuchmaster"');
+      assert.equal(
+        err.reason,
+        'not connected: no Sentinel knows a master group named "nosuchmaster"',
+      );
     } finally {
       await stores.close();
     }
@@ -113,7 +139,10 @@ describeRedis('Redis Sentinel', () => {
     if (!Number.isFinite(run.recoveryMs)) {
       // What the Sentinels and the replica said, for whoever has to find out why.
       const role = await ask(g.replica.port, 'ROLE').catch((e: unknown) => String(e));
-      const recent = logLines.filter((l) => l.kit === 'store-redis').slice(-40).map((l) => JSON.stringify(l));
+      const recent = logLines
+        .filter((l) => l.kit === 'store-redis')
+        .slice(-40)
+        .map((l) => JSON.stringify(l));
       assert.fail(
         `no call succeeded after the kill; replica ROLE ${JSON.stringify(role)}; client ${store.client.status}, failure "${store.failure}"\n` +
           `${recent.join('\n')}\n${g.sentinels.map((s) => s.output).join('\n---\n')}`,
@@ -124,16 +153,43 @@ describeRedis('Redis Sentinel', () => {
     // The Sentinel that led the failover names the new master first; the others learn it from its
     // hello messages (every 2 s). The client can be back on the new master before the Sentinel this
     // asks has heard, so a CI run on a loaded machine once saw the old port here.
-    const { ms: announcedMs } = await until('the Sentinels announce the former replica', async () => (await g.masterPort()) === g.replica.port, { timeoutMs: 10_000, retryErrors: true });
-    t.diagnostic(`the first Sentinel named the new master ${announcedMs} ms after the failover run ended`);
+    const { ms: announcedMs } = await until(
+      'the Sentinels announce the former replica',
+      async () => (await g.masterPort()) === g.replica.port,
+      { timeoutMs: 10_000, retryErrors: true },
+    );
+    t.diagnostic(
+      `the first Sentinel named the new master ${announcedMs} ms after the failover run ended`,
+    );
     assert.equal(((await ask(g.replica.port, 'ROLE')) as string[])[0], 'master');
-    assert.ok(Number.isFinite(run.recoveryMs) && run.recoveryMs < 20_000, `recovered after ${run.recoveryMs} ms`);
-    assert.ok(run.statuses[0] !== 'healthy' && run.statuses.at(-1) === 'healthy', `check statuses ${run.statuses.join(' -> ')}`);
-    assert.ok(run.countedByNewMaster <= run.acknowledgedBeforeRecovery + CONCURRENCY, describeRun(run, LIMIT));
-    assert.ok(run.excess <= CONCURRENCY, `admitted ${run.admitted}, ${run.excess} over the limit of ${LIMIT}`);
-    await until('healthy at the end', async () => (await evaluateRedisCheck(app)).status === 'healthy', { timeoutMs: 10_000, retryErrors: true });
+    assert.ok(
+      Number.isFinite(run.recoveryMs) && run.recoveryMs < 20_000,
+      `recovered after ${run.recoveryMs} ms`,
+    );
+    assert.ok(
+      run.statuses[0] !== 'healthy' && run.statuses.at(-1) === 'healthy',
+      `check statuses ${run.statuses.join(' -> ')}`,
+    );
+    assert.ok(
+      run.countedByNewMaster <= run.acknowledgedBeforeRecovery + CONCURRENCY,
+      describeRun(run, LIMIT),
+    );
+    assert.ok(
+      run.excess <= CONCURRENCY,
+      `admitted ${run.admitted}, ${run.excess} over the limit of ${LIMIT}`,
+    );
+    await until(
+      'healthy at the end',
+      async () => (await evaluateRedisCheck(app)).status === 'healthy',
+      { timeoutMs: 10_000, retryErrors: true },
+    );
     const warnings = logLines.filter((l) => l.level >= 40).map((l) => l.msg);
-    t.diagnostic(`log lines at warn during the failover: ${warnings.length} (${[...new Set(warnings)].join(' | ')})`);
-    assert.ok(warnings.length > 0 && warnings.length <= 5, `a few warnings, not one per failed call: ${warnings.join('\n')}`);
+    t.diagnostic(
+      `log lines at warn during the failover: ${warnings.length} (${[...new Set(warnings)].join(' | ')})`,
+    );
+    assert.ok(
+      warnings.length > 0 && warnings.length <= 5,
+      `a few warnings, not one per failed call: ${warnings.join('\n')}`,
+    );
   });
 });

@@ -17,7 +17,11 @@ describeRedis('redisStreamTarget', () => {
   before(async () => {
     redis = await RedisServer.start();
     raw = new Redis(redis.url);
-    store = createRedisStores(redis.url, { keyPrefix: 'kit:', commandTimeoutMs: 500, reconnectMaxDelayMs: 100 });
+    store = createRedisStores(redis.url, {
+      keyPrefix: 'kit:',
+      commandTimeoutMs: 500,
+      reconnectMaxDelayMs: 100,
+    });
     await store.waitUntilConnected();
   });
   after(async () => {
@@ -26,7 +30,14 @@ describeRedis('redisStreamTarget', () => {
     await redis?.dispose();
   });
 
-  const message = (n: number) => ({ id: randomUUID(), seq: n, entity: 'Product', key: n, operation: 'create', after: { id: n, price: 10 } });
+  const message = (n: number) => ({
+    id: randomUUID(),
+    seq: n,
+    entity: 'Product',
+    key: n,
+    operation: 'create',
+    after: { id: n, price: 10 },
+  });
 
   it('adds one entry per record, in delivery order, carrying the id, entity, operation and the whole message', async () => {
     const target = redisStreamTarget(store, { stream: 'changes-a' });
@@ -37,7 +48,12 @@ describeRedis('redisStreamTarget', () => {
     const entries = await raw.xrange(target.key, '-', '+');
     assert.equal(entries.length, 3);
     for (const [i, [, fields]] of entries.entries()) {
-      const f = Object.fromEntries(fields.reduce<string[][]>((pairs, v, j) => (j % 2 === 0 ? [...pairs, [v]] : (pairs.at(-1)?.push(v), pairs)), []));
+      const f = Object.fromEntries(
+        fields.reduce<string[][]>(
+          (pairs, v, j) => (j % 2 === 0 ? [...pairs, [v]] : (pairs.at(-1)?.push(v), pairs)),
+          [],
+        ),
+      );
       assert.equal(f.id, sent[i]?.id);
       assert.equal(f.entity, 'Product');
       assert.equal(f.operation, 'create');
@@ -54,7 +70,11 @@ describeRedis('redisStreamTarget', () => {
     const ids = (await raw.xrange(target.key, '-', '+')).map(([, fields]) => fields[1]);
     assert.equal(ids.length, 2);
     assert.equal(ids[0], once.id);
-    assert.equal(await raw.pttl(`${target.key}:seen:${once.id}`) > 86_000_000, true, 'the id is remembered for a day');
+    assert.equal(
+      (await raw.pttl(`${target.key}:seen:${once.id}`)) > 86_000_000,
+      true,
+      'the id is remembered for a day',
+    );
   });
 
   it('while Redis is down a delivery fails with KIT_ERR_STORE_UNAVAILABLE; once back, the retry adds the entry once', async () => {
@@ -63,14 +83,20 @@ describeRedis('redisStreamTarget', () => {
     await redis.stop();
     await assert.rejects(target.deliver(m), { code: 'KIT_ERR_STORE_UNAVAILABLE' });
     await redis.resume();
-    await until('a delivery accepted once Redis is back', () => target.deliver(m).then(() => true), { timeoutMs: 10_000, intervalMs: 100, retryErrors: true });
+    await until(
+      'a delivery accepted once Redis is back',
+      () => target.deliver(m).then(() => true),
+      { timeoutMs: 10_000, intervalMs: 100, retryErrors: true },
+    );
     raw.disconnect();
     raw = new Redis(redis.url);
     assert.equal((await raw.xrange(target.key, '-', '+')).length, 1);
   });
 
   it('refuses a bad stream name or bound with KIT_ERR_INVALID_OPTION', () => {
-    assert.throws(() => redisStreamTarget(store, { stream: 'a{b}' }), { code: 'KIT_ERR_INVALID_OPTION' });
+    assert.throws(() => redisStreamTarget(store, { stream: 'a{b}' }), {
+      code: 'KIT_ERR_INVALID_OPTION',
+    });
     assert.throws(() => redisStreamTarget(store, { maxLen: 0 }), /options\.maxLen = 0/);
     assert.throws(() => redisStreamTarget({} as KitRedisStore), { code: 'KIT_ERR_INVALID_OPTION' });
   });

@@ -18,11 +18,23 @@ const fixture = path.join(import.meta.dirname, 'fixtures', 'host.ts');
 type Host = ProcessHost<{ port: number; owner: string }>;
 
 function startHost(redisUrl: string, keyPrefix: string): Promise<Host> {
-  return startProcess(fixture, { REDIS_URL: redisUrl, KEY_PREFIX: keyPrefix, RATE_LIMIT: String(LIMIT), LOCK_TTL_MS: String(LOCK_TTL_MS), TICK_MS: String(TICK_MS) });
+  return startProcess(fixture, {
+    REDIS_URL: redisUrl,
+    KEY_PREFIX: keyPrefix,
+    RATE_LIMIT: String(LIMIT),
+    LOCK_TTL_MS: String(LOCK_TTL_MS),
+    TICK_MS: String(TICK_MS),
+  });
 }
 
-async function cronState(host: Host): Promise<{ owner: string; holding: boolean; ticksHeld: number }> {
-  return (await fetch(`${host.base}/cron`)).json() as Promise<{ owner: string; holding: boolean; ticksHeld: number }>;
+async function cronState(
+  host: Host,
+): Promise<{ owner: string; holding: boolean; ticksHeld: number }> {
+  return (await fetch(`${host.base}/cron`)).json() as Promise<{
+    owner: string;
+    holding: boolean;
+    ticksHeld: number;
+  }>;
 }
 
 describeRedis('two processes sharing one Redis', () => {
@@ -46,14 +58,21 @@ describeRedis('two processes sharing one Redis', () => {
     it(`${algorithm}: a limit of ${LIMIT} admits exactly ${LIMIT} of 120 concurrent requests across both processes`, async (t) => {
       const key = `burst-${algorithm}`;
       const responses = await Promise.all(
-        Array.from({ length: 120 }, (_, i) => fetch(`${hosts[i % 2]!.base}/hit?algorithm=${algorithm}&key=${key}`).then((r) => ({ host: i % 2, status: r.status }))),
+        Array.from({ length: 120 }, (_, i) =>
+          fetch(`${hosts[i % 2]!.base}/hit?algorithm=${algorithm}&key=${key}`).then((r) => ({
+            host: i % 2,
+            status: r.status,
+          })),
+        ),
       );
       const admitted = responses.filter((r) => r.status === 200);
       const refused = responses.filter((r) => r.status === 429);
       assert.equal(admitted.length, LIMIT);
       assert.equal(refused.length, 120 - LIMIT);
       const perHost = [0, 1].map((h) => admitted.filter((r) => r.host === h).length);
-      t.diagnostic(`${algorithm}: admitted ${admitted.length} of 120 (process A ${perHost[0]}, process B ${perHost[1]}), refused ${refused.length}`);
+      t.diagnostic(
+        `${algorithm}: admitted ${admitted.length} of 120 (process A ${perHost[0]}, process B ${perHost[1]}), refused ${refused.length}`,
+      );
     });
   }
 
@@ -66,7 +85,11 @@ describeRedis('two processes sharing one Redis', () => {
     while (Date.now() < deadline) {
       const states = await Promise.all(hosts.map(cronState));
       const holding = states.filter((s) => s.holding);
-      assert.equal(holding.length, 1, `exactly one holder at sample ${samples}: ${JSON.stringify(states)}`);
+      assert.equal(
+        holding.length,
+        1,
+        `exactly one holder at sample ${samples}: ${JSON.stringify(states)}`,
+      );
       const index = states.findIndex((s) => s.holding);
       if (holderIndex === -1) holderIndex = index;
       assert.equal(index, holderIndex, 'the lock did not move while its holder renews it');
@@ -77,7 +100,9 @@ describeRedis('two processes sharing one Redis', () => {
     }
     const holder = hosts[holderIndex]!;
     const other = hosts[1 - holderIndex]!;
-    t.diagnostic(`cron: ${samples} samples over 1.5 s, one holder in each (process ${holderIndex === 0 ? 'A' : 'B'}); the other held it 0 ticks`);
+    t.diagnostic(
+      `cron: ${samples} samples over 1.5 s, one holder in each (process ${holderIndex === 0 ? 'A' : 'B'}); the other held it 0 ticks`,
+    );
 
     // The holder crashes (no release): the lock lapses after its TTL and passes to the other.
     await stopProcess(holder, 'SIGKILL');
@@ -85,15 +110,24 @@ describeRedis('two processes sharing one Redis', () => {
     // What is left of the dead holder's lease, on the server's clock: the other process may take
     // the lock only once it has run out (however long ago, under load, the last renew was).
     const leaseLeftMs = await raw.pttl(`${prefix}cron:nightly-report`);
-    assert.equal(await raw.get(`${prefix}cron:nightly-report`), holder.ready.owner, 'the dead holder still holds the lock right after the kill');
+    assert.equal(
+      await raw.get(`${prefix}cron:nightly-report`),
+      holder.ready.owner,
+      'the dead holder still holds the lock right after the kill',
+    );
     while (!(await cronState(other)).holding) {
       assert.ok(Date.now() - killedAt < LOCK_TTL_MS + 5000, 'the other process took over');
       await sleep(10);
     }
     const takeoverMs = Date.now() - killedAt;
-    assert.ok(takeoverMs >= leaseLeftMs - 20, `took over after ${takeoverMs} ms, before the ${leaseLeftMs} ms left of the lease had run out`);
+    assert.ok(
+      takeoverMs >= leaseLeftMs - 20,
+      `took over after ${takeoverMs} ms, before the ${leaseLeftMs} ms left of the lease had run out`,
+    );
     assert.equal(await raw.get(`${prefix}cron:nightly-report`), other.ready.owner);
-    t.diagnostic(`cron: holder SIGKILLed, the other process took over after ${takeoverMs} ms (TTL ${LOCK_TTL_MS} ms, tick ${TICK_MS} ms)`);
+    t.diagnostic(
+      `cron: holder SIGKILLed, the other process took over after ${takeoverMs} ms (TTL ${LOCK_TTL_MS} ms, tick ${TICK_MS} ms)`,
+    );
 
     // A graceful stop releases the lock at once.
     await stopProcess(other, 'SIGTERM');

@@ -65,7 +65,11 @@ export function skipWithout(bin: string | undefined, reason: string): string | f
  * export const describeRedis = (name: string, fn: () => void) => describeWithServer(skipRedis, name, fn);
  * ```
  */
-export function describeWithServer(skip: string | false, name: string, fn: (s: SuiteContext) => void | Promise<void>): void {
+export function describeWithServer(
+  skip: string | false,
+  name: string,
+  fn: (s: SuiteContext) => void | Promise<void>,
+): void {
   if (skip) it(name, (t) => t.skip(skip));
   else describe(name, fn);
 }
@@ -80,5 +84,9 @@ export function describeWithServer(skip: string | false, name: string, fn: (s: S
  * ```
  */
 export function throwMissing(missing: string, suites: string, install: string): never {
-  throw new Error(inCi ? `${missing}: with CI=true the ${suites} tests fail instead of skipping (install with ${install}).` : missing);
+  throw new Error(
+    inCi
+      ? `${missing}: with CI=true the ${suites} tests fail instead of skipping (install with ${install}).`
+      : missing,
+  );
 }

@@ -15,7 +15,15 @@ const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 
 const TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] },
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+  },
   include: ['*.ts'],
 };
 
@@ -28,13 +36,23 @@ interface OpenapiTypescript {
 // workspace root's dependencies): every caller loads that copy.
 async function openapiTypescript(): Promise<OpenapiTypescript> {
   const fromSample = createRequire(path.join(repo, 'examples', 'sample-api', 'package.json'));
-  return (await import(pathToFileURL(fromSample.resolve('openapi-typescript')).href)) as OpenapiTypescript;
+  return (await import(
+    pathToFileURL(fromSample.resolve('openapi-typescript')).href
+  )) as OpenapiTypescript;
 }
 
 /** Writes `client` (which imports `./api.js`) beside the types of `base`'s /openapi.json in `dir`, checks it with strict tsc, and imports it. */
-export async function generatedClient(t: TestContext, base: string, dir: string, client: string): Promise<{ roundTrip(base: string): Promise<unknown> }> {
+export async function generatedClient(
+  t: TestContext,
+  base: string,
+  dir: string,
+  client: string,
+): Promise<{ roundTrip(base: string): Promise<unknown> }> {
   const { default: openapiTS, astToString } = await openapiTypescript();
-  await writeFile(path.join(dir, 'api.d.ts'), astToString(await openapiTS(await (await fetch(`${base}/openapi.json`)).json())));
+  await writeFile(
+    path.join(dir, 'api.d.ts'),
+    astToString(await openapiTS(await (await fetch(`${base}/openapi.json`)).json())),
+  );
   await writeFile(path.join(dir, 'client.ts'), client);
   await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
   await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
@@ -44,5 +62,7 @@ export async function generatedClient(t: TestContext, base: string, dir: string,
       throw new Error(`the generated client does not compile:\n${err.stdout ?? err.message}`);
     }),
   );
-  return (await import(pathToFileURL(path.join(dir, 'client.ts')).href)) as { roundTrip(base: string): Promise<unknown> };
+  return (await import(pathToFileURL(path.join(dir, 'client.ts')).href)) as {
+    roundTrip(base: string): Promise<unknown>;
+  };
 }

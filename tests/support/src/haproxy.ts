@@ -22,7 +22,9 @@ import { skipWithout, throwMissing } from './binaries.ts';
 export const haproxyBin = findHaproxy();
 
 function findHaproxy(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/sbin', '/usr/bin'])) {
+  for (const dir of (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .concat(['/usr/sbin', '/usr/bin'])) {
     const file = path.join(dir, 'haproxy');
     if (dir && spawnSync(file, ['-v']).status === 0) return file;
   }
@@ -30,7 +32,10 @@ function findHaproxy(): string | undefined {
 }
 
 /** The skip reason outside CI when haproxy is missing; in CI a missing haproxy fails the suite. */
-export const skipHaproxy: string | false = skipWithout(haproxyBin, 'haproxy not installed (apt-get install haproxy)');
+export const skipHaproxy: string | false = skipWithout(
+  haproxyBin,
+  'haproxy not installed (apt-get install haproxy)',
+);
 
 /** The balancer's health-check settings, in a Kubernetes readiness probe's terms. */
 export interface ProbeSettings {
@@ -81,7 +86,9 @@ export interface ServerState {
 
 export function haproxyConfig(options: HaproxyOptions, statsSocket?: string): string {
   const { probe } = options;
-  const servers = Object.entries(options.servers).map(([name, port]) => `  server ${name} 127.0.0.1:${port}`);
+  const servers = Object.entries(options.servers).map(
+    ([name, port]) => `  server ${name} 127.0.0.1:${port}`,
+  );
   const backend = (mode: Frontend) => [
     `backend sample_${mode}`,
     `  mode ${mode}`,
@@ -149,18 +156,28 @@ export class Haproxy {
         const m = STATE_LINE.exec(line);
         // HAProxy writes each change twice with -db (the log on stdout, a warning on stderr): keep stdout's.
         if (m && !line.startsWith('[')) {
-          this.changes.push({ frontend: m[1] as Frontend, server: m[2]!, up: m[3] === 'UP', at: Math.round(performance.now() - this.#origin), line });
+          this.changes.push({
+            frontend: m[1] as Frontend,
+            server: m[2]!,
+            up: m[3] === 'UP',
+            at: Math.round(performance.now() - this.#origin),
+            line,
+          });
         }
       }
     };
     this.#child.stdout!.setEncoding('utf8').on('data', read);
-    this.#child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.#output = (this.#output + chunk).slice(-8000)));
+    this.#child
+      .stderr!.setEncoding('utf8')
+      .on('data', (chunk: string) => (this.#output = (this.#output + chunk).slice(-8000)));
     this.#closed = new Promise((resolve) => this.#child.on('close', resolve));
   }
 
   /** Every server of every backend, as HAProxy sees it now. */
   async state(): Promise<ServerState[]> {
-    const [header, ...rows] = (await this.#ask('show stat')).split('\n').filter((line) => line !== '');
+    const [header, ...rows] = (await this.#ask('show stat'))
+      .split('\n')
+      .filter((line) => line !== '');
     // "# pxname,svname,...": the columns used here come before any free-text one, so a plain split does.
     const columns = (header ?? '').replace(/^# /, '').split(',');
     const at = (name: string) => columns.indexOf(name);
@@ -194,14 +211,20 @@ export class Haproxy {
     for (;;) {
       try {
         last = (await this.state()).filter((s) => s.server === server);
-        if (FRONTENDS.every((f) => (last as ServerState[]).some((s) => s.frontend === f && s.status === 'UP'))) {
+        if (
+          FRONTENDS.every((f) =>
+            (last as ServerState[]).some((s) => s.frontend === f && s.status === 'UP'),
+          )
+        ) {
           return Math.round(performance.now() - this.#origin);
         }
       } catch (err) {
         last = String(err); // the socket is not there yet: HAProxy is starting
       }
       if (performance.now() >= deadline) {
-        throw new Error(`HAProxy did not have ${server} in rotation on every frontend within ${timeoutMs} ms: ${JSON.stringify(last)}\n${this.#output}`);
+        throw new Error(
+          `HAProxy did not have ${server} in rotation on every frontend within ${timeoutMs} ms: ${JSON.stringify(last)}\n${this.#output}`,
+        );
       }
       await sleep(every);
     }
@@ -213,7 +236,9 @@ export class Haproxy {
       const socket = connect(this.#socket);
       let answer = '';
       socket.setEncoding('utf8');
-      socket.setTimeout(5000, () => socket.destroy(new Error(`HAProxy's stats socket did not answer "${command}" within 5 s`)));
+      socket.setTimeout(5000, () =>
+        socket.destroy(new Error(`HAProxy's stats socket did not answer "${command}" within 5 s`)),
+      );
       socket.on('data', (chunk: string) => (answer += chunk));
       socket.on('end', () => resolve(answer));
       socket.on('error', reject);
@@ -222,7 +247,8 @@ export class Haproxy {
   }
 
   async stop(): Promise<void> {
-    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.kill('SIGTERM');
+    if (this.#child.exitCode === null && this.#child.signalCode === null)
+      this.#child.kill('SIGTERM');
     await this.#closed;
     rmSync(this.#dir, { recursive: true, force: true });
   }

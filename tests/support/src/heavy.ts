@@ -11,7 +11,8 @@
 import { it, type TestContext } from 'node:test';
 
 const once = process.env.KIT_HEAVY_TESTS === 'skip';
-const heavyReason = 'heavy fault/fleet tests run once per CI run, on the Node line .ci/run names (KIT_HEAVY_TESTS=skip here)';
+const heavyReason =
+  'heavy fault/fleet tests run once per CI run, on the Node line .ci/run names (KIT_HEAVY_TESTS=skip here)';
 
 /** The skip reason for heavy tests in this run, or `false` when they run. */
 export const skipHeavy: string | false = once ? heavyReason : false;
@@ -43,7 +44,8 @@ export const heavy = onceOnCi(heavyReason);
  * lineIndependent('KitErrorCode (TypeScript compiler)', () => { it(...); });
  * ```
  */
-const lineIndependentReason = 'decided the same on every Node line (the TypeScript compiler, static files): it runs once per CI run, on the line .ci/run names (KIT_HEAVY_TESTS=skip here)';
+const lineIndependentReason =
+  'decided the same on every Node line (the TypeScript compiler, static files): it runs once per CI run, on the line .ci/run names (KIT_HEAVY_TESTS=skip here)';
 
 export const lineIndependent = onceOnCi(lineIndependentReason);
 
@@ -57,7 +59,11 @@ export const lineIndependent = onceOnCi(lineIndependentReason);
  * await typeCheckOnce(t, 'the generated client under strict tsc', () => run(process.execPath, [tsc, '-p', dir]));
  * ```
  */
-export async function typeCheckOnce(t: TestContext, what: string, check: () => Promise<unknown>): Promise<void> {
+export async function typeCheckOnce(
+  t: TestContext,
+  what: string,
+  check: () => Promise<unknown>,
+): Promise<void> {
   if (once) t.diagnostic(`not checked here: ${what}; ${lineIndependentReason}`);
   else await check();
 }

@@ -4,7 +4,14 @@ import http from 'node:http';
 import { mock } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import {
+  exportJWK,
+  generateKeyPair,
+  SignJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import { addKit, useKit, type KitOption } from '@kit/core';
 
 export interface SigningKey {
@@ -30,7 +37,9 @@ export const AUDIENCE = 'api://kit-tests';
 
 /** base64url of a JSON value, for hand-built tokens. */
 export function b64url(value: unknown): string {
-  return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+  return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString(
+    'base64url',
+  );
 }
 
 export class TestAuthority {
@@ -97,7 +106,9 @@ export class TestAuthority {
   async stop(): Promise<void> {
     if (!this.server.listening) return;
     this.server.closeAllConnections();
-    await new Promise<void>((resolve, reject) => this.server.close((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.server.close((err) => (err ? reject(err) : resolve())),
+    );
   }
 
   /** Listens again on the same port. */
@@ -105,7 +116,10 @@ export class TestAuthority {
     await this.listen(this.port);
   }
 
-  async addKey(alg: string, kid = `key-${this.keys.size + 1}-${alg.toLowerCase()}`): Promise<SigningKey> {
+  async addKey(
+    alg: string,
+    kid = `key-${this.keys.size + 1}-${alg.toLowerCase()}`,
+  ): Promise<SigningKey> {
     const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
     const key = { kid, alg, privateKey, publicKey, publicJwk };
@@ -127,8 +141,11 @@ export class TestAuthority {
       scope: 'orders.read',
       ...options.claims,
     };
-    for (const [name, value] of Object.entries(claims)) if (value === undefined) delete claims[name];
-    const header = options.omitKid ? { alg: key.alg, typ: 'JWT' } : { alg: key.alg, kid: key.kid, typ: 'JWT' };
+    for (const [name, value] of Object.entries(claims))
+      if (value === undefined) delete claims[name];
+    const header = options.omitKid
+      ? { alg: key.alg, typ: 'JWT' }
+      : { alg: key.alg, kid: key.kid, typ: 'JWT' };
     return new SignJWT(claims as JWTPayload).setProtectedHeader(header).sign(key.privateKey);
   }
 
@@ -137,15 +154,18 @@ export class TestAuthority {
     if (req.method === 'GET' && path === `${this.#base}/.well-known/openid-configuration`) {
       this.counts.discovery += 1;
       if (this.hang) return;
-      this.#json(res, this.#patched({
-        issuer: this.issuer,
-        jwks_uri: `http://127.0.0.1:${this.port}${this.jwksPath}`,
-        authorization_endpoint: `http://127.0.0.1:${this.port}${this.#base}/protocol/auth`,
-        token_endpoint: `http://127.0.0.1:${this.port}${this.#base}/protocol/token`,
-        id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
-        response_types_supported: ['code'],
-        subject_types_supported: ['public'],
-      }));
+      this.#json(
+        res,
+        this.#patched({
+          issuer: this.issuer,
+          jwks_uri: `http://127.0.0.1:${this.port}${this.jwksPath}`,
+          authorization_endpoint: `http://127.0.0.1:${this.port}${this.#base}/protocol/auth`,
+          token_endpoint: `http://127.0.0.1:${this.port}${this.#base}/protocol/token`,
+          id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
+          response_types_supported: ['code'],
+          subject_types_supported: ['public'],
+        }),
+      );
       return;
     }
     if (req.method === 'GET' && path === this.jwksPath) {
@@ -154,7 +174,9 @@ export class TestAuthority {
         res.writeHead(this.jwksStatus).end('nope');
         return;
       }
-      const keys = this.published.map((kid) => this.keys.get(kid)?.publicJwk).filter((k): k is JWK => k !== undefined);
+      const keys = this.published
+        .map((kid) => this.keys.get(kid)?.publicJwk)
+        .filter((k): k is JWK => k !== undefined);
       this.#json(res, { keys });
       return;
     }
@@ -170,7 +192,12 @@ export class TestAuthority {
 
   #json(res: http.ServerResponse, body: unknown): void {
     const text = JSON.stringify(body);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+    res
+      .writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+      })
+      .end(text);
   }
 }
 
@@ -180,10 +207,14 @@ export const endpoints = {
   AccountEndpoint: class AccountEndpoint {
     addRoutes(app: FastifyInstance): void {
       app.get('me', async (request) => ({ user: request.user }));
-      app.get<{ Params: { id: string } }>('orders/{id}', { schema: { params: { type: 'object', properties: { id: { type: 'string' } } } } }, async (request) => ({
-        id: request.params.id,
-        owner: request.user?.sub,
-      }));
+      app.get<{ Params: { id: string } }>(
+        'orders/{id}',
+        { schema: { params: { type: 'object', properties: { id: { type: 'string' } } } } },
+        async (request) => ({
+          id: request.params.id,
+          owner: request.user?.sub,
+        }),
+      );
       app.addHook('onRequest', app.kitAuthenticate);
     }
   },
@@ -191,12 +222,19 @@ export const endpoints = {
   CatalogEndpoint: class CatalogEndpoint {
     addRoutes(app: FastifyInstance): void {
       app.get('items', async () => ({ items: [] as string[] }));
-      app.post('items', { onRequest: app.kitAuthenticate }, async (request) => ({ createdBy: request.user?.sub ?? null }));
+      app.post('items', { onRequest: app.kitAuthenticate }, async (request) => ({
+        createdBy: request.user?.sub ?? null,
+      }));
       app.delete(
         'items/{id}',
         {
           onRequest: [app.kitAuthenticate],
-          schema: { response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } }, '4xx': { type: 'object', properties: { message: { type: 'string' } } } } },
+          schema: {
+            response: {
+              200: { type: 'object', properties: { ok: { type: 'boolean' } } },
+              '4xx': { type: 'object', properties: { message: { type: 'string' } } },
+            },
+          },
         },
         async () => ({ ok: true }),
       );
@@ -205,7 +243,10 @@ export const endpoints = {
 };
 
 /** A Fastify app with Kit, JWT for `authority`, and the test endpoints; ready for inject(). */
-export async function jwtApp(authority: TestAuthority, configure?: (opt: KitOption) => void): Promise<FastifyInstance> {
+export async function jwtApp(
+  authority: TestAuthority,
+  configure?: (opt: KitOption) => void,
+): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   addKit(app, [endpoints.AccountEndpoint, endpoints.CatalogEndpoint], (opt) => {
     opt.docsPath = false;
@@ -227,7 +268,9 @@ export interface JwtFixture {
  * Starts an authority and `jwtApp` for it, then mocks `Date` (jose's cooldown and Kit's refresh
  * age are measured with `Date.now()`: tests move the clock instead of sleeping).
  */
-export async function startJwtFixture(options?: Parameters<typeof TestAuthority.start>[0]): Promise<JwtFixture> {
+export async function startJwtFixture(
+  options?: Parameters<typeof TestAuthority.start>[0],
+): Promise<JwtFixture> {
   const authority = await TestAuthority.start(options);
   const app = await jwtApp(authority);
   mock.timers.enable({ apis: ['Date'], now: Date.now() });

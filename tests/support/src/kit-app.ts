@@ -30,7 +30,11 @@ export interface KitAppOptions {
  * const health = await kitApp([], (opt) => opt.healthChecksConfigure = (hc) => hc.addCheck('db', check), { ready: false });
  * ```
  */
-export async function kitApp(sources: readonly EndpointSource[] = [], configure?: KitConfigure, options: KitAppOptions = {}): Promise<FastifyInstance> {
+export async function kitApp(
+  sources: readonly EndpointSource[] = [],
+  configure?: KitConfigure,
+  options: KitAppOptions = {},
+): Promise<FastifyInstance> {
   const app = options.app ?? Fastify();
   addKit(app, sources, configure);
   options.routes?.(app);

@@ -17,14 +17,17 @@ const run = promisify(execFile);
 /** `KIT_PG_BIN` when set, else the newest `/usr/lib/postgresql/<version>/bin` holding initdb and pg_ctl. */
 export function findPostgresBin(): string | undefined {
   const explicit = process.env.KIT_PG_BIN;
-  if (explicit !== undefined) return executable(path.join(explicit, 'initdb')) ? explicit : undefined;
+  if (explicit !== undefined)
+    return executable(path.join(explicit, 'initdb')) ? explicit : undefined;
   let versions: string[];
   try {
     versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
   } catch {
     return undefined;
   }
-  return versions.map((v) => `/usr/lib/postgresql/${v}/bin`).find((bin) => executable(path.join(bin, 'initdb')) && executable(path.join(bin, 'pg_ctl')));
+  return versions
+    .map((v) => `/usr/lib/postgresql/${v}/bin`)
+    .find((bin) => executable(path.join(bin, 'initdb')) && executable(path.join(bin, 'pg_ctl')));
 }
 
 export const postgresBin = findPostgresBin();
@@ -33,13 +36,18 @@ export const postgresBin = findPostgresBin();
  * The `skip` reason for PostgreSQL suites outside CI when the binaries are missing; `false`
  * otherwise. In CI nothing is skipped: `PostgresServer.start` throws and the suite fails.
  */
-export const skipPostgres: string | false = skipWithout(postgresBin, 'PostgreSQL binaries not installed (apt-get install postgresql)');
+export const skipPostgres: string | false = skipWithout(
+  postgresBin,
+  'PostgreSQL binaries not installed (apt-get install postgresql)',
+);
 
 // initdb refuses to run as root: as root the server runs as the `postgres` user.
 const asRoot = process.getuid?.() === 0;
 
 function command(bin: string, args: string[]): [string, string[]] {
-  return asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(postgresBin as string, bin), ...args]] : [path.join(postgresBin as string, bin), args];
+  return asRoot
+    ? ['runuser', ['-u', 'postgres', '--', path.join(postgresBin as string, bin), ...args]]
+    : [path.join(postgresBin as string, bin), args];
 }
 
 async function exec(bin: string, args: string[]): Promise<string> {
@@ -49,7 +57,10 @@ async function exec(bin: string, args: string[]): Promise<string> {
     return stdout + stderr;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${bin} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+    throw new Error(
+      `${bin} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`,
+      { cause: err },
+    );
   }
 }
 
@@ -85,14 +96,24 @@ export class PostgresServer {
 
   /** initdb (user `kit`, trust auth, C locale) and start on a free port; waits until it accepts connections. */
   static async start(settings: PostgresServerSettings = {}): Promise<PostgresServer> {
-    if (!postgresBin) throwMissing('PostgreSQL binaries not installed', 'PostgreSQL', 'apt-get install postgresql');
+    if (!postgresBin)
+      throwMissing('PostgreSQL binaries not installed', 'PostgreSQL', 'apt-get install postgresql');
     const dir = mkdtempSync(path.join(tmpdir(), 'kit-pg-'));
     if (asRoot) {
       chmodSync(dir, 0o777);
       spawnSync('chown', ['postgres', dir]);
     }
     const data = path.join(dir, 'data');
-    await exec('initdb', ['-D', data, '-U', 'kit', '--auth=trust', '--locale=C', '--encoding=UTF8', '--no-sync']);
+    await exec('initdb', [
+      '-D',
+      data,
+      '-U',
+      'kit',
+      '--auth=trust',
+      '--locale=C',
+      '--encoding=UTF8',
+      '--no-sync',
+    ]);
     for (let attempt = 1; ; attempt++) {
       const server = new PostgresServer(dir, await freePort(), settings);
       try {
@@ -131,7 +152,18 @@ export class PostgresServer {
   /** Starts (again) on the same port with the same data; resolves once it accepts connections. */
   async resume(): Promise<void> {
     if (this.#running) return;
-    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-l', path.join(this.dir, 'server.log'), '-o', this.#options(), '-w', '-t', '30', 'start']);
+    await exec('pg_ctl', [
+      '-D',
+      path.join(this.dir, 'data'),
+      '-l',
+      path.join(this.dir, 'server.log'),
+      '-o',
+      this.#options(),
+      '-w',
+      '-t',
+      '30',
+      'start',
+    ]);
     this.#running = true;
     running.add(this);
   }
@@ -147,13 +179,33 @@ export class PostgresServer {
   /** `pg_ctl restart -m mode`: stops and starts again with the same data; resolves once it accepts connections. */
   async restart(mode: ShutdownMode): Promise<void> {
     if (!this.#running) return this.resume();
-    await exec('pg_ctl', ['-D', path.join(this.dir, 'data'), '-l', path.join(this.dir, 'server.log'), '-o', this.#options(), '-m', mode, '-w', '-t', '30', 'restart']);
+    await exec('pg_ctl', [
+      '-D',
+      path.join(this.dir, 'data'),
+      '-l',
+      path.join(this.dir, 'server.log'),
+      '-o',
+      this.#options(),
+      '-m',
+      mode,
+      '-w',
+      '-t',
+      '30',
+      'restart',
+    ]);
   }
 
   /** Immediate shutdown, synchronously (for the exit handler). */
   stopNow(): void {
     if (!this.#running) return;
-    const [file, argv] = command('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
+    const [file, argv] = command('pg_ctl', [
+      '-D',
+      path.join(this.dir, 'data'),
+      '-m',
+      'immediate',
+      '-w',
+      'stop',
+    ]);
     spawnSync(file, argv);
     this.#running = false;
     running.delete(this);
@@ -181,6 +233,9 @@ export class PostgresServer {
  * `describe` for suites that need PostgreSQL: without the binaries (outside CI) it registers a
  * single test that reports itself skipped with the reason, so the summary counts it.
  */
-export function describePostgres(name: string, fn: (s: SuiteContext) => void | Promise<void>): void {
+export function describePostgres(
+  name: string,
+  fn: (s: SuiteContext) => void | Promise<void>,
+): void {
   describeWithServer(skipPostgres, name, fn);
 }

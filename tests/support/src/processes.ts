@@ -72,13 +72,21 @@ export interface StartOptions<Ready extends { port: number }> extends SpawnOptio
  * const { child, stderr } = spawnFixture(path.join(import.meta.dirname, 'fixtures', 'host.ts'), { DATABASE_URL: url });
  * ```
  */
-export function spawnFixture(fixture: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Spawned {
+export function spawnFixture(
+  fixture: string,
+  env: Record<string, string> = {},
+  options: SpawnOptions = {},
+): Spawned {
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture, ...(options.args ?? [])], {
-    cwd: options.cwd ?? root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=kit-source', '--import', 'tsx', fixture, ...(options.args ?? [])],
+    {
+      cwd: options.cwd ?? root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   let stdout = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -87,7 +95,9 @@ export function spawnFixture(fixture: string, env: Record<string, string> = {}, 
   child.stdout?.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
   });
-  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })));
+  const exited = new Promise<Exit>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
+  );
   return { child, stderr: () => stderr, stdout: () => stdout, exited, spawnedAt };
 }
 
@@ -136,10 +146,22 @@ export async function startProcess<Ready extends { port: number } = { port: numb
         };
         lines.on('line', onLine);
       }),
-      spawned.exited.then(({ code, signal }) => Promise.reject(new Error(`host exited with ${code ?? signal} before it was ready:\n${stderr()}`))),
-      sleep(startMs, undefined, { ref: false, signal: bound.signal }).then(() => Promise.reject(new Error(`host did not start within ${startMs / 1000} s:\n${stderr()}`))),
+      spawned.exited.then(({ code, signal }) =>
+        Promise.reject(
+          new Error(`host exited with ${code ?? signal} before it was ready:\n${stderr()}`),
+        ),
+      ),
+      sleep(startMs, undefined, { ref: false, signal: bound.signal }).then(() =>
+        Promise.reject(new Error(`host did not start within ${startMs / 1000} s:\n${stderr()}`)),
+      ),
     ]);
-    return { ...spawned, base: `http://127.0.0.1:${ready.port}`, pid: child.pid as number, ready, listeningAt: performance.now() };
+    return {
+      ...spawned,
+      base: `http://127.0.0.1:${ready.port}`,
+      pid: child.pid as number,
+      ready,
+      listeningAt: performance.now(),
+    };
   } catch (err) {
     child.kill('SIGKILL');
     throw err;
@@ -158,7 +180,10 @@ export async function startProcess<Ready extends { port: number } = { port: numb
  * await Promise.all(hosts.map((h) => stopProcess(h)));
  * ```
  */
-export async function stopProcess(host: Spawned | undefined, signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
+export async function stopProcess(
+  host: Spawned | undefined,
+  signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL',
+): Promise<void> {
   if (!host || host.child.exitCode !== null || host.child.signalCode !== null) return;
   const exited = new Promise((resolve) => host.child.once('exit', resolve));
   host.child.kill(signal);

@@ -9,8 +9,17 @@ import { until } from './until.ts';
 const SLOTS = 16384;
 
 /** One `command` on a short-lived connection to `port`. */
-export async function ask(port: number, ...args: [string, ...Array<string | number>]): Promise<unknown> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+export async function ask(
+  port: number,
+  ...args: [string, ...Array<string | number>]
+): Promise<unknown> {
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -46,7 +55,9 @@ export class RedisCluster {
     const masterCount = options.masters ?? 3;
     const replicasPer = options.replicasPerMaster ?? 0;
     const cluster = { nodeTimeoutMs: options.nodeTimeoutMs ?? 5000 };
-    const servers = await Promise.all(Array.from({ length: masterCount * (1 + replicasPer) }, () => RedisServer.start({ cluster })));
+    const servers = await Promise.all(
+      Array.from({ length: masterCount * (1 + replicasPer) }, () => RedisServer.start({ cluster })),
+    );
     const shards: Shard[] = Array.from({ length: masterCount }, (_, i) => ({
       from: Math.floor((i * SLOTS) / masterCount),
       to: Math.floor(((i + 1) * SLOTS) / masterCount) - 1,
@@ -66,19 +77,31 @@ export class RedisCluster {
       // of waiting for gossip to spread the news.
       await Promise.all(
         servers.map(async (from, i) => {
-          for (const to of servers.slice(i + 1)) await ask(from.port, 'CLUSTER', 'MEET', '127.0.0.1', to.port, to.busPort!);
+          for (const to of servers.slice(i + 1))
+            await ask(from.port, 'CLUSTER', 'MEET', '127.0.0.1', to.port, to.busPort!);
         }),
       );
       await until(
         'every node knows every other',
-        async () => (await Promise.all(servers.map(async (s) => field(String(await ask(s.port, 'CLUSTER', 'INFO')), 'cluster_known_nodes')))).every((n) => n === String(servers.length)),
+        async () =>
+          (
+            await Promise.all(
+              servers.map(async (s) =>
+                field(String(await ask(s.port, 'CLUSTER', 'INFO')), 'cluster_known_nodes'),
+              ),
+            )
+          ).every((n) => n === String(servers.length)),
         { timeoutMs: 20_000, retryErrors: true },
       );
       for (const shard of shards) {
         const id = String(await ask(shard.master.port, 'CLUSTER', 'MYID'));
         for (const replica of shard.replicas) {
           // cluster_known_nodes counts nodes still in handshake (under a temporary id): wait for the real one.
-          await until('the replica knows its master', async () => String(await ask(replica.port, 'CLUSTER', 'NODES')).includes(id), { timeoutMs: 20_000, retryErrors: true });
+          await until(
+            'the replica knows its master',
+            async () => String(await ask(replica.port, 'CLUSTER', 'NODES')).includes(id),
+            { timeoutMs: 20_000, retryErrors: true },
+          );
           await ask(replica.port, 'CLUSTER', 'REPLICATE', id);
         }
       }
@@ -105,14 +128,22 @@ export class RedisCluster {
       'a healthy cluster',
       async () => {
         const running = this.nodes.filter((n) => n.running);
-        const infos = await Promise.all(running.map(async (n) => String(await ask(n.port, 'CLUSTER', 'INFO'))));
+        const infos = await Promise.all(
+          running.map(async (n) => String(await ask(n.port, 'CLUSTER', 'INFO'))),
+        );
         if (!infos.every((info) => field(info, 'cluster_state') === 'ok')) return false;
         // ROLE of a replica: ['slave', masterHost, masterPort, 'connected' | 'sync' | ..., offset].
         const roles = (await Promise.all(running.map((n) => ask(n.port, 'ROLE')))) as string[][];
         const replicas = roles.filter((r) => r[0] === 'slave');
         if (!replicas.every((r) => r[3] === 'connected')) return false;
-        const views = await Promise.all(running.map(async (n) => String(await ask(n.port, 'CLUSTER', 'NODES'))));
-        const knownReplicas = (view: string) => view.split('\n').filter((line) => /\bslave\b/.test(line.split(' ')[2] ?? '') && !/fail/.test(line)).length;
+        const views = await Promise.all(
+          running.map(async (n) => String(await ask(n.port, 'CLUSTER', 'NODES'))),
+        );
+        const knownReplicas = (view: string) =>
+          view
+            .split('\n')
+            .filter((line) => /\bslave\b/.test(line.split(' ')[2] ?? '') && !/fail/.test(line))
+            .length;
         return views.every((view) => knownReplicas(view) === replicas.length);
       },
       { timeoutMs: limitMs, retryErrors: true },
@@ -123,7 +154,9 @@ export class RedisCluster {
   /** The shard serving `slot` now (after a failover, its former replica may be the master). */
   async masterPortOf(slot: number): Promise<number> {
     const running = this.nodes.find((n) => n.running)!;
-    const slots = (await ask(running.port, 'CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, ...unknown[]], ...unknown[]]>;
+    const slots = (await ask(running.port, 'CLUSTER', 'SLOTS')) as Array<
+      [number, number, [string, number, ...unknown[]], ...unknown[]]
+    >;
     const range = slots.find(([from, to]) => slot >= from && slot <= to);
     if (!range) throw new Error(`no node serves slot ${slot}`);
     return Number(range[2][1]);

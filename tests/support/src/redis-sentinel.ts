@@ -27,11 +27,22 @@ export class RedisSentinelGroup {
   static async start(options: SentinelGroupOptions = {}): Promise<RedisSentinelGroup> {
     const name = options.name ?? 'kitmaster';
     const master = await RedisServer.start();
-    const replica = await RedisServer.start({ extraArgs: ['--replicaof', '127.0.0.1', String(master.port)] });
+    const replica = await RedisServer.start({
+      extraArgs: ['--replicaof', '127.0.0.1', String(master.port)],
+    });
     const members: RedisServer[] = [master, replica];
     try {
-      await until('the replica in sync', async () => ((await ask(replica.port, 'ROLE')) as string[])[3] === 'connected', { timeoutMs: 10_000, retryErrors: true });
-      const peers = await Promise.all([0, 1, 2].map(async () => ({ port: await freePort(), id: randomBytes(20).toString('hex') })));
+      await until(
+        'the replica in sync',
+        async () => ((await ask(replica.port, 'ROLE')) as string[])[3] === 'connected',
+        { timeoutMs: 10_000, retryErrors: true },
+      );
+      const peers = await Promise.all(
+        [0, 1, 2].map(async () => ({
+          port: await freePort(),
+          id: randomBytes(20).toString('hex'),
+        })),
+      );
       const config = (self: { id: string }) =>
         [
           `sentinel myid ${self.id}`,
@@ -39,17 +50,28 @@ export class RedisSentinelGroup {
           `sentinel down-after-milliseconds ${name} ${options.downAfterMs ?? 500}`,
           `sentinel failover-timeout ${name} 5000`,
           `sentinel known-replica ${name} 127.0.0.1 ${replica.port}`,
-          ...peers.filter((p) => p !== self).map((p) => `sentinel known-sentinel ${name} 127.0.0.1 ${p.port} ${p.id}`),
+          ...peers
+            .filter((p) => p !== self)
+            .map((p) => `sentinel known-sentinel ${name} 127.0.0.1 ${p.port} ${p.id}`),
           '',
         ].join('\n');
-      const sentinels = await Promise.all(peers.map((p) => RedisServer.start({ port: p.port, sentinelConfig: config(p) })));
+      const sentinels = await Promise.all(
+        peers.map((p) => RedisServer.start({ port: p.port, sentinelConfig: config(p) })),
+      );
       members.push(...sentinels);
       const group = new RedisSentinelGroup(name, master, replica, sentinels);
       await until(
         'every Sentinel knows the master, its replica and the other Sentinels',
         async () => {
-          const views = await Promise.all(sentinels.map(async (s) => (await ask(s.port, 'SENTINEL', 'MASTER', name)) as string[]));
-          return views.every((v) => v[v.indexOf('num-slaves') + 1] === '1' && v[v.indexOf('num-other-sentinels') + 1] === '2' && v[v.indexOf('flags') + 1] === 'master');
+          const views = await Promise.all(
+            sentinels.map(async (s) => (await ask(s.port, 'SENTINEL', 'MASTER', name)) as string[]),
+          );
+          return views.every(
+            (v) =>
+              v[v.indexOf('num-slaves') + 1] === '1' &&
+              v[v.indexOf('num-other-sentinels') + 1] === '2' &&
+              v[v.indexOf('flags') + 1] === 'master',
+          );
         },
         { timeoutMs: 20_000, retryErrors: true },
       );
@@ -71,7 +93,12 @@ export class RedisSentinelGroup {
 
   /** The port of the master the Sentinels announce now. */
   async masterPort(): Promise<number> {
-    const [, port] = (await ask(this.sentinels[0]!.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.name)) as [string, string];
+    const [, port] = (await ask(
+      this.sentinels[0]!.port,
+      'SENTINEL',
+      'GET-MASTER-ADDR-BY-NAME',
+      this.name,
+    )) as [string, string];
     return Number(port);
   }
 

@@ -71,9 +71,14 @@ export class RedisServer {
 
   /** Starts a server on a free port and waits until it answers PING. */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    if (!redisServerBin) throwMissing('redis-server not installed', 'Redis', 'apt-get install redis-server');
+    if (!redisServerBin)
+      throwMissing('redis-server not installed', 'Redis', 'apt-get install redis-server');
     for (let attempt = 1; ; attempt++) {
-      const server = new RedisServer(options.port ?? (await freePort()), options, options.cluster ? await freePort() : undefined);
+      const server = new RedisServer(
+        options.port ?? (await freePort()),
+        options,
+        options.cluster ? await freePort() : undefined,
+      );
       try {
         await server.resume();
         return server;
@@ -103,7 +108,18 @@ export class RedisServer {
   async resume(): Promise<void> {
     if (this.#child) return;
     // No persistence, no fsync: start-up and failover stay quick.
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.#dir];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.#dir,
+    ];
     // A replica's first sync starts at once instead of after the default 5 s wait for more replicas.
     if (this.options.sentinelConfig === undefined) args.push('--repl-diskless-sync-delay', '0');
     if (this.options.sentinelConfig !== undefined) {
@@ -114,8 +130,18 @@ export class RedisServer {
       args.unshift(file, '--sentinel');
     }
     if (this.options.cluster) {
-      args.push('--cluster-enabled', 'yes', '--cluster-config-file', path.join(this.#dir, 'nodes.conf'));
-      args.push('--cluster-node-timeout', String(this.options.cluster.nodeTimeoutMs), '--cluster-port', String(this.busPort));
+      args.push(
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        path.join(this.#dir, 'nodes.conf'),
+      );
+      args.push(
+        '--cluster-node-timeout',
+        String(this.options.cluster.nodeTimeoutMs),
+        '--cluster-port',
+        String(this.busPort),
+      );
     }
     if (this.options.password) args.push('--requirepass', this.options.password);
     args.push(...(this.options.extraArgs ?? []));
@@ -134,12 +160,15 @@ export class RedisServer {
     });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      if (exited) throw new Error(`redis-server exited at start on port ${this.port}:\n${this.#output}`);
+      if (exited)
+        throw new Error(`redis-server exited at start on port ${this.port}:\n${this.#output}`);
       if (await answersPing(this.port)) return;
       await sleep(20);
     }
     await this.stop();
-    throw new Error(`redis-server did not answer PING on port ${this.port} within 10 s:\n${this.#output}`);
+    throw new Error(
+      `redis-server did not answer PING on port ${this.port} within 10 s:\n${this.#output}`,
+    );
   }
 
   /** Stops the process (SIGTERM by default; SIGKILL for a crash) and waits for it to exit. */
@@ -149,7 +178,7 @@ export class RedisServer {
     this.#child = undefined;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGCONT');   // a paused server cannot handle SIGTERM
+    child.kill('SIGCONT'); // a paused server cannot handle SIGTERM
     child.kill(signal);
     await exited;
   }
@@ -186,7 +215,15 @@ export function describeRedis(name: string, fn: (s: SuiteContext) => void | Prom
  * A client that never connects is closed before the error is thrown: left open, its reconnect
  * timers would hold the test process open for good.
  */
-export async function connectedStores<T extends { client: Redis | Cluster; connected: boolean; failure: string | undefined; waitUntilConnected(): Promise<boolean>; close(): Promise<void> }>(stores: T, limitMs = 15_000): Promise<T> {
+export async function connectedStores<
+  T extends {
+    client: Redis | Cluster;
+    connected: boolean;
+    failure: string | undefined;
+    waitUntilConnected(): Promise<boolean>;
+    close(): Promise<void>;
+  },
+>(stores: T, limitMs = 15_000): Promise<T> {
   if (await stores.waitUntilConnected()) return stores;
   const first = stores.failure;
   const started = performance.now();
@@ -197,7 +234,9 @@ export async function connectedStores<T extends { client: Redis | Cluster; conne
   // Read before close(), which turns every answer into "the store was closed".
   const last = `${String(stores.failure)}; client ${clientState(stores.client)}`;
   await stores.close();
-  throw new Error(`the stores did not connect within ${limitMs} ms (first attempt: ${first}; at the end: ${last})`);
+  throw new Error(
+    `the stores did not connect within ${limitMs} ms (first attempt: ${first}; at the end: ${last})`,
+  );
 }
 
 /** The client's status and, for a Cluster, each node's: what a connect that never came was waiting on. */

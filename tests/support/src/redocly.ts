@@ -21,7 +21,11 @@ export async function redoclyLint(document: unknown): Promise<{ ok: boolean; out
   const cli = path.join(path.dirname(pkgPath), pkg.bin.redocly ?? Object.values(pkg.bin)[0] ?? '');
   const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, 'lint', file, '--extends=recommended', '--format=summary'], { env });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [cli, 'lint', file, '--extends=recommended', '--format=summary'],
+      { env },
+    );
     const output = stdout + stderr;
     return { ok: !/^error\s/m.test(output) && /valid/i.test(output), output };
   } catch (err) {

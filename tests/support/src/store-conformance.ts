@@ -24,7 +24,9 @@ import {
 function lapsedMeanwhile(t: TestContext, ttlMs: number, since: number): boolean {
   const elapsed = Math.round(performance.now() - since);
   if (elapsed < ttlMs) return false;
-  t.diagnostic(`${elapsed} ms passed between the write with a ${ttlMs} ms TTL and the check that it still held: not asserted`);
+  t.diagnostic(
+    `${elapsed} ms passed between the write with a ${ttlMs} ms TTL and the check that it still held: not asserted`,
+  );
   return true;
 }
 
@@ -62,7 +64,11 @@ async function rejectsWithCode(promise: Promise<unknown>, code: string): Promise
   });
 }
 
-async function conflict(promise: Promise<unknown>, expected: number, actual: number | undefined): Promise<void> {
+async function conflict(
+  promise: Promise<unknown>,
+  expected: number,
+  actual: number | undefined,
+): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
     assert.ok(err instanceof SagaConflictError, `expected SagaConflictError, got ${String(err)}`);
     assert.equal(err.code, 'KIT_ERR_SAGA_CONFLICT');
@@ -110,28 +116,51 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         assert.ok(first.outcome === 'reserved' && first.token.length > 0);
         const second = await b.idempotency.reserve(key, { ttlMs: 5000 });
         assert.equal(second.outcome, 'pending');
-        assert.ok(second.outcome === 'pending' && second.retryAfterMs > 0 && second.retryAfterMs <= 5000, JSON.stringify(second));
+        assert.ok(
+          second.outcome === 'pending' && second.retryAfterMs > 0 && second.retryAfterMs <= 5000,
+          JSON.stringify(second),
+        );
 
-        const response = { statusCode: 201, body: { id: 'p_1', amounts: [1, 2.5, -3], note: 'ünïcödé ✓', none: null, ok: true } };
-        assert.equal(await a.idempotency.complete(key, first.token, response, { ttlMs: 5000 }), true);
+        const response = {
+          statusCode: 201,
+          body: { id: 'p_1', amounts: [1, 2.5, -3], note: 'ünïcödé ✓', none: null, ok: true },
+        };
+        assert.equal(
+          await a.idempotency.complete(key, first.token, response, { ttlMs: 5000 }),
+          true,
+        );
         response.body.id = 'mutated after complete';
         const replay = await b.idempotency.reserve(key, { ttlMs: 5000 });
         assert.deepEqual(replay, {
           outcome: 'completed',
-          response: { statusCode: 201, body: { id: 'p_1', amounts: [1, 2.5, -3], note: 'ünïcödé ✓', none: null, ok: true } },
+          response: {
+            statusCode: 201,
+            body: { id: 'p_1', amounts: [1, 2.5, -3], note: 'ünïcödé ✓', none: null, ok: true },
+          },
         });
         // A second completion, even by the first writer, changes nothing.
-        assert.equal(await a.idempotency.complete(key, first.token, { other: true }, { ttlMs: 5000 }), false);
+        assert.equal(
+          await a.idempotency.complete(key, first.token, { other: true }, { ttlMs: 5000 }),
+          false,
+        );
         assert.deepEqual((await a.idempotency.reserve(key, { ttlMs: 5000 })).outcome, 'completed');
       });
 
       it('exactly one of 40 concurrent reservations (over two connections) wins', async () => {
         const key = k('race');
         const results = await Promise.all(
-          Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).idempotency.reserve(key, { ttlMs: 5000 })),
+          Array.from({ length: 40 }, (_, i) =>
+            (i % 2 ? a : b).idempotency.reserve(key, { ttlMs: 5000 }),
+          ),
         );
-        assert.equal(count(results, (r) => r.outcome === 'reserved'), 1);
-        assert.equal(count(results, (r) => r.outcome === 'pending'), 39);
+        assert.equal(
+          count(results, (r) => r.outcome === 'reserved'),
+          1,
+        );
+        assert.equal(
+          count(results, (r) => r.outcome === 'pending'),
+          39,
+        );
       });
 
       it('only the holder token completes or releases; release frees the key', async () => {
@@ -150,8 +179,14 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         assert.equal(await b.idempotency.complete(key, again.token, 'done', { ttlMs: 5000 }), true);
         // A completed record cannot be released.
         assert.equal(await b.idempotency.release(key, again.token), false);
-        assert.deepEqual(await a.idempotency.reserve(key, { ttlMs: 5000 }), { outcome: 'completed', response: 'done' });
-        assert.equal(await a.idempotency.complete(k('never-reserved'), first.token, 1, { ttlMs: 5000 }), false);
+        assert.deepEqual(await a.idempotency.reserve(key, { ttlMs: 5000 }), {
+          outcome: 'completed',
+          response: 'done',
+        });
+        assert.equal(
+          await a.idempotency.complete(k('never-reserved'), first.token, 1, { ttlMs: 5000 }),
+          false,
+        );
       });
 
       it('a lapsed reservation can be taken over and the old token can no longer complete; responses lapse too', async (t) => {
@@ -161,9 +196,15 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         await sleep(250);
         const second = await b.idempotency.reserve(key, { ttlMs: 5000 });
         assert.ok(second.outcome === 'reserved');
-        assert.equal(await a.idempotency.complete(key, first.token, 'late', { ttlMs: 5000 }), false);
+        assert.equal(
+          await a.idempotency.complete(key, first.token, 'late', { ttlMs: 5000 }),
+          false,
+        );
         const completedAt = performance.now();
-        assert.equal(await b.idempotency.complete(key, second.token, 'kept briefly', { ttlMs: 150 }), true);
+        assert.equal(
+          await b.idempotency.complete(key, second.token, 'kept briefly', { ttlMs: 150 }),
+          true,
+        );
         const kept = (await a.idempotency.reserve(key, { ttlMs: 5000 })).outcome;
         if (lapsedMeanwhile(t, 150, completedAt)) return;
         assert.equal(kept, 'completed');
@@ -175,12 +216,24 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         const key = k('fp');
         const first = await a.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:aaa' });
         assert.ok(first.outcome === 'reserved');
-        assert.deepEqual(await b.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:bbb' }), { outcome: 'mismatch' });
-        assert.equal((await b.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:aaa' })).outcome, 'pending');
+        assert.deepEqual(
+          await b.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:bbb' }),
+          { outcome: 'mismatch' },
+        );
+        assert.equal(
+          (await b.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:aaa' })).outcome,
+          'pending',
+        );
         assert.equal((await b.idempotency.reserve(key, { ttlMs: 5000 })).outcome, 'pending');
         await a.idempotency.complete(key, first.token, [1], { ttlMs: 5000 });
-        assert.deepEqual(await b.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:bbb' }), { outcome: 'mismatch' });
-        assert.deepEqual(await b.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:aaa' }), { outcome: 'completed', response: [1] });
+        assert.deepEqual(
+          await b.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:bbb' }),
+          { outcome: 'mismatch' },
+        );
+        assert.deepEqual(
+          await b.idempotency.reserve(key, { ttlMs: 5000, fingerprint: 'sha256:aaa' }),
+          { outcome: 'completed', response: [1] },
+        );
       });
 
       it('refuses invalid arguments with KIT_ERR_STORE_INVALID_ARGUMENT', async () => {
@@ -189,12 +242,21 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         await rejectsWithCode(a.idempotency.reserve('x'.repeat(1025), { ttlMs: 1000 }), code);
         await rejectsWithCode(a.idempotency.reserve(k('bad'), { ttlMs: 0 }), code);
         await rejectsWithCode(a.idempotency.reserve(k('bad'), { ttlMs: 1.5 }), code);
-        await rejectsWithCode(a.idempotency.reserve(k('bad'), { ttlMs: 1000, fingerprint: '' }), code);
+        await rejectsWithCode(
+          a.idempotency.reserve(k('bad'), { ttlMs: 1000, fingerprint: '' }),
+          code,
+        );
         const key = k('bad-json');
         const r = await a.idempotency.reserve(key, { ttlMs: 1000 });
         assert.ok(r.outcome === 'reserved');
-        await rejectsWithCode(a.idempotency.complete(key, r.token, { n: 1n } as unknown as JsonValue, { ttlMs: 1000 }), code);
-        await rejectsWithCode(a.idempotency.complete(key, r.token, undefined as unknown as JsonValue, { ttlMs: 1000 }), code);
+        await rejectsWithCode(
+          a.idempotency.complete(key, r.token, { n: 1n } as unknown as JsonValue, { ttlMs: 1000 }),
+          code,
+        );
+        await rejectsWithCode(
+          a.idempotency.complete(key, r.token, undefined as unknown as JsonValue, { ttlMs: 1000 }),
+          code,
+        );
         await rejectsWithCode(a.idempotency.complete(key, '', 1, { ttlMs: 1000 }), code);
         // Nothing was stored by the refused calls.
         assert.equal(await a.idempotency.complete(key, r.token, 'fine', { ttlMs: 1000 }), true);
@@ -202,8 +264,16 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
     });
 
     describe('IRateLimitStore', () => {
-      const fixed = (limit: number, windowMs: number, extra: Partial<RateLimitOptions> = {}): RateLimitOptions => ({ limit, windowMs, ...extra });
-      const sliding = (limit: number, windowMs: number, extra: Partial<RateLimitOptions> = {}): RateLimitOptions => ({
+      const fixed = (
+        limit: number,
+        windowMs: number,
+        extra: Partial<RateLimitOptions> = {},
+      ): RateLimitOptions => ({ limit, windowMs, ...extra });
+      const sliding = (
+        limit: number,
+        windowMs: number,
+        extra: Partial<RateLimitOptions> = {},
+      ): RateLimitOptions => ({
         limit,
         windowMs,
         algorithm: 'sliding-window',
@@ -217,7 +287,8 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
           const key = k('rl');
           const start = Date.now();
           const results = [];
-          for (let i = 0; i < 4; i++) results.push(await (i % 2 ? a : b).rateLimit.consume(key, opts(3, 2000)));
+          for (let i = 0; i < 4; i++)
+            results.push(await (i % 2 ? a : b).rateLimit.consume(key, opts(3, 2000)));
           assert.deepEqual(
             results.map((r) => [r.allowed, r.remaining, r.limit]),
             [
@@ -228,8 +299,14 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
             ],
           );
           const refused = results[3]!;
-          assert.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= 2000, `retryAfterMs ${refused.retryAfterMs}`);
-          assert.ok(refused.resetAt >= start && refused.resetAt <= Date.now() + 2000 + 50, `resetAt ${refused.resetAt}`);
+          assert.ok(
+            refused.retryAfterMs > 0 && refused.retryAfterMs <= 2000,
+            `retryAfterMs ${refused.retryAfterMs}`,
+          );
+          assert.ok(
+            refused.resetAt >= start && refused.resetAt <= Date.now() + 2000 + 50,
+            `resetAt ${refused.resetAt}`,
+          );
           assert.equal(results[0]!.retryAfterMs, 0);
           // cost 0 reads without counting; refusals did not eat into the window.
           const peek = await a.rateLimit.consume(key, opts(3, 2000, { cost: 0 }));
@@ -241,10 +318,20 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
 
         it(`${algorithm}: exactly limit of 60 concurrent calls over two connections are admitted`, async () => {
           const key = k('rl-race');
-          const results = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).rateLimit.consume(key, opts(25, 10_000))));
-          assert.equal(count(results, (r) => r.allowed), 25);
+          const results = await Promise.all(
+            Array.from({ length: 60 }, (_, i) =>
+              (i % 2 ? a : b).rateLimit.consume(key, opts(25, 10_000)),
+            ),
+          );
+          assert.equal(
+            count(results, (r) => r.allowed),
+            25,
+          );
           assert.deepEqual(
-            results.filter((r) => r.allowed).map((r) => r.remaining).sort((x, y) => x - y),
+            results
+              .filter((r) => r.allowed)
+              .map((r) => r.remaining)
+              .sort((x, y) => x - y),
             Array.from({ length: 25 }, (_, i) => i),
           );
         });
@@ -263,7 +350,10 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         it(`${algorithm}: nothing counted means remaining = limit and resetAt = now`, async () => {
           const r = await a.rateLimit.consume(k('rl-empty'), opts(4, 5000, { cost: 0 }));
           assert.deepEqual([r.allowed, r.remaining, r.retryAfterMs], [true, 4, 0]);
-          assert.ok(Math.abs(r.resetAt - Date.now()) < 1000, `resetAt ${r.resetAt} vs now ${Date.now()}`);
+          assert.ok(
+            Math.abs(r.resetAt - Date.now()) < 1000,
+            `resetAt ${r.resetAt} vs now ${Date.now()}`,
+          );
         });
       }
 
@@ -274,7 +364,10 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         await a.rateLimit.consume(key, fixed(2, 400));
         const refused = await b.rateLimit.consume(key, fixed(2, 400));
         assert.equal(refused.allowed, false);
-        assert.ok(refused.retryAfterMs <= 220, `the window started with the first unit: retryAfterMs ${refused.retryAfterMs}`);
+        assert.ok(
+          refused.retryAfterMs <= 220,
+          `the window started with the first unit: retryAfterMs ${refused.retryAfterMs}`,
+        );
         await sleep(refused.retryAfterMs + 30);
         const again = await b.rateLimit.consume(key, fixed(2, 400));
         assert.deepEqual([again.allowed, again.remaining], [true, 1]);
@@ -290,7 +383,10 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         const secondCountedBy = Date.now();
         const refused = await b.rateLimit.consume(key, sliding(2, 600));
         assert.equal(refused.allowed, false);
-        assert.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= 320, `first unit leaves ~300 ms from now: ${refused.retryAfterMs}`);
+        assert.ok(
+          refused.retryAfterMs > 0 && refused.retryAfterMs <= 320,
+          `first unit leaves ~300 ms from now: ${refused.retryAfterMs}`,
+        );
         await sleep(refused.retryAfterMs + 30);
         // The first unit left; the second still counts, so exactly one more fits.
         const one = await b.rateLimit.consume(key, sliding(2, 600));
@@ -299,8 +395,14 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         const two = await b.rateLimit.consume(key, sliding(2, 600));
         assert.equal(two.allowed, false);
         const bound = secondCountedBy + 600 - asked;
-        assert.ok(two.retryAfterMs > 0 && two.retryAfterMs <= bound + 5, `second unit leaves within ${bound} ms: ${two.retryAfterMs}`);
-        assert.ok(two.resetAt <= secondCountedBy + 600 + 5, 'resetAt: when the oldest counted unit leaves');
+        assert.ok(
+          two.retryAfterMs > 0 && two.retryAfterMs <= bound + 5,
+          `second unit leaves within ${bound} ms: ${two.retryAfterMs}`,
+        );
+        assert.ok(
+          two.resetAt <= secondCountedBy + 600 + 5,
+          'resetAt: when the oldest counted unit leaves',
+        );
       });
 
       it('refuses invalid options with KIT_ERR_STORE_INVALID_ARGUMENT', async () => {
@@ -310,12 +412,27 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         await rejectsWithCode(a.rateLimit.consume(key, fixed(1, 0)), code);
         await rejectsWithCode(a.rateLimit.consume(key, fixed(2, 1000, { cost: 3 })), code);
         await rejectsWithCode(a.rateLimit.consume(key, fixed(2, 1000, { cost: -1 })), code);
-        await rejectsWithCode(a.rateLimit.consume(key, { limit: 2, windowMs: 1000, algorithm: 'token-bucket' as 'fixed-window' }), code);
+        await rejectsWithCode(
+          a.rateLimit.consume(key, {
+            limit: 2,
+            windowMs: 1000,
+            algorithm: 'token-bucket' as 'fixed-window',
+          }),
+          code,
+        );
         await rejectsWithCode(a.rateLimit.consume('', fixed(2, 1000)), code);
         await rejectsWithCode(a.rateLimit.reset(''), code);
         // The sliding window keeps a timestamp per unit: its limit is capped, and a full-cost call works.
-        await rejectsWithCode(a.rateLimit.consume(key, { limit: 10_001, windowMs: 1000, algorithm: 'sliding-window' }), code);
-        const big = await a.rateLimit.consume(k('rl-big'), { limit: 10_000, windowMs: 1000, algorithm: 'sliding-window', cost: 10_000 });
+        await rejectsWithCode(
+          a.rateLimit.consume(key, { limit: 10_001, windowMs: 1000, algorithm: 'sliding-window' }),
+          code,
+        );
+        const big = await a.rateLimit.consume(k('rl-big'), {
+          limit: 10_000,
+          windowMs: 1000,
+          algorithm: 'sliding-window',
+          cost: 10_000,
+        });
         assert.equal(big.allowed, true);
         assert.equal(big.remaining, 0);
       });
@@ -326,9 +443,19 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         const id = k('saga');
         const before = Date.now();
         const created = await a.saga.create(id, { step: 'reserve', items: [{ sku: 'A', qty: 2 }] });
-        assert.deepEqual({ ...created, updatedAt: 0 }, { id, version: 1, data: { step: 'reserve', items: [{ sku: 'A', qty: 2 }] }, updatedAt: 0 });
+        assert.deepEqual(
+          { ...created, updatedAt: 0 },
+          {
+            id,
+            version: 1,
+            data: { step: 'reserve', items: [{ sku: 'A', qty: 2 }] },
+            updatedAt: 0,
+          },
+        );
         assert.ok(created.updatedAt >= before - 1000 && created.updatedAt <= Date.now() + 1000);
-        const got = await b.saga.get<{ step: string; items: Array<{ sku: string; qty: number }> }>(id);
+        const got = await b.saga.get<{ step: string; items: Array<{ sku: string; qty: number }> }>(
+          id,
+        );
         assert.deepEqual(got, created);
         got!.data.step = 'mutated';
         assert.equal((await b.saga.get<{ step: string }>(id))!.data.step, 'reserve');
@@ -357,10 +484,14 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         );
         const won = results.filter((r) => r.status === 'fulfilled');
         assert.equal(won.length, 1);
-        for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof SagaConflictError);
+        for (const r of results)
+          if (r.status === 'rejected') assert.ok(r.reason instanceof SagaConflictError);
         const state = await a.saga.get<{ winner: number }>(id);
         assert.equal(state!.version, 2);
-        assert.deepEqual(state!.data, (won[0] as PromiseFulfilledResult<{ data: JsonValue }>).value.data);
+        assert.deepEqual(
+          state!.data,
+          (won[0] as PromiseFulfilledResult<{ data: JsonValue }>).value.data,
+        );
       });
 
       it('delete checks the version when given and reports whether something was deleted', async () => {
@@ -388,7 +519,11 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         await sleep(100);
         await b.saga.update(kept, 2, 1);
         await sleep(300);
-        assert.equal(await a.saga.get(kept), undefined, 'update without ttlMs kept the 300 ms expiry');
+        assert.equal(
+          await a.saga.get(kept),
+          undefined,
+          'update without ttlMs kept the 300 ms expiry',
+        );
 
         const extended = k('saga-extend');
         await a.saga.create(extended, 1, { ttlMs: 200 });
@@ -419,7 +554,10 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         assert.equal(await a.cronJob.tryAcquire(job, 'owner-a', 8000), true);
         const lock = await b.cronJob.getLock(job);
         assert.equal(lock?.owner, 'owner-a');
-        assert.ok(lock.expiresAt > Date.now() + 6000 && lock.expiresAt <= Date.now() + 8000 + 50, `expiresAt ${lock.expiresAt}`);
+        assert.ok(
+          lock.expiresAt > Date.now() + 6000 && lock.expiresAt <= Date.now() + 8000 + 50,
+          `expiresAt ${lock.expiresAt}`,
+        );
         assert.equal(await b.cronJob.getLock(k('free')), undefined);
       });
 
@@ -430,7 +568,10 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
         assert.equal(await b.cronJob.release(job, 'owner-b'), false);
         assert.equal((await a.cronJob.getLock(job))?.owner, 'owner-a');
         assert.equal(await a.cronJob.renew(job, 'owner-a', 9000), true);
-        assert.ok((await b.cronJob.getLock(job))!.expiresAt > Date.now() + 8000, 'renew extended the lock');
+        assert.ok(
+          (await b.cronJob.getLock(job))!.expiresAt > Date.now() + 8000,
+          'renew extended the lock',
+        );
         assert.equal(await a.cronJob.release(job, 'owner-a'), true);
         assert.equal(await a.cronJob.release(job, 'owner-a'), false);
         assert.equal(await a.cronJob.renew(job, 'owner-a', 1000), false);
@@ -453,7 +594,11 @@ export function storeConformance(label: string, options: ConformanceOptions): vo
 
       it('exactly one of 20 concurrent owners acquires', async () => {
         const job = k('cron-race');
-        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).cronJob.tryAcquire(job, `owner-${i}`, 5000)));
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 ? a : b).cronJob.tryAcquire(job, `owner-${i}`, 5000),
+          ),
+        );
         assert.equal(count(results, Boolean), 1);
         assert.equal((await a.cronJob.getLock(job))?.owner, `owner-${results.indexOf(true)}`);
       });

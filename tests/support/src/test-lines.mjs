@@ -38,7 +38,10 @@ export const LINE_DEPENDENT = [
  * test without being its subject: a `once` file may import them. They live in tests/support, but
  * for an engine's own set-up and the fleet's balancer.
  */
-const SHARED_PARTS = [/[\\/]tests[\\/]support[\\/]/, /[\\/]autocrud[\\/]test[\\/]suite[\\/](?:engines|fixtures)\.ts$/];
+const SHARED_PARTS = [
+  /[\\/]tests[\\/]support[\\/]/,
+  /[\\/]autocrud[\\/]test[\\/]suite[\\/](?:engines|fixtures)\.ts$/,
+];
 
 /**
  * A test file's directive.
@@ -78,7 +81,8 @@ export function lineUses(file) {
     const text = readFileSync(full, 'utf8');
     // A type-only import brings no code of the module in.
     const code = text.replace(/import\s+type\s[^;]*?from\s*'[^']+';?/gs, '');
-    for (const { name, pattern } of LINE_DEPENDENT) if (pattern.test(code)) found.push({ name, in: full });
+    for (const { name, pattern } of LINE_DEPENDENT)
+      if (pattern.test(code)) found.push({ name, in: full });
     for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
       const target = resolveTs(path.resolve(path.dirname(full), m[1]));
       if (target === undefined) continue;
@@ -93,6 +97,13 @@ export function lineUses(file) {
 
 /** A relative import as written (`./x.js`, `./x.ts`, `./x`) to the file that holds it. */
 function resolveTs(spec) {
-  const candidates = [spec, spec.replace(/\.js$/, '.ts'), `${spec}.ts`, path.join(spec, 'index.ts')];
-  return candidates.find((c) => /\.(ts|mts|mjs|js)$/.test(c) && existsSync(c) && statSync(c).isFile());
+  const candidates = [
+    spec,
+    spec.replace(/\.js$/, '.ts'),
+    `${spec}.ts`,
+    path.join(spec, 'index.ts'),
+  ];
+  return candidates.find(
+    (c) => /\.(ts|mts|mjs|js)$/.test(c) && existsSync(c) && statSync(c).isFile(),
+  );
 }

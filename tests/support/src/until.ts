@@ -47,8 +47,17 @@ export type NotYet = false | undefined | null;
  * });
  * ```
  */
-export async function until<T>(what: string, probe: () => T | Promise<T>, options: number | UntilOptions = {}): Promise<Reached<Exclude<T, NotYet>>> {
-  const { timeoutMs = 5000, intervalMs = 20, diagnostic, retryErrors = false } = typeof options === 'number' ? { timeoutMs: options } : options;
+export async function until<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  options: number | UntilOptions = {},
+): Promise<Reached<Exclude<T, NotYet>>> {
+  const {
+    timeoutMs = 5000,
+    intervalMs = 20,
+    diagnostic,
+    retryErrors = false,
+  } = typeof options === 'number' ? { timeoutMs: options } : options;
   const started = performance.now();
   let lastError: unknown;
   for (;;) {
@@ -60,9 +69,14 @@ export async function until<T>(what: string, probe: () => T | Promise<T>, option
       lastError = err;
       value = undefined;
     }
-    if (value !== false && value !== undefined && value !== null) return { value: value as Exclude<T, NotYet>, ms: Math.round(performance.now() - started) };
+    if (value !== false && value !== undefined && value !== null)
+      return { value: value as Exclude<T, NotYet>, ms: Math.round(performance.now() - started) };
     if (performance.now() - started >= timeoutMs) {
-      const seen = diagnostic ? `: ${await diagnostic()}` : lastError === undefined ? '' : `: last error ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+      const seen = diagnostic
+        ? `: ${await diagnostic()}`
+        : lastError === undefined
+          ? ''
+          : `: last error ${lastError instanceof Error ? lastError.message : String(lastError)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${seen}`);
     }
     await sleep(intervalMs);

@@ -26,7 +26,11 @@ function testSources(): string[] {
       if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
       const full = path.join(dir, name);
       const rel = path.relative(repo, full);
-      if (statSync(full).isDirectory()) walk(full, inTests || name === 'test' || rel.startsWith('tests') || rel.startsWith('bench'));
+      if (statSync(full).isDirectory())
+        walk(
+          full,
+          inTests || name === 'test' || rel.startsWith('tests') || rel.startsWith('bench'),
+        );
       else if (inTests && name.endsWith('.ts') && !name.endsWith('.d.ts')) files.push(rel);
     }
   };
@@ -37,13 +41,18 @@ function testSources(): string[] {
 /** The workspace a repository path belongs to: `packages/core`, `examples/sample-api`, `tests/support`, `docs`, `bench`, `scripts`. */
 function workspaceOf(rel: string): string {
   const [top, second] = rel.split(path.sep);
-  return top === 'packages' || top === 'examples' || top === 'tests' ? `${top}/${second}` : (top ?? '');
+  return top === 'packages' || top === 'examples' || top === 'tests'
+    ? `${top}/${second}`
+    : (top ?? '');
 }
 
 /** The relative module specifiers of a file: static imports and exports, dynamic imports. */
 function relativeSpecifiers(source: string): string[] {
   const found: string[] = [];
-  for (const m of source.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) found.push(m[1]!);
+  for (const m of source.matchAll(
+    /(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm,
+  ))
+    found.push(m[1]!);
   return found;
 }
 
@@ -51,7 +60,8 @@ function relativeSpecifiers(source: string): string[] {
 function crossing(file: string, specifier: string): string | undefined {
   const target = path.normalize(path.join(path.dirname(file), specifier)).replace(/\.js$/, '.ts');
   const targetParts = target.split(path.sep);
-  if (targetParts[0] === 'scripts') return CHECKED_SCRIPTS.has(target.split(path.sep).join('/')) ? undefined : target;
+  if (targetParts[0] === 'scripts')
+    return CHECKED_SCRIPTS.has(target.split(path.sep).join('/')) ? undefined : target;
   if (workspaceOf(target) === workspaceOf(file)) return undefined;
   const inTestFolder = targetParts.includes('test') || workspaceOf(target) === 'tests/support';
   return inTestFolder ? target : undefined;
@@ -75,11 +85,17 @@ describe('test support imports', () => {
   const files = testSources();
 
   it('finds the test code it checks', () => {
-    assert.ok(files.some((f) => f.startsWith(path.join('packages', 'core', 'test'))), 'core tests found');
-    assert.ok(files.includes(path.join('tests', 'support', 'src', 'until.ts')), 'the support workspace found');
+    assert.ok(
+      files.some((f) => f.startsWith(path.join('packages', 'core', 'test'))),
+      'core tests found',
+    );
+    assert.ok(
+      files.includes(path.join('tests', 'support', 'src', 'until.ts')),
+      'the support workspace found',
+    );
   });
 
-  it('no test file imports another package\'s test folder, the support sources or scripts/ by relative path (use @kit/test-support/<name>)', () => {
+  it("no test file imports another package's test folder, the support sources or scripts/ by relative path (use @kit/test-support/<name>)", () => {
     const offences: string[] = [];
     for (const file of files) {
       for (const specifier of relativeSpecifiers(readFileSync(path.join(repo, file), 'utf8'))) {
@@ -91,32 +107,72 @@ describe('test support imports', () => {
   });
 
   it('the check sees a crossing import when there is one', () => {
-    assert.equal(crossing(path.join('packages', 'autocrud', 'test', 'a.test.ts'), '../../core/test/helpers.ts'), path.join('packages', 'core', 'test', 'helpers.ts'));
-    assert.equal(crossing(path.join('packages', 'core', 'test', 'a.test.ts'), '../../../scripts/heavy-tests.ts'), path.join('scripts', 'heavy-tests.ts'));
-    assert.equal(crossing(path.join('examples', 'sample-api', 'test', 'a.test.ts'), '../../../tests/support/src/until.ts'), path.join('tests', 'support', 'src', 'until.ts'));
-    assert.equal(crossing(path.join('packages', 'core', 'test', 'a.test.ts'), './helpers.ts'), undefined);
-    assert.equal(crossing(path.join('packages', 'core', 'test', 'a.test.ts'), '../src/index.ts'), undefined);
-    assert.equal(crossing(path.join('packages', 'core', 'test', 'a.test.ts'), '../../../scripts/api-report.ts'), undefined);
+    assert.equal(
+      crossing(
+        path.join('packages', 'autocrud', 'test', 'a.test.ts'),
+        '../../core/test/helpers.ts',
+      ),
+      path.join('packages', 'core', 'test', 'helpers.ts'),
+    );
+    assert.equal(
+      crossing(
+        path.join('packages', 'core', 'test', 'a.test.ts'),
+        '../../../scripts/heavy-tests.ts',
+      ),
+      path.join('scripts', 'heavy-tests.ts'),
+    );
+    assert.equal(
+      crossing(
+        path.join('examples', 'sample-api', 'test', 'a.test.ts'),
+        '../../../tests/support/src/until.ts',
+      ),
+      path.join('tests', 'support', 'src', 'until.ts'),
+    );
+    assert.equal(
+      crossing(path.join('packages', 'core', 'test', 'a.test.ts'), './helpers.ts'),
+      undefined,
+    );
+    assert.equal(
+      crossing(path.join('packages', 'core', 'test', 'a.test.ts'), '../src/index.ts'),
+      undefined,
+    );
+    assert.equal(
+      crossing(
+        path.join('packages', 'core', 'test', 'a.test.ts'),
+        '../../../scripts/api-report.ts',
+      ),
+      undefined,
+    );
   });
 
   it('one polling helper: `until` in tests/support/src/until.ts, no other definition of an until-like helper', () => {
-    const definitions = files.filter((file) => POLLER.test(readFileSync(path.join(repo, file), 'utf8')));
+    const definitions = files.filter((file) =>
+      POLLER.test(readFileSync(path.join(repo, file), 'utf8')),
+    );
     assert.deepEqual(definitions, [path.join('tests', 'support', 'src', 'until.ts')]);
   });
 
   it('one kitApp: the addKit/useKit wiring of test apps lives in tests/support/src/kit-app.ts', () => {
-    const definitions = files.filter((file) => /^\s*(?:export\s+)?(?:async\s+)?function\s+kitApp\b|^\s*(?:export\s+)?const\s+kitApp\s*=/m.test(readFileSync(path.join(repo, file), 'utf8')));
+    const definitions = files.filter((file) =>
+      /^\s*(?:export\s+)?(?:async\s+)?function\s+kitApp\b|^\s*(?:export\s+)?const\s+kitApp\s*=/m.test(
+        readFileSync(path.join(repo, file), 'utf8'),
+      ),
+    );
     assert.deepEqual(definitions, [path.join('tests', 'support', 'src', 'kit-app.ts')]);
   });
 
   it('no issue numbers in test code: a comment or test name says what it checks and why', () => {
     // This file names the forms it looks for; every other file of test code is read.
     const self = path.relative(repo, import.meta.filename);
-    const cited = files.filter((file) => file !== self).flatMap((file) =>
-      readFileSync(path.join(repo, file), 'utf8')
-        .split('\n')
-        .flatMap((line, i) => (ISSUE_NUMBER.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
-    );
+    const cited = files
+      .filter((file) => file !== self)
+      .flatMap((file) =>
+        readFileSync(path.join(repo, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) =>
+            ISSUE_NUMBER.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [],
+          ),
+      );
     assert.deepEqual(cited, []);
   });
 

@@ -34,22 +34,39 @@ function testFiles(): string[] {
 function byItsOwnSwitch(file: string): boolean {
   const why = lineDirective(file)?.why ?? '';
   const text = readFileSync(file, 'utf8');
-  return (why.startsWith('heavy:') && /\bheavy\(/.test(text)) || (why.startsWith('compiler:') && /\blineIndependent\(/.test(text));
+  return (
+    (why.startsWith('heavy:') && /\bheavy\(/.test(text)) ||
+    (why.startsWith('compiler:') && /\blineIndependent\(/.test(text))
+  );
 }
 
 describe('the Node lines each test file runs on', () => {
   const files = testFiles();
 
   it('every test file states whether the Node line can change its outcome', () => {
-    const silent = files.filter((f) => lineDirective(f) === undefined).map((f) => path.relative(ROOT, f));
-    assert.deepEqual(silent, [], 'add `// @test-lines: every - <why>` or `// @test-lines: once - <why>` among the first lines');
+    const silent = files
+      .filter((f) => lineDirective(f) === undefined)
+      .map((f) => path.relative(ROOT, f));
+    assert.deepEqual(
+      silent,
+      [],
+      'add `// @test-lines: every - <why>` or `// @test-lines: once - <why>` among the first lines',
+    );
   });
 
   it('a file that runs once reaches no part of Node that changes from line to line', () => {
     const wrong = files
       .filter((f) => lineDirective(f)?.lines === 'once' && !byItsOwnSwitch(f))
-      .flatMap((f) => lineUses(f).map((u) => `${path.relative(ROOT, f)}: ${u.name} in ${path.relative(ROOT, u.in)}`));
-    assert.deepEqual(wrong, [], 'these run on one line only but use what the line decides: mark them `every`, or reach the part through Kit or tests/support');
+      .flatMap((f) =>
+        lineUses(f).map(
+          (u) => `${path.relative(ROOT, f)}: ${u.name} in ${path.relative(ROOT, u.in)}`,
+        ),
+      );
+    assert.deepEqual(
+      wrong,
+      [],
+      'these run on one line only but use what the line decides: mark them `every`, or reach the part through Kit or tests/support',
+    );
   });
 
   it("each engine's and store's conformance suite, the processes and the packages run on every line", () => {
@@ -62,12 +79,15 @@ describe('the Node lines each test file runs on', () => {
       'packages/core/test/lifecycle.test.ts',
       'tests/packaging/test/tarball.test.ts',
     ];
-    for (const f of mustRunEverywhere) assert.equal(lineDirective(path.join(ROOT, f))?.lines, 'every', f);
+    for (const f of mustRunEverywhere)
+      assert.equal(lineDirective(path.join(ROOT, f))?.lines, 'every', f);
   });
 
   it('the rule sees what it looks for', () => {
     // A detector that found nothing would pass every `once`: hold it to files known to use each part.
-    const uses = (f: string): string[] => [...new Set(lineUses(path.join(ROOT, f)).map((u) => u.name))];
+    const uses = (f: string): string[] => [
+      ...new Set(lineUses(path.join(ROOT, f)).map((u) => u.name)),
+    ];
     assert.ok(uses('packages/core/test/audit-correlation.test.ts').includes('async context'));
     assert.ok(uses('packages/core/test/lifecycle.test.ts').includes('signals'));
     assert.ok(uses('packages/store-redis/test/conformance.test.ts').includes('ioredis'));

@@ -16,12 +16,22 @@ export const Book = defineEntity({
     properties: {
       id: { type: 'integer' },
       title: { type: 'string', minLength: 1, maxLength: 200 },
-      price: { type: 'string', format: 'decimal', 'x-precision': 10, 'x-scale': 2, description: 'Exact, as a string: "19.90".' },
+      price: {
+        type: 'string',
+        format: 'decimal',
+        'x-precision': 10,
+        'x-scale': 2,
+        description: 'Exact, as a string: "19.90".',
+      },
       status: { type: 'string', enum: ['draft', 'published', 'retired'], default: 'draft' },
       publishedAt: { type: ['string', 'null'], format: 'date-time' },
       attributes: {
         type: 'object',
-        properties: { isbn: { type: 'string', maxLength: 17 }, pages: { type: 'integer', minimum: 1 }, languages: { type: 'array', items: { type: 'string' } } },
+        properties: {
+          isbn: { type: 'string', maxLength: 17 },
+          pages: { type: 'integer', minimum: 1 },
+          languages: { type: 'array', items: { type: 'string' } },
+        },
         additionalProperties: true,
         default: {},
       },

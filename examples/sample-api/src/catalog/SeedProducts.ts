@@ -16,7 +16,13 @@ export class SeedProducts implements IWarmup {
   readonly #crud: KitAutoCrud;
   readonly #log: { warn(obj: object, msg: string): void };
 
-  constructor({ kitAutoCrud, logger }: { kitAutoCrud: KitAutoCrud; logger: { warn(obj: object, msg: string): void } }) {
+  constructor({
+    kitAutoCrud,
+    logger,
+  }: {
+    kitAutoCrud: KitAutoCrud;
+    logger: { warn(obj: object, msg: string): void };
+  }) {
     this.#crud = kitAutoCrud;
     this.#log = logger;
   }

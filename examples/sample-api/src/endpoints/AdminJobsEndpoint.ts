@@ -5,6 +5,8 @@ import { EndpointGroup, type IKitEndpoint } from '@kit/core';
 @EndpointGroup('admin')
 export class AdminJobsEndpoint implements IKitEndpoint {
   addRoutes(app: FastifyInstance): void {
-    app.get('jobs', { schema: { summary: 'Background jobs' } }, async () => [{ name: 'nightly-report', schedule: '0 2 * * *' }]);
+    app.get('jobs', { schema: { summary: 'Background jobs' } }, async () => [
+      { name: 'nightly-report', schedule: '0 2 * * *' },
+    ]);
   }
 }

@@ -12,11 +12,25 @@ export class OrdersV2Endpoint implements IKitEndpoint<TypeBoxTypeProvider> {
   }
 
   addRoutes(app: EndpointApp<TypeBoxTypeProvider>): void {
-    app.get('', { schema: { summary: 'List orders (v2)', response: { 200: Type.Array(Order) } } }, async () => this.#orders.list());
-    app.get('{id}', { schema: { summary: 'Get one order (v2)', params: IdParams, response: { 200: Order } } }, async (request, reply) => {
-      const order = this.#orders.get(request.params.id);
-      if (!order) return sendProblem(reply, { type: 'about:blank', title: 'Not Found', status: 404, detail: `No order ${request.params.id}.` });
-      return order;
-    });
+    app.get(
+      '',
+      { schema: { summary: 'List orders (v2)', response: { 200: Type.Array(Order) } } },
+      async () => this.#orders.list(),
+    );
+    app.get(
+      '{id}',
+      { schema: { summary: 'Get one order (v2)', params: IdParams, response: { 200: Order } } },
+      async (request, reply) => {
+        const order = this.#orders.get(request.params.id);
+        if (!order)
+          return sendProblem(reply, {
+            type: 'about:blank',
+            title: 'Not Found',
+            status: 404,
+            detail: `No order ${request.params.id}.`,
+          });
+        return order;
+      },
+    );
   }
 }

@@ -1,10 +1,21 @@
 import { createHash, randomUUID } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
-import { kitRateLimitStore, sendProblem, type IIdempotencyStore, type IKitEndpoint } from '@kit/core';
+import {
+  kitRateLimitStore,
+  sendProblem,
+  type IIdempotencyStore,
+  type IKitEndpoint,
+} from '@kit/core';
 
 /** A captured payment (a type alias, so it is a JSON value the stores accept). */
-type Payment = { id: string; orderId: string; amountCents: number; status: 'captured'; createdAt: string };
+type Payment = {
+  id: string;
+  orderId: string;
+  amountCents: number;
+  status: 'captured';
+  createdAt: string;
+};
 
 const payment = {
   type: 'object',
@@ -34,9 +45,16 @@ export class PaymentsEndpoint implements IKitEndpoint {
   async addRoutes(app: FastifyInstance): Promise<void> {
     // Registered in the group (awaited, so its route hook sees the routes below); only routes with
     // config.rateLimit are limited.
-    await app.register(rateLimit, { global: false, enableDraftSpec: true, store: kitRateLimitStore(app) });
+    await app.register(rateLimit, {
+      global: false,
+      enableDraftSpec: true,
+      store: kitRateLimitStore(app),
+    });
 
-    app.post<{ Body: { orderId: string; amountCents: number }; Headers: { 'idempotency-key': string } }>(
+    app.post<{
+      Body: { orderId: string; amountCents: number };
+      Headers: { 'idempotency-key': string };
+    }>(
       '',
       {
         schema: {
@@ -49,7 +67,10 @@ export class PaymentsEndpoint implements IKitEndpoint {
           body: {
             type: 'object',
             required: ['orderId', 'amountCents'],
-            properties: { orderId: { type: 'string', minLength: 1 }, amountCents: { type: 'integer', minimum: 1 } },
+            properties: {
+              orderId: { type: 'string', minLength: 1 },
+              amountCents: { type: 'integer', minimum: 1 },
+            },
           },
           response: { 201: payment },
         },
@@ -58,18 +79,31 @@ export class PaymentsEndpoint implements IKitEndpoint {
       async (request, reply) => {
         const key = `payments:${request.headers['idempotency-key']}`;
         const fingerprint = createHash('sha256').update(JSON.stringify(request.body)).digest('hex');
-        const reservation = await this.deps.idempotencyStore.reserve(key, { ttlMs: 30_000, fingerprint });
+        const reservation = await this.deps.idempotencyStore.reserve(key, {
+          ttlMs: 30_000,
+          fingerprint,
+        });
         switch (reservation.outcome) {
           case 'completed':
             return reply.code(201).header('idempotent-replayed', 'true').send(reservation.response);
           case 'pending':
             return sendProblem(
               reply,
-              { type: 'about:blank', title: 'Conflict', status: 409, detail: 'A request with this Idempotency-Key is in progress.' },
+              {
+                type: 'about:blank',
+                title: 'Conflict',
+                status: 409,
+                detail: 'A request with this Idempotency-Key is in progress.',
+              },
               { 'retry-after': String(Math.ceil(reservation.retryAfterMs / 1000)) },
             );
           case 'mismatch':
-            return sendProblem(reply, { type: 'about:blank', title: 'Unprocessable Content', status: 422, detail: 'This Idempotency-Key was used for a different request.' });
+            return sendProblem(reply, {
+              type: 'about:blank',
+              title: 'Unprocessable Content',
+              status: 422,
+              detail: 'This Idempotency-Key was used for a different request.',
+            });
         }
 
         try {
@@ -80,7 +114,9 @@ export class PaymentsEndpoint implements IKitEndpoint {
             status: 'captured',
             createdAt: new Date().toISOString(),
           };
-          await this.deps.idempotencyStore.complete(key, reservation.token, created, { ttlMs: 24 * 60 * 60 * 1000 });
+          await this.deps.idempotencyStore.complete(key, reservation.token, created, {
+            ttlMs: 24 * 60 * 60 * 1000,
+          });
           return reply.code(201).header('idempotent-replayed', 'false').send(created);
         } catch (err) {
           // Nothing was captured: free the key so the client's retry runs again.

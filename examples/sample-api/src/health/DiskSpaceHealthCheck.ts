@@ -21,10 +21,25 @@ export class DiskSpaceHealthCheck implements IHealthCheck {
     const fs = await statfs(diskPath);
     const freeBytes = fs.bavail * fs.bsize;
     const totalBytes = fs.blocks * fs.bsize;
-    const data = { path: diskPath, freeBytes, totalBytes, freePercent: totalBytes > 0 ? Math.round((freeBytes / totalBytes) * 1000) / 10 : 0 };
+    const data = {
+      path: diskPath,
+      freeBytes,
+      totalBytes,
+      freePercent: totalBytes > 0 ? Math.round((freeBytes / totalBytes) * 1000) / 10 : 0,
+    };
     const text = `${(freeBytes / GIB).toFixed(1)} GiB free (${data.freePercent}%)`;
-    if (freeBytes < diskUnhealthyBelowBytes) return HealthCheckResult.unhealthy(`${text}, below ${(diskUnhealthyBelowBytes / GIB).toFixed(1)} GiB`, undefined, data);
-    if (freeBytes < diskDegradedBelowBytes) return HealthCheckResult.degraded(`${text}, below ${(diskDegradedBelowBytes / GIB).toFixed(1)} GiB`, undefined, data);
+    if (freeBytes < diskUnhealthyBelowBytes)
+      return HealthCheckResult.unhealthy(
+        `${text}, below ${(diskUnhealthyBelowBytes / GIB).toFixed(1)} GiB`,
+        undefined,
+        data,
+      );
+    if (freeBytes < diskDegradedBelowBytes)
+      return HealthCheckResult.degraded(
+        `${text}, below ${(diskDegradedBelowBytes / GIB).toFixed(1)} GiB`,
+        undefined,
+        data,
+      );
     return HealthCheckResult.healthy(text, data);
   }
 }

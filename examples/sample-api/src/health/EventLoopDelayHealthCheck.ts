@@ -42,7 +42,11 @@ export class EventLoopDelayHealthCheck implements IHealthCheck {
     };
     h.reset(); // each probe looks at the window since the previous one
     return data.p99Ms > this.#thresholdMs
-      ? HealthCheckResult.degraded(`event-loop delay p99 ${data.p99Ms} ms is above ${this.#thresholdMs} ms`, undefined, data)
+      ? HealthCheckResult.degraded(
+          `event-loop delay p99 ${data.p99Ms} ms is above ${this.#thresholdMs} ms`,
+          undefined,
+          data,
+        )
       : HealthCheckResult.healthy(`event-loop delay p99 ${data.p99Ms} ms`, data);
   }
 }

@@ -10,8 +10,20 @@ export interface Order {
 /** In-memory order store. */
 export class OrderRepository {
   readonly #orders: Order[] = [
-    { id: '100', userId: '1', items: [{ sku: 'BOOK-1', quantity: 2 }], totalCents: 4200, status: 'paid' },
-    { id: '101', userId: '2', items: [{ sku: 'PEN-9', quantity: 10 }], totalCents: 1500, status: 'open' },
+    {
+      id: '100',
+      userId: '1',
+      items: [{ sku: 'BOOK-1', quantity: 2 }],
+      totalCents: 4200,
+      status: 'paid',
+    },
+    {
+      id: '101',
+      userId: '2',
+      items: [{ sku: 'PEN-9', quantity: 10 }],
+      totalCents: 1500,
+      status: 'open',
+    },
   ];
 
   list(): Order[] {

@@ -29,7 +29,11 @@ export const Order = defineEntity({
 export const OrderRules = {
   rules: [
     { role: 'staff', allow: CrudOperations.All },
-    { role: 'customer', allow: CrudOperations.List | CrudOperations.Get | CrudOperations.Create, checks: { customerId: 'sub' } },
+    {
+      role: 'customer',
+      allow: CrudOperations.List | CrudOperations.Get | CrudOperations.Create,
+      checks: { customerId: 'sub' },
+    },
   ],
 } as const;
 

@@ -28,7 +28,11 @@ export const OrderLine = defineEntity({
   authorization: {
     rules: [
       { role: 'staff', allow: CrudOperations.All },
-      { role: 'customer', allow: CrudOperations.List | CrudOperations.Get | CrudOperations.Create, checks: { customerId: 'sub' } },
+      {
+        role: 'customer',
+        allow: CrudOperations.List | CrudOperations.Get | CrudOperations.Create,
+        checks: { customerId: 'sub' },
+      },
     ],
   },
 })

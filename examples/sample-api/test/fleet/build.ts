@@ -14,6 +14,9 @@ const REPO = path.resolve(SAMPLE, '..', '..');
 /** Compiles the sample into examples/sample-api/dist (the packages' dist must be built: `npm run build`). */
 export async function buildSample(): Promise<InstanceCommand> {
   const tsc = path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
-  await run(process.execPath, [tsc, '-p', path.join(SAMPLE, 'tsconfig.build.json')], { cwd: SAMPLE, timeout: 120_000 });
+  await run(process.execPath, [tsc, '-p', path.join(SAMPLE, 'tsconfig.build.json')], {
+    cwd: SAMPLE,
+    timeout: 120_000,
+  });
   return { args: [path.join(SAMPLE, 'dist', 'main.js')], cwd: SAMPLE };
 }

@@ -5,7 +5,17 @@
 // returned so that a test can start the result. An instruction this runner does not know fails
 // the run: the Dockerfile cannot use something its test does not exercise.
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -25,7 +35,8 @@ export function parseDockerfile(text: string): Instruction[] {
     const start = i;
     let line = lines[i]!;
     if (/^\s*(#|$)/.test(line)) continue;
-    while (line.endsWith('\\') && i + 1 < lines.length) line = line.slice(0, -1) + ' ' + lines[++i]!.trim();
+    while (line.endsWith('\\') && i + 1 < lines.length)
+      line = line.slice(0, -1) + ' ' + lines[++i]!.trim();
     const m = /^\s*([A-Za-z]+)\s+(.*)$/.exec(line);
     if (!m) throw new Error(`Dockerfile line ${start + 1}: cannot read ${JSON.stringify(line)}`);
     out.push({ keyword: m[1]!.toUpperCase(), args: m[2]!.trim(), line: start + 1 });
@@ -40,12 +51,20 @@ export function ignoreMatcher(text: string): (relative: string) => boolean {
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'))
     .map((p) => {
-      if (p.startsWith('!')) throw new Error(`.dockerignore exceptions (${p}) are not supported by this runner`);
+      if (p.startsWith('!'))
+        throw new Error(`.dockerignore exceptions (${p}) are not supported by this runner`);
       const body = p
         .replace(/^\/+/, '')
         .replace(/\/+$/, '')
         .split('/')
-        .map((seg) => (seg === '**' ? '(?:.*/)?' : seg.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]') + '/'))
+        .map((seg) =>
+          seg === '**'
+            ? '(?:.*/)?'
+            : seg
+                .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+                .replace(/\*/g, '[^/]*')
+                .replace(/\?/g, '[^/]') + '/',
+        )
         .join('');
       return new RegExp(`^${body.replace(/\/$/, '')}(?:/.*)?$`);
     });
@@ -79,22 +98,31 @@ interface Stage {
 }
 
 function substitute(text: string, vars: Readonly<Record<string, string>>): string {
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, a: string | undefined, b: string | undefined) => vars[(a ?? b)!] ?? whole);
+  return text.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (whole, a: string | undefined, b: string | undefined) => vars[(a ?? b)!] ?? whole,
+  );
 }
 
 function assignments(args: string): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  for (const m of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) out.push([m[1]!, m[2]!.replace(/^"|"$/g, '')]);
+  for (const m of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g))
+    out.push([m[1]!, m[2]!.replace(/^"|"$/g, '')]);
   return out;
 }
 
 /** Copies `from` to `to` as COPY does: a directory's contents, skipping what `ignored` says (context copies only). */
-function copyTree(from: string, to: string, ignored: ((absolute: string) => boolean) | undefined): void {
+function copyTree(
+  from: string,
+  to: string,
+  ignored: ((absolute: string) => boolean) | undefined,
+): void {
   if (ignored?.(from)) return;
   const stat = lstatSync(from);
   if (stat.isDirectory()) {
     mkdirSync(to, { recursive: true });
-    for (const name of readdirSync(from)) copyTree(path.join(from, name), path.join(to, name), ignored);
+    for (const name of readdirSync(from))
+      copyTree(path.join(from, name), path.join(to, name), ignored);
     return;
   }
   mkdirSync(path.dirname(to), { recursive: true });
@@ -107,10 +135,19 @@ function copyTree(from: string, to: string, ignored: ((absolute: string) => bool
  * Runs `dockerfile`'s stages in `workspace` (a fresh directory) with `context` as the build
  * context. `env` is added to every RUN (npm's cache settings, for instance).
  */
-export async function buildFromDockerfile(options: { dockerfile: string; context: string; workspace: string; env?: Record<string, string> }): Promise<BuiltImage> {
+export async function buildFromDockerfile(options: {
+  dockerfile: string;
+  context: string;
+  workspace: string;
+  env?: Record<string, string>;
+}): Promise<BuiltImage> {
   const text = readFileSync(options.dockerfile, 'utf8');
   const ignoreFile = `${options.dockerfile}.dockerignore`;
-  const contextIgnore = existsSync(ignoreFile) ? readFileSync(ignoreFile, 'utf8') : existsSync(path.join(options.context, '.dockerignore')) ? readFileSync(path.join(options.context, '.dockerignore'), 'utf8') : '';
+  const contextIgnore = existsSync(ignoreFile)
+    ? readFileSync(ignoreFile, 'utf8')
+    : existsSync(path.join(options.context, '.dockerignore'))
+      ? readFileSync(path.join(options.context, '.dockerignore'), 'utf8')
+      : '';
   const matches = ignoreMatcher(contextIgnore);
   const ignored = (absolute: string) => {
     const relative = path.relative(options.context, absolute).split(path.sep).join('/');
@@ -121,10 +158,12 @@ export async function buildFromDockerfile(options: { dockerfile: string; context
   const steps: Array<{ stage: string; command: string; ms: number }> = [];
   let stage: Stage | undefined;
   const inStage = (instruction: Instruction): Stage => {
-    if (!stage) throw new Error(`Dockerfile line ${instruction.line}: ${instruction.keyword} before FROM`);
+    if (!stage)
+      throw new Error(`Dockerfile line ${instruction.line}: ${instruction.keyword} before FROM`);
     return stage;
   };
-  const inside = (s: Stage, target: string): string => path.join(s.root, path.posix.isAbsolute(target) ? target : path.posix.join(s.workdir, target));
+  const inside = (s: Stage, target: string): string =>
+    path.join(s.root, path.posix.isAbsolute(target) ? target : path.posix.join(s.workdir, target));
 
   for (const instruction of parseDockerfile(text)) {
     const vars = { ...args, ...(stage?.env ?? {}) };
@@ -138,7 +177,16 @@ export async function buildFromDockerfile(options: { dockerfile: string; context
         const name = m[2] ?? String(stages.length);
         const root = path.join(options.workspace, `stage-${stages.length}-${name}`);
         mkdirSync(root, { recursive: true });
-        stage = { name, root, workdir: '/', env: {}, cmd: [], user: undefined, stopSignal: undefined, exposed: [] };
+        stage = {
+          name,
+          root,
+          workdir: '/',
+          env: {},
+          cmd: [],
+          user: undefined,
+          stopSignal: undefined,
+          exposed: [],
+        };
         stages.push(stage);
         break;
       }
@@ -158,17 +206,33 @@ export async function buildFromDockerfile(options: { dockerfile: string; context
         while (parts[0]?.startsWith('--')) {
           const flag = parts.shift()!;
           if (flag.startsWith('--from=')) from = flag.slice(7);
-          else if (!flag.startsWith('--chown=') && !flag.startsWith('--chmod=')) throw new Error(`Dockerfile line ${instruction.line}: COPY ${flag} is not supported by this runner`);
+          else if (!flag.startsWith('--chown=') && !flag.startsWith('--chmod='))
+            throw new Error(
+              `Dockerfile line ${instruction.line}: COPY ${flag} is not supported by this runner`,
+            );
         }
         const dest = parts.pop()!;
         const source = from === undefined ? undefined : stages.find((x) => x.name === from);
-        if (from !== undefined && !source) throw new Error(`Dockerfile line ${instruction.line}: no stage ${from}`);
+        if (from !== undefined && !source)
+          throw new Error(`Dockerfile line ${instruction.line}: no stage ${from}`);
         for (const src of parts) {
-          const absolute = source ? path.join(source.root, path.posix.resolve('/', src)) : path.join(options.context, src);
-          if (!existsSync(absolute)) throw new Error(`Dockerfile line ${instruction.line}: COPY source ${src} does not exist`);
+          const absolute = source
+            ? path.join(source.root, path.posix.resolve('/', src))
+            : path.join(options.context, src);
+          if (!existsSync(absolute))
+            throw new Error(
+              `Dockerfile line ${instruction.line}: COPY source ${src} does not exist`,
+            );
           const target = inside(s, dest);
-          const intoDir = dest.endsWith('/') || parts.length > 1 || statSync(absolute).isDirectory();
-          copyTree(absolute, intoDir && !statSync(absolute).isDirectory() ? path.join(target, path.basename(absolute)) : target, source ? undefined : ignored);
+          const intoDir =
+            dest.endsWith('/') || parts.length > 1 || statSync(absolute).isDirectory();
+          copyTree(
+            absolute,
+            intoDir && !statSync(absolute).isDirectory()
+              ? path.join(target, path.basename(absolute))
+              : target,
+            source ? undefined : ignored,
+          );
         }
         break;
       }
@@ -179,20 +243,30 @@ export async function buildFromDockerfile(options: { dockerfile: string; context
         try {
           await run('sh', ['-c', command], {
             cwd: path.join(s.root, s.workdir),
-            env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`, ...args, ...s.env, ...options.env },
+            env: {
+              ...process.env,
+              PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+              ...args,
+              ...s.env,
+              ...options.env,
+            },
             timeout: 600_000,
             maxBuffer: 64 * 1024 * 1024,
           });
         } catch (err) {
           const e = err as { stdout?: string; stderr?: string; message: string };
-          throw new Error(`Dockerfile line ${instruction.line} (stage ${s.name}): RUN ${command} failed: ${e.message}\n${(e.stdout ?? '').slice(-2000)}\n${(e.stderr ?? '').slice(-4000)}`, { cause: err });
+          throw new Error(
+            `Dockerfile line ${instruction.line} (stage ${s.name}): RUN ${command} failed: ${e.message}\n${(e.stdout ?? '').slice(-2000)}\n${(e.stderr ?? '').slice(-4000)}`,
+            { cause: err },
+          );
         }
         steps.push({ stage: s.name, command, ms: Math.round(performance.now() - started) });
         break;
       }
       case 'CMD': {
         const cmd = JSON.parse(instruction.args) as unknown;
-        if (!Array.isArray(cmd) || !cmd.every((c) => typeof c === 'string')) throw new Error(`Dockerfile line ${instruction.line}: CMD must be in exec (JSON) form`);
+        if (!Array.isArray(cmd) || !cmd.every((c) => typeof c === 'string'))
+          throw new Error(`Dockerfile line ${instruction.line}: CMD must be in exec (JSON) form`);
         inStage(instruction).cmd = cmd;
         break;
       }
@@ -208,7 +282,9 @@ export async function buildFromDockerfile(options: { dockerfile: string; context
       case 'LABEL':
         break;
       default:
-        throw new Error(`Dockerfile line ${instruction.line}: ${instruction.keyword} is not supported by this runner`);
+        throw new Error(
+          `Dockerfile line ${instruction.line}: ${instruction.keyword} is not supported by this runner`,
+        );
     }
   }
   const last = stages.at(-1);

@@ -63,7 +63,14 @@ export class Instance {
     const command = options.command ?? FROM_SOURCE;
     this.#child = spawn(process.execPath, [...command.args], {
       cwd: command.cwd,
-      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(options.port), ...options.env },
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        HOST: '127.0.0.1',
+        PORT: String(options.port),
+        ...options.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.times = { spawned: this.#now() };
@@ -111,7 +118,11 @@ export class Instance {
   async ready(timeoutMs: number): Promise<void> {
     if (this.times.ready !== undefined) return;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name} was not ready within ${timeoutMs} ms:\n${this.output()}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`${this.name} was not ready within ${timeoutMs} ms:\n${this.output()}`)),
+        timeoutMs,
+      );
       this.#waiters.push({
         text: 'Kit start-up complete',
         resolve: () => {
@@ -139,7 +150,8 @@ export class Instance {
 
   /** Ends the process at once (clean-up after a failed run). */
   kill(): void {
-    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.kill('SIGKILL');
+    if (this.#child.exitCode === null && this.#child.signalCode === null)
+      this.#child.kill('SIGKILL');
   }
 
   /** Its non-audit lines and stderr, for failure messages. */

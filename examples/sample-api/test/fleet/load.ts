@@ -37,7 +37,19 @@ export interface LoadCounts {
   samples: string[];
 }
 
-const newCounts = (): LoadCounts => ({ sent: 0, ok: 0, non2xx: 0, reset: 0, refused: 0, timeout: 0, other: 0, reads: 0, writes: 0, statuses: {}, samples: [] });
+const newCounts = (): LoadCounts => ({
+  sent: 0,
+  ok: 0,
+  non2xx: 0,
+  reset: 0,
+  refused: 0,
+  timeout: 0,
+  other: 0,
+  reads: 0,
+  writes: 0,
+  statuses: {},
+  samples: [],
+});
 
 export class Load {
   readonly counts: Record<Frontend, LoadCounts> = { http: newCounts(), tcp: newCounts() };
@@ -71,10 +83,16 @@ export class Load {
     const slotMs = (1000 * workers) / this.options.rate;
     for (const frontend of frontends) {
       // FIFO reuse: every connection stays busy, none idles long enough for a server to close it.
-      const agent = new http.Agent({ keepAlive: true, maxSockets: this.options.connections, scheduling: 'fifo' });
+      const agent = new http.Agent({
+        keepAlive: true,
+        maxSockets: this.options.connections,
+        scheduling: 'fifo',
+      });
       this.#agents.push(agent);
       for (let w = 0; w < this.options.connections; w++) {
-        this.#workers.push(this.#worker(frontend, agent, slotMs, (slotMs * (w + 1)) / this.options.connections));
+        this.#workers.push(
+          this.#worker(frontend, agent, slotMs, (slotMs * (w + 1)) / this.options.connections),
+        );
       }
     }
   }
@@ -89,7 +107,18 @@ export class Load {
   total(): LoadCounts {
     const t = newCounts();
     for (const c of Object.values(this.counts)) {
-      for (const k of ['sent', 'ok', 'non2xx', 'reset', 'refused', 'timeout', 'other', 'reads', 'writes'] as const) t[k] += c[k];
+      for (const k of [
+        'sent',
+        'ok',
+        'non2xx',
+        'reset',
+        'refused',
+        'timeout',
+        'other',
+        'reads',
+        'writes',
+      ] as const)
+        t[k] += c[k];
       for (const [s, n] of Object.entries(c.statuses)) t.statuses[s] = (t.statuses[s] ?? 0) + n;
       t.samples.push(...c.samples);
     }
@@ -101,7 +130,12 @@ export class Load {
     return t.non2xx + t.reset + t.refused + t.timeout + t.other;
   }
 
-  async #worker(frontend: Frontend, agent: http.Agent, slotMs: number, offsetMs: number): Promise<void> {
+  async #worker(
+    frontend: Frontend,
+    agent: http.Agent,
+    slotMs: number,
+    offsetMs: number,
+  ): Promise<void> {
     let next = performance.now() + offsetMs;
     while (!this.#stopped) {
       const wait = next - performance.now();
@@ -134,10 +168,21 @@ export class Load {
       headers['idempotency-key'] = id;
       c.writes += 1;
     } else {
-      path = kind === 1 && known !== undefined ? `/api/products/${known}` : '/api/products?pageSize=5&sort=-id&count=false';
+      path =
+        kind === 1 && known !== undefined
+          ? `/api/products/${known}`
+          : '/api/products?pageSize=5&sort=-id&count=false';
       c.reads += 1;
     }
-    const result = await send(this.options.ports[frontend]!, agent, method, path, headers, body, this.options.requestTimeoutMs ?? 10_000);
+    const result = await send(
+      this.options.ports[frontend]!,
+      agent,
+      method,
+      path,
+      headers,
+      body,
+      this.options.requestTimeoutMs ?? 10_000,
+    );
     if (result.status !== undefined) {
       if (result.correlationId === id) this.completed.add(id);
       else this.byBalancer += 1;
@@ -151,7 +196,10 @@ export class Load {
       } else {
         c.non2xx += 1;
         c.statuses[result.status] = (c.statuses[result.status] ?? 0) + 1;
-        if (c.samples.length < 5) c.samples.push(`${frontend} ${method} ${path} -> ${result.status} ${result.body.slice(0, 160)}`);
+        if (c.samples.length < 5)
+          c.samples.push(
+            `${frontend} ${method} ${path} -> ${result.status} ${result.body.slice(0, 160)}`,
+          );
       }
       return;
     }
@@ -169,7 +217,15 @@ interface Sent {
   error?: string;
 }
 
-function send(port: number, agent: http.Agent, method: string, path: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<Sent> {
+function send(
+  port: number,
+  agent: http.Agent,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  timeoutMs: number,
+): Promise<Sent> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = (s: Sent) => {
@@ -182,7 +238,14 @@ function send(port: number, agent: http.Agent, method: string, path: string, hea
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => settle({ status: res.statusCode ?? 0, correlationId: res.headers['x-correlation-id'], body: text, outcome: 'other' }));
+      res.on('end', () =>
+        settle({
+          status: res.statusCode ?? 0,
+          correlationId: res.headers['x-correlation-id'],
+          body: text,
+          outcome: 'other',
+        }),
+      );
       res.on('error', (err: NodeJS.ErrnoException) => settle(failure(err)));
     });
     req.setTimeout(timeoutMs, () => {
@@ -195,6 +258,11 @@ function send(port: number, agent: http.Agent, method: string, path: string, hea
 }
 
 function failure(err: NodeJS.ErrnoException): Sent {
-  const outcome = err.code === 'ECONNREFUSED' ? 'refused' : err.code === 'ECONNRESET' || err.code === 'EPIPE' || /socket hang up/.test(err.message) ? 'reset' : 'other';
+  const outcome =
+    err.code === 'ECONNREFUSED'
+      ? 'refused'
+      : err.code === 'ECONNRESET' || err.code === 'EPIPE' || /socket hang up/.test(err.message)
+        ? 'reset'
+        : 'other';
   return { body: '', outcome, error: `${err.code ?? ''} ${err.message}` };
 }

@@ -67,12 +67,24 @@ export interface RollingDeployReport {
   readonly acknowledgedWrites: number;
   readonly missingWrites: number;
   /** Completed requests with no audit entry, with more than one, and audit entries of requests the client saw fail. */
-  readonly audit: { readonly entries: number; readonly missing: number; readonly duplicated: number; readonly ofFailedRequests: number };
+  readonly audit: {
+    readonly entries: number;
+    readonly missing: number;
+    readonly duplicated: number;
+    readonly ofFailedRequests: number;
+  };
   readonly instances: InstanceReport[];
-  readonly settings: { readonly probe: ProbeSettings; readonly shutdownDelayMs: number | 'default'; readonly rate: number; readonly connections: number };
+  readonly settings: {
+    readonly probe: ProbeSettings;
+    readonly shutdownDelayMs: number | 'default';
+    readonly rate: number;
+    readonly connections: number;
+  };
 }
 
-export async function runRollingDeploy(options: RollingDeployOptions): Promise<RollingDeployReport> {
+export async function runRollingDeploy(
+  options: RollingDeployOptions,
+): Promise<RollingDeployReport> {
   const origin = performance.now();
   const log = options.log ?? (() => undefined);
   const count = options.instances ?? 3;
@@ -84,7 +96,9 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
     CURSOR_SECRET: 'rolling-deploy-cursor-secret-of-32-chars',
-    ...(options.shutdownDelayMs === undefined ? {} : { SHUTDOWN_DELAY_MS: String(options.shutdownDelayMs) }),
+    ...(options.shutdownDelayMs === undefined
+      ? {}
+      : { SHUTDOWN_DELAY_MS: String(options.shutdownDelayMs) }),
   };
   const slots = Array.from({ length: count }, (_, i) => `s${i + 1}`);
   const ports: Record<string, number> = {};
@@ -93,7 +107,13 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
   const current = new Map<string, Instance>();
   let generation = 0;
   const start = (slot: string): Instance => {
-    const instance = new Instance({ name: `${slot}.${generation}`, port: ports[slot]!, env, command: options.command, origin });
+    const instance = new Instance({
+      name: `${slot}.${generation}`,
+      port: ports[slot]!,
+      env,
+      command: options.command,
+      origin,
+    });
     all.push({ slot, instance });
     current.set(slot, instance);
     return instance;
@@ -106,11 +126,19 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
     await start(slots[0]!).ready(90_000);
     await Promise.all(slots.slice(1).map((slot) => start(slot).ready(90_000)));
     log(`${count} instances ready (${Math.round(performance.now() - origin)} ms)`);
-    haproxy = new Haproxy({ ports: { http: await freePort(), tcp: await freePort() }, servers: ports, probe: options.probe, origin });
+    haproxy = new Haproxy({
+      ports: { http: await freePort(), tcp: await freePort() },
+      servers: ports,
+      probe: options.probe,
+      origin,
+    });
     // HAProxy takes servers as UP until a check fails; two intervals let the first checks pass.
     await sleep(options.probe.intervalMs * 2);
     const down = haproxy.changes.filter((c) => !c.up);
-    if (down.length > 0) throw new Error(`HAProxy marked a server down before the deploy: ${down.map((c) => c.line).join('\n')}`);
+    if (down.length > 0)
+      throw new Error(
+        `HAProxy marked a server down before the deploy: ${down.map((c) => c.line).join('\n')}`,
+      );
 
     load = new Load({ ports: haproxy.options.ports, rate, connections, runId });
     load.start();
@@ -120,11 +148,15 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
       for (const slot of slots) {
         const old = current.get(slot)!;
         const code = await old.terminate();
-        log(`${old.name}: SIGTERM -> exit ${code} in ${(old.times.exited ?? 0) - (old.times.signalled ?? 0)} ms`);
+        log(
+          `${old.name}: SIGTERM -> exit ${code} in ${(old.times.exited ?? 0) - (old.times.signalled ?? 0)} ms`,
+        );
         const next = start(slot);
         await next.ready(90_000);
         next.times.inRotation = await haproxy.waitInRotation(slot, 30_000);
-        log(`${next.name}: in rotation ${next.times.inRotation - next.times.spawned} ms after its start`);
+        log(
+          `${next.name}: in rotation ${next.times.inRotation - next.times.spawned} ms after its start`,
+        );
       }
     }
     await sleep(settleMs);
@@ -144,7 +176,10 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
   await client.connect();
   let stored: Set<string>;
   try {
-    const { rows } = await client.query<{ name: string }>('select name from products where name like $1', [`${runId}-product-%`]);
+    const { rows } = await client.query<{ name: string }>(
+      'select name from products where name like $1',
+      [`${runId}-product-%`],
+    );
     stored = new Set(rows.map((r) => r.name));
   } finally {
     await client.end();
@@ -179,7 +214,10 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
     const out: Partial<Record<Frontend, number | null>> = {};
     if (t.signalled !== undefined) {
       for (const f of FRONTENDS) {
-        const d = haproxy!.changes.find((c) => c.frontend === f && c.server === slot && !c.up && c.at >= t.signalled! && c.at <= until);
+        const d = haproxy!.changes.find(
+          (c) =>
+            c.frontend === f && c.server === slot && !c.up && c.at >= t.signalled! && c.at <= until,
+        );
         if (d) out[f] = d.at - t.signalled;
         else if (successor?.times.inRotation !== undefined) out[f] = null;
       }
@@ -190,10 +228,15 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
       exitCode: instance.exitCode,
       auditEntries: instance.auditEntries,
       starting: t.ready === undefined ? undefined : t.ready - t.spawned,
-      readyToInRotation: inRotation === undefined || t.ready === undefined ? undefined : inRotation - t.ready,
-      serving: inRotation === undefined || t.signalled === undefined ? undefined : t.signalled - inRotation,
+      readyToInRotation:
+        inRotation === undefined || t.ready === undefined ? undefined : inRotation - t.ready,
+      serving:
+        inRotation === undefined || t.signalled === undefined
+          ? undefined
+          : t.signalled - inRotation,
       signalToOutOfRotation: out,
-      signalToExit: t.signalled === undefined || t.exited === undefined ? undefined : t.exited - t.signalled,
+      signalToExit:
+        t.signalled === undefined || t.exited === undefined ? undefined : t.exited - t.signalled,
     };
   });
 
@@ -209,7 +252,12 @@ export async function runRollingDeploy(options: RollingDeployOptions): Promise<R
     missingWrites,
     audit: { entries, missing, duplicated, ofFailedRequests },
     instances,
-    settings: { probe: options.probe, shutdownDelayMs: options.shutdownDelayMs ?? 'default', rate, connections },
+    settings: {
+      probe: options.probe,
+      shutdownDelayMs: options.shutdownDelayMs ?? 'default',
+      rate,
+      connections,
+    },
   };
 }
 
@@ -245,7 +293,9 @@ export function formatReport(r: RollingDeployReport): string[] {
         String(i.starting ?? '-').padStart(9),
         String(i.readyToInRotation ?? '-').padStart(19),
         String(i.serving ?? '-').padStart(8),
-        FRONTENDS.map((f) => outOfRotation(i.signalToOutOfRotation[f])).join('/').padStart(24),
+        FRONTENDS.map((f) => outOfRotation(i.signalToOutOfRotation[f]))
+          .join('/')
+          .padStart(24),
         String(i.signalToExit ?? '-').padStart(14),
       ].join(' '),
     ),

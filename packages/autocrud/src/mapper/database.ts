@@ -3,7 +3,16 @@ import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
 import type { Db, Engine } from './sql/engine.js';
 import type { SqlDialect } from './sql/dialect.js';
-import { ConnectionLostError, ConstraintViolationError, DatabaseBusyError, DatabaseUnavailableError, InvalidValueError, SchemaMismatchError, StatementTimeoutError, takenColumns } from './errors.js';
+import {
+  ConnectionLostError,
+  ConstraintViolationError,
+  DatabaseBusyError,
+  DatabaseUnavailableError,
+  InvalidValueError,
+  SchemaMismatchError,
+  StatementTimeoutError,
+  takenColumns,
+} from './errors.js';
 import { EntityRepository, hooksOf, type Row } from './repository.js';
 import { prepareTables } from './schema/tables.js';
 import { referrersOf } from './writes/references.js';
@@ -48,7 +57,8 @@ export class Database {
   #openError: KitError | undefined;
   #closed = false;
   /** Tables of Kit's own (the outbox's), checked or created with the entities' (see `addTables`). */
-  readonly #ownTables: ((db: Db, dialect: SqlDialect, createTables: boolean) => Promise<void>)[] = [];
+  readonly #ownTables: ((db: Db, dialect: SqlDialect, createTables: boolean) => Promise<void>)[] =
+    [];
   /**
    * The layers on the read/write seam, attached to every entity as its repository is made, in
    * this order: the history first (every later layer sees a write the history recorded).
@@ -96,7 +106,13 @@ export class Database {
       this.#own.add(own);
       this.register(own);
     };
-    layer.attach({ entity: repository.entity, hooks: hooksOf(repository), dialect: this.engine.dialect, own: this.#own.has(repository.entity), require });
+    layer.attach({
+      entity: repository.entity,
+      hooks: hooksOf(repository),
+      dialect: this.engine.dialect,
+      own: this.#own.has(repository.entity),
+      require,
+    });
   }
 
   /**
@@ -115,7 +131,9 @@ export class Database {
   }
 
   /** The repository of an entity (registered on first use). */
-  repository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>>(entity: Entity): EntityRepository<R, I> {
+  repository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>>(
+    entity: Entity,
+  ): EntityRepository<R, I> {
     return this.register(entity) as unknown as EntityRepository<R, I>;
   }
 
@@ -147,7 +165,11 @@ export class Database {
       return this.#ensureReady();
     }
     // Later, one attempt at a time; everyone else fails fast rather than piling up behind it.
-    if (this.#attempt || Date.now() < this.#retryAt) throw this.#schemaError ?? new DatabaseUnavailableError(this.#reason, this.#openError && { cause: this.#openError });
+    if (this.#attempt || Date.now() < this.#retryAt)
+      throw (
+        this.#schemaError ??
+        new DatabaseUnavailableError(this.#reason, this.#openError && { cause: this.#openError })
+      );
     this.#attempt = this.#connect();
     try {
       await this.#attempt;
@@ -165,9 +187,17 @@ export class Database {
       }
       const pending = [...this.#unverified];
       await prepareTables(this.engine.db, this.engine.dialect, pending, this.createTables);
-      if (!this.#up) for (const prepare of this.#ownTables) await prepare(this.engine.db, this.engine.dialect, this.createTables);
+      if (!this.#up)
+        for (const prepare of this.#ownTables)
+          await prepare(this.engine.db, this.engine.dialect, this.createTables);
       for (const entity of pending) this.#unverified.delete(entity);
-      if (!this.#up) this.log.info({ engine: this.engine.kind }, this.#reason === 'not started' ? 'AutoCrud database ready' : 'AutoCrud database reachable again');
+      if (!this.#up)
+        this.log.info(
+          { engine: this.engine.kind },
+          this.#reason === 'not started'
+            ? 'AutoCrud database ready'
+            : 'AutoCrud database reachable again',
+        );
       this.#up = true;
       this.#schemaError = undefined;
       this.#openError = undefined;
@@ -190,11 +220,16 @@ export class Database {
   #unavailable(err: unknown): DatabaseUnavailableError {
     const reason = err instanceof DatabaseUnavailableError ? err.reason : this.engine.reason(err);
     if (this.#up || this.#reason === 'not started') {
-      this.log.warn({ engine: this.engine.kind, reason }, 'AutoCrud database unavailable; its routes answer 503 until it is back');
+      this.log.warn(
+        { engine: this.engine.kind, reason },
+        'AutoCrud database unavailable; its routes answer 503 until it is back',
+      );
     }
     this.#up = false;
     this.#reason = reason;
-    return err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(reason, { cause: err });
+    return err instanceof DatabaseUnavailableError
+      ? err
+      : new DatabaseUnavailableError(reason, { cause: err });
   }
 
   /**
@@ -233,14 +268,23 @@ export class Database {
         // One connection broke (its backend was terminated, or the server is going away): this call
         // fails, the other connections keep working. Only a failure to connect marks the database down.
         const reason = this.engine.reason(err);
-        this.log.warn({ engine: this.engine.kind, reason }, 'AutoCrud: a database connection broke while a statement ran; that call failed, the database is not marked down');
-        return err instanceof ConnectionLostError ? err : new ConnectionLostError(reason, { cause: err });
+        this.log.warn(
+          { engine: this.engine.kind, reason },
+          'AutoCrud: a database connection broke while a statement ran; that call failed, the database is not marked down',
+        );
+        return err instanceof ConnectionLostError
+          ? err
+          : new ConnectionLostError(reason, { cause: err });
       }
       case 'busy':
         // Saturated, not down: the database stays marked up and nothing is logged as an outage.
-        return err instanceof DatabaseBusyError ? err : new DatabaseBusyError(this.limits.acquireTimeoutMs, { cause: err });
+        return err instanceof DatabaseBusyError
+          ? err
+          : new DatabaseBusyError(this.limits.acquireTimeoutMs, { cause: err });
       case 'timeout':
-        return err instanceof StatementTimeoutError ? err : new StatementTimeoutError(this.limits.statementTimeoutMs, { cause: err });
+        return err instanceof StatementTimeoutError
+          ? err
+          : new StatementTimeoutError(this.limits.statementTimeoutMs, { cause: err });
       case 'unique':
         return new ConstraintViolationError('unique', { cause: err, columns: takenColumns(err) });
       case 'foreignKey':
@@ -253,16 +297,29 @@ export class Database {
   }
 
   /** A compiled statement on the engine's own path when it has one (prepared statements), else through Kysely. */
-  async #execute(query: CompiledQuery, name: string, signal: AbortSignal | undefined): Promise<Row[]> {
+  async #execute(
+    query: CompiledQuery,
+    name: string,
+    signal: AbortSignal | undefined,
+  ): Promise<Row[]> {
     const engine = this.engine;
     const tracer = statementTracer();
-    if (tracer) return traceStatement(tracer, engine.dialect.traceSystem, query, () => this.#executeOnEngine(query, name, signal));
+    if (tracer)
+      return traceStatement(tracer, engine.dialect.traceSystem, query, () =>
+        this.#executeOnEngine(query, name, signal),
+      );
     return this.#executeOnEngine(query, name, signal);
   }
 
-  async #executeOnEngine(query: CompiledQuery, name: string, signal: AbortSignal | undefined): Promise<Row[]> {
+  async #executeOnEngine(
+    query: CompiledQuery,
+    name: string,
+    signal: AbortSignal | undefined,
+  ): Promise<Row[]> {
     const engine = this.engine;
-    return engine.execute ? engine.execute(query, name, signal) : (await engine.db.executeQuery<Row>(query)).rows;
+    return engine.execute
+      ? engine.execute(query, name, signal)
+      : (await engine.db.executeQuery<Row>(query)).rows;
   }
 
   /**

@@ -5,8 +5,21 @@
 // Fastify's error constructors carries its status and template: the routes' error handler only
 // renders what the error says (../answers.ts). No HTTP library is imported here.
 import { KitError } from '@kit/core';
-import { autoCrudErrors, BUSY_RETRY_AFTER_SECONDS, RETRY_AFTER_SECONDS, routeProblems } from '../errors.js';
-import { fillProblem, problemText, statusOf, type Answerable, type BatchRow, type ProblemShape, type ProblemSubject } from '../answers.js';
+import {
+  autoCrudErrors,
+  BUSY_RETRY_AFTER_SECONDS,
+  RETRY_AFTER_SECONDS,
+  routeProblems,
+} from '../errors.js';
+import {
+  fillProblem,
+  problemText,
+  statusOf,
+  type Answerable,
+  type BatchRow,
+  type ProblemShape,
+  type ProblemSubject,
+} from '../answers.js';
 
 /**
  * The database cannot be reached (down, restarting, refusing connections, or still starting).
@@ -25,7 +38,11 @@ export class DatabaseUnavailableError extends KitError implements Answerable {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super('KIT_ERR_DATABASE_UNAVAILABLE', autoCrudErrors.message('KIT_ERR_DATABASE_UNAVAILABLE', { reason }), options);
+    super(
+      'KIT_ERR_DATABASE_UNAVAILABLE',
+      autoCrudErrors.message('KIT_ERR_DATABASE_UNAVAILABLE', { reason }),
+      options,
+    );
     this.name = 'DatabaseUnavailableError';
   }
 
@@ -36,7 +53,11 @@ export class DatabaseUnavailableError extends KitError implements Answerable {
 
   /** A 503 with `Retry-After`, saying nothing of the reason (it may name the database's host). */
   problem(): ProblemShape {
-    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_UNAVAILABLE', 'unavailable'), headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } };
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_DATABASE_UNAVAILABLE', 'unavailable'),
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    };
   }
 }
 
@@ -61,7 +82,11 @@ export class ConnectionLostError extends DatabaseUnavailableError {
 
   /** A 503 whose `Retry-After` is short: one connection broke, not the database; the next request takes another. */
   override problem(): ProblemShape {
-    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_UNAVAILABLE', 'lost'), headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) } };
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_DATABASE_UNAVAILABLE', 'lost'),
+      headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
+    };
   }
 }
 
@@ -82,7 +107,11 @@ export class DatabaseBusyError extends KitError implements Answerable {
     readonly waitedMs: number,
     options?: { cause?: unknown },
   ) {
-    super('KIT_ERR_DATABASE_BUSY', autoCrudErrors.message('KIT_ERR_DATABASE_BUSY', { waitedMs }), options);
+    super(
+      'KIT_ERR_DATABASE_BUSY',
+      autoCrudErrors.message('KIT_ERR_DATABASE_BUSY', { waitedMs }),
+      options,
+    );
     this.name = 'DatabaseBusyError';
   }
 
@@ -93,7 +122,11 @@ export class DatabaseBusyError extends KitError implements Answerable {
 
   /** A 503 with a short `Retry-After`: a connection frees up in moments. */
   problem(): ProblemShape {
-    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_BUSY', 'busy'), headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) } };
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_DATABASE_BUSY', 'busy'),
+      headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
+    };
   }
 }
 
@@ -111,7 +144,11 @@ export class StatementTimeoutError extends KitError implements Answerable {
     readonly limitMs: number,
     options?: { cause?: unknown },
   ) {
-    super('KIT_ERR_DATABASE_TIMEOUT', autoCrudErrors.message('KIT_ERR_DATABASE_TIMEOUT', { limitMs }), options);
+    super(
+      'KIT_ERR_DATABASE_TIMEOUT',
+      autoCrudErrors.message('KIT_ERR_DATABASE_TIMEOUT', { limitMs }),
+      options,
+    );
     this.name = 'StatementTimeoutError';
   }
 
@@ -144,7 +181,9 @@ export class ConstraintViolationError extends KitError implements Answerable {
   ) {
     super(
       'KIT_ERR_DATABASE_CONFLICT',
-      kind === 'unique' ? 'The write conflicts with an existing row (a unique constraint).' : 'The write conflicts with related rows (a foreign-key constraint).',
+      kind === 'unique'
+        ? 'The write conflicts with an existing row (a unique constraint).'
+        : 'The write conflicts with related rows (a foreign-key constraint).',
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.name = 'ConstraintViolationError';
@@ -160,37 +199,85 @@ export class ConstraintViolationError extends KitError implements Answerable {
   problem(subject: ProblemSubject): ProblemShape {
     const fields = takenFields(subject, this);
     if (fields) {
-      const detail = problemText('KIT_ERR_DATABASE_CONFLICT', 'taken', { entity: subject.name, fields: fields.join(' and '), rule: conflictText(fields) });
-      return { status: this.httpStatus, detail, errors: fields.map((name) => ({ name, detail: problemText('KIT_ERR_DATABASE_CONFLICT', 'fieldTaken') })) };
+      const detail = problemText('KIT_ERR_DATABASE_CONFLICT', 'taken', {
+        entity: subject.name,
+        fields: fields.join(' and '),
+        rule: conflictText(fields),
+      });
+      return {
+        status: this.httpStatus,
+        detail,
+        errors: fields.map((name) => ({
+          name,
+          detail: problemText('KIT_ERR_DATABASE_CONFLICT', 'fieldTaken'),
+        })),
+      };
     }
-    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_CONFLICT', this.kind === 'unique' ? 'unique' : 'foreignKey', { entity: subject.name }) };
+    return {
+      status: this.httpStatus,
+      detail: problemText(
+        'KIT_ERR_DATABASE_CONFLICT',
+        this.kind === 'unique' ? 'unique' : 'foreignKey',
+        { entity: subject.name },
+      ),
+    };
   }
 
   /** The 409 of the row that broke the constraint. */
   rowProblem(row: BatchRow): ProblemShape {
     const fields = takenFields(row.entity, this);
     const detail = fields
-      ? problemText('KIT_ERR_DATABASE_CONFLICT', 'rowTaken', { fields: fields.join(' and '), verb: fields.length === 1 ? 'is' : 'are', rule: conflictText(fields) })
-      : problemText('KIT_ERR_DATABASE_CONFLICT', this.kind === 'unique' ? 'rowUnique' : 'rowForeignKey', { entity: row.entity.name });
+      ? problemText('KIT_ERR_DATABASE_CONFLICT', 'rowTaken', {
+          fields: fields.join(' and '),
+          verb: fields.length === 1 ? 'is' : 'are',
+          rule: conflictText(fields),
+        })
+      : problemText(
+          'KIT_ERR_DATABASE_CONFLICT',
+          this.kind === 'unique' ? 'rowUnique' : 'rowForeignKey',
+          { entity: row.entity.name },
+        );
     return rowShape(this.httpStatus, row, detail);
   }
 }
 
 /** The fields of the unique key a conflict names (by their columns), when the database named it. */
-export function takenFields(subject: ProblemSubject, error: ConstraintViolationError): string[] | undefined {
+export function takenFields(
+  subject: ProblemSubject,
+  error: ConstraintViolationError,
+): string[] | undefined {
   if (error.kind !== 'unique' || !error.columns) return undefined;
-  const fields = error.columns.map((column) => subject.fields.find((f) => f.column === column || f.column.toLowerCase() === column.toLowerCase())?.name);
-  return fields.every((f): f is string => f !== undefined) && fields.length > 0 ? fields : undefined;
+  const fields = error.columns.map(
+    (column) =>
+      subject.fields.find(
+        (f) => f.column === column || f.column.toLowerCase() === column.toLowerCase(),
+      )?.name,
+  );
+  return fields.every((f): f is string => f !== undefined) && fields.length > 0
+    ? fields
+    : undefined;
 }
 
 /** How a unique conflict on `fields` is explained. */
 export function conflictText(fields: readonly string[]): string {
-  return fields.length === 1 ? `${fields[0] as string} must be unique` : `the combination of ${fields.join(', ')} must be unique`;
+  return fields.length === 1
+    ? `${fields[0] as string} must be unique`
+    : `the combination of ${fields.join(', ')} must be unique`;
 }
 
 /** A problem about one row of a batch: the row named in the detail and as the one field at fault. */
-function rowShape(status: number, row: BatchRow, detail: string, members?: Readonly<Record<string, unknown>>): ProblemShape {
-  return { status, detail: fillProblem(routeProblems.rowFault, { row: row.which, detail }), errors: [{ name: row.path, detail }], ...(members ? { members } : {}) };
+function rowShape(
+  status: number,
+  row: BatchRow,
+  detail: string,
+  members?: Readonly<Record<string, unknown>>,
+): ProblemShape {
+  return {
+    status,
+    detail: fillProblem(routeProblems.rowFault, { row: row.which, detail }),
+    errors: [{ name: row.path, detail }],
+    ...(members ? { members } : {}),
+  };
 }
 
 /**
@@ -201,8 +288,12 @@ function rowShape(status: number, row: BatchRow, detail: string, members?: Reado
 export function takenColumns(err: unknown): string[] | undefined {
   const e = err as { detail?: unknown; message?: unknown } | null;
   const pg = typeof e?.detail === 'string' ? /^Key \((.+?)\)=\(/.exec(e.detail) : null;
-  if (pg) return (pg[1] as string).split(', ').map((c) => c.replace(/^"(.*)"$/, '$1').replaceAll('""', '"'));
-  const lite = typeof e?.message === 'string' ? /UNIQUE constraint failed: (.+)$/.exec(e.message) : null;
+  if (pg)
+    return (pg[1] as string)
+      .split(', ')
+      .map((c) => c.replace(/^"(.*)"$/, '$1').replaceAll('""', '"'));
+  const lite =
+    typeof e?.message === 'string' ? /UNIQUE constraint failed: (.+)$/.exec(e.message) : null;
   if (lite) return (lite[1] as string).split(', ').map((c) => c.slice(c.lastIndexOf('.') + 1));
   return undefined;
 }
@@ -218,7 +309,11 @@ export function takenColumns(err: unknown): string[] | undefined {
  */
 export class InvalidValueError extends KitError implements Answerable {
   constructor(options?: { cause?: unknown }) {
-    super('KIT_ERR_DATABASE_INVALID_VALUE', autoCrudErrors.message('KIT_ERR_DATABASE_INVALID_VALUE'), options);
+    super(
+      'KIT_ERR_DATABASE_INVALID_VALUE',
+      autoCrudErrors.message('KIT_ERR_DATABASE_INVALID_VALUE'),
+      options,
+    );
     this.name = 'InvalidValueError';
   }
 
@@ -229,7 +324,10 @@ export class InvalidValueError extends KitError implements Answerable {
 
   /** A 400 saying that a value cannot be stored, never which constraint (its name is the database's). */
   problem(subject: ProblemSubject): ProblemShape {
-    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_INVALID_VALUE', 'invalid', { entity: subject.name }) };
+    return {
+      status: this.httpStatus,
+      detail: problemText('KIT_ERR_DATABASE_INVALID_VALUE', 'invalid', { entity: subject.name }),
+    };
   }
 
   /** The 400 naming the row that holds the value. */
@@ -244,6 +342,14 @@ export class InvalidValueError extends KitError implements Answerable {
  * down), `busy` (no connection within acquireTimeoutMs: the database is up), `timeout` (cancelled
  * by statementTimeoutMs), a constraint, an invalid value, or anything else.
  */
-export type ErrorClass = 'unavailable' | 'lost' | 'busy' | 'timeout' | 'unique' | 'foreignKey' | 'invalid' | 'other';
+export type ErrorClass =
+  'unavailable' | 'lost' | 'busy' | 'timeout' | 'unique' | 'foreignKey' | 'invalid' | 'other';
 
-export { BatchRowError, MissingReferenceError, SchemaMismatchError, StillReferencedError, UnrepresentableValueError, VersionConflictError } from './rule-errors.js';
+export {
+  BatchRowError,
+  MissingReferenceError,
+  SchemaMismatchError,
+  StillReferencedError,
+  UnrepresentableValueError,
+  VersionConflictError,
+} from './rule-errors.js';

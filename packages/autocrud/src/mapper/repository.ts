@@ -29,7 +29,10 @@ export type { CallOptions, ReadOptions, WriteOptions } from './reads/call-option
  * const cheap = await products.list({ filters: [{ field: 'price', op: 'lt', value: 10 }], sort: [], offset: 0, limit: 20 });
  * ```
  */
-export class EntityRepository<R extends object = Row, I extends object = Readonly<Record<string, unknown>>> {
+export class EntityRepository<
+  R extends object = Row,
+  I extends object = Readonly<Record<string, unknown>>,
+> {
   readonly #t: Table;
   // list, get, all and related rows (row-reads.ts).
   readonly #reads: RowReads<R>;
@@ -68,7 +71,6 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     return this.#t.hooks.recording;
   }
 
-
   /**
    * The rows (not soft-deleted) whose `field` holds one of `keys`, ordered by that field, then by
    * primary key; with `perKey`, at most that many rows per key, the first by primary key. One
@@ -79,7 +81,11 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * const lines = await orderLines.related('orderId', [1, 2, 3], { perKey: 101 });
    * ```
    */
-  async related(field: Extract<keyof R, string>, keys: readonly unknown[], options: CallOptions & { readonly perKey?: number } = {}): Promise<R[]> {
+  async related(
+    field: Extract<keyof R, string>,
+    keys: readonly unknown[],
+    options: CallOptions & { readonly perKey?: number } = {},
+  ): Promise<R[]> {
     return this.#reads.related(field, keys, options);
   }
 
@@ -96,7 +102,9 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * const next = await products.list({ filters: [], sort: order, offset: 0, limit: 20, count: false, after: order.map((k) => last[k.field as keyof typeof last]) });
    * ```
    */
-  order(sort: readonly SortKey<Extract<keyof R, string>>[]): readonly SortKey<Extract<keyof R, string>>[] {
+  order(
+    sort: readonly SortKey<Extract<keyof R, string>>[],
+  ): readonly SortKey<Extract<keyof R, string>>[] {
     return this.#reads.order(sort) as readonly SortKey<Extract<keyof R, string>>[];
   }
 
@@ -105,9 +113,15 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * the page starts after that keyset position (see `ListOptions.after`) and `offset` is ignored.
    * @throws {KitError} `KIT_ERR_INVALID_ARGUMENT` when `after` does not hold one value per key of the order, or `or` has more than 10 alternatives or an empty one; `DatabaseUnavailableError`, `DatabaseBusyError`, `StatementTimeoutError` when the database cannot run it.
    */
-  list(options: ListOptions<Extract<keyof R, string>> & ReadOptions & { count: false }): Promise<{ rows: R[]; total?: undefined }>;
-  list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total: number }>;
-  async list(options: ListOptions<Extract<keyof R, string>> & ReadOptions): Promise<{ rows: R[]; total?: number }> {
+  list(
+    options: ListOptions<Extract<keyof R, string>> & ReadOptions & { count: false },
+  ): Promise<{ rows: R[]; total?: undefined }>;
+  list(
+    options: ListOptions<Extract<keyof R, string>> & ReadOptions,
+  ): Promise<{ rows: R[]; total: number }>;
+  async list(
+    options: ListOptions<Extract<keyof R, string>> & ReadOptions,
+  ): Promise<{ rows: R[]; total?: number }> {
     return this.#reads.list(options);
   }
 
@@ -142,7 +156,13 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * ```
    */
   async createMany(inputs: readonly I[], options?: CallOptions): Promise<R[]> {
-    return (await createMany(this.#t, inputs as readonly Readonly<Record<string, unknown>>[], options?.signal, options?.scope, options?.changeContext)) as R[];
+    return (await createMany(
+      this.#t,
+      inputs as readonly Readonly<Record<string, unknown>>[],
+      options?.signal,
+      options?.scope,
+      options?.changeContext,
+    )) as R[];
   }
 
   /**
@@ -158,10 +178,32 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * const order = await orders.createTree({ customerId: 4 }, { lines: { repository: lines, field: 'orderId', rows: [{ sku: 'A', quantity: 2 }] } });
    * ```
    */
-  async createTree(input: I, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[]; readonly scope?: Scope }>>, options?: CallOptions): Promise<R & Row> {
+  async createTree(
+    input: I,
+    children: Readonly<
+      Record<
+        string,
+        {
+          readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>;
+          readonly field: string;
+          readonly rows: readonly Readonly<Record<string, unknown>>[];
+          readonly scope?: Scope;
+        }
+      >
+    >,
+    options?: CallOptions,
+  ): Promise<R & Row> {
     const resolved: Record<string, ChildRows> = {};
-    for (const [name, { repository, field, rows, scope }] of Object.entries(children)) resolved[name] = { table: tableOf(repository), field, rows, ...(scope ? { scope } : {}) };
-    return (await createTree(this.#t, input as Readonly<Record<string, unknown>>, resolved, options?.signal, options?.scope, options?.changeContext)) as R & Row;
+    for (const [name, { repository, field, rows, scope }] of Object.entries(children))
+      resolved[name] = { table: tableOf(repository), field, rows, ...(scope ? { scope } : {}) };
+    return (await createTree(
+      this.#t,
+      input as Readonly<Record<string, unknown>>,
+      resolved,
+      options?.signal,
+      options?.scope,
+      options?.changeContext,
+    )) as R & Row;
   }
 
   /**
@@ -176,8 +218,25 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * await products.patchMany([{ key: 7, patch: { price: 35 }, ifVersion: [3] }, { key: 9, patch: { tag: null } }]);
    * ```
    */
-  async patchMany(changes: readonly { readonly key: unknown; readonly patch: Partial<I>; readonly ifVersion?: readonly number[] }[], options?: CallOptions): Promise<R[]> {
-    return (await patchMany(this.#t, changes as readonly { key: unknown; patch: Readonly<Record<string, unknown>>; ifVersion?: readonly number[] }[], options?.signal, options?.scope, options?.changeContext)) as R[];
+  async patchMany(
+    changes: readonly {
+      readonly key: unknown;
+      readonly patch: Partial<I>;
+      readonly ifVersion?: readonly number[];
+    }[],
+    options?: CallOptions,
+  ): Promise<R[]> {
+    return (await patchMany(
+      this.#t,
+      changes as readonly {
+        key: unknown;
+        patch: Readonly<Record<string, unknown>>;
+        ifVersion?: readonly number[];
+      }[],
+      options?.signal,
+      options?.scope,
+      options?.changeContext,
+    )) as R[];
   }
 
   /**
@@ -197,9 +256,23 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
    * console.log(kettle.outcome);   // 'created', then 'updated' on a second call
    * ```
    */
-  async upsertMany(inputs: readonly I[], options?: CallOptions & { readonly resolution?: UpsertResolution; readonly key?: readonly string[] }): Promise<UpsertedRow[]> {
+  async upsertMany(
+    inputs: readonly I[],
+    options?: CallOptions & {
+      readonly resolution?: UpsertResolution;
+      readonly key?: readonly string[];
+    },
+  ): Promise<UpsertedRow[]> {
     const key = uniqueKey(this.entity, options?.key);
-    return upsertMany(this.#t, key, inputs as readonly Readonly<Record<string, unknown>>[], options?.resolution ?? 'merge', options?.signal, options?.scope, options?.changeContext);
+    return upsertMany(
+      this.#t,
+      key,
+      inputs as readonly Readonly<Record<string, unknown>>[],
+      options?.resolution ?? 'merge',
+      options?.signal,
+      options?.scope,
+      options?.changeContext,
+    );
   }
 
   /**
@@ -215,7 +288,18 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
     const written = input as Readonly<Record<string, unknown>>;
     checkReadOnly(this.entity, options?.scope, written);
     // A replace leaves the scope's read-only fields as they are.
-    return (await this.#writes.write('update', key, withoutReadOnly(this.entity, options?.scope, writeValues(this.entity, this.dialect, written, true)), written, ifVersion, options)) as R | undefined;
+    return (await this.#writes.write(
+      'update',
+      key,
+      withoutReadOnly(
+        this.entity,
+        options?.scope,
+        writeValues(this.entity, this.dialect, written, true),
+      ),
+      written,
+      ifVersion,
+      options,
+    )) as R | undefined;
   }
 
   /**
@@ -235,8 +319,20 @@ export class EntityRepository<R extends object = Row, I extends object = Readonl
   async patch(key: unknown, patch: Partial<I>, options?: WriteOptions): Promise<R | undefined> {
     const ifVersion = this.#t.checkCondition(options);
     checkReadOnly(this.entity, options?.scope, patch as Readonly<Record<string, unknown>>);
-    const values = patchValues(this.entity, this.dialect, patch as Readonly<Record<string, unknown>>);
-    if (Object.keys(values).length > 0) return (await this.#writes.write('patch', key, values, patch as Readonly<Record<string, unknown>>, ifVersion, options)) as R | undefined;
+    const values = patchValues(
+      this.entity,
+      this.dialect,
+      patch as Readonly<Record<string, unknown>>,
+    );
+    if (Object.keys(values).length > 0)
+      return (await this.#writes.write(
+        'patch',
+        key,
+        values,
+        patch as Readonly<Record<string, unknown>>,
+        ifVersion,
+        options,
+      )) as R | undefined;
     // Nothing to change: no write, the row as it is (and its version, for ifVersion).
     const row = await this.get(key, options);
     if (row && ifVersion !== undefined && this.#t.version) {
@@ -267,22 +363,36 @@ const tables = new WeakMap<object, Table>();
  * hooksOf(repository).add({ write: historySink(entity, dialect) });
  * ```
  */
-export function hooksOf(repository: EntityRepository<Row, Readonly<Record<string, unknown>>>): EntityHooks {
+export function hooksOf(
+  repository: EntityRepository<Row, Readonly<Record<string, unknown>>>,
+): EntityHooks {
   return tableOf(repository).hooks;
 }
 
 function tableOf(repository: EntityRepository<Row, Readonly<Record<string, unknown>>>): Table {
   const table = tables.get(repository);
-  if (!table) throw new KitError('KIT_ERR_INVALID_ARGUMENT', 'createTree: a child repository must be one the AutoCrud database made (crud.repository(Entity)).');
+  if (!table)
+    throw new KitError(
+      'KIT_ERR_INVALID_ARGUMENT',
+      'createTree: a child repository must be one the AutoCrud database made (crud.repository(Entity)).',
+    );
   return table;
 }
 
 /** The unique key an upsert matches on: `asked` when it is one the entity declares, else its first. */
 function uniqueKey(entity: Entity, asked: readonly string[] | undefined): readonly string[] {
   const keys = entity.unique;
-  if (keys.length === 0) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `upsertMany: entity ${entity.name} declares no unique key (defineEntity({ unique: [['<field>']] })).`);
+  if (keys.length === 0)
+    throw new KitError(
+      'KIT_ERR_INVALID_ARGUMENT',
+      `upsertMany: entity ${entity.name} declares no unique key (defineEntity({ unique: [['<field>']] })).`,
+    );
   if (asked === undefined) return keys[0] as readonly string[];
   const found = keys.find((k) => k.length === asked.length && k.every((f) => asked.includes(f)));
-  if (!found) throw new KitError('KIT_ERR_INVALID_ARGUMENT', `upsertMany: (${asked.join(', ')}) is not a unique key of ${entity.name}; its keys: ${keys.map((k) => `(${k.join(', ')})`).join(', ')}.`);
+  if (!found)
+    throw new KitError(
+      'KIT_ERR_INVALID_ARGUMENT',
+      `upsertMany: (${asked.join(', ')}) is not a unique key of ${entity.name}; its keys: ${keys.map((k) => `(${k.join(', ')})`).join(', ')}.`,
+    );
   return found;
 }

@@ -4,7 +4,15 @@
 // database's conditions (errors.ts), each carries its status and problem texts from the catalogue.
 import { KitError } from '@kit/core';
 import { autoCrudErrors, RETRY_AFTER_SECONDS, routeProblems } from '../errors.js';
-import { fillProblem, problemText, statusOf, type Answerable, type BatchRow, type ProblemShape, type ProblemSubject } from '../answers.js';
+import {
+  fillProblem,
+  problemText,
+  statusOf,
+  type Answerable,
+  type BatchRow,
+  type ProblemShape,
+  type ProblemSubject,
+} from '../answers.js';
 
 /**
  * A write names a row that does not exist (or is soft-deleted) in a field that references
@@ -22,7 +30,15 @@ export class MissingReferenceError extends KitError implements Answerable {
     readonly key: unknown,
     readonly target: string,
   ) {
-    super('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', autoCrudErrors.message('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', { entity, field, key: JSON.stringify(key), target }));
+    super(
+      'KIT_ERR_AUTOCRUD_MISSING_REFERENCE',
+      autoCrudErrors.message('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', {
+        entity,
+        field,
+        key: JSON.stringify(key),
+        target,
+      }),
+    );
     this.name = 'MissingReferenceError';
   }
 
@@ -44,8 +60,15 @@ export class MissingReferenceError extends KitError implements Answerable {
 
 /** The 422 of a missing reference, naming the body field `name` that holds it. */
 function referenceShape(error: MissingReferenceError, name: string): ProblemShape {
-  const detail = problemText('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', 'missing', { target: error.target, key: JSON.stringify(error.key) });
-  return { status: error.httpStatus, detail: fillProblem(routeProblems.fieldFault, { field: name, detail }), errors: [{ name, detail }] };
+  const detail = problemText('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', 'missing', {
+    target: error.target,
+    key: JSON.stringify(error.key),
+  });
+  return {
+    status: error.httpStatus,
+    detail: fillProblem(routeProblems.fieldFault, { field: name, detail }),
+    errors: [{ name, detail }],
+  };
 }
 
 /**
@@ -68,7 +91,13 @@ export class StillReferencedError extends KitError implements Answerable {
   ) {
     super(
       'KIT_ERR_AUTOCRUD_STILL_REFERENCED',
-      autoCrudErrors.message('KIT_ERR_AUTOCRUD_STILL_REFERENCED', { entity, key: JSON.stringify(key), referrer, field, referrerKey: JSON.stringify(referrerKey) }),
+      autoCrudErrors.message('KIT_ERR_AUTOCRUD_STILL_REFERENCED', {
+        entity,
+        key: JSON.stringify(key),
+        referrer,
+        field,
+        referrerKey: JSON.stringify(referrerKey),
+      }),
     );
     this.name = 'StillReferencedError';
   }
@@ -82,7 +111,13 @@ export class StillReferencedError extends KitError implements Answerable {
   problem(): ProblemShape {
     return {
       status: this.httpStatus,
-      detail: problemText('KIT_ERR_AUTOCRUD_STILL_REFERENCED', 'referred', { entity: this.entity, key: JSON.stringify(this.key), referrer: this.referrer, referrerKey: JSON.stringify(this.referrerKey), field: this.field }),
+      detail: problemText('KIT_ERR_AUTOCRUD_STILL_REFERENCED', 'referred', {
+        entity: this.entity,
+        key: JSON.stringify(this.key),
+        referrer: this.referrer,
+        referrerKey: JSON.stringify(this.referrerKey),
+        field: this.field,
+      }),
       members: { referrer: { entity: this.referrer, field: this.field, key: this.referrerKey } },
     };
   }
@@ -106,7 +141,11 @@ export class UnrepresentableValueError extends KitError implements Answerable {
     detail: string,
     options?: { cause?: unknown },
   ) {
-    super('KIT_ERR_AUTOCRUD_UNREPRESENTABLE', `${field === undefined ? `A field of ${entity}` : `${entity}.${field}`} ${detail}; Kit answers no value it cannot answer exactly.`, options);
+    super(
+      'KIT_ERR_AUTOCRUD_UNREPRESENTABLE',
+      `${field === undefined ? `A field of ${entity}` : `${entity}.${field}`} ${detail}; Kit answers no value it cannot answer exactly.`,
+      options,
+    );
     this.name = 'UnrepresentableValueError';
   }
 
@@ -138,7 +177,10 @@ export class UnrepresentableValueError extends KitError implements Answerable {
  */
 export class VersionConflictError extends KitError implements Answerable {
   constructor(readonly currentVersion: number) {
-    super('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', autoCrudErrors.message('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', { currentVersion }));
+    super(
+      'KIT_ERR_AUTOCRUD_VERSION_CONFLICT',
+      autoCrudErrors.message('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', { currentVersion }),
+    );
     this.name = 'VersionConflictError';
   }
 
@@ -151,17 +193,25 @@ export class VersionConflictError extends KitError implements Answerable {
   problem(subject: ProblemSubject): ProblemShape {
     return {
       status: this.httpStatus,
-      detail: problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'stale', { entity: subject.name, currentVersion: this.currentVersion }),
+      detail: problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'stale', {
+        entity: subject.name,
+        currentVersion: this.currentVersion,
+      }),
       headers: { etag: `"${String(this.currentVersion)}"` },
     };
   }
 
   /** The 412 naming the stale row, with its version now as the `currentVersion` member. */
   rowProblem(row: BatchRow): ProblemShape {
-    const detail = problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'row', { currentVersion: this.currentVersion });
+    const detail = problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'row', {
+      currentVersion: this.currentVersion,
+    });
     return {
       status: this.httpStatus,
-      detail: problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'rowAdvice', { row: row.which, detail }),
+      detail: problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'rowAdvice', {
+        row: row.which,
+        detail,
+      }),
       errors: [{ name: row.path, detail }],
       members: { currentVersion: this.currentVersion },
     };
@@ -221,7 +271,12 @@ export class BatchRowError extends Error {
     readonly relation?: string,
   ) {
     const row = relation === undefined ? `Row ${index} of the batch` : `${relation}[${index}]`;
-    super(cause === undefined ? `${row} does not exist; nothing was written.` : `${row} failed; nothing was written: ${(cause as Error).message}`, { cause });
+    super(
+      cause === undefined
+        ? `${row} does not exist; nothing was written.`
+        : `${row} failed; nothing was written: ${(cause as Error).message}`,
+      { cause },
+    );
     this.name = 'BatchRowError';
   }
 

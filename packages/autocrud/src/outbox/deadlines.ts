@@ -33,7 +33,13 @@ class Window implements Deadline {
     });
     // Nobody may be racing it when it expires.
     this.#expired.catch(() => undefined);
-    this.#timer = setTimeout(() => this.abort(new Error(`the delivery took longer than deliveryTimeoutMs (${this.timeoutMs} ms)`)), ms);
+    this.#timer = setTimeout(
+      () =>
+        this.abort(
+          new Error(`the delivery took longer than deliveryTimeoutMs (${this.timeoutMs} ms)`),
+        ),
+      ms,
+    );
     this.#timer.unref();
   }
 
@@ -47,7 +53,9 @@ class Window implements Deadline {
   }
 
   race<T>(work: Promise<T>): Promise<T> {
-    return this.#controller.signal.aborted ? Promise.reject(this.#controller.signal.reason as Error) : Promise.race([work, this.#expired]);
+    return this.#controller.signal.aborted
+      ? Promise.reject(this.#controller.signal.reason as Error)
+      : Promise.race([work, this.#expired]);
   }
 
   release(): void {
@@ -95,7 +103,9 @@ export class Deadlines {
     let window = this.#current;
     if (window === undefined || !window.open || now - window.opened >= this.#windowMs) {
       window?.close();
-      window = new Window(now, this.timeoutMs + this.#windowMs, this.timeoutMs, (w) => this.#live.delete(w));
+      window = new Window(now, this.timeoutMs + this.#windowMs, this.timeoutMs, (w) =>
+        this.#live.delete(w),
+      );
       this.#live.add(window);
       this.#current = window;
       if (this.#stopped) window.abort(this.#stopped);

@@ -8,7 +8,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Runner } from '../mapper/seam/table.js';
 import type { SqlDialect } from '../mapper/sql/dialect.js';
-import { acquireLease, backlog, deleteDelivered, dueRecords, markRetry, moveToDead, releaseLease, renewLease, rowOf, type OutboxRecordRow } from '../mapper/outbox/outbox-records.js';
+import {
+  acquireLease,
+  backlog,
+  deleteDelivered,
+  dueRecords,
+  markRetry,
+  moveToDead,
+  releaseLease,
+  renewLease,
+  rowOf,
+  type OutboxRecordRow,
+} from '../mapper/outbox/outbox-records.js';
 import type { OutboxPayload } from '../mapper/outbox/outbox-sink.js';
 import type { ChangeOperation } from '../mapper/seam/changes.js';
 import { Deadlines } from './deadlines.js';
@@ -108,7 +119,10 @@ export class OutboxDispatcher {
     if (this.#stopped) return this.#running;
     this.#stopped = true;
     this.#wake?.();
-    const bound = setTimeout(() => this.#deadlines.abortAll(new Error('the outbox dispatcher stopped')), this.settings.deliveryTimeoutMs);
+    const bound = setTimeout(
+      () => this.#deadlines.abortAll(new Error('the outbox dispatcher stopped')),
+      this.settings.deliveryTimeoutMs,
+    );
     try {
       await this.#running;
     } finally {
@@ -126,14 +140,24 @@ export class OutboxDispatcher {
       } catch (err) {
         failures += 1;
         this.#lastError = describe(err);
-        if (failures === 1) this.log.warn({ err: this.#lastError }, 'AutoCrud outbox: the dispatcher could not reach the outbox; it tries again');
+        if (failures === 1)
+          this.log.warn(
+            { err: this.#lastError },
+            'AutoCrud outbox: the dispatcher could not reach the outbox; it tries again',
+          );
       }
-      if (!busy && !this.#stopped) await this.#sleep(failures > 0 ? Math.min(this.settings.pollMs * 2 ** failures, this.settings.leaseMs) : this.settings.pollMs);
+      if (!busy && !this.#stopped)
+        await this.#sleep(
+          failures > 0
+            ? Math.min(this.settings.pollMs * 2 ** failures, this.settings.leaseMs)
+            : this.settings.pollMs,
+        );
     }
     const term = this.#term;
     this.#term = undefined;
     clearInterval(this.#heartbeat);
-    if (term !== undefined) await this.run((db) => releaseLease(db, this.owner, term)).catch(() => undefined);
+    if (term !== undefined)
+      await this.run((db) => releaseLease(db, this.owner, term)).catch(() => undefined);
   }
 
   #sleep(ms: number): Promise<void> {
@@ -164,7 +188,10 @@ export class OutboxDispatcher {
     // Renewed on a timer of its own: a batch with slow targets must not let the lease lapse under it.
     this.#heartbeat = setInterval(() => void this.#renew(), Math.max(1, Math.floor(leaseMs / 3)));
     this.#heartbeat.unref();
-    this.log.info({ owner: this.owner, term }, 'AutoCrud outbox: this instance dispatches the outbox');
+    this.log.info(
+      { owner: this.owner, term },
+      'AutoCrud outbox: this instance dispatches the outbox',
+    );
     return true;
   }
 
@@ -174,7 +201,11 @@ export class OutboxDispatcher {
     this.#renewing = true;
     const started = Date.now();
     try {
-      if (await this.run((db) => renewLease(db, this.dialect, this.owner, term, this.settings.leaseMs))) {
+      if (
+        await this.run((db) =>
+          renewLease(db, this.dialect, this.owner, term, this.settings.leaseMs),
+        )
+      ) {
         if (this.#term === term) this.#leaseUntil = started + this.settings.leaseMs;
       } else if (this.#term === term) {
         this.#lost('another instance holds the lease');
@@ -187,7 +218,10 @@ export class OutboxDispatcher {
   }
 
   #lost(why: string): void {
-    this.log.warn({ owner: this.owner, reason: why }, 'AutoCrud outbox: this instance no longer dispatches the outbox');
+    this.log.warn(
+      { owner: this.owner, reason: why },
+      'AutoCrud outbox: this instance no longer dispatches the outbox',
+    );
     this.#term = undefined;
     clearInterval(this.#heartbeat);
   }
@@ -214,7 +248,11 @@ export class OutboxDispatcher {
     const byEntity = new Map<string, readonly OutboxTarget[]>();
     const targetsOf = (entity: string): readonly OutboxTarget[] => {
       let list = byEntity.get(entity);
-      if (list === undefined) byEntity.set(entity, (list = targets.filter((t) => t.entities === undefined || t.entities.includes(entity))));
+      if (list === undefined)
+        byEntity.set(
+          entity,
+          (list = targets.filter((t) => t.entities === undefined || t.entities.includes(entity))),
+        );
       return list;
     };
     const delivered: number[] = [];
@@ -242,7 +280,10 @@ export class OutboxDispatcher {
   }
 
   /** Delivers one record to every target that lacks it: `retry` holds the row's later records back, `dead` lets them go on. */
-  async #deliver(record: OutboxRecordRow, targets: readonly OutboxTarget[]): Promise<'delivered' | 'retry' | 'dead'> {
+  async #deliver(
+    record: OutboxRecordRow,
+    targets: readonly OutboxTarget[],
+  ): Promise<'delivered' | 'retry' | 'dead'> {
     const done = record.done === '' ? undefined : new Set(record.done.split('\n'));
     const wanted = done === undefined ? targets : targets.filter((t) => !done.has(t.name));
     if (wanted.length === 0) return 'delivered';
@@ -267,15 +308,29 @@ export class OutboxDispatcher {
     if (failures === undefined) return 'delivered';
     const attempts = record.attempts + 1;
     const dead = attempts >= this.settings.maxAttempts;
-    const delay = Math.min(this.settings.retryBaseMs * 2 ** (attempts - 1), this.settings.retryMaxMs);
+    const delay = Math.min(
+      this.settings.retryBaseMs * 2 ** (attempts - 1),
+      this.settings.retryMaxMs,
+    );
     const error = failures.join('; ').slice(0, 1000);
     this.#lastError = error;
     if (dead) this.#deadLettered += 1;
     else this.#retries += 1;
     const has = [...(done ?? []), ...(reached ?? [])].join('\n');
-    const outcome = { attempts, nextAt: dead ? 0 : Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4)), done: has, error };
-    await this.run((db) => (dead ? moveToDead(db, this.dialect, record.seq, outcome) : markRetry(db, record.seq, outcome)));
-    if (dead) this.log.error({ seq: record.seq, id: record.id, entity: record.entity, attempts, error }, 'AutoCrud outbox: a record is dead after its last attempt; its row goes on with the next record');
+    const outcome = {
+      attempts,
+      nextAt: dead ? 0 : Date.now() + Math.round(delay * (0.8 + Math.random() * 0.4)),
+      done: has,
+      error,
+    };
+    await this.run((db) =>
+      dead ? moveToDead(db, this.dialect, record.seq, outcome) : markRetry(db, record.seq, outcome),
+    );
+    if (dead)
+      this.log.error(
+        { seq: record.seq, id: record.id, entity: record.entity, attempts, error },
+        'AutoCrud outbox: a record is dead after its last attempt; its row goes on with the next record',
+      );
     return dead ? 'dead' : 'retry';
   }
 }

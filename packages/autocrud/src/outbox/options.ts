@@ -45,33 +45,57 @@ export interface ResolvedOutbox extends DispatcherSettings {
 }
 
 function invalid(option: string, value: unknown, expected: string): KitError {
-  const shown = typeof value === 'object' ? (JSON.stringify(value) ?? String(value)).slice(0, 120) : typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option addKitAutoCrud options.outbox${option} = ${shown}: expected ${expected}.`);
+  const shown =
+    typeof value === 'object'
+      ? (JSON.stringify(value) ?? String(value)).slice(0, 120)
+      : typeof value === 'string'
+        ? JSON.stringify(value)
+        : String(value);
+  return new KitError(
+    'KIT_ERR_INVALID_OPTION',
+    `Invalid Kit option addKitAutoCrud options.outbox${option} = ${shown}: expected ${expected}.`,
+  );
 }
 
 function ms(options: OutboxOptions, name: keyof OutboxOptions, fallback: number): number {
   const v = options[name] ?? fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw invalid(`.${name}`, v, 'a positive integer');
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)
+    throw invalid(`.${name}`, v, 'a positive integer');
   return v;
 }
 
 /** `outbox`: undefined when off. Throws `KIT_ERR_INVALID_OPTION` naming the option and value. */
 export function resolveOutbox(value: unknown): ResolvedOutbox | undefined {
   if (value === undefined || value === false) return undefined;
-  if (value !== true && (typeof value !== 'object' || value === null || Array.isArray(value))) throw invalid('', value, 'true, false or { targets?, maxAttempts?, ... }');
+  if (value !== true && (typeof value !== 'object' || value === null || Array.isArray(value)))
+    throw invalid('', value, 'true, false or { targets?, maxAttempts?, ... }');
   const options: OutboxOptions = value === true ? {} : (value as OutboxOptions);
   const targets = options.targets ?? [];
-  if (!Array.isArray(targets)) throw invalid('.targets', targets, 'an array of { name, deliver(message, signal) }');
+  if (!Array.isArray(targets))
+    throw invalid('.targets', targets, 'an array of { name, deliver(message, signal) }');
   const names = new Set<string>();
   for (const [i, target] of (targets as unknown[]).entries()) {
     const t = target as Partial<OutboxTarget> | null;
-    if (typeof t !== 'object' || t === null || typeof t.name !== 'string' || t.name === '' || t.name.includes('\n') || typeof t.deliver !== 'function') {
-      throw invalid(`.targets[${i}]`, typeof t === 'object' && t !== null ? { name: t.name } : t, '{ name: a non-empty one-line string, deliver(message, signal) }');
+    if (
+      typeof t !== 'object' ||
+      t === null ||
+      typeof t.name !== 'string' ||
+      t.name === '' ||
+      t.name.includes('\n') ||
+      typeof t.deliver !== 'function'
+    ) {
+      throw invalid(
+        `.targets[${i}]`,
+        typeof t === 'object' && t !== null ? { name: t.name } : t,
+        '{ name: a non-empty one-line string, deliver(message, signal) }',
+      );
     }
-    if (names.has(t.name)) throw invalid(`.targets[${i}].name`, t.name, 'a name no other target has');
+    if (names.has(t.name))
+      throw invalid(`.targets[${i}].name`, t.name, 'a name no other target has');
     names.add(t.name);
   }
-  if (options.dispatch !== undefined && typeof options.dispatch !== 'boolean') throw invalid('.dispatch', options.dispatch, 'true or false');
+  if (options.dispatch !== undefined && typeof options.dispatch !== 'boolean')
+    throw invalid('.dispatch', options.dispatch, 'true or false');
   const leaseMs = ms(options, 'leaseMs', 5000);
   return {
     targets,

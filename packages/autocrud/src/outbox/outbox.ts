@@ -30,13 +30,26 @@ export class Outbox {
   #targets: readonly OutboxTarget[] = [];
   /** Registers an in-process subscriber of `entity`'s changes. */
   onChange(entity: Entity, handler: ChangeHandler, name: string | undefined): void {
-    if (typeof handler !== 'function') throw new KitError('KIT_ERR_INVALID_ARGUMENT', `onChange(${entity.name}, handler): handler must be a function.`);
-    const own = name ?? `onChange:${entity.name}:${this.#subscribers.filter((s) => s.entities?.[0] === entity.name).length + 1}`;
+    if (typeof handler !== 'function')
+      throw new KitError(
+        'KIT_ERR_INVALID_ARGUMENT',
+        `onChange(${entity.name}, handler): handler must be a function.`,
+      );
+    const own =
+      name ??
+      `onChange:${entity.name}:${this.#subscribers.filter((s) => s.entities?.[0] === entity.name).length + 1}`;
     if (own === '' || own.includes('\n') || this.#names.has(own)) {
-      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `onChange(${entity.name}, handler, { name: ${JSON.stringify(own)} }): the name must be one line, not empty, and not used by another subscriber or target.`);
+      throw new KitError(
+        'KIT_ERR_INVALID_ARGUMENT',
+        `onChange(${entity.name}, handler, { name: ${JSON.stringify(own)} }): the name must be one line, not empty, and not used by another subscriber or target.`,
+      );
     }
     this.#names.add(own);
-    this.#subscribers.push({ name: own, entities: [entity.name], deliver: async (message, signal) => handler(message, signal) });
+    this.#subscribers.push({
+      name: own,
+      entities: [entity.name],
+      deliver: async (message, signal) => handler(message, signal),
+    });
     this.#targets = [...this.#subscribers, ...this.settings.targets];
   }
 
@@ -63,11 +76,26 @@ export class OutboxHealthCheck implements IHealthCheck {
     try {
       const backlog = await this.outbox.dispatcher.backlog();
       const { leader, delivered, retries, deadLettered } = this.outbox.stats();
-      const data = { leader, pending: backlog.pending, dead: backlog.dead, delivered, retries, deadLettered };
-      if (backlog.dead > 0) return HealthCheckResult.degraded(`${backlog.dead} dead outbox record(s): see kit_outbox_dead`, undefined, data);
+      const data = {
+        leader,
+        pending: backlog.pending,
+        dead: backlog.dead,
+        delivered,
+        retries,
+        deadLettered,
+      };
+      if (backlog.dead > 0)
+        return HealthCheckResult.degraded(
+          `${backlog.dead} dead outbox record(s): see kit_outbox_dead`,
+          undefined,
+          data,
+        );
       return HealthCheckResult.healthy('Outbox delivering', data);
     } catch (err) {
-      return HealthCheckResult.degraded('Outbox backlog could not be read', err instanceof Error ? err : new Error(String(err)));
+      return HealthCheckResult.degraded(
+        'Outbox backlog could not be read',
+        err instanceof Error ? err : new Error(String(err)),
+      );
     }
   }
 }

@@ -20,7 +20,13 @@ export class ClientGoneError extends Error implements Answerable {
 
   /** An answer without a body, logged at debug: nobody is left to read it. */
   problem(): ProblemShape {
-    return { status: this.httpStatus, log: { level: 'debug', message: 'AutoCrud: the client went away; its statement was cancelled' } };
+    return {
+      status: this.httpStatus,
+      log: {
+        level: 'debug',
+        message: 'AutoCrud: the client went away; its statement was cancelled',
+      },
+    };
   }
 }
 

@@ -37,7 +37,12 @@ export function accessOf(request: FastifyRequest): Access | undefined {
 function claim(user: unknown, path: readonly string[]): unknown {
   let value = user;
   for (const segment of path) {
-    if (typeof value !== 'object' || value === null || !Object.prototype.hasOwnProperty.call(value, segment)) return undefined;
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      !Object.prototype.hasOwnProperty.call(value, segment)
+    )
+      return undefined;
     value = (value as Record<string, unknown>)[segment];
   }
   return value;
@@ -75,27 +80,49 @@ function forbidden(reply: FastifyReply, detail: string): FastifyReply {
 
 /** 401 with the bare challenge, as `app.kitAuthenticate` answers a request without a token. */
 function tokenRequired(reply: FastifyReply): FastifyReply {
-  return sendProblem(reply, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: routeProblems.tokenRequired }, { 'www-authenticate': 'Bearer' });
+  return sendProblem(
+    reply,
+    {
+      type: 'about:blank',
+      title: 'Unauthorized',
+      status: 401,
+      detail: routeProblems.tokenRequired,
+    },
+    { 'www-authenticate': 'Bearer' },
+  );
 }
 
 /** The rule's access for this caller, or the 403 detail when its claims cannot scope it. */
-async function accessFor(entity: Entity, rule: ResolvedRule, request: FastifyRequest, operation: AutoCrudOperation): Promise<Access | string> {
+async function accessFor(
+  entity: Entity,
+  rule: ResolvedRule,
+  request: FastifyRequest,
+  operation: AutoCrudOperation,
+): Promise<Access | string> {
   const where: Filter[] = [];
   const fixed = new Map<string, unknown>();
   for (const check of rule.checks) {
     const field = entity.field(check.field) as EntityField;
     const value = claimValue(field, claim(request.user, check.claim));
-    if (value instanceof ValueFault) return `The token's claim ${check.claim.join('.')} does not say whose ${entity.name} rows the caller may ${VERBS[operation]}; nothing was read or written.`;
+    if (value instanceof ValueFault)
+      return `The token's claim ${check.claim.join('.')} does not say whose ${entity.name} rows the caller may ${VERBS[operation]}; nothing was read or written.`;
     where.push({ field: field.name, op: 'eq', value });
     fixed.set(field.name, value);
   }
   if (rule.where) {
     const extra = await rule.where(request, operation);
-    if (extra === false) return `This caller may not ${VERBS[operation]} ${entity.name} rows; nothing was read or written.`;
+    if (extra === false)
+      return `This caller may not ${VERBS[operation]} ${entity.name} rows; nothing was read or written.`;
     where.push(...extra);
   }
   const readOnly = rule.readOnly.filter((name) => !fixed.has(name));
-  return { scope: where.length > 0 || rule.readOnly.length > 0 ? { where, readOnly: rule.readOnly } : undefined, hidden: rule.hidden, readOnly, fixed };
+  return {
+    scope:
+      where.length > 0 || rule.readOnly.length > 0 ? { where, readOnly: rule.readOnly } : undefined,
+    hidden: rule.hidden,
+    readOnly,
+    fixed,
+  };
 }
 
 /** Why a caller may not: 401 (no token, and no anonymous rule) or 403. */
@@ -114,11 +141,25 @@ export function refuse(reply: FastifyReply, refusal: Refusal): FastifyReply {
  * `entity`'s rows for one operation under its rules, or why not: the first rule the caller
  * matches that allows the operation decides.
  */
-export async function admit(entity: Entity, authorization: ResolvedAuthorization, flag: number, operation: AutoCrudOperation, request: FastifyRequest): Promise<Access | Refusal> {
+export async function admit(
+  entity: Entity,
+  authorization: ResolvedAuthorization,
+  flag: number,
+  operation: AutoCrudOperation,
+  request: FastifyRequest,
+): Promise<Access | Refusal> {
   const user = request.user;
   const roles = user === undefined ? NO_ROLES : rolesOf(user, authorization.rolesClaim);
-  const rule = authorization.rules.find((r) => allows(r.allow, flag) && (r.role === undefined || roles.includes(r.role)));
-  if (!rule) return user === undefined ? { status: 401, detail: routeProblems.tokenRequired } : { status: 403, detail: `The token's roles do not allow this caller to ${VERBS[operation]} ${entity.name} rows; nothing was read or written.` };
+  const rule = authorization.rules.find(
+    (r) => allows(r.allow, flag) && (r.role === undefined || roles.includes(r.role)),
+  );
+  if (!rule)
+    return user === undefined
+      ? { status: 401, detail: routeProblems.tokenRequired }
+      : {
+          status: 403,
+          detail: `The token's roles do not allow this caller to ${VERBS[operation]} ${entity.name} rows; nothing was read or written.`,
+        };
   const access = await accessFor(entity, rule, request, operation);
   return typeof access === 'string' ? { status: 403, detail: access } : access;
 }
@@ -127,14 +168,24 @@ export async function admit(entity: Entity, authorization: ResolvedAuthorization
  * The onRequest hooks of one generated route under authorization: the token check (optional when
  * an anonymous rule allows the operation: a token, when sent, must still be valid), then the rule.
  */
-export function authorizeHooks(entity: Entity, authorization: ResolvedAuthorization, flag: number, operation: AutoCrudOperation, authenticate: onRequestHookHandler, relationsOf?: RelationsOf): onRequestHookHandler[] {
+export function authorizeHooks(
+  entity: Entity,
+  authorization: ResolvedAuthorization,
+  flag: number,
+  operation: AutoCrudOperation,
+  authenticate: onRequestHookHandler,
+  relationsOf?: RelationsOf,
+): onRequestHookHandler[] {
   const rules = authorization.rules.filter((rule) => allows(rule.allow, flag));
   const open = rules.some((rule) => rule.role === undefined);
   const writes = WRITES.has(operation);
   async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const access = await admit(entity, authorization, flag, operation, request);
     if ('status' in access) return refuse(reply, access);
-    accesses.set(request, writes ? await withReferences(request, entity, access, relationsOf) : access);
+    accesses.set(
+      request,
+      writes ? await withReferences(request, entity, access, relationsOf) : access,
+    );
     return undefined;
   }
   // Without a token, an operation an anonymous rule allows goes straight to the rule.
@@ -144,7 +195,8 @@ export function authorizeHooks(entity: Entity, authorization: ResolvedAuthorizat
 /** The token check when a token is sent (it must then be valid); without one, the request goes on as anonymous. */
 export function optionalToken(authenticate: onRequestHookHandler): onRequestHookHandler {
   const verify = authenticate as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-  const optional = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => (request.headers.authorization === undefined ? undefined : verify(request, reply));
+  const optional = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> =>
+    request.headers.authorization === undefined ? undefined : verify(request, reply);
   return optional as onRequestHookHandler;
 }
 
@@ -156,15 +208,31 @@ const WRITES: ReadonlySet<AutoCrudOperation> = new Set(['create', 'update', 'pat
  * to a row outside them as one to a missing row, inside the write's statements, so a write cannot
  * tell another owner's row from no row (see `Scope.references`).
  */
-export async function withReferences(request: FastifyRequest, entity: Entity, access: Access, relationsOf: RelationsOf | undefined): Promise<Access> {
+export async function withReferences(
+  request: FastifyRequest,
+  entity: Entity,
+  access: Access,
+  relationsOf: RelationsOf | undefined,
+): Promise<Access> {
   if (!relationsOf || entity.references.length === 0) return access;
   let references: Map<Entity, readonly Filter[] | null> | undefined;
   for (const relation of relationsOf(entity).values()) {
     if (relation.kind !== 'one' || !relation.authorization) continue;
-    const seen = await admit(relation.entity, relation.authorization, CrudOperations.Get, 'get', request);
-    (references ??= new Map()).set(relation.entity, 'status' in seen ? null : (seen.scope?.where ?? []));
+    const seen = await admit(
+      relation.entity,
+      relation.authorization,
+      CrudOperations.Get,
+      'get',
+      request,
+    );
+    (references ??= new Map()).set(
+      relation.entity,
+      'status' in seen ? null : (seen.scope?.where ?? []),
+    );
   }
-  return references ? { ...access, scope: { ...(access.scope ?? { where: [] }), references } } : access;
+  return references
+    ? { ...access, scope: { ...(access.scope ?? { where: [] }), references } }
+    : access;
 }
 
 /** True when an anonymous rule allows the operation: its document says the token is optional. */
@@ -172,12 +240,16 @@ export function anonymousAllowed(authorization: ResolvedAuthorization, flag: num
   return authorization.rules.some((rule) => rule.role === undefined && allows(rule.allow, flag));
 }
 
-
 /** The 403 detail for a body that writes what the caller may not; `undefined` when it may (a field bound to a claim and repeating it is dropped). */
-export function forbiddenWrite(entity: Entity, access: Access, body: Record<string, unknown>): string | undefined {
+export function forbiddenWrite(
+  entity: Entity,
+  access: Access,
+  body: Record<string, unknown>,
+): string | undefined {
   for (const name of Object.keys(body)) {
     if (access.fixed.has(name)) {
-      if (body[name] !== access.fixed.get(name)) return `Body field '${name}' names another ${entity.name} owner than the caller's token; nothing was written.`;
+      if (body[name] !== access.fixed.get(name))
+        return `Body field '${name}' names another ${entity.name} owner than the caller's token; nothing was written.`;
       delete body[name];
     } else if (access.readOnly.includes(name)) {
       return `Body field '${name}' may not be written by this caller; nothing was written.`;

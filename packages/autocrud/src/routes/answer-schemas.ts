@@ -41,14 +41,23 @@ export function ifNoneMatchHeaders(entity: Entity): Schema {
   return {
     type: 'object',
     properties: {
-      'if-none-match': { type: 'string', maxLength: 1024, description: `An ETag of the ${entity.name} the client holds: 304 (no body) while it is current.` },
+      'if-none-match': {
+        type: 'string',
+        maxLength: 1024,
+        description: `An ETag of the ${entity.name} the client holds: 304 (no body) while it is current.`,
+      },
     },
   };
 }
 
 /** The `ETag` response header of a versioned row. */
 export function etagHeader(entity: Entity): Schema {
-  return { ETag: { type: 'string', description: `The ${entity.name}'s version, for If-Match and If-None-Match.` } };
+  return {
+    ETag: {
+      type: 'string',
+      description: `The ${entity.name}'s version, for If-Match and If-None-Match.`,
+    },
+  };
 }
 
 const PROBLEM: Schema = {
@@ -59,7 +68,10 @@ const PROBLEM: Schema = {
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },
-    correlationId: { type: 'string', description: 'The request\'s correlation id, when the audit trail is on.' },
+    correlationId: {
+      type: 'string',
+      description: "The request's correlation id, when the audit trail is on.",
+    },
     errors: {
       type: 'array',
       description: 'For 400: the parameters at fault.',
@@ -93,7 +105,9 @@ const PROBLEM_TEXT: Readonly<Record<ProblemStatus, string>> = {
 export type ProblemStatus = 400 | 403 | 404 | 409 | 412 | 422 | 428 | 503 | 504;
 
 /** The `Retry-After` header of an answer. */
-export const RETRY_AFTER_HEADER: Schema = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } };
+export const RETRY_AFTER_HEADER: Schema = {
+  'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' },
+};
 
 const DEFAULT_HEADERS: Partial<Record<ProblemStatus, Schema>> = {
   412: { ETag: { type: 'string', description: 'The current version.' } },
@@ -106,14 +120,23 @@ const DEFAULT_HEADERS: Partial<Record<ProblemStatus, Schema>> = {
  */
 export function unprocessableResponse(entity: Entity, idempotency = false): Record<number, Schema> {
   const texts = [
-    ...(entity.references.length > 0 ? ['A field names a row that does not exist or is deleted; `errors` names it (`customerId`, `[3].customerId`, `lines[3].productId`), and nothing was written.'] : []),
+    ...(entity.references.length > 0
+      ? [
+          'A field names a row that does not exist or is deleted; `errors` names it (`customerId`, `[3].customerId`, `lines[3].productId`), and nothing was written.',
+        ]
+      : []),
     ...(idempotency ? [PROBLEM_TEXT[422]] : []),
   ];
-  return texts.length === 0 ? {} : { 422: problemResponse(422, { description: texts.join(' Or: ') }) };
+  return texts.length === 0
+    ? {}
+    : { 422: problemResponse(422, { description: texts.join(' Or: ') }) };
 }
 
 /** A problem-details answer for the document; `description` and `headers` replace the defaults. */
-export function problemResponse(status: ProblemStatus, options: { description?: string; headers?: Schema } = {}): Schema {
+export function problemResponse(
+  status: ProblemStatus,
+  options: { description?: string; headers?: Schema } = {},
+): Schema {
   const headers = options.headers ?? DEFAULT_HEADERS[status];
   return {
     description: options.description ?? PROBLEM_TEXT[status],

@@ -18,7 +18,15 @@ import { problemResponse } from './answer-schemas.js';
 import { CrudOperations } from '../operations.js';
 import { badRequest, problem } from './problems.js';
 
-import { accessOf, admit, anonymousAllowed, authorizeHooks, forbiddenWrite, refuse, type Access } from './admission.js';
+import {
+  accessOf,
+  admit,
+  anonymousAllowed,
+  authorizeHooks,
+  forbiddenWrite,
+  refuse,
+  type Access,
+} from './admission.js';
 
 /** An include tree with each node scoped by the caller's rules of its entity, and the fields hidden by path (`''`: the row's own). */
 export interface ScopedIncludes {
@@ -32,30 +40,58 @@ export interface ScopedIncludes {
  * `false` once the answer is sent: 401/403 when its rules do not let the caller read it, 400 for a
  * `fields[path]` naming a field hidden from the caller (as an unknown field).
  */
-export async function scopeIncludes(request: FastifyRequest, reply: FastifyReply, included: IncludeRequest, own: ReadonlySet<string> | undefined): Promise<ScopedIncludes | false> {
+export async function scopeIncludes(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  included: IncludeRequest,
+  own: ReadonlySet<string> | undefined,
+): Promise<ScopedIncludes | false> {
   const hidden = new Map<string, ReadonlySet<string>>();
   if (own && own.size > 0) hidden.set('', own);
-  const walk = async (nodes: readonly IncludeNode[], prefix: string): Promise<IncludeNode[] | false> => {
+  const walk = async (
+    nodes: readonly IncludeNode[],
+    prefix: string,
+  ): Promise<IncludeNode[] | false> => {
     const out: IncludeNode[] = [];
     for (const node of nodes) {
       const path = prefix === '' ? node.name : `${prefix}.${node.name}`;
       const relation = included.relations.get(path);
       let scope: Scope | undefined;
       if (relation?.authorization) {
-        const [flag, operation] = node.kind === 'one' ? [CrudOperations.Get, 'get' as const] : [CrudOperations.List, 'list' as const];
-        const access = await admit(relation.entity, relation.authorization, flag, operation, request);
+        const [flag, operation] =
+          node.kind === 'one'
+            ? [CrudOperations.Get, 'get' as const]
+            : [CrudOperations.List, 'list' as const];
+        const access = await admit(
+          relation.entity,
+          relation.authorization,
+          flag,
+          operation,
+          request,
+        );
         if ('status' in access) {
-          refuse(reply, { ...access, detail: access.status === 403 ? `include=${path}: ${access.detail}` : access.detail });
+          refuse(reply, {
+            ...access,
+            detail: access.status === 403 ? `include=${path}: ${access.detail}` : access.detail,
+          });
           return false;
         }
         const asked = included.fields.get(path);
         const concealed = asked?.find((name) => access.hidden.has(name));
         if (concealed !== undefined) {
-          badRequest(reply, { in: 'querystring', name: `fields[${path}]`, detail: `names no field of ${relation.entity.name}: ${concealed}; fields: ${relation.entity.fields.filter((f) => !access.hidden.has(f.name)).map((f) => f.name).join(', ')}` });
+          badRequest(reply, {
+            in: 'querystring',
+            name: `fields[${path}]`,
+            detail: `names no field of ${relation.entity.name}: ${concealed}; fields: ${relation.entity.fields
+              .filter((f) => !access.hidden.has(f.name))
+              .map((f) => f.name)
+              .join(', ')}`,
+          });
           return false;
         }
         if (access.hidden.size > 0) hidden.set(path, access.hidden);
-        scope = access.scope && access.scope.where.length > 0 ? { where: access.scope.where } : undefined;
+        scope =
+          access.scope && access.scope.where.length > 0 ? { where: access.scope.where } : undefined;
       }
       const children = await walk(node.children, path);
       if (children === false) return false;
@@ -87,9 +123,18 @@ export interface RouteAuthorization {
   /** The access of a request, for the list route; `undefined` without authorization. */
   readonly accessOf: ((request: FastifyRequest) => Access | undefined) | undefined;
   /** The include tree scoped by the included entities' rules (see {@link scopeIncludes}); `false` once a refusal is sent. */
-  includes(request: FastifyRequest, reply: FastifyReply, included: IncludeRequest): Promise<ScopedIncludes | false>;
+  includes(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    included: IncludeRequest,
+  ): Promise<ScopedIncludes | false>;
   /** False once a 403 naming the row is sent for a row of a many-row body that writes what the caller may not. */
-  mayWriteRows(request: FastifyRequest, reply: FastifyReply, rows: readonly Record<string, unknown>[], path?: (index: number) => string): boolean;
+  mayWriteRows(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    rows: readonly Record<string, unknown>[],
+    path?: (index: number) => string,
+  ): boolean;
 }
 
 /** OpenAPI's "no requirement, or the bearer token": the token is optional (core names the scheme `bearerAuth`). */
@@ -109,15 +154,24 @@ const PLAIN: RouteAuthorization = {
 };
 
 /** The authorization parts of one class's routes (see {@link RouteAuthorization}). */
-export function routeAuthorization(entity: Entity, authorization: ResolvedAuthorization | undefined, authenticate: onRequestHookHandler | undefined, relationsOf?: RelationsOf): RouteAuthorization {
+export function routeAuthorization(
+  entity: Entity,
+  authorization: ResolvedAuthorization | undefined,
+  authenticate: onRequestHookHandler | undefined,
+  relationsOf?: RelationsOf,
+): RouteAuthorization {
   if (!authorization || !authenticate) return PLAIN;
   return {
-    guard: (flag, operation) => ({ onRequest: authorizeHooks(entity, authorization, flag, operation, authenticate, relationsOf) }),
+    guard: (flag, operation) => ({
+      onRequest: authorizeHooks(entity, authorization, flag, operation, authenticate, relationsOf),
+    }),
     schema: (flag) => (anonymousAllowed(authorization, flag) ? { security: OPTIONAL_TOKEN } : {}),
     responses: { 403: problemResponse(403) },
     call(request, reply) {
       const scope = accessOf(request)?.scope;
-      return scope ? { signal: clientSignal(request, reply), scope } : { signal: clientSignal(request, reply) };
+      return scope
+        ? { signal: clientSignal(request, reply), scope }
+        : { signal: clientSignal(request, reply) };
     },
     hiddenOf: (request) => accessOf(request)?.hidden,
     shown: (request, row) => visible(row, accessOf(request)?.hidden),
@@ -128,7 +182,8 @@ export function routeAuthorization(entity: Entity, authorization: ResolvedAuthor
       return !refused;
     },
     accessOf,
-    includes: (request, reply, included) => scopeIncludes(request, reply, included, accessOf(request)?.hidden),
+    includes: (request, reply, included) =>
+      scopeIncludes(request, reply, included, accessOf(request)?.hidden),
     mayWriteRows(request, reply, rows, path = (i) => `[${i}]`) {
       const access = accessOf(request);
       if (!access) return true;
@@ -161,7 +216,9 @@ export function routeAuthorization(entity: Entity, authorization: ResolvedAuthor
  * });
  * ```
  */
-export function autoCrudAccess(request: FastifyRequest): { readonly scope: Scope | undefined; readonly hiddenFields: readonly string[] } | undefined {
+export function autoCrudAccess(
+  request: FastifyRequest,
+): { readonly scope: Scope | undefined; readonly hiddenFields: readonly string[] } | undefined {
   const access = accessOf(request);
   return access && { scope: access.scope, hiddenFields: [...access.hidden] };
 }

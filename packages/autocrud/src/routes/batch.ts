@@ -16,7 +16,6 @@ import { badRequest, BATCH_ROW, problem, rowPath, sendShape } from './problems.j
 /** The most rows one bulk create or bulk PATCH takes: above it, a 400 (nothing written). */
 export const MAX_BATCH_ROWS = 1000;
 
-
 const SIZE = `must hold 1 to ${MAX_BATCH_ROWS} rows`;
 
 function sizeError(keyword: string): ErrorObject[] {
@@ -27,8 +26,12 @@ function sizeError(keyword: string): ErrorObject[] {
  * A body validator that takes an array of rows, each checked by `validateRow`, and (when `single`)
  * one row as it is. An array's error is the first bad row's, marked with its index.
  */
-function rowsValidator(validateRow: ValidateFunction, single: SingleValidator | boolean): ValidateFunction {
-  const one: SingleValidator | undefined = typeof single === 'function' ? single : single ? plain(validateRow) : undefined;
+function rowsValidator(
+  validateRow: ValidateFunction,
+  single: SingleValidator | boolean,
+): ValidateFunction {
+  const one: SingleValidator | undefined =
+    typeof single === 'function' ? single : single ? plain(validateRow) : undefined;
   const check = ((data: unknown) => {
     if (!Array.isArray(data)) {
       if (one) {
@@ -36,7 +39,15 @@ function rowsValidator(validateRow: ValidateFunction, single: SingleValidator | 
         check.errors = errors;
         return ok;
       }
-      check.errors = [{ keyword: 'type', instancePath: '', schemaPath: '', params: { type: 'array' }, message: 'must be an array' }];
+      check.errors = [
+        {
+          keyword: 'type',
+          instancePath: '',
+          schemaPath: '',
+          params: { type: 'array' },
+          message: 'must be an array',
+        },
+      ];
       return false;
     }
     if (data.length === 0 || data.length > MAX_BATCH_ROWS) {
@@ -45,7 +56,10 @@ function rowsValidator(validateRow: ValidateFunction, single: SingleValidator | 
     }
     for (let i = 0; i < data.length; i++) {
       if (!validateRow(data[i])) {
-        check.errors = (validateRow.errors ?? []).map((e) => ({ ...e, params: { ...e.params, [BATCH_ROW]: i } }));
+        check.errors = (validateRow.errors ?? []).map((e) => ({
+          ...e,
+          params: { ...e.params, [BATCH_ROW]: i },
+        }));
         return false;
       }
     }
@@ -71,7 +85,11 @@ function plain(validateRow: ValidateFunction): SingleValidator {
  * rows, is there for the document). `single`: whether one row as an object is taken too, or how
  * it is checked (a nested create's, made from the row's validator).
  */
-export function batchCompiler(compiler: FastifySchemaCompiler<AnySchema>, rowSchema: AnySchema, single: boolean | ((validateRow: ValidateFunction) => SingleValidator)): FastifySchemaCompiler<AnySchema> {
+export function batchCompiler(
+  compiler: FastifySchemaCompiler<AnySchema>,
+  rowSchema: AnySchema,
+  single: boolean | ((validateRow: ValidateFunction) => SingleValidator),
+): FastifySchemaCompiler<AnySchema> {
   return (route) => {
     if (route.httpPart !== 'body') return compiler(route);
     const validateRow = compiler({ ...route, schema: rowSchema }) as ValidateFunction;
@@ -80,13 +98,20 @@ export function batchCompiler(compiler: FastifySchemaCompiler<AnySchema>, rowSch
 }
 
 /** The body schema of a route that takes `rowSchema` rows as an array (and one row too, when `single`). */
-export function rowsSchema(rowSchema: Record<string, unknown>, single: boolean): Record<string, unknown> {
+export function rowsSchema(
+  rowSchema: Record<string, unknown>,
+  single: boolean,
+): Record<string, unknown> {
   const rows = { type: 'array', minItems: 1, maxItems: MAX_BATCH_ROWS, items: rowSchema };
   return single ? { anyOf: [rowSchema, rows] } : rows;
 }
 
 /** Every row in Kit's form, or `undefined` once a 400 naming the first bad row's field is sent. */
-export function readRows(entity: Entity, reply: FastifyReply, rows: readonly Record<string, unknown>[]): Record<string, unknown>[] | undefined {
+export function readRows(
+  entity: Entity,
+  reply: FastifyReply,
+  rows: readonly Record<string, unknown>[],
+): Record<string, unknown>[] | undefined {
   const out: Record<string, unknown>[] = [];
   for (let i = 0; i < rows.length; i++) {
     const read = readBody(entity, rows[i] as Record<string, unknown>);
@@ -110,7 +135,12 @@ export interface RowChange {
  * The rows of a bulk PATCH in Kit's form, or `undefined` once a 400 (a bad field) or 428 (a row
  * without its version under `requireIfMatch`) naming the row is sent.
  */
-export function readChanges(entity: Entity, reply: FastifyReply, rows: readonly Record<string, unknown>[], requireVersion: boolean): RowChange[] | undefined {
+export function readChanges(
+  entity: Entity,
+  reply: FastifyReply,
+  rows: readonly Record<string, unknown>[],
+  requireVersion: boolean,
+): RowChange[] | undefined {
   const pk = entity.primaryKey;
   const version = entity.version;
   const pkType = valueType(entity.field(pk)?.kind ?? 'integer');
@@ -123,7 +153,17 @@ export function readChanges(entity: Entity, reply: FastifyReply, rows: readonly 
       delete rest[version];
     }
     if (requireVersion && held === undefined) {
-      sendProblem(reply, problem(428, fillProblem(routeProblems.rowWithoutVersion, { row: rowPath(i, ''), version: version ?? 'version', entity: entity.name })));
+      sendProblem(
+        reply,
+        problem(
+          428,
+          fillProblem(routeProblems.rowWithoutVersion, {
+            row: rowPath(i, ''),
+            version: version ?? 'version',
+            entity: entity.name,
+          }),
+        ),
+      );
       return undefined;
     }
     const key = pkType.fromJson(rawKey);
@@ -136,7 +176,11 @@ export function readChanges(entity: Entity, reply: FastifyReply, rows: readonly 
       badRequest(reply, { ...read.fault, name: rowPath(i, read.fault.name) });
       return undefined;
     }
-    changes.push({ key, patch: read.values, ...(held === undefined ? {} : { ifVersion: [held as number] }) });
+    changes.push({
+      key,
+      patch: read.values,
+      ...(held === undefined ? {} : { ifVersion: [held as number] }),
+    });
   }
   return changes;
 }
@@ -149,19 +193,35 @@ export function readChanges(entity: Entity, reply: FastifyReply, rows: readonly 
  * for a child of a nested create, whose entity `relations` gives). A row refused for its
  * arguments is a 400 naming the row; anything else is rethrown for the routes' error handler.
  */
-export function sendBatchProblem(reply: FastifyReply, entity: Entity, err: unknown, keys?: readonly unknown[], relations?: ReadonlyMap<string, Entity>): FastifyReply {
+export function sendBatchProblem(
+  reply: FastifyReply,
+  entity: Entity,
+  err: unknown,
+  keys?: readonly unknown[],
+  relations?: ReadonlyMap<string, Entity>,
+): FastifyReply {
   if (!(err instanceof BatchRowError)) throw err;
   const path = rowPath(err.index, '', err.relation);
   const target = (err.relation === undefined ? entity : relations?.get(err.relation)) ?? entity;
   const key = keys?.[err.index];
-  const which = key === undefined ? `Row ${path}` : `Row ${path} (${entity.name} ${entity.primaryKey} ${JSON.stringify(key)})`;
+  const which =
+    key === undefined
+      ? `Row ${path}`
+      : `Row ${path} (${entity.name} ${entity.primaryKey} ${JSON.stringify(key)})`;
   const cause = err.cause;
   if (err.missing) {
     const detail = routeProblems.rowMissing;
-    return sendShape(reply, { status: 404, detail: fillProblem(routeProblems.rowFault, { row: which, detail }), errors: [{ name: path, detail }] });
+    return sendShape(reply, {
+      status: 404,
+      detail: fillProblem(routeProblems.rowFault, { row: which, detail }),
+      errors: [{ name: path, detail }],
+    });
   }
-  const shape = isAnswerable(cause) ? cause.rowProblem?.({ index: err.index, relation: err.relation, path, which, entity: target }) : undefined;
+  const shape = isAnswerable(cause)
+    ? cause.rowProblem?.({ index: err.index, relation: err.relation, path, which, entity: target })
+    : undefined;
   if (shape) return sendShape(reply, shape);
-  if (cause instanceof KitError && cause.code === 'KIT_ERR_INVALID_ARGUMENT') return badRequest(reply, { in: 'body', name: path, detail: cause.message });
+  if (cause instanceof KitError && cause.code === 'KIT_ERR_INVALID_ARGUMENT')
+    return badRequest(reply, { in: 'body', name: path, detail: cause.message });
   throw cause;
 }

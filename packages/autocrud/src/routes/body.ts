@@ -2,7 +2,12 @@
 // UTC, a UUID in lower case), an explicit null kept (it is NULL, not the default), and anything
 // the JSON Schema let through that no engine stores exactly refused with a 400 naming the field:
 // an integer beyond 2^53 - 1 (JSON.parse has already rounded it), NUL or a lone surrogate in text.
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify';
 import { sendProblem } from '@kit/core';
 import type { Entity } from '../entity.js';
 import { ValueFault } from '../values/kinds.js';
@@ -11,7 +16,10 @@ import { BodyKeyError, problem, type InvalidParameter } from './problems.js';
 import { routeProblems } from '../errors.js';
 
 /** The body in Kit's form, or the field at fault. */
-export function readBody(entity: Entity, body: Readonly<Record<string, unknown>>): { values: Record<string, unknown> } | { fault: InvalidParameter } {
+export function readBody(
+  entity: Entity,
+  body: Readonly<Record<string, unknown>>,
+): { values: Record<string, unknown> } | { fault: InvalidParameter } {
   const out: Record<string, unknown> = {};
   for (const name of Object.keys(body)) {
     const value = body[name];
@@ -19,7 +27,8 @@ export function readBody(entity: Entity, body: Readonly<Record<string, unknown>>
     // The body schema refuses unknown and read-only fields; this is what it let through.
     if (!field || value === undefined) continue;
     if (value === null) {
-      if (!field.nullable) return { fault: { in: 'body', name, detail: 'cannot be null: the field is not nullable' } };
+      if (!field.nullable)
+        return { fault: { in: 'body', name, detail: 'cannot be null: the field is not nullable' } };
       out[name] = null;
       continue;
     }
@@ -37,10 +46,15 @@ const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  * A route-level `preValidation` hook: a body that is not JSON is a 415 (Fastify parses
  * `text/plain` by itself, and the body schema would only call it "not an object").
  */
-export function requireJson(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+export function requireJson(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+): void {
   const type = request.headers['content-type'];
   // Answered: Fastify goes no further (and the hook must not call done).
-  if (type !== undefined && !JSON_MEDIA.test(type)) sendProblem(reply, problem(415, routeProblems.bodyNotJson));
+  if (type !== undefined && !JSON_MEDIA.test(type))
+    sendProblem(reply, problem(415, routeProblems.bodyNotJson));
   else done();
 }
 
@@ -48,7 +62,8 @@ export function requireJson(request: FastifyRequest, reply: FastifyReply, done: 
 export const MERGE_PATCH = 'application/merge-patch+json';
 
 // `__proto__` however a JSON string spells it (`\u005f`...), as secure-json-parse looks for it.
-const PROTO_TEXT = /(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])/;
+const PROTO_TEXT =
+  /(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])/;
 
 /** True when `value` holds an own `__proto__` key at any depth (JSON.parse makes it an own property). */
 function holdsProto(value: unknown): boolean {
@@ -57,7 +72,11 @@ function holdsProto(value: unknown): boolean {
   return Object.values(value).some(holdsProto);
 }
 
-function parseMergePatch(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
+function parseMergePatch(
+  _request: FastifyRequest,
+  body: string | Buffer,
+  done: (err: Error | null, value?: unknown) => void,
+): void {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   let value: unknown;
   try {

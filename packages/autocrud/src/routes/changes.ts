@@ -27,6 +27,11 @@ export function changeContextOf(request: FastifyRequest, reply: FastifyReply): C
  * The options of a write: the call's own (its signal and, under authorization, the caller's
  * scope), with the request's ChangeContext when `recording`. Without it, `call` as it is.
  */
-export function writeOptions<T extends CallOptions>(recording: boolean | undefined, request: FastifyRequest, reply: FastifyReply, call: T): T {
+export function writeOptions<T extends CallOptions>(
+  recording: boolean | undefined,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  call: T,
+): T {
   return recording ? { ...call, changeContext: changeContextOf(request, reply) } : call;
 }

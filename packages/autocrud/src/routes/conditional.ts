@@ -11,7 +11,12 @@ export function etagOf(version: unknown): string {
  * A parsed `If-Match`/`If-None-Match`: `*`, or the list of entity-tags it names (`weak` for
  * `W/"..."`, `opaque` without the quotes).
  */
-export type Preconditions = { readonly any: true } | { readonly any: false; readonly tags: ReadonlyArray<{ readonly weak: boolean; readonly opaque: string }> };
+export type Preconditions =
+  | { readonly any: true }
+  | {
+      readonly any: false;
+      readonly tags: ReadonlyArray<{ readonly weak: boolean; readonly opaque: string }>;
+    };
 
 // One entity-tag of a list, with the list's whitespace, empty elements and comma around it.
 const ENTITY_TAG = /[\s,]*(W\/)?"([\x21\x23-\x7E\x80-\xFF]*)"\s*(?:,|$)/y;

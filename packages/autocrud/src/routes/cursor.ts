@@ -24,7 +24,11 @@ export function cursorCodec(secret: string | undefined): CursorCodec {
   // A KeyObject made once: given raw bytes, createHmac makes one at every call, a cost paid by
   // every list answer.
   const key = createSecretKey(secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8'));
-  const tag = (scope: string, payload: string) => createHmac('sha256', key).update(`${FORMAT}\0${scope}\0${payload}`).digest().subarray(0, TAG_BYTES);
+  const tag = (scope: string, payload: string) =>
+    createHmac('sha256', key)
+      .update(`${FORMAT}\0${scope}\0${payload}`)
+      .digest()
+      .subarray(0, TAG_BYTES);
   return {
     encode(scope, values) {
       const payload = Buffer.from(JSON.stringify(values), 'utf8').toString('base64url');
@@ -35,7 +39,8 @@ export function cursorCodec(secret: string | undefined): CursorCodec {
       if (dot < 1 || token.length > MAX_CURSOR_LENGTH) return undefined;
       const payload = token.slice(0, dot);
       const given = Buffer.from(token.slice(dot + 1), 'base64url');
-      if (given.length !== TAG_BYTES || !timingSafeEqual(given, tag(scope, payload))) return undefined;
+      if (given.length !== TAG_BYTES || !timingSafeEqual(given, tag(scope, payload)))
+        return undefined;
       try {
         const values: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
         return Array.isArray(values) ? values : undefined;

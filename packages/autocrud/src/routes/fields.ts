@@ -30,13 +30,25 @@ export function fieldsParameter(entity: Entity): Schema {
  * The fields `fields=` asks for, in the entity's order, or the parameter at fault. A field the
  * caller may not see (`hidden`) is refused as a field that does not exist, and not listed.
  */
-export function readFields(entity: Entity, raw: string, hidden?: ReadonlySet<string>): readonly string[] | FieldsFault {
+export function readFields(
+  entity: Entity,
+  raw: string,
+  hidden?: ReadonlySet<string>,
+): readonly string[] | FieldsFault {
   const asked = new Set<string>();
   for (const name of raw.split(',')) {
     if (!entity.field(name) || hidden?.has(name)) {
-      return { in: 'querystring', name: 'fields', detail: `names ${JSON.stringify(name)}, which is not a field of ${entity.name}; fields: ${entity.fields.filter((f) => !hidden?.has(f.name)).map((f) => f.name).join(', ')}` };
+      return {
+        in: 'querystring',
+        name: 'fields',
+        detail: `names ${JSON.stringify(name)}, which is not a field of ${entity.name}; fields: ${entity.fields
+          .filter((f) => !hidden?.has(f.name))
+          .map((f) => f.name)
+          .join(', ')}`,
+      };
     }
-    if (asked.has(name)) return { in: 'querystring', name: 'fields', detail: `names ${name} twice` };
+    if (asked.has(name))
+      return { in: 'querystring', name: 'fields', detail: `names ${name} twice` };
     asked.add(name);
   }
   return entity.fields.filter((f) => asked.has(f.name)).map((f) => f.name);

@@ -34,14 +34,19 @@ export interface HistorySettings {
 }
 
 /** A history row without the fields `hidden` from the caller: out of `changed`, `before` and `after`. */
-function concealed(row: Record<string, unknown>, hidden: ReadonlySet<string>): Record<string, unknown> {
+function concealed(
+  row: Record<string, unknown>,
+  hidden: ReadonlySet<string>,
+): Record<string, unknown> {
   const strip = (values: unknown): unknown => {
     if (typeof values !== 'object' || values === null) return values;
     const out: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(values)) if (!hidden.has(name)) out[name] = value;
     return out;
   };
-  const changed = Array.isArray(row.changed) ? (row.changed as unknown[]).filter((name) => !hidden.has(name as string)) : row.changed;
+  const changed = Array.isArray(row.changed)
+    ? (row.changed as unknown[]).filter((name) => !hidden.has(name as string))
+    : row.changed;
   return { ...row, changed, before: strip(row.before), after: strip(row.after) };
 }
 
@@ -62,7 +67,10 @@ function historyPage(): Record<string, unknown> {
 }
 
 /** The route options of `GET /{pk}/history`, relative to the group. */
-export function historyRoute(settings: HistorySettings, common: Partial<RouteOptions>): RouteOptions {
+export function historyRoute(
+  settings: HistorySettings,
+  common: Partial<RouteOptions>,
+): RouteOptions {
   const { entity, limits, history, cursors, keyOf, authz, readFlag, exists } = settings;
   const order = history.order([...NEWEST_FIRST]);
   return {
@@ -77,12 +85,28 @@ export function historyRoute(settings: HistorySettings, common: Partial<RouteOpt
         type: 'object',
         additionalProperties: false,
         properties: {
-          pageSize: { type: 'integer', minimum: 1, maximum: limits.maxPageSize, default: limits.defaultPageSize, description: openapiText.history.pageSizeParameter(limits.maxPageSize) },
-          after: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH, description: openapiText.history.afterParameter },
+          pageSize: {
+            type: 'integer',
+            minimum: 1,
+            maximum: limits.maxPageSize,
+            default: limits.defaultPageSize,
+            description: openapiText.history.pageSizeParameter(limits.maxPageSize),
+          },
+          after: {
+            type: 'string',
+            minLength: 1,
+            maxLength: MAX_CURSOR_LENGTH,
+            description: openapiText.history.afterParameter,
+          },
         },
       },
       ...authz.schema(readFlag),
-      response: { 200: historyPage(), 400: problemResponse(400), ...(authz.accessOf ? { 404: problemResponse(404) } : {}), ...routeResponses(authz) },
+      response: {
+        200: historyPage(),
+        400: problemResponse(400),
+        ...(authz.accessOf ? { 404: problemResponse(404) } : {}),
+        ...routeResponses(authz),
+      },
     } as FastifySchema,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const query = request.query as { pageSize: number; after?: string };
@@ -92,13 +116,23 @@ export function historyRoute(settings: HistorySettings, common: Partial<RouteOpt
       if (query.after !== undefined) {
         after = cursors.decode(scope, query.after);
         if (!after || after.length !== 1 || !Number.isSafeInteger(after[0])) {
-          return badRequest(reply, { in: 'querystring', name: 'after', detail: 'is not a cursor this history issued for this row: pass the `next` of the previous page unchanged' });
+          return badRequest(reply, {
+            in: 'querystring',
+            name: 'after',
+            detail:
+              'is not a cursor this history issued for this row: pass the `next` of the previous page unchanged',
+          });
         }
       }
       const access = authz.accessOf?.(request);
       // Under a row check (or a where hook), the row must be one the caller may read now: one
       // outside the scope, or gone, answers 404 and its history is not read.
-      if (access?.scope && access.scope.where.length > 0 && !(await exists(keyOf(request), request, reply))) return notFound(reply, entity, keyOf(request));
+      if (
+        access?.scope &&
+        access.scope.where.length > 0 &&
+        !(await exists(keyOf(request), request, reply))
+      )
+        return notFound(reply, entity, keyOf(request));
       const { rows } = await history.list({
         filters: [
           { field: 'entity', op: 'eq', value: entity.name },
@@ -115,7 +149,11 @@ export function historyRoute(settings: HistorySettings, common: Partial<RouteOpt
       if (more) rows.length = query.pageSize;
       const last = more ? rows[rows.length - 1] : undefined;
       const hidden = access?.hidden;
-      return { items: hidden && hidden.size > 0 ? rows.map((r) => concealed(r, hidden)) : rows, pageSize: query.pageSize, next: last ? cursors.encode(scope, [last.id]) : null };
+      return {
+        items: hidden && hidden.size > 0 ? rows.map((r) => concealed(r, hidden)) : rows,
+        pageSize: query.pageSize,
+        next: last ? cursors.encode(scope, [last.id]) : null,
+      };
     },
   };
 }

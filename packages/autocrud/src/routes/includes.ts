@@ -63,7 +63,10 @@ export function cutName(relation: string): string {
 }
 
 /** The query parameters of includes: `include`, and per path `fields[path]` and (one-to-many) `limit[path]`. */
-export function includeParameters(entity: Entity, paths: readonly IncludePath[]): Record<string, Schema> {
+export function includeParameters(
+  entity: Entity,
+  paths: readonly IncludePath[],
+): Record<string, Schema> {
   if (paths.length === 0) return {};
   const names = paths.map((p) => p.path);
   const properties: Record<string, Schema> = {
@@ -75,9 +78,17 @@ export function includeParameters(entity: Entity, paths: readonly IncludePath[])
     },
   };
   for (const { path, relation } of paths) {
-    properties[`fields[${path}]`] = { ...fieldsParameter(relation.entity), description: `With include=${path}: answer only these fields of each ${relation.entity.name} it includes, comma-separated: ${relation.entity.fields.map((f) => f.name).join(', ')}.` };
+    properties[`fields[${path}]`] = {
+      ...fieldsParameter(relation.entity),
+      description: `With include=${path}: answer only these fields of each ${relation.entity.name} it includes, comma-separated: ${relation.entity.fields.map((f) => f.name).join(', ')}.`,
+    };
     if (relation.kind === 'many') {
-      properties[`limit[${path}]`] = { type: 'integer', minimum: 1, maximum: MAX_INCLUDE_LIMIT, description: `With include=${path}: at most this many ${relation.entity.name} rows per parent (default ${DEFAULT_INCLUDE_LIMIT}).` };
+      properties[`limit[${path}]`] = {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_INCLUDE_LIMIT,
+        description: `With include=${path}: at most this many ${relation.entity.name} rows per parent (default ${DEFAULT_INCLUDE_LIMIT}).`,
+      };
     }
   }
   return properties;
@@ -88,14 +99,30 @@ export function includeParameters(entity: Entity, paths: readonly IncludePath[])
  * client types `order.customer.name`: a many-to-one relation is the related row or null, a
  * one-to-many one an array of rows with its `<name>Cut` marker.
  */
-export function relationProperties(relations: Iterable<{ readonly name: string; readonly kind: 'one' | 'many'; readonly entity: Entity }>): Record<string, unknown> {
+export function relationProperties(
+  relations: Iterable<{
+    readonly name: string;
+    readonly kind: 'one' | 'many';
+    readonly entity: Entity;
+  }>,
+): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   for (const { name, kind, entity } of relations) {
     if (kind === 'one') {
-      properties[name] = { anyOf: [ref(entity.name), { type: 'null' }], description: `With include=${name}: the ${entity.name} (null when it is missing or deleted).` };
+      properties[name] = {
+        anyOf: [ref(entity.name), { type: 'null' }],
+        description: `With include=${name}: the ${entity.name} (null when it is missing or deleted).`,
+      };
     } else {
-      properties[name] = { type: 'array', items: ref(entity.name), description: `With include=${name}: its ${entity.name} rows, the first by primary key, at most the include's limit.` };
-      properties[cutName(name)] = { type: 'boolean', description: `With include=${name}: true when it has more ${entity.name} rows than ${name} holds.` };
+      properties[name] = {
+        type: 'array',
+        items: ref(entity.name),
+        description: `With include=${name}: its ${entity.name} rows, the first by primary key, at most the include's limit.`,
+      };
+      properties[cutName(name)] = {
+        type: 'boolean',
+        description: `With include=${name}: true when it has more ${entity.name} rows than ${name} holds.`,
+      };
     }
   }
   return properties;
@@ -120,12 +147,16 @@ interface Building {
  * validation.ts), or the parameter at fault: a `fields[path]` or `limit[path]` without its
  * include, or a `fields[path]` naming no field. `undefined` when nothing is included.
  */
-export function readIncludes(paths: readonly IncludePath[], query: Record<string, unknown>): IncludeRequest | InvalidParameter | undefined {
+export function readIncludes(
+  paths: readonly IncludePath[],
+  query: Record<string, unknown>,
+): IncludeRequest | InvalidParameter | undefined {
   const asked = query.include as readonly string[] | undefined;
   const wanted = new Set<string>();
   for (const path of asked ?? []) {
     // `lines.product` includes `lines`.
-    for (let dot = path.indexOf('.'); dot !== -1; dot = path.indexOf('.', dot + 1)) wanted.add(path.slice(0, dot));
+    for (let dot = path.indexOf('.'); dot !== -1; dot = path.indexOf('.', dot + 1))
+      wanted.add(path.slice(0, dot));
     wanted.add(path);
   }
   const fields = new Map<string, readonly string[]>();
@@ -137,8 +168,10 @@ export function readIncludes(paths: readonly IncludePath[], query: Record<string
     const rawFields = query[`fields[${path}]`];
     const rawLimit = query[`limit[${path}]`];
     if (!wanted.has(path)) {
-      if (rawFields !== undefined) return { in: 'querystring', name: `fields[${path}]`, detail: `needs include=${path}` };
-      if (rawLimit !== undefined) return { in: 'querystring', name: `limit[${path}]`, detail: `needs include=${path}` };
+      if (rawFields !== undefined)
+        return { in: 'querystring', name: `fields[${path}]`, detail: `needs include=${path}` };
+      if (rawLimit !== undefined)
+        return { in: 'querystring', name: `limit[${path}]`, detail: `needs include=${path}` };
       continue;
     }
     if (typeof rawFields === 'string') {
@@ -151,7 +184,12 @@ export function readIncludes(paths: readonly IncludePath[], query: Record<string
       kind: relation.kind,
       field: relation.field,
       source: relation.source,
-      ...(relation.kind === 'many' ? { limit: typeof rawLimit === 'number' ? rawLimit : DEFAULT_INCLUDE_LIMIT, cutName: cutName(relation.name) } : {}),
+      ...(relation.kind === 'many'
+        ? {
+            limit: typeof rawLimit === 'number' ? rawLimit : DEFAULT_INCLUDE_LIMIT,
+            cutName: cutName(relation.name),
+          }
+        : {}),
       children: [],
     };
     built.set(path, { node });
@@ -169,15 +207,32 @@ const NOTHING_HIDDEN: ReadonlyMap<string, ReadonlySet<string>> = new Map();
  * A row as answered: its own fields (all, or those `only` names), and each included relation
  * shaped the same way; without the fields `hidden` hides from the caller, by path (`''`: the row's own).
  */
-export function shapeRow(row: Row, only: readonly string[] | undefined, nodes: readonly IncludeNode[], fields: ReadonlyMap<string, readonly string[]>, prefix = '', hidden = NOTHING_HIDDEN): Row {
+export function shapeRow(
+  row: Row,
+  only: readonly string[] | undefined,
+  nodes: readonly IncludeNode[],
+  fields: ReadonlyMap<string, readonly string[]>,
+  prefix = '',
+  hidden = NOTHING_HIDDEN,
+): Row {
   const concealed = hidden.get(prefix);
   const out = only ? project(row, only) : concealed ? visible(row, concealed) : row;
   for (const node of nodes) {
     const path = prefix === '' ? node.name : `${prefix}.${node.name}`;
     const selected = fields.get(path);
     const value = row[node.name];
-    if (Array.isArray(value)) out[node.name] = selected || node.children.length > 0 || hidden.has(path) ? value.map((child: Row) => shapeRow(child, selected, node.children, fields, path, hidden)) : value;
-    else out[node.name] = value === null || value === undefined ? null : shapeRow(value as Row, selected, node.children, fields, path, hidden);
+    if (Array.isArray(value))
+      out[node.name] =
+        selected || node.children.length > 0 || hidden.has(path)
+          ? value.map((child: Row) =>
+              shapeRow(child, selected, node.children, fields, path, hidden),
+            )
+          : value;
+    else
+      out[node.name] =
+        value === null || value === undefined
+          ? null
+          : shapeRow(value as Row, selected, node.children, fields, path, hidden);
     if (node.cutName !== undefined && row[node.cutName] === true) out[node.cutName] = true;
   }
   return out;

@@ -48,13 +48,18 @@ interface ListRequest {
 }
 
 /** The filters, sort and window of a validated query string, or the parameter at fault. */
-function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, FilterParameter>, limits: PageLimits): ListRequest | InvalidParameter {
+function readList(
+  query: Record<string, unknown>,
+  filters: ReadonlyMap<string, FilterParameter>,
+  limits: PageLimits,
+): ListRequest | InvalidParameter {
   const plain: Filter[] = [];
   const alternatives: Filter[][] = [];
   for (const [name, raw] of Object.entries(query)) {
     const filter = filters.get(name);
     if (!filter) continue;
-    const conditions = filter.alternative === undefined ? plain : (alternatives[filter.alternative] ??= []);
+    const conditions =
+      filter.alternative === undefined ? plain : (alternatives[filter.alternative] ??= []);
     if (filter.op === 'null') {
       conditions.push({ field: filter.field.name, op: filter.op, value: raw });
       continue;
@@ -64,7 +69,12 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
       const values: unknown[] = [];
       for (const item of String(raw).split(',')) {
         const value = fieldText(filter.field, item);
-        if (value instanceof ValueFault) return { in: 'querystring', name, detail: `holds ${JSON.stringify(item)}: each value ${value.detail}` };
+        if (value instanceof ValueFault)
+          return {
+            in: 'querystring',
+            name,
+            detail: `holds ${JSON.stringify(item)}: each value ${value.detail}`,
+          };
         values.push(value);
       }
       conditions.push({ field: filter.field.name, op: filter.op, value: values });
@@ -72,7 +82,10 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
     }
     // ajv has coerced numbers and booleans from decimal text; the rest is text.
     // `like` asks for a part of the text: an enum's values do not bound it.
-    const value = filter.op === 'like' || filter.op === 'ilike' ? valueType(filter.field.kind).fromJson(raw) : fieldValue(filter.field, raw);
+    const value =
+      filter.op === 'like' || filter.op === 'ilike'
+        ? valueType(filter.field.kind).fromJson(raw)
+        : fieldValue(filter.field, raw);
     if (value instanceof ValueFault) return { in: 'querystring', name, detail: value.detail };
     conditions.push({ field: filter.field.name, op: filter.op, value });
   }
@@ -81,56 +94,103 @@ function readList(query: Record<string, unknown>, filters: ReadonlyMap<string, F
     for (const key of query.sort.split(',')) {
       const descending = key.startsWith('-');
       const field = descending ? key.slice(1) : key;
-      if (sort.some((s) => s.field === field)) return { in: 'querystring', name: 'sort', detail: `names ${field} twice` };
+      if (sort.some((s) => s.field === field))
+        return { in: 'querystring', name: 'sort', detail: `names ${field} twice` };
       sort.push({ field, descending });
     }
   }
   // Alternatives by their number, gaps closed (filter[or][0] and filter[or][3] are two alternatives).
   const or = alternatives.filter((alternative) => alternative !== undefined);
-  return { filters: plain, or, sort, page: query.page as number, pageSize: Math.min(query.pageSize as number, limits.maxPageSize) };
+  return {
+    filters: plain,
+    or,
+    sort,
+    page: query.page as number,
+    pageSize: Math.min(query.pageSize as number, limits.maxPageSize),
+  };
 }
 
 /**
  * What a cursor is bound to: the entity, the order and the filters (not the page size). A cursor
  * presented with another sort or other filters fails its check.
  */
-function scopeOf(entity: Entity, order: readonly SortKey[], filters: readonly Filter[], or: readonly Filter[][], caller: readonly Filter[] = []): string {
+function scopeOf(
+  entity: Entity,
+  order: readonly SortKey[],
+  filters: readonly Filter[],
+  or: readonly Filter[][],
+  caller: readonly Filter[] = [],
+): string {
   const text = (f: Filter) => `${f.field}\u0000${f.op}\u0000${JSON.stringify(f.value)}`;
   const conditions = filters.map(text).sort();
   // Each alternative's conditions in a stable order; the alternatives in the order given.
-  for (const alternative of or) conditions.push(`\u0002${alternative.map(text).sort().join('\u0002')}`);
+  for (const alternative of or)
+    conditions.push(`\u0002${alternative.map(text).sort().join('\u0002')}`);
   // Under authorization, the caller's scope too: a cursor is good for the scope that issued it only.
   if (caller.length > 0) conditions.push(`\u0004${caller.map(text).join('\u0004')}`);
   return `${entity.name}\u0001${order.map((k) => (k.descending ? '-' : '') + k.field).join(',')}\u0001${conditions.join('\u0001')}`;
 }
 
 /** A filter or sort key on a field the caller may not see: refused as a field that does not exist, so that values cannot be probed. */
-function hiddenParameter(entity: Entity, query: Record<string, unknown>, filters: ReadonlyMap<string, FilterParameter>, hidden: ReadonlySet<string>): InvalidParameter | undefined {
-  const shown = entity.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name).join(', ');
+function hiddenParameter(
+  entity: Entity,
+  query: Record<string, unknown>,
+  filters: ReadonlyMap<string, FilterParameter>,
+  hidden: ReadonlySet<string>,
+): InvalidParameter | undefined {
+  const shown = entity.fields
+    .filter((f) => !hidden.has(f.name))
+    .map((f) => f.name)
+    .join(', ');
   for (const name of Object.keys(query)) {
     const filter = filters.get(name);
-    if (filter && hidden.has(filter.field.name)) return { in: 'querystring', name, detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shown }) };
+    if (filter && hidden.has(filter.field.name))
+      return {
+        in: 'querystring',
+        name,
+        detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shown }),
+      };
   }
-  if (typeof query.sort === 'string' && query.sort.split(',').some((key) => hidden.has(key.startsWith('-') ? key.slice(1) : key))) return { in: 'querystring', name: 'sort', detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -` };
+  if (
+    typeof query.sort === 'string' &&
+    query.sort.split(',').some((key) => hidden.has(key.startsWith('-') ? key.slice(1) : key))
+  )
+    return {
+      in: 'querystring',
+      name: 'sort',
+      detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -`,
+    };
   return undefined;
 }
 
-const NOT_A_CURSOR = 'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters';
+const NOT_A_CURSOR =
+  'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters';
 
 /** The list route's handler. */
 export function listHandler(settings: ListSettings) {
-  const { entity, filters, limits, repository, cursors, accessOf, includes, scope: scoped } = settings;
+  const {
+    entity,
+    filters,
+    limits,
+    repository,
+    cursors,
+    accessOf,
+    includes,
+    scope: scoped,
+  } = settings;
   const pk = entity.field(entity.primaryKey) as EntityField;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, unknown>;
     const access = accessOf?.(request);
     const hidden = access?.hidden;
     // Before the values are read: a hidden field's filter is refused whatever its value, as an unknown field's.
-    const concealed = hidden && hidden.size > 0 ? hiddenParameter(entity, query, filters, hidden) : undefined;
+    const concealed =
+      hidden && hidden.size > 0 ? hiddenParameter(entity, query, filters, hidden) : undefined;
     if (concealed) return badRequest(reply, concealed);
     const list = readList(query, filters, limits);
     if ('detail' in list) return badRequest(reply, list);
-    const only = typeof query.fields === 'string' ? readFields(entity, query.fields, hidden) : undefined;
+    const only =
+      typeof query.fields === 'string' ? readFields(entity, query.fields, hidden) : undefined;
     if (only && 'detail' in only) return badRequest(reply, only);
     const included = includes.length > 0 ? readIncludes(includes, query) : undefined;
     if (included && 'detail' in included) return badRequest(reply, included);
@@ -143,11 +203,21 @@ export function listHandler(settings: ListSettings) {
     const scope = scopeOf(entity, order, list.filters, list.or, access?.scope?.where);
     let after: unknown[] | undefined;
     if (typeof query.after === 'string') {
-      if (list.page !== 1) return badRequest(reply, { in: 'querystring', name: 'page', detail: 'cannot be combined with after: a cursor page starts where the cursor points' });
+      if (list.page !== 1)
+        return badRequest(reply, {
+          in: 'querystring',
+          name: 'page',
+          detail: 'cannot be combined with after: a cursor page starts where the cursor points',
+        });
       after = cursors.decode(scope, query.after);
       // The check above proves the token is one this service issued; its values are checked again all the same.
-      const fits = after?.length === order.length && after.every((v, i) => (v === null ? fields[i] !== pk : valueType((fields[i] as EntityField).kind).isCanonical(v)));
-      if (!after || !fits) return badRequest(reply, { in: 'querystring', name: 'after', detail: NOT_A_CURSOR });
+      const fits =
+        after?.length === order.length &&
+        after.every((v, i) =>
+          v === null ? fields[i] !== pk : valueType((fields[i] as EntityField).kind).isCanonical(v),
+        );
+      if (!after || !fits)
+        return badRequest(reply, { in: 'querystring', name: 'after', detail: NOT_A_CURSOR });
     }
     const count = query.count !== false;
     // One row more than the page: `next` is null exactly when no row follows.
@@ -167,10 +237,22 @@ export function listHandler(settings: ListSettings) {
     const more = rows.length > list.pageSize;
     if (more) rows.length = list.pageSize;
     const last = more ? rows[rows.length - 1] : undefined;
-    const next = last ? cursors.encode(scope, order.map((k) => last[k.field] ?? null)) : null;
+    const next = last
+      ? cursors.encode(
+          scope,
+          order.map((k) => last[k.field] ?? null),
+        )
+      : null;
     if (only || included) sendPartial(reply);
     return {
-      items: included && shaped ? rows.map((row) => shapeRow(row, only, shaped.nodes, included.fields, '', shaped.hidden)) : only ? rows.map((row) => project(row, only)) : hidden && hidden.size > 0 ? rows.map((row) => visible(row, hidden)) : rows,
+      items:
+        included && shaped
+          ? rows.map((row) => shapeRow(row, only, shaped.nodes, included.fields, '', shaped.hidden))
+          : only
+            ? rows.map((row) => project(row, only))
+            : hidden && hidden.size > 0
+              ? rows.map((row) => visible(row, hidden))
+              : rows,
       ...(count ? { total } : {}),
       ...(after ? {} : { page: list.page }),
       pageSize: list.pageSize,

@@ -46,11 +46,20 @@ export interface NestedChildren {
  * references the parent. Inline (no `$id`): the document shows it under the parent's operation.
  */
 export function nestedInputSchema(entity: Entity, field: string): Schema {
-  const { $id: _id, title: _title, ...input } = inputSchema(entity) as Schema & { properties: Schema; required?: string[] };
+  const {
+    $id: _id,
+    title: _title,
+    ...input
+  } = inputSchema(entity) as Schema & { properties: Schema; required?: string[] };
   const { [field]: _key, ...properties } = input.properties as Schema;
   const { required: all, ...rest } = input as Schema & { required?: string[] };
   const required = all?.filter((name) => name !== field) ?? [];
-  return { ...rest, description: `A ${entity.name} created with its parent (${field} is the new parent's key).`, properties, ...(required.length > 0 ? { required } : {}) };
+  return {
+    ...rest,
+    description: `A ${entity.name} created with its parent (${field} is the new parent's key).`,
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+  };
 }
 
 /** The one-to-many relations of one entity's create, filled when the app is ready. */
@@ -84,8 +93,17 @@ export class NestedRelations {
     const bodies: Schema = {};
     const answers: Schema = {};
     for (const r of this.#relations.values()) {
-      bodies[r.name] = { type: 'array', maxItems: MAX_NESTED_ROWS, description: `${r.entity.name} rows created with it, in the same transaction (at most ${MAX_NESTED_ROWS} children in all).`, items: nestedInputSchema(r.entity, r.field) };
-      answers[r.name] = { type: 'array', description: `The ${r.entity.name} rows created with it, as stored, in the order sent (only on the answer of a create that carried them).`, items: ref(r.entity.name) };
+      bodies[r.name] = {
+        type: 'array',
+        maxItems: MAX_NESTED_ROWS,
+        description: `${r.entity.name} rows created with it, in the same transaction (at most ${MAX_NESTED_ROWS} children in all).`,
+        items: nestedInputSchema(r.entity, r.field),
+      };
+      answers[r.name] = {
+        type: 'array',
+        description: `The ${r.entity.name} rows created with it, as stored, in the order sent (only on the answer of a create that carried them).`,
+        items: ref(r.entity.name),
+      };
     }
     for (const { body, answer } of this.#documented) {
       for (const [schema, id, properties] of [
@@ -101,7 +119,8 @@ export class NestedRelations {
   /** The relation names `body` carries (an own key holding anything), or none. */
   carried(body: Readonly<Record<string, unknown>>): string[] {
     const found: string[] = [];
-    for (const name of this.#relations.keys()) if (Object.prototype.hasOwnProperty.call(body, name)) found.push(name);
+    for (const name of this.#relations.keys())
+      if (Object.prototype.hasOwnProperty.call(body, name)) found.push(name);
     return found;
   }
 
@@ -110,9 +129,17 @@ export class NestedRelations {
    * `validateRow`, each relation an array of at most MAX_NESTED_ROWS rows (all relations
    * together), each row against its child's schema; an error names `lines[3].quantity`.
    */
-  validator(validateRow: ValidateFunction): (data: unknown) => { ok: boolean; errors: ErrorObject[] | null } {
+  validator(
+    validateRow: ValidateFunction,
+  ): (data: unknown) => { ok: boolean; errors: ErrorObject[] | null } {
     return (data) => {
-      const names = this.#relations.size === 0 || typeof data !== 'object' || data === null || Array.isArray(data) ? [] : this.carried(data as Record<string, unknown>);
+      const names =
+        this.#relations.size === 0 ||
+        typeof data !== 'object' ||
+        data === null ||
+        Array.isArray(data)
+          ? []
+          : this.carried(data as Record<string, unknown>);
       if (names.length === 0) {
         const ok = validateRow(data);
         return { ok, errors: ok ? null : (validateRow.errors ?? null) };
@@ -124,13 +151,43 @@ export class NestedRelations {
       for (const name of names) {
         const relation = this.#relations.get(name) as NestedRelation;
         const rows = (data as Record<string, unknown>)[name];
-        if (!Array.isArray(rows)) return { ok: false, errors: [{ keyword: 'type', instancePath: `/${name}`, schemaPath: '', params: { type: 'array' }, message: 'must be an array' }] };
+        if (!Array.isArray(rows))
+          return {
+            ok: false,
+            errors: [
+              {
+                keyword: 'type',
+                instancePath: `/${name}`,
+                schemaPath: '',
+                params: { type: 'array' },
+                message: 'must be an array',
+              },
+            ],
+          };
         total += rows.length;
-        if (total > MAX_NESTED_ROWS) return { ok: false, errors: [{ keyword: 'maxItems', instancePath: `/${name}`, schemaPath: '', params: {}, message: `must hold at most ${MAX_NESTED_ROWS} rows (over all relations of one create)` }] };
+        if (total > MAX_NESTED_ROWS)
+          return {
+            ok: false,
+            errors: [
+              {
+                keyword: 'maxItems',
+                instancePath: `/${name}`,
+                schemaPath: '',
+                params: {},
+                message: `must hold at most ${MAX_NESTED_ROWS} rows (over all relations of one create)`,
+              },
+            ],
+          };
         for (let i = 0; i < rows.length; i++) {
           if (!relation.validate(rows[i])) {
             const marker = { name, entity: relation.entity };
-            return { ok: false, errors: (relation.validate.errors ?? []).map((e) => ({ ...e, params: { ...e.params, [BATCH_ROW]: i, [BATCH_RELATION]: marker } })) };
+            return {
+              ok: false,
+              errors: (relation.validate.errors ?? []).map((e) => ({
+                ...e,
+                params: { ...e.params, [BATCH_ROW]: i, [BATCH_RELATION]: marker },
+              })),
+            };
           }
         }
       }
@@ -142,7 +199,11 @@ export class NestedRelations {
    * The parent's values and each carried relation's rows in Kit's form, or `undefined` once a 400
    * naming the field (`lines[3].quantity`) is sent.
    */
-  read(reply: FastifyReply, body: Readonly<Record<string, unknown>>, names: readonly string[]): { values: Record<string, unknown>; children: Record<string, NestedChildren> } | undefined {
+  read(
+    reply: FastifyReply,
+    body: Readonly<Record<string, unknown>>,
+    names: readonly string[],
+  ): { values: Record<string, unknown>; children: Record<string, NestedChildren> } | undefined {
     const own: Record<string, unknown> = { ...body };
     for (const name of names) delete own[name];
     const parent = readBody(this.entity, own);
@@ -163,13 +224,22 @@ export class NestedRelations {
         }
         rows.push(read.values);
       }
-      children[name] = { repository: relation.repository, field: relation.field, rows, entity: relation.entity, ...(relation.authorization ? { authorization: relation.authorization } : {}) };
+      children[name] = {
+        repository: relation.repository,
+        field: relation.field,
+        rows,
+        entity: relation.entity,
+        ...(relation.authorization ? { authorization: relation.authorization } : {}),
+      };
     }
     return { values: parent.values, children };
   }
 }
 
 /** A validator compiler's view of one schema, for the children's bodies. */
-export function compileNested(compiler: FastifySchemaCompiler<AnySchema>, schema: Schema): ValidateFunction {
+export function compileNested(
+  compiler: FastifySchemaCompiler<AnySchema>,
+  schema: Schema,
+): ValidateFunction {
   return compiler({ schema, method: 'POST', url: '', httpPart: 'body' }) as ValidateFunction;
 }

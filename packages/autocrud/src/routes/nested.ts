@@ -47,7 +47,10 @@ export function nestedRoutes(settings: NestedRouteSettings): RouteOptions[] {
     // The child's rows are listed under the caller's rules of the child (its list), as on its own list route.
     const rules = relation.authorization;
     const accesses = new WeakMap<FastifyRequest, Access>();
-    const querystring = { ...schema, properties: { ...(schema.properties as object), ...includeParameters(child, includes) } };
+    const querystring = {
+      ...schema,
+      properties: { ...(schema.properties as object), ...includeParameters(child, includes) },
+    };
     const list = listHandler({
       entity: child,
       filters,
@@ -60,7 +63,13 @@ export function nestedRoutes(settings: NestedRouteSettings): RouteOptions[] {
     });
     // Before the query is validated, as on the child's own list route: its hidden fields are unknown to the 400s too.
     const admitChild = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-      const access = await admit(child, rules as NonNullable<typeof rules>, CrudOperations.List, 'list', request);
+      const access = await admit(
+        child,
+        rules as NonNullable<typeof rules>,
+        CrudOperations.List,
+        'list',
+        request,
+      );
       if ('status' in access) return refuse(reply, access);
       accesses.set(request, access);
       return undefined;
@@ -70,7 +79,11 @@ export function nestedRoutes(settings: NestedRouteSettings): RouteOptions[] {
     routes.push({
       method: 'GET',
       url: `{${entity.primaryKey}}/${relation.name}`,
-      errorHandler: crudErrorHandler(child, filters, rules ? (request) => accesses.get(request)?.hidden : undefined),
+      errorHandler: crudErrorHandler(
+        child,
+        filters,
+        rules ? (request) => accesses.get(request)?.hidden : undefined,
+      ),
       validatorCompiler: validation.compiler,
       ...(onRequest.length > 0 ? { onRequest } : {}),
       schema: {
@@ -78,7 +91,14 @@ export function nestedRoutes(settings: NestedRouteSettings): RouteOptions[] {
         description: openapiText.nested.description(entity, child, relation.field),
         params: keyParams(entity),
         querystring,
-        response: { 200: pageSchema(child), 400: problemResponse(400), ...(rules || settings.onRequest ? { 403: problemResponse(403) } : {}), 404: problemResponse(404), 503: problemResponse(503), 504: problemResponse(504) },
+        response: {
+          200: pageSchema(child),
+          400: problemResponse(400),
+          ...(rules || settings.onRequest ? { 403: problemResponse(403) } : {}),
+          404: problemResponse(404),
+          503: problemResponse(503),
+          504: problemResponse(504),
+        },
       } as FastifySchema,
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const key = keyOf(request);

@@ -7,7 +7,13 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem, type ProblemDetails } from '@kit/core';
 import type { Entity } from '../entity.js';
 import { routeProblems } from '../errors.js';
-import { fillProblem, isAnswerable, type Answerable, type ProblemShape, type ProblemSubject } from '../answers.js';
+import {
+  fillProblem,
+  isAnswerable,
+  type Answerable,
+  type ProblemShape,
+  type ProblemSubject,
+} from '../answers.js';
 import type { FilterParameter } from './schemas.js';
 import { describeValidation, type AjvError, type InvalidParameter } from './validation-faults.js';
 
@@ -27,7 +33,11 @@ export class BodyKeyError extends Error implements Answerable {
 
   /** The 400 of a body field that is none of the entity's. */
   problem(subject: ProblemSubject): ProblemShape {
-    return faultShape({ in: 'body', name: this.key, detail: fillProblem(routeProblems.notAField, { entity: subject.name }) });
+    return faultShape({
+      in: 'body',
+      name: this.key,
+      detail: fillProblem(routeProblems.notAField, { entity: subject.name }),
+    });
   }
 }
 
@@ -58,16 +68,30 @@ const TITLES: Readonly<Record<number, string>> = {
 };
 
 /** A problem-details body; `title` from the status. */
-export function problem(status: number, detail: string, extra?: Record<string, unknown>): ProblemDetails {
+export function problem(
+  status: number,
+  detail: string,
+  extra?: Record<string, unknown>,
+): ProblemDetails {
   return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra };
 }
 
-const WHERE: Readonly<Record<InvalidParameter['in'], string>> = { querystring: 'Query parameter', params: 'Path parameter', headers: 'Header', body: 'Body field' };
+const WHERE: Readonly<Record<InvalidParameter['in'], string>> = {
+  querystring: 'Query parameter',
+  params: 'Path parameter',
+  headers: 'Header',
+  body: 'Body field',
+};
 
 /** The 400 naming one parameter at fault: `Query parameter 'pageSize' must be an integer.` */
 function faultShape(fault: InvalidParameter): ProblemShape {
-  const subject = fault.in === 'body' && fault.name === '' ? 'The body' : `${WHERE[fault.in]} '${fault.name}'`;
-  return { status: 400, detail: `${subject} ${fault.detail}.`, errors: [{ in: fault.in, name: fault.name, detail: fault.detail }] };
+  const subject =
+    fault.in === 'body' && fault.name === '' ? 'The body' : `${WHERE[fault.in]} '${fault.name}'`;
+  return {
+    status: 400,
+    detail: `${subject} ${fault.detail}.`,
+    errors: [{ in: fault.in, name: fault.name, detail: fault.detail }],
+  };
 }
 
 /**
@@ -76,8 +100,17 @@ function faultShape(fault: InvalidParameter): ProblemShape {
  */
 export function sendShape(reply: FastifyReply, shape: ProblemShape): FastifyReply {
   if (shape.detail === undefined) return reply.code(shape.status).send();
-  const errors = shape.errors?.map((f) => ({ in: f.in ?? 'body', name: f.name, pointer: pointerTo(f.name), detail: f.detail }));
-  return sendProblem(reply, problem(shape.status, shape.detail, { ...(errors ? { errors } : {}), ...shape.members }), shape.headers ? { ...shape.headers } : undefined);
+  const errors = shape.errors?.map((f) => ({
+    in: f.in ?? 'body',
+    name: f.name,
+    pointer: pointerTo(f.name),
+    detail: f.detail,
+  }));
+  return sendProblem(
+    reply,
+    problem(shape.status, shape.detail, { ...(errors ? { errors } : {}), ...shape.members }),
+    shape.headers ? { ...shape.headers } : undefined,
+  );
 }
 
 /** Answers 400 naming the parameter. */
@@ -87,16 +120,33 @@ export function badRequest(reply: FastifyReply, fault: InvalidParameter): Fastif
 
 /** Answers 428: the write needs `If-Match`. */
 export function preconditionRequired(reply: FastifyReply, entity: Entity): FastifyReply {
-  return sendProblem(reply, problem(428, fillProblem(routeProblems.preconditionRequired, { entity: entity.name })));
+  return sendProblem(
+    reply,
+    problem(428, fillProblem(routeProblems.preconditionRequired, { entity: entity.name })),
+  );
 }
 
 /** Answers 404 for a primary key with no (visible) row. */
 export function notFound(reply: FastifyReply, entity: Entity, key: unknown): FastifyReply {
-  return sendProblem(reply, problem(404, fillProblem(routeProblems.notFound, { entity: entity.name, pk: entity.primaryKey, key: JSON.stringify(key) })));
+  return sendProblem(
+    reply,
+    problem(
+      404,
+      fillProblem(routeProblems.notFound, {
+        entity: entity.name,
+        pk: entity.primaryKey,
+        key: JSON.stringify(key),
+      }),
+    ),
+  );
 }
 
 /** What Fastify's own client errors (an unparsable, too large or wrongly typed body) say. */
-const CLIENT_ERRORS: Readonly<Record<number, string>> = { 415: routeProblems.bodyNotJson, 413: 'The body is too large.', 400: 'The body is not valid JSON.' };
+const CLIENT_ERRORS: Readonly<Record<number, string>> = {
+  415: routeProblems.bodyNotJson,
+  413: 'The body is too large.',
+  400: 'The body is not valid JSON.',
+};
 
 /**
  * The `errorHandler` of every generated route: a validation error is a 400 (or the 428 of a
@@ -104,12 +154,25 @@ const CLIENT_ERRORS: Readonly<Record<number, string>> = { 415: routeProblems.bod
  * ({@link Answerable}: the mapper's, a client gone, a refused body key) is answered so; Fastify's
  * client errors keep their status; anything else is a logged 500 that says nothing more.
  */
-export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, hiddenOf?: (request: FastifyRequest) => ReadonlySet<string> | undefined) {
-  return function autoCrudErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function crudErrorHandler(
+  entity: Entity,
+  filters: ReadonlyMap<string, FilterParameter>,
+  hiddenOf?: (request: FastifyRequest) => ReadonlySet<string> | undefined,
+) {
+  return function autoCrudErrors(
+    error: FastifyError,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): FastifyReply {
     if (error.validation) {
       const [first] = error.validation as unknown as AjvError[];
       // A required If-Match (requireIfMatch) is declared in the schema, for the document; missing, it is a 428.
-      if (error.validationContext === 'headers' && first?.keyword === 'required' && first.params.missingProperty === 'if-match') return preconditionRequired(reply, entity);
+      if (
+        error.validationContext === 'headers' &&
+        first?.keyword === 'required' &&
+        first.params.missingProperty === 'if-match'
+      )
+        return preconditionRequired(reply, entity);
       return badRequest(reply, describeValidation(entity, filters, error, hiddenOf?.(request)));
     }
     if (isAnswerable(error)) {
@@ -119,7 +182,11 @@ export function crudErrorHandler(entity: Entity, filters: ReadonlyMap<string, Fi
       return sendShape(reply, shape);
     }
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
-    if (status >= 400 && status < 500) return sendProblem(reply, problem(status, CLIENT_ERRORS[status] ?? 'The request is not valid.'));
+    if (status >= 400 && status < 500)
+      return sendProblem(
+        reply,
+        problem(status, CLIENT_ERRORS[status] ?? 'The request is not valid.'),
+      );
     request.log.error({ err: error }, 'AutoCrud route failed');
     return sendProblem(reply, problem(500, routeProblems.serverError));
   };

@@ -2,7 +2,13 @@
 // (RouteContext), what a route about one row by key adds (RowContext: the key from the path, the
 // row's ETag), and what a write by key adds (WriteContext: the If-Match condition, the body in
 // Kit's form). Anything only one route needs is passed to that route by routes.ts, not kept here.
-import type { FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
+import type {
+  FastifyReply,
+  FastifyRequest,
+  FastifySchema,
+  onRequestHookHandler,
+  RouteOptions,
+} from 'fastify';
 import { sendProblem } from '@kit/core';
 import { routeProblems } from '../errors.js';
 import { fillProblem } from '../answers.js';
@@ -13,7 +19,13 @@ import { routeAuthorization, type RouteAuthorization } from './authorize.js';
 import { readBody } from './body.js';
 import { etagOf, matchingVersions, parsePreconditions } from './conditional.js';
 import { includeParameters, includePaths, type IncludePath } from './includes.js';
-import { badRequest, crudErrorHandler, notFound, preconditionRequired, problem } from './problems.js';
+import {
+  badRequest,
+  crudErrorHandler,
+  notFound,
+  preconditionRequired,
+  problem,
+} from './problems.js';
 import { etagHeader } from './answer-schemas.js';
 import { keyParams, listQuery, type FilterParameter } from './schemas.js';
 import type { CrudRouteSettings } from './settings.js';
@@ -56,9 +68,16 @@ export interface WriteContext extends RowContext {
    * The version condition `If-Match` puts on a write, or `undefined` once it has answered that the
    * write must not run (see {@link routeContext}).
    */
-  readonly condition: (request: FastifyRequest, reply: FastifyReply, call: CallOptions) => Promise<WriteOptions | undefined>;
+  readonly condition: (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    call: CallOptions,
+  ) => Promise<WriteOptions | undefined>;
   /** The body in Kit's form, or `undefined` once a 400 naming the field is sent. */
-  readonly bodyOf: (request: FastifyRequest, reply: FastifyReply) => Record<string, unknown> | undefined;
+  readonly bodyOf: (
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => Record<string, unknown> | undefined;
 }
 
 /** The list's query of one entity, made once: its schema, its filters and the relations it may include. */
@@ -76,7 +95,10 @@ export function readQuery(settings: CrudRouteSettings): ReadQuery {
   const { schema: listSchema, filters } = listQuery(settings.entity, settings.limits);
   const includes = includePaths(settings.entity, settings.relations);
   const includeQuery = includeParameters(settings.entity, includes);
-  const querystring = { ...listSchema, properties: { ...(listSchema.properties as object), ...includeQuery } };
+  const querystring = {
+    ...listSchema,
+    properties: { ...(listSchema.properties as object), ...includeQuery },
+  };
   return { filters, includes, includeQuery, querystring };
 }
 
@@ -84,17 +106,28 @@ export function readQuery(settings: CrudRouteSettings): ReadQuery {
  * The shared parts of one entity's generated routes, made once per entity at start-up, and the
  * token check its routes run (`onRequest`), which the nested routes take too.
  */
-export function routeContext(settings: CrudRouteSettings, query: ReadQuery): { context: WriteContext; onRequest: onRequestHookHandler | undefined } {
+export function routeContext(
+  settings: CrudRouteSettings,
+  query: ReadQuery,
+): { context: WriteContext; onRequest: onRequestHookHandler | undefined } {
   const { entity, repository, validation, requireIfMatch } = settings;
   const pk = entity.primaryKey;
   const version = entity.version;
   // Under authorization: each route's own hooks (the token, then the rule: 401/403 before the body
   // is read), the caller's scope in every repository call, hidden fields out of every answer.
-  const authz = routeAuthorization(entity, settings.authorization, settings.authenticate, settings.relations);
+  const authz = routeAuthorization(
+    entity,
+    settings.authorization,
+    settings.authenticate,
+    settings.relations,
+  );
   // A class without a token check whose answers may include (or nest) an entity with rules still
   // reads a token when one is sent, so that those rules see the caller (without one: anonymous).
-  const relatedRules = !settings.authenticate && query.includes.some((p) => p.relation.authorization !== undefined);
-  const onRequest = settings.authenticate ?? (relatedRules && settings.tokenCheck ? optionalToken(settings.tokenCheck()) : undefined);
+  const relatedRules =
+    !settings.authenticate && query.includes.some((p) => p.relation.authorization !== undefined);
+  const onRequest =
+    settings.authenticate ??
+    (relatedRules && settings.tokenCheck ? optionalToken(settings.tokenCheck()) : undefined);
   const common = {
     errorHandler: crudErrorHandler(entity, query.filters, authz.hiddenOf),
     validatorCompiler: validation.compiler,
@@ -117,7 +150,11 @@ export function routeContext(settings: CrudRouteSettings, query: ReadQuery): { c
    * reply itself: a Fastify reply is a thenable, so an async function returning it resolves to
    * `undefined` once the answer is sent.
    */
-  const condition = async (request: FastifyRequest, reply: FastifyReply, call: CallOptions): Promise<WriteOptions | undefined> => {
+  const condition = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    call: CallOptions,
+  ): Promise<WriteOptions | undefined> => {
     const header = request.headers['if-match'];
     if (header === undefined) {
       if (!requireIfMatch) return {};
@@ -132,11 +169,15 @@ export function routeContext(settings: CrudRouteSettings, query: ReadQuery): { c
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
     const exists = (await repository.get(keyOf(request), call)) !== undefined;
-    if (exists) sendProblem(reply, problem(412, fillProblem(routeProblems.noEtag, { entity: entity.name })));
+    if (exists)
+      sendProblem(reply, problem(412, fillProblem(routeProblems.noEtag, { entity: entity.name })));
     else notFound(reply, entity, keyOf(request));
     return undefined;
   };
-  const bodyOf = (request: FastifyRequest, reply: FastifyReply): Record<string, unknown> | undefined => {
+  const bodyOf = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Record<string, unknown> | undefined => {
     const read = readBody(entity, request.body as Record<string, unknown>);
     if ('values' in read) return read.values;
     badRequest(reply, read.fault);
@@ -144,5 +185,20 @@ export function routeContext(settings: CrudRouteSettings, query: ReadQuery): { c
   };
 
   const params = keyParams(entity);
-  return { context: { entity, repository, authz, common, params, keyOf, etag, rowHeaders, requireIfMatch, condition, bodyOf }, onRequest };
+  return {
+    context: {
+      entity,
+      repository,
+      authz,
+      common,
+      params,
+      keyOf,
+      etag,
+      rowHeaders,
+      requireIfMatch,
+      condition,
+      bodyOf,
+    },
+    onRequest,
+  };
 }

@@ -53,19 +53,46 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
   const { context, onRequest } = routeContext(settings, query);
   const { authz, common, keyOf, etag } = context;
   const routes: RouteOptions[] = [];
-  if (allows(operations, CrudOperations.List)) routes.push(listRoute(context, { query, limits, cursors }));
+  if (allows(operations, CrudOperations.List))
+    routes.push(listRoute(context, { query, limits, cursors }));
   if (allows(operations, CrudOperations.ListAll)) routes.push(listAllRoute(context));
   if (allows(operations, CrudOperations.Get)) routes.push(getRoute(context, query));
-  if (allows(operations, CrudOperations.Create)) routes.push(createRoute(settings, { ...common, ...authz.guard(CrudOperations.Create, 'create') }, etag, authz));
+  if (allows(operations, CrudOperations.Create))
+    routes.push(
+      createRoute(
+        settings,
+        { ...common, ...authz.guard(CrudOperations.Create, 'create') },
+        etag,
+        authz,
+      ),
+    );
   if (allows(operations, CrudOperations.Update)) routes.push(replaceRoute(context));
-  if (allows(operations, CrudOperations.Patch)) routes.push(patchRoute(context), bulkPatchRoute(context, validation));
+  if (allows(operations, CrudOperations.Patch))
+    routes.push(patchRoute(context), bulkPatchRoute(context, validation));
   if (allows(operations, CrudOperations.Delete)) routes.push(deleteRoute(context));
   // Reading a row's history is reading the row: under the rule of its read by key (its list rule
   // when the class serves no read), as the nested routes read their parent.
-  const readFlag = allows(operations, CrudOperations.Get) ? CrudOperations.Get : CrudOperations.List;
-  const exists = async (key: unknown, request: FastifyRequest, reply: FastifyReply) => (await repository.get(key, authz.call(request, reply))) !== undefined;
+  const readFlag = allows(operations, CrudOperations.Get)
+    ? CrudOperations.Get
+    : CrudOperations.List;
+  const exists = async (key: unknown, request: FastifyRequest, reply: FastifyReply) =>
+    (await repository.get(key, authz.call(request, reply))) !== undefined;
   if (allows(operations, CrudOperations.History)) {
-    routes.push(historyRoute({ entity, limits, history: settings.repositoryOf(ChangeHistory), cursors, keyOf, authz, readFlag, exists }, { ...common, ...authz.guard(readFlag, 'get') }));
+    routes.push(
+      historyRoute(
+        {
+          entity,
+          limits,
+          history: settings.repositoryOf(ChangeHistory),
+          cursors,
+          keyOf,
+          authz,
+          readFlag,
+          exists,
+        },
+        { ...common, ...authz.guard(readFlag, 'get') },
+      ),
+    );
   }
   routes.push(
     ...nestedRoutes({
@@ -79,7 +106,9 @@ export function crudRoutes(settings: CrudRouteSettings): RouteOptions[] {
       repositoryOf: settings.repositoryOf,
       ...(onRequest ? { authenticate: onRequest } : {}),
       // Under the parent's rules, the parent is read as its own read by key reads it (its list rule when the class serves no read).
-      ...(settings.authorization ? { ...authz.guard(readFlag, 'get'), responses: authz.responses } : {}),
+      ...(settings.authorization
+        ? { ...authz.guard(readFlag, 'get'), responses: authz.responses }
+        : {}),
     }),
   );
   return routes;

@@ -26,7 +26,10 @@ type Schema = Record<string, unknown>;
  * The entity's component schema (`Product`): the row as answers carry it, plus `included`: the
  * optional properties of its relations (see includes.ts).
  */
-export function rowSchema(entity: Entity, included: Readonly<Record<string, unknown>> = {}): Schema {
+export function rowSchema(
+  entity: Entity,
+  included: Readonly<Record<string, unknown>> = {},
+): Schema {
   const schema = { ...entity.schema, $id: entity.name, title: entity.name };
   if (Object.keys(included).length === 0) return schema;
   return { ...schema, properties: { ...entity.schema.properties, ...included } };
@@ -81,7 +84,8 @@ export function patchName(entity: Entity): string {
  */
 export function patchSchema(entity: Entity): Schema {
   const properties: Record<string, unknown> = {};
-  for (const name of entity.writable) properties[name] = bodyProperty(entity.field(name) as EntityField);
+  for (const name of entity.writable)
+    properties[name] = bodyProperty(entity.field(name) as EntityField);
   return {
     $id: patchName(entity),
     title: patchName(entity),
@@ -103,10 +107,18 @@ export function batchPatchName(entity: Entity): string {
  */
 export function batchPatchSchema(entity: Entity): Schema {
   const pk = entity.field(entity.primaryKey) as EntityField;
-  const version = entity.version === undefined ? undefined : (entity.field(entity.version) as EntityField);
+  const version =
+    entity.version === undefined ? undefined : (entity.field(entity.version) as EntityField);
   const properties: Record<string, unknown> = { [pk.name]: pk.schema };
-  for (const name of entity.writable) properties[name] = bodyProperty(entity.field(name) as EntityField);
-  if (version) properties[version.name] = { type: 'integer', minimum: 0, description: 'The version the row was read at (its ETag): the row is written only while it is still at it.' };
+  for (const name of entity.writable)
+    properties[name] = bodyProperty(entity.field(name) as EntityField);
+  if (version)
+    properties[version.name] = {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'The version the row was read at (its ETag): the row is written only while it is still at it.',
+    };
   return {
     $id: batchPatchName(entity),
     title: batchPatchName(entity),
@@ -136,7 +148,11 @@ function listPattern(field: EntityField): string {
 }
 
 /** `filter[price][lt]` (or `filter[price]` for `eq`); in alternative `a` of the OR group, `filter[or][a][price][lt]`. */
-export function filterKey(field: string, op: FilterOperator | undefined, alternative?: number): string {
+export function filterKey(
+  field: string,
+  op: FilterOperator | undefined,
+  alternative?: number,
+): string {
   const head = alternative === undefined ? 'filter' : `filter[or][${alternative}]`;
   return op === undefined ? `${head}[${field}]` : `${head}[${field}][${op}]`;
 }
@@ -150,7 +166,8 @@ const OPERATOR_TEXT: Readonly<Record<FilterOperator, string>> = {
   lt: 'is less than this value',
   lte: 'is less than or equal to this value',
   like: 'contains this text (case-sensitive; % and _ match themselves)',
-  ilike: 'contains this text in any case (Unicode lower case: É matches é, ß does not match SS; % and _ match themselves)',
+  ilike:
+    'contains this text in any case (Unicode lower case: É matches é, ß does not match SS; % and _ match themselves)',
   in: `is one of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
   nin: `is none of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
   null: 'is NULL (true) or is not NULL (false)',
@@ -168,11 +185,20 @@ export interface FilterParameter {
  * The list route's query-string schema and the filter parameters it accepts, by name. Unknown
  * parameters are refused (`additionalProperties: false`).
  */
-export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema; filters: ReadonlyMap<string, FilterParameter> } {
+export function listQuery(
+  entity: Entity,
+  limits: PageLimits,
+): { schema: Schema; filters: ReadonlyMap<string, FilterParameter> } {
   // A JSON field has no order.
   const sortable = entity.fields.filter((f) => f.kind !== 'json').map((f) => f.name);
   const properties: Record<string, Schema> = {
-    page: { type: 'integer', minimum: 1, maximum: limits.maxPageNumber, default: 1, description: `The page, from 1 (at most ${limits.maxPageNumber}).` },
+    page: {
+      type: 'integer',
+      minimum: 1,
+      maximum: limits.maxPageNumber,
+      default: 1,
+      description: `The page, from 1 (at most ${limits.maxPageNumber}).`,
+    },
     pageSize: {
       type: 'integer',
       minimum: 1,
@@ -183,9 +209,15 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
       type: 'string',
       minLength: 1,
       maxLength: MAX_CURSOR_LENGTH,
-      description: 'A cursor: the `next` of the previous page, unchanged. The page holds the rows after it in the same order (keyset paging: stable while rows are inserted or deleted before it, and as fast deep in the list as at its start). Use with the same sort and filters; not with page.',
+      description:
+        'A cursor: the `next` of the previous page, unchanged. The page holds the rows after it in the same order (keyset paging: stable while rows are inserted or deleted before it, and as fast deep in the list as at its start). Use with the same sort and filters; not with page.',
     },
-    count: { type: 'boolean', default: true, description: 'Count the rows the filters match (`total`, `totalPages`). `false` skips the count, which on a large table costs more than the page.' },
+    count: {
+      type: 'boolean',
+      default: true,
+      description:
+        'Count the rows the filters match (`total`, `totalPages`). `false` skips the count, which on a large table costs more than the page.',
+    },
     sort: {
       type: 'string',
       maxLength: sortable.join(',-').length + 1,
@@ -201,21 +233,29 @@ export function listQuery(entity: Entity, limits: PageLimits): { schema: Schema;
     for (const op of operatorsFor(field)) {
       const list = op === 'in' || op === 'nin';
       const value = list
-        ? { type: 'string', maxLength: MAX_LIST_VALUES * (MAX_VALUE_LENGTH + 1), pattern: listPattern(field) }
+        ? {
+            type: 'string',
+            maxLength: MAX_LIST_VALUES * (MAX_VALUE_LENGTH + 1),
+            pattern: listPattern(field),
+          }
         : op === 'null'
           ? { type: 'boolean' }
           : op === 'like' || op === 'ilike'
             ? valueType(field.kind).textSchema(field.format)
             : valueSchema(field);
       const description = `Rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
-      for (const key of op === 'eq' ? [filterKey(field.name, undefined), filterKey(field.name, op)] : [filterKey(field.name, op)]) {
+      for (const key of op === 'eq'
+        ? [filterKey(field.name, undefined), filterKey(field.name, op)]
+        : [filterKey(field.name, op)]) {
         properties[key] = { ...value, description };
         filters.set(key, { field, op });
       }
       // The OR group: the same parameters under filter[or][0..9]; rows match one alternative's conditions, all of them.
       for (let alternative = 0; alternative < MAX_ALTERNATIVES; alternative++) {
         const text = `In alternative ${alternative} of the OR group (rows match all conditions of at least one alternative): rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
-        for (const key of op === 'eq' ? [filterKey(field.name, undefined, alternative), filterKey(field.name, op, alternative)] : [filterKey(field.name, op, alternative)]) {
+        for (const key of op === 'eq'
+          ? [filterKey(field.name, undefined, alternative), filterKey(field.name, op, alternative)]
+          : [filterKey(field.name, op, alternative)]) {
           orProperties[key] = { ...value, description: text };
           filters.set(key, { field, op, alternative });
         }
@@ -238,7 +278,9 @@ export function keyParams(entity: Entity): Schema {
     type: 'object',
     required: [pk.name],
     additionalProperties: false,
-    properties: { [pk.name]: { ...valueSchema(pk), description: `The ${entity.name}'s ${pk.name}.` } },
+    properties: {
+      [pk.name]: { ...valueSchema(pk), description: `The ${entity.name}'s ${pk.name}.` },
+    },
   };
 }
 
@@ -249,11 +291,21 @@ export function pageSchema(entity: Entity): Schema {
     required: ['items', 'pageSize', 'next'],
     properties: {
       items: { type: 'array', items: ref(entity.name) },
-      total: { type: 'integer', description: 'Rows matching the filters, on all pages (absent with count=false).' },
+      total: {
+        type: 'integer',
+        description: 'Rows matching the filters, on all pages (absent with count=false).',
+      },
       page: { type: 'integer', description: 'The page number (absent on a cursor page).' },
-      pageSize: { type: 'integer', description: 'The page size in effect (the requested one, capped).' },
+      pageSize: {
+        type: 'integer',
+        description: 'The page size in effect (the requested one, capped).',
+      },
       totalPages: { type: 'integer', description: 'Absent with count=false.' },
-      next: { type: ['string', 'null'], description: 'The cursor of the next page (pass it as `after`); null exactly when no row follows this page.' },
+      next: {
+        type: ['string', 'null'],
+        description:
+          'The cursor of the next page (pass it as `after`); null exactly when no row follows this page.',
+      },
     },
   };
 }

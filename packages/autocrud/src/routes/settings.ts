@@ -4,7 +4,15 @@ import type { onRequestHookHandler } from 'fastify';
 import type { ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
 import type { Scope } from '../mapper/sql/query.js';
-import type { CallOptions, EntityRepository, ReadOptions, Row, UpsertedRow, UpsertResolution, WriteOptions } from '../mapper/repository.js';
+import type {
+  CallOptions,
+  EntityRepository,
+  ReadOptions,
+  Row,
+  UpsertedRow,
+  UpsertResolution,
+  WriteOptions,
+} from '../mapper/repository.js';
 import type { RowChange } from './batch.js';
 import type { CursorCodec } from './cursor.js';
 import type { IdempotencySettings } from './create/idempotent.js';
@@ -19,11 +27,42 @@ export interface CrudRepository extends ListRepository {
   all(options?: CallOptions): Promise<Row[]>;
   get(key: unknown, options?: ReadOptions): Promise<Row | undefined>;
   create(input: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<Row>;
-  update(key: unknown, input: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
-  patch(key: unknown, patch: Readonly<Record<string, unknown>>, options?: WriteOptions): Promise<Row | undefined>;
-  createMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions): Promise<Row[]>;
-  createTree(input: Readonly<Record<string, unknown>>, children: Readonly<Record<string, { readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>; readonly field: string; readonly rows: readonly Readonly<Record<string, unknown>>[]; readonly scope?: Scope }>>, options?: CallOptions): Promise<Row>;
-  upsertMany(inputs: readonly Readonly<Record<string, unknown>>[], options?: CallOptions & { readonly resolution?: UpsertResolution; readonly key?: readonly string[] }): Promise<UpsertedRow[]>;
+  update(
+    key: unknown,
+    input: Readonly<Record<string, unknown>>,
+    options?: WriteOptions,
+  ): Promise<Row | undefined>;
+  patch(
+    key: unknown,
+    patch: Readonly<Record<string, unknown>>,
+    options?: WriteOptions,
+  ): Promise<Row | undefined>;
+  createMany(
+    inputs: readonly Readonly<Record<string, unknown>>[],
+    options?: CallOptions,
+  ): Promise<Row[]>;
+  createTree(
+    input: Readonly<Record<string, unknown>>,
+    children: Readonly<
+      Record<
+        string,
+        {
+          readonly repository: EntityRepository<Row, Readonly<Record<string, unknown>>>;
+          readonly field: string;
+          readonly rows: readonly Readonly<Record<string, unknown>>[];
+          readonly scope?: Scope;
+        }
+      >
+    >,
+    options?: CallOptions,
+  ): Promise<Row>;
+  upsertMany(
+    inputs: readonly Readonly<Record<string, unknown>>[],
+    options?: CallOptions & {
+      readonly resolution?: UpsertResolution;
+      readonly key?: readonly string[];
+    },
+  ): Promise<UpsertedRow[]>;
   patchMany(changes: readonly RowChange[], options?: CallOptions): Promise<Row[]>;
   delete(key: unknown, options?: WriteOptions): Promise<boolean>;
   /** True when the entity's writes are recorded (a change sink: the history, the outbox): they then carry the request's ChangeContext. */
@@ -58,4 +97,3 @@ export interface CrudRouteSettings {
   /** The repository of a related entity, for the nested list routes. */
   readonly repositoryOf: (entity: Entity) => ListRepository;
 }
-

@@ -34,7 +34,15 @@ export interface AjvError {
   params: Record<string, unknown>;
 }
 
-const ARTICLE: Readonly<Record<string, string>> = { integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'a JSON object', array: 'an array', null: 'null' };
+const ARTICLE: Readonly<Record<string, string>> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'a JSON object',
+  array: 'an array',
+  null: 'null',
+};
 
 function typeText(params: Record<string, unknown>): string {
   const types = String(params.type).split(',');
@@ -42,32 +50,52 @@ function typeText(params: Record<string, unknown>): string {
 }
 
 /** Why a query parameter the schema does not list is refused, as precisely as its name allows. */
-function unknownQueryParameter(entity: Entity, name: string, hidden: ReadonlySet<string> | undefined): string {
+function unknownQueryParameter(
+  entity: Entity,
+  name: string,
+  hidden: ReadonlySet<string> | undefined,
+): string {
   const alternative = /^filter\[or\](?:\[([^\]]*)\](.*))?$/.exec(name);
   if (alternative) {
     const [, index = '', rest = ''] = alternative;
-    if (!/^\d+$/.test(index) || Number(index) >= MAX_ALTERNATIVES) return `is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to ${MAX_ALTERNATIVES - 1} (at most ${MAX_ALTERNATIVES} alternatives)`;
-    if (rest.startsWith('[or]')) return 'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])';
+    if (!/^\d+$/.test(index) || Number(index) >= MAX_ALTERNATIVES)
+      return `is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to ${MAX_ALTERNATIVES - 1} (at most ${MAX_ALTERNATIVES} alternatives)`;
+    if (rest.startsWith('[or]'))
+      return 'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])';
     return unknownQueryParameter(entity, `filter${rest}`, hidden);
   }
   const match = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/.exec(name);
   if (!match) {
-    if (name.startsWith('filter')) return 'is malformed: write filter[field]=value or filter[field][operator]=value';
+    if (name.startsWith('filter'))
+      return 'is malformed: write filter[field]=value or filter[field][operator]=value';
     return 'is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator]';
   }
   const [, fieldName = '', op] = match;
   const field = entity.fields.find((f) => f.name === fieldName && !hidden?.has(f.name));
-  if (!field) return fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shownFields(entity, hidden) });
-  if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op)) return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
+  if (!field)
+    return fillProblem(routeProblems.noSuchField, {
+      entity: entity.name,
+      fields: shownFields(entity, hidden),
+    });
+  if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op))
+    return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
   return `uses an operator that does not apply to the ${field.kind} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
 }
 
 /** The fields a caller may see, as the 400s list them (`hidden`: the fields its authorization rule hides). */
 function shownFields(entity: Entity, hidden: ReadonlySet<string> | undefined): string {
-  return entity.fields.filter((f) => !hidden?.has(f.name)).map((f) => f.name).join(', ');
+  return entity.fields
+    .filter((f) => !hidden?.has(f.name))
+    .map((f) => f.name)
+    .join(', ');
 }
 
-function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, e: AjvError, hidden: ReadonlySet<string> | undefined): InvalidParameter {
+function describeQueryError(
+  entity: Entity,
+  filters: ReadonlyMap<string, FilterParameter>,
+  e: AjvError,
+  hidden: ReadonlySet<string> | undefined,
+): InvalidParameter {
   if (e.keyword === 'additionalProperties') {
     const name = String(e.params.additionalProperty);
     return { in: 'querystring', name, detail: unknownQueryParameter(entity, name, hidden) };
@@ -75,14 +103,25 @@ function describeQueryError(entity: Entity, filters: ReadonlyMap<string, FilterP
   const name = pointerHead(e.instancePath);
   const filter = filters.get(name);
   // A filter on a hidden field is refused as one on a field that does not exist, whatever its value.
-  if (filter && hidden?.has(filter.field.name)) return { in: 'querystring', name, detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shownFields(entity, hidden) }) };
+  if (filter && hidden?.has(filter.field.name))
+    return {
+      in: 'querystring',
+      name,
+      detail: fillProblem(routeProblems.noSuchField, {
+        entity: entity.name,
+        fields: shownFields(entity, hidden),
+      }),
+    };
   let detail: string;
   if (e.keyword === 'pattern' && filter) {
     const kind = filter.field.kind;
     detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${kind === 'uuid' ? 'UUID' : kind} values${kind === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
   } else if (e.keyword === 'pattern' && name === 'sort') {
     detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each optionally prefixed with -`;
-  } else if ((e.keyword === 'pattern' || e.keyword === 'maxLength' || e.keyword === 'minLength') && name === 'fields') {
+  } else if (
+    (e.keyword === 'pattern' || e.keyword === 'maxLength' || e.keyword === 'minLength') &&
+    name === 'fields'
+  ) {
     detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each at most once`;
   } else if (e.keyword === 'type') {
     detail = typeText(e.params);
@@ -133,25 +172,45 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
   const row = e.params[BATCH_ROW];
   if (typeof row === 'number') {
     const relation = e.params[BATCH_RELATION] as { name: string; entity: Entity } | undefined;
-    const fault = describeBodyError(relation?.entity ?? entity, { ...e, params: { ...e.params, [BATCH_ROW]: undefined, [BATCH_RELATION]: undefined } });
+    const fault = describeBodyError(relation?.entity ?? entity, {
+      ...e,
+      params: { ...e.params, [BATCH_ROW]: undefined, [BATCH_RELATION]: undefined },
+    });
     return { ...fault, name: rowPath(row, fault.name, relation?.name) };
   }
   if (e.keyword === 'additionalProperties') {
     const name = String(e.params.additionalProperty);
     const known = entity.fields.some((f) => f.name === name);
-    return { in: 'body', name, detail: known ? 'is read-only' : fillProblem(routeProblems.notAField, { entity: entity.name }) };
+    return {
+      in: 'body',
+      name,
+      detail: known
+        ? 'is read-only'
+        : fillProblem(routeProblems.notAField, { entity: entity.name }),
+    };
   }
-  if (e.keyword === 'required') return { in: 'body', name: String(e.params.missingProperty), detail: 'is required' };
+  if (e.keyword === 'required')
+    return { in: 'body', name: String(e.params.missingProperty), detail: 'is required' };
   // The field, not a path inside a JSON field's value.
   const name = pointerHead(e.instancePath);
   const inner = e.instancePath.slice(name.length + 1);
-  const detail = e.keyword === 'type' ? typeText(e.params) : e.keyword === 'enum' && Array.isArray(e.params.allowedValues) ? allowedText(e.params.allowedValues as string[]) : (e.message ?? 'is not valid');
-  return { in: 'body', name, detail: inner ? `does not match its schema at ${inner}: ${detail}` : detail };
+  const detail =
+    e.keyword === 'type'
+      ? typeText(e.params)
+      : e.keyword === 'enum' && Array.isArray(e.params.allowedValues)
+        ? allowedText(e.params.allowedValues as string[])
+        : (e.message ?? 'is not valid');
+  return {
+    in: 'body',
+    name,
+    detail: inner ? `does not match its schema at ${inner}: ${detail}` : detail,
+  };
 }
 
 /** A header as documented (`Idempotency-Key`), from ajv's lower-case name. */
 function headerName(e: AjvError): string {
-  const name = e.keyword === 'required' ? String(e.params.missingProperty) : pointerHead(e.instancePath);
+  const name =
+    e.keyword === 'required' ? String(e.params.missingProperty) : pointerHead(e.instancePath);
   return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
 }
 
@@ -163,15 +222,36 @@ function headerName(e: AjvError): string {
  * const fault = describeValidation(entity, filters, error, undefined);   // { in: 'querystring', name: 'pageSize', detail: 'must be an integer' }
  * ```
  */
-export function describeValidation(entity: Entity, filters: ReadonlyMap<string, FilterParameter>, error: FastifyError, hidden: ReadonlySet<string> | undefined): InvalidParameter {
-  const first = (error.validation?.[0] ?? { keyword: '', instancePath: '', params: {} }) as unknown as AjvError;
+export function describeValidation(
+  entity: Entity,
+  filters: ReadonlyMap<string, FilterParameter>,
+  error: FastifyError,
+  hidden: ReadonlySet<string> | undefined,
+): InvalidParameter {
+  const first = (error.validation?.[0] ?? {
+    keyword: '',
+    instancePath: '',
+    params: {},
+  }) as unknown as AjvError;
   switch (error.validationContext) {
     case 'querystring':
       return describeQueryError(entity, filters, first, hidden);
     case 'params':
-      return { in: 'params', name: pointerHead(first.instancePath), detail: first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid') };
+      return {
+        in: 'params',
+        name: pointerHead(first.instancePath),
+        detail:
+          first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid'),
+      };
     case 'headers':
-      return { in: 'headers', name: headerName(first), detail: first.keyword === 'pattern' ? 'must be 1 to 255 visible ASCII characters (a UUID, for example)' : (first.message ?? 'is not valid') };
+      return {
+        in: 'headers',
+        name: headerName(first),
+        detail:
+          first.keyword === 'pattern'
+            ? 'must be 1 to 255 visible ASCII characters (a UUID, for example)'
+            : (first.message ?? 'is not valid'),
+      };
     default:
       return describeBodyError(entity, first);
   }

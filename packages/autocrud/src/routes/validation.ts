@@ -34,12 +34,16 @@ function ajv(coerce: boolean): Ajv {
 // Number(), which also reads `0x10`, `1e1`, ` 1`, `+1` and `1.0` as integers.
 const TEXT_GRAMMAR: Readonly<Record<string, { pattern: RegExp; message: string }>> = {
   integer: { pattern: /^-?\d+$/, message: 'must be a decimal integer (digits and an optional -)' },
-  number: { pattern: /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/, message: 'must be a decimal number' },
+  number: {
+    pattern: /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/,
+    message: 'must be a decimal number',
+  },
 };
 
 /** The numeric properties of a flat object schema, with the text grammar each must match before coercion. */
 function numericProperties(schema: AnySchema): Map<string, { pattern: RegExp; message: string }> {
-  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const properties =
+    (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
   const numeric = new Map<string, { pattern: RegExp; message: string }>();
   for (const [name, property] of Object.entries(properties)) {
     const grammar = typeof property.type === 'string' ? TEXT_GRAMMAR[property.type] : undefined;
@@ -56,11 +60,22 @@ interface ListParameter {
 
 /** The list parameters of a flat object schema: arrays of enumerated strings. */
 function listProperties(schema: AnySchema): Map<string, ListParameter> {
-  const properties = (schema as { properties?: Record<string, { type?: unknown; maxItems?: unknown; items?: { enum?: unknown } }> }).properties ?? {};
+  const properties =
+    (
+      schema as {
+        properties?: Record<
+          string,
+          { type?: unknown; maxItems?: unknown; items?: { enum?: unknown } }
+        >;
+      }
+    ).properties ?? {};
   const lists = new Map<string, ListParameter>();
   for (const [name, property] of Object.entries(properties)) {
     if (property.type !== 'array' || !Array.isArray(property.items?.enum)) continue;
-    lists.set(name, { allowed: new Set(property.items.enum as string[]), maxItems: typeof property.maxItems === 'number' ? property.maxItems : 100 });
+    lists.set(name, {
+      allowed: new Set(property.items.enum as string[]),
+      maxItems: typeof property.maxItems === 'number' ? property.maxItems : 100,
+    });
   }
   return lists;
 }
@@ -70,17 +85,49 @@ function listProperties(schema: AnySchema): Map<string, ListParameter> {
  * send arrays), each checked against the allowed values by name; or the error naming the first
  * one at fault. Bounded before it is split: a huge value is refused whole.
  */
-function readList(key: string, raw: unknown, list: ListParameter): { values: string[] } | { errors: ValidateFunction['errors'] } {
+function readList(
+  key: string,
+  raw: unknown,
+  list: ListParameter,
+): { values: string[] } | { errors: ValidateFunction['errors'] } {
   const parts = Array.isArray(raw) ? raw : [raw];
   const values: string[] = [];
-  if (parts.length > list.maxItems) return { errors: errorAt(key, 'maxItems', `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`) };
+  if (parts.length > list.maxItems)
+    return {
+      errors: errorAt(
+        key,
+        'maxItems',
+        `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+      ),
+    };
   for (const part of parts) {
-    if (typeof part !== 'string' || part.length > 64 * list.maxItems) return { errors: errorAt(key, 'maxItems', `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`) };
+    if (typeof part !== 'string' || part.length > 64 * list.maxItems)
+      return {
+        errors: errorAt(
+          key,
+          'maxItems',
+          `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+        ),
+      };
     for (const value of part.split(',')) {
-      if (!list.allowed.has(value)) return { errors: errorAt(key, 'enum', `names ${JSON.stringify(value.slice(0, 64))}, which is not one of: ${[...list.allowed].join(', ')}`) };
+      if (!list.allowed.has(value))
+        return {
+          errors: errorAt(
+            key,
+            'enum',
+            `names ${JSON.stringify(value.slice(0, 64))}, which is not one of: ${[...list.allowed].join(', ')}`,
+          ),
+        };
       if (!values.includes(value)) values.push(value);
     }
-    if (values.length > list.maxItems) return { errors: errorAt(key, 'maxItems', `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`) };
+    if (values.length > list.maxItems)
+      return {
+        errors: errorAt(
+          key,
+          'maxItems',
+          `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+        ),
+      };
   }
   return { values };
 }
@@ -102,9 +149,12 @@ const ALTERNATIVE = /^filter\[or\]\[(\d)\](\[.*)$/;
  * schemas: with every alternative's properties compiled in, a list's validation is many times
  * slower, measured on a five-field entity.
  */
-function splitAlternatives(schema: AnySchema): { base: AnySchema; alternative: AnySchema } | undefined {
+function splitAlternatives(
+  schema: AnySchema,
+): { base: AnySchema; alternative: AnySchema } | undefined {
   const properties = (schema as { properties?: Record<string, unknown> }).properties;
-  if (!properties || !Object.keys(properties).some((key) => ALTERNATIVE.test(key))) return undefined;
+  if (!properties || !Object.keys(properties).some((key) => ALTERNATIVE.test(key)))
+    return undefined;
   const base: Record<string, unknown> = {};
   const alternative: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(properties)) {
@@ -122,8 +172,13 @@ function splitAlternatives(schema: AnySchema): { base: AnySchema; alternative: A
 function inAlternative(error: ErrorObject, n: string): ErrorObject {
   const rename = (name: string) => `filter[or][${n}]${name.slice('filter'.length)}`;
   const params = { ...error.params };
-  if (typeof params.additionalProperty === 'string') params.additionalProperty = rename(params.additionalProperty);
-  return { ...error, instancePath: error.instancePath.replace(/^\/filter/, `/filter[or][${n}]`), params };
+  if (typeof params.additionalProperty === 'string')
+    params.additionalProperty = rename(params.additionalProperty);
+  return {
+    ...error,
+    instancePath: error.instancePath.replace(/^\/filter/, `/filter[or][${n}]`),
+    params,
+  };
 }
 
 /**
@@ -133,7 +188,11 @@ function inAlternative(error: ErrorObject, n: string): ErrorObject {
  * lets pass) are refused. The OR group's parameters are validated alternative by alternative
  * against one alternative's schema (`compileAlternative`), and coerced in place like the others.
  */
-function flat(validate: ValidateFunction, schema: AnySchema, validateAlternative?: ValidateFunction): ValidateFunction {
+function flat(
+  validate: ValidateFunction,
+  schema: AnySchema,
+  validateAlternative?: ValidateFunction,
+): ValidateFunction {
   const numeric = numericProperties(schema);
   const lists = listProperties(schema);
   const check = ((data: unknown) => {
@@ -183,7 +242,8 @@ function flat(validate: ValidateFunction, schema: AnySchema, validateAlternative
           return false;
         }
         // Coerced in place by ajv: back under the names sent.
-        for (const [key, value] of Object.entries(group)) values[`filter[or][${n}]${key.slice('filter'.length)}`] = value;
+        for (const [key, value] of Object.entries(group))
+          values[`filter[or][${n}]${key.slice('filter'.length)}`] = value;
       }
     }
     for (const [key, value] of Object.entries(values)) {
@@ -218,10 +278,13 @@ export function createValidation(): CrudValidation {
     compiler: ({ schema, httpPart }) => {
       if (httpPart === 'body') return body.compile(schema);
       const split = splitAlternatives(schema);
-      return split ? flat(params.compile(split.base), schema, params.compile(split.alternative)) : flat(params.compile(schema), schema);
+      return split
+        ? flat(params.compile(split.base), schema, params.compile(split.alternative))
+        : flat(params.compile(schema), schema);
     },
     addSchema(schema) {
-      for (const instance of [body, params]) if (!instance.getSchema(schema.$id)) instance.addSchema(schema);
+      for (const instance of [body, params])
+        if (!instance.getSchema(schema.$id)) instance.addSchema(schema);
     },
   };
 }

@@ -3,7 +3,14 @@
 // repository, which takes values from code, checks them here, so that both refuse the same.
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { valueType, ValueFault, DECIMAL_FORMAT, INT64_FORMAT, UUID_FORMAT, type ValueKind } from './kinds.js';
+import {
+  valueType,
+  ValueFault,
+  DECIMAL_FORMAT,
+  INT64_FORMAT,
+  UUID_FORMAT,
+  type ValueKind,
+} from './kinds.js';
 
 // ajv-formats is CommonJS: its default export is the function under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -26,7 +33,10 @@ const validators = new WeakMap<object, ValidateFunction>();
 function jsonValidator(field: FieldRules): ValidateFunction {
   let validate = validators.get(field.schema);
   if (!validate) {
-    ajv ??= addFormats(new Ajv({ strict: false, allErrors: false })).addFormat('uuid', UUID_FORMAT).addFormat('decimal', DECIMAL_FORMAT).addFormat('int64', INT64_FORMAT);
+    ajv ??= addFormats(new Ajv({ strict: false, allErrors: false }))
+      .addFormat('uuid', UUID_FORMAT)
+      .addFormat('decimal', DECIMAL_FORMAT)
+      .addFormat('int64', INT64_FORMAT);
     validate = ajv.compile(field.schema);
     validators.set(field.schema, validate);
   }
@@ -51,19 +61,24 @@ export function fieldText(field: FieldRules, text: string): unknown {
 }
 
 function rules(field: FieldRules, value: unknown): unknown {
-  if (field.enum !== undefined && !field.enum.includes(value as string)) return new ValueFault(allowedText(field.enum));
+  if (field.enum !== undefined && !field.enum.includes(value as string))
+    return new ValueFault(allowedText(field.enum));
   if (field.kind === 'decimal' && field.precision !== undefined) {
     const [whole = '', fraction = ''] = (value as string).replace(/^-/, '').split('.');
     const scale = field.scale ?? 0;
     if (fraction.length > scale || whole.replace(/^0+/, '').length > field.precision - scale) {
-      return new ValueFault(`must have at most ${field.precision - scale} digits before the point and ${scale} after it (numeric(${field.precision}, ${scale})): it is stored exactly or refused, never rounded`);
+      return new ValueFault(
+        `must have at most ${field.precision - scale} digits before the point and ${scale} after it (numeric(${field.precision}, ${scale})): it is stored exactly or refused, never rounded`,
+      );
     }
   }
   if (field.kind === 'json') {
     const validate = jsonValidator(field);
     if (!validate(value)) {
       const [error] = validate.errors ?? [];
-      return new ValueFault(`does not match its schema${error ? ` at ${error.instancePath || '/'}: ${error.message ?? error.keyword}` : ''}`);
+      return new ValueFault(
+        `does not match its schema${error ? ` at ${error.instancePath || '/'}: ${error.message ?? error.keyword}` : ''}`,
+      );
     }
   }
   return value;

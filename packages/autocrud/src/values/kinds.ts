@@ -7,7 +7,19 @@
 import { canonicalDate, canonicalDateTime, CANONICAL_DATE_TIME, DATE_TIME_RANGE } from './time.js';
 
 /** The filter operators, as the list route's `filter[field][op]` names them. */
-export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'in', 'nin', 'null'] as const;
+export const FILTER_OPERATORS = [
+  'eq',
+  'ne',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'like',
+  'ilike',
+  'in',
+  'nin',
+  'null',
+] as const;
 /**
  * One filter operator.
  *
@@ -30,7 +42,17 @@ export type FilterOperator = (typeof FILTER_OPERATORS)[number];
  * const kind: ValueKind = 'date-time';
  * ```
  */
-export type ValueKind = 'integer' | 'number' | 'boolean' | 'string' | 'uuid' | 'date-time' | 'date' | 'decimal' | 'int64' | 'json';
+export type ValueKind =
+  | 'integer'
+  | 'number'
+  | 'boolean'
+  | 'string'
+  | 'uuid'
+  | 'date-time'
+  | 'date'
+  | 'decimal'
+  | 'int64'
+  | 'json';
 
 /** Why a value is refused, in words that follow the parameter's name ("must be ..."). */
 export class ValueFault {
@@ -83,11 +105,17 @@ function integer(value: unknown): unknown {
   if (Number.isSafeInteger(value)) return value;
   // JSON.parse rounds an integer beyond 2^53 - 1 to a double of magnitude 2^53 or more, never to a
   // safe integer: so every out-of-range literal is caught here, after parsing.
-  return new ValueFault(typeof value === 'number' && Number.isInteger(value) ? `must be ${INTEGER_RANGE}: a larger one is not exact as a JSON number, so it is refused rather than rounded` : `must be ${INTEGER_RANGE}`);
+  return new ValueFault(
+    typeof value === 'number' && Number.isInteger(value)
+      ? `must be ${INTEGER_RANGE}: a larger one is not exact as a JSON number, so it is refused rather than rounded`
+      : `must be ${INTEGER_RANGE}`,
+  );
 }
 
 function finite(value: unknown): unknown {
-  return typeof value === 'number' && Number.isFinite(value) ? value : new ValueFault('must be a finite number');
+  return typeof value === 'number' && Number.isFinite(value)
+    ? value
+    : new ValueFault('must be a finite number');
 }
 
 function text(value: unknown): unknown {
@@ -103,27 +131,42 @@ function stringFormat(check: (value: string) => string | undefined, expected: st
   };
 }
 
-const uuid = stringFormat((v) => (UUID.test(v) ? v.toLowerCase() : undefined), 'a UUID (8-4-4-4-12 hexadecimal digits)');
+const uuid = stringFormat(
+  (v) => (UUID.test(v) ? v.toLowerCase() : undefined),
+  'a UUID (8-4-4-4-12 hexadecimal digits)',
+);
 const dateTime = stringFormat(canonicalDateTime, DATE_TIME_RANGE);
 const date = stringFormat(canonicalDate, 'a date YYYY-MM-DD between 0001-01-01 and 9999-12-31');
 const INT64_MAX = 9_223_372_036_854_775_807n;
-const INT64_RANGE = 'a 64-bit integer as a string of decimal digits (-9223372036854775808 to 9223372036854775807)';
+const INT64_RANGE =
+  'a 64-bit integer as a string of decimal digits (-9223372036854775808 to 9223372036854775807)';
 /** A 64-bit integer's one form: no leading zeros, no `-0`. */
 function int64(value: unknown): unknown {
-  if (typeof value !== 'string' || !DECIMAL_INTEGER.test(value) || value.length > 40) return new ValueFault(`must be ${INT64_RANGE}`);
+  if (typeof value !== 'string' || !DECIMAL_INTEGER.test(value) || value.length > 40)
+    return new ValueFault(`must be ${INT64_RANGE}`);
   const n = BigInt(value);
-  return n > INT64_MAX || n < -INT64_MAX - 1n ? new ValueFault(`must be ${INT64_RANGE}`) : n.toString();
+  return n > INT64_MAX || n < -INT64_MAX - 1n
+    ? new ValueFault(`must be ${INT64_RANGE}`)
+    : n.toString();
 }
 
-const decimal = stringFormat((v) => (DECIMAL.test(v) && v.length <= 1000 ? v : undefined), 'a decimal number as a string (digits, an optional - and fraction: "-12.50")');
+const decimal = stringFormat(
+  (v) => (DECIMAL.test(v) && v.length <= 1000 ? v : undefined),
+  'a decimal number as a string (digits, an optional - and fraction: "-12.50")',
+);
 
 /** A JSON value (object or array) with no number, string or key no engine stores exactly; the first fault found. */
 function jsonFault(value: unknown, path: string, depth: number): string | undefined {
   if (depth > 64) return `is nested more than 64 levels deep at ${path || '/'}`;
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `holds a number that is not finite at ${path || '/'}`;
+  if (typeof value === 'number')
+    return Number.isFinite(value)
+      ? undefined
+      : `holds a number that is not finite at ${path || '/'}`;
   if (typeof value === 'string') {
     const fault = textFault(value);
-    return fault ? `holds a string at ${path || '/'} that ${fault.replace(/^must/, 'does not follow the rule: must')}` : undefined;
+    return fault
+      ? `holds a string at ${path || '/'} that ${fault.replace(/^must/, 'does not follow the rule: must')}`
+      : undefined;
   }
   if (value === null || typeof value === 'boolean') return undefined;
   if (Array.isArray(value)) {
@@ -133,10 +176,15 @@ function jsonFault(value: unknown, path: string, depth: number): string | undefi
     }
     return undefined;
   }
-  if (typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return `holds a value that is not JSON at ${path || '/'}`;
+  if (
+    typeof value !== 'object' ||
+    (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null)
+  )
+    return `holds a value that is not JSON at ${path || '/'}`;
   for (const [key, inner] of Object.entries(value)) {
     const keyFault = textFault(key);
-    if (keyFault) return `holds a key at ${path || '/'} that ${keyFault.replace(/^must/, 'does not follow the rule: must')}`;
+    if (keyFault)
+      return `holds a key at ${path || '/'} that ${keyFault.replace(/^must/, 'does not follow the rule: must')}`;
     const fault = jsonFault(inner, `${path}/${key}`, depth + 1);
     if (fault) return fault;
   }
@@ -159,12 +207,14 @@ export function canonicalJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonicalJson);
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort(jsonbKeyOrder)) out[key] = canonicalJson((value as Record<string, unknown>)[key]);
+  for (const key of Object.keys(value).sort(jsonbKeyOrder))
+    out[key] = canonicalJson((value as Record<string, unknown>)[key]);
   return out;
 }
 
 function json(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return new ValueFault('must be a JSON object or array');
+  if (value === null || typeof value !== 'object')
+    return new ValueFault('must be a JSON object or array');
   const fault = jsonFault(value, '', 0);
   return fault ? new ValueFault(fault) : canonicalJson(value);
 }
@@ -174,7 +224,10 @@ const KINDS: Readonly<Record<ValueKind, ValueType>> = {
     kind: 'integer',
     operators: ORDERED,
     fromJson: integer,
-    fromText: (t) => (DECIMAL_INTEGER.test(t) ? integer(Number(t)) : new ValueFault('must be a decimal integer (digits, an optional -)')),
+    fromText: (t) =>
+      DECIMAL_INTEGER.test(t)
+        ? integer(Number(t))
+        : new ValueFault('must be a decimal integer (digits, an optional -)'),
     isCanonical: Number.isSafeInteger,
     listItem: String.raw`-?\d{1,16}`,
     textSchema: () => ({ type: 'integer', minimum: -SAFE, maximum: SAFE }),
@@ -183,7 +236,8 @@ const KINDS: Readonly<Record<ValueKind, ValueType>> = {
     kind: 'number',
     operators: ORDERED,
     fromJson: finite,
-    fromText: (t) => (NUMBER_TEXT.test(t) ? finite(Number(t)) : new ValueFault('must be a decimal number')),
+    fromText: (t) =>
+      NUMBER_TEXT.test(t) ? finite(Number(t)) : new ValueFault('must be a decimal number'),
     isCanonical: (v) => typeof v === 'number' && Number.isFinite(v),
     listItem: NUMBER,
     textSchema: () => ({ type: 'number' }),
@@ -192,7 +246,8 @@ const KINDS: Readonly<Record<ValueKind, ValueType>> = {
     kind: 'boolean',
     operators: ['eq', 'ne', 'null'],
     fromJson: (v) => (typeof v === 'boolean' ? v : new ValueFault('must be true or false')),
-    fromText: (t) => (t === 'true' ? true : t === 'false' ? false : new ValueFault('must be true or false')),
+    fromText: (t) =>
+      t === 'true' ? true : t === 'false' ? false : new ValueFault('must be true or false'),
     isCanonical: (v) => typeof v === 'boolean',
     listItem: 'true|false',
     textSchema: () => ({ type: 'boolean' }),
@@ -204,7 +259,11 @@ const KINDS: Readonly<Record<ValueKind, ValueType>> = {
     fromText: text,
     isCanonical: (v) => typeof v === 'string',
     listItem: `[^,]{0,${MAX_VALUE_LENGTH}}`,
-    textSchema: (format) => ({ type: 'string', maxLength: MAX_VALUE_LENGTH, ...(format ? { format } : {}) }),
+    textSchema: (format) => ({
+      type: 'string',
+      maxLength: MAX_VALUE_LENGTH,
+      ...(format ? { format } : {}),
+    }),
   },
   uuid: {
     kind: 'uuid',
@@ -220,7 +279,8 @@ const KINDS: Readonly<Record<ValueKind, ValueType>> = {
     operators: ORDERED,
     fromJson: dateTime,
     fromText: dateTime,
-    isCanonical: (v) => typeof v === 'string' && CANONICAL_DATE_TIME.test(v) && canonicalDateTime(v) === v,
+    isCanonical: (v) =>
+      typeof v === 'string' && CANONICAL_DATE_TIME.test(v) && canonicalDateTime(v) === v,
     listItem: '[^,]{1,64}',
     textSchema: () => ({ type: 'string', format: 'date-time', maxLength: 64 }),
   },
@@ -264,10 +324,19 @@ const KINDS: Readonly<Record<ValueKind, ValueType>> = {
 };
 
 /** The kind of a field whose JSON Schema type is `type` with `format`. */
-export function kindOf(type: 'integer' | 'number' | 'boolean' | 'string' | 'object' | 'array', format: string | undefined): ValueKind {
+export function kindOf(
+  type: 'integer' | 'number' | 'boolean' | 'string' | 'object' | 'array',
+  format: string | undefined,
+): ValueKind {
   if (type === 'object' || type === 'array') return 'json';
   if (type !== 'string') return type;
-  return format === 'uuid' || format === 'date-time' || format === 'date' || format === 'decimal' || format === 'int64' ? format : 'string';
+  return format === 'uuid' ||
+    format === 'date-time' ||
+    format === 'date' ||
+    format === 'decimal' ||
+    format === 'int64'
+    ? format
+    : 'string';
 }
 
 /** How values of `kind` are read and checked. */

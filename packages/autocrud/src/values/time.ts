@@ -3,7 +3,8 @@
 // milliseconds). Kit's one form of a timestamp is `YYYY-MM-DDTHH:MM:SS.ffffffZ`: UTC, six
 // fraction digits, the same length for every value, so that its text order is its time order.
 
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2})(?::?(\d{2}))?)$/;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2})(?::?(\d{2}))?)$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** Kit's form of a timestamp (see the top of this file). */
 export const CANONICAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -32,7 +33,9 @@ function civilFromDays(days: number): [number, number, number] {
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);
   const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
   const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
   const mp = Math.floor((5 * doy + 2) / 153);
   const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
@@ -43,7 +46,8 @@ function civilFromDays(days: number): [number, number, number] {
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 /** Why a date-time cannot be taken; what the answers call the accepted range. */
-export const DATE_TIME_RANGE = 'an RFC 3339 date-time with an offset (Z or ±hh:mm) between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z';
+export const DATE_TIME_RANGE =
+  'an RFC 3339 date-time with an offset (Z or ±hh:mm) between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z';
 
 /**
  * An RFC 3339 date-time with an offset (the grammar ajv-formats' `date-time` accepts) in Kit's
@@ -53,8 +57,19 @@ export const DATE_TIME_RANGE = 'an RFC 3339 date-time with an offset (Z or ±hh:
 export function canonicalDateTime(text: string): string | undefined {
   const m = DATE_TIME.exec(text);
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 60) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(
+    Number,
+  ) as [number, number, number, number, number, number];
+  if (
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > daysInMonth(year, month) ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 60
+  )
+    return undefined;
   let offset = 0;
   if (m[8] !== undefined) {
     const oh = Number(m[9]);
@@ -62,9 +77,15 @@ export function canonicalDateTime(text: string): string | undefined {
     if (oh > 23 || om > 59) return undefined;
     offset = (m[8] === '-' ? -1 : 1) * (oh * 3600 + om * 60);
   }
-  let seconds = daysFromCivil(year, month, day) * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offset;
+  let seconds =
+    daysFromCivil(year, month, day) * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offset;
   // A leap second is only 23:59:60 in UTC (as ajv-formats checks); PostgreSQL rolls it into the next minute.
-  if (second === 60 && ((seconds - 60) % SECONDS_PER_DAY + SECONDS_PER_DAY) % SECONDS_PER_DAY !== SECONDS_PER_DAY - 60) return undefined;
+  if (
+    second === 60 &&
+    (((seconds - 60) % SECONDS_PER_DAY) + SECONDS_PER_DAY) % SECONDS_PER_DAY !==
+      SECONDS_PER_DAY - 60
+  )
+    return undefined;
   const digits = m[7] ?? '';
   let micros = Number(digits.slice(0, 6).padEnd(6, '0'));
   if (digits.length > 6 && digits.charCodeAt(6) >= 0x35 /* '5' */) micros += 1;
@@ -101,6 +122,7 @@ export function canonicalDate(text: string): string | undefined {
   const m = DATE.exec(text);
   if (!m) return undefined;
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month))
+    return undefined;
   return text;
 }

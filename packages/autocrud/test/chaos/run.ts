@@ -17,7 +17,9 @@ const { values } = parseArgs({
   },
 });
 const modes = (values.modes as string).split(',') as FaultMode[];
-for (const mode of modes) if (!FAULT_MODES.includes(mode)) throw new Error(`unknown mode ${mode}; one of ${FAULT_MODES.join(', ')}`);
+for (const mode of modes)
+  if (!FAULT_MODES.includes(mode))
+    throw new Error(`unknown mode ${mode}; one of ${FAULT_MODES.join(', ')}`);
 const server = await PostgresServer.start({ durable: true });
 try {
   const report = await runChaos(server, {
@@ -30,7 +32,8 @@ try {
     log: (line) => console.error(line),
   });
   console.log(formatReport(report));
-  process.exitCode = report.exited || report.missing.length > 0 || Object.keys(report.unexpected).length > 0 ? 1 : 0;
+  process.exitCode =
+    report.exited || report.missing.length > 0 || Object.keys(report.unexpected).length > 0 ? 1 : 0;
 } finally {
   await server.dispose();
 }

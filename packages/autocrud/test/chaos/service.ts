@@ -10,7 +10,11 @@ import { addKitAutoCrud, AutoCrud, defineEntity, type KitAutoCrudOptions } from 
 export const Item = defineEntity({
   name: 'Item',
   table: 'chaos_items',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 100 }), qty: Type.Integer({ minimum: 0 }) }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String({ maxLength: 100 }),
+    qty: Type.Integer({ minimum: 0 }),
+  }),
   writable: ['name', 'qty'],
 });
 
@@ -24,7 +28,10 @@ function numberFrom(name: string): number | undefined {
 
 const app = Fastify({ logger: { level: 'warn', stream: process.stderr } });
 addKit(app, [ItemEndpoint]);
-const options: KitAutoCrudOptions = { poolSize: numberFrom('POOL_SIZE') ?? 10, connectTimeoutMs: 2000 };
+const options: KitAutoCrudOptions = {
+  poolSize: numberFrom('POOL_SIZE') ?? 10,
+  connectTimeoutMs: 2000,
+};
 const acquireTimeoutMs = numberFrom('ACQUIRE_TIMEOUT_MS');
 const statementTimeoutMs = numberFrom('STATEMENT_TIMEOUT_MS');
 if (acquireTimeoutMs !== undefined) options.acquireTimeoutMs = acquireTimeoutMs;

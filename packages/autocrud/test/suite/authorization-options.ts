@@ -22,48 +22,147 @@ function refused(authorization: unknown, message: RegExp, operations?: number): 
 
 export function optionsSuite(): void {
   describe('AutoCrud authorization declaration', () => {
-    it('is typed against the entity\'s fields', () => {
-      // @ts-expect-error weight is not a field of Order
-      assert.throws(() => AutoCrud(Order, { authorization: { rules: [{ role: 'a', allow: CrudOperations.List, checks: { weight: 'sub' } }] } }));
-      // @ts-expect-error a hidden field must be a field of Order
-      assert.throws(() => AutoCrud(Order, { authorization: { rules: [{ role: 'a', allow: CrudOperations.List, hiddenFields: ['secret'] }] } }));
-      // @ts-expect-error a rule names a role or anonymous: true, not both
-      assert.throws(() => AutoCrud(Order, { authorization: { rules: [{ role: 'a', anonymous: true, allow: CrudOperations.List }] } }));
-      assert.doesNotThrow(() => AutoCrud(Order, { authorization: { rules: [{ role: 'a', allow: CrudOperations.List, checks: { ownerId: 'sub' }, hiddenFields: ['cost'] }] } }));
+    it("is typed against the entity's fields", () => {
+      assert.throws(() =>
+        AutoCrud(Order, {
+          authorization: {
+            // @ts-expect-error weight is not a field of Order
+            rules: [{ role: 'a', allow: CrudOperations.List, checks: { weight: 'sub' } }],
+          },
+        }),
+      );
+      assert.throws(() =>
+        AutoCrud(Order, {
+          authorization: {
+            // @ts-expect-error a hidden field must be a field of Order
+            rules: [{ role: 'a', allow: CrudOperations.List, hiddenFields: ['secret'] }],
+          },
+        }),
+      );
+      assert.throws(() =>
+        AutoCrud(Order, {
+          // @ts-expect-error a rule names a role or anonymous: true, not both
+          authorization: { rules: [{ role: 'a', anonymous: true, allow: CrudOperations.List }] },
+        }),
+      );
+      assert.doesNotThrow(() =>
+        AutoCrud(Order, {
+          authorization: {
+            rules: [
+              {
+                role: 'a',
+                allow: CrudOperations.List,
+                checks: { ownerId: 'sub' },
+                hiddenFields: ['cost'],
+              },
+            ],
+          },
+        }),
+      );
     });
 
     it('an empty rule set, or empty checks, is refused naming the option', () => {
-      refused({ rules: [] }, /@AutoCrud\(Order\) options\.authorization\.rules is \[\]: an empty rule set allows nothing/);
+      refused(
+        { rules: [] },
+        /@AutoCrud\(Order\) options\.authorization\.rules is \[\]: an empty rule set allows nothing/,
+      );
       refused({}, /authorization\.rules is undefined/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List, checks: {} }] }, /rules\[0\]\.checks is \{\}: .*an empty set checks nothing/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List, hiddenFields: [] }] }, /rules\[0\]\.hiddenFields is \[\]/);
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List, checks: {} }] },
+        /rules\[0\]\.checks is \{\}: .*an empty set checks nothing/,
+      );
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List, hiddenFields: [] }] },
+        /rules\[0\]\.hiddenFields is \[\]/,
+      );
     });
 
     it('an unknown field is refused naming the option, the value and the fields', () => {
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List, checks: { ownerID: 'sub' } }] }, /rules\[0\]\.checks is \{"ownerID":"sub"\}: "ownerID" is not a field of Order; fields: id, ownerId/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List }, { role: 'b', allow: CrudOperations.List, hiddenFields: ['cost', 'price'] }] }, /rules\[1\]\.hiddenFields is \["cost","price"\]: "price" is not a field of Order/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List, readOnlyFields: ['version'] }] }, /readOnlyFields is \["version"\]: version is not writable anyway/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List, hiddenFields: ['id'] }] }, /the primary key id .* cannot be hidden/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List, checks: { version: 'sub' } }] }, /checks\.version is "sub": version is the entity's version/);
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List, checks: { ownerID: 'sub' } }] },
+        /rules\[0\]\.checks is \{"ownerID":"sub"\}: "ownerID" is not a field of Order; fields: id, ownerId/,
+      );
+      refused(
+        {
+          rules: [
+            { role: 'a', allow: CrudOperations.List },
+            { role: 'b', allow: CrudOperations.List, hiddenFields: ['cost', 'price'] },
+          ],
+        },
+        /rules\[1\]\.hiddenFields is \["cost","price"\]: "price" is not a field of Order/,
+      );
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List, readOnlyFields: ['version'] }] },
+        /readOnlyFields is \["version"\]: version is not writable anyway/,
+      );
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List, hiddenFields: ['id'] }] },
+        /the primary key id .* cannot be hidden/,
+      );
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List, checks: { version: 'sub' } }] },
+        /checks\.version is "sub": version is the entity's version/,
+      );
     });
 
     it('a malformed claim path is refused naming the option and the value', () => {
-      for (const path of ['', 'realm_access..roles', '.roles', 'roles.', ' roles', [], ['a', ''], 5]) {
-        refused({ rolesClaim: path, rules: [{ role: 'a', allow: CrudOperations.List }] }, /authorization\.rolesClaim is .*: a claim path is/);
-        refused({ rules: [{ role: 'a', allow: CrudOperations.List, checks: { ownerId: path } }] }, /rules\[0\]\.checks\.ownerId is .*: a claim path is/);
+      for (const path of [
+        '',
+        'realm_access..roles',
+        '.roles',
+        'roles.',
+        ' roles',
+        [],
+        ['a', ''],
+        5,
+      ]) {
+        refused(
+          { rolesClaim: path, rules: [{ role: 'a', allow: CrudOperations.List }] },
+          /authorization\.rolesClaim is .*: a claim path is/,
+        );
+        refused(
+          { rules: [{ role: 'a', allow: CrudOperations.List, checks: { ownerId: path } }] },
+          /rules\[0\]\.checks\.ownerId is .*: a claim path is/,
+        );
       }
-      assert.doesNotThrow(() => decorate({ rolesClaim: ['https://example.com/roles'], rules: [{ role: 'a', allow: CrudOperations.List, checks: { ownerId: 'tenant.owner' } }] }));
+      assert.doesNotThrow(() =>
+        decorate({
+          rolesClaim: ['https://example.com/roles'],
+          rules: [{ role: 'a', allow: CrudOperations.List, checks: { ownerId: 'tenant.owner' } }],
+        }),
+      );
     });
 
     it('a rule that cannot be enforced as written is refused: unknown option, role and anonymous, anonymous with checks, flags the class does not serve', () => {
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List, check: { ownerId: 'sub' } }] }, /rules\[0\]\.check is \{"ownerId":"sub"\}: not an option of a rule/);
-      refused({ rules: [{ allow: CrudOperations.List }] }, /names either a role .* or anonymous: true/);
-      refused({ rules: [{ role: '', allow: CrudOperations.List }] }, /rules\[0\]\.role is "": a role is a non-empty string/);
-      refused({ rules: [{ anonymous: true, allow: CrudOperations.List, checks: { ownerId: 'sub' } }] }, /an anonymous rule has no token/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List | CrudOperations.Patch }] }, /allow is 65: allows patch, which the class does not serve/);
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List, check: { ownerId: 'sub' } }] },
+        /rules\[0\]\.check is \{"ownerId":"sub"\}: not an option of a rule/,
+      );
+      refused(
+        { rules: [{ allow: CrudOperations.List }] },
+        /names either a role .* or anonymous: true/,
+      );
+      refused(
+        { rules: [{ role: '', allow: CrudOperations.List }] },
+        /rules\[0\]\.role is "": a role is a non-empty string/,
+      );
+      refused(
+        { rules: [{ anonymous: true, allow: CrudOperations.List, checks: { ownerId: 'sub' } }] },
+        /an anonymous rule has no token/,
+      );
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List | CrudOperations.Patch }] },
+        /allow is 65: allows patch, which the class does not serve/,
+      );
       refused({ rules: [{ role: 'a', allow: 0 }] }, /allow is 0: combine CrudOperations flags/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List, where: 'ownerId = 1' }] }, /where is "ownerId = 1": where is a function/);
-      refused({ rules: [{ role: 'a', allow: CrudOperations.List }], roles: 'x' }, /authorization\.roles is "x": not an option of authorization/);
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List, where: 'ownerId = 1' }] },
+        /where is "ownerId = 1": where is a function/,
+      );
+      refused(
+        { rules: [{ role: 'a', allow: CrudOperations.List }], roles: 'x' },
+        /authorization\.roles is "x": not an option of authorization/,
+      );
     });
   });
 }

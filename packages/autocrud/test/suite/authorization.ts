@@ -7,7 +7,14 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { AutoCrud, autoCrudAccess, CrudOperations, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
+import {
+  AutoCrud,
+  autoCrudAccess,
+  CrudOperations,
+  defineEntity,
+  KIT_AUTOCRUD,
+  type KitAutoCrud,
+} from '@kit/autocrud';
 import { AUDIENCE, TestAuthority } from '@kit/test-support/jwt-authority';
 import { bearer, callerRequests, tablesFingerprint } from './authorization-fixtures.ts';
 import { redoclyLint } from '@kit/test-support/redocly';
@@ -41,7 +48,13 @@ const EVERYTHING = CrudOperations.All | CrudOperations.ListAll | CrudOperations.
     rolesClaim: 'realm_access.roles',
     rules: [
       { role: 'admin', allow: EVERYTHING },
-      { role: 'customer', allow: EVERYTHING, checks: { ownerId: 'sub' }, hiddenFields: ['cost'], readOnlyFields: ['status'] },
+      {
+        role: 'customer',
+        allow: EVERYTHING,
+        checks: { ownerId: 'sub' },
+        hiddenFields: ['cost'],
+        readOnlyFields: ['status'],
+      },
       // A clerk works on one shelf at a time (the status), named by a header: the where hook.
       {
         role: 'clerk',
@@ -53,7 +66,12 @@ const EVERYTHING = CrudOperations.All | CrudOperations.ListAll | CrudOperations.
         },
       },
       // Anyone may list the orders on public display, without who owns them or what they cost.
-      { anonymous: true, allow: CrudOperations.List, hiddenFields: ['ownerId', 'cost'], where: () => [{ field: 'status', op: 'eq', value: 'public' }] },
+      {
+        anonymous: true,
+        allow: CrudOperations.List,
+        hiddenFields: ['ownerId', 'cost'],
+        where: () => [{ field: 'status', op: 'eq', value: 'public' }],
+      },
     ],
   },
 })
@@ -63,13 +81,26 @@ export class OrdersEndpoint {}
 // reads the caller's scope to stay inside the caller's rows.
 @AutoCrud(Order, {
   operations: CrudOperations.List | CrudOperations.Get,
-  authorization: { rolesClaim: 'realm_access.roles', rules: [{ role: 'customer', allow: CrudOperations.List | CrudOperations.Get, checks: { ownerId: 'sub' }, hiddenFields: ['cost'] }] },
+  authorization: {
+    rolesClaim: 'realm_access.roles',
+    rules: [
+      {
+        role: 'customer',
+        allow: CrudOperations.List | CrudOperations.Get,
+        checks: { ownerId: 'sub' },
+        hiddenFields: ['cost'],
+      },
+    ],
+  },
 })
 export class OrderDeskEndpoint {
   addRoutes(app: FastifyInstance) {
     app.get<{ Params: { id: string } }>('{id}', async (request, reply) => {
       const access = autoCrudAccess(request);
-      const order = await app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Order).get(Number(request.params.id), { scope: access?.scope });
+      const order = await app.kit.services
+        .resolve<KitAutoCrud>(KIT_AUTOCRUD)
+        .repository(Order)
+        .get(Number(request.params.id), { scope: access?.scope });
       if (!order) return reply.code(404).send();
       const shown: Record<string, unknown> = { ...order, handWritten: true };
       for (const name of access?.hiddenFields ?? []) delete shown[name];
@@ -100,7 +131,8 @@ export function authorizationSuite(engine: EngineUnderTest): void {
     const logged: Array<{ level: number; msg?: string }> = [];
     const stream = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n')) if (line.trim() !== '') logged.push(JSON.parse(line) as { level: number; msg?: string });
+        for (const line of chunk.toString().split('\n'))
+          if (line.trim() !== '') logged.push(JSON.parse(line) as { level: number; msg?: string });
         done();
       },
     });
@@ -111,21 +143,49 @@ export function authorizationSuite(engine: EngineUnderTest): void {
     before(async () => {
       await engine.sql('drop table if exists auth_orders');
       authority = await TestAuthority.start();
-      app = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrdersEndpoint], { logger: { level: 'debug', stream } });
+      app = await crudApp(
+        engine,
+        {},
+        (opt) => opt.configureJwt(authority.url, [AUDIENCE]),
+        [OrdersEndpoint],
+        { logger: { level: 'debug', stream } },
+      );
       const token = (sub: string, roles?: string[] | string) => bearer(authority, sub, roles);
-      as = { clerk: await token('dana', 'clerk'), alice: await token('alice', ['customer']), bob: await token('bob', ['customer']), root: await token('root', ['admin']), nobody: await token('nobody'), anonymous: {} };
-      for (const [who, n] of [['alice', 3], ['bob', 2]] as const) {
+      as = {
+        clerk: await token('dana', 'clerk'),
+        alice: await token('alice', ['customer']),
+        bob: await token('bob', ['customer']),
+        root: await token('root', ['admin']),
+        nobody: await token('nobody'),
+        anonymous: {},
+      };
+      for (const [who, n] of [
+        ['alice', 3],
+        ['bob', 2],
+      ] as const) {
         for (let i = 1; i <= n; i++) {
-          const res = await send(as[who], { method: 'POST', url: '/api/orders', payload: { item: `${who}-${i}`, amount: i } });
+          const res = await send(as[who], {
+            method: 'POST',
+            url: '/api/orders',
+            payload: { item: `${who}-${i}`, amount: i },
+          });
           assert.equal(res.statusCode, 201, res.body);
           ids[who].push(res.json<{ id: number }>().id);
         }
       }
       // The admin sets what customers may not: the cost, the status, and whose order it is.
-      const shown = await send(as.root, { method: 'POST', url: '/api/orders', payload: { item: 'window display', amount: 1, cost: 7, status: 'public' } });
+      const shown = await send(as.root, {
+        method: 'POST',
+        url: '/api/orders',
+        payload: { item: 'window display', amount: 1, cost: 7, status: 'public' },
+      });
       assert.equal(shown.statusCode, 201, shown.body);
       ids.public = shown.json<{ id: number }>().id;
-      const costed = await send(as.root, { method: 'PATCH', url: `/api/orders/${ids.alice[0]}`, payload: { cost: 11 } });
+      const costed = await send(as.root, {
+        method: 'PATCH',
+        url: `/api/orders/${ids.alice[0]}`,
+        payload: { cost: 11 },
+      });
       assert.equal(costed.statusCode, 200, costed.body);
     });
     after(async () => {
@@ -133,7 +193,7 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       await authority?.stop();
     });
 
-    it('a create sets the owner from the token: alice\'s and bob\'s orders are theirs, the admin\'s has none', async () => {
+    it("a create sets the owner from the token: alice's and bob's orders are theirs, the admin's has none", async () => {
       const rows = await engine.sql('select id, owner_id from auth_orders order by id');
       const owner = (id: number) => rows.find((r) => Number(r.id) === id)?.owner_id;
       for (const id of ids.alice) assert.equal(owner(id), 'alice');
@@ -151,12 +211,24 @@ export function authorizationSuite(engine: EngineUnderTest): void {
           assert.ok(!('cost' in row), `a customer sees no cost: ${JSON.stringify(row)}`);
         }
         // Filters narrow within the scope, never past it.
-        const other = (await send(as[who], { url: `/api/orders?filter[ownerId]=${who === 'alice' ? 'bob' : 'alice'}` })).json<Page>();
+        const other = (
+          await send(as[who], {
+            url: `/api/orders?filter[ownerId]=${who === 'alice' ? 'bob' : 'alice'}`,
+          })
+        ).json<Page>();
         assert.equal(other.total, 0);
         assert.deepEqual(other.items, []);
-        const byId = (await send(as[who], { url: `/api/orders?filter[id][in]=${[...ids.alice, ...ids.bob, ids.public].join(',')}` })).json<Page>();
+        const byId = (
+          await send(as[who], {
+            url: `/api/orders?filter[id][in]=${[...ids.alice, ...ids.bob, ids.public].join(',')}`,
+          })
+        ).json<Page>();
         assert.equal(byId.total, ids[who].length);
-        const ored = (await send(as[who], { url: '/api/orders?filter[or][0][amount][gte]=0&filter[or][1][status]=public' })).json<Page>();
+        const ored = (
+          await send(as[who], {
+            url: '/api/orders?filter[or][0][amount][gte]=0&filter[or][1][status]=public',
+          })
+        ).json<Page>();
         assert.equal(ored.total, ids[who].length);
       }
       const all = (await send(as.root, { url: '/api/orders' })).json<Page>();
@@ -164,7 +236,7 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       assert.equal(all.items.find((r) => r.id === ids.alice[0])?.cost, 11);
     });
 
-    it('cursors page through the caller\'s rows only, and a cursor issued to one caller is refused to another', async () => {
+    it("cursors page through the caller's rows only, and a cursor issued to one caller is refused to another", async () => {
       const seen: unknown[] = [];
       let url = '/api/orders?pageSize=1&sort=item';
       let first: string | null = null;
@@ -177,25 +249,40 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       }
       assert.deepEqual(seen, ids.alice);
       assert.ok(first);
-      const stolen = await send(as.bob, { url: `/api/orders?pageSize=1&sort=item&after=${encodeURIComponent(first)}` });
+      const stolen = await send(as.bob, {
+        url: `/api/orders?pageSize=1&sort=item&after=${encodeURIComponent(first)}`,
+      });
       assertBadParameter(stolen, 'querystring', 'after');
-      const admin = await send(as.root, { url: `/api/orders?pageSize=1&sort=item&after=${encodeURIComponent(first)}` });
+      const admin = await send(as.root, {
+        url: `/api/orders?pageSize=1&sort=item&after=${encodeURIComponent(first)}`,
+      });
       assertBadParameter(admin, 'querystring', 'after');
     });
 
-    it('/all answers the caller\'s rows only', async () => {
-      const rows = (await send(as.bob, { url: '/api/orders/all' })).json<Array<Record<string, unknown>>>();
-      assert.deepEqual(rows.map((r) => r.id), ids.bob);
+    it("/all answers the caller's rows only", async () => {
+      const rows = (await send(as.bob, { url: '/api/orders/all' })).json<
+        Array<Record<string, unknown>>
+      >();
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        ids.bob,
+      );
       assert.ok(rows.every((r) => !('cost' in r)));
-      assert.equal((await send(as.root, { url: '/api/orders/all' })).json<unknown[]>().length, ids.alice.length + ids.bob.length + 1);
+      assert.equal(
+        (await send(as.root, { url: '/api/orders/all' })).json<unknown[]>().length,
+        ids.alice.length + ids.bob.length + 1,
+      );
     });
 
-    it('get: another owner\'s id in the path is a 404 exactly like an id that does not exist (no existence oracle)', async () => {
+    it("get: another owner's id in the path is a 404 exactly like an id that does not exist (no existence oracle)", async () => {
       const theirs = await send(as.alice, { url: `/api/orders/${ids.bob[0]}` });
       const nothing = await send(as.alice, { url: '/api/orders/999999' });
       assert.equal(theirs.statusCode, 404);
       assert.equal(nothing.statusCode, 404);
-      assert.deepEqual(theirs.json<{ detail: string }>().detail.replace(String(ids.bob[0]), 'N'), nothing.json<{ detail: string }>().detail.replace('999999', 'N'));
+      assert.deepEqual(
+        theirs.json<{ detail: string }>().detail.replace(String(ids.bob[0]), 'N'),
+        nothing.json<{ detail: string }>().detail.replace('999999', 'N'),
+      );
       assert.equal(theirs.headers.etag, undefined);
       const own = await send(as.alice, { url: `/api/orders/${ids.alice[0]}` });
       assert.equal(own.statusCode, 200);
@@ -203,43 +290,155 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       assert.ok(!('cost' in own.json<Record<string, unknown>>()));
       assert.equal((await send(as.root, { url: `/api/orders/${ids.bob[0]}` })).statusCode, 200);
       // Fastify's HEAD twins of the GET routes run the same hooks and queries.
-      assert.equal((await send(as.alice, { method: 'HEAD', url: `/api/orders/${ids.bob[0]}` })).statusCode, 404);
-      assert.equal((await send(as.alice, { method: 'HEAD', url: `/api/orders/${ids.alice[0]}` })).statusCode, 200);
-      assert.equal((await send(as.anonymous, { method: 'HEAD', url: `/api/orders/${ids.alice[0]}` })).statusCode, 401);
-      assert.equal((await send(as.nobody, { method: 'HEAD', url: '/api/orders/all' })).statusCode, 403);
+      assert.equal(
+        (await send(as.alice, { method: 'HEAD', url: `/api/orders/${ids.bob[0]}` })).statusCode,
+        404,
+      );
+      assert.equal(
+        (await send(as.alice, { method: 'HEAD', url: `/api/orders/${ids.alice[0]}` })).statusCode,
+        200,
+      );
+      assert.equal(
+        (await send(as.anonymous, { method: 'HEAD', url: `/api/orders/${ids.alice[0]}` }))
+          .statusCode,
+        401,
+      );
+      assert.equal(
+        (await send(as.nobody, { method: 'HEAD', url: '/api/orders/all' })).statusCode,
+        403,
+      );
     });
 
-    it('ETags give no version oracle across scopes: If-None-Match and If-Match on another owner\'s row are 404, never 304 or 412', async () => {
+    it("ETags give no version oracle across scopes: If-None-Match and If-Match on another owner's row are 404, never 304 or 412", async () => {
       for (const tag of ['"1"', '"2"', '"999"', '*']) {
-        assert.equal((await send(as.alice, { url: `/api/orders/${ids.bob[0]}`, headers: { 'if-none-match': tag } })).statusCode, 404, tag);
-        await refusedUnchanged(as.alice, { method: 'PUT', url: `/api/orders/${ids.bob[0]}`, headers: { 'if-match': tag }, payload: { item: 'x', amount: 1 } }, 404);
-        await refusedUnchanged(as.alice, { method: 'PATCH', url: `/api/orders/${ids.bob[0]}`, headers: { 'if-match': tag }, payload: { item: 'x' } }, 404);
-        await refusedUnchanged(as.alice, { method: 'DELETE', url: `/api/orders/${ids.bob[0]}`, headers: { 'if-match': tag } }, 404);
+        assert.equal(
+          (
+            await send(as.alice, {
+              url: `/api/orders/${ids.bob[0]}`,
+              headers: { 'if-none-match': tag },
+            })
+          ).statusCode,
+          404,
+          tag,
+        );
+        await refusedUnchanged(
+          as.alice,
+          {
+            method: 'PUT',
+            url: `/api/orders/${ids.bob[0]}`,
+            headers: { 'if-match': tag },
+            payload: { item: 'x', amount: 1 },
+          },
+          404,
+        );
+        await refusedUnchanged(
+          as.alice,
+          {
+            method: 'PATCH',
+            url: `/api/orders/${ids.bob[0]}`,
+            headers: { 'if-match': tag },
+            payload: { item: 'x' },
+          },
+          404,
+        );
+        await refusedUnchanged(
+          as.alice,
+          { method: 'DELETE', url: `/api/orders/${ids.bob[0]}`, headers: { 'if-match': tag } },
+          404,
+        );
       }
       // On her own row a stale tag is the usual 412.
-      await refusedUnchanged(as.alice, { method: 'PATCH', url: `/api/orders/${ids.alice[1]}`, headers: { 'if-match': '"999"' }, payload: { item: 'x' } }, 412);
-      const current = await send(as.alice, { url: `/api/orders/${ids.alice[1]}`, headers: { 'if-none-match': '"1"' } });
+      await refusedUnchanged(
+        as.alice,
+        {
+          method: 'PATCH',
+          url: `/api/orders/${ids.alice[1]}`,
+          headers: { 'if-match': '"999"' },
+          payload: { item: 'x' },
+        },
+        412,
+      );
+      const current = await send(as.alice, {
+        url: `/api/orders/${ids.alice[1]}`,
+        headers: { 'if-none-match': '"1"' },
+      });
       assert.equal(current.statusCode, 304);
     });
 
-    it('OWASP API1: update, patch and delete of another owner\'s row are 404 and change nothing', async () => {
+    it("OWASP API1: update, patch and delete of another owner's row are 404 and change nothing", async () => {
       for (const id of [...ids.bob, ids.public]) {
-        await refusedUnchanged(as.alice, { method: 'PUT', url: `/api/orders/${id}`, payload: { item: 'mine now', amount: 0 } }, 404);
-        await refusedUnchanged(as.alice, { method: 'PATCH', url: `/api/orders/${id}`, payload: { amount: 0 } }, 404);
-        await refusedUnchanged(as.alice, { method: 'PATCH', url: `/api/orders/${id}`, payload: {} }, 404);
+        await refusedUnchanged(
+          as.alice,
+          { method: 'PUT', url: `/api/orders/${id}`, payload: { item: 'mine now', amount: 0 } },
+          404,
+        );
+        await refusedUnchanged(
+          as.alice,
+          { method: 'PATCH', url: `/api/orders/${id}`, payload: { amount: 0 } },
+          404,
+        );
+        await refusedUnchanged(
+          as.alice,
+          { method: 'PATCH', url: `/api/orders/${id}`, payload: {} },
+          404,
+        );
         await refusedUnchanged(as.alice, { method: 'DELETE', url: `/api/orders/${id}` }, 404);
       }
     });
 
-    it('OWASP API3: a create or write body naming another owner is 403 and changes nothing; naming one\'s own is taken', async () => {
-      await refusedUnchanged(as.alice, { method: 'POST', url: '/api/orders', payload: { item: 'for bob', amount: 1, ownerId: 'bob' } }, 403);
-      await refusedUnchanged(as.alice, { method: 'POST', url: '/api/orders', payload: { item: 'for no one', amount: 1, ownerId: null } }, 403);
-      await refusedUnchanged(as.alice, { method: 'PUT', url: `/api/orders/${ids.alice[0]}`, payload: { item: 'give away', amount: 1, ownerId: 'bob' } }, 403);
-      await refusedUnchanged(as.alice, { method: 'PATCH', url: `/api/orders/${ids.alice[0]}`, payload: { ownerId: 'bob' } }, 403);
+    it("OWASP API3: a create or write body naming another owner is 403 and changes nothing; naming one's own is taken", async () => {
+      await refusedUnchanged(
+        as.alice,
+        {
+          method: 'POST',
+          url: '/api/orders',
+          payload: { item: 'for bob', amount: 1, ownerId: 'bob' },
+        },
+        403,
+      );
+      await refusedUnchanged(
+        as.alice,
+        {
+          method: 'POST',
+          url: '/api/orders',
+          payload: { item: 'for no one', amount: 1, ownerId: null },
+        },
+        403,
+      );
+      await refusedUnchanged(
+        as.alice,
+        {
+          method: 'PUT',
+          url: `/api/orders/${ids.alice[0]}`,
+          payload: { item: 'give away', amount: 1, ownerId: 'bob' },
+        },
+        403,
+      );
+      await refusedUnchanged(
+        as.alice,
+        { method: 'PATCH', url: `/api/orders/${ids.alice[0]}`, payload: { ownerId: 'bob' } },
+        403,
+      );
       // A field the rule makes read-only: refused, even on her own row.
-      await refusedUnchanged(as.alice, { method: 'PATCH', url: `/api/orders/${ids.alice[0]}`, payload: { status: 'public' } }, 403);
-      await refusedUnchanged(as.alice, { method: 'POST', url: '/api/orders', payload: { item: 'shown', amount: 1, status: 'public' } }, 403);
-      const own = await send(as.alice, { method: 'POST', url: '/api/orders', payload: { item: 'named self', amount: 2, ownerId: 'alice' } });
+      await refusedUnchanged(
+        as.alice,
+        { method: 'PATCH', url: `/api/orders/${ids.alice[0]}`, payload: { status: 'public' } },
+        403,
+      );
+      await refusedUnchanged(
+        as.alice,
+        {
+          method: 'POST',
+          url: '/api/orders',
+          payload: { item: 'shown', amount: 1, status: 'public' },
+        },
+        403,
+      );
+      const own = await send(as.alice, {
+        method: 'POST',
+        url: '/api/orders',
+        payload: { item: 'named self', amount: 2, ownerId: 'alice' },
+      });
       assert.equal(own.statusCode, 201, own.body);
       assert.equal(own.json<Record<string, unknown>>().ownerId, 'alice');
       ids.alice.push(own.json<{ id: number }>().id);
@@ -248,30 +447,74 @@ export function authorizationSuite(engine: EngineUnderTest): void {
     it('PUT by a customer leaves the owner, the read-only status and the hidden cost as they are', async () => {
       const id = ids.alice[0] as number;
       await engine.sql(`update auth_orders set status = 'packed' where id = ${id}`);
-      const put = await send(as.alice, { method: 'PUT', url: `/api/orders/${id}`, payload: { item: 'renamed', amount: 5 } });
+      const put = await send(as.alice, {
+        method: 'PUT',
+        url: `/api/orders/${id}`,
+        payload: { item: 'renamed', amount: 5 },
+      });
       assert.equal(put.statusCode, 200, put.body);
-      const [row] = await engine.sql(`select owner_id, status, cost, item from auth_orders where id = ${id}`);
+      const [row] = await engine.sql(
+        `select owner_id, status, cost, item from auth_orders where id = ${id}`,
+      );
       // PostgreSQL's bigint comes back as text through pg.
-      assert.deepEqual({ ...row, cost: Number(row?.cost) }, { owner_id: 'alice', status: 'packed', cost: 11, item: 'renamed' });
+      assert.deepEqual(
+        { ...row, cost: Number(row?.cost) },
+        { owner_id: 'alice', status: 'packed', cost: 11, item: 'renamed' },
+      );
     });
 
     it('hidden fields: absent from answers, and fields=, sort= and filters on them are 400 as for a field that does not exist', async () => {
       const unknown = await send(as.alice, { url: '/api/orders?filter[weight]=1' });
       assertBadParameter(unknown, 'querystring', 'filter[weight]', /names no field of Order/);
-      for (const query of ['filter[cost]=11', 'filter[cost][gt]=0', 'filter[cost][null]=false', 'filter[or][0][cost]=11']) {
+      for (const query of [
+        'filter[cost]=11',
+        'filter[cost][gt]=0',
+        'filter[cost][null]=false',
+        'filter[or][0][cost]=11',
+      ]) {
         const res = await send(as.alice, { url: `/api/orders?${query}` });
-        assertBadParameter(res, 'querystring', query.slice(0, query.indexOf('=')), /names no field of Order; fields: id, ownerId, item, amount, status, version, isDeleted$/);
+        assertBadParameter(
+          res,
+          'querystring',
+          query.slice(0, query.indexOf('=')),
+          /names no field of Order; fields: id, ownerId, item, amount, status, version, isDeleted$/,
+        );
       }
-      assertBadParameter(await send(as.alice, { url: '/api/orders?sort=cost' }), 'querystring', 'sort', /fields of Order \(id, ownerId, item, amount, status, version, isDeleted\)/);
-      assertBadParameter(await send(as.alice, { url: '/api/orders?sort=-cost' }), 'querystring', 'sort');
-      assertBadParameter(await send(as.alice, { url: '/api/orders?fields=id,cost' }), 'querystring', 'fields', /"cost", which is not a field of Order/);
-      assertBadParameter(await send(as.alice, { url: `/api/orders/${ids.alice[0]}?fields=cost` }), 'querystring', 'fields');
+      assertBadParameter(
+        await send(as.alice, { url: '/api/orders?sort=cost' }),
+        'querystring',
+        'sort',
+        /fields of Order \(id, ownerId, item, amount, status, version, isDeleted\)/,
+      );
+      assertBadParameter(
+        await send(as.alice, { url: '/api/orders?sort=-cost' }),
+        'querystring',
+        'sort',
+      );
+      assertBadParameter(
+        await send(as.alice, { url: '/api/orders?fields=id,cost' }),
+        'querystring',
+        'fields',
+        /"cost", which is not a field of Order/,
+      );
+      assertBadParameter(
+        await send(as.alice, { url: `/api/orders/${ids.alice[0]}?fields=cost` }),
+        'querystring',
+        'fields',
+      );
       const partial = await send(as.alice, { url: `/api/orders/${ids.alice[0]}?fields=id,item` });
       assert.deepEqual(Object.keys(partial.json<object>()), ['id', 'item']);
       // The admin's rule hides nothing.
-      assert.equal((await send(as.root, { url: '/api/orders?filter[cost]=11' })).json<Page>().total, 1);
+      assert.equal(
+        (await send(as.root, { url: '/api/orders?filter[cost]=11' })).json<Page>().total,
+        1,
+      );
       // Writes answer without the hidden field too.
-      const patched = await send(as.alice, { method: 'PATCH', url: `/api/orders/${ids.alice[0]}`, payload: { amount: 6 } });
+      const patched = await send(as.alice, {
+        method: 'PATCH',
+        url: `/api/orders/${ids.alice[0]}`,
+        payload: { amount: 6 },
+      });
       assert.equal(patched.statusCode, 200, patched.body);
       assert.ok(!('cost' in patched.json<object>()));
     });
@@ -292,12 +535,26 @@ export function authorizationSuite(engine: EngineUnderTest): void {
         assert.equal(forbidden.json<{ title: string }>().title, 'Forbidden');
       }
       // A bad token is refused even where no token is needed.
-      assert.equal((await send({ authorization: 'Bearer not.a.token' }, { url: '/api/orders' })).statusCode, 401);
+      assert.equal(
+        (await send({ authorization: 'Bearer not.a.token' }, { url: '/api/orders' })).statusCode,
+        401,
+      );
       for (const caller of [as.anonymous, as.nobody]) {
         const page = (await send(caller, { url: '/api/orders' })).json<Page>();
         assert.equal(page.total, 1);
-        assert.deepEqual(Object.keys(page.items[0] ?? {}).sort(), ['amount', 'id', 'isDeleted', 'item', 'status', 'version']);
-        assertBadParameter(await send(caller, { url: '/api/orders?filter[ownerId]=alice' }), 'querystring', 'filter[ownerId]');
+        assert.deepEqual(Object.keys(page.items[0] ?? {}).sort(), [
+          'amount',
+          'id',
+          'isDeleted',
+          'item',
+          'status',
+          'version',
+        ]);
+        assertBadParameter(
+          await send(caller, { url: '/api/orders?filter[ownerId]=alice' }),
+          'querystring',
+          'filter[ownerId]',
+        );
       }
     });
 
@@ -306,35 +563,105 @@ export function authorizationSuite(engine: EngineUnderTest): void {
       const page = (await send(as.clerk, { url: '/api/orders', headers: shelf })).json<Page>();
       assert.equal(page.total, 1);
       assert.equal(page.items[0]?.id, ids.public);
-      assert.equal((await send(as.clerk, { url: `/api/orders/${ids.public}`, headers: shelf })).statusCode, 200);
-      assert.equal((await send(as.clerk, { url: `/api/orders/${ids.alice[1]}`, headers: shelf })).statusCode, 404);
-      await refusedUnchanged(as.clerk, { method: 'PATCH', url: `/api/orders/${ids.alice[1]}`, headers: shelf, payload: { amount: 40 } }, 404);
-      await refusedUnchanged(as.clerk, { method: 'PATCH', url: `/api/orders/${ids.public}`, payload: { amount: 40 } }, 403);
+      assert.equal(
+        (await send(as.clerk, { url: `/api/orders/${ids.public}`, headers: shelf })).statusCode,
+        200,
+      );
+      assert.equal(
+        (await send(as.clerk, { url: `/api/orders/${ids.alice[1]}`, headers: shelf })).statusCode,
+        404,
+      );
+      await refusedUnchanged(
+        as.clerk,
+        {
+          method: 'PATCH',
+          url: `/api/orders/${ids.alice[1]}`,
+          headers: shelf,
+          payload: { amount: 40 },
+        },
+        404,
+      );
+      await refusedUnchanged(
+        as.clerk,
+        { method: 'PATCH', url: `/api/orders/${ids.public}`, payload: { amount: 40 } },
+        403,
+      );
       await refusedUnchanged(as.clerk, { url: '/api/orders' }, 403);
-      await refusedUnchanged(as.clerk, { method: 'PATCH', url: `/api/orders/${ids.public}`, headers: shelf, payload: { ownerId: 'dana' } }, 403);
-      await refusedUnchanged(as.clerk, { method: 'DELETE', url: `/api/orders/${ids.public}`, headers: shelf }, 403);
+      await refusedUnchanged(
+        as.clerk,
+        {
+          method: 'PATCH',
+          url: `/api/orders/${ids.public}`,
+          headers: shelf,
+          payload: { ownerId: 'dana' },
+        },
+        403,
+      );
+      await refusedUnchanged(
+        as.clerk,
+        { method: 'DELETE', url: `/api/orders/${ids.public}`, headers: shelf },
+        403,
+      );
       // A write cannot move the row off the clerk's shelf: the hook's eq condition is kept.
-      const moved = await send(as.clerk, { method: 'PATCH', url: `/api/orders/${ids.public}`, headers: shelf, payload: { amount: 40, status: 'archive' } });
+      const moved = await send(as.clerk, {
+        method: 'PATCH',
+        url: `/api/orders/${ids.public}`,
+        headers: shelf,
+        payload: { amount: 40, status: 'archive' },
+      });
       assert.equal(moved.statusCode, 200, moved.body);
-      assert.deepEqual([moved.json<Record<string, unknown>>().amount, moved.json<Record<string, unknown>>().status], [40, 'public']);
+      assert.deepEqual(
+        [
+          moved.json<Record<string, unknown>>().amount,
+          moved.json<Record<string, unknown>>().status,
+        ],
+        [40, 'public'],
+      );
     });
 
     it('a customer token without the claim a row check binds is 403, never every row', async () => {
-      const anonymousCustomer = { authorization: `Bearer ${await authority.sign({ claims: { sub: undefined, realm_access: { roles: ['customer'] } } })}` };
-      const numericSub = { authorization: `Bearer ${await authority.sign({ claims: { sub: { id: 'alice' }, realm_access: { roles: ['customer'] } } })}` };
+      const anonymousCustomer = {
+        authorization: `Bearer ${await authority.sign({ claims: { sub: undefined, realm_access: { roles: ['customer'] } } })}`,
+      };
+      const numericSub = {
+        authorization: `Bearer ${await authority.sign({ claims: { sub: { id: 'alice' }, realm_access: { roles: ['customer'] } } })}`,
+      };
       for (const caller of [anonymousCustomer, numericSub]) {
         const res = await refusedUnchanged(caller, { url: '/api/orders' }, 403);
-        assert.match(res.json<{ detail: string }>().detail, /claim sub does not say whose Order rows/);
-        await refusedUnchanged(caller, { method: 'POST', url: '/api/orders', payload: { item: 'x', amount: 1 } }, 403);
+        assert.match(
+          res.json<{ detail: string }>().detail,
+          /claim sub does not say whose Order rows/,
+        );
+        await refusedUnchanged(
+          caller,
+          { method: 'POST', url: '/api/orders', payload: { item: 'x', amount: 1 } },
+          403,
+        );
       }
     });
 
     it('400s of the query-string schema do not tell a hidden field from a missing one', async () => {
-      for (const query of ['filter[cost]=abc', 'filter[cost][like]=1', 'filter[cost][nope]=1', 'filter[or][0][cost]=abc', 'filter[cost][in]=1,2,99999999999999999999', 'filter[cost][gt]=1e400', 'filter[weight]=1']) {
+      for (const query of [
+        'filter[cost]=abc',
+        'filter[cost][like]=1',
+        'filter[cost][nope]=1',
+        'filter[or][0][cost]=abc',
+        'filter[cost][in]=1,2,99999999999999999999',
+        'filter[cost][gt]=1e400',
+        'filter[weight]=1',
+      ]) {
         const res = await send(as.alice, { url: `/api/orders?${query}` });
-        assertBadParameter(res, 'querystring', query.slice(0, query.indexOf('=')), /names no field of Order; fields: id, ownerId, item, amount, status, version, isDeleted$/);
+        assertBadParameter(
+          res,
+          'querystring',
+          query.slice(0, query.indexOf('=')),
+          /names no field of Order; fields: id, ownerId, item, amount, status, version, isDeleted$/,
+        );
       }
-      for (const [query, name] of [['sort=weight', 'sort'], ['fields=weight', 'fields']] as const) {
+      for (const [query, name] of [
+        ['sort=weight', 'sort'],
+        ['fields=weight', 'fields'],
+      ] as const) {
         const res = await send(as.alice, { url: `/api/orders?${query}` });
         assertBadParameter(res, 'querystring', name);
         assert.ok(!res.body.includes('cost'), res.body);
@@ -342,24 +669,60 @@ export function authorizationSuite(engine: EngineUnderTest): void {
     });
 
     it('a refused role is answered before the body is read: 403 (401 without a token) even for a body that is not JSON', async () => {
-      for (const [caller, status] of [[as.nobody, 403], [as.anonymous, 401]] as const) {
-        await refusedUnchanged(caller, { method: 'POST', url: '/api/orders', headers: { 'content-type': 'text/plain' }, payload: 'not json' }, status);
-        await refusedUnchanged(caller, { method: 'PATCH', url: `/api/orders/${ids.alice[0]}`, headers: { 'content-type': 'application/json' }, payload: '{"amount":' }, status);
+      for (const [caller, status] of [
+        [as.nobody, 403],
+        [as.anonymous, 401],
+      ] as const) {
+        await refusedUnchanged(
+          caller,
+          {
+            method: 'POST',
+            url: '/api/orders',
+            headers: { 'content-type': 'text/plain' },
+            payload: 'not json',
+          },
+          status,
+        );
+        await refusedUnchanged(
+          caller,
+          {
+            method: 'PATCH',
+            url: `/api/orders/${ids.alice[0]}`,
+            headers: { 'content-type': 'application/json' },
+            payload: '{"amount":',
+          },
+          status,
+        );
       }
     });
 
-    it('an Idempotency-Key replay never answers another identity\'s row', async () => {
+    it("an Idempotency-Key replay never answers another identity's row", async () => {
       const key = { 'idempotency-key': 'auth-shared-key' };
       const payload = { item: 'replayed', amount: 3 };
-      const first = await send(as.alice, { method: 'POST', url: '/api/orders', headers: key, payload });
+      const first = await send(as.alice, {
+        method: 'POST',
+        url: '/api/orders',
+        headers: key,
+        payload,
+      });
       assert.equal(first.statusCode, 201, first.body);
-      const other = await send(as.bob, { method: 'POST', url: '/api/orders', headers: key, payload });
+      const other = await send(as.bob, {
+        method: 'POST',
+        url: '/api/orders',
+        headers: key,
+        payload,
+      });
       assert.equal(other.statusCode, 201, other.body);
       assert.equal(other.headers['idempotent-replayed'], 'false');
       assert.equal(other.json<Record<string, unknown>>().ownerId, 'bob');
       assert.notEqual(other.json<{ id: number }>().id, first.json<{ id: number }>().id);
       const before = await fingerprint();
-      const again = await send(as.alice, { method: 'POST', url: '/api/orders', headers: key, payload });
+      const again = await send(as.alice, {
+        method: 'POST',
+        url: '/api/orders',
+        headers: key,
+        payload,
+      });
       assert.equal(again.headers['idempotent-replayed'], 'true');
       assert.deepEqual(again.json(), first.json());
       assert.deepEqual(await fingerprint(), before);
@@ -369,29 +732,54 @@ export function authorizationSuite(engine: EngineUnderTest): void {
 
     it('delete: a customer deletes her own row; then it is gone for her and counted by no one', async () => {
       const id = ids.alice.pop() as number;
-      assert.equal((await send(as.alice, { method: 'DELETE', url: `/api/orders/${id}` })).statusCode, 204);
+      assert.equal(
+        (await send(as.alice, { method: 'DELETE', url: `/api/orders/${id}` })).statusCode,
+        204,
+      );
       assert.equal((await send(as.alice, { url: `/api/orders/${id}` })).statusCode, 404);
-      assert.equal((await send(as.alice, { url: '/api/orders' })).json<Page>().total, ids.alice.length);
-      assert.equal((await send(as.root, { url: '/api/orders' })).json<Page>().total, ids.alice.length + ids.bob.length + 1);
+      assert.equal(
+        (await send(as.alice, { url: '/api/orders' })).json<Page>().total,
+        ids.alice.length,
+      );
+      assert.equal(
+        (await send(as.root, { url: '/api/orders' })).json<Page>().total,
+        ids.alice.length + ids.bob.length + 1,
+      );
     });
 
-    it('a hand-written replacement keeps the rule (401, 403) and, through autoCrudAccess, the caller\'s scope', async () => {
-      const desk = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [OrderDeskEndpoint]);
+    it("a hand-written replacement keeps the rule (401, 403) and, through autoCrudAccess, the caller's scope", async () => {
+      const desk = await crudApp(engine, {}, (opt) => opt.configureJwt(authority.url, [AUDIENCE]), [
+        OrderDeskEndpoint,
+      ]);
       try {
         const own = await desk.inject({ url: `/api/orderDesk/${ids.alice[0]}`, headers: as.alice });
         assert.equal(own.statusCode, 200, own.body);
         assert.equal(own.json<Record<string, unknown>>().handWritten, true);
         assert.ok(!('cost' in own.json<object>()));
-        assert.equal((await desk.inject({ url: `/api/orderDesk/${ids.bob[0]}`, headers: as.alice })).statusCode, 404);
-        assert.equal((await desk.inject({ url: `/api/orderDesk/${ids.alice[0]}`, headers: as.root })).statusCode, 403);
-        assert.equal((await desk.inject({ url: `/api/orderDesk/${ids.alice[0]}` })).statusCode, 401);
+        assert.equal(
+          (await desk.inject({ url: `/api/orderDesk/${ids.bob[0]}`, headers: as.alice }))
+            .statusCode,
+          404,
+        );
+        assert.equal(
+          (await desk.inject({ url: `/api/orderDesk/${ids.alice[0]}`, headers: as.root }))
+            .statusCode,
+          403,
+        );
+        assert.equal(
+          (await desk.inject({ url: `/api/orderDesk/${ids.alice[0]}` })).statusCode,
+          401,
+        );
       } finally {
         await desk.close();
       }
     });
 
     it('authorization without configureJwt fails start-up with KIT_ERR_JWT_NOT_CONFIGURED', async () => {
-      await assert.rejects(crudApp(engine, {}, undefined, [OrdersEndpoint]), (err: Error & { code?: string }) => err.code === 'KIT_ERR_JWT_NOT_CONFIGURED');
+      await assert.rejects(
+        crudApp(engine, {}, undefined, [OrdersEndpoint]),
+        (err: Error & { code?: string }) => err.code === 'KIT_ERR_JWT_NOT_CONFIGURED',
+      );
     });
 
     it('no refusal logged at error level', () => {
@@ -401,7 +789,12 @@ export function authorizationSuite(engine: EngineUnderTest): void {
     });
 
     it('the document: bearer security and a 403 answer on every operation; the anonymous list says the token is optional', async () => {
-      const doc = (await app.inject({ url: '/openapi.json' })).json<{ paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>> }>();
+      const doc = (await app.inject({ url: '/openapi.json' })).json<{
+        paths: Record<
+          string,
+          Record<string, { security?: unknown[]; responses: Record<string, unknown> }>
+        >;
+      }>();
       const ops = [
         ['/api/orders', 'get'],
         ['/api/orders', 'post'],
@@ -416,7 +809,10 @@ export function authorizationSuite(engine: EngineUnderTest): void {
         assert.ok(op, `${method} ${path}`);
         assert.ok('403' in op.responses, `${method} ${path} lists 403`);
         assert.ok('401' in op.responses, `${method} ${path} lists 401`);
-        const expected = path === '/api/orders' && method === 'get' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }];
+        const expected =
+          path === '/api/orders' && method === 'get'
+            ? [{}, { bearerAuth: [] }]
+            : [{ bearerAuth: [] }];
         assert.deepEqual(op.security, expected, `${method} ${path}`);
       }
       // The document is the same on every engine: linted once.

@@ -47,7 +47,9 @@ export function postgresEngine(options: PostgresServerSettings = {}): PostgresEn
       return (await started().sql(text)).rows as Array<Record<string, unknown>>;
     },
     async lockWaiters() {
-      return Number((await started().sql('select count(*) as n from pg_locks where not granted')).rows[0].n);
+      return Number(
+        (await started().sql('select count(*) as n from pg_locks where not granted')).rows[0].n,
+      );
     },
     // Another session locks the table against writes until released.
     async hold(table) {
@@ -69,7 +71,8 @@ export function postgresEngine(options: PostgresServerSettings = {}): PostgresEn
           await client.query('begin');
           try {
             const rows = [];
-            for (const text of statements) rows.push((await client.query(text)).rows as Array<Record<string, unknown>>);
+            for (const text of statements)
+              rows.push((await client.query(text)).rows as Array<Record<string, unknown>>);
             await client.query('commit');
             return rows;
           } catch (err) {
@@ -111,7 +114,12 @@ export function pgliteEngine(given?: PGlite): EngineUnderTest {
     await pglite.waitReady;
   });
   after(() => pglite?.close());
-  const numbers = (rows: Array<Record<string, unknown>>) => rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
+  const numbers = (rows: Array<Record<string, unknown>>) =>
+    rows.map((row) =>
+      Object.fromEntries(
+        Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v]),
+      ),
+    );
   return {
     name: 'PGlite',
     flavour: 'postgres',
@@ -127,7 +135,8 @@ export function pgliteEngine(given?: PGlite): EngineUnderTest {
         transaction: (statements) =>
           started().transaction(async (tx) => {
             const rows = [];
-            for (const text of statements) rows.push(numbers((await tx.query<Record<string, unknown>>(text)).rows));
+            for (const text of statements)
+              rows.push(numbers((await tx.query<Record<string, unknown>>(text)).rows));
             return rows;
           }),
         close: async () => {},
@@ -165,7 +174,9 @@ interface DatabaseSync {
 export function sqliteEngine(prefix = 'kit-sqlite-'): EngineUnderTest {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   const file = path.join(dir, 'suite.db');
-  const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => DatabaseSync };
+  const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
+    DatabaseSync: new (file: string) => DatabaseSync;
+  };
   const direct = new DatabaseSync(file);
   after(() => {
     direct.close();

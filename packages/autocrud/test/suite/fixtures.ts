@@ -2,9 +2,20 @@
 import assert from 'node:assert/strict';
 import type { PGlite } from '@electric-sql/pglite';
 import { Type } from '@sinclair/typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, type InjectOptions, type LightMyRequestResponse } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyServerOptions,
+  type InjectOptions,
+  type LightMyRequestResponse,
+} from 'fastify';
 import { addKit, useKit, type KitOption } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, type KitAutoCrudOptions } from '@kit/autocrud';
+import {
+  addKitAutoCrud,
+  AutoCrud,
+  CrudOperations,
+  defineEntity,
+  type KitAutoCrudOptions,
+} from '@kit/autocrud';
 
 /** What the suite needs of an engine. */
 export interface EngineUnderTest {
@@ -72,7 +83,11 @@ export const Note = defineEntity({
 export const Review = defineEntity({
   name: 'Review',
   table: 'reviews',
-  schema: Type.Object({ id: Type.Integer(), productId: Type.Integer(), text: Type.String({ maxLength: 500 }) }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    productId: Type.Integer(),
+    text: Type.String({ maxLength: 500 }),
+  }),
   writable: ['productId', 'text'],
   columns: { productId: 'product_id' },
 });
@@ -81,7 +96,10 @@ export const Review = defineEntity({
 export const Tag = defineEntity({
   name: 'Tag',
   table: 'tags',
-  schema: Type.Object({ id: Type.String({ format: 'uuid' }), label: Type.String({ maxLength: 50 }) }),
+  schema: Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    label: Type.String({ maxLength: 50 }),
+  }),
   writable: ['label'],
 });
 
@@ -106,15 +124,25 @@ export const Document = defineEntity({
 export const Ledger = defineEntity({
   name: 'Ledger',
   table: 'ledgers',
-  schema: Type.Object({ id: Type.Integer(), label: Type.String({ maxLength: 100 }), amount: Type.Number(), revision: Type.Integer() }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    label: Type.String({ maxLength: 100 }),
+    amount: Type.Number(),
+    revision: Type.Integer(),
+  }),
   writable: ['label', 'amount'],
   version: 'revision',
 });
 
-@AutoCrud(Product, { operations: CrudOperations.All | CrudOperations.ListAll | CrudOperations.Patch })
+@AutoCrud(Product, {
+  operations: CrudOperations.All | CrudOperations.ListAll | CrudOperations.Patch,
+})
 export class ProductEndpoint {}
 
-@AutoCrud(Note, { operations: CrudOperations.List | CrudOperations.Get | CrudOperations.Create | CrudOperations.Update })
+@AutoCrud(Note, {
+  operations:
+    CrudOperations.List | CrudOperations.Get | CrudOperations.Create | CrudOperations.Update,
+})
 export class NotesEndpoint {
   addRoutes(app: FastifyInstance) {
     // Same method and path as the generated PUT, another parameter name: this one wins.
@@ -134,7 +162,14 @@ export class DocumentsEndpoint {}
 @AutoCrud(Ledger, { operations: CrudOperations.All | CrudOperations.Patch, requireIfMatch: true })
 export class LedgersEndpoint {}
 
-export const ENDPOINTS = [ProductEndpoint, NotesEndpoint, ReviewsEndpoint, TagsEndpoint, DocumentsEndpoint, LedgersEndpoint];
+export const ENDPOINTS = [
+  ProductEndpoint,
+  NotesEndpoint,
+  ReviewsEndpoint,
+  TagsEndpoint,
+  DocumentsEndpoint,
+  LedgersEndpoint,
+];
 
 /** The tables the suite makes itself (the others come from createTables). */
 export function suiteTables(flavour: 'postgres' | 'sqlite'): string[] {
@@ -181,22 +216,41 @@ export async function crudApp(
 export const seenBodies: string[] = [];
 
 /** inject() that records the body. */
-export async function call(app: FastifyInstance, options: InjectOptions | string): Promise<LightMyRequestResponse> {
+export async function call(
+  app: FastifyInstance,
+  options: InjectOptions | string,
+): Promise<LightMyRequestResponse> {
   const res = await app.inject(options);
   seenBodies.push(res.body);
   return res;
 }
 
 /** A 400 problem answer naming `name` in `where`. */
-export function assertBadParameter(res: LightMyRequestResponse, where: 'querystring' | 'params' | 'headers' | 'body', name: string, detail?: RegExp): void {
+export function assertBadParameter(
+  res: LightMyRequestResponse,
+  where: 'querystring' | 'params' | 'headers' | 'body',
+  name: string,
+  detail?: RegExp,
+): void {
   assert.equal(res.statusCode, 400, res.body);
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  const body = res.json<{ title: string; detail: string; errors: Array<{ in: string; name: string; pointer: string; detail: string }> }>();
+  const body = res.json<{
+    title: string;
+    detail: string;
+    errors: Array<{ in: string; name: string; pointer: string; detail: string }>;
+  }>();
   assert.equal(body.title, 'Bad Request');
   assert.equal(body.errors[0]?.in, where, res.body);
   assert.equal(body.errors[0]?.name, name, res.body);
-  assert.equal(body.errors[0]?.pointer, name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, res.body);
-  assert.ok(body.detail.includes(`'${name}'`) || (name === '' && body.detail.startsWith('The body')), body.detail);
+  assert.equal(
+    body.errors[0]?.pointer,
+    name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+    res.body,
+  );
+  assert.ok(
+    body.detail.includes(`'${name}'`) || (name === '' && body.detail.startsWith('The body')),
+    body.detail,
+  );
   if (detail) assert.match(body.errors[0]?.detail ?? '', detail);
 }
 
@@ -207,7 +261,11 @@ export function names(res: LightMyRequestResponse): string[] {
 }
 
 /** The number of rows of `table` matching `where` (an SQL condition written by the test). */
-export async function countRows(engine: EngineUnderTest, table: string, where: string): Promise<number> {
+export async function countRows(
+  engine: EngineUnderTest,
+  table: string,
+  where: string,
+): Promise<number> {
   const [row] = await engine.sql(`select count(*) as n from ${table} where ${where}`);
   return Number(row?.n);
 }

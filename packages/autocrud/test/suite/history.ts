@@ -38,7 +38,10 @@ const HistItem = defineEntity({
 const HistOrder = defineEntity({
   name: 'HistOrder',
   table: 'hist_orders',
-  schema: Type.Object({ id: Type.Integer(), customer: Type.String({ minLength: 1, maxLength: 50 }) }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    customer: Type.String({ minLength: 1, maxLength: 50 }),
+  }),
   writable: ['customer'],
   history: true,
 });
@@ -47,14 +50,21 @@ const HistOrder = defineEntity({
 const HistLine = defineEntity({
   name: 'HistLine',
   table: 'hist_lines',
-  schema: Type.Object({ id: Type.Integer(), orderId: Type.Integer(), sku: Type.String({ minLength: 1, maxLength: 20 }), quantity: Type.Integer({ minimum: 1 }) }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    orderId: Type.Integer(),
+    sku: Type.String({ minLength: 1, maxLength: 20 }),
+    quantity: Type.Integer({ minimum: 1 }),
+  }),
   writable: ['orderId', 'sku', 'quantity'],
   columns: { orderId: 'order_id' },
   references: { orderId: { entity: () => HistOrder, many: 'lines' } },
   history: true,
 });
 
-@AutoCrud(HistItem, { operations: CrudOperations.All | CrudOperations.Patch | CrudOperations.History })
+@AutoCrud(HistItem, {
+  operations: CrudOperations.All | CrudOperations.Patch | CrudOperations.History,
+})
 class HistItemEndpoint {}
 
 @AutoCrud(HistOrder, { operations: CrudOperations.All | CrudOperations.History })
@@ -100,7 +110,9 @@ export function historySuite(engine: EngineUnderTest): void {
     const audit = new MemoryAuditSink();
 
     before(async () => {
-      const drops = ['hist_lines', 'hist_orders', 'hist_items', 'kit_changes'].map((t) => `drop table if exists ${t}`);
+      const drops = ['hist_lines', 'hist_orders', 'hist_items', 'kit_changes'].map(
+        (t) => `drop table if exists ${t}`,
+      );
       for (const statement of drops) await engine.sql(statement);
       app = await crudApp(
         engine,
@@ -115,9 +127,24 @@ export function historySuite(engine: EngineUnderTest): void {
     after(() => app?.close());
 
     /** One request; resolves with its answer and its audit entry. */
-    async function send(method: string, url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<{ res: LightMyRequestResponse; entry: AuditLogEntry }> {
+    async function send(
+      method: string,
+      url: string,
+      payload?: unknown,
+      headers: Record<string, string> = {},
+    ): Promise<{ res: LightMyRequestResponse; entry: AuditLogEntry }> {
       audit.entries.length = 0;
-      const res = await call(app, payload === undefined ? { method: method as 'GET', url, headers } : { method: method as 'POST', url, payload: JSON.stringify(payload), headers: { ...JSON_HEADERS, ...headers } });
+      const res = await call(
+        app,
+        payload === undefined
+          ? { method: method as 'GET', url, headers }
+          : {
+              method: method as 'POST',
+              url,
+              payload: JSON.stringify(payload),
+              headers: { ...JSON_HEADERS, ...headers },
+            },
+      );
       await app.kit.audit.flush();
       const entry = audit.entries.at(-1);
       assert.ok(entry, 'the request has its audit entry');
@@ -133,14 +160,29 @@ export function historySuite(engine: EngineUnderTest): void {
     const changes = () => countRows(engine, 'kit_changes', '1 = 1');
 
     it('records create, PUT, PATCH and a soft delete, each with its versions, fields, values and correlation id; the audit entry counts them', async () => {
-      const created = await send('POST', '/api/histItem', { sku: 'H-1', name: 'Kettle', price: 40, secret: 'alpha' });
+      const created = await send('POST', '/api/histItem', {
+        sku: 'H-1',
+        name: 'Kettle',
+        price: 40,
+        secret: 'alpha',
+      });
       assert.equal(created.res.statusCode, 201, created.res.body);
       assert.deepEqual(created.entry.details, { changes: 1 });
       const id = created.res.json<{ id: number }>().id;
-      const put = await send('PUT', `/api/histItem/${id}`, { sku: 'H-1', name: 'Kettle', price: 35, secret: 'beta' });
+      const put = await send('PUT', `/api/histItem/${id}`, {
+        sku: 'H-1',
+        name: 'Kettle',
+        price: 35,
+        secret: 'beta',
+      });
       assert.equal(put.res.statusCode, 200, put.res.body);
       assert.deepEqual(put.entry.details, { changes: 1 });
-      const patch = await send('PATCH', `/api/histItem/${id}`, { name: 'Steel kettle' }, { 'if-match': '"2"' });
+      const patch = await send(
+        'PATCH',
+        `/api/histItem/${id}`,
+        { name: 'Steel kettle' },
+        { 'if-match': '"2"' },
+      );
       assert.equal(patch.res.statusCode, 200, patch.res.body);
       const removed = await send('DELETE', `/api/histItem/${id}`);
       assert.equal(removed.res.statusCode, 204, removed.res.body);
@@ -157,8 +199,19 @@ export function historySuite(engine: EngineUnderTest): void {
         ],
       );
       const [soft, patched, updated, create] = page.items as [Change, Change, Change, Change];
-      assert.ok(soft.id > patched.id && patched.id > updated.id && updated.id > create.id, 'newest first');
-      assert.deepEqual(create.after, { id, sku: 'H-1', name: 'Kettle', price: 40, version: 1, isDeleted: false, updatedAt: create.after?.updatedAt });
+      assert.ok(
+        soft.id > patched.id && patched.id > updated.id && updated.id > create.id,
+        'newest first',
+      );
+      assert.deepEqual(create.after, {
+        id,
+        sku: 'H-1',
+        name: 'Kettle',
+        price: 40,
+        version: 1,
+        isDeleted: false,
+        updatedAt: create.after?.updatedAt,
+      });
       assert.ok(create.changed.includes('secret'), 'a redacted field is listed as set');
       assert.equal(create.before, null);
       // Only what changed; the version has its own columns and updatedAt is the change's own time.
@@ -166,8 +219,14 @@ export function historySuite(engine: EngineUnderTest): void {
       assert.deepEqual(updated.before, { price: 40 });
       assert.deepEqual(updated.after, { price: 35 });
       assert.deepEqual(patched.changed, ['name']);
-      assert.deepEqual([patched.before, patched.after], [{ name: 'Kettle' }, { name: 'Steel kettle' }]);
-      assert.deepEqual([soft.changed, soft.before, soft.after], [['isDeleted'], { isDeleted: false }, { isDeleted: true }]);
+      assert.deepEqual(
+        [patched.before, patched.after],
+        [{ name: 'Kettle' }, { name: 'Steel kettle' }],
+      );
+      assert.deepEqual(
+        [soft.changed, soft.before, soft.after],
+        [['isDeleted'], { isDeleted: false }, { isDeleted: true }],
+      );
       for (const [change, entry] of [
         [create, created.entry],
         [updated, put.entry],
@@ -184,12 +243,27 @@ export function historySuite(engine: EngineUnderTest): void {
     });
 
     it('never stores a redacted value, whatever the operation', async () => {
-      const created = await send('POST', '/api/histItem', { sku: 'H-2', name: 'Pot', price: 12, secret: 'top-secret-1' });
+      const created = await send('POST', '/api/histItem', {
+        sku: 'H-2',
+        name: 'Pot',
+        price: 12,
+        secret: 'top-secret-1',
+      });
       const id = created.res.json<{ id: number }>().id;
       await send('PATCH', `/api/histItem/${id}`, { secret: 'top-secret-2' });
       const [patched] = (await historyOf('histItem', id)).items as [Change];
       assert.deepEqual([patched.changed, patched.before, patched.after], [['secret'], {}, {}]);
-      assert.equal(await countRows(engine, 'kit_changes', `before_values like '%top-secret%' or after_values like '%top-secret%'`.replace(/(\w+_values)/g, engine.flavour === 'postgres' ? '$1::text' : '$1')), 0);
+      assert.equal(
+        await countRows(
+          engine,
+          'kit_changes',
+          `before_values like '%top-secret%' or after_values like '%top-secret%'`.replace(
+            /(\w+_values)/g,
+            engine.flavour === 'postgres' ? '$1::text' : '$1',
+          ),
+        ),
+        0,
+      );
     });
 
     it('a bulk create, a bulk PATCH and an upsert record one change per row, in the same transaction', async () => {
@@ -201,7 +275,11 @@ export function historySuite(engine: EngineUnderTest): void {
       assert.equal(bulk.res.statusCode, 201, bulk.res.body);
       assert.deepEqual(bulk.entry.details, { changes: 3 });
       const rows = bulk.res.json<Array<{ id: number; version: number }>>();
-      for (const row of rows) assert.deepEqual((await historyOf('histItem', row.id)).items.map((c) => c.operation), ['create']);
+      for (const row of rows)
+        assert.deepEqual(
+          (await historyOf('histItem', row.id)).items.map((c) => c.operation),
+          ['create'],
+        );
 
       const patched = await send('PATCH', '/api/histItem', [
         { id: rows[0]?.id, price: 10, version: 1 },
@@ -210,36 +288,77 @@ export function historySuite(engine: EngineUnderTest): void {
       assert.equal(patched.res.statusCode, 200, patched.res.body);
       assert.deepEqual(patched.entry.details, { changes: 2 });
       const [first] = (await historyOf('histItem', rows[0]?.id)).items as [Change];
-      assert.deepEqual([first.operation, first.before, first.after, first.versionBefore, first.versionAfter], ['patch', { price: 1 }, { price: 10 }, 1, 2]);
+      assert.deepEqual(
+        [first.operation, first.before, first.after, first.versionBefore, first.versionAfter],
+        ['patch', { price: 1 }, { price: 10 }, 1, 2],
+      );
 
-      const upsert = await send('POST', '/api/histItem', [{ sku: 'B-3', name: 'Three', price: 30 }, { sku: 'B-4', name: 'Four', price: 4 }], { prefer: 'resolution=merge-duplicates' });
+      const upsert = await send(
+        'POST',
+        '/api/histItem',
+        [
+          { sku: 'B-3', name: 'Three', price: 30 },
+          { sku: 'B-4', name: 'Four', price: 4 },
+        ],
+        { prefer: 'resolution=merge-duplicates' },
+      );
       assert.equal(upsert.res.statusCode, 200, upsert.res.body);
       assert.deepEqual(upsert.entry.details, { changes: 2 });
       const [merged] = (await historyOf('histItem', rows[2]?.id)).items as [Change];
-      assert.deepEqual([merged.operation, merged.changed, merged.before, merged.after], ['patch', ['price'], { price: 3 }, { price: 30 }]);
+      assert.deepEqual(
+        [merged.operation, merged.changed, merged.before, merged.after],
+        ['patch', ['price'], { price: 3 }, { price: 30 }],
+      );
       const fresh = upsert.res.json<Array<{ id: number }>>()[1];
-      assert.deepEqual((await historyOf('histItem', fresh?.id)).items.map((c) => c.operation), ['create']);
+      assert.deepEqual(
+        (await historyOf('histItem', fresh?.id)).items.map((c) => c.operation),
+        ['create'],
+      );
       // An upsert that changes nothing (ignore, a live holder) records nothing.
-      const ignored = await send('POST', '/api/histItem', { sku: 'B-4', name: 'Vier', price: 44 }, { prefer: 'resolution=ignore-duplicates' });
+      const ignored = await send(
+        'POST',
+        '/api/histItem',
+        { sku: 'B-4', name: 'Vier', price: 44 },
+        { prefer: 'resolution=ignore-duplicates' },
+      );
       assert.equal(ignored.res.statusCode, 200, ignored.res.body);
       assert.equal(ignored.entry.details, undefined);
     });
 
     it('a nested create records the parent and each child, each under its own entity; a hard delete records the whole row', async () => {
-      const { res, entry } = await send('POST', '/api/histOrder', { customer: 'Ada', lines: [{ sku: 'L-1', quantity: 2 }, { sku: 'L-2', quantity: 5 }] });
+      const { res, entry } = await send('POST', '/api/histOrder', {
+        customer: 'Ada',
+        lines: [
+          { sku: 'L-1', quantity: 2 },
+          { sku: 'L-2', quantity: 5 },
+        ],
+      });
       assert.equal(res.statusCode, 201, res.body);
       assert.deepEqual(entry.details, { changes: 3 });
       const order = res.json<{ id: number; lines: Array<{ id: number }> }>();
-      assert.deepEqual((await historyOf('histOrder', order.id)).items.map((c) => [c.operation, c.after]), [['create', { id: order.id, customer: 'Ada' }]]);
+      assert.deepEqual(
+        (await historyOf('histOrder', order.id)).items.map((c) => [c.operation, c.after]),
+        [['create', { id: order.id, customer: 'Ada' }]],
+      );
       const line = order.lines[0] as { id: number };
-      const lineChanges = await engine.sql(`select operation, correlation_id from kit_changes where entity = 'HistLine' and row_key = '${line.id}'`);
-      assert.deepEqual(lineChanges.map((r) => [r.operation, r.correlation_id]), [['create', entry.correlationId]]);
+      const lineChanges = await engine.sql(
+        `select operation, correlation_id from kit_changes where entity = 'HistLine' and row_key = '${line.id}'`,
+      );
+      assert.deepEqual(
+        lineChanges.map((r) => [r.operation, r.correlation_id]),
+        [['create', entry.correlationId]],
+      );
 
       const removed = await send('DELETE', `/api/histLine/${line.id}`);
       assert.equal(removed.res.statusCode, 204, removed.res.body);
-      const [deleted] = await engine.sql(`select operation, before_values, after_values from kit_changes where entity = 'HistLine' and row_key = '${line.id}' order by id desc`);
+      const [deleted] = await engine.sql(
+        `select operation, before_values, after_values from kit_changes where entity = 'HistLine' and row_key = '${line.id}' order by id desc`,
+      );
       assert.equal(deleted?.operation, 'delete');
-      const before = typeof deleted?.before_values === 'string' ? JSON.parse(deleted.before_values) : deleted?.before_values;
+      const before =
+        typeof deleted?.before_values === 'string'
+          ? JSON.parse(deleted.before_values)
+          : deleted?.before_values;
       assert.deepEqual(before, { id: line.id, orderId: order.id, sku: 'L-1', quantity: 2 });
       assert.equal(deleted?.after_values, null);
     });
@@ -251,13 +370,49 @@ export function historySuite(engine: EngineUnderTest): void {
       const refusals: Array<[LightMyRequestResponse, number]> = [
         [(await send('POST', '/api/histItem', { sku: 'F-2', name: '', price: 5 })).res, 400],
         [(await send('POST', '/api/histItem', { sku: 'F-1', name: 'Again', price: 5 })).res, 409],
-        [(await send('PUT', `/api/histItem/${id}`, { sku: 'B-1', name: 'Taken', price: 5 })).res, 409],
-        [(await send('PATCH', `/api/histItem/${id}`, { price: 6 }, { 'if-match': '"7"' })).res, 412],
+        [
+          (await send('PUT', `/api/histItem/${id}`, { sku: 'B-1', name: 'Taken', price: 5 })).res,
+          409,
+        ],
+        [
+          (await send('PATCH', `/api/histItem/${id}`, { price: 6 }, { 'if-match': '"7"' })).res,
+          412,
+        ],
         [(await send('DELETE', `/api/histItem/${id}`, undefined, { 'if-match': '"7"' })).res, 412],
-        [(await send('POST', '/api/histLine', { orderId: 999999, sku: 'X', quantity: 1 })).res, 422],
-        [(await send('POST', '/api/histItem', [{ sku: 'F-3', name: 'Ok', price: 1 }, { sku: 'F-1', name: 'Dup', price: 1 }])).res, 409],
-        [(await send('PATCH', '/api/histItem', [{ id, price: 9 }, { id: 999999, price: 9 }])).res, 404],
-        [(await send('POST', '/api/histOrder', { customer: 'Bob', lines: [{ sku: 'Y', quantity: 1 }, { sku: 'Z', quantity: 0 }] })).res, 400],
+        [
+          (await send('POST', '/api/histLine', { orderId: 999999, sku: 'X', quantity: 1 })).res,
+          422,
+        ],
+        [
+          (
+            await send('POST', '/api/histItem', [
+              { sku: 'F-3', name: 'Ok', price: 1 },
+              { sku: 'F-1', name: 'Dup', price: 1 },
+            ])
+          ).res,
+          409,
+        ],
+        [
+          (
+            await send('PATCH', '/api/histItem', [
+              { id, price: 9 },
+              { id: 999999, price: 9 },
+            ])
+          ).res,
+          404,
+        ],
+        [
+          (
+            await send('POST', '/api/histOrder', {
+              customer: 'Bob',
+              lines: [
+                { sku: 'Y', quantity: 1 },
+                { sku: 'Z', quantity: 0 },
+              ],
+            })
+          ).res,
+          400,
+        ],
       ];
       for (const [res, status] of refusals) assertProblem(res, status);
       assert.equal(await changes(), before, 'no refused write left a change');
@@ -268,13 +423,29 @@ export function historySuite(engine: EngineUnderTest): void {
       const crud = app.kit.services.resolve<KitAutoCrud>('kitAutoCrud');
       const orders = crud.repository(HistOrder);
       const row = await orders.create({ customer: 'Plain' });
-      const [plain] = await engine.sql(`select correlation_id, subject from kit_changes where entity = 'HistOrder' and row_key = '${row.id}'`);
+      const [plain] = await engine.sql(
+        `select correlation_id, subject from kit_changes where entity = 'HistOrder' and row_key = '${row.id}'`,
+      );
       assert.deepEqual({ ...plain }, { correlation_id: null, subject: null });
       const counted: number[] = [];
-      await orders.update(row.id, { customer: 'Known' }, { changeContext: { correlationId: 'job-7', subject: 'user-42', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', committed: (n) => counted.push(n) } });
+      await orders.update(
+        row.id,
+        { customer: 'Known' },
+        {
+          changeContext: {
+            correlationId: 'job-7',
+            subject: 'user-42',
+            traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+            committed: (n) => counted.push(n),
+          },
+        },
+      );
       assert.deepEqual(counted, [1]);
       const [known] = (await historyOf('histOrder', row.id)).items as [Change];
-      assert.deepEqual([known.correlationId, known.subject, known.traceId], ['job-7', 'user-42', '4bf92f3577b34da6a3ce929d0e0e4736']);
+      assert.deepEqual(
+        [known.correlationId, known.subject, known.traceId],
+        ['job-7', 'user-42', '4bf92f3577b34da6a3ce929d0e0e4736'],
+      );
 
       orders.addChangeSink(async (_tx, changed) => {
         if (changed.some((c) => c.after?.customer === 'boom')) throw new Error('sink refused');
@@ -290,12 +461,17 @@ export function historySuite(engine: EngineUnderTest): void {
     it('GET /{pk}/history pages newest first with cursors bound to the row; a bad cursor is a 400; the route is off unless asked for', async () => {
       const created = await send('POST', '/api/histItem', { sku: 'P-1', name: 'Paged', price: 1 });
       const id = created.res.json<{ id: number }>().id;
-      for (let price = 2; price <= 5; price++) await send('PATCH', `/api/histItem/${id}`, { price });
+      for (let price = 2; price <= 5; price++)
+        await send('PATCH', `/api/histItem/${id}`, { price });
       const seen: number[] = [];
       let next: string | null = '';
       let pages = 0;
       while (next !== null) {
-        const page: HistoryPage = await historyOf('histItem', id, `?pageSize=2${next ? `&after=${encodeURIComponent(next)}` : ''}`);
+        const page: HistoryPage = await historyOf(
+          'histItem',
+          id,
+          `?pageSize=2${next ? `&after=${encodeURIComponent(next)}` : ''}`,
+        );
         assert.ok(page.items.length <= 2);
         seen.push(...page.items.map((c) => c.versionAfter as number));
         next = page.next;
@@ -304,7 +480,10 @@ export function historySuite(engine: EngineUnderTest): void {
       assert.deepEqual(seen, [5, 4, 3, 2, 1]);
       assert.equal(pages, 3);
       const first = await historyOf('histItem', id, '?pageSize=2');
-      const other = await call(app, `/api/histItem/${id + 1}/history?after=${encodeURIComponent(first.next as string)}`);
+      const other = await call(
+        app,
+        `/api/histItem/${id + 1}/history?after=${encodeURIComponent(first.next as string)}`,
+      );
       assertProblem(other, 400);
       assertProblem(await call(app, `/api/histItem/${id}/history?after=forged.AAAA`), 400);
       assertProblem(await call(app, `/api/histItem/${id}/history?pageSize=0`), 400);
@@ -315,13 +494,41 @@ export function historySuite(engine: EngineUnderTest): void {
     it('the document types GET /{pk}/history (its operationId, pageSize and after, the KitChange rows) and passes redocly lint', async () => {
       const doc = (await app.inject('/openapi.json')).json<{
         components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
-        paths: Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string }>; responses: Record<string, unknown> }>>;
+        paths: Record<
+          string,
+          Record<
+            string,
+            {
+              operationId: string;
+              parameters?: Array<{ name: string; in: string }>;
+              responses: Record<string, unknown>;
+            }
+          >
+        >;
       }>();
       const history = doc.paths['/api/histItem/{id}/history']?.get;
       assert.ok(history, Object.keys(doc.paths).join(', '));
-      assert.deepEqual((history.parameters ?? []).map((p) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:after', 'query:pageSize']);
+      assert.deepEqual((history.parameters ?? []).map((p) => `${p.in}:${p.name}`).sort(), [
+        'path:id',
+        'query:after',
+        'query:pageSize',
+      ]);
       assert.match(JSON.stringify(history.responses['200']), /#\/components\/schemas\/KitChange/);
-      assert.deepEqual(Object.keys(doc.components.schemas.KitChange?.properties ?? {}), ['id', 'entity', 'rowKey', 'operation', 'versionBefore', 'versionAfter', 'changed', 'before', 'after', 'changedAt', 'correlationId', 'subject', 'traceId']);
+      assert.deepEqual(Object.keys(doc.components.schemas.KitChange?.properties ?? {}), [
+        'id',
+        'entity',
+        'rowKey',
+        'operation',
+        'versionBefore',
+        'versionAfter',
+        'changed',
+        'before',
+        'after',
+        'changedAt',
+        'correlationId',
+        'subject',
+        'traceId',
+      ]);
       assert.equal(doc.paths['/api/histLine/{id}/history'], undefined);
       const { ok, output } = await redoclyLint(doc);
       assert.ok(ok, output);

@@ -7,7 +7,17 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { AutoCrud } from '@kit/autocrud';
-import { assertBadParameter, assertProblem, call, countRows, crudApp, ENDPOINTS, suiteTables, Tag, type EngineUnderTest } from './fixtures.ts';
+import {
+  assertBadParameter,
+  assertProblem,
+  call,
+  countRows,
+  crudApp,
+  ENDPOINTS,
+  suiteTables,
+  Tag,
+  type EngineUnderTest,
+} from './fixtures.ts';
 import { until } from '@kit/test-support/until';
 
 // The same entity as TagsEndpoint, in another group, with idempotency turned off for the class.
@@ -19,14 +29,25 @@ class LogLines {
   readonly lines: Array<{ msg: string; idempotencyKey?: string }> = [];
   readonly stream = new Writable({
     write: (chunk: Buffer, _encoding, done) => {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) this.lines.push(JSON.parse(line) as { msg: string });
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        this.lines.push(JSON.parse(line) as { msg: string });
       done();
     },
   });
 }
 
-function post(app: FastifyInstance, url: string, payload: unknown, key?: string): Promise<LightMyRequestResponse> {
-  return call(app, { method: 'POST', url, payload: payload as Record<string, unknown>, headers: key === undefined ? {} : { 'idempotency-key': key } });
+function post(
+  app: FastifyInstance,
+  url: string,
+  payload: unknown,
+  key?: string,
+): Promise<LightMyRequestResponse> {
+  return call(app, {
+    method: 'POST',
+    url,
+    payload: payload as Record<string, unknown>,
+    headers: key === undefined ? {} : { 'idempotency-key': key },
+  });
 }
 
 export function idempotencySuite(engine: EngineUnderTest): void {
@@ -38,7 +59,13 @@ export function idempotencySuite(engine: EngineUnderTest): void {
       for (const statement of suiteTables(engine.flavour)) await engine.sql(statement);
       // On for every class (DocumentsEndpoint has it of its own), off for LabelsEndpoint. A create
       // held in flight (engine.hold) may wait for its lock as long as the test needs.
-      app = await crudApp(engine, { idempotency: { reservationTtlMs: 30_000 }, acquireTimeoutMs: 10_000 }, undefined, [...ENDPOINTS, LabelsEndpoint], { logger: { level: 'debug', stream: log.stream } });
+      app = await crudApp(
+        engine,
+        { idempotency: { reservationTtlMs: 30_000 }, acquireTimeoutMs: 10_000 },
+        undefined,
+        [...ENDPOINTS, LabelsEndpoint],
+        { logger: { level: 'debug', stream: log.stream } },
+      );
     });
     after(async () => {
       await app?.close();
@@ -54,8 +81,20 @@ export function idempotencySuite(engine: EngineUnderTest): void {
       assert.equal(first.headers.etag, '"1"');
 
       // The row changes afterwards: a replay still answers the first result.
-      assert.equal((await call(app, { method: 'PUT', url: `/api/documents/${row.id}`, payload: { title: 'alpha', words: 4 } })).statusCode, 200);
-      for (const payload of [{ title: 'alpha', words: 3 }, { words: 3, title: 'alpha' }]) {
+      assert.equal(
+        (
+          await call(app, {
+            method: 'PUT',
+            url: `/api/documents/${row.id}`,
+            payload: { title: 'alpha', words: 4 },
+          })
+        ).statusCode,
+        200,
+      );
+      for (const payload of [
+        { title: 'alpha', words: 3 },
+        { words: 3, title: 'alpha' },
+      ]) {
         const again = await post(app, '/api/documents', payload, key);
         assert.equal(again.statusCode, 201, again.body);
         assert.equal(again.headers['idempotent-replayed'], 'true');
@@ -78,18 +117,26 @@ export function idempotencySuite(engine: EngineUnderTest): void {
     });
 
     it('a duplicate while the first is in flight is 409 with Retry-After; the first then completes and is replayed', async (t) => {
-      if (!engine.hold) return t.skip(`${engine.name} runs queries synchronously: a create cannot be held in flight (the burst test below covers concurrency)`);
+      if (!engine.hold)
+        return t.skip(
+          `${engine.name} runs queries synchronously: a create cannot be held in flight (the burst test below covers concurrency)`,
+        );
       const key = randomUUID();
       const release = await engine.hold('documents');
       let first: Promise<LightMyRequestResponse> | undefined;
       try {
         first = post(app, '/api/documents', { title: 'gamma' }, key);
         // The first request has its key and waits for the table.
-        await until('the key reserved in the log', () => log.lines.some((line) => line.idempotencyKey === key && /reserved/.test(line.msg)));
+        await until('the key reserved in the log', () =>
+          log.lines.some((line) => line.idempotencyKey === key && /reserved/.test(line.msg)),
+        );
         const duplicate = await post(app, '/api/documents', { title: 'gamma' }, key);
         assertProblem(duplicate, 409, 'Conflict');
         assert.match(duplicate.json<{ detail: string }>().detail, /still in progress/);
-        assert.ok(Number(duplicate.headers['retry-after']) >= 1, `Retry-After: ${String(duplicate.headers['retry-after'])}`);
+        assert.ok(
+          Number(duplicate.headers['retry-after']) >= 1,
+          `Retry-After: ${String(duplicate.headers['retry-after'])}`,
+        );
         // Another body with the key is refused as such even while the first runs.
         assertProblem(await post(app, '/api/documents', { title: 'gamma-2' }, key), 422);
       } finally {
@@ -106,9 +153,15 @@ export function idempotencySuite(engine: EngineUnderTest): void {
 
     it('a burst of 20 concurrent requests with one key creates exactly one row; the others replay it or are told to retry', async (t) => {
       const key = randomUUID();
-      const answers = await Promise.all(Array.from({ length: 20 }, () => post(app, '/api/documents', { title: 'delta' }, key)));
-      const fresh = answers.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === 'false');
-      const replayed = answers.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === 'true');
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => post(app, '/api/documents', { title: 'delta' }, key)),
+      );
+      const fresh = answers.filter(
+        (r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === 'false',
+      );
+      const replayed = answers.filter(
+        (r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === 'true',
+      );
       const busy = answers.filter((r) => r.statusCode === 409);
       assert.equal(fresh.length, 1, answers.map((r) => r.statusCode).join(','));
       assert.equal(fresh.length + replayed.length + busy.length, 20);
@@ -128,7 +181,12 @@ export function idempotencySuite(engine: EngineUnderTest): void {
       }
       // The key is free again: another body with it runs.
       const product = await post(app, '/api/product', { name: 'reviewed', price: 1 });
-      const created = await post(app, '/api/reviews', { productId: product.json<{ id: number }>().id, text: 'fine' }, key);
+      const created = await post(
+        app,
+        '/api/reviews',
+        { productId: product.json<{ id: number }>().id, text: 'fine' },
+        key,
+      );
       assert.equal(created.statusCode, 201, created.body);
       assert.equal(await countRows(engine, 'reviews', 'product_id = 424242'), 0);
     });
@@ -141,16 +199,30 @@ export function idempotencySuite(engine: EngineUnderTest): void {
       }
       assert.equal(await countRows(engine, 'documents', "title = 'epsilon'"), 2);
       const key = randomUUID();
-      for (let i = 0; i < 2; i++) assert.equal((await post(app, '/api/labels', { label: 'zeta' }, key)).headers['idempotent-replayed'], undefined);
+      for (let i = 0; i < 2; i++)
+        assert.equal(
+          (await post(app, '/api/labels', { label: 'zeta' }, key)).headers['idempotent-replayed'],
+          undefined,
+        );
       assert.equal(await countRows(engine, 'tags', "label = 'zeta'"), 2);
       // The same key in two groups is two keys.
-      assert.equal((await post(app, '/api/tags', { label: 'eta' }, key)).headers['idempotent-replayed'], 'false');
-      assert.equal((await post(app, '/api/documents', { title: 'eta' }, key)).headers['idempotent-replayed'], 'false');
+      assert.equal(
+        (await post(app, '/api/tags', { label: 'eta' }, key)).headers['idempotent-replayed'],
+        'false',
+      );
+      assert.equal(
+        (await post(app, '/api/documents', { title: 'eta' }, key)).headers['idempotent-replayed'],
+        'false',
+      );
     });
 
     it('a malformed Idempotency-Key is a 400 naming the header and creates nothing', async () => {
       for (const key of ['has space', 'x'.repeat(256), 'tab\tkey', 'ünïcode']) {
-        assertBadParameter(await post(app, '/api/documents', { title: 'theta' }, key), 'headers', 'Idempotency-Key');
+        assertBadParameter(
+          await post(app, '/api/documents', { title: 'theta' }, key),
+          'headers',
+          'Idempotency-Key',
+        );
       }
       assert.equal(await countRows(engine, 'documents', "title = 'theta'"), 0);
     });

@@ -38,15 +38,37 @@ export const Part = defineEntity({
       createdAt: { type: 'string', format: 'date-time' },
     },
   } as const,
-  writable: ['parentId', 'count', 'serial', 'big', 'price', 'amount', 'ratio', 'flag', 'at', 'day', 'ref', 'attrs', 'tags', 'label'],
+  writable: [
+    'parentId',
+    'count',
+    'serial',
+    'big',
+    'price',
+    'amount',
+    'ratio',
+    'flag',
+    'at',
+    'day',
+    'ref',
+    'attrs',
+    'tags',
+    'label',
+  ],
   softDelete: 'gone',
   createdAt: 'createdAt',
-  references: { parentId: { entity: (): Entity => Part, onDelete: 'cascade', as: 'parent', many: 'children' } },
+  references: {
+    parentId: { entity: (): Entity => Part, onDelete: 'cascade', as: 'parent', many: 'children' },
+  },
 });
 @AutoCrud(Part, { operations: CrudOperations.All })
 class PartsEndpoint {}
 
-type PartRow = Record<string, unknown> & { id: number; parent?: PartRow | null; children?: PartRow[]; childrenCut?: boolean };
+type PartRow = Record<string, unknown> & {
+  id: number;
+  parent?: PartRow | null;
+  children?: PartRow[];
+  childrenCut?: boolean;
+};
 
 export function includeValuesSuite(engine: EngineUnderTest): void {
   describe(`AutoCrud included values on ${engine.name}`, () => {
@@ -74,20 +96,79 @@ export function includeValuesSuite(engine: EngineUnderTest): void {
       await engine.sql('drop table if exists inc_parts');
       app = await crudApp(engine, {}, undefined, [PartsEndpoint]);
       ids.root = await post({
-        parentId: null, count: Number.MAX_SAFE_INTEGER, serial: '9223372036854775807', big: '-9223372036854775808', price: '9999999999.99', amount: '-12345678901.2345', ratio: 0.1,
-        flag: true, at: '9999-12-31T23:59:59.999999Z', day: '2024-02-29', ref: '0b5e4d4c-8f0e-4c41-9d3e-2f1a7c3b9e10', attrs: { z: 1, a: { b: [1, 'ü', null] }, m: '"q"' }, tags: ['x', 'ü'], label: 'root',
+        parentId: null,
+        count: Number.MAX_SAFE_INTEGER,
+        serial: '9223372036854775807',
+        big: '-9223372036854775808',
+        price: '9999999999.99',
+        amount: '-12345678901.2345',
+        ratio: 0.1,
+        flag: true,
+        at: '9999-12-31T23:59:59.999999Z',
+        day: '2024-02-29',
+        ref: '0b5e4d4c-8f0e-4c41-9d3e-2f1a7c3b9e10',
+        attrs: { z: 1, a: { b: [1, 'ü', null] }, m: '"q"' },
+        tags: ['x', 'ü'],
+        label: 'root',
       });
-      ids.a = await post({ parentId: ids.root, count: -Number.MAX_SAFE_INTEGER, serial: '-9223372036854775808', price: '0.10', ratio: -1.5e-300, flag: false, at: '0001-01-01T00:00:00.000001Z', day: '0001-01-01', attrs: {}, tags: [], label: 'a' });
-      ids.b = await post({ parentId: ids.root, serial: '0', big: '9007199254740993', price: '-0.01', amount: '0.0001', ratio: 1.7976931348623157e308, flag: true, at: '2024-03-31T01:30:00.5Z', day: '9999-12-31', attrs: { b: 2, a: 1 }, tags: ['é'], label: '' });
-      ids.c = await post({ parentId: ids.a, serial: '1', price: '1', ratio: 0, flag: false, tags: [], label: 'c' });
-      ids.gone = await post({ parentId: ids.root, serial: '2', price: '2', ratio: 2, flag: true, tags: [], label: 'gone' });
-      assert.equal((await call(app, { method: 'DELETE', url: `/api/parts/${ids.gone}` })).statusCode, 204);
+      ids.a = await post({
+        parentId: ids.root,
+        count: -Number.MAX_SAFE_INTEGER,
+        serial: '-9223372036854775808',
+        price: '0.10',
+        ratio: -1.5e-300,
+        flag: false,
+        at: '0001-01-01T00:00:00.000001Z',
+        day: '0001-01-01',
+        attrs: {},
+        tags: [],
+        label: 'a',
+      });
+      ids.b = await post({
+        parentId: ids.root,
+        serial: '0',
+        big: '9007199254740993',
+        price: '-0.01',
+        amount: '0.0001',
+        ratio: 1.7976931348623157e308,
+        flag: true,
+        at: '2024-03-31T01:30:00.5Z',
+        day: '9999-12-31',
+        attrs: { b: 2, a: 1 },
+        tags: ['é'],
+        label: '',
+      });
+      ids.c = await post({
+        parentId: ids.a,
+        serial: '1',
+        price: '1',
+        ratio: 0,
+        flag: false,
+        tags: [],
+        label: 'c',
+      });
+      ids.gone = await post({
+        parentId: ids.root,
+        serial: '2',
+        price: '2',
+        ratio: 2,
+        flag: true,
+        tags: [],
+        label: 'gone',
+      });
+      assert.equal(
+        (await call(app, { method: 'DELETE', url: `/api/parts/${ids.gone}` })).statusCode,
+        204,
+      );
     });
     after(() => app?.close());
 
     it('one-to-many and many-to-one includes answer each row exactly as the read by key does', async () => {
       const root = await get(`/api/parts/${ids.root}?include=children`);
-      assert.deepEqual(root.children?.map((r) => r.id), [ids.a, ids.b]);
+      assert.deepEqual(
+        root.children?.map((r) => r.id),
+        [ids.a, ids.b],
+      );
       for (const child of root.children ?? []) same(child, await plain(child.id));
       const { children: _, ...own } = root;
       same(own, await plain(ids.root));
@@ -99,13 +180,22 @@ export function includeValuesSuite(engine: EngineUnderTest): void {
     });
 
     it('a list with a nested self-include answers the same values, cut per parent, soft-deleted rows left out', async () => {
-      const res = await call(app, `/api/parts?include=parent,children.children&limit[children]=1&sort=id`);
+      const res = await call(
+        app,
+        `/api/parts?include=parent,children.children&limit[children]=1&sort=id`,
+      );
       assert.equal(res.statusCode, 200, res.body);
       const items = res.json<{ items: PartRow[] }>().items;
-      assert.deepEqual(items.map((r) => r.id), [ids.root, ids.a, ids.b, ids.c]);
+      assert.deepEqual(
+        items.map((r) => r.id),
+        [ids.root, ids.a, ids.b, ids.c],
+      );
       const [root, a, b, c] = items as [PartRow, PartRow, PartRow, PartRow];
       assert.equal(root.parent, null);
-      assert.deepEqual(root.children?.map((r) => r.id), [ids.a]);
+      assert.deepEqual(
+        root.children?.map((r) => r.id),
+        [ids.a],
+      );
       assert.equal(root.childrenCut, true);
       const { children: grand, ...firstChild } = root.children?.[0] as PartRow;
       same(firstChild, await plain(ids.a));

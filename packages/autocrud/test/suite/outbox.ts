@@ -10,14 +10,28 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { addKit, useKit } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, CrudOperations, defineEntity, type ChangeMessage, type KitAutoCrud, type OutboxOptions } from '@kit/autocrud';
+import {
+  addKitAutoCrud,
+  AutoCrud,
+  CrudOperations,
+  defineEntity,
+  type ChangeMessage,
+  type KitAutoCrud,
+  type OutboxOptions,
+} from '@kit/autocrud';
 import type { EngineUnderTest } from './fixtures.ts';
 import { until } from '@kit/test-support/until';
 
 const Item = defineEntity({
   name: 'OutboxItem',
   table: 'outbox_items',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 50 }), price: Type.Number(), version: Type.Integer(), isDeleted: Type.Boolean() }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String({ maxLength: 50 }),
+    price: Type.Number(),
+    version: Type.Integer(),
+    isDeleted: Type.Boolean(),
+  }),
   writable: ['name', 'price'],
   version: 'version',
   softDelete: 'isDeleted',
@@ -34,7 +48,12 @@ const Memo = defineEntity({
 const Patient = defineEntity({
   name: 'OutboxPatient',
   table: 'outbox_patients',
-  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 50 }), ssn: Type.String({ maxLength: 20 }), version: Type.Integer() }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    name: Type.String({ maxLength: 50 }),
+    ssn: Type.String({ maxLength: 20 }),
+    version: Type.Integer(),
+  }),
   writable: ['name', 'ssn'],
   version: 'version',
   history: true,
@@ -66,19 +85,41 @@ interface RecordRow {
   last_error: string | null;
 }
 
-function send(app: FastifyInstance, method: string, url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return app.inject({ method: method as 'POST', url, ...(payload === undefined ? {} : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json', ...headers } }) });
+function send(
+  app: FastifyInstance,
+  method: string,
+  url: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method: method as 'POST',
+    url,
+    ...(payload === undefined
+      ? {}
+      : {
+          payload: JSON.stringify(payload),
+          headers: { 'content-type': 'application/json', ...headers },
+        }),
+  });
 }
 
 export function outboxSuite(engine: EngineUnderTest): void {
   describe(`AutoCrud outbox on ${engine.name}`, () => {
     let app: FastifyInstance | undefined;
     const records = async (where = '1 = 1', table = 'kit_outbox'): Promise<RecordRow[]> =>
-      (await engine.sql(`select * from ${table} where ${where} order by seq`)).map((r) => ({ ...(r as unknown as RecordRow), seq: Number(r.seq), attempts: Number(r.attempts) }));
+      (await engine.sql(`select * from ${table} where ${where} order by seq`)).map((r) => ({
+        ...(r as unknown as RecordRow),
+        seq: Number(r.seq),
+        attempts: Number(r.attempts),
+      }));
     const dead = (): Promise<RecordRow[]> => records('1 = 1', 'kit_outbox_dead');
     const waiting = async (): Promise<number> => (await records()).length;
 
-    async function start(outbox: OutboxOptions | true, subscribe?: (crud: KitAutoCrud) => void): Promise<{ app: FastifyInstance; crud: KitAutoCrud }> {
+    async function start(
+      outbox: OutboxOptions | true,
+      subscribe?: (crud: KitAutoCrud) => void,
+    ): Promise<{ app: FastifyInstance; crud: KitAutoCrud }> {
       const made = Fastify();
       addKit(made, [ItemsEndpoint, MemosEndpoint, PatientsEndpoint], (opt) => {
         opt.healthCheckDetailLevel = 'Full';
@@ -92,7 +133,16 @@ export function outboxSuite(engine: EngineUnderTest): void {
     }
 
     beforeEach(async () => {
-      for (const table of ['outbox_items', 'outbox_memos', 'outbox_patients', 'kit_changes', 'kit_outbox', 'kit_outbox_dead', 'kit_outbox_lease']) await engine.sql(`drop table if exists ${table}`);
+      for (const table of [
+        'outbox_items',
+        'outbox_memos',
+        'outbox_patients',
+        'kit_changes',
+        'kit_outbox',
+        'kit_outbox_dead',
+        'kit_outbox_lease',
+      ])
+        await engine.sql(`drop table if exists ${table}`);
     });
     afterEach(async () => {
       await app?.close();
@@ -104,14 +154,37 @@ export function outboxSuite(engine: EngineUnderTest): void {
       const created = await send(app, 'POST', '/api/items', { name: 'kettle', price: 40 });
       assert.equal(created.statusCode, 201, created.body);
       const id = created.json<{ id: number }>().id;
-      assert.equal((await send(app, 'PATCH', `/api/items/${id}`, { price: 35 }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
-      assert.equal((await send(app, 'PUT', `/api/items/${id}`, { name: 'kettle 2', price: 35 })).statusCode, 200);
+      assert.equal(
+        (
+          await send(
+            app,
+            'PATCH',
+            `/api/items/${id}`,
+            { price: 35 },
+            { 'content-type': 'application/merge-patch+json' },
+          )
+        ).statusCode,
+        200,
+      );
+      assert.equal(
+        (await send(app, 'PUT', `/api/items/${id}`, { name: 'kettle 2', price: 35 })).statusCode,
+        200,
+      );
       assert.equal((await send(app, 'DELETE', `/api/items/${id}`)).statusCode, 204);
-      const bulk = await send(app, 'POST', '/api/items', [{ name: 'pot', price: 12 }, { name: 'pan', price: 20 }]);
+      const bulk = await send(app, 'POST', '/api/items', [
+        { name: 'pot', price: 12 },
+        { name: 'pan', price: 20 },
+      ]);
       assert.equal(bulk.statusCode, 201, bulk.body);
       const rows = await records();
       assert.deepEqual(
-        rows.map((r) => [r.entity, r.operation, r.version_before === null ? null : Number(r.version_before), r.version_after === null ? null : Number(r.version_after), r.attempts]),
+        rows.map((r) => [
+          r.entity,
+          r.operation,
+          r.version_before === null ? null : Number(r.version_before),
+          r.version_after === null ? null : Number(r.version_after),
+          r.attempts,
+        ]),
         [
           ['OutboxItem', 'create', null, 1, 0],
           ['OutboxItem', 'patch', 1, 2, 0],
@@ -122,29 +195,64 @@ export function outboxSuite(engine: EngineUnderTest): void {
         ],
       );
       assert.deepEqual(JSON.parse(rows[0]?.row_key ?? ''), id);
-      assert.deepEqual(JSON.parse(rows[0]?.payload ?? ''), { after: { id, name: 'kettle', price: 40, version: 1, isDeleted: false } });
-      assert.deepEqual(JSON.parse(rows[1]?.payload ?? ''), { changed: ['price', 'version'], before: { price: 40, version: 1 }, after: { price: 35, version: 2 } });
+      assert.deepEqual(JSON.parse(rows[0]?.payload ?? ''), {
+        after: { id, name: 'kettle', price: 40, version: 1, isDeleted: false },
+      });
+      assert.deepEqual(JSON.parse(rows[1]?.payload ?? ''), {
+        changed: ['price', 'version'],
+        before: { price: 40, version: 1 },
+        after: { price: 35, version: 2 },
+      });
       assert.deepEqual(JSON.parse(rows[3]?.payload ?? '').changed, ['version', 'isDeleted']);
-      assert.equal(new Set(rows.map((r) => r.id)).size, rows.length, 'one idempotency id per record');
+      assert.equal(
+        new Set(rows.map((r) => r.id)).size,
+        rows.length,
+        'one idempotency id per record',
+      );
     });
 
     it("with the history on too: the record follows the history row in the same transaction, carries the request's correlation id, and a redacted field only by name", async () => {
       const seen: ChangeMessage[] = [];
-      const { app } = await start(FAST, (crud) => crud.onChange(Patient, (message) => void seen.push(message)));
-      const created = await app.inject({ method: 'POST', url: '/api/patients', payload: { name: 'Ada', ssn: '123-45-6789' } });
+      const { app } = await start(FAST, (crud) =>
+        crud.onChange(Patient, (message) => void seen.push(message)),
+      );
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/patients',
+        payload: { name: 'Ada', ssn: '123-45-6789' },
+      });
       assert.equal(created.statusCode, 201, created.body);
       const id = created.json<{ id: number }>().id;
-      const patched = await app.inject({ method: 'PATCH', url: `/api/patients/${id}`, payload: { ssn: '999-99-9999' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      const patched = await app.inject({
+        method: 'PATCH',
+        url: `/api/patients/${id}`,
+        payload: { ssn: '999-99-9999' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(patched.statusCode, 200, patched.body);
       await until('both delivered', () => seen.length === 2, 20_000);
-      assert.deepEqual(seen.map((m) => m.operation), ['create', 'patch']);
+      assert.deepEqual(
+        seen.map((m) => m.operation),
+        ['create', 'patch'],
+      );
       const rows = seen.map((m) => ({ payload: JSON.stringify(m) }));
-      const history = await engine.sql(`select correlation_id from kit_changes where entity = 'OutboxPatient' order by id`);
+      const history = await engine.sql(
+        `select correlation_id from kit_changes where entity = 'OutboxPatient' order by id`,
+      );
       const correlations = history.map((h) => h.correlation_id);
       assert.equal(correlations.length, 2, 'the history recorded the same writes');
-      assert.ok(correlations.every((c) => typeof c === 'string' && c !== '') && correlations[0] !== correlations[1], JSON.stringify(correlations));
-      assert.deepEqual(seen.map((m) => m.correlationId), correlations, "each record carries its request's correlation id, as its history row does");
-      for (const text of [...rows.map((r) => r.payload), JSON.stringify(seen)]) assert.doesNotMatch(text, /123-45-6789|999-99-9999/, 'no value of a redacted field');
+      assert.ok(
+        correlations.every((c) => typeof c === 'string' && c !== '') &&
+          correlations[0] !== correlations[1],
+        JSON.stringify(correlations),
+      );
+      assert.deepEqual(
+        seen.map((m) => m.correlationId),
+        correlations,
+        "each record carries its request's correlation id, as its history row does",
+      );
+      for (const text of [...rows.map((r) => r.payload), JSON.stringify(seen)])
+        assert.doesNotMatch(text, /123-45-6789|999-99-9999/, 'no value of a redacted field');
       assert.deepEqual(seen[0]?.redacted, ['ssn']);
       assert.equal(seen[0]?.after?.name, 'Ada');
       assert.deepEqual(seen[1]?.redacted, ['ssn']);
@@ -153,11 +261,29 @@ export function outboxSuite(engine: EngineUnderTest): void {
 
     it('a write that fails writes no record, and a record that cannot be written fails its write', async () => {
       const { app } = await start({ ...FAST, dispatch: false });
-      assert.equal((await send(app, 'POST', '/api/items', { name: 'taken', price: 1 })).statusCode, 201);
+      assert.equal(
+        (await send(app, 'POST', '/api/items', { name: 'taken', price: 1 })).statusCode,
+        201,
+      );
       const before = (await records()).length;
-      assert.equal((await send(app, 'POST', '/api/items', { name: 'taken', price: 2 })).statusCode, 409);
-      assert.equal((await send(app, 'POST', '/api/items', [{ name: 'fresh', price: 1 }, { name: 'taken', price: 2 }])).statusCode, 409);
-      assert.equal((await send(app, 'PUT', '/api/items/1', { name: 'x', price: 1 }, { 'if-match': '"7"' })).statusCode, 412);
+      assert.equal(
+        (await send(app, 'POST', '/api/items', { name: 'taken', price: 2 })).statusCode,
+        409,
+      );
+      assert.equal(
+        (
+          await send(app, 'POST', '/api/items', [
+            { name: 'fresh', price: 1 },
+            { name: 'taken', price: 2 },
+          ])
+        ).statusCode,
+        409,
+      );
+      assert.equal(
+        (await send(app, 'PUT', '/api/items/1', { name: 'x', price: 1 }, { 'if-match': '"7"' }))
+          .statusCode,
+        412,
+      );
       assert.equal((await records()).length, before, 'no record for a write that failed');
       // The outbox table gone: the write cannot add its record, so it does not happen at all.
       await engine.sql('alter table kit_outbox rename to kit_outbox_away');
@@ -168,12 +294,20 @@ export function outboxSuite(engine: EngineUnderTest): void {
       } finally {
         await engine.sql('alter table kit_outbox_away rename to kit_outbox');
       }
-      assert.equal((await engine.sql(`select count(*) as n from outbox_items where name = 'orphan'`)).map((r) => Number(r.n))[0], 0, 'the write rolled back with its record');
+      assert.equal(
+        (await engine.sql(`select count(*) as n from outbox_items where name = 'orphan'`)).map(
+          (r) => Number(r.n),
+        )[0],
+        0,
+        'the write rolled back with its record',
+      );
     });
 
     it('a subscriber gets every record once, in commit order per row, with a stable id', async () => {
       const seen: ChangeMessage[] = [];
-      const { app, crud } = await start(FAST, (crud) => crud.onChange(Item, (message) => void seen.push(message)));
+      const { app, crud } = await start(FAST, (crud) =>
+        crud.onChange(Item, (message) => void seen.push(message)),
+      );
       const rows = 6;
       const patches = 8;
       await Promise.all(
@@ -182,7 +316,13 @@ export function outboxSuite(engine: EngineUnderTest): void {
           assert.equal(res.statusCode, 201, res.body);
           const id = res.json<{ id: number }>().id;
           for (let p = 1; p <= patches; p++) {
-            const patched = await send(app, 'PATCH', `/api/items/${id}`, { price: p }, { 'content-type': 'application/merge-patch+json' });
+            const patched = await send(
+              app,
+              'PATCH',
+              `/api/items/${id}`,
+              { price: p },
+              { 'content-type': 'application/merge-patch+json' },
+            );
             assert.equal(patched.statusCode, 200, patched.body);
           }
         }),
@@ -193,7 +333,8 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(seen.length, total, 'each record delivered once');
       assert.equal(new Set(seen.map((m) => m.id)).size, total);
       const byRow = new Map<string, ChangeMessage[]>();
-      for (const m of seen) byRow.set(JSON.stringify(m.key), [...(byRow.get(JSON.stringify(m.key)) ?? []), m]);
+      for (const m of seen)
+        byRow.set(JSON.stringify(m.key), [...(byRow.get(JSON.stringify(m.key)) ?? []), m]);
       assert.equal(byRow.size, rows);
       for (const messages of byRow.values()) {
         assert.deepEqual(
@@ -201,7 +342,10 @@ export function outboxSuite(engine: EngineUnderTest): void {
           Array.from({ length: patches + 1 }, (_, i) => i + 1),
           'per row in commit order',
         );
-        assert.deepEqual(messages.map((m) => m.after?.price), [0, ...Array.from({ length: patches }, (_, i) => i + 1)]);
+        assert.deepEqual(
+          messages.map((m) => m.after?.price),
+          [0, ...Array.from({ length: patches }, (_, i) => i + 1)],
+        );
       }
       await until('the delivered records deleted', async () => (await waiting()) === 0, 20_000);
       assert.equal((await dead()).length, 0);
@@ -225,7 +369,18 @@ export function outboxSuite(engine: EngineUnderTest): void {
       );
       const created = await send(app, 'POST', '/api/memos', { text: 'a' });
       const id = created.json<{ id: number }>().id;
-      assert.equal((await send(app, 'PATCH', `/api/memos/${id}`, { text: 'b' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      assert.equal(
+        (
+          await send(
+            app,
+            'PATCH',
+            `/api/memos/${id}`,
+            { text: 'b' },
+            { 'content-type': 'application/merge-patch+json' },
+          )
+        ).statusCode,
+        200,
+      );
       await until('the patch delivered', () => calls.some((m) => m.operation === 'patch'), 20_000);
       await sleep(200);
       assert.deepEqual(
@@ -239,7 +394,11 @@ export function outboxSuite(engine: EngineUnderTest): void {
         ],
         'the patch never overtook the create',
       );
-      assert.equal(new Set(calls.filter((m) => m.operation === 'create').map((m) => m.id)).size, 1, 'every attempt carries the same id');
+      assert.equal(
+        new Set(calls.filter((m) => m.operation === 'create').map((m) => m.id)).size,
+        1,
+        'every attempt carries the same id',
+      );
       assert.equal(crud.outboxStats()?.retries, 3);
       assert.equal(crud.outboxStats()?.deadLettered, 0);
       await until('both deleted once delivered', async () => (await waiting()) === 0, 20_000);
@@ -250,14 +409,37 @@ export function outboxSuite(engine: EngineUnderTest): void {
       const events: string[] = [];
       const { app, crud } = await start({ ...FAST, maxAttempts: 3 }, (crud) =>
         crud.onChange(Memo, (message) => {
-          events.push(`${message.operation}#${message.operation === 'create' ? message.attempt : String(message.versionAfter ?? (message.after as { text: string }).text)}`);
-          if (message.operation === 'create' && (message.after as { text: string }).text === 'doomed') throw new Error('refused for good');
+          events.push(
+            `${message.operation}#${message.operation === 'create' ? message.attempt : String(message.versionAfter ?? (message.after as { text: string }).text)}`,
+          );
+          if (
+            message.operation === 'create' &&
+            (message.after as { text: string }).text === 'doomed'
+          )
+            throw new Error('refused for good');
         }),
       );
-      const id = (await send(app, 'POST', '/api/memos', { text: 'doomed' })).json<{ id: number }>().id;
-      for (const text of ['after 1', 'after 2']) assert.equal((await send(app, 'PATCH', `/api/memos/${id}`, { text }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      const id = (await send(app, 'POST', '/api/memos', { text: 'doomed' })).json<{ id: number }>()
+        .id;
+      for (const text of ['after 1', 'after 2'])
+        assert.equal(
+          (
+            await send(
+              app,
+              'PATCH',
+              `/api/memos/${id}`,
+              { text },
+              { 'content-type': 'application/merge-patch+json' },
+            )
+          ).statusCode,
+          200,
+        );
       await until('the patches delivered after the dead create', () => events.length === 5, 20_000);
-      assert.deepEqual(events, ['create#1', 'create#2', 'create#3', 'patch#after 1', 'patch#after 2'], 'the patches waited for the create until it was dead, then went in order');
+      assert.deepEqual(
+        events,
+        ['create#1', 'create#2', 'create#3', 'patch#after 1', 'patch#after 2'],
+        'the patches waited for the create until it was dead, then went in order',
+      );
       const stats = crud.outboxStats();
       assert.equal(stats?.deadLettered, 1);
       assert.equal(stats?.retries, 2);
@@ -271,16 +453,29 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(JSON.parse(moved?.row_key ?? ''), id);
       assert.deepEqual(JSON.parse(moved?.payload ?? ''), { after: { id, text: 'doomed' } });
       const [deadAt] = await engine.sql('select dead_at, created_at from kit_outbox_dead');
-      assert.ok(Number(deadAt?.dead_at) >= Number(deadAt?.created_at) && Number(deadAt?.dead_at) > Date.now() - 60_000, JSON.stringify(deadAt));
+      assert.ok(
+        Number(deadAt?.dead_at) >= Number(deadAt?.created_at) &&
+          Number(deadAt?.dead_at) > Date.now() - 60_000,
+        JSON.stringify(deadAt),
+      );
       await sleep(1100); // the check reads the backlog at most once a second
       const health = await app.inject('/healthz');
-      const check = health.json<{ checks: Record<string, { status: string; description?: string; data?: Record<string, unknown> }> }>().checks.outbox;
+      const check = health.json<{
+        checks: Record<
+          string,
+          { status: string; description?: string; data?: Record<string, unknown> }
+        >;
+      }>().checks.outbox;
       assert.equal(check?.status, 'degraded', health.body);
       assert.match(check?.description ?? '', /1 dead outbox record\(s\): see kit_outbox_dead/);
       assert.equal(check?.data?.dead, 1);
       assert.equal(check?.data?.pending, 0);
       assert.equal(check?.data?.deadLettered, 1);
-      assert.deepEqual([crud.outboxStats()?.pending, crud.outboxStats()?.dead], [0, 1], 'the backlog as the check last read it');
+      assert.deepEqual(
+        [crud.outboxStats()?.pending, crud.outboxStats()?.dead],
+        [0, 1],
+        'the backlog as the check last read it',
+      );
     });
 
     it('a dead record re-queued as docs/autocrud.md says is delivered again, with its id, and the check is healthy again', async () => {
@@ -296,8 +491,11 @@ export function outboxSuite(engine: EngineUnderTest): void {
       await until('the record dead', async () => (await dead()).length === 1, 20_000);
       const [moved] = await dead();
       refusing = false;
-      const columns = 'seq, id, entity, row_key, operation, version_before, version_after, payload, correlation_id, subject, trace_id, created_at, done';
-      await engine.sql(`insert into kit_outbox (${columns}) select ${columns} from kit_outbox_dead where seq = ${moved?.seq}`);
+      const columns =
+        'seq, id, entity, row_key, operation, version_before, version_after, payload, correlation_id, subject, trace_id, created_at, done';
+      await engine.sql(
+        `insert into kit_outbox (${columns}) select ${columns} from kit_outbox_dead where seq = ${moved?.seq}`,
+      );
       await engine.sql(`delete from kit_outbox_dead where seq = ${moved?.seq}`);
       await until('the re-queued record delivered', () => seen.length === 1, 20_000);
       assert.equal(seen[0]?.id, moved?.id, 'the same idempotency id');
@@ -305,7 +503,11 @@ export function outboxSuite(engine: EngineUnderTest): void {
       await until('deleted once delivered', async () => (await waiting()) === 0, 20_000);
       await sleep(1100);
       const health = await app.inject('/healthz');
-      assert.equal(health.json<{ checks: Record<string, { status: string }> }>().checks.outbox?.status, 'healthy', health.body);
+      assert.equal(
+        health.json<{ checks: Record<string, { status: string }> }>().checks.outbox?.status,
+        'healthy',
+        health.body,
+      );
       // A new record after the re-queued one: the identity goes on past it.
       assert.equal((await send(app, 'POST', '/api/memos', { text: 'next' })).statusCode, 201);
       await until('the next one delivered', () => seen.length === 2, 20_000);
@@ -320,7 +522,8 @@ export function outboxSuite(engine: EngineUnderTest): void {
           first.push(message);
         }),
       );
-      for (let i = 0; i < 40; i++) assert.equal((await send(one, 'POST', '/api/memos', { text: `m-${i}` })).statusCode, 201);
+      for (let i = 0; i < 40; i++)
+        assert.equal((await send(one, 'POST', '/api/memos', { text: `m-${i}` })).statusCode, 201);
       await until('deliveries under way', () => first.length > 0, 20_000);
       await one.close();
       app = undefined;
@@ -328,7 +531,11 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal(Number(lease?.expires_at), 0, 'the lease is given up, not left to lapse');
       const left = await waiting();
       assert.ok(left > 0, 'records are left for the next instance');
-      assert.equal(40 - left, first.length, 'what the first instance delivered is deleted: its batch finished before it stopped');
+      assert.equal(
+        40 - left,
+        first.length,
+        'what the first instance delivered is deleted: its batch finished before it stopped',
+      );
       const second: ChangeMessage[] = [];
       await start(FAST, (crud) => crud.onChange(Memo, (message) => void second.push(message)));
       await until('the rest delivered by the next instance', () => second.length === left, 20_000);
@@ -359,18 +566,44 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal((await send(app, 'POST', '/api/memos', { text: 'gate' })).statusCode, 201);
       await until('the gate delivered', () => calls.length === 1, 20_000);
       const ids: number[] = [];
-      for (const text of ['g1', 'g2', 'bad', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8']) ids.push((await send(app, 'POST', '/api/memos', { text })).json<{ id: number }>().id);
+      for (const text of ['g1', 'g2', 'bad', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8'])
+        ids.push((await send(app, 'POST', '/api/memos', { text })).json<{ id: number }>().id);
       const bad = ids[2] as number;
-      assert.equal((await send(app, 'PATCH', `/api/memos/${bad}`, { text: 'bad, patched' }, { 'content-type': 'application/merge-patch+json' })).statusCode, 200);
+      assert.equal(
+        (
+          await send(
+            app,
+            'PATCH',
+            `/api/memos/${bad}`,
+            { text: 'bad, patched' },
+            { 'content-type': 'application/merge-patch+json' },
+          )
+        ).statusCode,
+        200,
+      );
       release();
-      await until('every record delivered', async () => calls.length >= 13 && (await waiting()) === 0, 20_000);
+      await until(
+        'every record delivered',
+        async () => calls.length >= 13 && (await waiting()) === 0,
+        20_000,
+      );
       const next = calls.slice(1);
       // The batch after the gate: the nine creates once each, the bad one's patch held behind its create.
-      const byText = (text: string) => next.filter((m) => (m.after as { text?: string } | undefined)?.text === text);
-      for (const text of ['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8']) assert.equal(byText(text).length, 1, `${text} delivered once`);
-      assert.deepEqual(byText('bad').map((m) => m.attempt), [1, 2, 3], 'the failed record retried until it went through');
+      const byText = (text: string) =>
+        next.filter((m) => (m.after as { text?: string } | undefined)?.text === text);
+      for (const text of ['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8'])
+        assert.equal(byText(text).length, 1, `${text} delivered once`);
+      assert.deepEqual(
+        byText('bad').map((m) => m.attempt),
+        [1, 2, 3],
+        'the failed record retried until it went through',
+      );
       const badRow = next.filter((m) => JSON.stringify(m.key) === JSON.stringify(bad));
-      assert.deepEqual(badRow.map((m) => `${m.operation}#${m.attempt}`), ['create#1', 'create#2', 'create#3', 'patch#1'], 'the patch waited behind its create');
+      assert.deepEqual(
+        badRow.map((m) => `${m.operation}#${m.attempt}`),
+        ['create#1', 'create#2', 'create#3', 'patch#1'],
+        'the patch waited behind its create',
+      );
       const stats = crud.outboxStats();
       assert.equal(stats?.delivered, 11);
       assert.equal(stats?.retries, 2);
@@ -393,7 +626,9 @@ export function outboxSuite(engine: EngineUnderTest): void {
       assert.equal((await send(app, 'POST', '/api/memos', { text: 'in flight' })).statusCode, 201);
       await until('the delivery under way', () => calls.length === 1, 20_000);
       // Another instance takes the lease (a new term) while the batch waits on its subscriber.
-      await engine.sql(`update kit_outbox_lease set owner = 'another instance', term = term + 1, expires_at = expires_at + 600000`);
+      await engine.sql(
+        `update kit_outbox_lease set owner = 'another instance', term = term + 1, expires_at = expires_at + 600000`,
+      );
       await until('the lease seen lost', () => crud.outboxStats()?.leader === false, 10_000);
       release();
       await until('the batch deleted', async () => (await waiting()) === 0, 10_000);
@@ -422,16 +657,35 @@ export function outboxSuite(engine: EngineUnderTest): void {
           const text = (message.after as { text: string }).text;
           if (text !== 'hang' || message.attempt > 1) return;
           // Never settles by itself: only the deadline ends it.
-          return new Promise<void>(() => signal.addEventListener('abort', () => aborted.push(String((signal.reason as Error).message)), { once: true }));
+          return new Promise<void>(() =>
+            signal.addEventListener(
+              'abort',
+              () => aborted.push(String((signal.reason as Error).message)),
+              { once: true },
+            ),
+          );
         }),
       );
-      for (const text of ['a', 'hang', 'b', 'c']) assert.equal((await send(app, 'POST', '/api/memos', { text })).statusCode, 201);
-      await until('every record delivered', async () => calls.length >= 5 && (await waiting()) === 0, 10_000);
+      for (const text of ['a', 'hang', 'b', 'c'])
+        assert.equal((await send(app, 'POST', '/api/memos', { text })).statusCode, 201);
+      await until(
+        'every record delivered',
+        async () => calls.length >= 5 && (await waiting()) === 0,
+        10_000,
+      );
       assert.equal(aborted.length, 1, 'the hanging delivery saw its signal abort');
       assert.match(aborted[0] as string, /deliveryTimeoutMs \(300 ms\)/);
       const hang = calls.filter((m) => (m.after as { text: string }).text === 'hang');
-      assert.deepEqual(hang.map((m) => m.attempt), [1, 2]);
-      for (const text of ['a', 'b', 'c']) assert.equal(calls.filter((m) => (m.after as { text: string }).text === text).length, 1, `${text} delivered once`);
+      assert.deepEqual(
+        hang.map((m) => m.attempt),
+        [1, 2],
+      );
+      for (const text of ['a', 'b', 'c'])
+        assert.equal(
+          calls.filter((m) => (m.after as { text: string }).text === text).length,
+          1,
+          `${text} delivered once`,
+        );
       const stats = crud.outboxStats();
       assert.equal(stats?.retries, 1);
       assert.equal(stats?.delivered, 4);
@@ -442,12 +696,23 @@ export function outboxSuite(engine: EngineUnderTest): void {
       const made = Fastify();
       addKit(made, [ItemsEndpoint]);
       const crud = addKitAutoCrud(made, engine.connection, { createTables: true });
-      assert.throws(() => crud.onChange(Item, () => undefined), { code: 'KIT_ERR_AUTOCRUD_OUTBOX_OFF' });
+      assert.throws(() => crud.onChange(Item, () => undefined), {
+        code: 'KIT_ERR_AUTOCRUD_OUTBOX_OFF',
+      });
       await made.close();
       const bad = Fastify();
       addKit(bad, []);
-      assert.throws(() => addKitAutoCrud(bad, engine.connection, { outbox: { maxAttempts: 0 } }), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && /outbox\.maxAttempts = 0/.test(err.message));
-      assert.throws(() => addKitAutoCrud(bad, engine.connection, { outbox: { targets: [{ name: 'x' } as never] } }), (err: Error & { code?: string }) => err.code === 'KIT_ERR_INVALID_OPTION' && /outbox\.targets\[0\]/.test(err.message));
+      assert.throws(
+        () => addKitAutoCrud(bad, engine.connection, { outbox: { maxAttempts: 0 } }),
+        (err: Error & { code?: string }) =>
+          err.code === 'KIT_ERR_INVALID_OPTION' && /outbox\.maxAttempts = 0/.test(err.message),
+      );
+      assert.throws(
+        () =>
+          addKitAutoCrud(bad, engine.connection, { outbox: { targets: [{ name: 'x' } as never] } }),
+        (err: Error & { code?: string }) =>
+          err.code === 'KIT_ERR_INVALID_OPTION' && /outbox\.targets\[0\]/.test(err.message),
+      );
       await bad.close();
     });
   });

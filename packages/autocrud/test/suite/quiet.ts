@@ -18,7 +18,11 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 /** Requests that must each be answered with a 4xx; `{id}`/`{doc}`/`{ledger}`/`{tag}` are existing rows. */
 function battery(): InjectOptions[] {
-  const writes = (url: string, headers: Record<string, string>, payload?: unknown): InjectOptions[] => [
+  const writes = (
+    url: string,
+    headers: Record<string, string>,
+    payload?: unknown,
+  ): InjectOptions[] => [
     { method: 'PUT', url, headers, payload: payload ?? { title: 'x' } },
     { method: 'DELETE', url, headers },
   ];
@@ -26,27 +30,84 @@ function battery(): InjectOptions[] {
   return [
     // Malformed headers.
     ...badIfMatch.flatMap((value) => writes('/api/documents/{doc}', { 'if-match': value })),
-    ...badIfMatch.flatMap((value) => writes('/api/ledgers/{ledger}', { 'if-match': value }, { label: 'x', amount: 1 })),
+    ...badIfMatch.flatMap((value) =>
+      writes('/api/ledgers/{ledger}', { 'if-match': value }, { label: 'x', amount: 1 }),
+    ),
     ...writes('/api/ledgers/{ledger}', {}, { label: 'x', amount: 1 }),
     ...writes('/api/ledgers/{ledger}', { 'if-match': '"99"' }, { label: 'x', amount: 1 }),
     ...writes('/api/documents/{doc}', { 'if-match': 'W/"1"' }),
-    { method: 'PUT', url: '/api/product/{id}', headers: { 'if-match': '"1"' }, payload: { name: 'x', price: 1 } },
-    { method: 'POST', url: '/api/documents', headers: { 'idempotency-key': '' }, payload: { title: 'x' } },
-    { method: 'POST', url: '/api/documents', headers: { 'idempotency-key': 'ä' }, payload: { title: 'x' } },
-    { method: 'POST', url: '/api/documents', headers: { 'idempotency-key': 'k'.repeat(300) }, payload: { title: 'x' } },
-    { method: 'POST', url: '/api/documents', headers: { 'idempotency-key': 'used-key' }, payload: { title: 'other body' } },
+    {
+      method: 'PUT',
+      url: '/api/product/{id}',
+      headers: { 'if-match': '"1"' },
+      payload: { name: 'x', price: 1 },
+    },
+    {
+      method: 'POST',
+      url: '/api/documents',
+      headers: { 'idempotency-key': '' },
+      payload: { title: 'x' },
+    },
+    {
+      method: 'POST',
+      url: '/api/documents',
+      headers: { 'idempotency-key': 'ä' },
+      payload: { title: 'x' },
+    },
+    {
+      method: 'POST',
+      url: '/api/documents',
+      headers: { 'idempotency-key': 'k'.repeat(300) },
+      payload: { title: 'x' },
+    },
+    {
+      method: 'POST',
+      url: '/api/documents',
+      headers: { 'idempotency-key': 'used-key' },
+      payload: { title: 'other body' },
+    },
     // Bodies.
     { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: '{"name": "fig",' },
     { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: '' },
     { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: 'null' },
     { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: '"text"' },
     { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: '[]' },
-    { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: '{"__proto__": {"x": 1}, "name": "p", "price": 1}' },
-    { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: '{"name": "big", "price": 1, "stock": 9007199254740993}' },
-    { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: '{"name": "inf", "price": 1e400}' },
-    { method: 'POST', url: '/api/product', headers: { 'content-type': 'text/plain' }, payload: '{"name":"fig","price":1}' },
-    { method: 'POST', url: '/api/product', headers: { 'content-type': 'application/xml' }, payload: '<p/>' },
-    { method: 'POST', url: '/api/product', headers: JSON_TYPE, payload: JSON.stringify({ name: 'x'.repeat(1_100_000), price: 1 }) },
+    {
+      method: 'POST',
+      url: '/api/product',
+      headers: JSON_TYPE,
+      payload: '{"__proto__": {"x": 1}, "name": "p", "price": 1}',
+    },
+    {
+      method: 'POST',
+      url: '/api/product',
+      headers: JSON_TYPE,
+      payload: '{"name": "big", "price": 1, "stock": 9007199254740993}',
+    },
+    {
+      method: 'POST',
+      url: '/api/product',
+      headers: JSON_TYPE,
+      payload: '{"name": "inf", "price": 1e400}',
+    },
+    {
+      method: 'POST',
+      url: '/api/product',
+      headers: { 'content-type': 'text/plain' },
+      payload: '{"name":"fig","price":1}',
+    },
+    {
+      method: 'POST',
+      url: '/api/product',
+      headers: { 'content-type': 'application/xml' },
+      payload: '<p/>',
+    },
+    {
+      method: 'POST',
+      url: '/api/product',
+      headers: JSON_TYPE,
+      payload: JSON.stringify({ name: 'x'.repeat(1_100_000), price: 1 }),
+    },
     { method: 'POST', url: '/api/product', payload: { name: 'fig', price: 1, colour: 'red' } },
     { method: 'POST', url: '/api/product', payload: { name: 'fig', price: 1, id: 5 } },
     { method: 'POST', url: '/api/product', payload: { name: 'fig', price: '1' } },
@@ -75,11 +136,13 @@ function battery(): InjectOptions[] {
     { method: 'GET', url: `/api/product?after=${'A'.repeat(9000)}` },
     { method: 'GET', url: '/api/product?filter[[x]]=1' },
     // Ids.
-    ...['abc', '0x10', '1e1', '+1', '1.0', '99999999999999999', '-', '%00'].flatMap((id): InjectOptions[] => [
-      { method: 'GET', url: `/api/product/${id}` },
-      { method: 'PUT', url: `/api/product/${id}`, payload: { name: 'x', price: 1 } },
-      { method: 'DELETE', url: `/api/product/${id}` },
-    ]),
+    ...['abc', '0x10', '1e1', '+1', '1.0', '99999999999999999', '-', '%00'].flatMap(
+      (id): InjectOptions[] => [
+        { method: 'GET', url: `/api/product/${id}` },
+        { method: 'PUT', url: `/api/product/${id}`, payload: { name: 'x', price: 1 } },
+        { method: 'DELETE', url: `/api/product/${id}` },
+      ],
+    ),
     { method: 'GET', url: '/api/tags/urn:uuid:a0b1c2d3-e4f5-4a6b-8c7d-8e9fa0b1c2d3' },
     { method: 'GET', url: '/api/tags/not-a-uuid' },
     { method: 'GET', url: '/api/product/424242' },
@@ -99,18 +162,32 @@ export function quietSuite(engine: EngineUnderTest): void {
       for (const statement of suiteTables(engine.flavour)) await engine.sql(statement);
       const stream = new Writable({
         write(chunk: Buffer, _encoding, done) {
-          for (const line of chunk.toString().split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Line);
+          for (const line of chunk.toString().split('\n'))
+            if (line.trim() !== '') lines.push(JSON.parse(line) as Line);
           done();
         },
       });
       app = await crudApp(engine, {}, undefined, undefined, { logger: { level: 'trace', stream } });
-      const created = async (url: string, payload: unknown, headers: Record<string, string> = {}) => {
-        const res = await app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers });
+      const created = async (
+        url: string,
+        payload: unknown,
+        headers: Record<string, string> = {},
+      ) => {
+        const res = await app.inject({
+          method: 'POST',
+          url,
+          payload: payload as Record<string, unknown>,
+          headers,
+        });
         assert.equal(res.statusCode, 201, res.body);
         return String(res.json<{ id: unknown }>().id);
       };
       ids.id = await created('/api/product', { name: 'apple', price: 1 });
-      ids.doc = await created('/api/documents', { title: 'doc' }, { 'idempotency-key': 'used-key' });
+      ids.doc = await created(
+        '/api/documents',
+        { title: 'doc' },
+        { 'idempotency-key': 'used-key' },
+      );
       ids.ledger = await created('/api/ledgers', { label: 'l', amount: 1 });
       ids.tag = await created('/api/tags', { label: 't' });
     });
@@ -122,18 +199,34 @@ export function quietSuite(engine: EngineUnderTest): void {
       const start = lines.length;
       const statuses = new Map<number, number>();
       for (const request of battery()) {
-        const url = String(request.url).replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? name);
+        const url = String(request.url).replace(
+          /\{(\w+)\}/g,
+          (_, name: string) => ids[name] ?? name,
+        );
         const res = await app.inject({ ...request, url });
-        assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${request.method} ${url.slice(0, 120)} ${JSON.stringify(request.headers ?? {})}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+        assert.ok(
+          res.statusCode >= 400 && res.statusCode < 500,
+          `${request.method} ${url.slice(0, 120)} ${JSON.stringify(request.headers ?? {})}: ${res.statusCode} ${res.body.slice(0, 300)}`,
+        );
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
       }
       // Let any late line (a promise settling after the answer) arrive.
       await new Promise((resolve) => setTimeout(resolve, 50));
       const loud = lines.slice(start).filter((l) => l.level >= 50);
-      assert.deepEqual(loud.map((l) => `${l.level} ${l.msg} ${l.err?.message ?? ''}`), []);
-      for (const status of [400, 404, 409, 412, 413, 415, 422, 428]) assert.ok(statuses.has(status), `the battery provokes ${status}: ${JSON.stringify([...statuses])}`);
+      assert.deepEqual(
+        loud.map((l) => `${l.level} ${l.msg} ${l.err?.message ?? ''}`),
+        [],
+      );
+      for (const status of [400, 404, 409, 412, 413, 415, 422, 428])
+        assert.ok(
+          statuses.has(status),
+          `the battery provokes ${status}: ${JSON.stringify([...statuses])}`,
+        );
       // And nothing of the battery was written.
-      assert.equal((await app.inject(`/api/product/${ids.id}`)).json<{ name: string }>().name, 'apple');
+      assert.equal(
+        (await app.inject(`/api/product/${ids.id}`)).json<{ name: string }>().name,
+        'apple',
+      );
     });
   });
 }

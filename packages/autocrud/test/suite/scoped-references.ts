@@ -24,7 +24,10 @@ export function scopedReferenceRaceSuite(engine: EngineUnderTest): void {
     before(async () => {
       authority = await TestAuthority.start();
       ({ app, as, items } = await relationsFixture(engine, authority));
-      assert.ok(engine.session, `${engine.name} opens no session of its own (EngineUnderTest.session)`);
+      assert.ok(
+        engine.session,
+        `${engine.name} opens no session of its own (EngineUnderTest.session)`,
+      );
       session = await engine.session();
     });
     after(async () => {
@@ -41,26 +44,54 @@ export function scopedReferenceRaceSuite(engine: EngineUnderTest): void {
       // An item of alice's that a PATCH moves to each round's basket, racing like a create.
       const moved = items.aliceInA1;
       for (let round = 0; round < ROUNDS; round++) {
-        const made = await app.inject({ method: 'POST', url: '/api/authBaskets', headers: as.root, payload: { code: `race-${round}`, label: 'race', ownerId: 'alice' } });
+        const made = await app.inject({
+          method: 'POST',
+          url: '/api/authBaskets',
+          headers: as.root,
+          payload: { code: `race-${round}`, label: 'race', ownerId: 'alice' },
+        });
         assert.equal(made.statusCode, 201, made.body);
         const basket = made.json<{ id: number }>().id;
-        const create = (n: number) => () => send({ method: 'POST', url: '/api/authItems', payload: { basketId: basket, sku: `race-${round}-${n}` } });
-        const move = () => send({ method: 'PATCH', url: `/api/authItems/${moved}`, payload: { basketId: basket } });
+        const create = (n: number) => () =>
+          send({
+            method: 'POST',
+            url: '/api/authItems',
+            payload: { basketId: basket, sku: `race-${round}-${n}` },
+          });
+        const move = () =>
+          send({ method: 'PATCH', url: `/api/authItems/${moved}`, payload: { basketId: basket } });
         // Another session hands the basket over to bob, then reads (after its UPDATE, before its
         // COMMIT) the items that refer to it: those committed before the hand-over.
-        const handOver = () => session.transaction([`update authz_baskets set owner_id = 'bob', version = version + 1 where id = ${basket}`, `select id from authz_items where basket_id = ${basket} order by id`]);
+        const handOver = () =>
+          session.transaction([
+            `update authz_baskets set owner_id = 'bob', version = version + 1 where id = ${basket}`,
+            `select id from authz_items where basket_id = ${basket} order by id`,
+          ]);
         // By round, the hand-over starts up to 3 ms before the writes, with them, or up to 3 ms
         // after them: some rounds see it win, others a write.
         const lead = (round % 7) - 3;
-        const later = <T>(ms: number, request: () => Promise<T>) => (ms > 0 ? sleep(ms).then(request) : request());
-        const [handed, ...writes] = (await Promise.all([later(lead, handOver), later(-lead, create(1)), later(-lead, move), later(-lead, create(2))])) as [Array<Array<Record<string, unknown>>>, ...LightMyRequestResponse[]];
+        const later = <T>(ms: number, request: () => Promise<T>) =>
+          ms > 0 ? sleep(ms).then(request) : request();
+        const [handed, ...writes] = (await Promise.all([
+          later(lead, handOver),
+          later(-lead, create(1)),
+          later(-lead, move),
+          later(-lead, create(2)),
+        ])) as [Array<Array<Record<string, unknown>>>, ...LightMyRequestResponse[]];
         const seen = (handed[1] ?? []).map((row) => Number(row.id));
         const written: number[] = [];
         for (const res of writes) {
-          assert.ok(res.statusCode === 201 || res.statusCode === 200 || res.statusCode === 422, `round ${round}: ${res.statusCode} ${res.body}`);
+          assert.ok(
+            res.statusCode === 201 || res.statusCode === 200 || res.statusCode === 422,
+            `round ${round}: ${res.statusCode} ${res.body}`,
+          );
           if (res.statusCode === 422) {
             assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-            assert.equal(res.json<{ errors: Array<{ name: string }> }>().errors[0]?.name, 'basketId', res.body);
+            assert.equal(
+              res.json<{ errors: Array<{ name: string }> }>().errors[0]?.name,
+              'basketId',
+              res.body,
+            );
             outcomes.refused += 1;
           } else {
             written.push(res.json<{ id: number }>().id);
@@ -68,9 +99,19 @@ export function scopedReferenceRaceSuite(engine: EngineUnderTest): void {
           }
         }
         // Every item referring to the basket now was committed before the hand-over: the hand-over's own read saw it.
-        const committed = (await engine.sql(`select id from authz_items where basket_id = ${basket} order by id`)).map((row) => Number(row.id));
-        assert.deepEqual(committed, seen, `round ${round}: items committed under a basket alice no longer owned (seen by the hand-over: ${JSON.stringify(seen)})`);
-        assert.deepEqual([...written].sort((a, b) => a - b), committed, `round ${round}: the writes answered 2xx are not the items that refer to the basket`);
+        const committed = (
+          await engine.sql(`select id from authz_items where basket_id = ${basket} order by id`)
+        ).map((row) => Number(row.id));
+        assert.deepEqual(
+          committed,
+          seen,
+          `round ${round}: items committed under a basket alice no longer owned (seen by the hand-over: ${JSON.stringify(seen)})`,
+        );
+        assert.deepEqual(
+          [...written].sort((a, b) => a - b),
+          committed,
+          `round ${round}: the writes answered 2xx are not the items that refer to the basket`,
+        );
       }
       // Both outcomes must have happened, or the race was not run.
       assert.ok(outcomes.written > 0 && outcomes.refused > 0, JSON.stringify(outcomes));

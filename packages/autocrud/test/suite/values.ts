@@ -11,8 +11,21 @@ import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
-import { addKitAutoCrud, AutoCrud, defineEntity, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
-import { assertBadParameter, assertProblem, call, crudApp, TagsEndpoint, type EngineUnderTest } from './fixtures.ts';
+import {
+  addKitAutoCrud,
+  AutoCrud,
+  defineEntity,
+  KIT_AUTOCRUD,
+  type KitAutoCrud,
+} from '@kit/autocrud';
+import {
+  assertBadParameter,
+  assertProblem,
+  call,
+  crudApp,
+  TagsEndpoint,
+  type EngineUnderTest,
+} from './fixtures.ts';
 
 export const Reading = defineEntity({
   name: 'Reading',
@@ -21,7 +34,9 @@ export const Reading = defineEntity({
     id: Type.Integer(),
     at: Type.String({ format: 'date-time' }),
     day: Type.Optional(Type.Union([Type.String({ format: 'date' }), Type.Null()])),
-    nick: Type.Optional(Type.Union([Type.String({ maxLength: 40 }), Type.Null()], { default: 'anon' })),
+    nick: Type.Optional(
+      Type.Union([Type.String({ maxLength: 40 }), Type.Null()], { default: 'anon' }),
+    ),
     label: Type.String({ maxLength: 40, default: 'none' }),
     qty: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     ref: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()])),
@@ -35,7 +50,11 @@ export class ReadingsEndpoint {}
 export const Amount = defineEntity({
   name: 'Amount',
   table: 'amounts',
-  schema: Type.Object({ id: Type.Integer(), amount: Type.String({ format: 'decimal' }), note: Type.Optional(Type.String()) }),
+  schema: Type.Object({
+    id: Type.Integer(),
+    amount: Type.String({ format: 'decimal' }),
+    note: Type.Optional(Type.String()),
+  }),
   writable: ['amount', 'note'],
 });
 @AutoCrud(Amount)
@@ -89,7 +108,16 @@ const STAMPS: Array<[string, string]> = [
   ['2024-03-31T02:30:00.5+02:00', '2024-03-31T00:30:00.500000Z'],
   ['2024-06-01T10:00:00.000001z', '2024-06-01T10:00:00.000001Z'],
 ];
-const DAYS = ['2024-06-01', '2024-03-31', '2024-10-27', '2024-12-31', '2024-01-01', '2000-02-29', '0001-01-01', '9999-12-31'];
+const DAYS = [
+  '2024-06-01',
+  '2024-03-31',
+  '2024-10-27',
+  '2024-12-31',
+  '2024-01-01',
+  '2000-02-29',
+  '0001-01-01',
+  '9999-12-31',
+];
 // 30-digit decimals, ties and signs included, in ascending order.
 const AMOUNTS = [
   '-999999999999999999999999999999',
@@ -104,7 +132,11 @@ const AMOUNTS = [
 ];
 
 /** Every page of `url` by `size`, following `next`; each page's `next` is null exactly on the last one. */
-async function walk<T extends { id: number }>(app: FastifyInstance, url: string, size: number): Promise<T[]> {
+async function walk<T extends { id: number }>(
+  app: FastifyInstance,
+  url: string,
+  size: number,
+): Promise<T[]> {
   const seen: T[] = [];
   let page = (await call(app, `${url}&pageSize=${size}`)).json<Page<T>>();
   for (let guard = 0; ; guard++) {
@@ -119,8 +151,15 @@ async function walk<T extends { id: number }>(app: FastifyInstance, url: string,
   }
 }
 
-function sortedBy<T extends { id: number }>(rows: T[], key: (row: T) => string, descending: boolean, compare: (a: string, b: string) => number = (a, b) => (a < b ? -1 : a > b ? 1 : 0)): T[] {
-  return [...rows].sort((a, b) => (descending ? compare(key(b), key(a)) : compare(key(a), key(b))) || a.id - b.id);
+function sortedBy<T extends { id: number }>(
+  rows: T[],
+  key: (row: T) => string,
+  descending: boolean,
+  compare: (a: string, b: string) => number = (a, b) => (a < b ? -1 : a > b ? 1 : 0),
+): T[] {
+  return [...rows].sort(
+    (a, b) => (descending ? compare(key(b), key(a)) : compare(key(a), key(b))) || a.id - b.id,
+  );
 }
 
 /** -1, 0 or 1 for two decimal strings, exactly. */
@@ -139,7 +178,10 @@ export function valuesSuite(engine: EngineUnderTest): void {
   // The zone in the name: time-zones.test.ts runs this suite in other zones and checks it ran there.
   describe(`AutoCrud values, cursors and answers on ${engine.name} (TZ=${process.env.TZ ?? 'unset'}, getTimezoneOffset ${new Date(2024, 5, 1).getTimezoneOffset()})`, () => {
     let app: FastifyInstance;
-    const endpoints = engine.flavour === 'postgres' ? [ReadingsEndpoint, TagsEndpoint, AmountsEndpoint] : [ReadingsEndpoint, TagsEndpoint];
+    const endpoints =
+      engine.flavour === 'postgres'
+        ? [ReadingsEndpoint, TagsEndpoint, AmountsEndpoint]
+        : [ReadingsEndpoint, TagsEndpoint];
 
     before(async () => {
       for (const statement of tables(engine.flavour)) await engine.sql(statement);
@@ -155,8 +197,13 @@ export function valuesSuite(engine: EngineUnderTest): void {
       return res.json<ReadingRow>();
     };
     const stored = async (id: number): Promise<Record<string, unknown>> => {
-      const column = engine.flavour === 'postgres' ? "to_char(at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') as at, day::text as day" : 'at, day';
-      const [row] = await engine.sql(`select ${column}, nick, label, qty from readings where id = ${id}`);
+      const column =
+        engine.flavour === 'postgres'
+          ? "to_char(at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') as at, day::text as day"
+          : 'at, day';
+      const [row] = await engine.sql(
+        `select ${column}, nick, label, qty from readings where id = ${id}`,
+      );
       assert.ok(row, `row ${id} is stored`);
       return row;
     };
@@ -166,7 +213,8 @@ export function valuesSuite(engine: EngineUnderTest): void {
         const row = await post({ at: given });
         assert.equal(row.at, answered, given);
         assert.equal((await call(app, `/api/readings/${row.id}`)).json<ReadingRow>().at, answered);
-        const expected = engine.flavour === 'postgres' ? answered.slice(0, -1).replace('T', ' ') : answered;
+        const expected =
+          engine.flavour === 'postgres' ? answered.slice(0, -1).replace('T', ' ') : answered;
         assert.equal((await stored(row.id)).at, expected, `${given} as stored`);
       }
     });
@@ -174,17 +222,44 @@ export function valuesSuite(engine: EngineUnderTest): void {
     it('a filter with a timestamp exactly as answered finds its row (eq, in, gte/lte), and offsets compare as instants', async () => {
       const row = await post({ at: '2031-02-03T04:05:06.123456+07:00', label: 'filter-me' });
       assert.equal(row.at, '2031-02-02T21:05:06.123456Z');
-      const found = async (query: string) => (await call(app, `/api/readings?${query}`)).json<Page<ReadingRow>>().items.map((r) => r.id);
+      const found = async (query: string) =>
+        (await call(app, `/api/readings?${query}`)).json<Page<ReadingRow>>().items.map((r) => r.id);
       assert.deepEqual(await found(`filter[at]=${encodeURIComponent(row.at)}`), [row.id]);
-      assert.deepEqual(await found(`filter[at][in]=${encodeURIComponent(`${row.at},2031-02-02T21:05:06.123457Z`)}`), [row.id]);
-      assert.deepEqual(await found(`filter[at][gte]=${encodeURIComponent(row.at)}&filter[at][lte]=${encodeURIComponent(row.at)}`), [row.id]);
-      assert.deepEqual(await found(`filter[at]=${encodeURIComponent('2031-02-03T04:05:06.123456+07:00')}`), [row.id]);
-      assert.deepEqual(await found(`filter[at]=${encodeURIComponent('2031-02-02T21:05:06.123Z')}`), [], 'milliseconds are another instant');
-      assert.deepEqual(await found(`filter[at][gt]=${encodeURIComponent(row.at)}&filter[label]=filter-me`), []);
+      assert.deepEqual(
+        await found(
+          `filter[at][in]=${encodeURIComponent(`${row.at},2031-02-02T21:05:06.123457Z`)}`,
+        ),
+        [row.id],
+      );
+      assert.deepEqual(
+        await found(
+          `filter[at][gte]=${encodeURIComponent(row.at)}&filter[at][lte]=${encodeURIComponent(row.at)}`,
+        ),
+        [row.id],
+      );
+      assert.deepEqual(
+        await found(`filter[at]=${encodeURIComponent('2031-02-03T04:05:06.123456+07:00')}`),
+        [row.id],
+      );
+      assert.deepEqual(
+        await found(`filter[at]=${encodeURIComponent('2031-02-02T21:05:06.123Z')}`),
+        [],
+        'milliseconds are another instant',
+      );
+      assert.deepEqual(
+        await found(`filter[at][gt]=${encodeURIComponent(row.at)}&filter[label]=filter-me`),
+        [],
+      );
     });
 
     it('GET then PUT of the answered row keeps every stored value, microseconds included', async () => {
-      const row = await post({ at: '2024-06-01T10:00:00.000001Z', day: '2024-06-01', nick: 'ada', label: 'kept', qty: 9007199254740991 });
+      const row = await post({
+        at: '2024-06-01T10:00:00.000001Z',
+        day: '2024-06-01',
+        nick: 'ada',
+        label: 'kept',
+        qty: 9007199254740991,
+      });
       const before = await stored(row.id);
       const read = (await call(app, `/api/readings/${row.id}`)).json<ReadingRow>();
       const { id: _id, ...body } = read;
@@ -195,9 +270,17 @@ export function valuesSuite(engine: EngineUnderTest): void {
       for (let round = 0; round < 3; round++) {
         const again = (await call(app, `/api/readings/${row.id}`)).json<ReadingRow>();
         const { id: _again, ...same } = again;
-        assert.equal((await call(app, { method: 'PUT', url: `/api/readings/${row.id}`, payload: same })).statusCode, 200);
+        assert.equal(
+          (await call(app, { method: 'PUT', url: `/api/readings/${row.id}`, payload: same }))
+            .statusCode,
+          200,
+        );
       }
-      assert.deepEqual(await stored(row.id), before, 'three more read-modify-writes change nothing');
+      assert.deepEqual(
+        await stored(row.id),
+        before,
+        'three more read-modify-writes change nothing',
+      );
     });
 
     it('dates never move a day: answered as written and stored as answered, in any time zone', async () => {
@@ -208,88 +291,220 @@ export function valuesSuite(engine: EngineUnderTest): void {
         const read = (await call(app, `/api/readings/${row.id}`)).json<ReadingRow>();
         assert.equal(read.day, day);
         const { id: _id, ...body } = read;
-        assert.equal((await call(app, { method: 'PUT', url: `/api/readings/${row.id}`, payload: body })).json<ReadingRow>().day, day);
+        assert.equal(
+          (
+            await call(app, { method: 'PUT', url: `/api/readings/${row.id}`, payload: body })
+          ).json<ReadingRow>().day,
+          day,
+        );
         assert.equal((await stored(row.id)).day, day, `${day} after GET then PUT`);
-        const found = (await call(app, `/api/readings?filter[day]=${day}&filter[id]=${row.id}`)).json<Page<ReadingRow>>();
-        assert.deepEqual(found.items.map((r) => r.id), [row.id]);
+        const found = (
+          await call(app, `/api/readings?filter[day]=${day}&filter[id]=${row.id}`)
+        ).json<Page<ReadingRow>>();
+        assert.deepEqual(
+          found.items.map((r) => r.id),
+          [row.id],
+        );
       }
       // A date written by another client of the database reads the same.
-      await engine.sql("insert into readings (at, day) values ('2024-06-01T00:00:00.000000Z', '2024-06-01')");
+      await engine.sql(
+        "insert into readings (at, day) values ('2024-06-01T00:00:00.000000Z', '2024-06-01')",
+      );
       const [latest] = await engine.sql('select max(id) as id from readings');
-      assert.equal((await call(app, `/api/readings/${Number(latest?.id)}`)).json<ReadingRow>().day, '2024-06-01');
-      for (const bad of ['2024-02-30', '2024-6-1', '2024-06-01T00:00:00Z', '0000-01-01', '20240601']) {
-        assertBadParameter(await call(app, { method: 'POST', url: '/api/readings', payload: { at: '2024-06-01T00:00:00Z', day: bad } }), 'body', 'day');
+      assert.equal(
+        (await call(app, `/api/readings/${Number(latest?.id)}`)).json<ReadingRow>().day,
+        '2024-06-01',
+      );
+      for (const bad of [
+        '2024-02-30',
+        '2024-6-1',
+        '2024-06-01T00:00:00Z',
+        '0000-01-01',
+        '20240601',
+      ]) {
+        assertBadParameter(
+          await call(app, {
+            method: 'POST',
+            url: '/api/readings',
+            payload: { at: '2024-06-01T00:00:00Z', day: bad },
+          }),
+          'body',
+          'day',
+        );
       }
     });
 
     it('a cursor walk over microsecond timestamps, ascending and descending, by 1, 2 and 7: no repeat, no skip', async () => {
       const walkLabel = 'walk';
-      for (const [given] of [...STAMPS, ...STAMPS.slice(0, 4)]) await post({ at: given, label: walkLabel });
-      const all = (await call(app, `/api/readings?filter[label]=${walkLabel}&pageSize=100`)).json<Page<ReadingRow>>().items;
+      for (const [given] of [...STAMPS, ...STAMPS.slice(0, 4)])
+        await post({ at: given, label: walkLabel });
+      const all = (await call(app, `/api/readings?filter[label]=${walkLabel}&pageSize=100`)).json<
+        Page<ReadingRow>
+      >().items;
       assert.equal(all.length, STAMPS.length + 4);
       for (const descending of [false, true]) {
         const expected = sortedBy(all, (r) => r.at, descending).map((r) => r.id);
         for (const size of [1, 2, 7]) {
-          const ids = (await walk<ReadingRow>(app, `/api/readings?filter[label]=${walkLabel}&sort=${descending ? '-' : ''}at`, size)).map((r) => r.id);
+          const ids = (
+            await walk<ReadingRow>(
+              app,
+              `/api/readings?filter[label]=${walkLabel}&sort=${descending ? '-' : ''}at`,
+              size,
+            )
+          ).map((r) => r.id);
           assert.deepEqual(ids, expected, `sort=${descending ? '-' : ''}at by ${size}`);
         }
         // Ties broken the other way: sort=at,-id.
-        const byAtThenIdDown = [...all].sort((a, b) => (descending ? b.at.localeCompare(a.at) : a.at.localeCompare(b.at)) || b.id - a.id).map((r) => r.id);
+        const byAtThenIdDown = [...all]
+          .sort(
+            (a, b) =>
+              (descending ? b.at.localeCompare(a.at) : a.at.localeCompare(b.at)) || b.id - a.id,
+          )
+          .map((r) => r.id);
         for (const size of [1, 2, 7]) {
-          const ids = (await walk<ReadingRow>(app, `/api/readings?filter[label]=${walkLabel}&sort=${descending ? '-' : ''}at,-id`, size)).map((r) => r.id);
+          const ids = (
+            await walk<ReadingRow>(
+              app,
+              `/api/readings?filter[label]=${walkLabel}&sort=${descending ? '-' : ''}at,-id`,
+              size,
+            )
+          ).map((r) => r.id);
           assert.deepEqual(ids, byAtThenIdDown, `sort=${descending ? '-' : ''}at,-id by ${size}`);
         }
       }
     });
 
-    it('a cursor walk over 30-digit decimals, ascending and descending, by 1, 2 and 7; filters and GET-then-PUT keep every digit', { skip: engine.flavour === 'sqlite' && 'SQLite has no exact decimal column' }, async () => {
-      const ids: number[] = [];
-      for (const amount of AMOUNTS) {
-        const res = await call(app, { method: 'POST', url: '/api/amounts', payload: { amount } });
-        assert.equal(res.statusCode, 201, res.body);
-        const row = res.json<{ id: number; amount: string }>();
-        assert.equal(row.amount, amount);
-        ids.push(row.id);
-      }
-      const all = (await call(app, '/api/amounts?pageSize=100')).json<Page<{ id: number; amount: string }>>().items;
-      for (const descending of [false, true]) {
-        const expected = sortedBy(all, (r) => r.amount, descending, compareDecimals).map((r) => r.id);
-        for (const size of [1, 2, 7]) {
-          const walked = (await walk<{ id: number; amount: string }>(app, `/api/amounts?sort=${descending ? '-' : ''}amount`, size)).map((r) => r.id);
-          assert.deepEqual(walked, expected, `sort=${descending ? '-' : ''}amount by ${size}`);
+    it(
+      'a cursor walk over 30-digit decimals, ascending and descending, by 1, 2 and 7; filters and GET-then-PUT keep every digit',
+      { skip: engine.flavour === 'sqlite' && 'SQLite has no exact decimal column' },
+      async () => {
+        const ids: number[] = [];
+        for (const amount of AMOUNTS) {
+          const res = await call(app, { method: 'POST', url: '/api/amounts', payload: { amount } });
+          assert.equal(res.statusCode, 201, res.body);
+          const row = res.json<{ id: number; amount: string }>();
+          assert.equal(row.amount, amount);
+          ids.push(row.id);
         }
-      }
-      for (const row of all) {
-        const found = (await call(app, `/api/amounts?filter[amount]=${encodeURIComponent(row.amount)}`)).json<Page<{ id: number }>>().items.map((r) => r.id);
-        assert.ok(found.includes(row.id), `${row.amount} finds its row`);
-        const { id, ...body } = row;
-        assert.equal((await call(app, { method: 'PUT', url: `/api/amounts/${id}`, payload: body })).json<{ amount: string }>().amount, row.amount);
-        assert.equal((await engine.sql(`select amount::text as amount from amounts where id = ${id}`))[0]?.amount, row.amount);
-      }
-      assert.deepEqual((await call(app, '/api/amounts?filter[amount][gt]=123456789012345678901234567890&pageSize=100')).json<Page<{ amount: string }>>().items.map((r) => r.amount), [
-        '123456789012345678901234567890.1',
-        '123456789012345678901234567891',
-      ]);
-      for (const bad of ['1e5', 'NaN', 'Infinity', '1,5', ' 1', '0x10', '']) {
-        assertBadParameter(await call(app, { method: 'POST', url: '/api/amounts', payload: { amount: bad } }), 'body', 'amount');
-      }
-      assertBadParameter(await call(app, { method: 'POST', url: '/api/amounts', payload: { amount: 12.5 } }), 'body', 'amount', /string/);
-      assertBadParameter(await call(app, '/api/amounts?filter[amount][like]=12'), 'querystring', 'filter[amount][like]', /does not apply/);
-    });
+        const all = (await call(app, '/api/amounts?pageSize=100')).json<
+          Page<{ id: number; amount: string }>
+        >().items;
+        for (const descending of [false, true]) {
+          const expected = sortedBy(all, (r) => r.amount, descending, compareDecimals).map(
+            (r) => r.id,
+          );
+          for (const size of [1, 2, 7]) {
+            const walked = (
+              await walk<{ id: number; amount: string }>(
+                app,
+                `/api/amounts?sort=${descending ? '-' : ''}amount`,
+                size,
+              )
+            ).map((r) => r.id);
+            assert.deepEqual(walked, expected, `sort=${descending ? '-' : ''}amount by ${size}`);
+          }
+        }
+        for (const row of all) {
+          const found = (
+            await call(app, `/api/amounts?filter[amount]=${encodeURIComponent(row.amount)}`)
+          )
+            .json<Page<{ id: number }>>()
+            .items.map((r) => r.id);
+          assert.ok(found.includes(row.id), `${row.amount} finds its row`);
+          const { id, ...body } = row;
+          assert.equal(
+            (await call(app, { method: 'PUT', url: `/api/amounts/${id}`, payload: body })).json<{
+              amount: string;
+            }>().amount,
+            row.amount,
+          );
+          assert.equal(
+            (await engine.sql(`select amount::text as amount from amounts where id = ${id}`))[0]
+              ?.amount,
+            row.amount,
+          );
+        }
+        assert.deepEqual(
+          (
+            await call(
+              app,
+              '/api/amounts?filter[amount][gt]=123456789012345678901234567890&pageSize=100',
+            )
+          )
+            .json<Page<{ amount: string }>>()
+            .items.map((r) => r.amount),
+          ['123456789012345678901234567890.1', '123456789012345678901234567891'],
+        );
+        for (const bad of ['1e5', 'NaN', 'Infinity', '1,5', ' 1', '0x10', '']) {
+          assertBadParameter(
+            await call(app, { method: 'POST', url: '/api/amounts', payload: { amount: bad } }),
+            'body',
+            'amount',
+          );
+        }
+        assertBadParameter(
+          await call(app, { method: 'POST', url: '/api/amounts', payload: { amount: 12.5 } }),
+          'body',
+          'amount',
+          /string/,
+        );
+        assertBadParameter(
+          await call(app, '/api/amounts?filter[amount][like]=12'),
+          'querystring',
+          'filter[amount][like]',
+          /does not apply/,
+        );
+      },
+    );
 
     it('like is not offered on date, date-time or decimal fields: a 400 naming the operators it takes, never a 500, and absent from the document', async () => {
       for (const field of ['day', 'at', 'qty']) {
-        assertBadParameter(await call(app, `/api/readings?filter[${field}][like]=x`), 'querystring', `filter[${field}][like]`, /does not apply.*eq, ne, gt, gte, lt, lte, in, nin, null/);
+        assertBadParameter(
+          await call(app, `/api/readings?filter[${field}][like]=x`),
+          'querystring',
+          `filter[${field}][like]`,
+          /does not apply.*eq, ne, gt, gte, lt, lte, in, nin, null/,
+        );
       }
-      assertBadParameter(await call(app, '/api/readings?filter[ref][like]=x'), 'querystring', 'filter[ref][like]', /does not apply/);
-      const doc = (await app.inject('/openapi.json')).json<{ paths: Record<string, { get: { parameters: Array<{ name: string }> } }> }>();
+      assertBadParameter(
+        await call(app, '/api/readings?filter[ref][like]=x'),
+        'querystring',
+        'filter[ref][like]',
+        /does not apply/,
+      );
+      const doc = (await app.inject('/openapi.json')).json<{
+        paths: Record<string, { get: { parameters: Array<{ name: string }> } }>;
+      }>();
       const names = doc.paths['/api/readings']?.get.parameters.map((p) => p.name) ?? [];
-      assert.ok(names.includes('filter[label][like]') && names.includes('filter[day][gte]'), names.join(' '));
-      assert.ok(!names.some((n) => /^filter\[(day|at|qty|ref)\]\[like\]$/.test(n)), names.join(' '));
-      for (const bad of ['2024-06-01', '2024-06-01T10:00:00', 'yesterday', '2024-06-01T25:00:00Z']) {
-        assertBadParameter(await call(app, `/api/readings?filter[at][gt]=${encodeURIComponent(bad)}`), 'querystring', 'filter[at][gt]');
+      assert.ok(
+        names.includes('filter[label][like]') && names.includes('filter[day][gte]'),
+        names.join(' '),
+      );
+      assert.ok(
+        !names.some((n) => /^filter\[(day|at|qty|ref)\]\[like\]$/.test(n)),
+        names.join(' '),
+      );
+      for (const bad of [
+        '2024-06-01',
+        '2024-06-01T10:00:00',
+        'yesterday',
+        '2024-06-01T25:00:00Z',
+      ]) {
+        assertBadParameter(
+          await call(app, `/api/readings?filter[at][gt]=${encodeURIComponent(bad)}`),
+          'querystring',
+          'filter[at][gt]',
+        );
       }
-      assertBadParameter(await call(app, `/api/readings?filter[at][in]=${encodeURIComponent('2024-06-01T10:00:00Z,nope')}`), 'querystring', 'filter[at][in]', /nope/);
+      assertBadParameter(
+        await call(
+          app,
+          `/api/readings?filter[at][in]=${encodeURIComponent('2024-06-01T10:00:00Z,nope')}`,
+        ),
+        'querystring',
+        'filter[at][in]',
+        /nope/,
+      );
     });
 
     it('an explicit null is NULL, not the default; a field left out gets the default; null on a non-nullable field is a 400 that changes nothing (POST and PUT)', async () => {
@@ -299,64 +514,179 @@ export function valuesSuite(engine: EngineUnderTest): void {
       const defaulted = await post({ at: '2024-06-01T00:00:00Z', label: 'n2' });
       assert.equal(defaulted.nick, 'anon');
       assert.equal((await stored(defaulted.id)).nick, 'anon');
-      assertBadParameter(await call(app, { method: 'POST', url: '/api/readings', payload: { at: '2024-06-01T00:00:00Z', label: null } }), 'body', 'label', /null|string/);
+      assertBadParameter(
+        await call(app, {
+          method: 'POST',
+          url: '/api/readings',
+          payload: { at: '2024-06-01T00:00:00Z', label: null },
+        }),
+        'body',
+        'label',
+        /null|string/,
+      );
 
-      const replaced = await call(app, { method: 'PUT', url: `/api/readings/${defaulted.id}`, payload: { at: '2024-06-01T00:00:00Z', nick: null, label: 'n2' } });
+      const replaced = await call(app, {
+        method: 'PUT',
+        url: `/api/readings/${defaulted.id}`,
+        payload: { at: '2024-06-01T00:00:00Z', nick: null, label: 'n2' },
+      });
       assert.equal(replaced.json<ReadingRow>().nick, null, replaced.body);
       assert.equal((await stored(defaulted.id)).nick, null);
-      const reset = await call(app, { method: 'PUT', url: `/api/readings/${nulled.id}`, payload: { at: '2024-06-01T00:00:00Z' } });
-      assert.deepEqual([reset.json<ReadingRow>().nick, reset.json<ReadingRow>().label], ['anon', 'none'], 'left out: the schema default');
+      const reset = await call(app, {
+        method: 'PUT',
+        url: `/api/readings/${nulled.id}`,
+        payload: { at: '2024-06-01T00:00:00Z' },
+      });
+      assert.deepEqual(
+        [reset.json<ReadingRow>().nick, reset.json<ReadingRow>().label],
+        ['anon', 'none'],
+        'left out: the schema default',
+      );
       const before = await stored(nulled.id);
-      assertBadParameter(await call(app, { method: 'PUT', url: `/api/readings/${nulled.id}`, payload: { at: null } }), 'body', 'at');
-      assertBadParameter(await call(app, { method: 'PUT', url: `/api/readings/${nulled.id}`, payload: { at: '2024-06-01T00:00:00Z', label: null } }), 'body', 'label');
+      assertBadParameter(
+        await call(app, {
+          method: 'PUT',
+          url: `/api/readings/${nulled.id}`,
+          payload: { at: null },
+        }),
+        'body',
+        'at',
+      );
+      assertBadParameter(
+        await call(app, {
+          method: 'PUT',
+          url: `/api/readings/${nulled.id}`,
+          payload: { at: '2024-06-01T00:00:00Z', label: null },
+        }),
+        'body',
+        'label',
+      );
       assert.deepEqual(await stored(nulled.id), before);
 
       // The repository keeps the same rule, and refuses a null it cannot store.
       const repository = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(Reading);
       const direct = await repository.create({ at: '2024-06-01T00:00:00Z', nick: null });
       assert.equal(direct.nick, null);
-      await assert.rejects(repository.create({ at: '2024-06-01T00:00:00Z', label: null as unknown as string }), { code: 'KIT_ERR_INVALID_ARGUMENT', message: /label cannot be null/ });
+      await assert.rejects(
+        repository.create({ at: '2024-06-01T00:00:00Z', label: null as unknown as string }),
+        { code: 'KIT_ERR_INVALID_ARGUMENT', message: /label cannot be null/ },
+      );
     });
 
     it('only decimal integer literals are integers in paths and query strings: 400, nothing changed', async () => {
       const row = await post({ at: '2024-06-01T00:00:00Z', label: 'int', qty: 16 });
       const before = await stored(row.id);
       // Each of these once read as the number (Number() and ajv's coercion take them).
-      const spellings = (n: number) => [`0x${n.toString(16)}`, `${n}e0`, `${n / 10}e1`, `+${n}`, `${n}.0`, ` ${n}`, `${n} `, `${String(n).slice(0, 1)}_${String(n).slice(1) || '0'}`, `0b${n.toString(2)}`, `0o${n.toString(8)}`, 'Infinity', '-', '١٦'];
+      const spellings = (n: number) => [
+        `0x${n.toString(16)}`,
+        `${n}e0`,
+        `${n / 10}e1`,
+        `+${n}`,
+        `${n}.0`,
+        ` ${n}`,
+        `${n} `,
+        `${String(n).slice(0, 1)}_${String(n).slice(1) || '0'}`,
+        `0b${n.toString(2)}`,
+        `0o${n.toString(8)}`,
+        'Infinity',
+        '-',
+        '١٦',
+      ];
       for (const key of spellings(row.id)) {
         for (const method of ['GET', 'PUT', 'DELETE'] as const) {
-          const res = await call(app, { method, url: `/api/readings/${encodeURIComponent(key)}`, ...(method === 'PUT' ? { payload: { at: '2024-01-01T00:00:00Z', label: 'changed' } } : {}) });
+          const res = await call(app, {
+            method,
+            url: `/api/readings/${encodeURIComponent(key)}`,
+            ...(method === 'PUT'
+              ? { payload: { at: '2024-01-01T00:00:00Z', label: 'changed' } }
+              : {}),
+          });
           assertBadParameter(res, 'params', 'id', /decimal integer/);
         }
       }
       for (const value of spellings(16)) {
-        assertBadParameter(await call(app, `/api/readings?filter[qty]=${encodeURIComponent(value)}`), 'querystring', 'filter[qty]', /integer/);
-        assertBadParameter(await call(app, `/api/readings?filter[qty][gt]=${encodeURIComponent(value)}`), 'querystring', 'filter[qty][gt]', /integer/);
-        assertBadParameter(await call(app, `/api/readings?filter[qty][in]=1,${encodeURIComponent(value)}`), 'querystring', 'filter[qty][in]');
-        assertBadParameter(await call(app, `/api/readings?page=${encodeURIComponent(value)}`), 'querystring', 'page', /integer/);
-        assertBadParameter(await call(app, `/api/readings?pageSize=${encodeURIComponent(value)}`), 'querystring', 'pageSize', /integer/);
+        assertBadParameter(
+          await call(app, `/api/readings?filter[qty]=${encodeURIComponent(value)}`),
+          'querystring',
+          'filter[qty]',
+          /integer/,
+        );
+        assertBadParameter(
+          await call(app, `/api/readings?filter[qty][gt]=${encodeURIComponent(value)}`),
+          'querystring',
+          'filter[qty][gt]',
+          /integer/,
+        );
+        assertBadParameter(
+          await call(app, `/api/readings?filter[qty][in]=1,${encodeURIComponent(value)}`),
+          'querystring',
+          'filter[qty][in]',
+        );
+        assertBadParameter(
+          await call(app, `/api/readings?page=${encodeURIComponent(value)}`),
+          'querystring',
+          'page',
+          /integer/,
+        );
+        assertBadParameter(
+          await call(app, `/api/readings?pageSize=${encodeURIComponent(value)}`),
+          'querystring',
+          'pageSize',
+          /integer/,
+        );
       }
       assert.deepEqual(await stored(row.id), before);
       assert.equal((await call(app, `/api/readings/${row.id}`)).statusCode, 200);
-      assert.deepEqual((await call(app, '/api/readings?filter[qty]=016&filter[label]=int')).json<Page<ReadingRow>>().items.map((r) => r.id), [row.id], 'leading zeros are still decimal');
-      assert.deepEqual((await call(app, '/api/readings?filter[qty][in]=-0,016&filter[label]=int')).json<Page<ReadingRow>>().items.map((r) => r.id), [row.id]);
+      assert.deepEqual(
+        (await call(app, '/api/readings?filter[qty]=016&filter[label]=int'))
+          .json<Page<ReadingRow>>()
+          .items.map((r) => r.id),
+        [row.id],
+        'leading zeros are still decimal',
+      );
+      assert.deepEqual(
+        (await call(app, '/api/readings?filter[qty][in]=-0,016&filter[label]=int'))
+          .json<Page<ReadingRow>>()
+          .items.map((r) => r.id),
+        [row.id],
+      );
     });
 
     it('a JSON integer outside the safe range is a 400 naming the field, never stored rounded', async () => {
       const row = await post({ at: '2024-06-01T00:00:00Z', label: 'safe', qty: 1 });
       const before = await stored(row.id);
       const send = (method: 'POST' | 'PUT', body: string) =>
-        call(app, { method, url: method === 'POST' ? '/api/readings' : `/api/readings/${row.id}`, headers: { 'content-type': 'application/json' }, payload: body });
-      for (const literal of ['9007199254740993', '-9007199254740993', '9007199254740992', '1e16', '123456789012345678901234567890', '9007199254740993.0']) {
+        call(app, {
+          method,
+          url: method === 'POST' ? '/api/readings' : `/api/readings/${row.id}`,
+          headers: { 'content-type': 'application/json' },
+          payload: body,
+        });
+      for (const literal of [
+        '9007199254740993',
+        '-9007199254740993',
+        '9007199254740992',
+        '1e16',
+        '123456789012345678901234567890',
+        '9007199254740993.0',
+      ]) {
         for (const method of ['POST', 'PUT'] as const) {
-          assertBadParameter(await send(method, `{"at":"2024-06-01T00:00:00Z","label":"big","qty":${literal}}`), 'body', 'qty', /safe integer/);
+          assertBadParameter(
+            await send(method, `{"at":"2024-06-01T00:00:00Z","label":"big","qty":${literal}}`),
+            'body',
+            'qty',
+            /safe integer/,
+          );
         }
       }
       assert.deepEqual(await stored(row.id), before);
       const [count] = await engine.sql("select count(*) as n from readings where label = 'big'");
       assert.equal(Number(count?.n), 0);
       for (const literal of ['9007199254740991', '-9007199254740991']) {
-        const res = await send('PUT', `{"at":"2024-06-01T00:00:00Z","label":"edge","qty":${literal}}`);
+        const res = await send(
+          'PUT',
+          `{"at":"2024-06-01T00:00:00Z","label":"edge","qty":${literal}}`,
+        );
         assert.equal(res.body.includes(`"qty":${literal}`), true, res.body);
         assert.equal(String((await stored(row.id)).qty), literal);
       }
@@ -370,9 +700,13 @@ export function valuesSuite(engine: EngineUnderTest): void {
           done();
         },
       });
-      const logged = await crudApp(engine, {}, undefined, [ReadingsEndpoint], { logger: { level: 'info', stream } });
+      const logged = await crudApp(engine, {}, undefined, [ReadingsEndpoint], {
+        logger: { level: 'info', stream },
+      });
       try {
-        await engine.sql("insert into readings (at, label, qty) values ('2024-06-01T00:00:00.000000Z', 'huge', 9007199254740993)");
+        await engine.sql(
+          "insert into readings (at, label, qty) values ('2024-06-01T00:00:00.000000Z', 'huge', 9007199254740993)",
+        );
         const [huge] = await engine.sql("select id from readings where label = 'huge'");
         const id = Number(huge?.id);
         for (const url of [`/api/readings/${id}`, '/api/readings?filter[label]=huge']) {
@@ -382,8 +716,17 @@ export function valuesSuite(engine: EngineUnderTest): void {
         }
         const line = lines.find((l) => l.level === 50 && /cannot be answered exactly/.test(l.msg));
         assert.ok(line, JSON.stringify(lines));
-        assert.match(line.err?.message ?? '', engine.flavour === 'postgres' ? new RegExp(`Reading\\.qty holds an integer outside .* \\(the row with id "${id}"\\)`) : /holds an integer outside/);
-        assert.equal((await call(logged, '/api/readings?filter[label]=safe')).statusCode, 200, 'the other rows still answer');
+        assert.match(
+          line.err?.message ?? '',
+          engine.flavour === 'postgres'
+            ? new RegExp(`Reading\\.qty holds an integer outside .* \\(the row with id "${id}"\\)`)
+            : /holds an integer outside/,
+        );
+        assert.equal(
+          (await call(logged, '/api/readings?filter[label]=safe')).statusCode,
+          200,
+          'the other rows still answer',
+        );
       } finally {
         await engine.sql("delete from readings where label = 'huge'");
         await logged.close();
@@ -393,8 +736,15 @@ export function valuesSuite(engine: EngineUnderTest): void {
     it('a value another writer stored in a form Kit cannot answer exactly is a 500 naming the field, never a changed value', async () => {
       const odd =
         engine.flavour === 'postgres'
-          ? ["insert into readings (at, label) values ('infinity', 'odd-at')", "insert into readings (at, day, label) values (now(), '10000-01-01', 'odd-day')"]
-          : ["insert into readings (at, label) values ('2024-06-01 10:00:00', 'odd-at')", "insert into readings (at, day, label) values ('2024-06-01T10:00:00.000000Z', '2024-6-1', 'odd-day')", "insert into readings (at, label, ref) values ('2024-06-01T10:00:00.000000Z', 'odd-ref', 'A0B1C2D3-E4F5-4A6B-8C7D-8E9FA0B1C2D3')"];
+          ? [
+              "insert into readings (at, label) values ('infinity', 'odd-at')",
+              "insert into readings (at, day, label) values (now(), '10000-01-01', 'odd-day')",
+            ]
+          : [
+              "insert into readings (at, label) values ('2024-06-01 10:00:00', 'odd-at')",
+              "insert into readings (at, day, label) values ('2024-06-01T10:00:00.000000Z', '2024-6-1', 'odd-day')",
+              "insert into readings (at, label, ref) values ('2024-06-01T10:00:00.000000Z', 'odd-ref', 'A0B1C2D3-E4F5-4A6B-8C7D-8E9FA0B1C2D3')",
+            ];
       try {
         for (const statement of odd) {
           await engine.sql(statement);
@@ -409,14 +759,21 @@ export function valuesSuite(engine: EngineUnderTest): void {
 
     it('next is null exactly when no row follows: a full last page, an offset page, a filtered list, an empty one', async () => {
       for (let i = 0; i < 4; i++) await post({ at: `2024-07-0${i + 1}T00:00:00Z`, label: 'next' });
-      const page = async (query: string) => (await call(app, `/api/readings?filter[label]=next&${query}`)).json<Page<ReadingRow> & { page?: number }>();
+      const page = async (query: string) =>
+        (await call(app, `/api/readings?filter[label]=next&${query}`)).json<
+          Page<ReadingRow> & { page?: number }
+        >();
       assert.equal((await page('pageSize=4')).next, null, 'a full last page');
       assert.equal((await page('pageSize=4&count=false')).next, null);
       const three = await page('pageSize=3&sort=-at');
       assert.equal(typeof three.next, 'string');
-      const rest = await page(`pageSize=3&sort=-at&after=${encodeURIComponent(three.next as string)}`);
+      const rest = await page(
+        `pageSize=3&sort=-at&after=${encodeURIComponent(three.next as string)}`,
+      );
       assert.deepEqual([rest.items.length, rest.next], [1, null]);
-      const byTwo = await page(`pageSize=2&sort=-at&after=${encodeURIComponent(three.next as string)}`);
+      const byTwo = await page(
+        `pageSize=2&sort=-at&after=${encodeURIComponent(three.next as string)}`,
+      );
       assert.deepEqual([byTwo.items.length, byTwo.next], [1, null]);
       assert.equal((await page('pageSize=2&page=2')).next, null, 'the last offset page, full');
       assert.equal(typeof (await page('pageSize=2&page=1')).next, 'string');
@@ -430,12 +787,41 @@ export function valuesSuite(engine: EngineUnderTest): void {
       const row = await post({ at: '2024-06-01T00:00:00Z', label: 'uuid', ref });
       assert.equal(row.ref, ref.toLowerCase());
       for (const value of [ref, ref.toLowerCase()]) {
-        assert.deepEqual((await call(app, `/api/readings?filter[ref]=${value}`)).json<Page<ReadingRow>>().items.map((r) => r.id), [row.id], value);
-        assert.deepEqual((await call(app, `/api/readings?filter[ref][in]=${value},00000000-0000-4000-8000-000000000000`)).json<Page<ReadingRow>>().items.map((r) => r.id), [row.id]);
+        assert.deepEqual(
+          (await call(app, `/api/readings?filter[ref]=${value}`))
+            .json<Page<ReadingRow>>()
+            .items.map((r) => r.id),
+          [row.id],
+          value,
+        );
+        assert.deepEqual(
+          (
+            await call(
+              app,
+              `/api/readings?filter[ref][in]=${value},00000000-0000-4000-8000-000000000000`,
+            )
+          )
+            .json<Page<ReadingRow>>()
+            .items.map((r) => r.id),
+          [row.id],
+        );
       }
       for (const bad of [`urn:uuid:${ref}`, `{${ref}}`, ref.replaceAll('-', ''), `${ref}x`]) {
-        assertBadParameter(await call(app, `/api/readings?filter[ref]=${encodeURIComponent(bad)}`), 'querystring', 'filter[ref]');
-        assertBadParameter(await call(app, { method: 'POST', url: '/api/readings', payload: { at: '2024-06-01T00:00:00Z', label: 'bad-uuid', ref: bad } }), 'body', 'ref', /uuid/i);
+        assertBadParameter(
+          await call(app, `/api/readings?filter[ref]=${encodeURIComponent(bad)}`),
+          'querystring',
+          'filter[ref]',
+        );
+        assertBadParameter(
+          await call(app, {
+            method: 'POST',
+            url: '/api/readings',
+            payload: { at: '2024-06-01T00:00:00Z', label: 'bad-uuid', ref: bad },
+          }),
+          'body',
+          'ref',
+          /uuid/i,
+        );
       }
       // A UUID primary key (Kit's own, lower case) by any case; its URN form is no key.
       const tag = await call(app, { method: 'POST', url: '/api/tags', payload: { label: 'case' } });
@@ -445,13 +831,29 @@ export function valuesSuite(engine: EngineUnderTest): void {
         const res = await call(app, `/api/tags/${key}`);
         assert.equal(res.statusCode, 200, `${key}: ${res.body}`);
         assert.equal(res.json<{ id: string }>().id, id);
-        assert.equal((await call(app, { method: 'PUT', url: `/api/tags/${key}`, payload: { label: `case ${key === id ? 'lower' : 'upper'}` } })).statusCode, 200);
+        assert.equal(
+          (
+            await call(app, {
+              method: 'PUT',
+              url: `/api/tags/${key}`,
+              payload: { label: `case ${key === id ? 'lower' : 'upper'}` },
+            })
+          ).statusCode,
+          200,
+        );
       }
       for (const method of ['GET', 'PUT', 'DELETE'] as const) {
-        const res = await call(app, { method, url: `/api/tags/urn:uuid:${id}`, ...(method === 'PUT' ? { payload: { label: 'urn' } } : {}) });
+        const res = await call(app, {
+          method,
+          url: `/api/tags/urn:uuid:${id}`,
+          ...(method === 'PUT' ? { payload: { label: 'urn' } } : {}),
+        });
         assertBadParameter(res, 'params', 'id', /uuid/i);
       }
-      assert.equal((await call(app, { method: 'DELETE', url: `/api/tags/${id.toUpperCase()}` })).statusCode, 204);
+      assert.equal(
+        (await call(app, { method: 'DELETE', url: `/api/tags/${id.toUpperCase()}` })).statusCode,
+        204,
+      );
       assert.equal((await call(app, `/api/tags/${id}`)).statusCode, 404);
     });
 
@@ -459,58 +861,136 @@ export function valuesSuite(engine: EngineUnderTest): void {
       const cases: Array<{ column: string; field: Record<string, unknown>; message: RegExp }> =
         engine.flavour === 'postgres'
           ? [
-              { column: 'timestamptz', field: { type: 'string' }, message: /is timestamp with time zone, which cannot hold field Odd\.v of type string: declare the field \{ type: 'string', format: 'date-time' \}/ },
-              { column: 'timestamp', field: { type: 'string', format: 'date-time' }, message: /timestamp without time zone.*timestamptz/ },
-              { column: 'text', field: { type: 'string', format: 'date-time' }, message: /needs a timestamptz column/ },
+              {
+                column: 'timestamptz',
+                field: { type: 'string' },
+                message:
+                  /is timestamp with time zone, which cannot hold field Odd\.v of type string: declare the field \{ type: 'string', format: 'date-time' \}/,
+              },
+              {
+                column: 'timestamp',
+                field: { type: 'string', format: 'date-time' },
+                message: /timestamp without time zone.*timestamptz/,
+              },
+              {
+                column: 'text',
+                field: { type: 'string', format: 'date-time' },
+                message: /needs a timestamptz column/,
+              },
               { column: 'date', field: { type: 'string' }, message: /format: 'date'/ },
-              { column: 'numeric', field: { type: 'number' }, message: /numeric without a precision .* format: 'decimal'/ },
-              { column: 'numeric(30,5)', field: { type: 'number' }, message: /of 30 digits.*numeric\(p, s\) with p <= 15/ },
+              {
+                column: 'numeric',
+                field: { type: 'number' },
+                message: /numeric without a precision .* format: 'decimal'/,
+              },
+              {
+                column: 'numeric(30,5)',
+                field: { type: 'number' },
+                message: /of 30 digits.*numeric\(p, s\) with p <= 15/,
+              },
               { column: 'numeric(12,2)', field: { type: 'integer' }, message: /holds fractions/ },
-              { column: 'double precision', field: { type: 'string', format: 'decimal' }, message: /type: 'number'/ },
+              {
+                column: 'double precision',
+                field: { type: 'string', format: 'decimal' },
+                message: /type: 'number'/,
+              },
               { column: 'uuid', field: { type: 'string' }, message: /format: 'uuid'/ },
-              { column: 'jsonb', field: { type: 'string' }, message: /declare the field with an object or array schema/ },
+              {
+                column: 'jsonb',
+                field: { type: 'string' },
+                message: /declare the field with an object or array schema/,
+              },
               { column: 'json', field: { type: 'object' }, message: /make the column jsonb/ },
-              { column: 'text', field: { type: 'array' }, message: /cannot hold field Odd\.v of type array \(JSON\)/ },
-              { column: 'text', field: { type: 'string', format: 'int64' }, message: /of type string \(format int64\)/ },
-              { column: 'numeric(30,0)', field: { type: 'string', format: 'int64' }, message: /format: 'decimal'/ },
+              {
+                column: 'text',
+                field: { type: 'array' },
+                message: /cannot hold field Odd\.v of type array \(JSON\)/,
+              },
+              {
+                column: 'text',
+                field: { type: 'string', format: 'int64' },
+                message: /of type string \(format int64\)/,
+              },
+              {
+                column: 'numeric(30,0)',
+                field: { type: 'string', format: 'int64' },
+                message: /format: 'decimal'/,
+              },
               { column: 'interval', field: { type: 'string' }, message: /text form of its own/ },
               { column: 'bigint', field: { type: 'boolean' }, message: /type: 'integer'/ },
             ]
           : [
-              { column: 'text', field: { type: 'string', format: 'decimal' }, message: /SQLite has no exact decimal column/ },
-              { column: 'numeric', field: { type: 'string', format: 'date-time' }, message: /cannot hold field Odd\.v of type string \(format date-time\)/ },
+              {
+                column: 'text',
+                field: { type: 'string', format: 'decimal' },
+                message: /SQLite has no exact decimal column/,
+              },
+              {
+                column: 'numeric',
+                field: { type: 'string', format: 'date-time' },
+                message: /cannot hold field Odd\.v of type string \(format date-time\)/,
+              },
               { column: 'real', field: { type: 'string' }, message: /cannot hold/ },
-              { column: 'real', field: { type: 'string', format: 'int64' }, message: /needs an INTEGER column/ },
-              { column: 'text', field: { type: 'string', format: 'decimal', 'x-precision': 10, 'x-scale': 2 }, message: /kept in a REAL/ },
+              {
+                column: 'real',
+                field: { type: 'string', format: 'int64' },
+                message: /needs an INTEGER column/,
+              },
+              {
+                column: 'text',
+                field: { type: 'string', format: 'decimal', 'x-precision': 10, 'x-scale': 2 },
+                message: /kept in a REAL/,
+              },
               { column: 'integer', field: { type: 'object' }, message: /of type object \(JSON\)/ },
             ];
       for (const { column, field, message } of cases) {
         await engine.sql('drop table if exists odd_columns');
         await engine.sql(`create table odd_columns (id integer primary key, v ${column})`);
-        const Odd = defineEntity({ name: 'Odd', table: 'odd_columns', schema: { type: 'object', properties: { id: { type: 'integer' }, v: field } }, writable: ['v'] });
+        const Odd = defineEntity({
+          name: 'Odd',
+          table: 'odd_columns',
+          schema: { type: 'object', properties: { id: { type: 'integer' }, v: field } },
+          writable: ['v'],
+        });
         @AutoCrud(Odd)
         class OddEndpoint {}
         const odd = Fastify();
         addKit(odd, [OddEndpoint]);
         addKitAutoCrud(odd, engine.connection);
         // The database opens as a warm-up of useKit, so the refusal fails useKit itself.
-        await assert.rejects(async () => {
-          await useKit(odd);
-          await odd.ready();
-        }, (err: Error & { code?: string }) => {
-          assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SCHEMA', err.message);
-          assert.match(err.message, message, `${column}: ${err.message}`);
-          return true;
-        });
+        await assert.rejects(
+          async () => {
+            await useKit(odd);
+            await odd.ready();
+          },
+          (err: Error & { code?: string }) => {
+            assert.equal(err.code, 'KIT_ERR_AUTOCRUD_SCHEMA', err.message);
+            assert.match(err.message, message, `${column}: ${err.message}`);
+            return true;
+          },
+        );
         await odd.close().catch(() => undefined);
       }
       // The columns each kind accepts, and createTables makes, start.
       await engine.sql('drop table if exists odd_columns');
-      const accepted = engine.flavour === 'postgres' ? ['numeric(15,2)', 'real', 'integer'] : ['real', 'numeric', 'integer'];
+      const accepted =
+        engine.flavour === 'postgres'
+          ? ['numeric(15,2)', 'real', 'integer']
+          : ['real', 'numeric', 'integer'];
       for (const column of accepted) {
         await engine.sql('drop table if exists odd_columns');
-        await engine.sql(`create table odd_columns (id integer ${engine.flavour === 'postgres' ? 'generated by default as identity ' : ''}primary key, v ${column})`);
-        const Fine = defineEntity({ name: 'Fine', table: 'odd_columns', schema: { type: 'object', properties: { id: { type: 'integer' }, v: { type: 'number' } } }, writable: ['v'] });
+        await engine.sql(
+          `create table odd_columns (id integer ${engine.flavour === 'postgres' ? 'generated by default as identity ' : ''}primary key, v ${column})`,
+        );
+        const Fine = defineEntity({
+          name: 'Fine',
+          table: 'odd_columns',
+          schema: {
+            type: 'object',
+            properties: { id: { type: 'integer' }, v: { type: 'number' } },
+          },
+          writable: ['v'],
+        });
         @AutoCrud(Fine)
         class FineEndpoint {}
         const fine = await crudApp(engine, { createTables: false }, undefined, [FineEndpoint]);
@@ -525,26 +1005,55 @@ export function valuesSuite(engine: EngineUnderTest): void {
         // A plain string on an enum or char column: its text, like included.
         await engine.sql('drop type if exists mood');
         await engine.sql("create type mood as enum ('sad', 'ok', 'glad')");
-        await engine.sql("create table odd_columns (id integer generated by default as identity primary key, v mood, c char(5), w varchar(10))");
+        await engine.sql(
+          'create table odd_columns (id integer generated by default as identity primary key, v mood, c char(5), w varchar(10))',
+        );
         const Moody = defineEntity({
           name: 'Moody',
           table: 'odd_columns',
-          schema: { type: 'object', properties: { id: { type: 'integer' }, v: { type: 'string', enum: ['sad', 'ok', 'glad'] }, c: { type: 'string' }, w: { type: 'string' } } },
+          schema: {
+            type: 'object',
+            properties: {
+              id: { type: 'integer' },
+              v: { type: 'string', enum: ['sad', 'ok', 'glad'] },
+              c: { type: 'string' },
+              w: { type: 'string' },
+            },
+          },
           writable: ['v', 'c', 'w'],
         });
         @AutoCrud(Moody)
         class MoodyEndpoint {}
         const moody = await crudApp(engine, { createTables: false }, undefined, [MoodyEndpoint]);
         try {
-          const row = (await call(moody, { method: 'POST', url: '/api/moody', payload: { v: 'glad', c: 'ab', w: 'x' } })).json<{ id: number; v: string; c: string }>();
+          const row = (
+            await call(moody, {
+              method: 'POST',
+              url: '/api/moody',
+              payload: { v: 'glad', c: 'ab', w: 'x' },
+            })
+          ).json<{ id: number; v: string; c: string }>();
           assert.deepEqual([row.v, row.c], ['glad', 'ab   ']);
-          for (const query of ['filter[v][like]=la', 'filter[v]=glad', 'filter[v][gt]=ok', `filter[c]=${encodeURIComponent(row.c)}`, 'filter[c][like]=ab']) {
+          for (const query of [
+            'filter[v][like]=la',
+            'filter[v]=glad',
+            'filter[v][gt]=ok',
+            `filter[c]=${encodeURIComponent(row.c)}`,
+            'filter[c][like]=ab',
+          ]) {
             const res = await call(moody, `/api/moody?${query}`);
             assert.equal(res.statusCode, 200, `${query}: ${res.body}`);
-            assert.deepEqual(res.json<Page<{ id: number }>>().items.map((r) => r.id), [row.id], query);
+            assert.deepEqual(
+              res.json<Page<{ id: number }>>().items.map((r) => r.id),
+              [row.id],
+              query,
+            );
           }
           const { id, ...body } = row;
-          assert.deepEqual((await call(moody, { method: 'PUT', url: `/api/moody/${id}`, payload: body })).json(), row);
+          assert.deepEqual(
+            (await call(moody, { method: 'PUT', url: `/api/moody/${id}`, payload: body })).json(),
+            row,
+          );
         } finally {
           await moody.close();
           await engine.sql('drop table if exists odd_columns');

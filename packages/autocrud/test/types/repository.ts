@@ -27,9 +27,19 @@ declare const crud: KitAutoCrud;
 const gadgets = crud.repository(Gadget);
 
 // What is right compiles.
-const input: EntityInput<typeof Gadget> = { serial: '9223372036854775807', status: 'live', attrs: { any: ['thing'] }, tags: ['a'] };
+const input: EntityInput<typeof Gadget> = {
+  serial: '9223372036854775807',
+  status: 'live',
+  attrs: { any: ['thing'] },
+  tags: ['a'],
+};
 export const created: Promise<EntityRow<typeof Gadget>> = gadgets.create(input);
-export const listed = gadgets.list({ filters: [{ field: 'serial', op: 'gt', value: '0' }], sort: [{ field: 'createdAt', descending: true }], offset: 0, limit: 10 });
+export const listed = gadgets.list({
+  filters: [{ field: 'serial', op: 'gt', value: '0' }],
+  sort: [{ field: 'createdAt', descending: true }],
+  offset: 0,
+  limit: 10,
+});
 export const updated = gadgets.update(1, { serial: '1' });
 export const status: 'draft' | 'live' = (await created).status;
 export const attrs: { [key: string]: unknown } | null = (await created).attrs;
@@ -48,7 +58,17 @@ export const wrongType = gadgets.create({ serial: 5 });
 export const wrongEnum = gadgets.create({ serial: '1', status: 'gone' });
 // @ts-expect-error: a JSON array field takes an array
 export const wrongJson = gadgets.create({ serial: '1', tags: 'a' });
-// @ts-expect-error: an unknown sort field
-export const badSort = gadgets.list({ filters: [], sort: [{ field: 'weight', descending: false }], offset: 0, limit: 10 });
-// @ts-expect-error: an unknown filter field
-export const badFilter = gadgets.list({ filters: [{ field: 'weight', op: 'eq', value: 1 }], sort: [], offset: 0, limit: 10 });
+export const badSort = gadgets.list({
+  filters: [],
+  // @ts-expect-error: an unknown sort field
+  sort: [{ field: 'weight', descending: false }],
+  offset: 0,
+  limit: 10,
+});
+export const badFilter = gadgets.list({
+  // @ts-expect-error: an unknown filter field
+  filters: [{ field: 'weight', op: 'eq', value: 1 }],
+  sort: [],
+  offset: 0,
+  limit: 10,
+});

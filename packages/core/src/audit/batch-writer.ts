@@ -3,7 +3,15 @@ import type { AuditLogEntry, IAuditSink } from './entry.js';
 import { AUDIT_QUEUE_CAPACITY } from './options.js';
 import type { AuditRecord } from './record.js';
 import { RecordRing } from './ring.js';
-import { abandonedError, timeoutError, type AuditCounters, type AuditFailureReporter, type AuditWriter, type FlushWaiter, type WriterSettings } from './writer.js';
+import {
+  abandonedError,
+  timeoutError,
+  type AuditCounters,
+  type AuditFailureReporter,
+  type AuditWriter,
+  type FlushWaiter,
+  type WriterSettings,
+} from './writer.js';
 
 /** One call into the sink. */
 interface SinkCall {
@@ -14,7 +22,6 @@ interface SinkCall {
   readonly controller: AbortController;
   timer: NodeJS.Timeout | undefined;
 }
-
 
 /** A call that timed out may stay unsettled; at most this many calls may be unsettled at once. */
 const MAX_UNSETTLED_CALLS = 2;
@@ -56,8 +63,7 @@ export class BatchWriter implements AuditWriter {
     private readonly counters: AuditCounters,
     private readonly report: AuditFailureReporter,
     private readonly settings: WriterSettings,
-  ) {
-  }
+  ) {}
 
   get queueDepth(): number {
     return this.#ring.size;
@@ -130,13 +136,21 @@ export class BatchWriter implements AuditWriter {
 
   #send(records: readonly AuditRecord[]): void {
     const entries = records.map((r) => r.toEntry());
-    const call: SinkCall = { size: entries.length, handled: 0, timedOut: false, controller: new AbortController(), timer: undefined };
+    const call: SinkCall = {
+      size: entries.length,
+      handled: 0,
+      timedOut: false,
+      controller: new AbortController(),
+      timer: undefined,
+    };
     this.#current = call;
     this.#unsettled++;
     const batchWrite = typeof this.sink.writeBatchAsync === 'function';
     let result: unknown;
     try {
-      result = batchWrite ? this.sink.writeBatchAsync?.(entries, call.controller.signal) : this.#writeEach(entries, call);
+      result = batchWrite
+        ? this.sink.writeBatchAsync?.(entries, call.controller.signal)
+        : this.#writeEach(entries, call);
     } catch (err) {
       result = Promise.reject(err);
     }
@@ -199,7 +213,9 @@ export class BatchWriter implements AuditWriter {
   /** Resolves the flush() callers whose entries are all done, or all of them when the writer cannot progress. */
   #wake(): void {
     if (this.#waiters.length === 0) return;
-    const stuck = this.#current === undefined && (this.#unsettled >= MAX_UNSETTLED_CALLS || this.#ring.size === 0);
+    const stuck =
+      this.#current === undefined &&
+      (this.#unsettled >= MAX_UNSETTLED_CALLS || this.#ring.size === 0);
     const still: FlushWaiter[] = [];
     for (const waiter of this.#waiters) {
       if (stuck || this.#seqDone >= waiter.target) waiter.resolve();
@@ -215,7 +231,8 @@ export class BatchWriter implements AuditWriter {
         this.#waiters.push({ target, resolve });
         this.#pump();
       });
-    }  }
+    }
+  }
 
   abandon(): number {
     let abandoned = 0;
@@ -258,4 +275,3 @@ export class BatchWriter implements AuditWriter {
     this.#wake();
   }
 }
-

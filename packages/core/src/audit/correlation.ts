@@ -61,6 +61,11 @@ export function enterCorrelationContext(id: string | undefined): void {
  * replaced rather than cleaned, so a forwarded id is always byte-for-byte what the caller sent.
  */
 export function correlationIdFrom(incoming: unknown): string {
-  if (typeof incoming === 'string' && incoming.length <= 128 && CORRELATION_ID_PATTERN.test(incoming)) return incoming;
+  if (
+    typeof incoming === 'string' &&
+    incoming.length <= 128 &&
+    CORRELATION_ID_PATTERN.test(incoming)
+  )
+    return incoming;
   return newUuid();
 }

@@ -8,7 +8,13 @@ import { isPlain, jsonInner, quote } from './json-text.js';
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 // eslint-disable-next-line no-control-regex
 const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-const SHORT: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+const SHORT: Readonly<Record<string, string>> = {
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\b': '\\b',
+  '\f': '\\f',
+};
 
 function escapeOne(c: string): string {
   return SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
@@ -65,7 +71,14 @@ interface ContextFields {
 }
 
 /** The keys of `ContextFields`, in the order they are logged. */
-const CONTEXT_FIELD_KEYS: readonly string[] = ['StartedAt', 'Route', 'User', 'TraceId', 'SpanId', 'Details'];
+const CONTEXT_FIELD_KEYS: readonly string[] = [
+  'StartedAt',
+  'Route',
+  'User',
+  'TraceId',
+  'SpanId',
+  'Details',
+];
 
 /** `ContextFields` as JSON object members (`,"StartedAt":"...",...`), as pino writes the object. */
 export function contextMembers(entry: AuditLogEntry): string {
@@ -84,7 +97,10 @@ export function contextMembers(entry: AuditLogEntry): string {
 }
 
 /** `ContextFields` as an object, for pino's own path. */
-export function contextFields(entry: AuditLogEntry, into: Partial<ContextFields> = {}): ContextFields {
+export function contextFields(
+  entry: AuditLogEntry,
+  into: Partial<ContextFields> = {},
+): ContextFields {
   const fields = into as ContextFields;
   fields.StartedAt = entry.timestamp;
   const { route, user, traceId, spanId } = entry;
@@ -111,7 +127,17 @@ interface DefaultFields extends Partial<ContextFields> {
 }
 
 /** The keys of `DefaultFields`, in the order they are logged (the other text formats log `CONTEXT_FIELD_KEYS`). */
-export const DEFAULT_FIELD_KEYS: readonly string[] = ['Method', 'Path', 'Query', 'StatusCode', 'ElapsedMs', 'CorrelationId', 'Headers', 'Aborted', ...CONTEXT_FIELD_KEYS];
+export const DEFAULT_FIELD_KEYS: readonly string[] = [
+  'Method',
+  'Path',
+  'Query',
+  'StatusCode',
+  'ElapsedMs',
+  'CorrelationId',
+  'Headers',
+  'Aborted',
+  ...CONTEXT_FIELD_KEYS,
+];
 
 /** `x` as it appears inside the JSON string of a text message: control-escaped, then JSON-escaped. */
 function inMessage(x: string): string {
@@ -119,7 +145,9 @@ function inMessage(x: string): string {
 }
 
 /** `plainHeadersJsonPair` of an entry's (already redacted) headers, or the general path. */
-function headersJsonPair(headers: Readonly<Record<string, string>>): [json: string, inMessage: string] {
+function headersJsonPair(
+  headers: Readonly<Record<string, string>>,
+): [json: string, inMessage: string] {
   const pair = plainHeadersJsonPair(headers);
   if (pair !== undefined) return pair;
   const json = JSON.stringify(headers);
@@ -156,7 +184,8 @@ type RecordFacts = {
 export function defaultLineParts(entry: AuditLogEntry): { members: string; messageJson: string } {
   const { method, path, correlationId, statusCode, durationMs } = entry;
   const query = querySuffix(entry);
-  const [headersJson, headersInMessage] = (entry as RecordFacts)[kHeadersJsonPair]?.() ?? headersJsonPair(entry.headers);
+  const [headersJson, headersInMessage] =
+    (entry as RecordFacts)[kHeadersJsonPair]?.() ?? headersJsonPair(entry.headers);
   const plainPath = isPlain(path);
   const plainQuery = isPlain(query);
   const plainId = (entry as RecordFacts)[kPlainId] === true || isPlain(correlationId);
@@ -170,14 +199,29 @@ export function defaultLineParts(entry: AuditLogEntry): { members: string; messa
   const ms = `${durationMs}`;
   return {
     members:
-      methodMember + (plainPath ? path : jsonInner(path)) + '","Query":"' + (plainQuery ? query : jsonInner(query)) + statusMember +
+      methodMember +
+      (plainPath ? path : jsonInner(path)) +
+      '","Query":"' +
+      (plainQuery ? query : jsonInner(query)) +
+      statusMember +
       (Number.isFinite(durationMs) ? ms : 'null') +
-      ',"CorrelationId":"' + (plainId ? correlationId : jsonInner(correlationId)) + '","Headers":' + headersJson +
-      (aborted ? ',"Aborted":true' : '') + contextMembers(entry),
+      ',"CorrelationId":"' +
+      (plainId ? correlationId : jsonInner(correlationId)) +
+      '","Headers":' +
+      headersJson +
+      (aborted ? ',"Aborted":true' : '') +
+      contextMembers(entry),
     messageJson:
-      methodMessage + (plainPath ? path : inMessage(path)) + (plainQuery ? query : inMessage(query)) +
-      statusMessage + ms + 'ms [CorrelationId: ' + (plainId ? correlationId : inMessage(correlationId)) +
-      '] Headers=' + headersInMessage + (aborted ? ' (aborted)"' : '"'),
+      methodMessage +
+      (plainPath ? path : inMessage(path)) +
+      (plainQuery ? query : inMessage(query)) +
+      statusMessage +
+      ms +
+      'ms [CorrelationId: ' +
+      (plainId ? correlationId : inMessage(correlationId)) +
+      '] Headers=' +
+      headersInMessage +
+      (aborted ? ' (aborted)"' : '"'),
   };
 }
 
@@ -205,7 +249,10 @@ function statusPieces(status: number): readonly [member: string, message: string
   const cacheable = Number.isInteger(status) && status >= 100 && status <= 999;
   let pieces = cacheable ? STATUS_PIECES[status] : undefined;
   if (pieces === undefined) {
-    pieces = [['","StatusCode":', String(status), ',"ElapsedMs":'].join(''), [' responded ', String(status), ' in '].join('')];
+    pieces = [
+      ['","StatusCode":', String(status), ',"ElapsedMs":'].join(''),
+      [' responded ', String(status), ' in '].join(''),
+    ];
     if (cacheable) STATUS_PIECES[status] = pieces;
   }
   return pieces;
@@ -262,5 +309,7 @@ export function jsonStyleMessage(entry: AuditLogEntry): string {
 
 /** `Compact`: `{method} {path}{query} {status} {n}ms`. */
 export function compactMessage(entry: AuditLogEntry): string {
-  return escapeControl(`${entry.method} ${entry.path}${querySuffix(entry)} ${entry.statusCode} ${entry.durationMs}ms${abortedSuffix(entry)}`);
+  return escapeControl(
+    `${entry.method} ${entry.path}${querySuffix(entry)} ${entry.statusCode} ${entry.durationMs}ms${abortedSuffix(entry)}`,
+  );
 }

@@ -53,7 +53,8 @@ export class HeaderNames {
             redacted: this.#redactor?.redactsHeader(name) === true,
           }
         : null;
-      if (this.#names.size < CACHED_NAMES && name.length <= CACHED_NAME_LENGTH) this.#names.set(name, pieces);
+      if (this.#names.size < CACHED_NAMES && name.length <= CACHED_NAME_LENGTH)
+        this.#names.set(name, pieces);
     }
     return pieces ?? undefined;
   }
@@ -90,7 +91,8 @@ export function plainHeadersJsonPair(
     if (pieces === undefined) return undefined;
     let logged: string;
     if (pieces.redacted) logged = REDACTED;
-    else if (typeof value !== 'string' || value.length > AUDIT_HEADER_VALUE_CAP || !isPlain(value)) return undefined;
+    else if (typeof value !== 'string' || value.length > AUDIT_HEADER_VALUE_CAP || !isPlain(value))
+      return undefined;
     else logged = value;
     if (first) {
       first = false;

@@ -1,4 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { LifecyclePhases } from '../lifecycle/phases.js';
@@ -17,7 +22,6 @@ import { AuditTrail, type AuditSinkFactory } from './trail.js';
 
 export { AuditTrail } from './trail.js';
 
-
 // Per-request state rides on Node's own request and response objects under symbols: no Fastify
 // decoration (which would widen every FastifyRequest) and no closure per request.
 const kCorrelationId = Symbol('kit.audit.correlationId');
@@ -28,7 +32,10 @@ const kOtelRequest = Symbol('kit.audit.otelRequest');
 
 /** `string`: audited with this id; `null`: excluded path; absent: Kit's genReqId did not run. */
 type RawRequest = IncomingMessage & { [kCorrelationId]?: string | null };
-type RawResponse = ServerResponse & { [kRecord]?: AuditRecord | undefined; [kOtelRequest]?: FastifyRequest | undefined };
+type RawResponse = ServerResponse & {
+  [kRecord]?: AuditRecord | undefined;
+  [kOtelRequest]?: FastifyRequest | undefined;
+};
 type GenReqId = (this: unknown, req: IncomingMessage) => string;
 
 /**
@@ -62,7 +69,11 @@ export function installAuditTrail(
   const trail = new AuditTrail(app, options, factory, services);
   const isExcluded = createExcludeMatcher(options.excludePaths);
   const redactor = new Redactor(options.redactHeaders, options.redactQueryParams);
-  const settings: RecordSettings = { redactor, headerNames: new HeaderNames(redactor), includeQuery: options.includeQueryString };
+  const settings: RecordSettings = {
+    redactor,
+    headerNames: new HeaderNames(redactor),
+    includeQuery: options.includeQueryString,
+  };
   const headerKey = options.correlationIdHeader.toLowerCase();
   const forward = options.forwardCorrelationId;
   const withContext = options.correlationIdContext;
@@ -75,7 +86,8 @@ export function installAuditTrail(
 
   const previous = (app as unknown as { genReqId?: GenReqId }).genReqId;
   let fallbackCounter = 0;
-  const hostGenReqId: GenReqId = typeof previous === 'function' ? previous : () => `req-${(++fallbackCounter).toString(36)}`;
+  const hostGenReqId: GenReqId =
+    typeof previous === 'function' ? previous : () => `req-${(++fallbackCounter).toString(36)}`;
   app.setGenReqId(function kitGenReqId(this: unknown, req: RawRequest): string {
     const id = correlationIdOf(req);
     req[kCorrelationId] = id;
@@ -96,42 +108,66 @@ export function installAuditTrail(
     // complete. (writableFinished would also wait for the bytes to drain, which inject's fake
     // socket never reports.)
     const aborted = !this.writableEnded;
-    record.complete(aborted && !this.headersSent ? 499 : this.statusCode, performance.now(), aborted);
+    record.complete(
+      aborted && !this.headersSent ? 499 : this.statusCode,
+      performance.now(),
+      aborted,
+    );
     trail.accept(record);
   }
 
-  app.addHook('onRequest', function kitAuditOnRequest(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const raw = request.raw as RawRequest;
-    let id = raw[kCorrelationId];
-    if (id === undefined) {
-      id = correlationIdOf(raw);
-      raw[kCorrelationId] = id;
-    }
-    if (id === null) {
-      // The connection's async resource may still carry the previous request's id.
-      if (withContext) enterCorrelationContext(undefined);
+  app.addHook(
+    'onRequest',
+    function kitAuditOnRequest(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      done: HookHandlerDoneFunction,
+    ): void {
+      const raw = request.raw as RawRequest;
+      let id = raw[kCorrelationId];
+      if (id === undefined) {
+        id = correlationIdOf(raw);
+        raw[kCorrelationId] = id;
+      }
+      if (id === null) {
+        // The connection's async resource may still carry the previous request's id.
+        if (withContext) enterCorrelationContext(undefined);
+        done();
+        return;
+      }
+      // reply.header(), not res.setHeader(): a header set on Node's response pushes every later
+      // writeHead() onto Node's slow path. Error replies and 404s keep it; a handler that hijacks
+      // the reply writes its own headers. Fastify lower-cases names anyway: hand it the lower-case one.
+      reply.header(headerKey, id);
+      const res = reply.raw as RawResponse;
+      if (withContext) enterCorrelationContext(id);
+      if (res[kRecord] === undefined) res.on('close', onResponseClose);
+      const record = new AuditRecord(
+        raw.method ?? 'GET',
+        raw.url ?? '/',
+        raw.headers,
+        id,
+        performance.now(),
+        settings,
+        request.routeOptions.config,
+        request,
+      );
+      // With the OpenTelemetry SDK registered, the span of this request (an HTTP server span) is active
+      // here; @fastify/otel's request span, when there is one, replaces it when the response is done.
+      if (otelRegistered()) {
+        const span = activeSpanIds();
+        if (span !== undefined) record.setTrace(span);
+        res[kOtelRequest] = request;
+      }
+      res[kRecord] = record;
       done();
-      return;
-    }
-    // reply.header(), not res.setHeader(): a header set on Node's response pushes every later
-    // writeHead() onto Node's slow path. Error replies and 404s keep it; a handler that hijacks
-    // the reply writes its own headers. Fastify lower-cases names anyway: hand it the lower-case one.
-    reply.header(headerKey, id);
-    const res = reply.raw as RawResponse;
-    if (withContext) enterCorrelationContext(id);
-    if (res[kRecord] === undefined) res.on('close', onResponseClose);
-    const record = new AuditRecord(raw.method ?? 'GET', raw.url ?? '/', raw.headers, id, performance.now(), settings, request.routeOptions.config, request);
-    // With the OpenTelemetry SDK registered, the span of this request (an HTTP server span) is active
-    // here; @fastify/otel's request span, when there is one, replaces it when the response is done.
-    if (otelRegistered()) {
-      const span = activeSpanIds();
-      if (span !== undefined) record.setTrace(span);
-      res[kOtelRequest] = request;
-    }
-    res[kRecord] = record;
-    done();
-  });
+    },
+  );
 
-  phases.add('flush', { name: 'audit trail', run: () => trail.close(), abandon: (boundMs) => trail.abandonCloseFlush(boundMs) });
+  phases.add('flush', {
+    name: 'audit trail',
+    run: () => trail.close(),
+    abandon: (boundMs) => trail.abandonCloseFlush(boundMs),
+  });
   return trail;
 }

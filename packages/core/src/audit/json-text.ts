@@ -20,7 +20,8 @@ export function isPlain(x: string): boolean {
   for (let i = 0; i < x.length; i++) {
     const c = x.charCodeAt(i);
     if (c < 0x20 || c === 0x22 || c === 0x5c) return false;
-    if (c >= 0x7f && (c <= 0x9f || c === 0x2028 || c === 0x2029 || (c >= 0xd800 && c <= 0xdfff))) return false;
+    if (c >= 0x7f && (c <= 0x9f || c === 0x2028 || c === 0x2029 || (c >= 0xd800 && c <= 0xdfff)))
+      return false;
   }
   return true;
 }

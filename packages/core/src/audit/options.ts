@@ -184,7 +184,8 @@ export class AuditTrailOptions {
 /** Throws `KIT_ERR_INVALID_OPTION` naming the first audit option that is out of range. */
 export function validateAuditTrailOptions(a: AuditTrailOptions): void {
   for (const key of ['successLogLevel', 'warningLogLevel', 'errorLogLevel'] as const) {
-    if (!LEVELS.includes(a[key])) throw invalidOption(`auditTrail.${key}`, a[key], `one of ${LEVELS.join(', ')}`);
+    if (!LEVELS.includes(a[key]))
+      throw invalidOption(`auditTrail.${key}`, a[key], `one of ${LEVELS.join(', ')}`);
   }
   for (const key of ['excludePaths', 'redactHeaders', 'redactQueryParams'] as const) {
     const list: unknown = a[key];
@@ -193,23 +194,51 @@ export function validateAuditTrailOptions(a: AuditTrailOptions): void {
     }
   }
   for (const p of a.excludePaths) {
-    if (!p.startsWith('/')) throw invalidOption('auditTrail.excludePaths', p, 'paths that start with "/"');
+    if (!p.startsWith('/'))
+      throw invalidOption('auditTrail.excludePaths', p, 'paths that start with "/"');
   }
-  if (typeof a.correlationIdHeader !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(a.correlationIdHeader)) {
-    throw invalidOption('auditTrail.correlationIdHeader', a.correlationIdHeader, 'a valid HTTP header name');
+  if (
+    typeof a.correlationIdHeader !== 'string' ||
+    !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(a.correlationIdHeader)
+  ) {
+    throw invalidOption(
+      'auditTrail.correlationIdHeader',
+      a.correlationIdHeader,
+      'a valid HTTP header name',
+    );
   }
   if (!Number.isInteger(a.batchSize) || a.batchSize < 1 || a.batchSize > AUDIT_QUEUE_CAPACITY) {
-    throw invalidOption('auditTrail.batchSize', a.batchSize, `an integer from 1 to ${AUDIT_QUEUE_CAPACITY}`);
+    throw invalidOption(
+      'auditTrail.batchSize',
+      a.batchSize,
+      `an integer from 1 to ${AUDIT_QUEUE_CAPACITY}`,
+    );
   }
   for (const key of ['flushIntervalMs', 'writeTimeoutMs'] as const) {
     if (!Number.isFinite(a[key]) || a[key] < 1 || a[key] > 2_147_483_647) {
-      throw invalidOption(`auditTrail.${key}`, a[key], 'a number of milliseconds from 1 to 2147483647');
+      throw invalidOption(
+        `auditTrail.${key}`,
+        a[key],
+        'a number of milliseconds from 1 to 2147483647',
+      );
     }
   }
   if (!Object.values(AuditTrailFormat).includes(a.logFormat)) {
-    throw invalidOption('auditTrail.logFormat', a.logFormat, `one of ${Object.values(AuditTrailFormat).join(', ')}`);
+    throw invalidOption(
+      'auditTrail.logFormat',
+      a.logFormat,
+      `one of ${Object.values(AuditTrailFormat).join(', ')}`,
+    );
   }
-  for (const key of ['includeQueryString', 'forwardCorrelationId', 'asyncWrite', 'ensureFlushOnShutdown', 'correlationIdContext', 'fastifyRequestLogging'] as const) {
-    if (typeof a[key] !== 'boolean') throw invalidOption(`auditTrail.${key}`, a[key], 'true or false');
+  for (const key of [
+    'includeQueryString',
+    'forwardCorrelationId',
+    'asyncWrite',
+    'ensureFlushOnShutdown',
+    'correlationIdContext',
+    'fastifyRequestLogging',
+  ] as const) {
+    if (typeof a[key] !== 'boolean')
+      throw invalidOption(`auditTrail.${key}`, a[key], 'true or false');
   }
 }

@@ -54,14 +54,26 @@ export class PinoLines {
     const state = pinoLoggerState(logger);
     const levels = (logger as { levels?: { values?: Record<string, number> } }).levels?.values;
     if (state === undefined || typeof levels !== 'object' || levels === null) return undefined;
-    if (state.mixin || state.nestedKey || state.formatters.log || state.hooks.logMethod || state.hooks.streamWrite) return undefined;
+    if (
+      state.mixin ||
+      state.nestedKey ||
+      state.formatters.log ||
+      state.hooks.logMethod ||
+      state.hooks.streamWrite
+    )
+      return undefined;
     // Redaction installs stringifiers (a wildcard one for `*` paths); the message key counts too.
     if (Object.getOwnPropertySymbols(state.stringifiers).length > 0) return undefined;
     for (const key of [...fieldKeys, state.messageKey]) {
-      if (state.serializers[key] !== undefined || state.stringifiers[key] !== undefined) return undefined;
+      if (state.serializers[key] !== undefined || state.stringifiers[key] !== undefined)
+        return undefined;
     }
     const destination = state.destination();
-    if (destination === undefined || (destination as unknown as Record<symbol, unknown>)[Symbol.for('pino.metadata')] === true) return undefined;
+    if (
+      destination === undefined ||
+      (destination as unknown as Record<symbol, unknown>)[Symbol.for('pino.metadata')] === true
+    )
+      return undefined;
     return new PinoLines(state, levels);
   }
 
@@ -78,7 +90,10 @@ export class PinoLines {
   head(): LineHead {
     const s = this.#state;
     const prefix = s.msgPrefix();
-    return { tail: s.time() + s.chindings(), prefix: prefix === undefined ? undefined : JSON.stringify(prefix).slice(1, -1) };
+    return {
+      tail: s.time() + s.chindings(),
+      prefix: prefix === undefined ? undefined : JSON.stringify(prefix).slice(1, -1),
+    };
   }
 
   /**
@@ -90,10 +105,22 @@ export class PinoLines {
   }
 
   /** `line` for a message already encoded as a JSON string (quotes included). */
-  lineWithJsonMessage(level: string, members: string, messageJson: string, head: LineHead = this.head()): string {
+  lineWithJsonMessage(
+    level: string,
+    members: string,
+    messageJson: string,
+    head: LineHead = this.head(),
+  ): string {
     const msg = head.prefix === undefined ? messageJson : `"${head.prefix}${messageJson.slice(1)}`;
     const s = this.#state;
-    return (s.levelHead(this.#levels[level] as number) as string) + head.tail + members + this.#messageKey + msg + s.end;
+    return (
+      (s.levelHead(this.#levels[level] as number) as string) +
+      head.tail +
+      members +
+      this.#messageKey +
+      msg +
+      s.end
+    );
   }
 
   /** Hands lines to the logger's destination (which may have changed since `create`). */

@@ -159,7 +159,8 @@ export class AuditRecord implements AuditLogEntry {
     if (request !== undefined) {
       // Set by app.kitAuthenticate (or any auth plugin that follows the `request.user` convention).
       const sub = (request.user as { sub?: unknown } | null | undefined)?.sub;
-      if (typeof sub === 'string' && sub !== '') this.user = sub.length > SUBJECT_CAP ? cap(sub, SUBJECT_CAP) : sub;
+      if (typeof sub === 'string' && sub !== '')
+        this.user = sub.length > SUBJECT_CAP ? cap(sub, SUBJECT_CAP) : sub;
       this.#request = undefined;
     }
     const url = this.#url;
@@ -190,7 +191,10 @@ export class AuditRecord implements AuditLogEntry {
     if (this.#query === undefined) {
       const url = this.#url ?? '';
       const q = url.indexOf('?');
-      this.#query = q === -1 || !this.#settings.includeQuery ? null : this.#settings.redactor.query(url.slice(q + 1));
+      this.#query =
+        q === -1 || !this.#settings.includeQuery
+          ? null
+          : this.#settings.redactor.query(url.slice(q + 1));
     }
     return this.#query;
   }
@@ -228,7 +232,9 @@ export class AuditRecord implements AuditLogEntry {
   /** The Default line's headers JSON straight from the request's headers (see `plainHeadersJsonPair`). */
   [kHeadersJsonPair](): [json: string, inMessage: string] | undefined {
     const raw = this.#rawHeaders;
-    return this.#headers === undefined && raw !== null ? plainHeadersJsonPair(raw, this.#settings.headerNames) : undefined;
+    return this.#headers === undefined && raw !== null
+      ? plainHeadersJsonPair(raw, this.#settings.headerNames)
+      : undefined;
   }
 
   /** The Default line's `StartedAt` and `Route` members (see `contextMembers`). */
@@ -239,7 +245,10 @@ export class AuditRecord implements AuditLogEntry {
   /** A plain, self-contained `AuditLogEntry` for custom sinks (own headers object, ISO timestamp). */
   toEntry(): AuditLogEntry {
     const trace = this.#traceIds();
-    const headers = this.#headers === undefined ? this.#settings.redactor.headers(this.#rawHeaders ?? {}, true) : { ...this.#headers };
+    const headers =
+      this.#headers === undefined
+        ? this.#settings.redactor.headers(this.#rawHeaders ?? {}, true)
+        : { ...this.#headers };
     const entry: { -readonly [K in keyof AuditLogEntry]: AuditLogEntry[K] } = {
       timestamp: this.timestamp,
       method: this.method,

@@ -80,12 +80,20 @@ export class Redactor {
    * case) and `copy` is false, the request's own headers object is returned as is: formatting a
    * log line only reads it, so the copy would be pure overhead.
    */
-  headers(raw: Readonly<Record<string, string | string[] | undefined>>, copy: boolean): Readonly<Record<string, string>> {
+  headers(
+    raw: Readonly<Record<string, string | string[] | undefined>>,
+    copy: boolean,
+  ): Readonly<Record<string, string>> {
     let clean = !copy;
     for (const name in raw) {
       if (!clean) break;
       const value = raw[name];
-      if (typeof value !== 'string' || value.length > AUDIT_HEADER_VALUE_CAP || this.#headers.has(name) || hasUpperCase(name)) {
+      if (
+        typeof value !== 'string' ||
+        value.length > AUDIT_HEADER_VALUE_CAP ||
+        this.#headers.has(name) ||
+        hasUpperCase(name)
+      ) {
         clean = false;
         break;
       }
@@ -96,7 +104,11 @@ export class Redactor {
       const value = raw[name];
       if (value === undefined) continue;
       if (this.redactsHeader(name)) out[name] = REDACTED;
-      else out[name] = cap(typeof value === 'string' ? value : value.join(', '), AUDIT_HEADER_VALUE_CAP);
+      else
+        out[name] = cap(
+          typeof value === 'string' ? value : value.join(', '),
+          AUDIT_HEADER_VALUE_CAP,
+        );
     }
     return out;
   }
@@ -126,7 +138,8 @@ export class Redactor {
       const eq = input.indexOf('=', start);
       const nameEnd = eq === -1 || eq > end ? end : eq;
       const name = input.slice(start, nameEnd);
-      const pair = nameEnd < end && this.#listed(normalizeParamName(name)) ? `${name}=${REDACTED}` : null;
+      const pair =
+        nameEnd < end && this.#listed(normalizeParamName(name)) ? `${name}=${REDACTED}` : null;
       if (pair !== null) changed = true;
       out += (start === 0 ? '' : '&') + (pair ?? input.slice(start, end));
       start = end + 1;

@@ -61,13 +61,19 @@ function redactedView(request: FastifyRequest, s: RecordSettings): FastifyReques
   return Object.create(request, {
     raw: { value: rawView, enumerable: true },
     url: { value: url, enumerable: true },
-    originalUrl: { value: request.originalUrl === raw.url ? url : redactedUrl(request.originalUrl, s), enumerable: true },
+    originalUrl: {
+      value: request.originalUrl === raw.url ? url : redactedUrl(request.originalUrl, s),
+      enumerable: true,
+    },
     headers: { value: headers, enumerable: true },
   }) as FastifyRequest;
 }
 
 function viewOf(request: unknown, settings: RecordSettings): unknown {
-  const isRequest = typeof request === 'object' && request !== null && typeof (request as { raw?: unknown }).raw === 'object';
+  const isRequest =
+    typeof request === 'object' &&
+    request !== null &&
+    typeof (request as { raw?: unknown }).raw === 'object';
   return isRequest ? redactedView(request as FastifyRequest, settings) : request;
 }
 
@@ -76,14 +82,31 @@ function viewOf(request: unknown, settings: RecordSettings): unknown {
  * `requestCompleted` run on every request, and a dropped line must cost no more than Fastify's
  * own `disableRequestLogging` check.
  */
-function wrap(name: string, method: ControllerMethod, at: number, drop: boolean, settings: RecordSettings): ControllerMethod {
+function wrap(
+  name: string,
+  method: ControllerMethod,
+  at: number,
+  drop: boolean,
+  settings: RecordSettings,
+): ControllerMethod {
   if (at === 0) {
-    return function kitRequestLine(this: unknown, request: unknown, reply: unknown, metadata: unknown): unknown {
+    return function kitRequestLine(
+      this: unknown,
+      request: unknown,
+      reply: unknown,
+      metadata: unknown,
+    ): unknown {
       if (drop) return undefined;
       return method.call(this, viewOf(request, settings), reply, metadata);
     };
   }
-  return function kitRequestLine(this: unknown, first: unknown, request: unknown, reply: unknown, metadata: unknown): unknown {
+  return function kitRequestLine(
+    this: unknown,
+    first: unknown,
+    request: unknown,
+    reply: unknown,
+    metadata: unknown,
+  ): unknown {
     // `requestCompleted(err, ...)` with an error is Fastify's "request errored" line: kept.
     if (drop && (name !== 'requestCompleted' || first == null)) return undefined;
     return method.call(this, first, viewOf(request, settings), reply, metadata);
@@ -95,10 +118,15 @@ function wrap(name: string, method: ControllerMethod, at: number, drop: boolean,
  * `incoming request`, `request completed` and `Route ... not found`. Returns `false` when this
  * Fastify has no controller (before 5.10).
  */
-export function installRequestLogging(app: FastifyInstance, settings: RecordSettings, keepRequestLines: boolean): boolean {
+export function installRequestLogging(
+  app: FastifyInstance,
+  settings: RecordSettings,
+  keepRequestLines: boolean,
+): boolean {
   const slot = fastifyLogController(app);
   if (slot === undefined) {
-    const disabled = (app.initialConfig as { disableRequestLogging?: unknown }).disableRequestLogging === true;
+    const disabled =
+      (app.initialConfig as { disableRequestLogging?: unknown }).disableRequestLogging === true;
     if (!disabled) {
       app.log.warn(
         'Kit audit trail: this Fastify has no log controller (Fastify < 5.10), so Kit cannot keep its "incoming request" lines, ' +
@@ -112,7 +140,15 @@ export function installRequestLogging(app: FastifyInstance, settings: RecordSett
   for (const [name, at] of Object.entries(REQUEST_AT)) {
     const method = original[name];
     if (typeof method !== 'function') continue;
-    methods[name] = { value: wrap(name, method as ControllerMethod, at, REQUEST_LINES.has(name) && !keepRequestLines, settings) };
+    methods[name] = {
+      value: wrap(
+        name,
+        method as ControllerMethod,
+        at,
+        REQUEST_LINES.has(name) && !keepRequestLines,
+        settings,
+      ),
+    };
   }
   // The host's controller stays the prototype: its settings (`disableRequestLogging`, the request
   // id label) and its other methods apply as before.

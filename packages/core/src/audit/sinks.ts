@@ -22,7 +22,12 @@ const LEVELS: readonly string[] = ['trace', 'debug', 'info', 'warn', 'error', 'f
  * The lines a logging sink would write for `entries[from..to)`, as one string, or `undefined`
  * when the sink writes through pino's own call (then `writeMany` is the way). Kit-internal.
  */
-export let linesOf: (sink: LoggingAuditSink, entries: readonly AuditLogEntry[], from: number, to: number) => string | undefined;
+export let linesOf: (
+  sink: LoggingAuditSink,
+  entries: readonly AuditLogEntry[],
+  from: number,
+  to: number,
+) => string | undefined;
 
 /** Hands text from `linesOf` to the sink's logger destination. Kit-internal. */
 export let writeLines: (sink: LoggingAuditSink, text: string) => void;
@@ -89,7 +94,11 @@ export class LoggingAuditSink implements IAuditSink {
     this.#isLevelEnabled = typeof check === 'function' ? check.bind(logger) : undefined;
     this.#format = options.logFormat ?? AuditTrailFormat.Default;
     if (!Object.values(AuditTrailFormat).includes(this.#format)) {
-      throw invalidOption('LoggingAuditSink logFormat', this.#format, `one of ${Object.values(AuditTrailFormat).join(', ')}`);
+      throw invalidOption(
+        'LoggingAuditSink logFormat',
+        this.#format,
+        `one of ${Object.values(AuditTrailFormat).join(', ')}`,
+      );
     }
     this.#success = level('successLogLevel', options.successLogLevel ?? 'info');
     this.#warning = level('warningLogLevel', options.warningLogLevel ?? 'warn');
@@ -119,7 +128,8 @@ export class LoggingAuditSink implements IAuditSink {
     const level = this.levelFor(entry.statusCode);
     if (this.#isLevelEnabled !== undefined && !this.#isLevelEnabled(level)) return;
     const lines = this.#lines;
-    if (lines !== undefined && lines.usable) lines.write(this.#line(lines, level, entry, lines.head()));
+    if (lines !== undefined && lines.usable)
+      lines.write(this.#line(lines, level, entry, lines.head()));
     else this.#log(level, entry);
   }
 
@@ -150,7 +160,8 @@ export class LoggingAuditSink implements IAuditSink {
     for (let i = from; i < to; i++) {
       const entry = entries[i] as AuditLogEntry;
       const level = this.levelFor(entry.statusCode);
-      if (this.#isLevelEnabled === undefined || this.#isLevelEnabled(level)) out += this.#line(lines, level, entry, head);
+      if (this.#isLevelEnabled === undefined || this.#isLevelEnabled(level))
+        out += this.#line(lines, level, entry, head);
     }
     return out;
   }
@@ -162,7 +173,12 @@ export class LoggingAuditSink implements IAuditSink {
         return lines.lineWithJsonMessage(level, members, messageJson, head);
       }
       case AuditTrailFormat.DotnetLogger:
-        return lines.line(level, contextMembers(entry), dotnetLoggerMessage(entry, JSON.stringify(entry.headers)), head);
+        return lines.line(
+          level,
+          contextMembers(entry),
+          dotnetLoggerMessage(entry, JSON.stringify(entry.headers)),
+          head,
+        );
       case AuditTrailFormat.JsonStyle:
         return lines.line(level, '', jsonStyleMessage(entry), head);
       case AuditTrailFormat.Compact:
@@ -178,7 +194,10 @@ export class LoggingAuditSink implements IAuditSink {
         logger[level](defaultFields(entry), defaultMessage(entry, JSON.stringify(entry.headers)));
         return;
       case AuditTrailFormat.DotnetLogger:
-        logger[level](contextFields(entry), dotnetLoggerMessage(entry, JSON.stringify(entry.headers)));
+        logger[level](
+          contextFields(entry),
+          dotnetLoggerMessage(entry, JSON.stringify(entry.headers)),
+        );
         return;
       case AuditTrailFormat.JsonStyle:
         logger[level](jsonStyleMessage(entry));
@@ -226,6 +245,7 @@ export class LoggingAuditSink implements IAuditSink {
 }
 
 function level(option: string, value: unknown): AuditLogLevel {
-  if (!LEVELS.includes(value as string)) throw invalidOption(`LoggingAuditSink ${option}`, value, `one of ${LEVELS.join(', ')}`);
+  if (!LEVELS.includes(value as string))
+    throw invalidOption(`LoggingAuditSink ${option}`, value, `one of ${LEVELS.join(', ')}`);
   return value as AuditLogLevel;
 }

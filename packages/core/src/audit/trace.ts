@@ -72,7 +72,13 @@ function validIds(ctx: SpanContext | undefined): TraceIds | undefined {
   const traceId = ctx?.traceId;
   const spanId = ctx?.spanId;
   if (typeof traceId !== 'string' || typeof spanId !== 'string') return undefined;
-  if (traceId === INVALID_TRACE_ID || spanId === INVALID_SPAN_ID || !TRACE_ID.test(traceId) || !SPAN_ID.test(spanId)) return undefined;
+  if (
+    traceId === INVALID_TRACE_ID ||
+    spanId === INVALID_SPAN_ID ||
+    !TRACE_ID.test(traceId) ||
+    !SPAN_ID.test(spanId)
+  )
+    return undefined;
   return { traceId, spanId };
 }
 

@@ -8,7 +8,13 @@ import type { AuditRecord } from './record.js';
 import { flushLoggerForExit } from '../lifecycle/log-flush.js';
 import { flushOnSignals, type FlushOnSignal } from '../lifecycle/signals.js';
 import { LoggingAuditSink } from './sinks.js';
-import { DirectLogWriter, SinkWriter, snapshot, type AuditCounters, type AuditWriter } from './writer.js';
+import {
+  DirectLogWriter,
+  SinkWriter,
+  snapshot,
+  type AuditCounters,
+  type AuditWriter,
+} from './writer.js';
 import { redactError } from '../shared/secrets.js';
 
 /** The sink factory as `KitOption.auditSinkFactory` holds it. */
@@ -41,7 +47,12 @@ export class AuditTrail implements KitAudit, FlushOnSignal {
   /** True while the shutdown's flush runs. */
   #closing = false;
 
-  constructor(app: FastifyInstance, options: Readonly<AuditTrailOptions>, factory: AuditSinkFactory | undefined, services: KitServices) {
+  constructor(
+    app: FastifyInstance,
+    options: Readonly<AuditTrailOptions>,
+    factory: AuditSinkFactory | undefined,
+    services: KitServices,
+  ) {
     this.#app = app;
     this.#options = options;
     this.#factory = factory;
@@ -60,7 +71,14 @@ export class AuditTrail implements KitAudit, FlushOnSignal {
     // The logging sink formats the turn's entries at its end in both modes; asynchronous mode then
     // holds the lines (not the records) for one destination write per batch (docs/audit.md,
     // "Synchronous and asynchronous writing").
-    if (sink instanceof LoggingAuditSink) this.#writer = new DirectLogWriter(sink, this.#counters, report, o.writeTimeoutMs, o.asyncWrite ? o : undefined);
+    if (sink instanceof LoggingAuditSink)
+      this.#writer = new DirectLogWriter(
+        sink,
+        this.#counters,
+        report,
+        o.writeTimeoutMs,
+        o.asyncWrite ? o : undefined,
+      );
     else if (o.asyncWrite) this.#writer = new BatchWriter(sink, this.#counters, report, o);
     else this.#writer = new SinkWriter(sink, this.#counters, report, o);
     if (o.ensureFlushOnShutdown) this.#stopSignals = flushOnSignals(this);
@@ -76,7 +94,11 @@ export class AuditTrail implements KitAudit, FlushOnSignal {
       throw dependencyError(err, 'auditSinkFactory');
     }
     if (typeof (sink as IAuditSink | null)?.writeAsync !== 'function') {
-      throw invalidOption('auditSinkFactory', sink, 'a factory returning an IAuditSink (an object with writeAsync(entry, signal))');
+      throw invalidOption(
+        'auditSinkFactory',
+        sink,
+        'a factory returning an IAuditSink (an object with writeAsync(entry, signal))',
+      );
     }
     return sink as IAuditSink;
   }
@@ -151,7 +173,9 @@ export class AuditTrail implements KitAudit, FlushOnSignal {
     }
     // Both under the one bound of `signalFlushTimeoutMs` that the signal owner also keeps.
     const end = performance.now() + this.#options.writeTimeoutMs;
-    return this.flush().then(() => flushLoggerForExit(this.#app.log, Math.max(0, end - performance.now())));
+    return this.flush().then(() =>
+      flushLoggerForExit(this.#app.log, Math.max(0, end - performance.now())),
+    );
   }
 
   get signalFlushTimeoutMs(): number {
@@ -170,7 +194,10 @@ export class AuditTrail implements KitAudit, FlushOnSignal {
     const suppressed = this.#unreported;
     this.#unreported = 0;
     try {
-      this.#app.log.error({ err: redactError(err), audit: this.stats(), suppressed }, 'Kit audit trail: the audit sink failed; entries are counted as failed');
+      this.#app.log.error(
+        { err: redactError(err), audit: this.stats(), suppressed },
+        'Kit audit trail: the audit sink failed; entries are counted as failed',
+      );
     } catch {
       // The logger itself is broken: the counters still tell the story.
     }

@@ -288,7 +288,8 @@ export class SinkWriter implements AuditWriter {
   async close(): Promise<void> {
     await this.flush();
     // Whatever is still pending is told to give up.
-    if (this.#pending > 0) this.#abort.abort(timeoutError(this.settings.writeTimeoutMs, this.#pending));
+    if (this.#pending > 0)
+      this.#abort.abort(timeoutError(this.settings.writeTimeoutMs, this.#pending));
   }
 
   abandon(): number {

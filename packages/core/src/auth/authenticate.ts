@@ -25,7 +25,10 @@ import { redactError } from '../shared/secrets.js';
  * app.addHook('onRequest', app.kitAuthenticate);
  * ```
  */
-export type KitAuthenticateHook = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+export type KitAuthenticateHook = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => Promise<unknown>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -61,15 +64,28 @@ function bearerToken(header: string | undefined): string | null | undefined {
 
 function unauthorized(reply: FastifyReply, description: string | undefined): FastifyReply {
   // RFC 6750 3.1: a request without credentials gets the bare challenge, no error code.
-  const challenge = description === undefined ? 'Bearer' : `Bearer error="invalid_token", error_description="${description}"`;
+  const challenge =
+    description === undefined
+      ? 'Bearer'
+      : `Bearer error="invalid_token", error_description="${description}"`;
   return sendProblem(
     reply,
-    { type: 'about:blank', title: 'Unauthorized', status: 401, detail: description === undefined ? 'A bearer token is required.' : `${description}.` },
+    {
+      type: 'about:blank',
+      title: 'Unauthorized',
+      status: 401,
+      detail: description === undefined ? 'A bearer token is required.' : `${description}.`,
+    },
     { 'www-authenticate': challenge },
   );
 }
 
-function isGuarded(route: RouteOptions, instance: FastifyInstance, hook: KitAuthenticateHook, contextHooks: ContextHooksReader | undefined): boolean {
+function isGuarded(
+  route: RouteOptions,
+  instance: FastifyInstance,
+  hook: KitAuthenticateHook,
+  contextHooks: ContextHooksReader | undefined,
+): boolean {
   for (const stage of GUARD_STAGES) {
     const own: unknown = route[stage];
     if ((Array.isArray(own) ? own : [own]).includes(hook)) return true;
@@ -92,7 +108,12 @@ function notConfigured(): never {
  * `jwt` health check, and the `security` of guarded routes in the OpenAPI document (a `ready`
  * step).
  */
-export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, healthChecks: HealthChecksBuilder, phases: LifecyclePhases): void {
+export function installJwt(
+  app: FastifyInstance,
+  jwt: JwtOptions | undefined,
+  healthChecks: HealthChecksBuilder,
+  phases: LifecyclePhases,
+): void {
   if (!jwt) {
     app.decorate('kitAuthenticate', { getter: notConfigured });
     return;
@@ -105,21 +126,34 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
   const discovery = new OpenIdDiscovery(jwt.authority, {
     loaded(metadata) {
       // Once: health probes refetch the document every 30 s.
-      if (!warnedIssuer && metadata.issuer.replace(/\/+$/, '') !== jwt.authority.replace(/\/+$/, '')) {
+      if (
+        !warnedIssuer &&
+        metadata.issuer.replace(/\/+$/, '') !== jwt.authority.replace(/\/+$/, '')
+      ) {
         warnedIssuer = true;
-        app.log.warn({ authority: jwt.authority, issuer: metadata.issuer }, 'kit: the discovery document names an issuer other than the configured authority; tokens must carry that issuer');
+        app.log.warn(
+          { authority: jwt.authority, issuer: metadata.issuer },
+          'kit: the discovery document names an issuer other than the configured authority; tokens must carry that issuer',
+        );
       }
       check.reachable();
     },
     failed(err, retryInMs) {
-      app.log.warn({ err: redactError(err.cause ?? err), reason: err.reason, retryInMs }, 'kit: the token authority discovery document could not be fetched');
+      app.log.warn(
+        { err: redactError(err.cause ?? err), reason: err.reason, retryInMs },
+        'kit: the token authority discovery document could not be fetched',
+      );
       check.unreachable('discovery document', err);
     },
   });
   const verifier = new TokenVerifier(discovery, jwt.audiences, {
     loaded: () => check.reachable(),
     failed(err, background) {
-      if (background) app.log.warn({ err: redactError(err.cause ?? err) }, 'kit: background refresh of the token signing keys failed; the keys fetched earlier stay in use');
+      if (background)
+        app.log.warn(
+          { err: redactError(err.cause ?? err) },
+          'kit: background refresh of the token signing keys failed; the keys fetched earlier stay in use',
+        );
       check.unreachable('signing keys', err);
     },
   });
@@ -134,14 +168,25 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
       return undefined;
     } catch (err) {
       if (err instanceof AuthorityUnavailableError) {
-        request.log.warn({ reason: err.reason }, 'kit: bearer token not verified, the token authority is unavailable');
+        request.log.warn(
+          { reason: err.reason },
+          'kit: bearer token not verified, the token authority is unavailable',
+        );
         return sendProblem(
           reply,
-          { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The token authority cannot be reached; try again later.' },
+          {
+            type: 'about:blank',
+            title: 'Service Unavailable',
+            status: 503,
+            detail: 'The token authority cannot be reached; try again later.',
+          },
           { 'retry-after': String(RETRY_AFTER_SECONDS) },
         );
       }
-      const rejected = err instanceof TokenRejectedError ? err : new TokenRejectedError('The token is not valid', { cause: err });
+      const rejected =
+        err instanceof TokenRejectedError
+          ? err
+          : new TokenRejectedError('The token is not valid', { cause: err });
       const code = (rejected.cause as { code?: unknown } | undefined)?.code;
       request.log.debug({ reason: rejected.description, code }, 'kit: bearer token rejected');
       return unauthorized(reply, rejected.description);
@@ -152,7 +197,10 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
   if (!app.hasRequestDecorator('user')) app.decorateRequest('user', undefined);
 
   if (healthChecks.has(JWT_HEALTH_CHECK_NAME)) {
-    throw new KitError('KIT_ERR_DUPLICATE_HEALTH_CHECK', `A health check named '${JWT_HEALTH_CHECK_NAME}' is already registered; that name is the check configureJwt adds.`);
+    throw new KitError(
+      'KIT_ERR_DUPLICATE_HEALTH_CHECK',
+      `A health check named '${JWT_HEALTH_CHECK_NAME}' is already registered; that name is the check configureJwt adds.`,
+    );
   }
   healthChecks.addCheck(JWT_HEALTH_CHECK_NAME, check);
 
@@ -162,21 +210,33 @@ export function installJwt(app: FastifyInstance, jwt: JwtOptions | undefined, he
   app.addHook('onRoute', function trackRoute(this: FastifyInstance, route) {
     routes.push({ route, instance: this });
   });
-  phases.add('ready', { name: 'bearer security in the OpenAPI document', run: documentGuardedRoutes });
+  phases.add('ready', {
+    name: 'bearer security in the OpenAPI document',
+    run: documentGuardedRoutes,
+  });
   function documentGuardedRoutes(): void {
     const contextHooks = fastifyContextHooks(app);
     if (!contextHooks) {
-      app.log.warn('kit: this Fastify version hides context hooks; routes guarded by addHook(app.kitAuthenticate) appear public in the OpenAPI document (route-level hooks are still seen).');
+      app.log.warn(
+        'kit: this Fastify version hides context hooks; routes guarded by addHook(app.kitAuthenticate) appear public in the OpenAPI document (route-level hooks are still seen).',
+      );
     }
     for (const { route, instance } of routes) {
       const schema = route.schema as { security?: Array<Record<string, string[]>> } | undefined;
       const fromGroup = hasGroupSecurity(route);
-      if ((schema?.security !== undefined && !fromGroup) || !isGuarded(route, instance, kitAuthenticate, contextHooks)) continue;
+      if (
+        (schema?.security !== undefined && !fromGroup) ||
+        !isGuarded(route, instance, kitAuthenticate, contextHooks)
+      )
+        continue;
       // A group that declared its own scheme and also runs kitAuthenticate needs both: the bearer
       // token joins each of its requirements.
       const bearer = { [BEARER_SECURITY_SCHEME]: [] };
       const declared = fromGroup ? (schema?.security ?? []) : [];
-      const security = declared.length > 0 ? declared.map((requirement) => ({ ...requirement, ...bearer })) : [bearer];
+      const security =
+        declared.length > 0
+          ? declared.map((requirement) => ({ ...requirement, ...bearer }))
+          : [bearer];
       route.schema = { ...route.schema, security } as RouteOptions['schema'];
     }
     routes.length = 0;

@@ -59,9 +59,15 @@ export async function fetchAuthorityJson(url: string, signal?: AbortSignal): Pro
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let response: Response;
   try {
-    response = await fetch(url, { signal: combined, redirect: 'manual', headers: { accept: 'application/json' } });
+    response = await fetch(url, {
+      signal: combined,
+      redirect: 'manual',
+      headers: { accept: 'application/json' },
+    });
   } catch (err) {
-    throw new AuthorityUnavailableError(timedOut(err) ? 'timed out' : 'connection failed', { cause: err });
+    throw new AuthorityUnavailableError(timedOut(err) ? 'timed out' : 'connection failed', {
+      cause: err,
+    });
   }
   if (response.status !== 200) {
     await response.body?.cancel().catch(() => undefined);
@@ -85,7 +91,9 @@ export async function fetchAuthorityJson(url: string, signal?: AbortSignal): Pro
     text += decoder.decode();
   } catch (err) {
     if (err instanceof AuthorityUnavailableError) throw err;
-    throw new AuthorityUnavailableError(timedOut(err) ? 'timed out' : 'connection failed', { cause: err });
+    throw new AuthorityUnavailableError(timedOut(err) ? 'timed out' : 'connection failed', {
+      cause: err,
+    });
   }
   try {
     return JSON.parse(text) as unknown;
@@ -106,8 +114,12 @@ function httpUrl(value: unknown): URL | undefined {
 
 /** Reads `issuer` and `jwks_uri`; a key set served over plain http for an https authority is refused. */
 function parseDiscoveryDocument(document: unknown, authority: string): OpenIdMetadata {
-  const doc = (typeof document === 'object' && document !== null ? document : {}) as Record<string, unknown>;
-  if (typeof doc.issuer !== 'string' || doc.issuer === '') throw new AuthorityUnavailableError('discovery document has no issuer');
+  const doc = (typeof document === 'object' && document !== null ? document : {}) as Record<
+    string,
+    unknown
+  >;
+  if (typeof doc.issuer !== 'string' || doc.issuer === '')
+    throw new AuthorityUnavailableError('discovery document has no issuer');
   const jwks = httpUrl(doc.jwks_uri);
   if (!jwks) throw new AuthorityUnavailableError('discovery document has no valid jwks_uri');
   if (jwks.protocol === 'http:' && new URL(authority).protocol === 'https:') {
@@ -149,7 +161,11 @@ export class OpenIdDiscovery {
     const now = Date.now();
     const current = this.#current;
     if (current) {
-      if (now - current.fetchedAt >= DISCOVERY_REFRESH_MS && now >= this.#retryAt && !this.#pending) {
+      if (
+        now - current.fetchedAt >= DISCOVERY_REFRESH_MS &&
+        now >= this.#retryAt &&
+        !this.#pending
+      ) {
         this.load().catch(() => undefined); // reported through events; the cached document stays in use
       }
       return current.metadata;
@@ -170,7 +186,10 @@ export class OpenIdDiscovery {
   /** Fetches the document now (used by the health probe with its own signal); success updates the cache. */
   async fetch(signal?: AbortSignal): Promise<OpenIdMetadata> {
     try {
-      const metadata = parseDiscoveryDocument(await fetchAuthorityJson(this.url, signal), this.authority);
+      const metadata = parseDiscoveryDocument(
+        await fetchAuthorityJson(this.url, signal),
+        this.authority,
+      );
       this.#current = { metadata, fetchedAt: Date.now() };
       this.#failures = 0;
       this.#retryAt = 0;
@@ -178,9 +197,15 @@ export class OpenIdDiscovery {
       this.events.loaded?.(metadata);
       return metadata;
     } catch (err) {
-      const error = err instanceof AuthorityUnavailableError ? err : new AuthorityUnavailableError('unexpected error', { cause: err });
+      const error =
+        err instanceof AuthorityUnavailableError
+          ? err
+          : new AuthorityUnavailableError('unexpected error', { cause: err });
       this.#failures += 1;
-      const wait = Math.min(DISCOVERY_RETRY_MAX_MS, DISCOVERY_RETRY_MIN_MS * 2 ** (this.#failures - 1));
+      const wait = Math.min(
+        DISCOVERY_RETRY_MAX_MS,
+        DISCOVERY_RETRY_MIN_MS * 2 ** (this.#failures - 1),
+      );
       this.#retryAt = Date.now() + wait;
       this.#lastError = error;
       this.events.failed?.(error, wait);

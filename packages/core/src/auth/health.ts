@@ -1,5 +1,9 @@
 import { HealthCheckResult, type HealthCheckContext, type IHealthCheck } from '../health/result.js';
-import { AuthorityUnavailableError, fetchAuthorityJson, type OpenIdDiscovery } from './discovery.js';
+import {
+  AuthorityUnavailableError,
+  fetchAuthorityJson,
+  type OpenIdDiscovery,
+} from './discovery.js';
 
 /** Name of the check `configureJwt` registers. */
 export const JWT_HEALTH_CHECK_NAME = 'jwt';
@@ -10,7 +14,10 @@ const JWT_HEALTH_CACHE_MS = 30_000;
 function signingKeyCount(jwks: unknown): number {
   const keys = (jwks as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys)) throw new AuthorityUnavailableError('key set is malformed');
-  return keys.filter((k): k is Record<string, unknown> => typeof k === 'object' && k !== null && typeof k.kty === 'string' && k.use !== 'enc').length;
+  return keys.filter(
+    (k): k is Record<string, unknown> =>
+      typeof k === 'object' && k !== null && typeof k.kty === 'string' && k.use !== 'enc',
+  ).length;
 }
 
 /** Where an exchange with the authority failed: the first fetch, or the key set it names. */
@@ -46,7 +53,8 @@ export class JwtAuthorityHealthCheck implements IHealthCheck {
 
   checkHealth({ signal }: HealthCheckContext): Promise<HealthCheckResult> {
     const cached = this.#cached;
-    if (cached && Date.now() - cached.at < JWT_HEALTH_CACHE_MS) return Promise.resolve(cached.result);
+    if (cached && Date.now() - cached.at < JWT_HEALTH_CACHE_MS)
+      return Promise.resolve(cached.result);
     this.#pending ??= this.#probe(signal)
       .then((result) => {
         this.#cached = { at: Date.now(), result };
@@ -73,8 +81,13 @@ export class JwtAuthorityHealthCheck implements IHealthCheck {
       this.unreachable('signing keys', err as AuthorityUnavailableError);
       return;
     }
-    if (signingKeys === 0) this.unreachable('signing keys', new AuthorityUnavailableError('key set holds no signing key'));
-    else this.#keep(HealthCheckResult.healthy('The token authority is reachable.', { signingKeys }));
+    if (signingKeys === 0)
+      this.unreachable(
+        'signing keys',
+        new AuthorityUnavailableError('key set holds no signing key'),
+      );
+    else
+      this.#keep(HealthCheckResult.healthy('The token authority is reachable.', { signingKeys }));
   }
 
   /** Token validation failed to reach the authority at `stage`: `degraded` or `unhealthy` from now on. */
@@ -106,7 +119,15 @@ export class JwtAuthorityHealthCheck implements IHealthCheck {
     exception.stack = `Error: ${exception.message}`;
     const data = { stage, reason };
     return this.heldKeySet() !== undefined
-      ? HealthCheckResult.degraded('The token authority is unreachable; signing keys fetched earlier are still in use.', exception, data)
-      : HealthCheckResult.unhealthy('The token authority is unreachable; tokens cannot be validated.', exception, data);
+      ? HealthCheckResult.degraded(
+          'The token authority is unreachable; signing keys fetched earlier are still in use.',
+          exception,
+          data,
+        )
+      : HealthCheckResult.unhealthy(
+          'The token authority is unreachable; tokens cannot be validated.',
+          exception,
+          data,
+        );
   }
 }

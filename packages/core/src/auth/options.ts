@@ -29,13 +29,35 @@ export function validateJwtOptions(authority: unknown, audiences: unknown): JwtO
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || url.search || url.hash) {
+  if (
+    !url ||
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash
+  ) {
     // The message goes to logs: credentials in the value are masked.
-    const shown = url && (url.username || url.password) ? `${url.protocol}//***@${url.host}${url.pathname}` : authority;
-    throw invalidOption('configureJwt(authority)', shown, 'an absolute http:// or https:// URL without credentials, query or fragment');
+    const shown =
+      url && (url.username || url.password)
+        ? `${url.protocol}//***@${url.host}${url.pathname}`
+        : authority;
+    throw invalidOption(
+      'configureJwt(authority)',
+      shown,
+      'an absolute http:// or https:// URL without credentials, query or fragment',
+    );
   }
-  if (!Array.isArray(audiences) || audiences.length === 0 || audiences.some((a) => typeof a !== 'string' || a.length === 0)) {
-    throw invalidOption('configureJwt(audiences)', audiences, 'a non-empty array of non-empty strings');
+  if (
+    !Array.isArray(audiences) ||
+    audiences.length === 0 ||
+    audiences.some((a) => typeof a !== 'string' || a.length === 0)
+  ) {
+    throw invalidOption(
+      'configureJwt(audiences)',
+      audiences,
+      'a non-empty array of non-empty strings',
+    );
   }
   return { authority: authority as string, audiences: [...new Set(audiences as string[])] };
 }
@@ -48,5 +70,6 @@ export const BEARER_SECURITY_SCHEME_OBJECT = Object.freeze({
   type: 'http',
   scheme: 'bearer',
   bearerFormat: 'JWT',
-  description: 'An access token issued by the configured OpenID authority, sent as `Authorization: Bearer <token>`.',
+  description:
+    'An access token issued by the configured OpenID authority, sent as `Authorization: Bearer <token>`.',
 });

@@ -8,7 +8,11 @@ import {
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
 } from 'jose';
-import { AUTHORITY_FETCH_TIMEOUT_MS, AuthorityUnavailableError, type OpenIdDiscovery } from './discovery.js';
+import {
+  AUTHORITY_FETCH_TIMEOUT_MS,
+  AuthorityUnavailableError,
+  type OpenIdDiscovery,
+} from './discovery.js';
 
 /**
  * The claims of a verified access token, as `request.user` carries them. `iss`, `aud` and `exp`
@@ -53,7 +57,17 @@ export interface KitUser {
  * confusion) is refused before any key is looked up.
  */
 const ACCEPTED_ALGORITHMS: readonly string[] = Object.freeze([
-  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
 ]);
 
 /** What a token carrying a `crit` header parameter is refused with. */
@@ -92,12 +106,19 @@ interface KeySetEvents {
 
 function keySetUnavailable(err: unknown): AuthorityUnavailableError {
   // Timeouts, refused connections, non-200 answers, malformed key sets: the authority's fault.
-  return new AuthorityUnavailableError(err instanceof errors.JWKSTimeout ? 'key set fetch timed out' : 'key set fetch failed', { cause: err });
+  return new AuthorityUnavailableError(
+    err instanceof errors.JWKSTimeout ? 'key set fetch timed out' : 'key set fetch failed',
+    { cause: err },
+  );
 }
 
 // The errors a key lookup throws because of the token (its kid or alg), not because of the authority.
 function isTokenFault(err: unknown): boolean {
-  return err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys || err instanceof errors.JOSENotSupported;
+  return (
+    err instanceof errors.JWKSNoMatchingKey ||
+    err instanceof errors.JWKSMultipleMatchingKeys ||
+    err instanceof errors.JOSENotSupported
+  );
 }
 
 function claimDescription(claim: string | undefined): string {
@@ -120,16 +141,23 @@ function claimDescription(claim: string | undefined): string {
 /** Maps a jose failure to a client-safe description; authority failures pass through unchanged. */
 function classify(err: unknown): Error {
   if (err instanceof AuthorityUnavailableError || err instanceof TokenRejectedError) return err;
-  if (err instanceof errors.JWTExpired) return new TokenRejectedError('The token expired', { cause: err });
-  if (err instanceof errors.JWTClaimValidationFailed) return new TokenRejectedError(claimDescription(err.claim), { cause: err });
-  if (err instanceof errors.JWSSignatureVerificationFailed) return new TokenRejectedError('The token signature is not valid', { cause: err });
+  if (err instanceof errors.JWTExpired)
+    return new TokenRejectedError('The token expired', { cause: err });
+  if (err instanceof errors.JWTClaimValidationFailed)
+    return new TokenRejectedError(claimDescription(err.claim), { cause: err });
+  if (err instanceof errors.JWSSignatureVerificationFailed)
+    return new TokenRejectedError('The token signature is not valid', { cause: err });
   if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported) {
     return new TokenRejectedError('The token signing algorithm is not accepted', { cause: err });
   }
   if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) {
     return new TokenRejectedError('The token signing key is unknown', { cause: err });
   }
-  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid || err instanceof errors.JWKInvalid) {
+  if (
+    err instanceof errors.JWSInvalid ||
+    err instanceof errors.JWTInvalid ||
+    err instanceof errors.JWKInvalid
+  ) {
     return new TokenRejectedError('The token is malformed', { cause: err });
   }
   // Anything else (a crypto failure on a strange key, a bug): refuse rather than let a request through.
@@ -150,9 +178,10 @@ function classify(err: unknown): Error {
  *   the keys fetched last keep validating tokens (jose keeps the old set when a fetch fails).
  */
 export class TokenVerifier {
-  #keys: { uri: string; set: RemoteKeySet; refreshedAt: number; getKey: JWTVerifyGetKey } | undefined;
+  #keys:
+    { uri: string; set: RemoteKeySet; refreshedAt: number; getKey: JWTVerifyGetKey } | undefined;
   /** jose's options for the current issuer: built when the issuer is first seen, not per request. */
-  #options: JWTVerifyOptions & { issuer: string } | undefined;
+  #options: (JWTVerifyOptions & { issuer: string }) | undefined;
   readonly #audiences: string[];
 
   constructor(
@@ -209,12 +238,17 @@ export class TokenVerifier {
       return payload as KitUser;
     } catch (err) {
       // A token without `kid` while the set holds several keys of its type: try each (jose leaves this to the caller).
-      if (err instanceof errors.JWKSMultipleMatchingKeys) return this.#verifyWithEach(token, err, options);
+      if (err instanceof errors.JWKSMultipleMatchingKeys)
+        return this.#verifyWithEach(token, err, options);
       throw classify(err);
     }
   }
 
-  async #verifyWithEach(token: string, candidates: errors.JWKSMultipleMatchingKeys, options: JWTVerifyOptions): Promise<KitUser> {
+  async #verifyWithEach(
+    token: string,
+    candidates: errors.JWKSMultipleMatchingKeys,
+    options: JWTVerifyOptions,
+  ): Promise<KitUser> {
     let last: unknown = candidates;
     for await (const key of candidates) {
       try {
@@ -240,7 +274,12 @@ export class TokenVerifier {
       timeoutDuration: AUTHORITY_FETCH_TIMEOUT_MS,
       [jwksCache]: applied as JWKSCacheInput,
     });
-    const keys = { uri: jwksUri, set, refreshedAt: Date.now(), getKey: undefined as unknown as JWTVerifyGetKey };
+    const keys = {
+      uri: jwksUri,
+      set,
+      refreshedAt: Date.now(),
+      getKey: undefined as unknown as JWTVerifyGetKey,
+    };
     keys.getKey = async (header, token) => {
       if (Date.now() - keys.refreshedAt >= KEYS_REFRESH_MS && !keys.set.reloading) {
         keys.refreshedAt = Date.now();

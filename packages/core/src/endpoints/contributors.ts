@@ -4,7 +4,6 @@ import type { RouteContributor } from './types.js';
 
 export type { RouteContributor, RouteContributorContext } from './types.js';
 
-
 /**
  * Attaches a {@link RouteContributor} to a class, which makes the class an endpoint class even
  * without `addRoutes`. This is the seam for plugins whose decorators generate routes; core
@@ -25,12 +24,21 @@ export type { RouteContributor, RouteContributorContext } from './types.js';
  */
 export function KitRouteContributor(contributor: RouteContributor) {
   if (typeof contributor !== 'function') {
-    throw new KitError('KIT_ERR_INVALID_ROUTE', 'KitRouteContributor(contributor): the contributor must be a function (group, context) => routes.');
+    throw new KitError(
+      'KIT_ERR_INVALID_ROUTE',
+      'KitRouteContributor(contributor): the contributor must be a function (group, context) => routes.',
+    );
   }
-  return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+  return (
+    _cls: abstract new (...args: never[]) => unknown,
+    context: ClassDecoratorContext,
+  ): void => {
     const metadata = context.metadata as Metadata;
     // Class decorators apply bottom-up; prepending keeps the declaration order.
-    metadata[CONTRIBUTORS] = [contributor, ...(own<RouteContributor[]>(metadata, CONTRIBUTORS) ?? [])];
+    metadata[CONTRIBUTORS] = [
+      contributor,
+      ...(own<RouteContributor[]>(metadata, CONTRIBUTORS) ?? []),
+    ];
     rememberName(context);
   };
 }

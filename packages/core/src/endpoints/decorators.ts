@@ -1,7 +1,17 @@
 import { coreErrors, KitError } from '../shared/errors.js';
 import { KitHttpMethod } from '../shared/enums.js';
 import { validateSecuritySchemes, type SecuritySchemeObject } from '../shared/security-schemes.js';
-import { GROUP, LEGACY, own, rememberName, ROUTES, SECURITY, TAGS, type LegacyRoute, type Metadata } from './metadata.js';
+import {
+  GROUP,
+  LEGACY,
+  own,
+  rememberName,
+  ROUTES,
+  SECURITY,
+  TAGS,
+  type LegacyRoute,
+  type Metadata,
+} from './metadata.js';
 
 /**
  * Options of `@EndpointGroup`.
@@ -39,16 +49,36 @@ export interface EndpointGroupOptions {
  * ```
  */
 export function EndpointGroup(name: string, options?: EndpointGroupOptions) {
-  if (typeof name !== 'string' || !/^[A-Za-z0-9._~@-]+$/.test(name) || name === '.' || name === '..') {
-    throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup(${JSON.stringify(name)}): a group name must be one URL segment of letters, digits, ".", "_", "~", "@" or "-".`);
+  if (
+    typeof name !== 'string' ||
+    !/^[A-Za-z0-9._~@-]+$/.test(name) ||
+    name === '.' ||
+    name === '..'
+  ) {
+    throw new KitError(
+      'KIT_ERR_INVALID_GROUP',
+      `@EndpointGroup(${JSON.stringify(name)}): a group name must be one URL segment of letters, digits, ".", "_", "~", "@" or "-".`,
+    );
   }
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
-    throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup('${name}', options): options must be an object such as { security: { ... } }.`);
+    throw new KitError(
+      'KIT_ERR_INVALID_GROUP',
+      `@EndpointGroup('${name}', options): options must be an object such as { security: { ... } }.`,
+    );
   }
-  const security = options?.security === undefined ? undefined : validateSecuritySchemes(`@EndpointGroup('${name}', { security })`, options.security);
-  return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+  const security =
+    options?.security === undefined
+      ? undefined
+      : validateSecuritySchemes(`@EndpointGroup('${name}', { security })`, options.security);
+  return (
+    _cls: abstract new (...args: never[]) => unknown,
+    context: ClassDecoratorContext,
+  ): void => {
     if (own(context.metadata as Metadata, GROUP) !== undefined) {
-      throw new KitError('KIT_ERR_INVALID_GROUP', `@EndpointGroup is not repeatable (class ${String(context.name)}).`);
+      throw new KitError(
+        'KIT_ERR_INVALID_GROUP',
+        `@EndpointGroup is not repeatable (class ${String(context.name)}).`,
+      );
     }
     context.metadata[GROUP] = name;
     if (security !== undefined) context.metadata[SECURITY] = security;
@@ -70,7 +100,10 @@ export function KitTag(tag: string) {
   if (typeof tag !== 'string' || tag.trim() === '') {
     throw coreErrors.error('KIT_ERR_INVALID_TAG', { tag: JSON.stringify(tag) });
   }
-  return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+  return (
+    _cls: abstract new (...args: never[]) => unknown,
+    context: ClassDecoratorContext,
+  ): void => {
     const metadata = context.metadata as Metadata;
     // Class decorators apply bottom-up; prepending keeps the list in the order they are written.
     const tags = own<string[]>(metadata, TAGS) ?? [];
@@ -93,7 +126,10 @@ export function KitTag(tag: string) {
  * ```
  */
 export function KitEndpoint() {
-  return (_cls: abstract new (...args: never[]) => unknown, context: ClassDecoratorContext): void => {
+  return (
+    _cls: abstract new (...args: never[]) => unknown,
+    context: ClassDecoratorContext,
+  ): void => {
     context.metadata[LEGACY] = true;
     rememberName(context);
   };
@@ -112,14 +148,23 @@ export function KitEndpoint() {
  */
 export function KitMethod(path: string, method: KitHttpMethod) {
   if (typeof path !== 'string') {
-    throw new KitError('KIT_ERR_INVALID_ROUTE', `@KitMethod(${JSON.stringify(path)}): the path must be a string.`);
+    throw new KitError(
+      'KIT_ERR_INVALID_ROUTE',
+      `@KitMethod(${JSON.stringify(path)}): the path must be a string.`,
+    );
   }
   if (!Object.values(KitHttpMethod).includes(method)) {
-    throw new KitError('KIT_ERR_INVALID_ROUTE', `@KitMethod('${path}', ${JSON.stringify(method)}): the method must be one of ${Object.values(KitHttpMethod).join(', ')}.`);
+    throw new KitError(
+      'KIT_ERR_INVALID_ROUTE',
+      `@KitMethod('${path}', ${JSON.stringify(method)}): the method must be one of ${Object.values(KitHttpMethod).join(', ')}.`,
+    );
   }
   return (_fn: (...args: never[]) => unknown, context: ClassMethodDecoratorContext): void => {
     if (context.static || context.private) {
-      throw new KitError('KIT_ERR_INVALID_ROUTE', `@KitMethod on ${String(context.name)}: only public instance methods can be routes.`);
+      throw new KitError(
+        'KIT_ERR_INVALID_ROUTE',
+        `@KitMethod on ${String(context.name)}: only public instance methods can be routes.`,
+      );
     }
     const metadata = context.metadata as Metadata;
     const routes = own<LegacyRoute[]>(metadata, ROUTES) ?? [];

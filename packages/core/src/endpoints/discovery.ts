@@ -30,7 +30,9 @@ const TS = new Set(['.ts', '.mts', '.cts']);
 function typeScriptLoaderActive(): boolean {
   if ((process.features as { typescript?: unknown }).typescript) return true;
   const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
-  return /tsx|ts-node|@swc-node|esbuild-register|--experimental-strip-types|--experimental-transform-types/.test(flags);
+  return /tsx|ts-node|@swc-node|esbuild-register|--experimental-strip-types|--experimental-transform-types/.test(
+    flags,
+  );
 }
 
 /**
@@ -38,7 +40,12 @@ function typeScriptLoaderActive(): boolean {
  * method, one decorated `@KitEndpoint()`, or one with a route contributor.
  */
 function endpointOf(value: unknown): DiscoveredClass | undefined {
-  if (typeof value !== 'function' || typeof value.prototype !== 'object' || value.prototype === null) return undefined;
+  if (
+    typeof value !== 'function' ||
+    typeof value.prototype !== 'object' ||
+    value.prototype === null
+  )
+    return undefined;
   const cls = value as EndpointClass;
   const meta = readEndpointMetadata(cls);
   const hasRoutes = typeof (value.prototype as { addRoutes?: unknown }).addRoutes === 'function';
@@ -71,7 +78,12 @@ async function listModules(dir: string, withTs: boolean): Promise<string[]> {
     if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) files.push(...(await listModules(full, withTs)));
-    else if (entry.isFile() && isModuleFile(entry.name, withTs) && !hasCompiledSibling(entry.name, names)) files.push(full);
+    else if (
+      entry.isFile() &&
+      isModuleFile(entry.name, withTs) &&
+      !hasCompiledSibling(entry.name, names)
+    )
+      files.push(full);
   }
   return files;
 }
@@ -93,14 +105,21 @@ function collect(namespace: Readonly<Record<string, unknown>>, into: Found): voi
 async function scanDirectory(dir: string, into: Found, origin: string): Promise<void> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) {
-    throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${origin} is not a directory (resolved to ${dir}). Pass an existing directory, an endpoint class or a module namespace.`);
+    throw new KitError(
+      'KIT_ERR_ENDPOINT_SOURCE',
+      `Endpoint source ${origin} is not a directory (resolved to ${dir}). Pass an existing directory, an endpoint class or a module namespace.`,
+    );
   }
   for (const file of await listModules(dir, typeScriptLoaderActive())) {
     let namespace: Record<string, unknown>;
     try {
       namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (err) {
-      throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Could not import endpoint module ${file}: ${(err as Error).message}`, { cause: err });
+      throw new KitError(
+        'KIT_ERR_ENDPOINT_SOURCE',
+        `Could not import endpoint module ${file}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     collect(namespace, into);
   }
@@ -113,24 +132,39 @@ function defaultEndpointsDirectory(): string | undefined {
 }
 
 /** Loads every endpoint class named by `sources`, in a stable order, each class once, with its metadata. */
-export async function discoverEndpointClasses(sources: readonly EndpointSource[] | undefined): Promise<DiscoveredClass[]> {
+export async function discoverEndpointClasses(
+  sources: readonly EndpointSource[] | undefined,
+): Promise<DiscoveredClass[]> {
   const found: Found = new Map();
   if (sources === undefined) {
     const dir = defaultEndpointsDirectory();
-    if (dir && (await stat(dir).catch(() => undefined))?.isDirectory()) await scanDirectory(dir, found, JSON.stringify(dir));
+    if (dir && (await stat(dir).catch(() => undefined))?.isDirectory())
+      await scanDirectory(dir, found, JSON.stringify(dir));
     return [...found.values()];
   }
   for (const source of sources) {
-    if (typeof source === 'string') await scanDirectory(path.resolve(source), found, JSON.stringify(source));
+    if (typeof source === 'string')
+      await scanDirectory(path.resolve(source), found, JSON.stringify(source));
     else if (source instanceof URL) {
-      if (source.protocol !== 'file:') throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${source.href} is not a file: URL.`);
+      if (source.protocol !== 'file:')
+        throw new KitError(
+          'KIT_ERR_ENDPOINT_SOURCE',
+          `Endpoint source ${source.href} is not a file: URL.`,
+        );
       await scanDirectory(fileURLToPath(source), found, source.href);
     } else if (typeof source === 'function') {
       if (!add(found, source)) {
-        throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${show(source)} is not an endpoint class: implement IKitEndpoint (an addRoutes(app) method), decorate it @KitEndpoint(), or give it a route contributor (@KitRouteContributor).`);
+        throw new KitError(
+          'KIT_ERR_ENDPOINT_SOURCE',
+          `Endpoint source ${show(source)} is not an endpoint class: implement IKitEndpoint (an addRoutes(app) method), decorate it @KitEndpoint(), or give it a route contributor (@KitRouteContributor).`,
+        );
       }
     } else if (typeof source === 'object' && source !== null) collect(source, found);
-    else throw new KitError('KIT_ERR_ENDPOINT_SOURCE', `Endpoint source ${show(source)} is not a directory, URL, class or module namespace.`);
+    else
+      throw new KitError(
+        'KIT_ERR_ENDPOINT_SOURCE',
+        `Endpoint source ${show(source)} is not a directory, URL, class or module namespace.`,
+      );
   }
   return [...found.values()];
 }

@@ -5,8 +5,19 @@ import { buildService, type KitServices } from '../shared/services.js';
 import { routeKey } from './contributors.js';
 import { discoverEndpointClasses, type DiscoveredClass, type EndpointSource } from './discovery.js';
 import { groupNameFromClass, type NamingRules } from './naming.js';
-import { operationIdFor, relativeRoutePath, toFastifyParams, type RouteTable } from './operation-ids.js';
-import { groupRequirements, markGroupSecurity, mergeSecuritySchemes, SECURITY_SCHEMES_MARK, type SecuritySchemeObject } from '../shared/security-schemes.js';
+import {
+  operationIdFor,
+  relativeRoutePath,
+  toFastifyParams,
+  type RouteTable,
+} from './operation-ids.js';
+import {
+  groupRequirements,
+  markGroupSecurity,
+  mergeSecuritySchemes,
+  SECURITY_SCHEMES_MARK,
+  type SecuritySchemeObject,
+} from '../shared/security-schemes.js';
 import type { EndpointClass, IKitEndpoint, PlannedEndpoint } from './types.js';
 
 /** One route group: its name (URL segment and default tag), URL prefix, tags and classes. */
@@ -21,7 +32,11 @@ interface GroupPlan {
 }
 
 /** Groups classes by explicit `@EndpointGroup` name or by the name derived from the class name. */
-function planGroups(classes: readonly DiscoveredClass[], rules: NamingRules, apiPrefix: string): GroupPlan[] {
+function planGroups(
+  classes: readonly DiscoveredClass[],
+  rules: NamingRules,
+  apiPrefix: string,
+): GroupPlan[] {
   const groups = new Map<string, GroupPlan>();
   const schemeOwners = new Map<string, { where: string; json: string }>();
   for (const found of classes) {
@@ -29,12 +44,23 @@ function planGroups(classes: readonly DiscoveredClass[], rules: NamingRules, api
     const name = meta.group ?? groupNameFromClass(meta.sourceName ?? cls.name, rules);
     let group = groups.get(name);
     if (!group) {
-      group = { name, prefix: apiPrefix ? `/${apiPrefix}/${name}` : `/${name}`, tags: [], classes: [] };
+      group = {
+        name,
+        prefix: apiPrefix ? `/${apiPrefix}/${name}` : `/${name}`,
+        tags: [],
+        classes: [],
+      };
       groups.set(name, group);
     }
     group.classes.push(found);
     for (const tag of meta.tags) if (!group.tags.includes(tag)) group.tags.push(tag);
-    if (meta.security) mergeSecuritySchemes((group.security ??= {}), meta.security, `class ${meta.sourceName ?? cls.name} (group ${name})`, schemeOwners);
+    if (meta.security)
+      mergeSecuritySchemes(
+        (group.security ??= {}),
+        meta.security,
+        `class ${meta.sourceName ?? cls.name} (group ${name})`,
+        schemeOwners,
+      );
   }
   return [...groups.values()];
 }
@@ -61,7 +87,9 @@ function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): st
   // A plugin registered inside addRoutes adds its own prefix below the group's.
   const prefix = (route as RouteOptions & { prefix?: string }).prefix ?? group.prefix;
   const own = relativeRoutePath(given);
-  const relative = [relativeRoutePath(prefix.slice(group.prefix.length)), own].filter((p) => p !== '').join('/');
+  const relative = [relativeRoutePath(prefix.slice(group.prefix.length)), own]
+    .filter((p) => p !== '')
+    .join('/');
   // Inside a prefixed context Fastify joins 'profile' as '/api/userprofile'; the root ('' and '/') is right already.
   if (own !== '') route.url = `${prefix}/${toFastifyParams(given.replace(/^\/+/, ''))}`;
   (route as RouteOptions & { path?: string }).path = route.url;
@@ -74,7 +102,11 @@ function nameRoute(route: RouteOptions, group: GroupPlan, table: RouteTable): st
     schema.operationId =
       Array.isArray(route.method) && route.method.length > 1
         ? table.multiMethodId(group.name, relative)
-        : operationIdFor(group.name, Array.isArray(route.method) ? (route.method[0] as string) : route.method, relative);
+        : operationIdFor(
+            group.name,
+            Array.isArray(route.method) ? (route.method[0] as string) : route.method,
+            relative,
+          );
   }
   schema.tags ??= group.tags.length > 0 ? [...group.tags] : [group.name];
   if (group.security) {
@@ -104,13 +136,24 @@ interface ContributedRoute {
  * Runs the group's route contributors, before its `addRoutes`, so that a hand-written route
  * replacing a contributed one can keep that route's guard (see {@link guardReplacements}).
  */
-async function collectContributedRoutes(ctx: FastifyInstance, group: GroupPlan, services: KitServices, endpoints: readonly PlannedEndpoint[]): Promise<ContributedRoute[]> {
+async function collectContributedRoutes(
+  ctx: FastifyInstance,
+  group: GroupPlan,
+  services: KitServices,
+  endpoints: readonly PlannedEndpoint[],
+): Promise<ContributedRoute[]> {
   const routes: ContributedRoute[] = [];
   for (const { cls, meta } of group.classes) {
     if (meta.contributors.length === 0) continue;
     const className = meta.sourceName ?? cls.name;
     for (const contribute of meta.contributors) {
-      for (const route of await contribute(ctx, { className, group: group.name, prefix: group.prefix, services, endpoints })) {
+      for (const route of await contribute(ctx, {
+        className,
+        group: group.name,
+        prefix: group.prefix,
+        services,
+        endpoints,
+      })) {
         const relative = relativeRoutePath(route.url);
         routes.push({ route, keys: methodsOf(route).map((method) => routeKey(method, relative)) });
       }
@@ -124,7 +167,11 @@ async function collectContributedRoutes(ctx: FastifyInstance, group: GroupPlan, 
  * already serve at that path: a hand-written route wins. Runs after all the group's `addRoutes`
  * (and the plugins they registered), so "already" covers the whole group whatever the class order.
  */
-function addContributedRoutes(ctx: FastifyInstance, contributed: readonly ContributedRoute[], declared: ReadonlySet<string>): void {
+function addContributedRoutes(
+  ctx: FastifyInstance,
+  contributed: readonly ContributedRoute[],
+  declared: ReadonlySet<string>,
+): void {
   for (const { route } of contributed) {
     const relative = relativeRoutePath(route.url);
     const free = methodsOf(route).filter((method) => !declared.has(routeKey(method, relative)));
@@ -133,7 +180,12 @@ function addContributedRoutes(ctx: FastifyInstance, contributed: readonly Contri
   }
 }
 
-type Hook = NonNullable<RouteOptions['onRequest']> extends infer H ? (H extends readonly (infer F)[] ? F : H) : never;
+type Hook =
+  NonNullable<RouteOptions['onRequest']> extends infer H
+    ? H extends readonly (infer F)[]
+      ? F
+      : H
+    : never;
 
 function hooksOf(value: RouteOptions['onRequest']): Hook[] {
   return value === undefined ? [] : Array.isArray(value) ? [...(value as Hook[])] : [value as Hook];
@@ -145,29 +197,45 @@ function hooksOf(value: RouteOptions['onRequest']): Hook[] {
  * requireAuthorization), run before the route's own. A route opts out with
  * `config: { kitPublic: true }`. By method-and-path key.
  */
-function guardReplacements(contributed: readonly ContributedRoute[]): (route: RouteOptions, keys: readonly string[]) => void {
+function guardReplacements(
+  contributed: readonly ContributedRoute[],
+): (route: RouteOptions, keys: readonly string[]) => void {
   const guards = new Map<string, Hook[]>();
   for (const { route, keys } of contributed) {
     const hooks = hooksOf(route.onRequest);
     if (hooks.length > 0) for (const key of keys) guards.set(key, hooks);
   }
   return (route, keys) => {
-    if (guards.size === 0 || (route.config as { kitPublic?: unknown } | undefined)?.kitPublic === true) return;
+    if (
+      guards.size === 0 ||
+      (route.config as { kitPublic?: unknown } | undefined)?.kitPublic === true
+    )
+      return;
     const own = hooksOf(route.onRequest);
-    const guard = [...new Set(keys.flatMap((key) => guards.get(key) ?? []))].filter((hook) => !own.includes(hook));
+    const guard = [...new Set(keys.flatMap((key) => guards.get(key) ?? []))].filter(
+      (hook) => !own.includes(hook),
+    );
     if (guard.length > 0) route.onRequest = [...guard, ...own];
   };
 }
 
-async function addClassRoutes(ctx: FastifyInstance, { cls, meta }: DiscoveredClass, services: KitServices): Promise<void> {
+async function addClassRoutes(
+  ctx: FastifyInstance,
+  { cls, meta }: DiscoveredClass,
+  services: KitServices,
+): Promise<void> {
   const className = meta.sourceName ?? cls.name;
-  const instance = buildService(services, cls, className) as Partial<IKitEndpoint> & Record<string | symbol, unknown>;
+  const instance = buildService(services, cls, className) as Partial<IKitEndpoint> &
+    Record<string | symbol, unknown>;
   if (meta.legacy) {
     warnLegacy(cls, className);
     for (const route of meta.legacyRoutes) {
       const method = instance[route.key];
       if (typeof method !== 'function') {
-        throw new KitError('KIT_ERR_INVALID_ROUTE', `@KitMethod ${className}.${String(route.key)} is not a method.`);
+        throw new KitError(
+          'KIT_ERR_INVALID_ROUTE',
+          `@KitMethod ${className}.${String(route.key)} is not a method.`,
+        );
       }
       ctx.route({
         method: route.method,
@@ -197,7 +265,16 @@ export function registerEndpointGroups(
     const groups = planGroups(await discoverEndpointClasses(sources), rules, apiPrefix);
     // Every class with its group, for contributors whose routes depend on other classes.
     const endpoints: readonly PlannedEndpoint[] = Object.freeze(
-      groups.flatMap((group) => group.classes.map(({ cls, meta }) => Object.freeze({ cls, className: meta.sourceName ?? cls.name, group: group.name, prefix: group.prefix }))),
+      groups.flatMap((group) =>
+        group.classes.map(({ cls, meta }) =>
+          Object.freeze({
+            cls,
+            className: meta.sourceName ?? cls.name,
+            group: group.name,
+            prefix: group.prefix,
+          }),
+        ),
+      ),
     );
     for (const group of groups) {
       const plugin = async function kitGroup(ctx: FastifyInstance): Promise<void> {
@@ -220,7 +297,9 @@ export function registerEndpointGroups(
       };
       // A display name spares Fastify a scan of require.cache per plugin (measurable at 1,000
       // groups) and names the group in app.printPlugins().
-      Object.defineProperty(plugin, Symbol.for('fastify.display-name'), { value: `kit-group ${group.name}` });
+      Object.defineProperty(plugin, Symbol.for('fastify.display-name'), {
+        value: `kit-group ${group.name}`,
+      });
       root.register(plugin, { prefix: group.prefix });
     }
   });

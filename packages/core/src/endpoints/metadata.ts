@@ -55,8 +55,11 @@ export function rememberName(context: ClassDecoratorContext): void {
 }
 
 /** Reads what Kit decorators recorded on `cls` (its own declarations, not its base class's). */
-export function readEndpointMetadata(cls: abstract new (...args: never[]) => unknown): EndpointMetadata {
-  const metadata = ((cls as { [Symbol.metadata]?: Metadata | null })[Symbol.metadata] ?? {}) as Metadata;
+export function readEndpointMetadata(
+  cls: abstract new (...args: never[]) => unknown,
+): EndpointMetadata {
+  const metadata = ((cls as { [Symbol.metadata]?: Metadata | null })[Symbol.metadata] ??
+    {}) as Metadata;
   return {
     sourceName: own<string>(metadata, NAME),
     group: own<string>(metadata, GROUP),

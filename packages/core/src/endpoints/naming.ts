@@ -23,7 +23,8 @@ function toCamelCase(name: string): string {
     const c = chars[i] as string;
     if (c.toLowerCase() === c) break; // not an upper-case letter
     const next = chars[i + 1];
-    if (i > 0 && next !== undefined && next.toLowerCase() === next && next.toUpperCase() !== next) break;
+    if (i > 0 && next !== undefined && next.toLowerCase() === next && next.toUpperCase() !== next)
+      break;
     chars[i] = c.toLowerCase();
   }
   return chars.join('');

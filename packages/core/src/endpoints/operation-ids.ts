@@ -72,7 +72,9 @@ export class RouteTable {
   /** The id an operation of `method` ends up with in the document. */
   operationIdOf(operationId: string, method: string): string {
     const generated = this.#multiMethod.get(operationId);
-    return generated ? operationIdFor(generated.group, method, generated.relativePath) : operationId;
+    return generated
+      ? operationIdFor(generated.group, method, generated.relativePath)
+      : operationId;
   }
 
   /** Throws `KIT_ERR_DUPLICATE_OPERATION_ID` naming both routes when two operations share an id. */

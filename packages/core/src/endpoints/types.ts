@@ -21,13 +21,14 @@ import type { KitServices } from '../shared/services.js';
  * type App = EndpointApp<TypeBoxTypeProvider>;
  * ```
  */
-export type EndpointApp<P extends FastifyTypeProvider = FastifyTypeProviderDefault> = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression<RawServerDefault>,
-  RawReplyDefaultExpression<RawServerDefault>,
-  FastifyBaseLogger,
-  P
->;
+export type EndpointApp<P extends FastifyTypeProvider = FastifyTypeProviderDefault> =
+  FastifyInstance<
+    RawServerDefault,
+    RawRequestDefaultExpression<RawServerDefault>,
+    RawReplyDefaultExpression<RawServerDefault>,
+    FastifyBaseLogger,
+    P
+  >;
 
 /**
  * An endpoint class: each becomes a route group. Paths given to `app` inside
@@ -130,4 +131,7 @@ export interface PlannedEndpoint {
  * const pingRoutes: RouteContributor = () => [{ method: 'GET', url: 'ping', handler: async () => 'pong' }];
  * ```
  */
-export type RouteContributor = (group: FastifyInstance, context: RouteContributorContext) => readonly RouteOptions[] | Promise<readonly RouteOptions[]>;
+export type RouteContributor = (
+  group: FastifyInstance,
+  context: RouteContributorContext,
+) => readonly RouteOptions[] | Promise<readonly RouteOptions[]>;

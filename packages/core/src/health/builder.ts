@@ -11,7 +11,9 @@ import type { HealthCheckContext, HealthCheckResult, IHealthCheck } from './resu
  * const diskCheck: HealthCheckFunction = async () => HealthCheckResult.healthy('disk ok');
  * ```
  */
-export type HealthCheckFunction = (context: HealthCheckContext) => HealthCheckResult | Promise<HealthCheckResult>;
+export type HealthCheckFunction = (
+  context: HealthCheckContext,
+) => HealthCheckResult | Promise<HealthCheckResult>;
 
 /**
  * A check class Kit builds from the service container. The constructor receives the awilix cradle
@@ -39,7 +41,8 @@ export type HealthCheckClass = new (cradle: never) => IHealthCheck;
  * const sources: HealthCheckSource[] = [async () => HealthCheckResult.healthy(), new PingCheck(), CacheHealthCheck];
  * ```
  */
-export type HealthCheckSource = HealthCheckFunction | IHealthCheck | HealthCheckClass | ServiceClass<IHealthCheck>;
+export type HealthCheckSource =
+  HealthCheckFunction | IHealthCheck | HealthCheckClass | ServiceClass<IHealthCheck>;
 
 /**
  * Per-check options.
@@ -76,7 +79,10 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
 // Typed as ServiceClass for the container: the cradle is what the constructor receives at run time.
 function isCheckClass(value: unknown): value is ServiceClass<IHealthCheck> {
-  return typeof value === 'function' && typeof (value.prototype as Partial<IHealthCheck> | undefined)?.checkHealth === 'function';
+  return (
+    typeof value === 'function' &&
+    typeof (value.prototype as Partial<IHealthCheck> | undefined)?.checkHealth === 'function'
+  );
 }
 
 /**
@@ -106,10 +112,17 @@ export class HealthChecksBuilder {
       throw coreErrors.error('KIT_ERR_HEALTH_SEALED', { name });
     }
     if (typeof name !== 'string' || !NAME.test(name)) {
-      throw invalidOption('addCheck(name)', name, 'a name of 1-64 letters, digits, ".", "_", ":" or "-"');
+      throw invalidOption(
+        'addCheck(name)',
+        name,
+        'a name of 1-64 letters, digits, ".", "_", ":" or "-"',
+      );
     }
     if (this.#checks.has(name)) {
-      throw new KitError('KIT_ERR_DUPLICATE_HEALTH_CHECK', `A health check named '${name}' is already registered; check names must be unique.`);
+      throw new KitError(
+        'KIT_ERR_DUPLICATE_HEALTH_CHECK',
+        `A health check named '${name}' is already registered; check names must be unique.`,
+      );
     }
     const tags = options.tags ?? [];
     if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string' || t.length === 0)) {
@@ -117,13 +130,23 @@ export class HealthChecksBuilder {
     }
     const timeoutMs = options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
     if (!Number.isFinite(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) {
-      throw invalidOption(`addCheck('${name}').timeoutMs`, timeoutMs, 'a number of milliseconds from 1 to 2147483647');
+      throw invalidOption(
+        `addCheck('${name}').timeoutMs`,
+        timeoutMs,
+        'a number of milliseconds from 1 to 2147483647',
+      );
     }
     let resolved: HealthCheckRegistration['check'];
     if (isCheckClass(check)) resolved = check;
     else if (typeof check === 'function') resolved = { checkHealth: check as HealthCheckFunction };
-    else if (check && typeof (check as Partial<IHealthCheck>).checkHealth === 'function') resolved = check;
-    else throw invalidOption(`addCheck('${name}', check)`, show(check), 'a function, an object with checkHealth(), or a class implementing IHealthCheck');
+    else if (check && typeof (check as Partial<IHealthCheck>).checkHealth === 'function')
+      resolved = check;
+    else
+      throw invalidOption(
+        `addCheck('${name}', check)`,
+        show(check),
+        'a function, an object with checkHealth(), or a class implementing IHealthCheck',
+      );
     this.#checks.set(name, { name, tags: [...new Set(tags)], timeoutMs, check: resolved });
     return this;
   }

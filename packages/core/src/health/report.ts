@@ -62,12 +62,18 @@ export function statusCodeOf(status: HealthStatus): 200 | 503 {
 
 // Data is arbitrary host values: strings are scrubbed, and what JSON cannot carry (BigInt,
 // cycles) turns the field into null rather than failing the probe with a 500.
-function safeData(data: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | null {
+function safeData(
+  data: Readonly<Record<string, unknown>> | undefined,
+): Record<string, unknown> | null {
   if (data === undefined) return null;
   try {
-    const json = JSON.stringify(data, (_key, value: unknown) => (typeof value === 'string' ? redactForFull(cap(value)) : value));
+    const json = JSON.stringify(data, (_key, value: unknown) =>
+      typeof value === 'string' ? redactForFull(cap(value)) : value,
+    );
     const parsed: unknown = json === undefined ? null : JSON.parse(json);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -76,7 +82,9 @@ function safeData(data: Readonly<Record<string, unknown>> | undefined): Record<s
 function entryOf(c: CheckOutcome, level: HealthCheckDetailLevel): HealthReportEntry {
   if (level === HealthCheckDetailLevel.StatusOnly) return { status: c.status };
   if (level === HealthCheckDetailLevel.Description) {
-    return c.description === undefined ? { status: c.status } : { status: c.status, description: redactForDescription(cap(c.description)) };
+    return c.description === undefined
+      ? { status: c.status }
+      : { status: c.status, description: redactForDescription(cap(c.description)) };
   }
   return {
     status: c.status,

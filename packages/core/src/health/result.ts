@@ -43,11 +43,19 @@ export const HealthCheckResult = {
     return { status: 'healthy', description, data };
   },
   /** The check works but below par; the report stays HTTP 200. */
-  degraded(description?: string, exception?: Error, data?: Record<string, unknown>): HealthCheckResult {
+  degraded(
+    description?: string,
+    exception?: Error,
+    data?: Record<string, unknown>,
+  ): HealthCheckResult {
     return { status: 'degraded', description, exception, data };
   },
   /** The check fails; the report answers HTTP 503. */
-  unhealthy(description?: string, exception?: Error, data?: Record<string, unknown>): HealthCheckResult {
+  unhealthy(
+    description?: string,
+    exception?: Error,
+    data?: Record<string, unknown>,
+  ): HealthCheckResult {
     return { status: 'unhealthy', description, exception, data };
   },
 } as const;

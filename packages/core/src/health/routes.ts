@@ -45,20 +45,31 @@ export function registerHealthRoutes(app: FastifyInstance, kit: HealthState): He
 
   const clock = options.uptimeClock ?? processUptimeClock;
   const version = options.applicationVersion ?? hostPackage().version ?? 'unknown';
-  const writer = new ReportWriter(options.healthCheckDetailLevel, version, () => formatUptime(clock()));
+  const writer = new ReportWriter(options.healthCheckDetailLevel, version, () =>
+    formatUptime(clock()),
+  );
 
   const send = (reply: FastifyReply, code: number, body: string): FastifyReply =>
-    reply.code(code).header('content-type', JSON_TYPE).header('cache-control', 'no-store').send(body);
+    reply
+      .code(code)
+      .header('content-type', JSON_TYPE)
+      .header('cache-control', 'no-store')
+      .send(body);
 
-  app.get(options.healthCheckPath, { schema: { hide: true } }, async function kitHealthReport(request, reply) {
-    // Shutdown wins over everything: the instance is leaving, whatever its checks say.
-    if (kit.state === 'shuttingDown') return send(reply, 503, writer.shutdown());
-    if (kit.state !== 'ready' || runner === undefined) return send(reply, 503, writer.startup(kit.startupError !== undefined));
-    const evaluation = await runner.evaluate(tagsOf(request));
-    // A shutdown that began while the checks ran must not be answered with 200.
-    if ((kit.state as string) === 'shuttingDown') return send(reply, 503, writer.shutdown());
-    return send(reply, statusCodeOf(evaluation.status), writer.evaluation(evaluation));
-  });
+  app.get(
+    options.healthCheckPath,
+    { schema: { hide: true } },
+    async function kitHealthReport(request, reply) {
+      // Shutdown wins over everything: the instance is leaving, whatever its checks say.
+      if (kit.state === 'shuttingDown') return send(reply, 503, writer.shutdown());
+      if (kit.state !== 'ready' || runner === undefined)
+        return send(reply, 503, writer.startup(kit.startupError !== undefined));
+      const evaluation = await runner.evaluate(tagsOf(request));
+      // A shutdown that began while the checks ran must not be answered with 200.
+      if ((kit.state as string) === 'shuttingDown') return send(reply, 503, writer.shutdown());
+      return send(reply, statusCodeOf(evaluation.status), writer.evaluation(evaluation));
+    },
+  );
 
   // The hot path: no state, no checks, no allocation beyond what Fastify itself does.
   app.get(LIVENESS_PATH, { schema: { hide: true } }, function kitLiveness(_request, reply) {

@@ -45,7 +45,9 @@ function worstStatus(statuses: Iterable<HealthStatus>): HealthStatus {
   return worst;
 }
 
-function isCheckClass(check: HealthCheckRegistration['check']): check is ServiceClass<IHealthCheck> {
+function isCheckClass(
+  check: HealthCheckRegistration['check'],
+): check is ServiceClass<IHealthCheck> {
   return typeof check === 'function';
 }
 
@@ -57,7 +59,8 @@ function isCheckClass(check: HealthCheckRegistration['check']): check is Service
 function errorKind(err: unknown): string {
   if ((typeof err === 'object' && err !== null) || typeof err === 'function') {
     const e = err as { code?: unknown; name?: unknown };
-    for (const v of [e.code, e.name]) if (typeof v === 'string' && /^[A-Za-z_][\w]{0,63}$/.test(v)) return v;
+    for (const v of [e.code, e.name])
+      if (typeof v === 'string' && /^[A-Za-z_][\w]{0,63}$/.test(v)) return v;
   }
   if (err instanceof Error) return 'Error';
   if (err === null || err === undefined) return `${String(err)} instead of an Error`;
@@ -66,19 +69,34 @@ function errorKind(err: unknown): string {
 }
 
 function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(typeof err === 'string' ? err : 'Non-error value thrown');
+  return err instanceof Error
+    ? err
+    : new Error(typeof err === 'string' ? err : 'Non-error value thrown');
 }
 
 // durationMs is filled in by runCheck once the outcome is known.
-function outcome(name: string, status: HealthStatus, description: string | undefined, exception?: Error, data?: Readonly<Record<string, unknown>>): CheckOutcome {
+function outcome(
+  name: string,
+  status: HealthStatus,
+  description: string | undefined,
+  exception?: Error,
+  data?: Readonly<Record<string, unknown>>,
+): CheckOutcome {
   return { name, status, description, exception, data, durationMs: 0 };
 }
 
 /** Turns whatever a check returned into an outcome; a malformed result is a failing check, not a 500. */
 function normalise(name: string, value: unknown): CheckOutcome {
-  const r = value as { status?: unknown; description?: unknown; data?: unknown; exception?: unknown } | null | undefined;
+  const r = value as
+    | { status?: unknown; description?: unknown; data?: unknown; exception?: unknown }
+    | null
+    | undefined;
   if (typeof r !== 'object' || r === null || !STATUSES.has(r.status)) {
-    return outcome(name, 'unhealthy', 'The check returned an invalid result (expected HealthCheckResult.healthy/degraded/unhealthy)');
+    return outcome(
+      name,
+      'unhealthy',
+      'The check returned an invalid result (expected HealthCheckResult.healthy/degraded/unhealthy)',
+    );
   }
   return outcome(
     name,
@@ -97,11 +115,18 @@ function normalise(name: string, value: unknown): CheckOutcome {
 async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
   const started = performance.now();
   const controller = new AbortController();
-  const context: HealthCheckContext = { name: entry.name, tags: entry.tags, signal: controller.signal };
+  const context: HealthCheckContext = {
+    name: entry.name,
+    tags: entry.tags,
+    signal: controller.signal,
+  };
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<CheckOutcome>((resolve) => {
     timer = setTimeout(() => {
-      const reason = coreErrors.error('KIT_ERR_HEALTH_CHECK_TIMEOUT', { name: entry.name, timeoutMs: entry.timeoutMs });
+      const reason = coreErrors.error('KIT_ERR_HEALTH_CHECK_TIMEOUT', {
+        name: entry.name,
+        timeoutMs: entry.timeoutMs,
+      });
       controller.abort(reason);
       resolve(outcome(entry.name, 'unhealthy', `Timed out after ${entry.timeoutMs} ms`, reason));
     }, entry.timeoutMs);
@@ -109,7 +134,8 @@ async function runCheck(entry: RunnableCheck): Promise<CheckOutcome> {
   // Wrapping in an async function turns a synchronous throw into a rejection we handle here.
   const ran = (async () => entry.check.checkHealth(context))().then(
     (value) => normalise(entry.name, value),
-    (err: unknown) => outcome(entry.name, 'unhealthy', `The check threw ${errorKind(err)}`, asError(err)),
+    (err: unknown) =>
+      outcome(entry.name, 'unhealthy', `The check threw ${errorKind(err)}`, asError(err)),
   );
   try {
     return { ...(await Promise.race([ran, timedOut])), durationMs: performance.now() - started };
@@ -143,10 +169,18 @@ export class HealthCheckRunner {
    * evaluation of the same filter that is already running.
    */
   evaluate(tags: readonly string[] = []): Promise<Evaluation> {
-    const key = tags.length === 0 ? '' : tags.length === 1 ? (tags[0] as string) : [...new Set(tags)].sort().join('\n');
+    const key =
+      tags.length === 0
+        ? ''
+        : tags.length === 1
+          ? (tags[0] as string)
+          : [...new Set(tags)].sort().join('\n');
     const running = this.#inFlight.get(key);
     if (running) return running;
-    const selected = tags.length === 0 ? this.#checks : this.#checks.filter((c) => c.tags.some((t) => tags.includes(t)));
+    const selected =
+      tags.length === 0
+        ? this.#checks
+        : this.#checks.filter((c) => c.tags.some((t) => tags.includes(t)));
     const evaluation = this.#run(selected).finally(() => this.#inFlight.delete(key));
     this.#inFlight.set(key, evaluation);
     return evaluation;
@@ -173,16 +207,23 @@ export class HealthCheckRunner {
   #noteTransition(c: CheckOutcome): void {
     const before = this.#lastStatus.get(c.name);
     this.#lastStatus.set(c.name, c.status);
-    if (!this.#log || before === c.status || (before === undefined && c.status === 'healthy')) return;
+    if (!this.#log || before === c.status || (before === undefined && c.status === 'healthy'))
+      return;
     const fields = {
       check: c.name,
       status: c.status,
       ...(before === undefined ? {} : { previous: before }),
-      ...(c.description === undefined ? {} : { description: redactForFull(c.description.slice(0, 1024)) }),
+      ...(c.description === undefined
+        ? {}
+        : { description: redactForFull(c.description.slice(0, 1024)) }),
       ...(c.exception === undefined ? {} : { err: redactError(c.exception) }),
     };
     if (c.status === 'healthy') this.#log.info(fields, `health check '${c.name}' is healthy again`);
-    else this.#log.warn(fields, `health check '${c.name}' is ${c.status}${before === undefined ? ' at its first evaluation' : ''}`);
+    else
+      this.#log.warn(
+        fields,
+        `health check '${c.name}' is ${c.status}${before === undefined ? ' at its first evaluation' : ''}`,
+      );
   }
 }
 
@@ -192,16 +233,29 @@ export class HealthCheckRunner {
  * registered fails start-up with `KIT_ERR_DEPENDENCY` naming it, instead of failing every probe.
  * The builder is sealed afterwards: a check added later would never be built.
  */
-export function buildHealthChecks(builder: HealthChecksBuilder, services: KitServices, log?: FastifyBaseLogger, observe?: CheckObserver): HealthCheckRunner {
+export function buildHealthChecks(
+  builder: HealthChecksBuilder,
+  services: KitServices,
+  log?: FastifyBaseLogger,
+  observe?: CheckObserver,
+): HealthCheckRunner {
   const checks: RunnableCheck[] = [];
   for (const r of builder.registrations()) {
     let check: IHealthCheck;
     if (isCheckClass(r.check)) {
       try {
-        check = buildService(services, r.check, `health check '${r.name}' (${r.check.name || 'anonymous class'})`);
+        check = buildService(
+          services,
+          r.check,
+          `health check '${r.name}' (${r.check.name || 'anonymous class'})`,
+        );
       } catch (err) {
         if (err instanceof KitError) throw err;
-        throw coreErrors.error('KIT_ERR_HEALTH_CHECK', { name: r.name, check: r.check.name || 'anonymous class', reason: asError(err).message }, { cause: err });
+        throw coreErrors.error(
+          'KIT_ERR_HEALTH_CHECK',
+          { name: r.name, check: r.check.name || 'anonymous class', reason: asError(err).message },
+          { cause: err },
+        );
       }
     } else {
       check = r.check;

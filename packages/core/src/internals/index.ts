@@ -14,7 +14,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** The symbol of `target` (or of its prototype chain) whose description is `description`. */
 function symbolOf(target: object, description: string): symbol | undefined {
-  for (let o: object | null = target; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o) as object | null) {
+  for (
+    let o: object | null = target;
+    o !== null && o !== Object.prototype;
+    o = Object.getPrototypeOf(o) as object | null
+  ) {
     for (const s of Object.getOwnPropertySymbols(o)) if (s.description === description) return s;
   }
   return undefined;
@@ -49,7 +53,12 @@ export function fastifyLogController(app: FastifyInstance): LogControllerSlot | 
   if (symbol === undefined) return undefined;
   const host = app as unknown as Record<symbol, unknown>;
   const controller = host[symbol];
-  if (!isObject(controller) || typeof controller.incomingRequest !== 'function' || typeof controller.requestCompleted !== 'function') return undefined;
+  if (
+    !isObject(controller) ||
+    typeof controller.incomingRequest !== 'function' ||
+    typeof controller.requestCompleted !== 'function'
+  )
+    return undefined;
   return {
     controller,
     replace(next) {
@@ -59,7 +68,10 @@ export function fastifyLogController(app: FastifyInstance): LogControllerSlot | 
 }
 
 /** The hooks an encapsulation context added with `addHook`, by hook name. */
-export type ContextHooksReader = (instance: FastifyInstance, hookName: string) => readonly unknown[] | undefined;
+export type ContextHooksReader = (
+  instance: FastifyInstance,
+  hookName: string,
+) => readonly unknown[] | undefined;
 
 /**
  * A reader of each context's own hooks (`Symbol('fastify.hooks')`: the functions as passed to
@@ -74,7 +86,8 @@ export function fastifyContextHooks(app: FastifyInstance): ContextHooksReader | 
   const symbol = symbolOf(app, 'fastify.hooks');
   if (symbol === undefined) return undefined;
   const own = (app as unknown as Record<symbol, unknown>)[symbol];
-  if (!isObject(own) || !Array.isArray(own.onRequest) || !Array.isArray(own.preHandler)) return undefined;
+  if (!isObject(own) || !Array.isArray(own.onRequest) || !Array.isArray(own.preHandler))
+    return undefined;
   return (instance, hookName) => {
     const hooks = (instance as unknown as Record<symbol, unknown>)[symbol];
     const list = isObject(hooks) ? hooks[hookName] : undefined;
@@ -113,7 +126,9 @@ export function fastifyRouteContext(): RouteContextReader {
     if (symbol === undefined) symbol = symbolOf(request, 'fastify.context') ?? null;
     if (symbol === null) return undefined;
     const context = (request as unknown as Record<symbol, unknown>)[symbol];
-    return isObject(context) && isObject(context.config) ? (context as unknown as FastifyRouteContext) : undefined;
+    return isObject(context) && isObject(context.config)
+      ? (context as unknown as FastifyRouteContext)
+      : undefined;
   };
 }
 
@@ -126,7 +141,18 @@ export interface PinoDestination {
 }
 
 /** pino's private symbols the direct audit lines read (`Symbol('pino.…')`, one set per copy of pino). */
-const PINO_PRIVATE = ['pino.lsCache', 'pino.time', 'pino.chindings', 'pino.end', 'pino.stream', 'pino.messageKey', 'pino.msgPrefix', 'pino.mixin', 'pino.nestedKey', 'pino.stringifiers'] as const;
+const PINO_PRIVATE = [
+  'pino.lsCache',
+  'pino.time',
+  'pino.chindings',
+  'pino.end',
+  'pino.stream',
+  'pino.messageKey',
+  'pino.msgPrefix',
+  'pino.mixin',
+  'pino.nestedKey',
+  'pino.stringifiers',
+] as const;
 type PinoPrivate = (typeof PINO_PRIVATE)[number];
 
 /**
@@ -181,8 +207,19 @@ export function pinoLoggerState(logger: object): PinoLoggerState | undefined {
   const messageKey = l[sym['pino.messageKey']];
   const stringifiers = l[sym['pino.stringifiers']];
   const serializers = l[Symbol.for('pino.serializers')];
-  if (!isObject(lsCache) || typeof time !== 'function' || typeof l[sym['pino.chindings']] !== 'string') return undefined;
-  if (typeof end !== 'string' || typeof messageKey !== 'string' || !isObject(stringifiers) || !isObject(serializers)) return undefined;
+  if (
+    !isObject(lsCache) ||
+    typeof time !== 'function' ||
+    typeof l[sym['pino.chindings']] !== 'string'
+  )
+    return undefined;
+  if (
+    typeof end !== 'string' ||
+    typeof messageKey !== 'string' ||
+    !isObject(stringifiers) ||
+    !isObject(serializers)
+  )
+    return undefined;
   const formatters = l[Symbol.for('pino.formatters')];
   const hooks = l[Symbol.for('pino.hooks')];
   return {
@@ -201,7 +238,9 @@ export function pinoLoggerState(logger: object): PinoLoggerState | undefined {
     },
     destination: () => {
       const stream = l[sym['pino.stream']];
-      return isObject(stream) && typeof stream.write === 'function' ? (stream as unknown as PinoDestination) : undefined;
+      return isObject(stream) && typeof stream.write === 'function'
+        ? (stream as unknown as PinoDestination)
+        : undefined;
     },
     mixin: l[sym['pino.mixin']],
     nestedKey: l[sym['pino.nestedKey']],

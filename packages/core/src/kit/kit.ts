@@ -24,7 +24,12 @@ import { installProblemDetails } from '../problem/errors.js';
 import { markProblemRoute } from '../problem/openapi.js';
 import { KitOption, resolveOptions, type ResolvedKitOptions } from './options.js';
 import { KitRuntime, runtimeOf, type KitInstance } from './runtime.js';
-import { createServices, dependencyError, resolveEagerSingletons, validateServices } from '../shared/services.js';
+import {
+  createServices,
+  dependencyError,
+  resolveEagerSingletons,
+  validateServices,
+} from '../shared/services.js';
 import { registerMemoryStores } from '../stores/memory.js';
 import { installClientErrors } from '../problem/client-errors.js';
 import { runWarmups } from './warmup.js';
@@ -65,9 +70,14 @@ export type HostInstance<
 
 // The host's sink factory runs during useKit: what it throws names the option, not just its own
 // message; a registration missing from the container keeps its precise KIT_ERR_DEPENDENCY.
-function guardedSinkFactory(factory: ResolvedKitOptions['auditSinkFactory']): ResolvedKitOptions['auditSinkFactory'] {
+function guardedSinkFactory(
+  factory: ResolvedKitOptions['auditSinkFactory'],
+): ResolvedKitOptions['auditSinkFactory'] {
   if (factory === undefined) return undefined;
-  return (services) => callConfigure('auditSinkFactory', factory, services, (err) => dependencyError(err, 'auditSinkFactory')) as IAuditSink;
+  return (services) =>
+    callConfigure('auditSinkFactory', factory, services, (err) =>
+      dependencyError(err, 'auditSinkFactory'),
+    ) as IAuditSink;
 }
 
 /**
@@ -89,11 +99,16 @@ function guardedSinkFactory(factory: ResolvedKitOptions['auditSinkFactory']): Re
  * await app.listen({ port: 3000 });
  * ```
  */
-export function addKit<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
-  app: HostInstance<S, L, T>,
-  configure?: KitConfigure,
-): KitInstance;
-export function addKit<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
+export function addKit<
+  S extends RawServerBase,
+  L extends FastifyBaseLogger,
+  T extends FastifyTypeProvider,
+>(app: HostInstance<S, L, T>, configure?: KitConfigure): KitInstance;
+export function addKit<
+  S extends RawServerBase,
+  L extends FastifyBaseLogger,
+  T extends FastifyTypeProvider,
+>(
   app: HostInstance<S, L, T>,
   sources: readonly EndpointSource[],
   configure?: KitConfigure,
@@ -105,13 +120,21 @@ export function addKit(
 ): KitInstance {
   const app = host as unknown as FastifyInstance;
   if (app.hasDecorator('kit')) throw coreErrors.error('KIT_ERR_ALREADY_ADDED');
-  const sources = Array.isArray(sourcesOrConfigure) ? (sourcesOrConfigure as readonly EndpointSource[]) : undefined;
+  const sources = Array.isArray(sourcesOrConfigure)
+    ? (sourcesOrConfigure as readonly EndpointSource[])
+    : undefined;
   const configure = typeof sourcesOrConfigure === 'function' ? sourcesOrConfigure : maybeConfigure;
   if (sourcesOrConfigure !== undefined && !sources && !configure) {
-    throw new KitError('KIT_ERR_INVALID_OPTION', 'addKit(app, sources?, configure?): sources must be an array and configure a function.');
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      'addKit(app, sources?, configure?): sources must be an array and configure a function.',
+    );
   }
   if (configure !== undefined && typeof configure !== 'function') {
-    throw new KitError('KIT_ERR_INVALID_OPTION', 'addKit(app, sources, configure): configure must be a function.');
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      'addKit(app, sources, configure): configure must be a function.',
+    );
   }
 
   // 1. Options: the host's callback, then validation; bad configuration stops here.
@@ -122,7 +145,8 @@ export function addKit(
   // 2. The running layer, its container and the host's health checks: a duplicate check name
   //    throws here, before anything is attached to the instance, so addKit can be retried.
   const kit = new KitRuntime(app, options, options.container ?? createServices(), sources);
-  if (options.healthChecksConfigure) callConfigure('healthChecksConfigure', options.healthChecksConfigure, kit.healthChecks);
+  if (options.healthChecksConfigure)
+    callConfigure('healthChecksConfigure', options.healthChecksConfigure, kit.healthChecks);
   app.decorate('kit', kit as KitInstance);
   //    The phases (lifecycle/phases.ts, docs/lifecycle.md) run from here on in their documented
   //    order however the app closes. Readiness is the first `unready` step, so an app closed by
@@ -153,7 +177,14 @@ export function addKit(
   // 6. The audit trail: correlation ids become request ids (setGenReqId, before any plugin
   //    context exists), one entry per request from a root hook (after the %40 hook of step 3,
   //    which must stay first), the queue written by a `flush` step when the app closes.
-  if (options.auditTrail) kit.audit = installAuditTrail(app, options.auditTrail, guardedSinkFactory(options.auditSinkFactory), kit.services, kit.phases);
+  if (options.auditTrail)
+    kit.audit = installAuditTrail(
+      app,
+      options.auditTrail,
+      guardedSinkFactory(options.auditSinkFactory),
+      kit.services,
+      kit.phases,
+    );
 
   // 7. `ready`: useKit must run its synchronous part before the plugin tree loads; without it the
   //    server would listen with no Kit route at all and answer every request 404. Plugins added
@@ -185,16 +216,25 @@ export function addKit(
  * await ready;                 // warm-up done, /healthz turns 200
  * ```
  */
-export function useKit<S extends RawServerBase, L extends FastifyBaseLogger, T extends FastifyTypeProvider>(
-  host: HostInstance<S, L, T>,
-): Promise<void> {
+export function useKit<
+  S extends RawServerBase,
+  L extends FastifyBaseLogger,
+  T extends FastifyTypeProvider,
+>(host: HostInstance<S, L, T>): Promise<void> {
   const app = host as unknown as FastifyInstance;
   let kit: KitRuntime;
   try {
     kit = runtimeOf(app);
-    if (kit.useKitCalled) throw new KitError('KIT_ERR_ALREADY_USED', 'useKit(app) was called twice on the same Fastify instance.');
+    if (kit.useKitCalled)
+      throw new KitError(
+        'KIT_ERR_ALREADY_USED',
+        'useKit(app) was called twice on the same Fastify instance.',
+      );
     if (kit.instanceReady) {
-      throw new KitError('KIT_ERR_ALREADY_USED', 'useKit(app) was called after app.ready() or app.listen(): call it before, so its routes and hooks can be added.');
+      throw new KitError(
+        'KIT_ERR_ALREADY_USED',
+        'useKit(app) was called after app.ready() or app.listen(): call it before, so its routes and hooks can be added.',
+      );
     }
   } catch (err) {
     return Promise.reject(err);
@@ -203,7 +243,12 @@ export function useKit<S extends RawServerBase, L extends FastifyBaseLogger, T e
   const run = startKit(app, kit);
   // The documented pattern listens before awaiting this promise: a failure must neither be an
   // unhandled rejection that kills the process, nor go unexplained while /healthz stays 503.
-  run.catch((err: unknown) => app.log.error({ err: redactError(err) }, 'Kit start-up failed; the readiness gate stays closed'));
+  run.catch((err: unknown) =>
+    app.log.error(
+      { err: redactError(err) },
+      'Kit start-up failed; the readiness gate stays closed',
+    ),
+  );
   return run;
 }
 
@@ -223,10 +268,20 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
         installProblemDetails(scope);
         scope.addHook('onRoute', markProblemRoute);
       }
-      registerEndpointGroups(scope, kit.sources, options, options.apiPrefix, kit.services, kit.routes);
+      registerEndpointGroups(
+        scope,
+        kit.sources,
+        options,
+        options.apiPrefix,
+        kit.services,
+        kit.routes,
+      );
     });
     // Routes may still be added after useKit; the check runs again in the `ready` phase.
-    kit.phases.add('ready', { name: 'unique operationIds', run: () => kit.routes.assertUniqueOperationIds() });
+    kit.phases.add('ready', {
+      name: 'unique operationIds',
+      run: () => kit.routes.assertUniqueOperationIds(),
+    });
     // 3. Load the plugin tree: discovery, classes built from the container, routes named.
     await app.after();
     // 4. Every operationId in the document is unique.
@@ -238,7 +293,9 @@ async function startKit(app: FastifyInstance, kit: KitRuntime): Promise<void> {
     if (kit.audit instanceof AuditTrail) kit.audit.start();
     // 6. Metrics (prom-client loaded, Kit's metrics defined), then the health checks: classes
     //    built from the container (a missing dependency fails here), builder sealed.
-    const observe = metrics ? await metrics.start(kit.audit.enabled ? kit.audit : undefined) : undefined;
+    const observe = metrics
+      ? await metrics.start(kit.audit.enabled ? kit.audit : undefined)
+      : undefined;
     health.useRunner(buildHealthChecks(kit.healthChecks, kit.services, app.log, observe));
     // 7. Warm-up tasks, in parallel, under warmupTimeoutMs.
     await runWarmups([...options.warmups, ...kit.warmups], kit.services, options.warmupTimeoutMs);

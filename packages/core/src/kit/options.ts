@@ -7,7 +7,10 @@ import { assertKnownOptions, callConfigure, invalidOption, isClass } from '../sh
 import { checkDistinctPaths, checkPath, compile, oneOf, PATH } from '../shared/option-checks.js';
 import type { HealthChecksBuilder } from '../health/builder.js';
 import { LIVENESS_PATH } from '../health/constants.js';
-import { GracefulShutdownOptions, validateGracefulShutdownOptions } from '../lifecycle/shutdown-options.js';
+import {
+  GracefulShutdownOptions,
+  validateGracefulShutdownOptions,
+} from '../lifecycle/shutdown-options.js';
 import type { UptimeClock } from '../health/uptime.js';
 import { MetricsOptions, validateMetricsOptions } from '../metrics/options.js';
 import type { KitServices, ServiceClass } from '../shared/services.js';
@@ -62,7 +65,8 @@ let readPrivate: (o: KitOption) => {
 };
 
 function checkAction<T>(option: string, action: T, example: string): T {
-  if (action !== undefined && typeof action !== 'function') throw invalidOption(option, action, `a function such as ${example}, or nothing`);
+  if (action !== undefined && typeof action !== 'function')
+    throw invalidOption(option, action, `a function such as ${example}, or nothing`);
   return action;
 }
 
@@ -132,7 +136,9 @@ export class KitOption {
 
   /** Turns the audit trail on, with defaults or adjusted by `action`. */
   configureAuditTrail(action?: (options: AuditTrailOptions) => void): this {
-    this.#audit = { action: checkAction('configureAuditTrail(action)', action, '(a) => { a.asyncWrite = true; }') };
+    this.#audit = {
+      action: checkAction('configureAuditTrail(action)', action, '(a) => { a.asyncWrite = true; }'),
+    };
     return this;
   }
 
@@ -149,7 +155,13 @@ export class KitOption {
 
   /** Handles SIGTERM/SIGINT: readiness turns 503, requests drain, the audit trail flushes, the process exits 0. */
   configureGracefulShutdown(action?: (options: GracefulShutdownOptions) => void): this {
-    this.#shutdown = { action: checkAction('configureGracefulShutdown(action)', action, '(g) => { g.drainTimeoutMs = 10_000; }') };
+    this.#shutdown = {
+      action: checkAction(
+        'configureGracefulShutdown(action)',
+        action,
+        '(g) => { g.drainTimeoutMs = 10_000; }',
+      ),
+    };
     return this;
   }
 
@@ -159,7 +171,13 @@ export class KitOption {
    * the `prom-client` package.
    */
   configureMetrics(action?: (options: MetricsOptions) => void): this {
-    this.#metrics = { action: checkAction('configureMetrics(action)', action, '(m) => { m.path = "/internal/metrics"; }') };
+    this.#metrics = {
+      action: checkAction(
+        'configureMetrics(action)',
+        action,
+        '(m) => { m.path = "/internal/metrics"; }',
+      ),
+    };
     return this;
   }
 
@@ -169,19 +187,30 @@ export class KitOption {
    */
   configureWarmup(task: WarmupTask): this {
     // A class is built from the container and must have warmup(); calling one as a function throws.
-    const isWarmupClass = typeof (task as { prototype?: Partial<IWarmup> } | undefined)?.prototype?.warmup === 'function';
+    const isWarmupClass =
+      typeof (task as { prototype?: Partial<IWarmup> } | undefined)?.prototype?.warmup ===
+      'function';
     if (typeof task !== 'function' || (isClass(task) && !isWarmupClass)) {
-      throw invalidOption('configureWarmup(task)', task, 'a function (signal) => Promise<void>, or a class with a warmup(signal) method');
+      throw invalidOption(
+        'configureWarmup(task)',
+        task,
+        'a function (signal) => Promise<void>, or a class with a warmup(signal) method',
+      );
     }
     this.#warmups.push(task);
     return this;
   }
 
   static {
-    readPrivate = (o) => ({ audit: o.#audit, jwt: o.#jwt, shutdown: o.#shutdown, metrics: o.#metrics, warmups: [...o.#warmups] });
+    readPrivate = (o) => ({
+      audit: o.#audit,
+      jwt: o.#jwt,
+      shutdown: o.#shutdown,
+      metrics: o.#metrics,
+      warmups: [...o.#warmups],
+    });
   }
 }
-
 
 /**
  * The validated, frozen configuration the running layer reads (`app.kit.options`).
@@ -225,7 +254,8 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   const hidden = readPrivate(opt);
   const format = oneOf('format', opt.format, EndpointFormat);
 
-  if (typeof opt.apiPrefix !== 'string') throw invalidOption('apiPrefix', opt.apiPrefix, 'a string such as "api"');
+  if (typeof opt.apiPrefix !== 'string')
+    throw invalidOption('apiPrefix', opt.apiPrefix, 'a string such as "api"');
   const apiPrefix = opt.apiPrefix.replace(/^\/+|\/+$/g, '');
   if (apiPrefix !== '' && !PATH.test(`/${apiPrefix}`)) {
     throw invalidOption('apiPrefix', opt.apiPrefix, 'URL path segments such as "api" or "api/v1"');
@@ -234,12 +264,18 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   const groupNameSuffixPattern = compile('groupNameSuffixPattern', opt.groupNameSuffixPattern, 'i');
   const versionFormatPattern = compile('versionFormatPattern', opt.versionFormatPattern, '');
   if (typeof opt.versionFormatReplacement !== 'string') {
-    throw invalidOption('versionFormatReplacement', opt.versionFormatReplacement, 'a replacement string such as "@$1"');
+    throw invalidOption(
+      'versionFormatReplacement',
+      opt.versionFormatReplacement,
+      'a replacement string such as "@$1"',
+    );
   }
 
-  if (typeof opt.enableHealthChecks !== 'boolean') throw invalidOption('enableHealthChecks', opt.enableHealthChecks, 'true or false');
+  if (typeof opt.enableHealthChecks !== 'boolean')
+    throw invalidOption('enableHealthChecks', opt.enableHealthChecks, 'true or false');
   const healthCheckPath = checkPath('healthCheckPath', opt.healthCheckPath);
-  if (healthCheckPath === LIVENESS_PATH) throw invalidOption('healthCheckPath', healthCheckPath, `a path other than "${LIVENESS_PATH}"`);
+  if (healthCheckPath === LIVENESS_PATH)
+    throw invalidOption('healthCheckPath', healthCheckPath, `a path other than "${LIVENESS_PATH}"`);
   const healthCheckDetailLevel =
     opt.healthCheckDetailLevel === undefined
       ? process.env.NODE_ENV === 'development'
@@ -248,50 +284,79 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
       : oneOf('healthCheckDetailLevel', opt.healthCheckDetailLevel, HealthCheckDetailLevel);
 
   for (const key of ['healthChecksConfigure', 'auditSinkFactory', 'uptimeClock'] as const) {
-    if (opt[key] !== undefined && typeof opt[key] !== 'function') throw invalidOption(key, opt[key], 'a function');
+    if (opt[key] !== undefined && typeof opt[key] !== 'function')
+      throw invalidOption(key, opt[key], 'a function');
   }
-  if (opt.applicationVersion !== undefined && (typeof opt.applicationVersion !== 'string' || opt.applicationVersion === '')) {
+  if (
+    opt.applicationVersion !== undefined &&
+    (typeof opt.applicationVersion !== 'string' || opt.applicationVersion === '')
+  ) {
     throw invalidOption('applicationVersion', opt.applicationVersion, 'a non-empty string');
   }
 
   const openApiPath = opt.openApiPath === false ? false : checkPath('openApiPath', opt.openApiPath);
-  const docsPath = opt.docsPath === false || openApiPath === false ? false : checkPath('docsPath', opt.docsPath);
-  if (typeof opt.openApiInfo !== 'object' || opt.openApiInfo === null) throw invalidOption('openApiInfo', opt.openApiInfo, 'an object');
+  const docsPath =
+    opt.docsPath === false || openApiPath === false ? false : checkPath('docsPath', opt.docsPath);
+  if (typeof opt.openApiInfo !== 'object' || opt.openApiInfo === null)
+    throw invalidOption('openApiInfo', opt.openApiInfo, 'an object');
 
-  if (opt.container !== undefined && (typeof opt.container !== 'object' || typeof opt.container?.build !== 'function')) {
+  if (
+    opt.container !== undefined &&
+    (typeof opt.container !== 'object' || typeof opt.container?.build !== 'function')
+  ) {
     throw invalidOption('container', opt.container, 'an awilix container');
   }
   // Kit's classes destructure the cradle in their constructors, which needs PROXY injection.
   const injectionMode = opt.container?.options?.injectionMode;
   if (injectionMode !== undefined && injectionMode !== InjectionMode.PROXY) {
-    throw invalidOption('container', `a container in ${injectionMode} injection mode`, 'a container created with injectionMode: InjectionMode.PROXY');
+    throw invalidOption(
+      'container',
+      `a container in ${injectionMode} injection mode`,
+      'a container created with injectionMode: InjectionMode.PROXY',
+    );
   }
   let metrics: MetricsOptions | undefined;
   if (hidden.metrics) {
     metrics = new MetricsOptions();
-    if (hidden.metrics.action) callConfigure('configureMetrics(action)', hidden.metrics.action, metrics);
+    if (hidden.metrics.action)
+      callConfigure('configureMetrics(action)', hidden.metrics.action, metrics);
     assertKnownOptions(metrics, new MetricsOptions(), 'metrics.');
     if (metrics.path !== false) checkPath('metrics.path', metrics.path);
     validateMetricsOptions(metrics);
     Object.freeze(metrics);
   }
   const metricsPath = metrics?.path === false ? undefined : metrics?.path;
-  const probePaths = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath, metricsPath].filter((p): p is string => typeof p === 'string');
+  const probePaths = [healthCheckPath, LIVENESS_PATH, openApiPath, docsPath, metricsPath].filter(
+    (p): p is string => typeof p === 'string',
+  );
   checkDistinctPaths(probePaths, healthCheckPath, metricsPath);
-  if (!Array.isArray(opt.eagerSingletons) || opt.eagerSingletons.some((n) => typeof n !== 'string' || n === '')) {
+  if (
+    !Array.isArray(opt.eagerSingletons) ||
+    opt.eagerSingletons.some((n) => typeof n !== 'string' || n === '')
+  ) {
     throw invalidOption('eagerSingletons', opt.eagerSingletons, 'an array of registration names');
   }
-  if (!Number.isFinite(opt.warmupTimeoutMs) || opt.warmupTimeoutMs < 1 || opt.warmupTimeoutMs > 2_147_483_647) {
-    throw invalidOption('warmupTimeoutMs', opt.warmupTimeoutMs, 'a number of milliseconds from 1 to 2147483647');
+  if (
+    !Number.isFinite(opt.warmupTimeoutMs) ||
+    opt.warmupTimeoutMs < 1 ||
+    opt.warmupTimeoutMs > 2_147_483_647
+  ) {
+    throw invalidOption(
+      'warmupTimeoutMs',
+      opt.warmupTimeoutMs,
+      'a number of milliseconds from 1 to 2147483647',
+    );
   }
 
-  if (typeof opt.problemDetails !== 'boolean') throw invalidOption('problemDetails', opt.problemDetails, 'true or false');
+  if (typeof opt.problemDetails !== 'boolean')
+    throw invalidOption('problemDetails', opt.problemDetails, 'true or false');
 
   let auditTrail: AuditTrailOptions | undefined;
   if (hidden.audit) {
     // The audit leaves Kit's own infrastructure paths alone by default: the same list as above.
     auditTrail = new AuditTrailOptions(probePaths);
-    if (hidden.audit.action) callConfigure('configureAuditTrail(action)', hidden.audit.action, auditTrail);
+    if (hidden.audit.action)
+      callConfigure('configureAuditTrail(action)', hidden.audit.action, auditTrail);
     assertKnownOptions(auditTrail, new AuditTrailOptions([]), 'auditTrail.');
     validateAuditTrailOptions(auditTrail);
     Object.freeze(auditTrail);
@@ -300,7 +365,8 @@ export function resolveOptions(opt: KitOption): ResolvedKitOptions {
   let gracefulShutdown: GracefulShutdownOptions | undefined;
   if (hidden.shutdown) {
     gracefulShutdown = new GracefulShutdownOptions();
-    if (hidden.shutdown.action) callConfigure('configureGracefulShutdown(action)', hidden.shutdown.action, gracefulShutdown);
+    if (hidden.shutdown.action)
+      callConfigure('configureGracefulShutdown(action)', hidden.shutdown.action, gracefulShutdown);
     assertKnownOptions(gracefulShutdown, new GracefulShutdownOptions(), 'gracefulShutdown.');
     validateGracefulShutdownOptions(gracefulShutdown);
     Object.freeze(gracefulShutdown);

@@ -119,13 +119,25 @@ export class KitRuntime implements KitInstance, HealthState, ShutdownTarget {
   }
 
   onShutdown(phase: ShutdownPhase, name: string, run: () => void | Promise<void>): void {
-    if (!SHUTDOWN_PHASES.includes(phase)) throw new TypeError(`Unknown shutdown phase ${JSON.stringify(phase)}: expected one of ${SHUTDOWN_PHASES.join(', ')}.`);
+    if (!SHUTDOWN_PHASES.includes(phase))
+      throw new TypeError(
+        `Unknown shutdown phase ${JSON.stringify(phase)}: expected one of ${SHUTDOWN_PHASES.join(', ')}.`,
+      );
     this.phases.add(phase, { name, run });
   }
 
   addWarmup(task: WarmupTask): void {
-    if (this.useKitCalled) throw new KitError('KIT_ERR_ALREADY_USED', 'app.kit.addWarmup(task) was called after useKit(app): add warm-up tasks before it.');
-    if (typeof task !== 'function') throw invalidOption('app.kit.addWarmup(task)', task, 'a function (signal) => Promise<void>, or a class with a warmup(signal) method');
+    if (this.useKitCalled)
+      throw new KitError(
+        'KIT_ERR_ALREADY_USED',
+        'app.kit.addWarmup(task) was called after useKit(app): add warm-up tasks before it.',
+      );
+    if (typeof task !== 'function')
+      throw invalidOption(
+        'app.kit.addWarmup(task)',
+        task,
+        'a function (signal) => Promise<void>, or a class with a warmup(signal) method',
+      );
     this.warmups.push(task);
   }
 }
@@ -141,7 +153,10 @@ export class KitRuntime implements KitInstance, HealthState, ShutdownTarget {
 export function runtimeOf(app: FastifyInstance, call = 'useKit(app)'): KitRuntime {
   const kit = (app as { kit?: unknown }).kit;
   if (!(kit instanceof KitRuntime)) {
-    throw new KitError('KIT_ERR_NOT_ADDED', `${call} was called on an instance without Kit: call addKit(app, ...) first.`);
+    throw new KitError(
+      'KIT_ERR_NOT_ADDED',
+      `${call} was called on an instance without Kit: call addKit(app, ...) first.`,
+    );
   }
   return kit;
 }
@@ -174,6 +189,11 @@ export function runtimeOf(app: FastifyInstance, call = 'useKit(app)'): KitRuntim
  * onPhase(app, 'release', 'pool', () => pool.end());
  * ```
  */
-export function onPhase(app: FastifyInstance, phase: JoinablePhase, name: string, run: () => void | Promise<void>): void {
+export function onPhase(
+  app: FastifyInstance,
+  phase: JoinablePhase,
+  name: string,
+  run: () => void | Promise<void>,
+): void {
   runtimeOf(app, `onPhase(app, '${String(phase)}', ...)`).phases.add(phase, { name, run });
 }

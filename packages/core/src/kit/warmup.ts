@@ -10,7 +10,11 @@ function isWarmupClass(task: WarmupTask): task is ServiceClass<IWarmup> {
  * Runs every warm-up task in parallel. Past `timeoutMs` the signal aborts and the run rejects with
  * `KIT_ERR_WARMUP_TIMEOUT` even if a task ignores its signal, so start-up never hangs.
  */
-export async function runWarmups(tasks: readonly WarmupTask[], services: KitServices, timeoutMs: number): Promise<void> {
+export async function runWarmups(
+  tasks: readonly WarmupTask[],
+  services: KitServices,
+  timeoutMs: number,
+): Promise<void> {
   if (tasks.length === 0) return;
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;

@@ -31,7 +31,11 @@ const EXIT_FLUSH_STALL_MS = 1000;
  * destination by waiting for it to empty while it makes progress and then `flushSync()`, any
  * other (a transport, a custom stream) through `logger.flush(cb)`.
  */
-export async function flushLoggerForExit(logger: object, maxMs: number, stallMs = EXIT_FLUSH_STALL_MS): Promise<void> {
+export async function flushLoggerForExit(
+  logger: object,
+  maxMs: number,
+  stallMs = EXIT_FLUSH_STALL_MS,
+): Promise<void> {
   const stream = pinoDestinationOf(logger) as Destination | undefined;
   if (typeof stream?.flushSync !== 'function') return flushThroughLogger(logger, maxMs);
   if (sonicBoomWriting(stream) === true && typeof stream.on === 'function') {

@@ -75,13 +75,21 @@ const JOINABLE: readonly JoinablePhase[] = ['ready', 'unready', 'flush', 'releas
  * ```
  */
 export class LifecyclePhases {
-  readonly #steps: Record<JoinablePhase, PhaseStep[]> = { ready: [], unready: [], flush: [], release: [] };
+  readonly #steps: Record<JoinablePhase, PhaseStep[]> = {
+    ready: [],
+    unready: [],
+    flush: [],
+    release: [],
+  };
   readonly #running = new Set<PhaseStep>();
   #unready = false;
 
   /** Adds a step to a phase; steps added after their phase has run are not run. */
   add(phase: JoinablePhase, step: PhaseStep): void {
-    if (!JOINABLE.includes(phase)) throw new TypeError(`Unknown phase ${JSON.stringify(phase)}: steps join one of ${JOINABLE.join(', ')}.`);
+    if (!JOINABLE.includes(phase))
+      throw new TypeError(
+        `Unknown phase ${JSON.stringify(phase)}: steps join one of ${JOINABLE.join(', ')}.`,
+      );
     this.#steps[phase].push(step);
   }
 
@@ -130,14 +138,21 @@ export class LifecyclePhases {
    * says what they lost, or `undefined` when none was running.
    */
   abandon(boundMs: number): Error | undefined {
-    const lost = [...this.#running].map((step) => step.abandon?.(boundMs)).filter((e): e is Error => e !== undefined);
-    return lost.length <= 1 ? lost[0] : new AggregateError(lost, lost.map((e) => e.message).join(' '));
+    const lost = [...this.#running]
+      .map((step) => step.abandon?.(boundMs))
+      .filter((e): e is Error => e !== undefined);
+    return lost.length <= 1
+      ? lost[0]
+      : new AggregateError(lost, lost.map((e) => e.message).join(' '));
   }
 }
 
 function failed(log: FastifyInstance['log'], step: PhaseStep, err: unknown): void {
   try {
-    log.error({ err: redactError(err), step: step.name }, `Kit: shutdown step '${step.name}' failed`);
+    log.error(
+      { err: redactError(err), step: step.name },
+      `Kit: shutdown step '${step.name}' failed`,
+    );
   } catch {
     // a broken logger must not keep the other steps from running
   }

@@ -35,13 +35,22 @@ export class GracefulShutdownOptions {
 /** Throws `KIT_ERR_INVALID_OPTION` naming the first shutdown option that is out of range. */
 export function validateGracefulShutdownOptions(g: GracefulShutdownOptions): void {
   // SIGKILL and SIGSTOP cannot be caught; an unknown name would be an ordinary event that never fires.
-  const catchable = (s: unknown): boolean => typeof s === 'string' && s in constants.signals && s !== 'SIGKILL' && s !== 'SIGSTOP';
+  const catchable = (s: unknown): boolean =>
+    typeof s === 'string' && s in constants.signals && s !== 'SIGKILL' && s !== 'SIGSTOP';
   if (!Array.isArray(g.signals) || g.signals.length === 0 || !g.signals.every(catchable)) {
-    throw invalidOption('gracefulShutdown.signals', g.signals, 'a non-empty array of catchable signal names such as "SIGTERM"');
+    throw invalidOption(
+      'gracefulShutdown.signals',
+      g.signals,
+      'a non-empty array of catchable signal names such as "SIGTERM"',
+    );
   }
   for (const key of ['shutdownDelayMs', 'drainTimeoutMs'] as const) {
     if (!Number.isFinite(g[key]) || g[key] < 0 || g[key] > 2_147_483_647) {
-      throw invalidOption(`gracefulShutdown.${key}`, g[key], 'a number of milliseconds from 0 to 2147483647');
+      throw invalidOption(
+        `gracefulShutdown.${key}`,
+        g[key],
+        'a number of milliseconds from 0 to 2147483647',
+      );
     }
   }
 }

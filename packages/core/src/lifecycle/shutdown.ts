@@ -46,7 +46,12 @@ const CLOSE_GRACE_MS = 1000;
  * finds the requests drained and a flush step still running (a hung audit sink), the flush is what
  * overran: it gives up (the audit counts its entries failed) and the rejection says so.
  */
-async function closeWithin(app: FastifyInstance, remainingMs: number, drainTimeoutMs: number, steps: LifecyclePhases): Promise<void> {
+async function closeWithin(
+  app: FastifyInstance,
+  remainingMs: number,
+  drainTimeoutMs: number,
+  steps: LifecyclePhases,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const closing = app.close();
   const bound = (ms: number) =>
@@ -62,7 +67,10 @@ async function closeWithin(app: FastifyInstance, remainingMs: number, drainTimeo
     if (flushOverran !== undefined) throw flushOverran;
     // The flush may have started in the grace and hung too: its entries count as failed all the same.
     const alsoFlush = steps.abandon(drainTimeoutMs);
-    throw coreErrors.error('KIT_ERR_DRAIN_TIMEOUT', { drainTimeoutMs, flush: alsoFlush === undefined ? '' : ` ${alsoFlush.message}` });
+    throw coreErrors.error('KIT_ERR_DRAIN_TIMEOUT', {
+      drainTimeoutMs,
+      flush: alsoFlush === undefined ? '' : ` ${alsoFlush.message}`,
+    });
   } finally {
     clearTimeout(timer);
   }
@@ -94,7 +102,10 @@ export function shutdownKit(kit: ShutdownTarget, reason = 'shutdown()'): Promise
   const delayMs = app.server.listening ? (g?.shutdownDelayMs ?? 0) : 0;
   const drainTimeoutMs = g?.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
   const run = (async () => {
-    app.log.info({ reason, shutdownDelayMs: delayMs, drainTimeoutMs }, `Kit: shutdown started (${reason}); readiness answers 503, closing in ${delayMs} ms`);
+    app.log.info(
+      { reason, shutdownDelayMs: delayMs, drainTimeoutMs },
+      `Kit: shutdown started (${reason}); readiness answers 503, closing in ${delayMs} ms`,
+    );
     if (delayMs > 0) await sleep(delayMs);
     app.log.info('Kit: closing the server and draining in-flight requests');
     const deadline = performance.now() + drainTimeoutMs;
@@ -128,7 +139,8 @@ export function installGracefulShutdown(app: FastifyInstance, kit: ShutdownTarge
           return 1;
         },
       ),
-    interrupted: (signal) => app.log.warn({ signal }, `Kit: second ${signal} received during shutdown; exiting now`),
+    interrupted: (signal) =>
+      app.log.warn({ signal }, `Kit: second ${signal} received during shutdown; exiting now`),
     exiting: (code, withinMs) => {
       app.log.info({ exitCode: code }, `Kit: exiting with ${code}`);
       return flushLoggerForExit(app.log, withinMs);
@@ -148,5 +160,6 @@ export function installGracefulShutdown(app: FastifyInstance, kit: ShutdownTarge
  * ```
  */
 export function trackConnections(kit: ShutdownTarget): void {
-  if (kit.app.initialConfig.http2 !== true) drains.set(kit, new ConnectionDrain(kit.app.server as Server));
+  if (kit.app.initialConfig.http2 !== true)
+    drains.set(kit, new ConnectionDrain(kit.app.server as Server));
 }

@@ -116,7 +116,9 @@ function exit(code: number, withinMs: number): void {
   // The apps keep to `withinMs` themselves (a flush cut short by this outer bound could tear a
   // line in flight); the margin only covers one whose logger never calls back.
   const bound = new Promise<void>((resolve) => setTimeout(resolve, withinMs + 100).unref());
-  const said = [...signalled.keys()].map((app) => app.exiting(code, withinMs).catch(() => undefined));
+  const said = [...signalled.keys()].map((app) =>
+    app.exiting(code, withinMs).catch(() => undefined),
+  );
   void Promise.race([Promise.all(said), bound]).then(() => process.exit(exitCode));
 }
 

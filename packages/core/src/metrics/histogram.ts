@@ -31,15 +31,33 @@ export class FastHistogram<L extends string> {
   }
 
   /** What prom-client's registry renders: cumulative buckets, `_sum` and `_count` per label set. */
-  get(): { name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> } {
-    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+  get(): {
+    name: string;
+    help: string;
+    type: 'histogram';
+    aggregator: 'sum';
+    values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }>;
+  } {
+    const values: Array<{
+      labels: Record<string, string | number>;
+      value: number;
+      metricName: string;
+    }> = [];
     for (const cell of this.#cells.values()) {
       let cumulative = 0;
       this.buckets.forEach((le, i) => {
         cumulative += cell.counts[i] as number;
-        values.push({ labels: { le, ...cell.labels }, value: cumulative, metricName: `${this.name}_bucket` });
+        values.push({
+          labels: { le, ...cell.labels },
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+        });
       });
-      values.push({ labels: { le: '+Inf', ...cell.labels }, value: cell.count, metricName: `${this.name}_bucket` });
+      values.push({
+        labels: { le: '+Inf', ...cell.labels },
+        value: cell.count,
+        metricName: `${this.name}_bucket`,
+      });
       values.push({ labels: cell.labels, value: cell.sum, metricName: `${this.name}_sum` });
       values.push({ labels: cell.labels, value: cell.count, metricName: `${this.name}_count` });
     }

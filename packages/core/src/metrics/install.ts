@@ -17,16 +17,28 @@ interface KitMetricsSetup {
  * starts loading prom-client. The route answers 503, and the hook observes nothing, until `start`
  * has defined the metrics.
  */
-export function registerMetrics(app: FastifyInstance, options: Readonly<MetricsOptions>): KitMetricsSetup {
+export function registerMetrics(
+  app: FastifyInstance,
+  options: Readonly<MetricsOptions>,
+): KitMetricsSetup {
   const loading = loadPromClient();
   // Awaited by start(); a failure before then must not be an unhandled rejection.
   loading.catch(() => undefined);
   let registry: PrometheusRegistry | undefined;
   let requests: ReturnType<typeof defineRequestMetric> | undefined;
-  if (options.requestMetrics) app.addHook('onResponse', requestObserver(() => requests));
+  if (options.requestMetrics)
+    app.addHook(
+      'onResponse',
+      requestObserver(() => requests),
+    );
   if (options.path !== false) {
     app.get(options.path, { schema: { hide: true } }, async function kitMetrics(_request, reply) {
-      if (registry === undefined) return reply.code(503).header('retry-after', '1').type('text/plain; charset=utf-8').send('metrics are not ready');
+      if (registry === undefined)
+        return reply
+          .code(503)
+          .header('retry-after', '1')
+          .type('text/plain; charset=utf-8')
+          .send('metrics are not ready');
       const text = await registry.metrics();
       return reply.header('cache-control', 'no-store').type(registry.contentType).send(text);
     });
@@ -40,7 +52,11 @@ export function registerMetrics(app: FastifyInstance, options: Readonly<MetricsO
         try {
           requests = defineRequestMetric(target, options.prefix, options.requestDurationBuckets);
         } catch (err) {
-          throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option metrics.prefix = ${JSON.stringify(options.prefix)}: ${(err as Error).message}. Give each Kit app sharing a registry its own prefix.`, { cause: err });
+          throw new KitError(
+            'KIT_ERR_INVALID_OPTION',
+            `Invalid Kit option metrics.prefix = ${JSON.stringify(options.prefix)}: ${(err as Error).message}. Give each Kit app sharing a registry its own prefix.`,
+            { cause: err },
+          );
         }
       }
       registry = target;

@@ -49,15 +49,44 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 /** Throws `KIT_ERR_INVALID_OPTION` naming the first metrics option that is out of range (the path is checked with the other paths). */
 export function validateMetricsOptions(m: MetricsOptions): void {
   if (typeof m.prefix !== 'string' || !METRIC_NAME.test(`${m.prefix}x`)) {
-    throw invalidOption('metrics.prefix', m.prefix, 'a Prometheus metric name prefix such as "kit_" (letters, digits, "_" and ":")');
+    throw invalidOption(
+      'metrics.prefix',
+      m.prefix,
+      'a Prometheus metric name prefix such as "kit_" (letters, digits, "_" and ":")',
+    );
   }
-  if (typeof m.requestMetrics !== 'boolean') throw invalidOption('metrics.requestMetrics', m.requestMetrics, 'true or false');
+  if (typeof m.requestMetrics !== 'boolean')
+    throw invalidOption('metrics.requestMetrics', m.requestMetrics, 'true or false');
   const b = m.requestDurationBuckets as unknown;
-  if (!Array.isArray(b) || b.length === 0 || b.some((x, i) => typeof x !== 'number' || !Number.isFinite(x) || x <= 0 || (i > 0 && x <= (b[i - 1] as number)))) {
-    throw invalidOption('metrics.requestDurationBuckets', b, 'a non-empty array of positive numbers of seconds in ascending order, such as [0.01, 0.1, 1]');
+  if (
+    !Array.isArray(b) ||
+    b.length === 0 ||
+    b.some(
+      (x, i) =>
+        typeof x !== 'number' ||
+        !Number.isFinite(x) ||
+        x <= 0 ||
+        (i > 0 && x <= (b[i - 1] as number)),
+    )
+  ) {
+    throw invalidOption(
+      'metrics.requestDurationBuckets',
+      b,
+      'a non-empty array of positive numbers of seconds in ascending order, such as [0.01, 0.1, 1]',
+    );
   }
   const r = m.registry as Partial<Record<keyof PrometheusRegistry, unknown>> | undefined;
-  if (r !== undefined && (typeof r !== 'object' || r === null || typeof r.metrics !== 'function' || typeof r.registerMetric !== 'function')) {
-    throw invalidOption('metrics.registry', r, 'a prom-client Registry (such as its default `register`)');
+  if (
+    r !== undefined &&
+    (typeof r !== 'object' ||
+      r === null ||
+      typeof r.metrics !== 'function' ||
+      typeof r.registerMetric !== 'function')
+  ) {
+    throw invalidOption(
+      'metrics.registry',
+      r,
+      'a prom-client Registry (such as its default `register`)',
+    );
   }
 }

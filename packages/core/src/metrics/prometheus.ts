@@ -51,10 +51,19 @@ export function defineKitMetrics(
             this.inc(audit.stats()[name]);
           },
         });
-      counter('enqueued', 'Audit entries accepted from requests (asynchronous mode: put on the queue).');
+      counter(
+        'enqueued',
+        'Audit entries accepted from requests (asynchronous mode: put on the queue).',
+      );
       counter('written', 'Audit entries the sink has written.');
-      counter('dropped', 'Audit entries dropped because the queue (4096) was full: the sink is slower than the traffic.');
-      counter('failed', 'Audit entries the sink failed to write (errors, timeouts, abandoned at shutdown).');
+      counter(
+        'dropped',
+        'Audit entries dropped because the queue (4096) was full: the sink is slower than the traffic.',
+      );
+      counter(
+        'failed',
+        'Audit entries the sink failed to write (errors, timeouts, abandoned at shutdown).',
+      );
       new prom.Gauge({
         name: `${prefix}audit_queue_depth`,
         help: 'Audit entries waiting in the queue (asynchronous mode; capacity 4096).',
@@ -78,12 +87,17 @@ export function defineKitMetrics(
       registers,
     });
     return (outcome) => {
-      for (const s of STATUSES) status.set({ check: outcome.name, status: s }, s === outcome.status ? 1 : 0);
+      for (const s of STATUSES)
+        status.set({ check: outcome.name, status: s }, s === outcome.status ? 1 : 0);
       duration.observe({ check: outcome.name }, outcome.durationMs / 1000);
     };
   } catch (err) {
     // prom-client refuses a second metric of the same name in one registry (two Kit apps, or a
     // host metric called the same).
-    throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option metrics.prefix = ${JSON.stringify(prefix)}: ${(err as Error).message}. Give each Kit app sharing a registry its own prefix.`, { cause: err });
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `Invalid Kit option metrics.prefix = ${JSON.stringify(prefix)}: ${(err as Error).message}. Give each Kit app sharing a registry its own prefix.`,
+      { cause: err },
+    );
   }
 }

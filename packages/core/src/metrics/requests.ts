@@ -12,22 +12,41 @@ import type { PrometheusRegistry } from './options.js';
  */
 const UNMATCHED_ROUTE = '(unmatched)';
 
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT', 'QUERY']);
+const METHODS = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+  'QUERY',
+]);
 const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
 type Labels = 'method' | 'route' | 'status_class';
 
 /** Defines the request histogram in `target` (throws when the name is taken there). */
-export function defineRequestMetric(target: PrometheusRegistry, prefix: string, buckets: readonly number[]): FastHistogram<Labels> {
+export function defineRequestMetric(
+  target: PrometheusRegistry,
+  prefix: string,
+  buckets: readonly number[],
+): FastHistogram<Labels> {
   const histogram = new FastHistogram<Labels>(
     `${prefix}http_request_duration_seconds`,
     'Requests by method, route pattern and status class, and how long they took (from the request to the end of the response). Its _count is the request count.',
     ['method', 'route', 'status_class'],
     buckets,
   );
-  const registry = target as unknown as { getSingleMetric?: (name: string) => unknown; registerMetric(metric: unknown): void };
+  const registry = target as unknown as {
+    getSingleMetric?: (name: string) => unknown;
+    registerMetric(metric: unknown): void;
+  };
   // prom-client's registerMetric replaces a metric of the same name without a word: refuse, as its own metrics do.
-  if (registry.getSingleMetric?.(histogram.name) !== undefined) throw new Error(`A metric with the name ${histogram.name} has already been registered.`);
+  if (registry.getSingleMetric?.(histogram.name) !== undefined)
+    throw new Error(`A metric with the name ${histogram.name} has already been registered.`);
   registry.registerMetric(histogram);
   return histogram;
 }
@@ -43,7 +62,11 @@ export function requestObserver(histogram: () => FastHistogram<Labels> | undefin
   // public routeOptions, so the cache misses and each request finds its cell by its labels.
   const routeContext = fastifyRouteContext();
   const cells = new WeakMap<object, Map<string, HistogramCell>>();
-  return function kitRequestMetrics(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  return function kitRequestMetrics(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ): void {
     const h = histogram();
     if (h !== undefined) {
       const context = routeContext(request) ?? { config: request.routeOptions.config };
@@ -55,7 +78,9 @@ export function requestObserver(histogram: () => FastHistogram<Labels> | undefin
       if (byKey === undefined) cells.set(context, (byKey = new Map()));
       let cell = byKey.get(key);
       if (cell === undefined) {
-        const route = request.is404 ? UNMATCHED_ROUTE : (routePatternOf(context.config) ?? UNMATCHED_ROUTE);
+        const route = request.is404
+          ? UNMATCHED_ROUTE
+          : (routePatternOf(context.config) ?? UNMATCHED_ROUTE);
         cell = h.cell([method, route, cls]);
         byKey.set(key, cell);
       }

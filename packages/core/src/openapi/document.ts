@@ -1,9 +1,19 @@
 import { fastifySwagger, type SwaggerOptions } from '@fastify/swagger';
 import { fastifySwaggerUi } from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { BEARER_SECURITY_SCHEME, BEARER_SECURITY_SCHEME_OBJECT, type JwtOptions } from '../auth/options.js';
+import {
+  BEARER_SECURITY_SCHEME,
+  BEARER_SECURITY_SCHEME_OBJECT,
+  type JwtOptions,
+} from '../auth/options.js';
 import { hostPackage } from '../shared/host-package.js';
-import { addProblemResponses, answersProblems, declareProblemComponents, PROBLEM_MARK, unauthorizedResponse } from '../problem/openapi.js';
+import {
+  addProblemResponses,
+  answersProblems,
+  declareProblemComponents,
+  PROBLEM_MARK,
+  unauthorizedResponse,
+} from '../problem/openapi.js';
 import { NamedSchemas } from './schemas.js';
 import { SECURITY_SCHEMES_MARK } from '../shared/security-schemes.js';
 
@@ -59,7 +69,11 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
  * `app.kitAuthenticate` (their `security` names the bearer scheme) also get the 401 answer, and
  * operations whose errors Kit answers as problem details get the `4XX`/`5XX` problem responses.
  */
-export function finishDocument<T extends Document>(document: T, table: OperationIds, named?: NamedSchemas): T {
+export function finishDocument<T extends Document>(
+  document: T,
+  table: OperationIds,
+  named?: NamedSchemas,
+): T {
   const tags = new Map<string, { name: string } & Record<string, unknown>>();
   for (const tag of document.tags ?? []) tags.set(tag.name, tag);
   const paths: Record<string, Record<string, unknown>> = {};
@@ -81,9 +95,12 @@ export function finishDocument<T extends Document>(document: T, table: Operation
       // swagger shares one operation object between the methods of a route: copy before renaming.
       const op = { ...(value as Operation) };
       if (trimmed !== slashless && op.parameters) {
-        op.parameters = op.parameters.map((p) => (p.in === 'path' && p.name === '*' ? { ...p, name: WILDCARD } : p));
+        op.parameters = op.parameters.map((p) =>
+          p.in === 'path' && p.name === '*' ? { ...p, name: WILDCARD } : p,
+        );
       }
-      if (op.operationId) op.operationId = table.operationIdOf(op.operationId, method.toUpperCase());
+      if (op.operationId)
+        op.operationId = table.operationIdOf(op.operationId, method.toUpperCase());
       op.summary ??= `${method.toUpperCase()} ${trimmed}`;
       if (op[SECURITY_SCHEMES_MARK]) {
         Object.assign(groupSchemes, op[SECURITY_SCHEMES_MARK]);
@@ -92,7 +109,8 @@ export function finishDocument<T extends Document>(document: T, table: Operation
       if (op.security === undefined) securityUnknown = true;
       if (op.security?.some((requirement) => BEARER_SECURITY_SCHEME in requirement)) {
         bearerUsed = true;
-        if (op.responses && !('401' in op.responses)) op.responses = { ...op.responses, 401: unauthorizedResponse(true) };
+        if (op.responses && !('401' in op.responses))
+          op.responses = { ...op.responses, 401: unauthorizedResponse(true) };
         problemSchemaUsed = true;
       }
       if (op[PROBLEM_MARK]) {
@@ -106,7 +124,8 @@ export function finishDocument<T extends Document>(document: T, table: Operation
     // Merge into the slash-less path item, unless a route there has the same method (then the
     // host really declared two routes, '/x' and '/x/').
     const existing = paths[trimmed];
-    if (existing && Object.keys(out).some((m) => METHODS.has(m) && m in existing)) paths[url.replace('{*}', `{${WILDCARD}}`)] = out;
+    if (existing && Object.keys(out).some((m) => METHODS.has(m) && m in existing))
+      paths[url.replace('{*}', `{${WILDCARD}}`)] = out;
     else paths[trimmed] = { ...existing, ...out };
   }
   document.paths = paths;
@@ -115,25 +134,42 @@ export function finishDocument<T extends Document>(document: T, table: Operation
   // Copies, not deletes: swagger may hand the same objects to a later build.
   const withComponents = document as T & { components?: Components };
   const components = withComponents.components;
-  if (!bearerUsed && components?.securitySchemes && BEARER_SECURITY_SCHEME in components.securitySchemes) {
+  if (
+    !bearerUsed &&
+    components?.securitySchemes &&
+    BEARER_SECURITY_SCHEME in components.securitySchemes
+  ) {
     const { [BEARER_SECURITY_SCHEME]: _unused, ...otherSchemes } = components.securitySchemes;
     const { securitySchemes: _all, ...otherComponents } = components;
-    withComponents.components = Object.keys(otherSchemes).length > 0 ? { ...otherComponents, securitySchemes: otherSchemes } : otherComponents;
+    withComponents.components =
+      Object.keys(otherSchemes).length > 0
+        ? { ...otherComponents, securitySchemes: otherSchemes }
+        : otherComponents;
   }
   const namedSchemas = named?.components() ?? {};
   if (Object.keys(namedSchemas).length > 0) {
     const current = withComponents.components ?? {};
-    withComponents.components = { ...current, schemas: { ...namedSchemas, ...(current.schemas as Record<string, unknown> | undefined) } };
+    withComponents.components = {
+      ...current,
+      schemas: { ...namedSchemas, ...(current.schemas as Record<string, unknown> | undefined) },
+    };
   }
   if (Object.keys(groupSchemes).length > 0) {
     const current = withComponents.components ?? {};
-    withComponents.components = { ...current, securitySchemes: { ...groupSchemes, ...current.securitySchemes } };
+    withComponents.components = {
+      ...current,
+      securitySchemes: { ...groupSchemes, ...current.securitySchemes },
+    };
   }
   // An operation whose guard Kit cannot see carries no `security` of its own (it is not declared
   // public); redocly's recommended rules require one on the operation or the root, so the root
   // states the API-wide default: no requirement declared. A host root `security` wins.
   if (securityUnknown && document.security === undefined) document.security = [];
-  if (problemSchemaUsed || problemResponsesUsed) withComponents.components = declareProblemComponents(withComponents.components ?? {}, problemResponsesUsed);
+  if (problemSchemaUsed || problemResponsesUsed)
+    withComponents.components = declareProblemComponents(
+      withComponents.components ?? {},
+      problemResponsesUsed,
+    );
   if (!document.servers || document.servers.length === 0) document.servers = [{ url: '/' }];
   document.tags = [...tags.values()];
   return document;
@@ -144,7 +180,11 @@ export function finishDocument<T extends Document>(document: T, table: Operation
  * assets served locally). It must be registered before any route: swagger collects routes as they
  * are added.
  */
-export function registerOpenApi(app: FastifyInstance, options: OpenApiSettings, table: OperationIds): void {
+export function registerOpenApi(
+  app: FastifyInstance,
+  options: OpenApiSettings,
+  table: OperationIds,
+): void {
   const documentPath = options.openApiPath;
   if (documentPath === false) return;
   const pkg = hostPackage();
@@ -154,17 +194,27 @@ export function registerOpenApi(app: FastifyInstance, options: OpenApiSettings, 
   const swaggerOptions: SwaggerOptions = {
     openapi: {
       openapi: '3.1.0',
-      ...(options.jwt ? { components: { securitySchemes: { [BEARER_SECURITY_SCHEME]: BEARER_SECURITY_SCHEME_OBJECT } } } : {}),
+      ...(options.jwt
+        ? {
+            components: {
+              securitySchemes: { [BEARER_SECURITY_SCHEME]: BEARER_SECURITY_SCHEME_OBJECT },
+            },
+          }
+        : {}),
       info: {
         title: options.openApiInfo.title ?? pkg.name ?? 'API',
-        version: options.openApiInfo.version ?? options.applicationVersion ?? pkg.version ?? '0.0.0',
-        ...(options.openApiInfo.description ? { description: options.openApiInfo.description } : {}),
+        version:
+          options.openApiInfo.version ?? options.applicationVersion ?? pkg.version ?? '0.0.0',
+        ...(options.openApiInfo.description
+          ? { description: options.openApiInfo.description }
+          : {}),
       },
     },
     // A schema added with addSchema({ $id: 'Money', ... }) is the component `Money` (swagger's
     // default names them def-0, def-1...); an $id that is not a valid component name keeps def-N.
     refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' && /^[A-Za-z0-9._-]+$/.test(json.$id) ? json.$id : `def-${i}`),
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' && /^[A-Za-z0-9._-]+$/.test(json.$id) ? json.$id : `def-${i}`,
     },
     // Routes whose errors Kit answers (opt.problemDetails) carry a marker to finishDocument, which
     // turns it into the problem responses: only here is the Fastify route still known.
@@ -173,13 +223,17 @@ export function registerOpenApi(app: FastifyInstance, options: OpenApiSettings, 
     transform: (input) => {
       const { url, route } = input;
       const schema = named.rewrite(input.schema);
-      const schemes = (schema as { [SECURITY_SCHEMES_MARK]?: Record<string, unknown> } | undefined)?.[SECURITY_SCHEMES_MARK];
+      const schemes = (
+        schema as { [SECURITY_SCHEMES_MARK]?: Record<string, unknown> } | undefined
+      )?.[SECURITY_SCHEMES_MARK];
       if (schemes && 'openapiObject' in input) {
         const openapi = input.openapiObject as { components?: Components };
         const components = (openapi.components ??= {});
         components.securitySchemes = { ...schemes, ...components.securitySchemes };
       }
-      return answersProblems(route) ? { schema: { ...schema, [PROBLEM_MARK]: true }, url } : { schema, url };
+      return answersProblems(route)
+        ? { schema: { ...schema, [PROBLEM_MARK]: true }, url }
+        : { schema, url };
     },
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
@@ -202,7 +256,12 @@ export function registerOpenApi(app: FastifyInstance, options: OpenApiSettings, 
   if (docsPath !== false) {
     app.register(async function kitReferenceUi(scope) {
       // The module's types declare the callback form; the function itself is async.
-      await (fastifySwaggerUi as unknown as (instance: FastifyInstance, opts: { routePrefix: string }) => Promise<void>)(scope, { routePrefix: docsPath });
+      await (
+        fastifySwaggerUi as unknown as (
+          instance: FastifyInstance,
+          opts: { routePrefix: string },
+        ) => Promise<void>
+      )(scope, { routePrefix: docsPath });
     });
   }
 }

@@ -26,10 +26,14 @@ export class NamedSchemas {
     if (!schema) return;
     // This root hook runs before a group's own renames its relative URL: name the route by its parts.
     const { prefix, routePath } = route as RouteOptions & { prefix?: string; routePath?: string };
-    const url = prefix !== undefined && routePath !== undefined ? `${prefix}/${routePath.replace(/^\/+/, '')}`.replace(/\/$/, '') : route.url;
+    const url =
+      prefix !== undefined && routePath !== undefined
+        ? `${prefix}/${routePath.replace(/^\/+/, '')}`.replace(/\/$/, '')
+        : route.url;
     const where = `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${url}`;
     for (const part of SCHEMA_PARTS) this.#walk(schema[part], where);
-    if (isObject(schema.response)) for (const value of Object.values(schema.response)) this.#walk(value, where);
+    if (isObject(schema.response))
+      for (const value of Object.values(schema.response)) this.#walk(value, where);
   }
 
   #walk(value: unknown, where: string): void {
@@ -56,14 +60,22 @@ export class NamedSchemas {
     const s = schema as Json;
     const out: Json = { ...s };
     for (const part of SCHEMA_PARTS) if (part in s) out[part] = this.#refs(s[part], true);
-    if (isObject(s.response)) out.response = Object.fromEntries(Object.entries(s.response).map(([code, value]) => [code, this.#refsInResponse(value)]));
+    if (isObject(s.response))
+      out.response = Object.fromEntries(
+        Object.entries(s.response).map(([code, value]) => [code, this.#refsInResponse(value)]),
+      );
     return out as T;
   }
 
   // A response may be `{ description, content: { type: { schema } } }` (swagger's form) or a schema.
   #refsInResponse(value: unknown): unknown {
     if (isObject(value) && isObject(value.content)) {
-      const content = Object.fromEntries(Object.entries(value.content).map(([type, media]) => [type, isObject(media) ? { ...media, schema: this.#refs(media.schema, true) } : media]));
+      const content = Object.fromEntries(
+        Object.entries(value.content).map(([type, media]) => [
+          type,
+          isObject(media) ? { ...media, schema: this.#refs(media.schema, true) } : media,
+        ]),
+      );
       return { ...value, content };
     }
     return this.#refs(value, true);
@@ -76,9 +88,13 @@ export class NamedSchemas {
     if (typeof id === 'string' && this.#byId.has(id)) {
       const ref = { $ref: `#/components/schemas/${id}` };
       // swagger reads a response's `description` from its top-level schema: keep it beside the reference.
-      return top && typeof value.description === 'string' ? { ...ref, description: value.description } : ref;
+      return top && typeof value.description === 'string'
+        ? { ...ref, description: value.description }
+        : ref;
     }
-    return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, this.#refs(child, false)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, child]) => [key, this.#refs(child, false)]),
+    );
   }
 
   /** `components.schemas` entries: each named schema without its `$id`, its own named parts referenced. */

@@ -12,11 +12,20 @@ import type { FastifyInstance } from 'fastify';
 const FASTIFY_DEFAULT = 'bound defaultClientErrorHandler';
 
 const ANSWERS: Readonly<Record<string, readonly [number, string]>> = {
-  HPE_HEADER_OVERFLOW: [431, "The request's header fields, its URL included, exceed the server's limit; nothing was done. Send less in them (a long filter list in several requests)."],
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, "The request's chunk extensions exceed the server's limit; nothing was done."],
+  HPE_HEADER_OVERFLOW: [
+    431,
+    "The request's header fields, its URL included, exceed the server's limit; nothing was done. Send less in them (a long filter list in several requests).",
+  ],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [
+    413,
+    "The request's chunk extensions exceed the server's limit; nothing was done.",
+  ],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request did not arrive in time; nothing was done.'],
 };
-const NOT_HTTP: readonly [number, string] = [400, 'The request is not valid HTTP; nothing was done.'];
+const NOT_HTTP: readonly [number, string] = [
+  400,
+  'The request is not valid HTTP; nothing was done.',
+];
 
 /** The bytes of a problem answer to a request Node refused, closing the connection as Node does. */
 function clientErrorResponse(code: string | undefined): string {
@@ -36,14 +45,21 @@ function clientErrorResponse(code: string | undefined): string {
  */
 export function installClientErrors(app: FastifyInstance): boolean {
   // A server from serverFactory may be anything; only an EventEmitter with Fastify's listener is touched.
-  const server = app.server as unknown as { listeners?(event: string): Array<(err: Error, socket: Socket) => void> } | undefined;
-  const fastifyDefault = typeof server?.listeners === 'function' ? server.listeners('clientError').find((listener) => listener.name === FASTIFY_DEFAULT) : undefined;
+  const server = app.server as unknown as
+    { listeners?(event: string): Array<(err: Error, socket: Socket) => void> } | undefined;
+  const fastifyDefault =
+    typeof server?.listeners === 'function'
+      ? server.listeners('clientError').find((listener) => listener.name === FASTIFY_DEFAULT)
+      : undefined;
   if (!fastifyDefault) return false;
   app.server.removeListener('clientError', fastifyDefault);
   app.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // A reset connection has nothing to answer (as Fastify and Node do).
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    app.log.debug({ err: { code: err.code, message: err.message } }, 'kit: a request refused by the HTTP parser');
+    app.log.debug(
+      { err: { code: err.code, message: err.message } },
+      'kit: a request refused by the HTTP parser',
+    );
     // As Node: answer only while no response of this connection has begun.
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (socket.writable && !inFlight?.headersSent) socket.write(clientErrorResponse(err.code));

@@ -38,7 +38,11 @@ const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
  * });
  * ```
  */
-export function sendProblem(reply: FastifyReply, problem: ProblemDetails, headers?: Record<string, string>): FastifyReply {
+export function sendProblem(
+  reply: FastifyReply,
+  problem: ProblemDetails,
+  headers?: Record<string, string>,
+): FastifyReply {
   const correlationId = problem.correlationId === undefined ? correlationIdOf(reply) : undefined;
   const body = correlationId === undefined ? problem : { ...problem, correlationId };
   return reply
@@ -56,7 +60,9 @@ export function correlationIdOf(reply: FastifyReply): string | undefined {
   const fromContext = getCorrelationId();
   if (fromContext !== undefined) return fromContext;
   // Read structurally: importing the Kit runtime's types here would make the modules a circle.
-  const header = (reply.server as { kit?: { options?: { auditTrail?: { correlationIdHeader?: string } } } }).kit?.options?.auditTrail?.correlationIdHeader;
+  const header = (
+    reply.server as { kit?: { options?: { auditTrail?: { correlationIdHeader?: string } } } }
+  ).kit?.options?.auditTrail?.correlationIdHeader;
   const value = header === undefined ? undefined : reply.getHeader(header.toLowerCase());
   return typeof value === 'string' ? value : undefined;
 }

@@ -34,7 +34,13 @@ type ErrorLike = Partial<FastifyError> & {
 function statusOf(error: ErrorLike, reply: FastifyReply): number {
   // The same precedence as Fastify's own handler: statusCode, then status, then a code set on the reply.
   for (const candidate of [error.statusCode, error.status, reply.statusCode]) {
-    if (typeof candidate === 'number' && Number.isInteger(candidate) && candidate >= 400 && candidate <= 599) return candidate;
+    if (
+      typeof candidate === 'number' &&
+      Number.isInteger(candidate) &&
+      candidate >= 400 &&
+      candidate <= 599
+    )
+      return candidate;
   }
   return 500;
 }
@@ -46,14 +52,27 @@ function escapePointer(segment: string): string {
 /** Ajv's errors (and any validator's that follow its shape) as problem `errors` entries. */
 function validationErrors(items: unknown, part: string): ProblemValidationError[] {
   if (!Array.isArray(items)) return [];
-  return items.map((item: { instancePath?: unknown; params?: { missingProperty?: unknown }; message?: unknown }) => {
-    const missing = typeof item?.params?.missingProperty === 'string' ? `/${escapePointer(item.params.missingProperty)}` : '';
-    const path = `${typeof item?.instancePath === 'string' ? item.instancePath : ''}${missing}`;
-    const first = path.split('/')[1];
-    const entry: ProblemValidationError = { in: part, pointer: `#${path}`, detail: typeof item?.message === 'string' ? item.message : 'is not valid' };
-    if (part !== 'body' && first) entry.name = first.replaceAll('~1', '/').replaceAll('~0', '~');
-    return entry;
-  });
+  return items.map(
+    (item: {
+      instancePath?: unknown;
+      params?: { missingProperty?: unknown };
+      message?: unknown;
+    }) => {
+      const missing =
+        typeof item?.params?.missingProperty === 'string'
+          ? `/${escapePointer(item.params.missingProperty)}`
+          : '';
+      const path = `${typeof item?.instancePath === 'string' ? item.instancePath : ''}${missing}`;
+      const first = path.split('/')[1];
+      const entry: ProblemValidationError = {
+        in: part,
+        pointer: `#${path}`,
+        detail: typeof item?.message === 'string' ? item.message : 'is not valid',
+      };
+      if (part !== 'body' && first) entry.name = first.replaceAll('~1', '/').replaceAll('~0', '~');
+      return entry;
+    },
+  );
 }
 
 /**
@@ -64,27 +83,44 @@ function validationErrors(items: unknown, part: string): ProblemValidationError[
 function problemFromError(error: unknown, reply: FastifyReply): ProblemDetails {
   const e = (typeof error === 'object' && error !== null ? error : {}) as ErrorLike;
   const status = statusOf(e, reply);
-  const problem: ProblemDetails = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status };
+  const problem: ProblemDetails = {
+    type: 'about:blank',
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+  };
   if (status >= 500) {
     problem.detail = SERVER_ERROR_DETAIL;
     return problem;
   }
   if (typeof e.message === 'string' && e.message !== '') problem.detail = e.message;
   if (typeof e.code === 'string' && e.code !== '') problem.code = e.code;
-  if (e.validation !== undefined) problem.errors = validationErrors(e.validation, typeof e.validationContext === 'string' ? e.validationContext : 'body');
+  if (e.validation !== undefined)
+    problem.errors = validationErrors(
+      e.validation,
+      typeof e.validationContext === 'string' ? e.validationContext : 'body',
+    );
   return problem;
 }
 
 /** Logs as Fastify's default handler does (5xx at error with the request, 4xx at info), then answers a problem. */
-function kitProblemErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function kitProblemErrorHandler(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   const problem = problemFromError(error, reply);
   const err = error instanceof Error ? error : new Error(String(error));
   // Kit's own line: credentials in a driver's message or stack are masked like in the health report.
   const logged = redactError(err);
-  if (problem.status >= 500) request.log.error({ req: request, res: reply, err: logged }, logged.message);
+  if (problem.status >= 500)
+    request.log.error({ req: request, res: reply, err: logged }, logged.message);
   else request.log.info({ res: reply, err: logged }, logged.message);
   const headers = (error as ErrorLike | null)?.headers;
-  return sendProblem(reply, problem, typeof headers === 'object' && headers !== null ? headers : undefined);
+  return sendProblem(
+    reply,
+    problem,
+    typeof headers === 'object' && headers !== null ? headers : undefined,
+  );
 }
 
 function kitProblemNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -92,7 +128,12 @@ function kitProblemNotFound(request: FastifyRequest, reply: FastifyReply): Fasti
   const url = request.raw.url ?? '/';
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  return sendProblem(reply, { type: 'about:blank', title: 'Not Found', status: 404, detail: `No route matches ${request.method} ${path}.` });
+  return sendProblem(reply, {
+    type: 'about:blank',
+    title: 'Not Found',
+    status: 404,
+    detail: `No route matches ${request.method} ${path}.`,
+  });
 }
 
 /**

@@ -24,12 +24,25 @@ export const PROBLEM_DETAILS_SCHEMA = Object.freeze({
   description: 'An RFC 9457 problem-details body.',
   required: ['type', 'title', 'status'],
   properties: {
-    type: { type: 'string', description: 'A URI identifying the problem type; `about:blank` when the status says it all.' },
+    type: {
+      type: 'string',
+      description: 'A URI identifying the problem type; `about:blank` when the status says it all.',
+    },
     title: { type: 'string', description: 'The HTTP status phrase.' },
     status: { type: 'integer', description: 'The HTTP status code.' },
-    detail: { type: 'string', description: 'What went wrong, for a person; 5xx answers never carry internals.' },
-    code: { type: 'string', description: 'A stable error code, when the error has one (for example `FST_ERR_VALIDATION`).' },
-    correlationId: { type: 'string', description: 'The request\'s correlation id, when the audit trail is on.' },
+    detail: {
+      type: 'string',
+      description: 'What went wrong, for a person; 5xx answers never carry internals.',
+    },
+    code: {
+      type: 'string',
+      description:
+        'A stable error code, when the error has one (for example `FST_ERR_VALIDATION`).',
+    },
+    correlationId: {
+      type: 'string',
+      description: "The request's correlation id, when the audit trail is on.",
+    },
     errors: {
       type: 'array',
       description: 'For a 400 validation failure: each input that failed.',
@@ -48,20 +61,40 @@ export const PROBLEM_DETAILS_SCHEMA = Object.freeze({
 });
 
 const RESPONSES = {
-  ClientError: { description: 'The request was refused (validation, unknown resource, rate limit, ...).', content: { [MEDIA_TYPE]: { schema: ref } } },
-  ServerError: { description: 'The server failed; the body says no more than that, with the correlation id.', content: { [MEDIA_TYPE]: { schema: ref } } },
+  ClientError: {
+    description: 'The request was refused (validation, unknown resource, rate limit, ...).',
+    content: { [MEDIA_TYPE]: { schema: ref } },
+  },
+  ServerError: {
+    description: 'The server failed; the body says no more than that, with the correlation id.',
+    content: { [MEDIA_TYPE]: { schema: ref } },
+  },
 } as const;
 
 /** The 401 Kit documents on operations that require credentials. */
 export function unauthorizedResponse(bearer: boolean): Record<string, unknown> {
   return {
-    description: bearer ? 'The bearer token is missing or not valid.' : 'The credentials are missing or not valid.',
-    ...(bearer ? { headers: { 'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750).', schema: { type: 'string' } } } } : {}),
+    description: bearer
+      ? 'The bearer token is missing or not valid.'
+      : 'The credentials are missing or not valid.',
+    ...(bearer
+      ? {
+          headers: {
+            'WWW-Authenticate': {
+              description: 'The Bearer challenge (RFC 6750).',
+              schema: { type: 'string' },
+            },
+          },
+        }
+      : {}),
     content: { [MEDIA_TYPE]: { schema: ref } },
   };
 }
 
-type Components = { schemas?: Record<string, unknown>; responses?: Record<string, unknown> } & Record<string, unknown>;
+type Components = {
+  schemas?: Record<string, unknown>;
+  responses?: Record<string, unknown>;
+} & Record<string, unknown>;
 
 /** Adds `4XX` and `5XX` (named responses) to an operation that has none of its own. */
 export function addProblemResponses(responses: Record<string, unknown>): Record<string, unknown> {
@@ -72,7 +105,10 @@ export function addProblemResponses(responses: Record<string, unknown>): Record<
 }
 
 /** Declares the schema (and, when `withResponses`, the two responses) unless the host named its own the same. */
-export function declareProblemComponents(components: Components, withResponses: boolean): Components {
+export function declareProblemComponents(
+  components: Components,
+  withResponses: boolean,
+): Components {
   const schemas = { ...components.schemas };
   schemas[PROBLEM_SCHEMA] ??= PROBLEM_DETAILS_SCHEMA;
   const out: Components = { ...components, schemas };

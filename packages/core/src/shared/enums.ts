@@ -28,7 +28,8 @@ export const HealthCheckDetailLevel = {
   Description: 'Description',
   Full: 'Full',
 } as const;
-export type HealthCheckDetailLevel = (typeof HealthCheckDetailLevel)[keyof typeof HealthCheckDetailLevel];
+export type HealthCheckDetailLevel =
+  (typeof HealthCheckDetailLevel)[keyof typeof HealthCheckDetailLevel];
 
 /**
  * Output style of audit entries (the templates are in docs/audit.md, "The four formats").

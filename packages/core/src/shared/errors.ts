@@ -2,7 +2,14 @@ import { coreErrors } from './error-codes.js';
 import { KitError } from './kit-error.js';
 import { redactForFull } from './secrets.js';
 
-export { KitError, errorCatalogue, type KitErrorCatalogue, type KitErrorCode, type KitErrorCodes, type KitErrorSpec } from './kit-error.js';
+export {
+  KitError,
+  errorCatalogue,
+  type KitErrorCatalogue,
+  type KitErrorCode,
+  type KitErrorCodes,
+  type KitErrorSpec,
+} from './kit-error.js';
 export { coreErrors } from './error-codes.js';
 
 /** True for a class (as opposed to a function that can be called without `new`). */
@@ -14,7 +21,8 @@ export function isClass(value: unknown): boolean {
 export function show(value: unknown): string {
   let text: string;
   if (value instanceof RegExp) text = String(value);
-  else if (typeof value === 'function') text = `[${isClass(value) ? 'class' : 'function'} ${value.name || 'anonymous'}]`;
+  else if (typeof value === 'function')
+    text = `[${isClass(value) ? 'class' : 'function'} ${value.name || 'anonymous'}]`;
   else if (typeof value === 'string') text = JSON.stringify(value);
   else if (typeof value === 'number' || typeof value === 'bigint') text = String(value);
   else {
@@ -29,16 +37,24 @@ export function show(value: unknown): string {
 
 /** `KIT_ERR_INVALID_OPTION`: a configuration value is out of range or of the wrong type. */
 export function invalidOption(option: string, value: unknown, expected: string): KitError {
-  return new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option ${option} = ${show(value)}: expected ${expected}.`);
+  return new KitError(
+    'KIT_ERR_INVALID_OPTION',
+    `Invalid Kit option ${option} = ${show(value)}: expected ${expected}.`,
+  );
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /** A one-line, scrubbed account of what a host callback threw, for a KitError message. */
 function describeThrown(err: unknown): string {
-  if (err instanceof Error) return redactForFull(`${err.name}: ${err.message}`.split('\n')[0] ?? err.name).slice(0, 300);
+  if (err instanceof Error)
+    return redactForFull(`${err.name}: ${err.message}`.split('\n')[0] ?? err.name).slice(0, 300);
   return `a ${err === null ? 'null' : typeof err} (${redactForFull(show(err))})`;
 }
 
@@ -55,7 +71,12 @@ function describeThrown(err: unknown): string {
  * callConfigure('healthChecksConfigure', options.healthChecksConfigure, builder);
  * ```
  */
-export function callConfigure<A>(option: string, fn: (arg: A) => unknown, arg: A, translate?: (err: unknown) => unknown): unknown {
+export function callConfigure<A>(
+  option: string,
+  fn: (arg: A) => unknown,
+  arg: A,
+  translate?: (err: unknown) => unknown,
+): unknown {
   let result: unknown;
   try {
     result = fn(arg);
@@ -63,7 +84,11 @@ export function callConfigure<A>(option: string, fn: (arg: A) => unknown, arg: A
     // translate lets the caller turn a known failure into its own, more precise KitError.
     const err = translate ? translate(thrown) : thrown;
     if (err instanceof KitError) throw err;
-    throw coreErrors.error('KIT_ERR_CONFIGURE_FAILED', { option, callback: show(fn), thrown: describeThrown(err) }, { cause: err });
+    throw coreErrors.error(
+      'KIT_ERR_CONFIGURE_FAILED',
+      { option, callback: show(fn), thrown: describeThrown(err) },
+      { cause: err },
+    );
   }
   if (isThenable(result)) {
     // The promise is not awaited; keep its rejection from becoming an unhandled one.
@@ -85,7 +110,11 @@ function distance(a: string, b: string): number {
   for (let i = 1; i <= x.length; i += 1) {
     const row = [i];
     for (let j = 1; j <= y.length; j += 1) {
-      row[j] = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + (x[i - 1] === y[j - 1] ? 0 : 1));
+      row[j] = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (x[i - 1] === y[j - 1] ? 0 : 1),
+      );
     }
     previous = row;
   }
@@ -114,17 +143,26 @@ function closestName(name: string, known: readonly string[]): string | undefined
  */
 export function assertKnownOptions(options: object, template: object, prefix = ''): void {
   const fields = Object.keys(template);
-  const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(template) as object).filter((n) => n !== 'constructor');
+  const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(template) as object).filter(
+    (n) => n !== 'constructor',
+  );
   for (const [key, value] of Object.entries(options)) {
     if (fields.includes(key)) continue;
     if (methods.includes(key)) {
-      throw invalidOption(`${prefix}${key}`, value, `no assignment: ${key} is a method, call it as opt.${key}(...)`);
+      throw invalidOption(
+        `${prefix}${key}`,
+        value,
+        `no assignment: ${key} is a method, call it as opt.${key}(...)`,
+      );
     }
     const closest = closestName(key, [...fields, ...methods]);
     throw coreErrors.error('KIT_ERR_UNKNOWN_OPTION', {
       option: `${prefix}${key}`,
       value: show(value),
-      hint: closest === undefined ? `the known options are ${fields.map((f) => prefix + f).join(', ')}.` : `did you mean ${prefix}${closest}?`,
+      hint:
+        closest === undefined
+          ? `the known options are ${fields.map((f) => prefix + f).join(', ')}.`
+          : `did you mean ${prefix}${closest}?`,
     });
   }
 }

@@ -84,12 +84,19 @@ export interface KitErrorSpec {
 }
 
 // The names in braces of a message template: 'No {thing} in {place}.' -> 'thing' | 'place'.
-type Placeholders<S> = S extends `${string}{${infer P}}${infer Rest}` ? P | Placeholders<Rest> : never;
+type Placeholders<S> = S extends `${string}{${infer P}}${infer Rest}`
+  ? P | Placeholders<Rest>
+  : never;
 // The codes of a catalogue that have a message template.
-type Templated<T> = { [C in keyof T]: T[C] extends { readonly message: string } ? C : never }[keyof T] & string;
+type Templated<T> = {
+  [C in keyof T]: T[C] extends { readonly message: string } ? C : never;
+}[keyof T] &
+  string;
 type TemplateOf<T, C extends keyof T> = T[C] extends { readonly message: infer M } ? M : never;
 /** What fills a template: nothing when it has no placeholder, else a value for each. */
-type Values<M> = [Placeholders<M>] extends [never] ? [values?: undefined] : [values: Readonly<Record<Placeholders<M>, string | number>>];
+type Values<M> = [Placeholders<M>] extends [never]
+  ? [values?: undefined]
+  : [values: Readonly<Record<Placeholders<M>, string | number>>];
 
 /**
  * A package's error catalogue: its codes, and the messages and errors of the codes that have a
@@ -106,11 +113,19 @@ export interface KitErrorCatalogue<T extends Readonly<Record<string, KitErrorSpe
   /** The code's message, its placeholders filled. */
   message<C extends Templated<T>>(code: C, ...values: Values<TemplateOf<T, C>>): string;
   /** A KitError with the code and its message. */
-  error<C extends Templated<T>>(code: C, ...args: [...Values<TemplateOf<T, C>>, options?: { cause?: unknown }]): KitError;
+  error<C extends Templated<T>>(
+    code: C,
+    ...args: [...Values<TemplateOf<T, C>>, options?: { cause?: unknown }]
+  ): KitError;
 }
 
-function fill(template: string, values: Readonly<Record<string, string | number>> | undefined): string {
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (values !== undefined && name in values ? String(values[name]) : whole));
+function fill(
+  template: string,
+  values: Readonly<Record<string, string | number>> | undefined,
+): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
+    values !== undefined && name in values ? String(values[name]) : whole,
+  );
 }
 
 /**
@@ -128,16 +143,25 @@ function fill(template: string, values: Readonly<Record<string, string | number>
  * }
  * ```
  */
-export function errorCatalogue<const T extends Readonly<Record<string, KitErrorSpec>>>(codes: T): KitErrorCatalogue<T> {
+export function errorCatalogue<const T extends Readonly<Record<string, KitErrorSpec>>>(
+  codes: T,
+): KitErrorCatalogue<T> {
   const template = (code: string): string => {
     const message = codes[code]?.message;
-    if (message === undefined) throw new TypeError(`${code} has no message template in its catalogue: compose its message where it is thrown.`);
+    if (message === undefined)
+      throw new TypeError(
+        `${code} has no message template in its catalogue: compose its message where it is thrown.`,
+      );
     return message;
   };
   return Object.freeze({
     codes: Object.freeze(codes),
-    message: (code: string, values?: Readonly<Record<string, string | number>>) => fill(template(code), values),
-    error: (code: string, values?: Readonly<Record<string, string | number>>, options?: { cause?: unknown }) =>
-      new KitError(code as KitErrorCode, fill(template(code), values), options),
+    message: (code: string, values?: Readonly<Record<string, string | number>>) =>
+      fill(template(code), values),
+    error: (
+      code: string,
+      values?: Readonly<Record<string, string | number>>,
+      options?: { cause?: unknown },
+    ) => new KitError(code as KitErrorCode, fill(template(code), values), options),
   }) as unknown as KitErrorCatalogue<T>;
 }

@@ -9,7 +9,9 @@
 export const ROUTE_PATTERN = Symbol('kit.routePattern');
 
 /** The URL pattern of a route from its Fastify config: the rewritten one when there is one. */
-export function routePatternOf(config: { readonly url?: unknown; readonly [ROUTE_PATTERN]?: unknown } | undefined): string | undefined {
+export function routePatternOf(
+  config: { readonly url?: unknown; readonly [ROUTE_PATTERN]?: unknown } | undefined,
+): string | undefined {
   const pattern = config?.[ROUTE_PATTERN] ?? config?.url;
   return typeof pattern === 'string' ? pattern : undefined;
 }

@@ -53,7 +53,9 @@ function isCredentialedUrl(url: string): boolean {
 function maskUrl(url: string): string {
   return url
     .replace(USERINFO, '$1***@')
-    .replace(QUERY_PAIR, (all, sep: string, key: string) => (SECRET_KEY.test(key) ? `${sep}${key}=***` : all));
+    .replace(QUERY_PAIR, (all, sep: string, key: string) =>
+      SECRET_KEY.test(key) ? `${sep}${key}=***` : all,
+    );
 }
 
 /**
@@ -80,9 +82,7 @@ export function redactForDescription(text: string): string {
  * ```
  */
 export function redactForFull(text: string): string {
-  return text
-    .replace(URL_PATTERN, maskUrl)
-    .replace(SECRET_PAIR, maskPair);
+  return text.replace(URL_PATTERN, maskUrl).replace(SECRET_PAIR, maskPair);
 }
 
 // Stacks are useful for a few frames; a cap bounds the scrubbing work and the line.
@@ -109,12 +109,18 @@ function scrubForLog(text: string): string {
  * ```
  */
 export function redactError(err: unknown, depth = 0): Error {
-  if (!(err instanceof Error)) return new Error(scrubForLog(typeof err === 'string' ? err : String(err)));
+  if (!(err instanceof Error))
+    return new Error(scrubForLog(typeof err === 'string' ? err : String(err)));
   const copy = Object.create(Object.getPrototypeOf(err) as object) as Error;
   // Own properties throughout: a host error's prototype (DOMException's AbortError and
   // TimeoutError) has brand-checked getters for name and code that throw on a copy.
   const define = (key: string, value: unknown, enumerable: boolean): void =>
-    void Object.defineProperty(copy, key, { value, writable: true, configurable: true, enumerable });
+    void Object.defineProperty(copy, key, {
+      value,
+      writable: true,
+      configurable: true,
+      enumerable,
+    });
   define('name', err.name, false);
   define('message', scrubForLog(String(err.message)), false);
   if (err.stack !== undefined) define('stack', scrubForLog(err.stack), false);
@@ -123,7 +129,13 @@ export function redactError(err: unknown, depth = 0): Error {
     if (typeof value === 'string') define(key, scrubForLog(value), true);
     else if (typeof value === 'number') define(key, value, true);
   }
-  if (depth < 4 && err.cause !== undefined) define('cause', redactError(err.cause, depth + 1), false);
-  if (depth < 4 && err instanceof AggregateError) define('errors', err.errors.map((e: unknown) => redactError(e, depth + 1)), false);
+  if (depth < 4 && err.cause !== undefined)
+    define('cause', redactError(err.cause, depth + 1), false);
+  if (depth < 4 && err instanceof AggregateError)
+    define(
+      'errors',
+      err.errors.map((e: unknown) => redactError(e, depth + 1)),
+      false,
+    );
   return copy;
 }

@@ -33,23 +33,45 @@ function invalid(where: string, value: unknown, expected: string): KitError {
  * Checks a group's `security` option: a record of scheme names (letters, digits, `.`, `_`, `-`)
  * to OpenAPI security scheme objects; `{}` declares the group public.
  */
-export function validateSecuritySchemes(where: string, value: unknown): Readonly<Record<string, SecuritySchemeObject>> {
+export function validateSecuritySchemes(
+  where: string,
+  value: unknown,
+): Readonly<Record<string, SecuritySchemeObject>> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalid(where, value, "a record of named OpenAPI security schemes, e.g. { adminKey: { type: 'apiKey', in: 'header', name: 'x-admin-key' } }, or {} for a public group");
+    throw invalid(
+      where,
+      value,
+      "a record of named OpenAPI security schemes, e.g. { adminKey: { type: 'apiKey', in: 'header', name: 'x-admin-key' } }, or {} for a public group",
+    );
   }
   const out: Record<string, SecuritySchemeObject> = {};
   for (const [name, scheme] of Object.entries(value as Record<string, unknown>)) {
     if (!NAME.test(name)) throw invalid(`${where} name`, name, 'letters, digits, ".", "_" or "-"');
-    if (name === RESERVED) throw invalid(`${where} name`, name, `a name other than "${RESERVED}", which Kit declares for app.kitAuthenticate (routes guarded by it are documented already)`);
-    const s = (typeof scheme === 'object' && scheme !== null ? scheme : {}) as Record<string, unknown>;
+    if (name === RESERVED)
+      throw invalid(
+        `${where} name`,
+        name,
+        `a name other than "${RESERVED}", which Kit declares for app.kitAuthenticate (routes guarded by it are documented already)`,
+      );
+    const s = (typeof scheme === 'object' && scheme !== null ? scheme : {}) as Record<
+      string,
+      unknown
+    >;
     const ok =
-      (s.type === 'apiKey' && typeof s.name === 'string' && s.name !== '' && (s.in === 'header' || s.in === 'query' || s.in === 'cookie')) ||
+      (s.type === 'apiKey' &&
+        typeof s.name === 'string' &&
+        s.name !== '' &&
+        (s.in === 'header' || s.in === 'query' || s.in === 'cookie')) ||
       (s.type === 'http' && typeof s.scheme === 'string' && s.scheme !== '') ||
       (s.type === 'oauth2' && typeof s.flows === 'object' && s.flows !== null) ||
       (s.type === 'openIdConnect' && typeof s.openIdConnectUrl === 'string') ||
       s.type === 'mutualTLS';
     if (!ok) {
-      throw invalid(`${where}.${name}`, scheme, "an OpenAPI security scheme: { type: 'apiKey', in: 'header' | 'query' | 'cookie', name }, { type: 'http', scheme }, { type: 'oauth2', flows }, { type: 'openIdConnect', openIdConnectUrl } or { type: 'mutualTLS' }");
+      throw invalid(
+        `${where}.${name}`,
+        scheme,
+        "an OpenAPI security scheme: { type: 'apiKey', in: 'header' | 'query' | 'cookie', name }, { type: 'http', scheme }, { type: 'oauth2', flows }, { type: 'openIdConnect', openIdConnectUrl } or { type: 'mutualTLS' }",
+      );
     }
     out[name] = { ...s } as SecuritySchemeObject;
   }
@@ -70,7 +92,11 @@ export function mergeSecuritySchemes(
     const json = JSON.stringify(scheme);
     const prior = seen.get(name);
     if (prior && prior.json !== json) {
-      throw coreErrors.error('KIT_ERR_SECURITY_SCHEME', { name, first: prior.where, second: where });
+      throw coreErrors.error('KIT_ERR_SECURITY_SCHEME', {
+        name,
+        first: prior.where,
+        second: where,
+      });
     }
     if (!prior) seen.set(name, { where, json });
     into[name] = scheme;
@@ -78,7 +104,9 @@ export function mergeSecuritySchemes(
 }
 
 /** `security` of an operation of a group declaring `schemes`: any one of them (`[]` when none: public). */
-export function groupRequirements(schemes: Readonly<Record<string, SecuritySchemeObject>>): Array<Record<string, string[]>> {
+export function groupRequirements(
+  schemes: Readonly<Record<string, SecuritySchemeObject>>,
+): Array<Record<string, string[]>> {
   return Object.keys(schemes).map((name) => ({ [name]: [] }));
 }
 

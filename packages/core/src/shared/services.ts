@@ -1,4 +1,10 @@
-import { AwilixResolutionError, createContainer, InjectionMode, type AwilixContainer, type Constructor } from 'awilix';
+import {
+  AwilixResolutionError,
+  createContainer,
+  InjectionMode,
+  type AwilixContainer,
+  type Constructor,
+} from 'awilix';
 import { KitError } from './errors.js';
 
 /**
@@ -48,7 +54,11 @@ export function dependencyError(err: unknown, consumer: string): unknown {
 }
 
 /** Builds `cls` with its constructor dependencies from the container; a missing one is `KIT_ERR_DEPENDENCY`. */
-export function buildService<T>(services: KitServices, cls: ServiceClass<T>, consumer = cls.name): T {
+export function buildService<T>(
+  services: KitServices,
+  cls: ServiceClass<T>,
+  consumer = cls.name,
+): T {
   try {
     return services.build(cls as unknown as Constructor<T>);
   } catch (err) {

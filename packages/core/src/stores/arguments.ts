@@ -8,10 +8,10 @@ function invalid(what: string, value: unknown, expected: string): KitError {
 }
 
 function integer(what: string, value: unknown, min: number, expected: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) throw invalid(what, value, expected);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+    throw invalid(what, value, expected);
   return value;
 }
-
 
 /** The largest limit the sliding-window algorithm accepts. */
 const SLIDING_WINDOW_MAX_LIMIT = 10_000;
@@ -76,9 +76,15 @@ export const storeArguments = {
   },
   /** Validates rate-limit options and applies the defaults. */
   rateLimit(options: RateLimitOptions): ResolvedRateLimitOptions {
-    if (typeof options !== 'object' || options === null) throw invalid('options', options, '{ limit, windowMs, algorithm?, cost? }');
+    if (typeof options !== 'object' || options === null)
+      throw invalid('options', options, '{ limit, windowMs, algorithm?, cost? }');
     const limit = integer('options.limit', options.limit, 1, 'a positive integer');
-    const windowMs = integer('options.windowMs', options.windowMs, 1, 'a positive integer number of milliseconds');
+    const windowMs = integer(
+      'options.windowMs',
+      options.windowMs,
+      1,
+      'a positive integer number of milliseconds',
+    );
     const algorithm = options.algorithm ?? 'fixed-window';
     if (algorithm !== 'fixed-window' && algorithm !== 'sliding-window') {
       throw invalid('options.algorithm', algorithm, '"fixed-window" or "sliding-window"');
@@ -87,7 +93,11 @@ export const storeArguments = {
     if (cost > limit) throw invalid('options.cost', cost, `at most options.limit (${limit})`);
     // The sliding window keeps one timestamp per unit, in memory and in Redis.
     if (algorithm === 'sliding-window' && limit > SLIDING_WINDOW_MAX_LIMIT) {
-      throw invalid('options.limit', limit, `at most ${SLIDING_WINDOW_MAX_LIMIT} with the sliding-window algorithm (it keeps a timestamp per unit); use fixed-window above that`);
+      throw invalid(
+        'options.limit',
+        limit,
+        `at most ${SLIDING_WINDOW_MAX_LIMIT} with the sliding-window algorithm (it keeps a timestamp per unit); use fixed-window above that`,
+      );
     }
     return { limit, windowMs, algorithm, cost };
   },

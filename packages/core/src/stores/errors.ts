@@ -67,7 +67,11 @@ export class StoreUnavailableError extends KitError {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super('KIT_ERR_STORE_UNAVAILABLE', `The ${store} store is unavailable (${reason}); the call was not queued. Retry when it is back.`, options);
+    super(
+      'KIT_ERR_STORE_UNAVAILABLE',
+      `The ${store} store is unavailable (${reason}); the call was not queued. Retry when it is back.`,
+      options,
+    );
     this.name = 'StoreUnavailableError';
   }
 }

@@ -30,8 +30,18 @@ export interface KitRateLimitStoreOptions {
  * ```
  */
 export interface RateLimitPluginStore {
-  incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void;
-  read(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number): void;
+  incr(
+    key: string,
+    callback: (error: Error | null, result?: { current: number; ttl: number }) => void,
+    timeWindow: number,
+    max: number,
+  ): void;
+  read(
+    key: string,
+    callback: (error: Error | null, result?: { current: number; ttl: number }) => void,
+    timeWindow: number,
+    max: number,
+  ): void;
   child(routeOptions: object): RateLimitPluginStore;
 }
 
@@ -55,20 +65,32 @@ export type RateLimitPluginStoreClass = new (options: object) => RateLimitPlugin
  * const direct: RateLimitStoreSource = new MemoryRateLimitStore();
  * ```
  */
-export type RateLimitStoreSource = IRateLimitStore | { readonly kit: { readonly services: KitServices } };
+export type RateLimitStoreSource =
+  IRateLimitStore | { readonly kit: { readonly services: KitServices } };
 
-type PluginOptions = { continueExceeding?: unknown; exponentialBackoff?: unknown; ban?: unknown; routeInfo?: { method?: unknown; url?: unknown } };
+type PluginOptions = {
+  continueExceeding?: unknown;
+  exponentialBackoff?: unknown;
+  ban?: unknown;
+  routeInfo?: { method?: unknown; url?: unknown };
+};
 
 // The plugin's options that count requests beyond the limit, which Kit's store never does (a
 // refused call counts nothing, so the limit holds atomically across instances): refused at start-up.
 function refuseUncountable(options: PluginOptions): void {
   for (const name of ['continueExceeding', 'exponentialBackoff'] as const) {
     if (options[name] === true) {
-      throw new KitError('KIT_ERR_INVALID_OPTION', `@fastify/rate-limit option ${name} = true is not supported by kitRateLimitStore: Kit's store counts no request beyond the limit. Leave it off, or use the plugin's own store.`);
+      throw new KitError(
+        'KIT_ERR_INVALID_OPTION',
+        `@fastify/rate-limit option ${name} = true is not supported by kitRateLimitStore: Kit's store counts no request beyond the limit. Leave it off, or use the plugin's own store.`,
+      );
     }
   }
   if (typeof options.ban === 'number' && options.ban > 0) {
-    throw new KitError('KIT_ERR_INVALID_OPTION', `@fastify/rate-limit option ban = ${show(options.ban)} is not supported by kitRateLimitStore: Kit's store counts no request beyond the limit, so only ban: 0 (403 from the first refused request) can work.`);
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `@fastify/rate-limit option ban = ${show(options.ban)} is not supported by kitRateLimitStore: Kit's store counts no request beyond the limit, so only ban: 0 (403 from the first refused request) can work.`,
+    );
   }
 }
 
@@ -100,17 +122,37 @@ function refuseUncountable(options: PluginOptions): void {
  * }
  * ```
  */
-export function kitRateLimitStore(source: RateLimitStoreSource, options: KitRateLimitStoreOptions = {}): RateLimitPluginStoreClass {
+export function kitRateLimitStore(
+  source: RateLimitStoreSource,
+  options: KitRateLimitStoreOptions = {},
+): RateLimitPluginStoreClass {
   const algorithm = options.algorithm ?? 'fixed-window';
   if (algorithm !== 'fixed-window' && algorithm !== 'sliding-window') {
-    throw new KitError('KIT_ERR_INVALID_OPTION', `kitRateLimitStore option algorithm = ${show(algorithm)}: expected "fixed-window" or "sliding-window".`);
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `kitRateLimitStore option algorithm = ${show(algorithm)}: expected "fixed-window" or "sliding-window".`,
+    );
   }
   const rootPrefix = options.keyPrefix ?? 'rate-limit:';
-  if (typeof rootPrefix !== 'string') throw new KitError('KIT_ERR_INVALID_OPTION', `kitRateLimitStore option keyPrefix = ${show(rootPrefix)}: expected a string.`);
+  if (typeof rootPrefix !== 'string')
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `kitRateLimitStore option keyPrefix = ${show(rootPrefix)}: expected a string.`,
+    );
   let resolved: IRateLimitStore | undefined;
-  const store = (): IRateLimitStore => (resolved ??= 'consume' in source ? source : source.kit.services.resolve<IRateLimitStore>(KitStoreNames.rateLimit));
+  const store = (): IRateLimitStore =>
+    (resolved ??=
+      'consume' in source
+        ? source
+        : source.kit.services.resolve<IRateLimitStore>(KitStoreNames.rateLimit));
 
-  function count(key: string, cost: 0 | 1, windowMs: number, max: number, callback: Parameters<RateLimitPluginStore['incr']>[1]): void {
+  function count(
+    key: string,
+    cost: 0 | 1,
+    windowMs: number,
+    max: number,
+    callback: Parameters<RateLimitPluginStore['incr']>[1],
+  ): void {
     // max 0 refuses everything; the store only takes positive limits.
     if (max < 1) {
       callback(null, { current: cost, ttl: windowMs });
@@ -139,18 +181,31 @@ export function kitRateLimitStore(source: RateLimitStoreSource, options: KitRate
       this.#prefix = prefix;
     }
 
-    incr(key: string, callback: Parameters<RateLimitPluginStore['incr']>[1], timeWindow: number, max: number): void {
+    incr(
+      key: string,
+      callback: Parameters<RateLimitPluginStore['incr']>[1],
+      timeWindow: number,
+      max: number,
+    ): void {
       count(`${this.#prefix}${key}`, 1, timeWindow, max, callback);
     }
 
-    read(key: string, callback: Parameters<RateLimitPluginStore['read']>[1], timeWindow: number, max: number): void {
+    read(
+      key: string,
+      callback: Parameters<RateLimitPluginStore['read']>[1],
+      timeWindow: number,
+      max: number,
+    ): void {
       count(`${this.#prefix}${key}`, 0, timeWindow, max, callback);
     }
 
     /** A route with its own `config.rateLimit` counts apart from the others, as the plugin's stores do. */
     child(routeOptions: object): RateLimitPluginStore {
       const info = (routeOptions as PluginOptions).routeInfo;
-      const route = typeof info?.url === 'string' ? `${Array.isArray(info.method) ? info.method.join(',') : String(info.method)}:${info.url}:` : '';
+      const route =
+        typeof info?.url === 'string'
+          ? `${Array.isArray(info.method) ? info.method.join(',') : String(info.method)}:${info.url}:`
+          : '';
       return new KitRateLimitPluginStore(routeOptions, `${this.#prefix}${route}`);
     }
   }

@@ -4,7 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { KitError } from '../shared/errors.js';
 import { storeArguments } from './arguments.js';
 import { ExpiringMap } from './expiring-map.js';
-import type { IdempotencyCompleteOptions, IdempotencyReservation, IdempotencyReserveOptions, IIdempotencyStore, JsonValue } from './types.js';
+import type {
+  IdempotencyCompleteOptions,
+  IdempotencyReservation,
+  IdempotencyReserveOptions,
+  IIdempotencyStore,
+  JsonValue,
+} from './types.js';
 
 function parse<T extends JsonValue>(text: string): T {
   return JSON.parse(text) as T;
@@ -60,14 +66,20 @@ export interface MemoryIdempotencyStoreStats {
  * const store = new MemoryIdempotencyStore({ maxEntries: MEMORY_IDEMPOTENCY_DEFAULTS.maxEntries * 2 });
  * ```
  */
-export const MEMORY_IDEMPOTENCY_DEFAULTS = { maxEntries: 10_000, maxBytes: 32 * 1024 * 1024 } as const;
+export const MEMORY_IDEMPOTENCY_DEFAULTS = {
+  maxEntries: 10_000,
+  maxBytes: 32 * 1024 * 1024,
+} as const;
 
 const ENTRY_OVERHEAD_BYTES = 200;
 
 function bound(option: string, value: unknown, fallback: number): number {
   const v = value ?? fallback;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
-    throw new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option MemoryIdempotencyStore options.${option} = ${JSON.stringify(v) ?? String(v)}: expected a positive integer.`);
+    throw new KitError(
+      'KIT_ERR_INVALID_OPTION',
+      `Invalid Kit option MemoryIdempotencyStore options.${option} = ${JSON.stringify(v) ?? String(v)}: expected a positive integer.`,
+    );
   }
   return v;
 }
@@ -91,36 +103,66 @@ export class MemoryIdempotencyStore implements IIdempotencyStore {
   readonly #entries: ExpiringMap<IdempotencyEntry>;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
-    if (typeof options !== 'object' || options === null) throw new KitError('KIT_ERR_INVALID_OPTION', 'Invalid Kit option MemoryIdempotencyStore options: expected an object { maxEntries?, maxBytes? }.');
+    if (typeof options !== 'object' || options === null)
+      throw new KitError(
+        'KIT_ERR_INVALID_OPTION',
+        'Invalid Kit option MemoryIdempotencyStore options: expected an object { maxEntries?, maxBytes? }.',
+      );
     this.#entries = new ExpiringMap<IdempotencyEntry>({
       maxEntries: bound('maxEntries', options.maxEntries, MEMORY_IDEMPOTENCY_DEFAULTS.maxEntries),
       maxBytes: bound('maxBytes', options.maxBytes, MEMORY_IDEMPOTENCY_DEFAULTS.maxBytes),
-      sizeOf: (key, entry) => ENTRY_OVERHEAD_BYTES + key.length + (entry.fingerprint?.length ?? 0) + (entry.response?.length ?? 0),
+      sizeOf: (key, entry) =>
+        ENTRY_OVERHEAD_BYTES +
+        key.length +
+        (entry.fingerprint?.length ?? 0) +
+        (entry.response?.length ?? 0),
     });
   }
 
   /** Keys held, their size as the bounds count it, and keys evicted to stay within the bounds. */
   stats(): MemoryIdempotencyStoreStats {
-    return { entries: this.#entries.size, bytes: this.#entries.bytes, evictions: this.#entries.evictions };
+    return {
+      entries: this.#entries.size,
+      bytes: this.#entries.bytes,
+      evictions: this.#entries.evictions,
+    };
   }
 
   async reserve(key: string, options: IdempotencyReserveOptions): Promise<IdempotencyReservation> {
     storeArguments.key('key', key);
     const ttlMs = storeArguments.ms('options.ttlMs', options?.ttlMs);
-    const fingerprint = options.fingerprint === undefined ? undefined : storeArguments.key('options.fingerprint', options.fingerprint);
+    const fingerprint =
+      options.fingerprint === undefined
+        ? undefined
+        : storeArguments.key('options.fingerprint', options.fingerprint);
     const now = Date.now();
     const entry = this.#entries.get(key, now);
     if (!entry) {
       const token = randomUUID();
-      this.#entries.set(key, { state: 'pending', token, fingerprint, response: undefined, expiresAt: now + ttlMs }, now);
+      this.#entries.set(
+        key,
+        { state: 'pending', token, fingerprint, response: undefined, expiresAt: now + ttlMs },
+        now,
+      );
       return { outcome: 'reserved', token };
     }
-    if (fingerprint !== undefined && entry.fingerprint !== undefined && fingerprint !== entry.fingerprint) return { outcome: 'mismatch' };
-    if (entry.state === 'completed') return { outcome: 'completed', response: parse(entry.response ?? 'null') };
+    if (
+      fingerprint !== undefined &&
+      entry.fingerprint !== undefined &&
+      fingerprint !== entry.fingerprint
+    )
+      return { outcome: 'mismatch' };
+    if (entry.state === 'completed')
+      return { outcome: 'completed', response: parse(entry.response ?? 'null') };
     return { outcome: 'pending', retryAfterMs: entry.expiresAt - now };
   }
 
-  async complete(key: string, token: string, response: JsonValue, options: IdempotencyCompleteOptions): Promise<boolean> {
+  async complete(
+    key: string,
+    token: string,
+    response: JsonValue,
+    options: IdempotencyCompleteOptions,
+  ): Promise<boolean> {
     storeArguments.key('key', key);
     storeArguments.key('token', token);
     const text = storeArguments.json('response', response);
@@ -129,7 +171,11 @@ export class MemoryIdempotencyStore implements IIdempotencyStore {
     const entry = this.#entries.get(key, now);
     if (!entry || entry.state !== 'pending' || entry.token !== token) return false;
     // False when the answer alone is over maxBytes: it is not kept, and the caller says so.
-    return this.#entries.set(key, { ...entry, state: 'completed', response: text, expiresAt: now + ttlMs }, now);
+    return this.#entries.set(
+      key,
+      { ...entry, state: 'completed', response: text, expiresAt: now + ttlMs },
+      now,
+    );
   }
 
   async release(key: string, token: string): Promise<boolean> {

@@ -69,24 +69,59 @@ export class MemoryRateLimitStore implements IRateLimitStore {
     storeArguments.key('key', key);
     const { limit, windowMs, algorithm, cost } = storeArguments.rateLimit(options);
     const now = Date.now();
-    return algorithm === 'fixed-window' ? this.#consumeFixed(key, limit, windowMs, cost, now) : this.#consumeSliding(key, limit, windowMs, cost, now);
+    return algorithm === 'fixed-window'
+      ? this.#consumeFixed(key, limit, windowMs, cost, now)
+      : this.#consumeSliding(key, limit, windowMs, cost, now);
   }
 
-  #consumeFixed(key: string, limit: number, windowMs: number, cost: number, now: number): RateLimitResult {
+  #consumeFixed(
+    key: string,
+    limit: number,
+    windowMs: number,
+    cost: number,
+    now: number,
+  ): RateLimitResult {
     const window = this.#fixed.get(key, now);
     const count = window?.count ?? 0;
     if (count + cost > limit) {
       // cost <= limit, so a refusal means something is counted and `window` exists.
       const resetAt = window?.expiresAt ?? now;
-      return { allowed: false, limit, remaining: Math.max(0, limit - count), resetAt, retryAfterMs: resetAt - now };
+      return {
+        allowed: false,
+        limit,
+        remaining: Math.max(0, limit - count),
+        resetAt,
+        retryAfterMs: resetAt - now,
+      };
     }
-    if (cost === 0) return { allowed: true, limit, remaining: limit - count, resetAt: window?.expiresAt ?? now, retryAfterMs: 0 };
-    const next = window ? { count: count + cost, expiresAt: window.expiresAt } : { count: cost, expiresAt: now + windowMs };
+    if (cost === 0)
+      return {
+        allowed: true,
+        limit,
+        remaining: limit - count,
+        resetAt: window?.expiresAt ?? now,
+        retryAfterMs: 0,
+      };
+    const next = window
+      ? { count: count + cost, expiresAt: window.expiresAt }
+      : { count: cost, expiresAt: now + windowMs };
     this.#fixed.set(key, next, now);
-    return { allowed: true, limit, remaining: limit - next.count, resetAt: next.expiresAt, retryAfterMs: 0 };
+    return {
+      allowed: true,
+      limit,
+      remaining: limit - next.count,
+      resetAt: next.expiresAt,
+      retryAfterMs: 0,
+    };
   }
 
-  #consumeSliding(key: string, limit: number, windowMs: number, cost: number, now: number): RateLimitResult {
+  #consumeSliding(
+    key: string,
+    limit: number,
+    windowMs: number,
+    cost: number,
+    now: number,
+  ): RateLimitResult {
     const times = this.#sliding.get(key, now)?.times ?? [];
     // A unit counted at t is inside the window while now < t + windowMs.
     let expired = 0;
@@ -101,7 +136,11 @@ export class MemoryRateLimitStore implements IRateLimitStore {
       times.splice(at, 0, ...new Array<number>(cost).fill(now));
     }
     if (times.length > 0) {
-      this.#sliding.set(key, { times, windowMs, expiresAt: (times[times.length - 1] as number) + windowMs }, now);
+      this.#sliding.set(
+        key,
+        { times, windowMs, expiresAt: (times[times.length - 1] as number) + windowMs },
+        now,
+      );
     } else {
       this.#sliding.delete(key);
     }
@@ -139,14 +178,24 @@ interface SagaEntry {
 export class MemorySagaStore implements ISagaStore {
   readonly #entries = new ExpiringMap<SagaEntry>();
 
-  async create<T extends JsonValue>(id: string, data: T, options: SagaWriteOptions = {}): Promise<SagaState<T>> {
+  async create<T extends JsonValue>(
+    id: string,
+    data: T,
+    options: SagaWriteOptions = {},
+  ): Promise<SagaState<T>> {
     storeArguments.key('id', id);
     const text = storeArguments.json('data', data);
-    const ttlMs = options.ttlMs === undefined ? undefined : storeArguments.ms('options.ttlMs', options.ttlMs);
+    const ttlMs =
+      options.ttlMs === undefined ? undefined : storeArguments.ms('options.ttlMs', options.ttlMs);
     const now = Date.now();
     const existing = this.#entries.get(id, now);
     if (existing) throw new SagaConflictError(id, 0, existing.version);
-    const entry = { version: 1, data: text, updatedAt: now, expiresAt: ttlMs === undefined ? Infinity : now + ttlMs };
+    const entry = {
+      version: 1,
+      data: text,
+      updatedAt: now,
+      expiresAt: ttlMs === undefined ? Infinity : now + ttlMs,
+    };
     this.#entries.set(id, entry, now);
     return { id, version: 1, data: parse<T>(text), updatedAt: now };
   }
@@ -154,18 +203,37 @@ export class MemorySagaStore implements ISagaStore {
   async get<T extends JsonValue = JsonValue>(id: string): Promise<SagaState<T> | undefined> {
     storeArguments.key('id', id);
     const entry = this.#entries.get(id, Date.now());
-    return entry && { id, version: entry.version, data: parse<T>(entry.data), updatedAt: entry.updatedAt };
+    return (
+      entry && {
+        id,
+        version: entry.version,
+        data: parse<T>(entry.data),
+        updatedAt: entry.updatedAt,
+      }
+    );
   }
 
-  async update<T extends JsonValue>(id: string, data: T, expectedVersion: number, options: SagaWriteOptions = {}): Promise<SagaState<T>> {
+  async update<T extends JsonValue>(
+    id: string,
+    data: T,
+    expectedVersion: number,
+    options: SagaWriteOptions = {},
+  ): Promise<SagaState<T>> {
     storeArguments.key('id', id);
     const text = storeArguments.json('data', data);
     storeArguments.version('expectedVersion', expectedVersion);
-    const ttlMs = options.ttlMs === undefined ? undefined : storeArguments.ms('options.ttlMs', options.ttlMs);
+    const ttlMs =
+      options.ttlMs === undefined ? undefined : storeArguments.ms('options.ttlMs', options.ttlMs);
     const now = Date.now();
     const existing = this.#entries.get(id, now);
-    if (!existing || existing.version !== expectedVersion) throw new SagaConflictError(id, expectedVersion, existing?.version);
-    const entry = { version: expectedVersion + 1, data: text, updatedAt: now, expiresAt: ttlMs === undefined ? existing.expiresAt : now + ttlMs };
+    if (!existing || existing.version !== expectedVersion)
+      throw new SagaConflictError(id, expectedVersion, existing?.version);
+    const entry = {
+      version: expectedVersion + 1,
+      data: text,
+      updatedAt: now,
+      expiresAt: ttlMs === undefined ? existing.expiresAt : now + ttlMs,
+    };
     this.#entries.set(id, entry, now);
     return { id, version: entry.version, data: parse<T>(text), updatedAt: now };
   }
@@ -175,7 +243,8 @@ export class MemorySagaStore implements ISagaStore {
     if (expectedVersion !== undefined) storeArguments.version('expectedVersion', expectedVersion);
     const existing = this.#entries.get(id, Date.now());
     if (!existing) return false;
-    if (expectedVersion !== undefined && existing.version !== expectedVersion) throw new SagaConflictError(id, expectedVersion, existing.version);
+    if (expectedVersion !== undefined && existing.version !== expectedVersion)
+      throw new SagaConflictError(id, expectedVersion, existing.version);
     return this.#entries.delete(id);
   }
 }

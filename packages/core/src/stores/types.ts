@@ -10,7 +10,8 @@
  * const response: JsonValue = { statusCode: 201, body: { id: 'p_1' } };
  * ```
  */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 // ---------------------------------------------------------------------------------------------
 // Idempotency
@@ -108,7 +109,12 @@ export interface IIdempotencyStore {
    * (and stores nothing) when the reservation is no longer this token's: it lapsed, was released,
    * or was already completed.
    */
-  complete(key: string, token: string, response: JsonValue, options: IdempotencyCompleteOptions): Promise<boolean>;
+  complete(
+    key: string,
+    token: string,
+    response: JsonValue,
+    options: IdempotencyCompleteOptions,
+  ): Promise<boolean>;
   /** Gives up a pending reservation so the key can be reserved again. False when `token` does not hold it. */
   release(key: string, token: string): Promise<boolean>;
 }
@@ -257,14 +263,23 @@ export interface SagaWriteOptions {
  */
 export interface ISagaStore {
   /** Creates the saga at version 1. Throws `SagaConflictError` when `id` exists. */
-  create<T extends JsonValue>(id: string, data: T, options?: SagaWriteOptions): Promise<SagaState<T>>;
+  create<T extends JsonValue>(
+    id: string,
+    data: T,
+    options?: SagaWriteOptions,
+  ): Promise<SagaState<T>>;
   /** The current state, or `undefined`. */
   get<T extends JsonValue = JsonValue>(id: string): Promise<SagaState<T> | undefined>;
   /**
    * Replaces the data if the stored version is `expectedVersion` and returns the new state
    * (version + 1). Throws `SagaConflictError` otherwise, also when the saga does not exist.
    */
-  update<T extends JsonValue>(id: string, data: T, expectedVersion: number, options?: SagaWriteOptions): Promise<SagaState<T>>;
+  update<T extends JsonValue>(
+    id: string,
+    data: T,
+    expectedVersion: number,
+    options?: SagaWriteOptions,
+  ): Promise<SagaState<T>>;
   /**
    * Deletes the saga. With `expectedVersion`, only that version is deleted (otherwise
    * `SagaConflictError`). Returns false when it did not exist.

@@ -68,7 +68,11 @@ interface ContextManager {
   with<T>(context: OtelContext, fn: () => T): T;
 }
 interface Tracer {
-  startSpan(name: string, options: { kind: number; attributes: KitSpanAttributes }, context: OtelContext): KitSpan;
+  startSpan(
+    name: string,
+    options: { kind: number; attributes: KitSpanAttributes },
+    context: OtelContext,
+  ): KitSpan;
 }
 interface TracerProvider {
   getTracer(name: string, version?: string): Tracer;
@@ -84,7 +88,10 @@ const OTEL_API = Symbol.for('opentelemetry.js.api.1');
 const SPAN_KEY = Symbol.for('OpenTelemetry Context Key SPAN');
 
 // Per provider and name; an entry is rebuilt when the host replaces its context manager.
-const tracers = new WeakMap<TracerProvider, Map<string, { manager: ContextManager; tracer: KitTracer }>>();
+const tracers = new WeakMap<
+  TracerProvider,
+  Map<string, { manager: ContextManager; tracer: KitTracer }>
+>();
 
 /**
  * The tracer named `name` of the OpenTelemetry SDK the host registered, or `undefined` when none
@@ -111,7 +118,8 @@ export function getKitTracer(name: string, version?: string): KitTracer | undefi
   if (cached !== undefined && cached.manager === manager) return cached.tracer;
   const otel = provider.getTracer(name, version);
   const tracer: KitTracer = {
-    startSpan: (spanName, kind, attributes) => otel.startSpan(spanName, { kind, attributes }, manager.active()),
+    startSpan: (spanName, kind, attributes) =>
+      otel.startSpan(spanName, { kind, attributes }, manager.active()),
     withSpan: (span, fn) => manager.with(manager.active().setValue(SPAN_KEY, span), fn),
   };
   byName.set(key, { manager, tracer });

@@ -17,7 +17,14 @@ export function get(url: string, agent?: http.Agent): Promise<HttpAnswer> {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, ms: performance.now() - started }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body,
+          ms: performance.now() - started,
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -25,12 +32,18 @@ export function get(url: string, agent?: http.Agent): Promise<HttpAnswer> {
 }
 
 /** Parses a JSON body into a loosely typed record for assertions. */
-export function json(answer: { body: string }): Record<string, unknown> & { checks?: Record<string, Record<string, unknown>> } {
+export function json(answer: {
+  body: string;
+}): Record<string, unknown> & { checks?: Record<string, Record<string, unknown>> } {
   return JSON.parse(answer.body) as Record<string, unknown>;
 }
 
 /** A promise with its resolve function, to hold a check or a warm-up open from the test. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (err: unknown) => void } {
+export function deferred<T = void>(): {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (err: unknown) => void;
+} {
   let resolve!: (value: T) => void;
   let reject!: (err: unknown) => void;
   const promise = new Promise<T>((res, rej) => {

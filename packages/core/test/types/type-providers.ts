@@ -7,7 +7,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EndpointApp, IKitEndpoint } from '@kit/core';
 
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Equal<A, B> =
+  (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function expectType<T extends true>(value: T): T {
   return value;
 }
@@ -31,20 +32,33 @@ export class TypeBoxOrdersEndpoint implements IKitEndpoint<TypeBoxTypeProvider> 
         return { id: request.params.id, total: 12.5 };
       },
     );
-    app.post('', { schema: { body: Type.Object({ total: Type.Number() }), response: { 201: Order } } }, async (request, reply) => {
-      expectType<Equal<typeof request.body.total, number>>(true);
-      // @ts-expect-error the 201 response schema types what the reply may send
-      return reply.code(201).send({ id: 'not a number', total: request.body.total });
-    });
+    app.post(
+      '',
+      { schema: { body: Type.Object({ total: Type.Number() }), response: { 201: Order } } },
+      async (request, reply) => {
+        expectType<Equal<typeof request.body.total, number>>(true);
+        // @ts-expect-error the 201 response schema types what the reply may send
+        return reply.code(201).send({ id: 'not a number', total: request.body.total });
+      },
+    );
   }
 }
 
 export class ZodOrdersEndpoint implements IKitEndpoint<ZodTypeProvider> {
   addRoutes(app: EndpointApp<ZodTypeProvider>): void {
-    app.get('{id}', { schema: { params: z.object({ id: z.coerce.number().int() }), querystring: z.object({ q: z.string().optional() }) } }, async (request) => {
-      expectType<Equal<typeof request.params.id, number>>(true);
-      expectType<Equal<typeof request.query.q, string | undefined>>(true);
-      return { id: request.params.id };
-    });
+    app.get(
+      '{id}',
+      {
+        schema: {
+          params: z.object({ id: z.coerce.number().int() }),
+          querystring: z.object({ q: z.string().optional() }),
+        },
+      },
+      async (request) => {
+        expectType<Equal<typeof request.params.id, number>>(true);
+        expectType<Equal<typeof request.query.q, string | undefined>>(true);
+        return { id: request.params.id };
+      },
+    );
   }
 }

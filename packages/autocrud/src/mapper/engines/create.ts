@@ -27,7 +27,11 @@ type EngineSettings = PostgresSettings & PGliteSettings & SqliteSettings;
  * await engine.open();
  * ```
  */
-export function createEngine(target: ConnectionTarget, instance: PGlite | undefined, settings: EngineSettings): Engine {
+export function createEngine(
+  target: ConnectionTarget,
+  instance: PGlite | undefined,
+  settings: EngineSettings,
+): Engine {
   switch (target.kind) {
     case 'postgres':
       return postgresEngine(target, settings);

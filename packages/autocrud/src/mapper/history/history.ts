@@ -4,7 +4,13 @@
 // its reads are a repository's keyset lists. Knows nothing of HTTP. See docs/decisions.md
 // ("Change history").
 import { defineEntity, type Entity } from '../../entity.js';
-import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from '../seam/changes.js';
+import type {
+  ChangeContext,
+  ChangeRecord,
+  ChangeSink,
+  ChangeSinkSql,
+  ChangeTransaction,
+} from '../seam/changes.js';
 import type { SeamLayer } from '../seam/hooks.js';
 import { insertRows } from '../writes/bulk-insert.js';
 import type { ColumnCodec } from '../sql/columns.js';
@@ -40,24 +46,85 @@ export const ChangeHistory = defineEntity({
   table: HISTORY_TABLE,
   schema: {
     type: 'object',
-    required: ['id', 'entity', 'rowKey', 'operation', 'versionBefore', 'versionAfter', 'changed', 'before', 'after', 'changedAt', 'correlationId', 'subject', 'traceId'],
+    required: [
+      'id',
+      'entity',
+      'rowKey',
+      'operation',
+      'versionBefore',
+      'versionAfter',
+      'changed',
+      'before',
+      'after',
+      'changedAt',
+      'correlationId',
+      'subject',
+      'traceId',
+    ],
     properties: {
       id: { type: 'integer', description: 'The change, in the order changes were written.' },
       entity: { type: 'string', description: 'The entity whose row changed.' },
       rowKey: { type: 'string', description: 'The primary key of the row, as text.' },
       operation: { type: 'string', enum: ['create', 'update', 'patch', 'delete', 'softDelete'] },
-      versionBefore: { ...nullableInteger, description: "The row's version before the write (null for a create, or an entity without versions)." },
-      versionAfter: { ...nullableInteger, description: "The row's version after the write (null for a delete, or an entity without versions)." },
-      changed: { type: 'array', items: { type: 'string' }, description: 'The fields the write changed (for a create or a delete, every field of the row), redacted ones included.' },
-      before: { ...nullableObject, description: 'The changed fields before the write (the whole row for a delete); redacted fields are left out. Null for a create.' },
-      after: { ...nullableObject, description: 'The changed fields after the write (the whole row for a create); redacted fields are left out. Null for a delete.' },
-      changedAt: { type: 'string', format: 'date-time', description: "The database's clock when the write's transaction began." },
-      correlationId: { ...nullableString, description: "The correlation id of the request that wrote it (its audit entry's); null for writes outside a request." },
-      subject: { ...nullableString, description: 'The authenticated subject (JWT sub) of that request, when there was one.' },
-      traceId: { ...nullableString, description: 'The W3C trace id of that request, when tracing was on.' },
+      versionBefore: {
+        ...nullableInteger,
+        description:
+          "The row's version before the write (null for a create, or an entity without versions).",
+      },
+      versionAfter: {
+        ...nullableInteger,
+        description:
+          "The row's version after the write (null for a delete, or an entity without versions).",
+      },
+      changed: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          'The fields the write changed (for a create or a delete, every field of the row), redacted ones included.',
+      },
+      before: {
+        ...nullableObject,
+        description:
+          'The changed fields before the write (the whole row for a delete); redacted fields are left out. Null for a create.',
+      },
+      after: {
+        ...nullableObject,
+        description:
+          'The changed fields after the write (the whole row for a create); redacted fields are left out. Null for a delete.',
+      },
+      changedAt: {
+        type: 'string',
+        format: 'date-time',
+        description: "The database's clock when the write's transaction began.",
+      },
+      correlationId: {
+        ...nullableString,
+        description:
+          "The correlation id of the request that wrote it (its audit entry's); null for writes outside a request.",
+      },
+      subject: {
+        ...nullableString,
+        description: 'The authenticated subject (JWT sub) of that request, when there was one.',
+      },
+      traceId: {
+        ...nullableString,
+        description: 'The W3C trace id of that request, when tracing was on.',
+      },
     },
   } as const,
-  writable: ['entity', 'rowKey', 'operation', 'versionBefore', 'versionAfter', 'changed', 'before', 'after', 'correlationId', 'subject', 'traceId'],
+  writable: [
+    'entity',
+    'rowKey',
+    'operation',
+    'versionBefore',
+    'versionAfter',
+    'changed',
+    'before',
+    'after',
+    'correlationId',
+    'subject',
+    'traceId',
+  ],
   createdAt: 'changedAt',
   columns: {
     rowKey: 'row_key',
@@ -76,7 +143,9 @@ declareIndex(ChangeHistory, `${HISTORY_TABLE}_row_idx`, ['entity', 'row_key', 'i
 
 /** `entities`, with the history table's entity when one of them records its changes (for `writeMigration`). */
 export function withHistory(entities: readonly Entity[]): readonly Entity[] {
-  return entities.some((e) => e.history) && !entities.includes(ChangeHistory) ? [...entities, ChangeHistory] : entities;
+  return entities.some((e) => e.history) && !entities.includes(ChangeHistory)
+    ? [...entities, ChangeHistory]
+    : entities;
 }
 
 function same(a: unknown, b: unknown): boolean {
@@ -86,14 +155,24 @@ function same(a: unknown, b: unknown): boolean {
 }
 
 /** The values of `row` Kit records: every field but the redacted ones, of `fields` only when given. */
-function recorded(row: Readonly<Record<string, unknown>>, redact: ReadonlySet<string>, fields?: readonly string[]): Record<string, unknown> {
+function recorded(
+  row: Readonly<Record<string, unknown>>,
+  redact: ReadonlySet<string>,
+  fields?: readonly string[],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of fields ?? Object.keys(row)) if (!redact.has(name) && row[name] !== undefined) out[name] = row[name];
+  for (const name of fields ?? Object.keys(row))
+    if (!redact.has(name) && row[name] !== undefined) out[name] = row[name];
   return out;
 }
 
 /** One history row (the history entity's input) for one change of `entity`. */
-function historyRow(entity: Entity, redact: ReadonlySet<string>, change: ChangeRecord, context: ChangeContext): Record<string, unknown> {
+function historyRow(
+  entity: Entity,
+  redact: ReadonlySet<string>,
+  change: ChangeRecord,
+  context: ChangeContext,
+): Record<string, unknown> {
   let changed: string[];
   let before: Record<string, unknown> | null = null;
   let after: Record<string, unknown> | null = null;
@@ -106,7 +185,12 @@ function historyRow(entity: Entity, redact: ReadonlySet<string>, change: ChangeR
     const old = change.before ?? {};
     const now = change.after ?? {};
     // The version has its own columns, and updatedAt is the change's own time: neither is a change of the row's data.
-    changed = entity.fields.map((f) => f.name).filter((name) => name !== entity.version && name !== entity.updatedAt && !same(old[name], now[name]));
+    changed = entity.fields
+      .map((f) => f.name)
+      .filter(
+        (name) =>
+          name !== entity.version && name !== entity.updatedAt && !same(old[name], now[name]),
+      );
     if (change.before) before = recorded(old, redact, changed);
     after = recorded(now, redact, changed);
   }
@@ -148,7 +232,11 @@ function writerOf(dialect: SqlDialect): Writer {
       if (!field) throw new Error(`${HISTORY_TABLE} has no field ${name}`);
       return [name, field.column, dialect.codec(field)] as const;
     });
-    writer = { table: new Table(ChangeHistory, dialect, unused, unused), columns, single: undefined };
+    writer = {
+      table: new Table(ChangeHistory, dialect, unused, unused),
+      columns,
+      single: undefined,
+    };
     writers.set(dialect, writer);
   }
   return writer;
@@ -161,13 +249,23 @@ function prepare(writer: Writer, row: Readonly<Record<string, unknown>>): Prepar
     const value = row[name];
     values[column] = value === null || value === undefined ? null : codec.encode(value);
   }
-  return { columns: [...writer.columns.map(([, column]) => column), ...Object.keys(kitTimestamps(ChangeHistory, writer.table.dialect, 'create'))], values };
+  return {
+    columns: [
+      ...writer.columns.map(([, column]) => column),
+      ...Object.keys(kitTimestamps(ChangeHistory, writer.table.dialect, 'create')),
+    ],
+    values,
+  };
 }
 
 function singleInsert(writer: Writer, db: Db, columns: readonly string[]): Statement {
   writer.single ??= (() => {
     const stamps = kitTimestamps(ChangeHistory, writer.table.dialect, 'create');
-    return statement(db.insertInto(HISTORY_TABLE).values(Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]))));
+    return statement(
+      db
+        .insertInto(HISTORY_TABLE)
+        .values(Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]))),
+    );
   })();
   return writer.single;
 }
@@ -177,7 +275,12 @@ function singleInsert(writer: Writer, db: Db, columns: readonly string[]): State
  * changes.ts `ChangeSql`, cast by the dialect's `changeSql`), so a single write and its history row
  * are one statement where the dialect writes them so.
  */
-function historySql(entity: Entity, redact: ReadonlySet<string>, dialect: SqlDialect, forms: InlineChangeSql): ChangeSinkSql {
+function historySql(
+  entity: Entity,
+  redact: ReadonlySet<string>,
+  dialect: SqlDialect,
+  forms: InlineChangeSql,
+): ChangeSinkSql {
   const column = (name: string) => (ChangeHistory.field(name) as { column: string }).column;
   const all = entity.fields.map((f) => f.name);
   const shown = all.filter((name) => !redact.has(name));
@@ -198,7 +301,9 @@ function historySql(entity: Entity, redact: ReadonlySet<string>, dialect: SqlDia
         [column('before')]: forms.json(c.object('before', shown, only)),
         [column('after')]: forms.json(c.object('after', shown, only)),
         [column('correlationId')]: forms.text(c.bind('correlation', (ctx) => ctx.correlationId)),
-        [column('subject')]: forms.text(c.bind('subject', (ctx) => ctx.subject?.slice(0, SUBJECT_CAP))),
+        [column('subject')]: forms.text(
+          c.bind('subject', (ctx) => ctx.subject?.slice(0, SUBJECT_CAP)),
+        ),
         [column('traceId')]: forms.text(c.bind('trace', (ctx) => ctx.traceId)),
         ...kitTimestamps(ChangeHistory, dialect, 'create'),
       };
@@ -213,9 +318,15 @@ function historySql(entity: Entity, redact: ReadonlySet<string>, dialect: SqlDia
  */
 export function historySink(entity: Entity, dialect: SqlDialect): ChangeSink {
   const redact: ReadonlySet<string> = new Set(entity.redact);
-  const sink = async (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void> => {
+  const sink = async (
+    tx: ChangeTransaction,
+    changes: readonly ChangeRecord[],
+    context: ChangeContext,
+  ): Promise<void> => {
     const writer = writerOf(tx.dialect);
-    const prepared = changes.map((change) => prepare(writer, historyRow(entity, redact, change, context)));
+    const prepared = changes.map((change) =>
+      prepare(writer, historyRow(entity, redact, change, context)),
+    );
     const [first] = prepared;
     if (prepared.length === 1 && first) {
       await tx.execute(singleInsert(writer, tx.db, first.columns).bind(first.values), '');

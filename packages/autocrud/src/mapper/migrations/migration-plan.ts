@@ -11,7 +11,17 @@ import { kindLabel } from '../sql/columns.js';
 import type { Db } from '../sql/engine.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import { outboxMigration } from '../outbox/outbox-table.js';
-import { checkReferences, columnDefault, columnDefinition, createTableBuilder, findColumn, findTable, referenceIndexBuilders, referenceOrder, splitTable } from '../schema/tables.js';
+import {
+  checkReferences,
+  columnDefault,
+  columnDefinition,
+  createTableBuilder,
+  findColumn,
+  findTable,
+  referenceIndexBuilders,
+  referenceOrder,
+  splitTable,
+} from '../schema/tables.js';
 
 /** The statements of a migration and what they do, in words (for the file's header and the slug). */
 interface MigrationPlan {
@@ -33,9 +43,20 @@ function needsValue(entity: Entity, field: EntityField): boolean {
  * Compares the database `db` speaks to with `entities` and plans the migration between them.
  * Throws `KIT_ERR_AUTOCRUD_MIGRATION` listing every destructive change the entities would need.
  */
-export async function planMigration(db: Db, dialect: SqlDialect, entities: readonly Entity[], own: { readonly outbox?: boolean } = {}): Promise<MigrationPlan> {
+export async function planMigration(
+  db: Db,
+  dialect: SqlDialect,
+  entities: readonly Entity[],
+  own: { readonly outbox?: boolean } = {},
+): Promise<MigrationPlan> {
   const tables = await db.introspection.getTables();
-  const catalogTypes = entities.length > 0 ? await dialect.columnTypes(db, entities.map((e) => e.table)) : undefined;
+  const catalogTypes =
+    entities.length > 0
+      ? await dialect.columnTypes(
+          db,
+          entities.map((e) => e.table),
+        )
+      : undefined;
   const statements: string[] = [];
   const changes: string[] = [];
   const untouched: string[] = [];
@@ -58,14 +79,21 @@ export async function planMigration(db: Db, dialect: SqlDialect, entities: reado
       const where = `${entity.table}.${field.column} (${entity.name}.${field.name})`;
       if (!column) {
         if (field.name === entity.primaryKey) {
-          refused.push(`${where}: the table has no column for the primary key. Kit does not add a key to a table that has rows: write that migration yourself.`);
+          refused.push(
+            `${where}: the table has no column for the primary key. Kit does not add a key to a table that has rows: write that migration yourself.`,
+          );
         } else if (needsValue(entity, field)) {
           refused.push(
             `${where}: a new column for a required field with no default would be NOT NULL on a table that may have rows, and an older version still running would fail to insert. Declare the field nullable (type: [..., 'null']) or give it a default; backfill it; make it NOT NULL in a migration of your own once every row has a value.`,
           );
         } else {
           const { type, define } = columnDefinition(dialect, entity, field);
-          statements.push((schema ? db.schema.withSchema(schema) : db.schema).alterTable(name).addColumn(field.column, sql.raw(type), define).compile().sql);
+          statements.push(
+            (schema ? db.schema.withSchema(schema) : db.schema)
+              .alterTable(name)
+              .addColumn(field.column, sql.raw(type), define)
+              .compile().sql,
+          );
           changes.push(`add column ${entity.table}.${field.column}`);
           const reference = referenceIndexBuilders(db, entity).find((i) => i.field === field.name);
           if (reference) {
@@ -75,7 +103,9 @@ export async function planMigration(db: Db, dialect: SqlDialect, entities: reado
         }
         continue;
       }
-      const type = catalogTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ?? dialect.declaredType(column.dataType);
+      const type =
+        catalogTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ??
+        dialect.declaredType(column.dataType);
       const why = dialect.refusal(field, type);
       if (why !== undefined) {
         refused.push(

@@ -30,7 +30,8 @@ export function splitStatements(text: string): string[] {
   let i = 0;
   const push = (end: number) => {
     const statement = text.slice(start, end).trim();
-    if (statement.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, '').trim() !== '') statements.push(statement);
+    if (statement.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, '').trim() !== '')
+      statements.push(statement);
   };
   while (i < text.length) {
     const c = text[i] as string;
@@ -65,12 +66,19 @@ export function splitStatements(text: string): string[] {
 }
 
 /** The migrations of `dialect` in `dir`, by name (the file name without `.<dialect>.sql`). */
-async function readMigrations(dir: string, dialect: SqlDialect): Promise<Record<string, Migration>> {
+async function readMigrations(
+  dir: string,
+  dialect: SqlDialect,
+): Promise<Record<string, Migration>> {
   let names: string[];
   try {
     names = await readdir(dir);
   } catch (err) {
-    throw new KitError('KIT_ERR_AUTOCRUD_MIGRATION', `The migrations directory ${dir} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}): create it, or correct migrationsDir.`, { cause: err });
+    throw new KitError(
+      'KIT_ERR_AUTOCRUD_MIGRATION',
+      `The migrations directory ${dir} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}): create it, or correct migrationsDir.`,
+      { cause: err },
+    );
   }
   const migrations: Record<string, Migration> = {};
   for (const file of names.sort()) {
@@ -102,18 +110,29 @@ class MigrationStatementError extends Error {
     override readonly cause: unknown,
   ) {
     const code = (cause as { code?: unknown } | null)?.code;
-    super(`statement ${statement} of ${of} in ${file} failed: ${cause instanceof Error ? cause.message : String(cause)}${typeof code === 'string' ? ` (${code})` : ''}`);
+    super(
+      `statement ${statement} of ${of} in ${file} failed: ${cause instanceof Error ? cause.message : String(cause)}${typeof code === 'string' ? ` (${code})` : ''}`,
+    );
   }
 }
 
 /** Kysely's Migrator over `db` for the migrations of `dialect` in `dir`, keeping its books in Kit's tables. */
 function migrator(db: Db, dir: string, dialect: SqlDialect): Migrator {
   const provider: MigrationProvider = { getMigrations: () => readMigrations(dir, dialect) };
-  return new Migrator({ db, provider, migrationTableName: MIGRATION_TABLE, migrationLockTableName: MIGRATION_LOCK_TABLE });
+  return new Migrator({
+    db,
+    provider,
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+  });
 }
 
 /** The migrations in `dir` the database has not run yet, by name. */
-export async function pendingMigrations(db: Db, dir: string, dialect: SqlDialect): Promise<string[]> {
+export async function pendingMigrations(
+  db: Db,
+  dir: string,
+  dialect: SqlDialect,
+): Promise<string[]> {
   const migrations = await migrator(db, dir, dialect).getMigrations();
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
@@ -128,7 +147,12 @@ interface AppliedMigrations {
  * lock of the session `db` came from. Throws `KIT_ERR_AUTOCRUD_MIGRATION` naming the migration and
  * statement that failed (nothing of the batch is applied then), or a lock that was not free in time.
  */
-async function applyMigrations(db: Db, dir: string, dialect: SqlDialect, lockTimeoutMs: number): Promise<AppliedMigrations> {
+async function applyMigrations(
+  db: Db,
+  dir: string,
+  dialect: SqlDialect,
+  lockTimeoutMs: number,
+): Promise<AppliedMigrations> {
   const { error, results } = await migrator(db, dir, dialect).migrateToLatest();
   if (error === undefined) return { applied: (results ?? []).map((r) => r.migrationName) };
   if (error instanceof KitError) throw error;
@@ -141,7 +165,12 @@ async function applyMigrations(db: Db, dir: string, dialect: SqlDialect, lockTim
   }
   const failed = results?.find((r) => r.status === 'Error');
   if (failed) {
-    const why = error instanceof MigrationStatementError ? error.message : error instanceof Error ? error.message : String(error);
+    const why =
+      error instanceof MigrationStatementError
+        ? error.message
+        : error instanceof Error
+          ? error.message
+          : String(error);
     const before = results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
     throw new KitError(
       'KIT_ERR_AUTOCRUD_MIGRATION',
@@ -165,7 +194,11 @@ async function applyMigrations(db: Db, dir: string, dialect: SqlDialect, lockTim
  * migrations where it has one (waiting up to `lockTimeoutMs` for another instance's), else on its
  * Kysely instance.
  */
-export async function migrateEngine(engine: Engine, dir: string, lockTimeoutMs: number): Promise<AppliedMigrations> {
+export async function migrateEngine(
+  engine: Engine,
+  dir: string,
+  lockTimeoutMs: number,
+): Promise<AppliedMigrations> {
   const session = engine.migrationSession?.(lockTimeoutMs);
   try {
     return await applyMigrations(session?.db ?? engine.db, dir, engine.dialect, lockTimeoutMs);

@@ -4,7 +4,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../sql/engine.js';
 import type { SqlDialect } from '../sql/dialect.js';
-import { OUTBOX_DEAD_TABLE, OUTBOX_LEASE_TABLE, OUTBOX_TABLE, RECORD_COLUMNS } from './outbox-table.js';
+import {
+  OUTBOX_DEAD_TABLE,
+  OUTBOX_LEASE_TABLE,
+  OUTBOX_TABLE,
+  RECORD_COLUMNS,
+} from './outbox-table.js';
 
 const LEASE = 'dispatcher';
 const records = sql.table(OUTBOX_TABLE);
@@ -36,7 +41,12 @@ export interface OutboxRecordRow {
  * Takes the lease for `ttlMs` when it is free, lapsed, or already `owner`'s; resolves the lease's
  * term (it grows at each change of owner), or undefined when another instance holds it.
  */
-export async function acquireLease(db: Db, dialect: SqlDialect, owner: string, ttlMs: number): Promise<number | undefined> {
+export async function acquireLease(
+  db: Db,
+  dialect: SqlDialect,
+  owner: string,
+  ttlMs: number,
+): Promise<number | undefined> {
   const now = dialect.epochMs();
   const { rows } = await sql<{ term: number }>`
     insert into ${leases} (name, owner, term, expires_at) values (${LEASE}, ${owner}, 1, ${now} + ${ttlMs})
@@ -49,7 +59,13 @@ export async function acquireLease(db: Db, dialect: SqlDialect, owner: string, t
 }
 
 /** Extends the lease while `owner` still holds it at `term`; false when it was lost. */
-export async function renewLease(db: Db, dialect: SqlDialect, owner: string, term: number, ttlMs: number): Promise<boolean> {
+export async function renewLease(
+  db: Db,
+  dialect: SqlDialect,
+  owner: string,
+  term: number,
+  ttlMs: number,
+): Promise<boolean> {
   const { rows } = await sql<{ term: number }>`
     update ${leases} set expires_at = ${dialect.epochMs()} + ${ttlMs}
     where name = ${LEASE} and owner = ${owner} and term = ${term} returning term`.execute(db);
@@ -58,7 +74,9 @@ export async function renewLease(db: Db, dialect: SqlDialect, owner: string, ter
 
 /** Gives the lease up at once (a graceful stop): the next instance takes over without waiting for it to lapse. */
 export async function releaseLease(db: Db, owner: string, term: number): Promise<void> {
-  await sql`update ${leases} set expires_at = 0 where name = ${LEASE} and owner = ${owner} and term = ${term}`.execute(db);
+  await sql`update ${leases} set expires_at = 0 where name = ${LEASE} and owner = ${owner} and term = ${term}`.execute(
+    db,
+  );
 }
 
 const COLUMNS = sql`d.seq, d.id, d.entity, d.row_key as "rowKey", d.operation, d.version_before as "versionBefore", d.version_after as "versionAfter", d.payload,
@@ -92,9 +110,15 @@ export function rowOf(entity: string, rowKey: string): string {
  * once, not once per count of records. A delete writes no index entry (an update of an indexed
  * column would write one per index).
  */
-export async function deleteDelivered(db: Db, dialect: SqlDialect, seqs: readonly number[]): Promise<void> {
+export async function deleteDelivered(
+  db: Db,
+  dialect: SqlDialect,
+  seqs: readonly number[],
+): Promise<void> {
   if (seqs.length === 0) return;
-  await sql`delete from ${records} where ${dialect.inList(sql.ref('seq'), dialect.bindList(seqs), 'bigint')}`.execute(db);
+  await sql`delete from ${records} where ${dialect.inList(sql.ref('seq'), dialect.bindList(seqs), 'bigint')}`.execute(
+    db,
+  );
 }
 
 /** A failed attempt's outcome. `done` lists the targets that have the record. */
@@ -107,7 +131,9 @@ interface FailedAttempt {
 
 /** A failed attempt to be retried at `nextAt`: columns no index holds, so PostgreSQL can update in place (HOT) where the page has room. */
 export async function markRetry(db: Db, seq: number, outcome: FailedAttempt): Promise<void> {
-  await sql`update ${records} set attempts = ${outcome.attempts}, next_at = ${outcome.nextAt}, done = ${outcome.done}, last_error = ${outcome.error} where seq = ${seq}`.execute(db);
+  await sql`update ${records} set attempts = ${outcome.attempts}, next_at = ${outcome.nextAt}, done = ${outcome.done}, last_error = ${outcome.error} where seq = ${seq}`.execute(
+    db,
+  );
 }
 
 const OUTCOME: ReadonlySet<string> = new Set(['attempts', 'next_at', 'done', 'last_error']);
@@ -118,26 +144,47 @@ const OUTCOME_COLUMNS = sql.raw('attempts, next_at, done, last_error, dead_at');
  * A record out of attempts, moved to `kit_outbox_dead` with its last attempt (`dead_at` on the
  * database's clock): one statement on PostgreSQL, one transaction on SQLite (no DML in a CTE).
  */
-export async function moveToDead(db: Db, dialect: SqlDialect, seq: number, outcome: FailedAttempt): Promise<void> {
+export async function moveToDead(
+  db: Db,
+  dialect: SqlDialect,
+  seq: number,
+  outcome: FailedAttempt,
+): Promise<void> {
   const values = sql`${outcome.attempts}, ${outcome.nextAt}, ${outcome.done}, ${outcome.error}, ${dialect.epochMs()}`;
   if (dialect.writableCte) {
     await sql`with moved as (delete from ${records} where seq = ${seq} returning *)
-      insert into ${deadRecords} (seq, ${KEPT}, ${OUTCOME_COLUMNS}) select seq, ${KEPT}, ${values} from moved`.execute(db);
+      insert into ${deadRecords} (seq, ${KEPT}, ${OUTCOME_COLUMNS}) select seq, ${KEPT}, ${values} from moved`.execute(
+      db,
+    );
     return;
   }
   await db.transaction().execute(async (trx) => {
-    await sql`insert into ${deadRecords} (seq, ${KEPT}, ${OUTCOME_COLUMNS}) select seq, ${KEPT}, ${values} from ${records} where seq = ${seq}`.execute(trx);
+    await sql`insert into ${deadRecords} (seq, ${KEPT}, ${OUTCOME_COLUMNS}) select seq, ${KEPT}, ${values} from ${records} where seq = ${seq}`.execute(
+      trx,
+    );
     await sql`delete from ${records} where seq = ${seq}`.execute(trx);
   });
 }
 
 /** How many records wait, and how many are dead. */
 export async function backlog(db: Db): Promise<{ pending: number; dead: number }> {
-  const { rows } = await sql<{ pending: number; dead: number }>`select (select count(*) from ${records}) as pending, (select count(*) from ${deadRecords}) as dead`.execute(db);
+  const { rows } = await sql<{
+    pending: number;
+    dead: number;
+  }>`select (select count(*) from ${records}) as pending, (select count(*) from ${deadRecords}) as dead`.execute(
+    db,
+  );
   return { pending: Number(rows[0]?.pending ?? 0), dead: Number(rows[0]?.dead ?? 0) };
 }
 
 function numeric(row: OutboxRecordRow): OutboxRecordRow {
   // PostgreSQL's bigint arrives as text.
-  return { ...row, seq: Number(row.seq), createdAt: Number(row.createdAt), nextAt: Number(row.nextAt), attempts: Number(row.attempts), held: Number(row.held) };
+  return {
+    ...row,
+    seq: Number(row.seq),
+    createdAt: Number(row.createdAt),
+    nextAt: Number(row.nextAt),
+    attempts: Number(row.attempts),
+    held: Number(row.held),
+  };
 }

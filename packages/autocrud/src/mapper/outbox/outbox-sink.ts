@@ -4,7 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { OUTBOX_TABLE } from './outbox-table.js';
 import { sql, type Expression } from 'kysely';
-import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from '../seam/changes.js';
+import type {
+  ChangeContext,
+  ChangeRecord,
+  ChangeSink,
+  ChangeSinkSql,
+  ChangeTransaction,
+} from '../seam/changes.js';
 import type { SeamLayer } from '../seam/hooks.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
 
@@ -31,7 +37,10 @@ function same(a: unknown, b: unknown): boolean {
 function outboxPayload(change: ChangeRecord, sensitive: ReadonlySet<string>): OutboxPayload {
   const { before, after } = change;
   const redacted = new Set<string>();
-  const pick = (row: Readonly<Record<string, unknown>> | undefined, fields: Iterable<string>): Record<string, unknown> | undefined => {
+  const pick = (
+    row: Readonly<Record<string, unknown>> | undefined,
+    fields: Iterable<string>,
+  ): Record<string, unknown> | undefined => {
     if (!row) return undefined;
     const out: Record<string, unknown> = {};
     for (const field of fields) {
@@ -47,7 +56,9 @@ function outboxPayload(change: ChangeRecord, sensitive: ReadonlySet<string>): Ou
   } else if (change.operation === 'delete' || after === undefined) {
     payload = { before: pick(before, Object.keys(before ?? {})) };
   } else {
-    const changed = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after)])].filter((f) => !same(before?.[f], after[f]));
+    const changed = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after)])].filter(
+      (f) => !same(before?.[f], after[f]),
+    );
     payload = { changed, before: pick(before, changed), after: pick(after, changed) };
   }
   return redacted.size > 0 ? { ...payload, redacted: [...redacted] } : payload;
@@ -57,18 +68,34 @@ function outboxPayload(change: ChangeRecord, sensitive: ReadonlySet<string>): Ou
  * The outbox's change sink. `sensitive(entity)` names the fields of an entity whose values never
  * leave the database in a record (the entity's `redact`).
  */
-export function outboxSink(sensitive: (entity: string) => ReadonlySet<string> = () => new Set()): ChangeSink {
+export function outboxSink(
+  sensitive: (entity: string) => ReadonlySet<string> = () => new Set(),
+): ChangeSink {
   // The one-row insert (a single write's), compiled once: the record costs its statement, not a build.
   let single: Statement | undefined;
-  const sink = async (tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext): Promise<void> => {
+  const sink = async (
+    tx: ChangeTransaction,
+    changes: readonly ChangeRecord[],
+    context: ChangeContext,
+  ): Promise<void> => {
     if (changes.length === 1) {
-      const row = outboxRow(changes[0] as ChangeRecord, context, sensitive((changes[0] as ChangeRecord).entity));
-      single ??= statement(tx.db.insertInto(OUTBOX_TABLE).values(Object.fromEntries(Object.keys(row).map((c) => [c, new Slot(c)]))));
+      const row = outboxRow(
+        changes[0] as ChangeRecord,
+        context,
+        sensitive((changes[0] as ChangeRecord).entity),
+      );
+      single ??= statement(
+        tx.db
+          .insertInto(OUTBOX_TABLE)
+          .values(Object.fromEntries(Object.keys(row).map((c) => [c, new Slot(c)]))),
+      );
       await tx.execute(single.bind(row), single.name);
       return;
     }
     for (let i = 0; i < changes.length; i += ROWS_PER_STATEMENT) {
-      const rows = changes.slice(i, i + ROWS_PER_STATEMENT).map((change) => outboxRow(change, context, sensitive(change.entity)));
+      const rows = changes
+        .slice(i, i + ROWS_PER_STATEMENT)
+        .map((change) => outboxRow(change, context, sensitive(change.entity)));
       await tx.execute(tx.db.insertInto(OUTBOX_TABLE).values(rows).compile(), '');
     }
   };
@@ -137,7 +164,11 @@ function outboxSql(sensitive: (entity: string) => ReadonlySet<string>): ChangeSi
   };
 }
 
-function outboxRow(change: ChangeRecord, context: ChangeContext, sensitive: ReadonlySet<string>): Record<string, unknown> {
+function outboxRow(
+  change: ChangeRecord,
+  context: ChangeContext,
+  sensitive: ReadonlySet<string>,
+): Record<string, unknown> {
   return {
     id: randomUUID(),
     entity: change.entity,

@@ -6,7 +6,12 @@
 // `kit_outbox` has no index but its primary key: delivering deletes, a retry updates columns no
 // index holds (docs/decisions.md, "The outbox table holds only what waits").
 // Times the dispatcher compares across instances are the database's clock in epoch milliseconds.
-import { sql, type ColumnDefinitionBuilder, type Compilable, type CreateTableBuilder } from 'kysely';
+import {
+  sql,
+  type ColumnDefinitionBuilder,
+  type Compilable,
+  type CreateTableBuilder,
+} from 'kysely';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table name and columns: the builders only chain.
 type CreateTable = CreateTableBuilder<any, any>;
@@ -28,13 +33,35 @@ export const OUTBOX_DEAD_TABLE = 'kit_outbox_dead';
 export const OUTBOX_LEASE_TABLE = 'kit_outbox_lease';
 
 /** The columns a record has in `kit_outbox` and keeps in `kit_outbox_dead`, after `seq`. */
-export const RECORD_COLUMNS = ['id', 'entity', 'row_key', 'operation', 'version_before', 'version_after', 'payload', 'correlation_id', 'subject', 'trace_id', 'created_at', 'attempts', 'next_at', 'done', 'last_error'] as const;
+export const RECORD_COLUMNS = [
+  'id',
+  'entity',
+  'row_key',
+  'operation',
+  'version_before',
+  'version_after',
+  'payload',
+  'correlation_id',
+  'subject',
+  'trace_id',
+  'created_at',
+  'attempts',
+  'next_at',
+  'done',
+  'last_error',
+] as const;
 
 /** The statements that make the outbox's tables, with a name for each (`create table kit_outbox`). */
-function outboxBuilders(db: Db, dialect: SqlDialect): { table: string; change: string; builder: Compilable & { ifNotExists(): Executable } }[] {
+function outboxBuilders(
+  db: Db,
+  dialect: SqlDialect,
+): { table: string; change: string; builder: Compilable & { ifNotExists(): Executable } }[] {
   const big = dialect.bigintType;
   // One record's columns; `kit_outbox_dead` keeps them all, with the same `seq`.
-  const recordColumns = <T extends CreateTable>(table: T, seq: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder): T =>
+  const recordColumns = <T extends CreateTable>(
+    table: T,
+    seq: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder,
+  ): T =>
     table
       .addColumn('seq', sql.raw(big), seq)
       // The idempotency id: a random UUID per record, unique by construction (no index for a write to pay for).
@@ -55,7 +82,9 @@ function outboxBuilders(db: Db, dialect: SqlDialect): { table: string; change: s
       .addColumn('last_error', 'text') as T;
   // AUTOINCREMENT on SQLite: a deleted record's seq is never given again (rowid reuses the maximum's).
   const records = recordColumns(db.schema.createTable(OUTBOX_TABLE), (c) => dialect.serialKey(c));
-  const dead = recordColumns(db.schema.createTable(OUTBOX_DEAD_TABLE), (c) => c.primaryKey()).addColumn('dead_at', sql.raw(big), (c) => c.notNull().defaultTo(dialect.epochMs()));
+  const dead = recordColumns(db.schema.createTable(OUTBOX_DEAD_TABLE), (c) =>
+    c.primaryKey(),
+  ).addColumn('dead_at', sql.raw(big), (c) => c.notNull().defaultTo(dialect.epochMs()));
   const lease = db.schema
     .createTable(OUTBOX_LEASE_TABLE)
     .addColumn('name', 'text', (c) => c.primaryKey())
@@ -70,7 +99,11 @@ function outboxBuilders(db: Db, dialect: SqlDialect): { table: string; change: s
 }
 
 /** The outbox statements a migration needs: those whose table is missing (`tables` from introspection). */
-export function outboxMigration(db: Db, dialect: SqlDialect, tables: Parameters<typeof findTable>[0]): { statements: string[]; changes: string[] } {
+export function outboxMigration(
+  db: Db,
+  dialect: SqlDialect,
+  tables: Parameters<typeof findTable>[0],
+): { statements: string[]; changes: string[] } {
   const statements: string[] = [];
   const changes: string[] = [];
   for (const { table, change, builder } of outboxBuilders(db, dialect)) {
@@ -85,7 +118,11 @@ export function outboxMigration(db: Db, dialect: SqlDialect, tables: Parameters<
  * Checks (and with `createTables` first creates) the outbox's tables. Throws `SchemaMismatchError`
  * naming a missing one.
  */
-export async function prepareOutbox(db: Db, dialect: SqlDialect, createTables: boolean): Promise<void> {
+export async function prepareOutbox(
+  db: Db,
+  dialect: SqlDialect,
+  createTables: boolean,
+): Promise<void> {
   let tables = await db.introspection.getTables();
   const builders = outboxBuilders(db, dialect);
   if (createTables && builders.some(({ table }) => !findTable(tables, table, dialect))) {

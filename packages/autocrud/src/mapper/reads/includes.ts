@@ -19,7 +19,11 @@ type Row = Record<string, unknown>;
  */
 export interface RelatedSource {
   readonly entity: Entity;
-  related(field: string, keys: readonly unknown[], options: { readonly perKey?: number; readonly signal?: AbortSignal; readonly scope?: Scope }): Promise<Row[]>;
+  related(
+    field: string,
+    keys: readonly unknown[],
+    options: { readonly perKey?: number; readonly signal?: AbortSignal; readonly scope?: Scope },
+  ): Promise<Row[]>;
 }
 
 declare const includePlan: unique symbol;
@@ -74,9 +78,18 @@ function distinct(rows: readonly Row[], field: string): unknown[] {
   return [...keys];
 }
 
-async function includeOne(rows: Row[], node: IncludeNode, key: string, signal: AbortSignal | undefined): Promise<void> {
+async function includeOne(
+  rows: Row[],
+  node: IncludeNode,
+  key: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   if (node.kind === 'one') {
-    const found = await node.source.related(node.source.entity.primaryKey, distinct(rows, node.field), { ...(signal ? { signal } : {}), ...(node.scope ? { scope: node.scope } : {}) });
+    const found = await node.source.related(
+      node.source.entity.primaryKey,
+      distinct(rows, node.field),
+      { ...(signal ? { signal } : {}), ...(node.scope ? { scope: node.scope } : {}) },
+    );
     await includeAll(found, node.children, node.source.entity.primaryKey, signal);
     const byKey = new Map<unknown, Row>();
     for (const row of found) byKey.set(row[node.source.entity.primaryKey], row);
@@ -86,7 +99,11 @@ async function includeOne(rows: Row[], node: IncludeNode, key: string, signal: A
   }
   const limit = node.limit ?? Number.POSITIVE_INFINITY;
   // One row more than the bound tells whether there were more.
-  const found = await node.source.related(node.field, distinct(rows, key), { ...(Number.isFinite(limit) ? { perKey: limit + 1 } : {}), ...(signal ? { signal } : {}), ...(node.scope ? { scope: node.scope } : {}) });
+  const found = await node.source.related(node.field, distinct(rows, key), {
+    ...(Number.isFinite(limit) ? { perKey: limit + 1 } : {}),
+    ...(signal ? { signal } : {}),
+    ...(node.scope ? { scope: node.scope } : {}),
+  });
   const byParent = new Map<unknown, Row[]>();
   const kept: Row[] = [];
   for (const child of found) {
@@ -111,7 +128,12 @@ async function includeOne(rows: Row[], node: IncludeNode, key: string, signal: A
  * Sets each node's related rows on `rows` (whose primary key is `key`), and the nodes' children
  * on those. One statement per node; none when `rows` is empty.
  */
-export async function includeAll(rows: Row[], nodes: readonly IncludeNode[], key: string, signal?: AbortSignal): Promise<void> {
+export async function includeAll(
+  rows: Row[],
+  nodes: readonly IncludeNode[],
+  key: string,
+  signal?: AbortSignal,
+): Promise<void> {
   if (rows.length === 0 || nodes.length === 0) return;
   if (nodes.length === 1) return includeOne(rows, nodes[0] as IncludeNode, key, signal);
   await Promise.all(nodes.map((node) => includeOne(rows, node, key, signal)));

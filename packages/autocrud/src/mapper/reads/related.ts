@@ -26,18 +26,39 @@ export function keySet(dialect: SqlDialect, field: EntityField, keys: readonly u
  * slot's number of rows per key, the first by primary key. `scope`: the caller's conditions on
  * the related rows (slotted, see scope.ts), in the statement, before the bound is counted.
  */
-export function relatedQuery(db: Db, dialect: SqlDialect, entity: Entity, selection: readonly SelectExpression<DynamicDatabase, string>[], field: EntityField, limited: boolean, scope: readonly Filter[] = []): Compilable {
+export function relatedQuery(
+  db: Db,
+  dialect: SqlDialect,
+  entity: Entity,
+  selection: readonly SelectExpression<DynamicDatabase, string>[],
+  field: EntityField,
+  limited: boolean,
+  scope: readonly Filter[] = [],
+): Compilable {
   const pk = entity.field(entity.primaryKey) as EntityField;
   const column = sql.ref(`${entity.table}.${field.column}`);
   const keys = new Slot('keys');
   const among: Expression<SqlBool> = dialect.inList(column, keys);
   const rows = db.selectFrom(entity.table).where((eb) => {
     const live = notDeleted(eb, dialect, entity);
-    const conditions = [among, ...(live ? [live] : []), ...scopeConditions(eb, dialect, entity, scope, entity.table)];
+    const conditions = [
+      among,
+      ...(live ? [live] : []),
+      ...scopeConditions(eb, dialect, entity, scope, entity.table),
+    ];
     return conditions.length === 1 ? among : eb.and(conditions);
   });
-  if (!limited) return rows.select([...selection]).orderBy(column).orderBy(sql.ref(`${entity.table}.${pk.column}`));
-  const ranked = rows.select([...selection, sql<number>`row_number() over (partition by ${column} order by ${sql.ref(`${entity.table}.${pk.column}`)})`.as(RANK)]);
+  if (!limited)
+    return rows
+      .select([...selection])
+      .orderBy(column)
+      .orderBy(sql.ref(`${entity.table}.${pk.column}`));
+  const ranked = rows.select([
+    ...selection,
+    sql<number>`row_number() over (partition by ${column} order by ${sql.ref(`${entity.table}.${pk.column}`)})`.as(
+      RANK,
+    ),
+  ]);
   return db
     .selectFrom(ranked.as('kit_related'))
     .selectAll()

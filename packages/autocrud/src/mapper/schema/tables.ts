@@ -1,7 +1,13 @@
 // The start-up schema check: every entity's table exists with a column per field that holds the
 // field's values exactly (columns.ts), or start-up fails naming the table and column and what to
 // declare instead. With createTables, missing tables are created first.
-import { sql, type ColumnDefinitionBuilderCallback, type CreateIndexBuilder, type CreateTableBuilder, type TableMetadata } from 'kysely';
+import {
+  sql,
+  type ColumnDefinitionBuilderCallback,
+  type CreateIndexBuilder,
+  type CreateTableBuilder,
+  type TableMetadata,
+} from 'kysely';
 import { referenceFault, type Entity, type EntityField } from '../../entity.js';
 import { ValueFault } from '../../values/kinds.js';
 import { fieldValue } from '../../values/fields.js';
@@ -12,10 +18,16 @@ import { SchemaMismatchError } from '../errors.js';
 
 export function splitTable(table: string): { schema: string | undefined; name: string } {
   const dot = table.indexOf('.');
-  return dot === -1 ? { schema: undefined, name: table } : { schema: table.slice(0, dot), name: table.slice(dot + 1) };
+  return dot === -1
+    ? { schema: undefined, name: table }
+    : { schema: table.slice(0, dot), name: table.slice(dot + 1) };
 }
 
-export function findTable(tables: readonly TableMetadata[], table: string, dialect: SqlDialect): TableMetadata | undefined {
+export function findTable(
+  tables: readonly TableMetadata[],
+  table: string,
+  dialect: SqlDialect,
+): TableMetadata | undefined {
   const { schema, name } = splitTable(table);
   const folded = dialect.foldName(name);
   const same = (a: string) => dialect.foldName(a) === folded;
@@ -29,10 +41,16 @@ export function findTable(tables: readonly TableMetadata[], table: string, diale
  * `columnType`, the one map from kind to column type), key, NOT NULL and default. Throws
  * `SchemaMismatchError` where the dialect has no column that holds the field exactly.
  */
-export function columnDefinition(dialect: SqlDialect, entity: Entity, field: EntityField): { type: string; define: ColumnDefinitionBuilderCallback } {
+export function columnDefinition(
+  dialect: SqlDialect,
+  entity: Entity,
+  field: EntityField,
+): { type: string; define: ColumnDefinitionBuilderCallback } {
   const type = dialect.columnType(field);
   if (type === undefined) {
-    throw new SchemaMismatchError(`No column can be made for ${entity.name}.${field.name} of type ${kindLabel(field)}: ${dialect.refusal(field, { declared: '', family: 'other' })}.`);
+    throw new SchemaMismatchError(
+      `No column can be made for ${entity.name}.${field.name} of type ${kindLabel(field)}: ${dialect.refusal(field, { declared: '', family: 'other' })}.`,
+    );
   }
   const isKey = field.name === entity.primaryKey;
   const reference = entity.references.find((r) => r.field === field.name);
@@ -41,7 +59,9 @@ export function columnDefinition(dialect: SqlDialect, entity: Entity, field: Ent
       const target = reference.target();
       const key = target.field(target.primaryKey);
       // Column-level REFERENCES: the one form CREATE TABLE and ALTER TABLE ADD COLUMN share on every engine.
-      col = col.references(`${target.table}.${key?.column ?? target.primaryKey}`).onDelete(reference.onDelete);
+      col = col
+        .references(`${target.table}.${key?.column ?? target.primaryKey}`)
+        .onDelete(reference.onDelete);
     }
     if (isKey) {
       col = col.primaryKey();
@@ -50,12 +70,16 @@ export function columnDefinition(dialect: SqlDialect, entity: Entity, field: Ent
     if (field.name === entity.softDelete) return col.notNull().defaultTo(false);
     if (field.name === entity.version) return col.notNull().defaultTo(1);
     // Kit sets them on every write; the default covers rows written by something else.
-    if (field.name === entity.createdAt || field.name === entity.updatedAt) return col.notNull().defaultTo(dialect.clock());
+    if (field.name === entity.createdAt || field.name === entity.updatedAt)
+      return col.notNull().defaultTo(dialect.clock());
     if (field.required && !field.nullable) col = col.notNull();
     const fallback = columnDefault(field);
     if (fallback !== undefined) col = col.defaultTo(fallback);
     // A CHECK rather than a PostgreSQL enum type: the same on every engine, and a value is added by replacing a constraint (docs/decisions.md).
-    if (field.enum !== undefined) col = col.check(sql`${sql.ref(field.column)} in (${sql.join(field.enum.map((v) => sql.lit(v)))})`);
+    if (field.enum !== undefined)
+      col = col.check(
+        sql`${sql.ref(field.column)} in (${sql.join(field.enum.map((v) => sql.lit(v)))})`,
+      );
     return col;
   };
   return { type, define };
@@ -63,14 +87,23 @@ export function columnDefinition(dialect: SqlDialect, entity: Entity, field: Ent
 
 /** The field's schema `default` in Kit's form, as a write would store it (a SQLite text column compares it as text); `undefined` when none. */
 export function columnDefault(field: EntityField): string | number | boolean | undefined {
-  const fallback = field.schema.default === undefined || field.schema.default === null ? undefined : fieldValue(field, field.schema.default);
+  const fallback =
+    field.schema.default === undefined || field.schema.default === null
+      ? undefined
+      : fieldValue(field, field.schema.default);
   if (fallback === undefined || fallback instanceof ValueFault) return undefined;
   // A JSON field's default is stored as its text, as a write stores the value.
-  return typeof fallback === 'object' ? JSON.stringify(fallback) : (fallback as string | number | boolean);
+  return typeof fallback === 'object'
+    ? JSON.stringify(fallback)
+    : (fallback as string | number | boolean);
 }
 
 /** `CREATE TABLE` for an entity, as `createTables` runs it and the migration writer writes it. */
-export function createTableBuilder(db: Db, dialect: SqlDialect, entity: Entity): CreateTableBuilder<string, never> {
+export function createTableBuilder(
+  db: Db,
+  dialect: SqlDialect,
+  entity: Entity,
+): CreateTableBuilder<string, never> {
   const { schema, name } = splitTable(entity.table);
   let builder = (schema ? db.schema.withSchema(schema) : db.schema).createTable(name);
   for (const field of entity.fields) {
@@ -80,7 +113,10 @@ export function createTableBuilder(db: Db, dialect: SqlDialect, entity: Entity):
   for (const key of entity.unique) {
     const columns = key.map((f) => entity.field(f)?.column ?? f);
     // PostgreSQL's own name for it (table_columns_key), so a hand-written migration and Kit's agree.
-    builder = builder.addUniqueConstraint(uniqueConstraintName(entity, columns), columns as never[]);
+    builder = builder.addUniqueConstraint(
+      uniqueConstraintName(entity, columns),
+      columns as never[],
+    );
   }
   return builder;
 }
@@ -104,15 +140,29 @@ export function declareIndex(entity: Entity, index: string, columns: readonly st
  * The index on each referencing column (PostgreSQL and SQLite index the referenced key, never the
  * referencing column), then the indexes declared with `declareIndex`.
  */
-export function referenceIndexBuilders(db: Db, entity: Entity): { field: string; index: string; builder: CreateIndexBuilder }[] {
+export function referenceIndexBuilders(
+  db: Db,
+  entity: Entity,
+): { field: string; index: string; builder: CreateIndexBuilder }[] {
   const { schema, name } = splitTable(entity.table);
   const on = () => (schema ? db.schema.withSchema(schema) : db.schema);
   const references = entity.references.map((reference) => {
     const column = entity.field(reference.field)?.column ?? reference.field;
     const index = `${name}_${column}_idx`.slice(0, 63);
-    return { field: reference.field, index, builder: on().createIndex(index).on(name).column(column) };
+    return {
+      field: reference.field,
+      index,
+      builder: on().createIndex(index).on(name).column(column),
+    };
   });
-  const declared = (declaredIndexes.get(entity) ?? []).map(({ index, columns }) => ({ field: columns.join(','), index, builder: on().createIndex(index).on(name).columns([...columns]) }));
+  const declared = (declaredIndexes.get(entity) ?? []).map(({ index, columns }) => ({
+    field: columns.join(','),
+    index,
+    builder: on()
+      .createIndex(index)
+      .on(name)
+      .columns([...columns]),
+  }));
   return [...references, ...declared];
 }
 
@@ -135,11 +185,16 @@ export function referenceOrder(entities: readonly Entity[]): Entity[] {
 
 async function createTable(db: Db, dialect: SqlDialect, entity: Entity): Promise<void> {
   await createTableBuilder(db, dialect, entity).ifNotExists().execute();
-  for (const { builder } of referenceIndexBuilders(db, entity)) await builder.ifNotExists().execute();
+  for (const { builder } of referenceIndexBuilders(db, entity))
+    await builder.ifNotExists().execute();
 }
 
 /** The table's column for `field` (SQLite names are case-insensitive). */
-export function findColumn(table: TableMetadata, field: EntityField, dialect: SqlDialect): TableMetadata['columns'][number] | undefined {
+export function findColumn(
+  table: TableMetadata,
+  field: EntityField,
+  dialect: SqlDialect,
+): TableMetadata['columns'][number] | undefined {
   const folded = dialect.foldName(field.column);
   return table.columns.find((c) => dialect.foldName(c.name) === folded);
 }
@@ -153,7 +208,10 @@ export function checkReferences(entities: readonly Entity[]): void {
     for (const reference of entity.references) {
       const target: unknown = reference.target();
       const field = entity.field(reference.field);
-      if (!isEntity(target)) throw new SchemaMismatchError(`${entity.name}.${reference.field}: its references function returned ${String(target)}, not an entity made by defineEntity.`);
+      if (!isEntity(target))
+        throw new SchemaMismatchError(
+          `${entity.name}.${reference.field}: its references function returned ${String(target)}, not an entity made by defineEntity.`,
+        );
       const fault = field ? referenceFault(entity.name, field, target) : undefined;
       if (fault) throw new SchemaMismatchError(fault);
     }
@@ -161,25 +219,41 @@ export function checkReferences(entities: readonly Entity[]): void {
 }
 
 function isEntity(value: unknown): value is Entity {
-  return typeof value === 'object' && value !== null && typeof (value as Entity).field === 'function' && typeof (value as Entity).table === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Entity).field === 'function' &&
+    typeof (value as Entity).table === 'string'
+  );
 }
 
 /** What the start-up check's messages advise for a table or column the database lacks. */
-const MIGRATE = "Write the migration that adds it: writeMigration({ url, entities, dir }) from @kit/autocrud writes it for review, and addKitAutoCrud(app, url, { migrate: 'apply', migrationsDir: dir }) applies it at start-up (docs/autocrud.md, Schema migrations)";
+const MIGRATE =
+  "Write the migration that adds it: writeMigration({ url, entities, dir }) from @kit/autocrud writes it for review, and addKitAutoCrud(app, url, { migrate: 'apply', migrationsDir: dir }) applies it at start-up (docs/autocrud.md, Schema migrations)";
 
 /**
  * Checks (and with `createTables` first creates) the tables of `entities`. Throws
  * `SchemaMismatchError` naming the first table or column that does not fit.
  */
-export async function prepareTables(db: Db, dialect: SqlDialect, entities: readonly Entity[], createTables: boolean): Promise<void> {
+export async function prepareTables(
+  db: Db,
+  dialect: SqlDialect,
+  entities: readonly Entity[],
+  createTables: boolean,
+): Promise<void> {
   if (entities.length === 0) return;
   checkReferences(entities);
   let tables = await db.introspection.getTables();
   for (const entity of entities) {
     for (const reference of entity.references) {
       const target = reference.target();
-      if (!(createTables && entities.includes(target)) && !findTable(tables, target.table, dialect)) {
-        throw new SchemaMismatchError(`Table '${target.table}' (entity ${target.name}, which ${entity.name}.${reference.field} references) does not exist. ${MIGRATE}; or serve ${target.name} from this addKitAutoCrud too, with createTables.`);
+      if (
+        !(createTables && entities.includes(target)) &&
+        !findTable(tables, target.table, dialect)
+      ) {
+        throw new SchemaMismatchError(
+          `Table '${target.table}' (entity ${target.name}, which ${entity.name}.${reference.field} references) does not exist. ${MIGRATE}; or serve ${target.name} from this addKitAutoCrud too, with createTables.`,
+        );
       }
     }
   }
@@ -191,7 +265,10 @@ export async function prepareTables(db: Db, dialect: SqlDialect, entities: reado
       return missing.length > 0 ? db.introspection.getTables() : present;
     });
   }
-  const catalogTypes = await dialect.columnTypes(db, entities.map((e) => e.table));
+  const catalogTypes = await dialect.columnTypes(
+    db,
+    entities.map((e) => e.table),
+  );
   for (const entity of entities) {
     const table = findTable(tables, entity.table, dialect);
     if (!table) {
@@ -206,7 +283,9 @@ export async function prepareTables(db: Db, dialect: SqlDialect, entities: reado
           `Table '${entity.table}' has no column '${field.column}' (entity ${entity.name}, field ${field.name}). ${MIGRATE}; or map the field to an existing column with defineEntity({ columns: { ${field.name}: '<column>' } }).`,
         );
       }
-      const type = catalogTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ?? dialect.declaredType(column.dataType);
+      const type =
+        catalogTypes?.get(`${table.schema ?? ''}.${table.name}.${column.name}`) ??
+        dialect.declaredType(column.dataType);
       const refused = dialect.refusal(field, type);
       if (refused !== undefined) {
         throw new SchemaMismatchError(

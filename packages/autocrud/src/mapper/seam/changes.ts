@@ -92,7 +92,10 @@ export interface ChangeSink {
 }
 
 /** The version a row holds, when the entity has a version field. */
-export function versionOf(row: Readonly<Record<string, unknown>> | undefined, field: string | undefined): number | undefined {
+export function versionOf(
+  row: Readonly<Record<string, unknown>> | undefined,
+  field: string | undefined,
+): number | undefined {
   if (!row || field === undefined) return undefined;
   const v = row[field];
   return typeof v === 'number' ? v : undefined;

@@ -16,7 +16,13 @@
 import type { Db } from '../sql/engine.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import type { Entity } from '../../entity.js';
-import type { ChangeContext, ChangeRecord, ChangeSink, ChangeSinkSql, ChangeTransaction } from './changes.js';
+import type {
+  ChangeContext,
+  ChangeRecord,
+  ChangeSink,
+  ChangeSinkSql,
+  ChangeTransaction,
+} from './changes.js';
 
 /**
  * Runs a query against the database with availability and error mapping (see `Database.run`).
@@ -133,7 +139,12 @@ export class EntityHooks {
     this.awaitsCommit = this.#committed.length > 0;
     this.recording = this.#write.length > 0 || this.awaitsCommit;
     const forms = this.#write.map((s) => s.sql);
-    this.inline = !this.awaitsCommit && forms.length > 0 && forms.every((f): f is ChangeSinkSql => f !== undefined) ? forms : undefined;
+    this.inline =
+      !this.awaitsCommit &&
+      forms.length > 0 &&
+      forms.every((f): f is ChangeSinkSql => f !== undefined)
+        ? forms
+        : undefined;
   }
 
   /** Whether no read hook is registered (the reads run on the table's own runner). */
@@ -145,7 +156,13 @@ export class EntityHooks {
    * Hands `changes` to every write hook in turn, on the write's transaction; `count` collects how
    * many were recorded, and `committed` what the commit hooks are to be told after COMMIT.
    */
-  async record(tx: ChangeTransaction, changes: readonly ChangeRecord[], context: ChangeContext | undefined, count: { n: number }, committed: Committed): Promise<void> {
+  async record(
+    tx: ChangeTransaction,
+    changes: readonly ChangeRecord[],
+    context: ChangeContext | undefined,
+    count: { n: number },
+    committed: Committed,
+  ): Promise<void> {
     if (changes.length === 0) return;
     const ctx = context ?? EMPTY;
     for (const sink of this.#write) await sink(tx, changes, ctx);
@@ -177,7 +194,11 @@ export type Committed = Array<[EntityHooks, readonly ChangeRecord[]]>;
  * ```
  */
 export function changeTransaction(trx: Db, dialect: SqlDialect): ChangeTransaction {
-  return { db: trx, dialect, execute: async (query) => (await trx.executeQuery<Record<string, unknown>>(query)).rows };
+  return {
+    db: trx,
+    dialect,
+    execute: async (query) => (await trx.executeQuery<Record<string, unknown>>(query)).rows,
+  };
 }
 
 /**
@@ -189,7 +210,11 @@ export function changeTransaction(trx: Db, dialect: SqlDialect): ChangeTransacti
  * afterCommit(context, count, committed);
  * ```
  */
-export function afterCommit(context: ChangeContext | undefined, count: { n: number }, committed?: Committed): void {
+export function afterCommit(
+  context: ChangeContext | undefined,
+  count: { n: number },
+  committed?: Committed,
+): void {
   if (committed) for (const [hooks, changes] of committed) hooks.commit(changes, context);
   if (count.n === 0 || !context?.committed) return;
   try {

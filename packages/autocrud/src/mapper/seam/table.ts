@@ -12,13 +12,37 @@ import type { ColumnCodec } from '../sql/columns.js';
 import type { Db } from '../sql/engine.js';
 import { encodeValue, type SqlDialect } from '../sql/dialect.js';
 import { notDeleted, type Eb, type Filter } from '../sql/query.js';
-import { checkReadOnly, scopeConditions, scopeFilters, scopeValues, slotScope, type Scope } from '../sql/scope.js';
+import {
+  checkReadOnly,
+  scopeConditions,
+  scopeFilters,
+  scopeValues,
+  slotScope,
+  type Scope,
+} from '../sql/scope.js';
 import { decodeRow } from '../sql/decode.js';
 import { UnrepresentableValueError } from '../errors.js';
-import { Slot, statement, StatementCache, type Executor, type Statement } from '../sql/statements.js';
+import {
+  Slot,
+  statement,
+  StatementCache,
+  type Executor,
+  type Statement,
+} from '../sql/statements.js';
 import { kitTimestamps } from '../sql/stamps.js';
-import { versionOf, type ChangeContext, type ChangeOperation, type ChangeRecord } from './changes.js';
-import { afterCommit, changeTransaction, EntityHooks, type Committed, type Runner } from './hooks.js';
+import {
+  versionOf,
+  type ChangeContext,
+  type ChangeOperation,
+  type ChangeRecord,
+} from './changes.js';
+import {
+  afterCommit,
+  changeTransaction,
+  EntityHooks,
+  type Committed,
+  type Runner,
+} from './hooks.js';
 
 /**
  * A row as the API shows it: field names, JSON values.
@@ -45,7 +69,14 @@ export interface PreparedInsert {
  * that is the same fault as any value Kit cannot answer exactly.
  */
 function unreadable(entity: Entity, err: unknown): unknown {
-  return (err as { code?: unknown } | null)?.code === 'ERR_OUT_OF_RANGE' ? new UnrepresentableValueError(entity.name, undefined, 'holds an integer outside the range a JavaScript number holds exactly', { cause: err }) : err;
+  return (err as { code?: unknown } | null)?.code === 'ERR_OUT_OF_RANGE'
+    ? new UnrepresentableValueError(
+        entity.name,
+        undefined,
+        'holds an integer outside the range a JavaScript number holds exactly',
+        { cause: err },
+      )
+    : err;
 }
 
 const NO_FILTERS: readonly Filter[] = [];
@@ -90,8 +121,13 @@ export class Table {
     this.name = entity.table;
     this.pk = entity.field(entity.primaryKey) as EntityField;
     this.#codecs = entity.fields.map((f) => dialect.codec(f));
-    this.selection = entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name));
-    this.run = dialect.refusesWideIntegers ? (query) => run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err)))) : run;
+    this.selection = entity.fields.map((f, i) =>
+      (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name),
+    );
+    this.run = dialect.refusesWideIntegers
+      ? (query) =>
+          run((db) => query(db).catch((err: unknown) => Promise.reject(unreadable(entity, err))))
+      : run;
     this.version = entity.version === undefined ? undefined : entity.field(entity.version);
     this.hooks = new EntityHooks(this.run);
   }
@@ -112,21 +148,35 @@ export class Table {
 
   /** The row with this key, unless soft-deleted or outside the call's scope (checked filters, see scope.ts). */
   byKey(eb: Eb, key: unknown, scope: readonly Filter[] = NO_FILTERS): Expression<SqlBool> {
-    return this.where(eb, [eb(sql.ref(this.pk.column), '=', key), notDeleted(eb, this.dialect, this.entity), ...scopeConditions(eb, this.dialect, this.entity, scope)]);
+    return this.where(eb, [
+      eb(sql.ref(this.pk.column), '=', key),
+      notDeleted(eb, this.dialect, this.entity),
+      ...scopeConditions(eb, this.dialect, this.entity, scope),
+    ]);
   }
 
   /** The row's key condition (inside the scope), plus the version condition of a conditional write. */
-  target(eb: Eb, key: unknown, ifVersion: readonly number[] | undefined, scope: readonly Filter[] = NO_FILTERS): Expression<SqlBool> {
+  target(
+    eb: Eb,
+    key: unknown,
+    ifVersion: readonly number[] | undefined,
+    scope: readonly Filter[] = NO_FILTERS,
+  ): Expression<SqlBool> {
     const byKey = this.byKey(eb, key, scope);
     if (ifVersion === undefined || !this.version) return byKey;
     return eb.and([byKey, eb(sql.ref(this.version.column), 'in', [...ifVersion])]);
   }
 
   /** `ifVersion`, refused with a KitError on an entity without a version field. */
-  checkCondition(options: { readonly ifVersion?: readonly number[] | undefined } | undefined): readonly number[] | undefined {
+  checkCondition(
+    options: { readonly ifVersion?: readonly number[] | undefined } | undefined,
+  ): readonly number[] | undefined {
     const ifVersion = options?.ifVersion;
     if (ifVersion !== undefined && !this.version) {
-      throw new KitError('KIT_ERR_INVALID_ARGUMENT', `ifVersion: entity ${this.entity.name} declares no version field (defineEntity({ version: ... })).`);
+      throw new KitError(
+        'KIT_ERR_INVALID_ARGUMENT',
+        `ifVersion: entity ${this.entity.name} declares no version field (defineEntity({ version: ... })).`,
+      );
     }
     return ifVersion;
   }
@@ -149,7 +199,13 @@ export class Table {
     if (scope) Object.assign(values, scope.set);
     if (this.pk.type === 'string') values[this.pk.column] = randomUUID();
     if (this.version) values[this.version.column] = 1;
-    return { columns: [...Object.keys(values), ...Object.keys(kitTimestamps(this.entity, this.dialect, 'create'))], values };
+    return {
+      columns: [
+        ...Object.keys(values),
+        ...Object.keys(kitTimestamps(this.entity, this.dialect, 'create')),
+      ],
+      values,
+    };
   }
 
   /** The INSERT ... RETURNING of a set of columns, compiled once per set. */
@@ -157,7 +213,11 @@ export class Table {
     return this.#inserts.get(columns.join('\u0000'), () => {
       const stamps = kitTimestamps(this.entity, this.dialect, 'create');
       const slots = Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new Slot(c)]));
-      return (columns.length === 0 ? db.insertInto(this.name).defaultValues() : db.insertInto(this.name).values(slots)).returning(this.selection);
+      return (
+        columns.length === 0
+          ? db.insertInto(this.name).defaultValues()
+          : db.insertInto(this.name).values(slots)
+      ).returning(this.selection);
     });
   }
 
@@ -186,7 +246,11 @@ export class Table {
    * after COMMIT, tells each table's commit hooks what committed and `context` how many were
    * recorded. `execute` runs a statement on the transaction.
    */
-  async transaction<T>(signal: AbortSignal | undefined, context: ChangeContext | undefined, work: (db: Db, trx: Db, record: Recorder, execute: Executor) => Promise<T>): Promise<T> {
+  async transaction<T>(
+    signal: AbortSignal | undefined,
+    context: ChangeContext | undefined,
+    work: (db: Db, trx: Db, record: Recorder, execute: Executor) => Promise<T>,
+  ): Promise<T> {
     const count = { n: 0 };
     let committed: Committed = [];
     const result = await this.run(
@@ -196,7 +260,12 @@ export class Table {
           count.n = 0;
           committed = [];
           const tx = changeTransaction(trx, this.dialect);
-          return work(db, trx, (table, changes) => table.hooks.record(tx, changes, context, count, committed), tx.execute);
+          return work(
+            db,
+            trx,
+            (table, changes) => table.hooks.record(tx, changes, context, count, committed),
+            tx.execute,
+          );
         }),
       signal,
     );
@@ -210,14 +279,25 @@ export class Table {
    * `FOR UPDATE` on PostgreSQL and PGlite; on SQLite the transaction already holds the database's
    * write lock (BEGIN IMMEDIATE). A row outside the scope is absent: neither written nor recorded.
    */
-  async locked(db: Db, execute: Executor, key: unknown, scope: readonly Filter[] = NO_FILTERS): Promise<Row | undefined> {
+  async locked(
+    db: Db,
+    execute: Executor,
+    key: unknown,
+    scope: readonly Filter[] = NO_FILTERS,
+  ): Promise<Row | undefined> {
     // Under a scope, one statement per scope shape, its values in slots (as a scoped get's).
     const scoped = slotScope(this.dialect, this.entity, scope, 's');
     const build = () => {
-      const query = db.selectFrom(this.name).select(this.selection).where((eb) => this.byKey(eb, new Slot('key'), scoped.filters));
+      const query = db
+        .selectFrom(this.name)
+        .select(this.selection)
+        .where((eb) => this.byKey(eb, new Slot('key'), scoped.filters));
       return this.dialect.lockRows(query);
     };
-    const read = scoped.filters.length === 0 ? (this.#locked ??= statement(build(), false)) : this.#lockedScoped.get(scoped.shape, build);
+    const read =
+      scoped.filters.length === 0
+        ? (this.#locked ??= statement(build(), false))
+        : this.#lockedScoped.get(scoped.shape, build);
     const [row] = await execute(read.bind({ ...scoped.values, key }), '');
     return row;
   }
@@ -231,8 +311,16 @@ export class Table {
    * filters, in the locked sub-select: a row outside it is neither written nor recorded), or at
    * another version.
    */
-  lockedUpdate(db: Db, values: Record<string, unknown>, key: unknown, ifVersion: readonly number[] | undefined, scope: readonly Filter[] = NO_FILTERS): CompiledQuery {
-    const before = (this.#before ??= this.entity.fields.map((f, i) => (this.#codecs[i] as ColumnCodec).read(f.column).as(`kit_before_${i}`)));
+  lockedUpdate(
+    db: Db,
+    values: Record<string, unknown>,
+    key: unknown,
+    ifVersion: readonly number[] | undefined,
+    scope: readonly Filter[] = NO_FILTERS,
+  ): CompiledQuery {
+    const before = (this.#before ??= this.entity.fields.map((f, i) =>
+      (this.#codecs[i] as ColumnCodec).read(f.column).as(`kit_before_${i}`),
+    ));
     const old = db
       .selectFrom(this.name)
       .select([sql.ref(this.pk.column).as('kit_old_key'), ...before] as never)
@@ -246,10 +334,16 @@ export class Table {
       .from(old)
       .where((eb) => {
         const conditions = [eb(own(this.pk.column), '=', sql.ref('kit_old.kit_old_key'))];
-        if (ifVersion !== undefined && this.version) conditions.push(eb(own(this.version.column), 'in', [...ifVersion]));
+        if (ifVersion !== undefined && this.version)
+          conditions.push(eb(own(this.version.column), 'in', [...ifVersion]));
         return eb.and(conditions);
       })
-      .returning([...this.selection, ...this.entity.fields.map((_, i) => sql.ref(`kit_old.kit_before_${i}`).as(`kit_before_${i}`))] as never)
+      .returning([
+        ...this.selection,
+        ...this.entity.fields.map((_, i) =>
+          sql.ref(`kit_old.kit_before_${i}`).as(`kit_before_${i}`),
+        ),
+      ] as never)
       .compile();
   }
 
@@ -261,10 +355,18 @@ export class Table {
   }
 
   /** One row's change, from its decoded rows before and after the write. */
-  change(operation: ChangeOperation, before: Row | undefined, after: Row | undefined): ChangeRecord {
+  change(
+    operation: ChangeOperation,
+    before: Row | undefined,
+    after: Row | undefined,
+  ): ChangeRecord {
     const v = this.version?.name;
     const key = (after ?? before ?? {})[this.pk.name];
-    const change: { -readonly [K in keyof ChangeRecord]: ChangeRecord[K] } = { entity: this.entity.name, key, operation };
+    const change: { -readonly [K in keyof ChangeRecord]: ChangeRecord[K] } = {
+      entity: this.entity.name,
+      key,
+      operation,
+    };
     if (before) {
       change.before = before;
       const vb = versionOf(before, v);

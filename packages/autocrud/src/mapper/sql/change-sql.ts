@@ -74,13 +74,16 @@ export interface ChangeSql {
    * that order) the row holds (an optional field's NULL is absent), those of `only` (a list made
    * by {@link ChangeSql.changed}) when given. NULL when the change has no such row.
    */
-  object(which: 'before' | 'after', names: readonly string[], only?: { readonly names: readonly string[]; readonly order?: 'fields' | 'before-first' }): Expression<string | null>;
+  object(
+    which: 'before' | 'after',
+    names: readonly string[],
+    only?: { readonly names: readonly string[]; readonly order?: 'fields' | 'before-first' },
+  ): Expression<string | null>;
   /** A text constant. */
   text(value: string): Expression<string>;
   /** A value bound at each write from its context (a parameter of the statement). */
   bind(name: string, value: (context: ChangeContext) => unknown): Expression<unknown>;
 }
-
 
 /**
  * How a dialect with writable CTEs writes a single write's changes inside its statement
@@ -94,7 +97,11 @@ export interface ChangeSql {
  */
 export interface InlineChangeSql {
   /** The change of `entity` by `operation`, each value a context binds read through `bind`. */
-  over(entity: Entity, operation: ChangeOperation, bind: (name: string, value: (context: ChangeContext) => unknown) => Expression<unknown>): ChangeSql;
+  over(
+    entity: Entity,
+    operation: ChangeOperation,
+    bind: (name: string, value: (context: ChangeContext) => unknown) => Expression<unknown>,
+  ): ChangeSql;
   /** A JSON text (or NULL) as a JSON column's value. */
   json(text: Expression<string | null>): RawBuilder<unknown>;
   /** A text list ({@link ChangeSql.changed}) as a JSON array column's value. */

@@ -18,7 +18,21 @@ import { canonicalJson } from '../../values/kinds.js';
  */
 export interface ColumnType {
   readonly declared: string;
-  readonly family: 'integer' | 'float' | 'numeric' | 'boolean' | 'text' | 'enum' | 'uuid' | 'timestamptz' | 'timestamp' | 'date' | 'jsonb' | 'json' | 'any' | 'other';
+  readonly family:
+    | 'integer'
+    | 'float'
+    | 'numeric'
+    | 'boolean'
+    | 'text'
+    | 'enum'
+    | 'uuid'
+    | 'timestamptz'
+    | 'timestamp'
+    | 'date'
+    | 'jsonb'
+    | 'json'
+    | 'any'
+    | 'other';
   readonly precision?: number | undefined;
   readonly scale?: number | undefined;
 }
@@ -52,9 +66,16 @@ const SAFE_RANGE = `outside -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INT
  * ```
  */
 export function decodeInteger(raw: unknown): unknown {
-  const n = typeof raw === 'number' ? raw : typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw)) ? Number(raw) : Number.NaN;
+  const n =
+    typeof raw === 'number'
+      ? raw
+      : typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw))
+        ? Number(raw)
+        : Number.NaN;
   if (Number.isSafeInteger(n)) return n;
-  return new ValueFault(Number.isInteger(n) ? `holds an integer ${SAFE_RANGE}` : 'holds a value that is not an integer');
+  return new ValueFault(
+    Number.isInteger(n) ? `holds an integer ${SAFE_RANGE}` : 'holds a value that is not an integer',
+  );
 }
 
 /**
@@ -66,10 +87,20 @@ export function decodeInteger(raw: unknown): unknown {
  * ```
  */
 export function decodeNumber(raw: unknown): unknown {
-  const n = typeof raw === 'number' ? raw : typeof raw === 'bigint' || typeof raw === 'string' ? Number(raw) : Number.NaN;
-  if (!Number.isFinite(n)) return new ValueFault('holds a value that is not a finite number (NaN or infinity)');
+  const n =
+    typeof raw === 'number'
+      ? raw
+      : typeof raw === 'bigint' || typeof raw === 'string'
+        ? Number(raw)
+        : Number.NaN;
+  if (!Number.isFinite(n))
+    return new ValueFault('holds a value that is not a finite number (NaN or infinity)');
   // An int8 beyond 2^53 - 1 would be rounded; a numeric(p <= 15, s) is exact (the check refuses wider ones).
-  if ((typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw))) && !Number.isSafeInteger(n)) return new ValueFault(`holds an integer ${SAFE_RANGE}`);
+  if (
+    (typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw))) &&
+    !Number.isSafeInteger(n)
+  )
+    return new ValueFault(`holds an integer ${SAFE_RANGE}`);
   return n;
 }
 
@@ -83,7 +114,9 @@ export function decodeNumber(raw: unknown): unknown {
  */
 export function decodeBoolean(raw: unknown): unknown {
   if (typeof raw === 'boolean') return raw;
-  return typeof raw === 'number' || typeof raw === 'bigint' ? Number(raw) !== 0 : new ValueFault('holds a value that is not a boolean');
+  return typeof raw === 'number' || typeof raw === 'bigint'
+    ? Number(raw) !== 0
+    : new ValueFault('holds a value that is not a boolean');
 }
 
 /**
@@ -96,7 +129,12 @@ export function decodeBoolean(raw: unknown): unknown {
  */
 export function decodeStored(kind: ValueKind, form: string) {
   const type = valueType(kind);
-  return (raw: unknown): unknown => (type.isCanonical(raw) ? raw : new ValueFault(`holds ${typeof raw === 'string' ? 'text' : 'a value'} that is not ${form}, the form Kit writes and compares`));
+  return (raw: unknown): unknown =>
+    type.isCanonical(raw)
+      ? raw
+      : new ValueFault(
+          `holds ${typeof raw === 'string' ? 'text' : 'a value'} that is not ${form}, the form Kit writes and compares`,
+        );
 }
 
 /**
@@ -107,7 +145,8 @@ export function decodeStored(kind: ValueKind, form: string) {
  * decodeText('abc'); // 'abc'
  * ```
  */
-export const decodeText = (raw: unknown): unknown => (typeof raw === 'string' ? raw : new ValueFault('holds a value that is not text'));
+export const decodeText = (raw: unknown): unknown =>
+  typeof raw === 'string' ? raw : new ValueFault('holds a value that is not text');
 /**
  * A decimal's text as it is, or a ValueFault for NaN, infinity or anything else.
  *
@@ -117,7 +156,9 @@ export const decodeText = (raw: unknown): unknown => (typeof raw === 'string' ? 
  * ```
  */
 export const decodeDecimal = (raw: unknown): unknown =>
-  typeof raw === 'string' && /^-?\d+(?:\.\d+)?$/.test(raw) ? raw : new ValueFault('holds a value that is not a finite decimal (NaN or infinity)');
+  typeof raw === 'string' && /^-?\d+(?:\.\d+)?$/.test(raw)
+    ? raw
+    : new ValueFault('holds a value that is not a finite decimal (NaN or infinity)');
 
 /**
  * A 64-bit integer's decimal text as it is, or a ValueFault.
@@ -140,7 +181,9 @@ export function decodeJson(raw: unknown): unknown {
   if (typeof raw !== 'string') return new ValueFault('holds a value that is not JSON text');
   try {
     const value: unknown = JSON.parse(raw);
-    return value !== null && typeof value === 'object' ? canonicalJson(value) : new ValueFault('holds JSON that is not an object or array');
+    return value !== null && typeof value === 'object'
+      ? canonicalJson(value)
+      : new ValueFault('holds JSON that is not an object or array');
   } catch {
     return new ValueFault('holds text that is not JSON');
   }
@@ -213,4 +256,5 @@ export const DOUBLE_DIGITS = 15;
  * return `it holds fractions: ${DECIMAL_ADVICE}`;
  * ```
  */
-export const DECIMAL_ADVICE = "declare the field { type: 'string', format: 'decimal' } (answered as its exact decimal text)";
+export const DECIMAL_ADVICE =
+  "declare the field { type: 'string', format: 'decimal' } (answered as its exact decimal text)";

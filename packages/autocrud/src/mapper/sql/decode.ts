@@ -11,7 +11,11 @@ import { UnrepresentableValueError } from '../errors.js';
  * nullable field and absent on an optional one. A value with no exact answer throws
  * `UnrepresentableValueError` naming the field and the row: never a rounded or shifted value.
  */
-export function decodeRow(entity: Entity, codecs: readonly ColumnCodec[], row: Record<string, unknown>): Record<string, unknown> {
+export function decodeRow(
+  entity: Entity,
+  codecs: readonly ColumnCodec[],
+  row: Record<string, unknown>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const fields = entity.fields;
   for (let i = 0; i < fields.length; i++) {
@@ -23,7 +27,11 @@ export function decodeRow(entity: Entity, codecs: readonly ColumnCodec[], row: R
     }
     const decoded = (codecs[i] as ColumnCodec).decode(value);
     if (decoded instanceof ValueFault) {
-      throw new UnrepresentableValueError(entity.name, field.name, `${decoded.detail} (the row with ${entity.primaryKey} ${JSON.stringify(String(row[entity.primaryKey]))})`);
+      throw new UnrepresentableValueError(
+        entity.name,
+        field.name,
+        `${decoded.detail} (the row with ${entity.primaryKey} ${JSON.stringify(String(row[entity.primaryKey]))})`,
+      );
     }
     out[field.name] = decoded;
   }

@@ -2,7 +2,13 @@
 // Code outside those objects asks the dialect what to write and never which engine it runs on, so
 // a new engine is a new folder, and a feature that reads differently per engine is a new member
 // here (packages/autocrud/test/engine-branches.test.ts counts the branches that would undo that).
-import type { ColumnDefinitionBuilder, Expression, RawBuilder, SqlBool, TableMetadata } from 'kysely';
+import type {
+  ColumnDefinitionBuilder,
+  Expression,
+  RawBuilder,
+  SqlBool,
+  TableMetadata,
+} from 'kysely';
 import type { EntityField } from '../../entity.js';
 import type { ColumnCodec, ColumnType } from './columns.js';
 import type { Db } from './db.js';
@@ -67,7 +73,10 @@ export interface SqlDialect {
    * The column types the catalog says beyond Kysely's introspection, by `schema.table.column`,
    * or `undefined` where the introspected type name says all ({@link declaredType}).
    */
-  columnTypes(db: Db, tables: readonly string[]): Promise<ReadonlyMap<string, ColumnType> | undefined>;
+  columnTypes(
+    db: Db,
+    tables: readonly string[],
+  ): Promise<ReadonlyMap<string, ColumnType> | undefined>;
   /** A column's type from the type name Kysely's introspection gives. */
   declaredType(dataType: string): ColumnType;
   /** A table or column name as the engine compares it (SQLite's names ignore case). */

@@ -49,5 +49,9 @@ export interface IncludeEmbedding {
   /** The SELECT list's extra columns, one per node, named by the node. */
   selection(entity: Entity, nodes: readonly EmbedNode[]): AliasedRawBuilder<unknown, string>[];
   /** Sets the included rows on `row` (already decoded) from its statement's raw row `raw`. */
-  decode(row: Record<string, unknown>, raw: Record<string, unknown>, nodes: readonly EmbedNode[]): Record<string, unknown>;
+  decode(
+    row: Record<string, unknown>,
+    raw: Record<string, unknown>,
+    nodes: readonly EmbedNode[],
+  ): Record<string, unknown>;
 }

@@ -60,7 +60,11 @@ export interface Engine {
    * and a running one is cancelled; it rejects with `signal.reason`. Only engines whose driver
    * prepares statements have it; the others run the statement through `db`.
    */
-  execute?(query: CompiledQuery, name: string, signal?: AbortSignal): Promise<Array<Record<string, unknown>>>;
+  execute?(
+    query: CompiledQuery,
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<Array<Record<string, unknown>>>;
   /**
    * A session of its own for applying migrations, whose migration lock waits at most
    * `lockTimeoutMs` for another instance's (migration-session.ts). Engines without it (PGlite,
@@ -80,7 +84,14 @@ export function classifySqlState(code: string): ErrorClass | undefined {
   // query_canceled: statement_timeout, or a cancel request
   if (code === '57014') return 'timeout';
   // connection exceptions, shutdown/startup, resource exhaustion, login and catalog
-  if (code.startsWith('08') || code.startsWith('53') || /^57P0[1-4]$/.test(code) || code.startsWith('28') || code === '3D000') return 'unavailable';
+  if (
+    code.startsWith('08') ||
+    code.startsWith('53') ||
+    /^57P0[1-4]$/.test(code) ||
+    code.startsWith('28') ||
+    code === '3D000'
+  )
+    return 'unavailable';
   return undefined;
 }
 

@@ -102,7 +102,9 @@ export const MAX_ALTERNATIVES = 10;
 
 /** The order a list uses: the sort keys, then the primary key (ascending) unless it is one of them. */
 export function orderOf(entity: Entity, sort: readonly SortKey[]): readonly SortKey[] {
-  return sort.some((s) => s.field === entity.primaryKey) ? sort : [...sort, { field: entity.primaryKey, descending: false }];
+  return sort.some((s) => s.field === entity.primaryKey)
+    ? sort
+    : [...sort, { field: entity.primaryKey, descending: false }];
 }
 
 /** Which operators apply to a field, by its kind (`like` and `ilike` only to free text). */
@@ -119,20 +121,34 @@ export type Eb = ExpressionBuilder<DynamicDatabase, string>;
  * The WHERE condition of one filter; values are bound parameters, identifiers the entity's columns
  * (qualified by `qualifier`, a table name or alias, where the statement reads more than one row source).
  */
-export function condition(eb: Eb, dialect: SqlDialect, field: EntityField, filter: Filter, qualifier?: string): Expression<SqlBool> {
+export function condition(
+  eb: Eb,
+  dialect: SqlDialect,
+  field: EntityField,
+  filter: Filter,
+  qualifier?: string,
+): Expression<SqlBool> {
   const name = qualifier === undefined ? field.column : `${qualifier}.${field.column}`;
   const column = sql.ref(name);
   switch (filter.op) {
     case 'like':
     case 'ilike': {
       const insensitive = filter.op === 'ilike';
-      return dialect.contains(name, filter.value instanceof Slot ? filter.value : dialect.containsPattern(String(filter.value), insensitive), insensitive);
+      return dialect.contains(
+        name,
+        filter.value instanceof Slot
+          ? filter.value
+          : dialect.containsPattern(String(filter.value), insensitive),
+        insensitive,
+      );
     }
     case 'null':
       return filter.value === true ? eb(column, 'is', null) : eb(column, 'is not', null);
     case 'in':
     case 'nin': {
-      const values = (filter.value as readonly unknown[]).map((v) => encodeValue(dialect, field, v));
+      const values = (filter.value as readonly unknown[]).map((v) =>
+        encodeValue(dialect, field, v),
+      );
       return eb(column, filter.op === 'in' ? 'in' : 'not in', values);
     }
     default:
@@ -141,13 +157,28 @@ export function condition(eb: Eb, dialect: SqlDialect, field: EntityField, filte
 }
 
 /** The OR group's condition: any alternative, each with all its conditions. */
-export function anyOf(eb: Eb, dialect: SqlDialect, entity: Entity, alternatives: ReadonlyArray<readonly Filter[]>): Expression<SqlBool> | undefined {
+export function anyOf(
+  eb: Eb,
+  dialect: SqlDialect,
+  entity: Entity,
+  alternatives: ReadonlyArray<readonly Filter[]>,
+): Expression<SqlBool> | undefined {
   if (alternatives.length === 0) return undefined;
-  return eb.or(alternatives.map((alternative) => eb.and(alternative.map((f) => condition(eb, dialect, entity.field(f.field) as EntityField, f)))));
+  return eb.or(
+    alternatives.map((alternative) =>
+      eb.and(
+        alternative.map((f) => condition(eb, dialect, entity.field(f.field) as EntityField, f)),
+      ),
+    ),
+  );
 }
 
 /** "Not soft-deleted": `false`, or NULL when the column allows it. */
-export function notDeleted(eb: Eb, dialect: SqlDialect, entity: Entity): Expression<SqlBool> | undefined {
+export function notDeleted(
+  eb: Eb,
+  dialect: SqlDialect,
+  entity: Entity,
+): Expression<SqlBool> | undefined {
   const field = entity.softDelete === undefined ? undefined : entity.field(entity.softDelete);
   if (!field) return undefined;
   const column = sql.ref(field.column);
@@ -170,7 +201,13 @@ function same(eb: Eb, column: ReturnType<typeof sql.ref>, value: unknown): Expre
  * list orders them), so after a NULL ascending there is nothing, and after a NULL descending
  * every non-NULL value. `undefined`: no row.
  */
-function beyond(eb: Eb, column: ReturnType<typeof sql.ref>, nullable: boolean, descending: boolean, value: unknown): Expression<SqlBool> | undefined {
+function beyond(
+  eb: Eb,
+  column: ReturnType<typeof sql.ref>,
+  nullable: boolean,
+  descending: boolean,
+  value: unknown,
+): Expression<SqlBool> | undefined {
   if (value === null) return descending ? eb(column, 'is not', null) : undefined;
   const strict = eb(column, descending ? '<' : '>', value);
   return !descending && nullable ? eb.or([strict, eb(column, 'is', null)]) : strict;
@@ -182,7 +219,13 @@ function beyond(eb: Eb, column: ReturnType<typeof sql.ref>, nullable: boolean, d
  * first key's non-strict bound is added as its own conjunct, so that an index on it bounds the
  * scan instead of filtering from the start. Values are bound parameters.
  */
-export function keyset(eb: Eb, dialect: SqlDialect, entity: Entity, order: readonly SortKey[], values: readonly unknown[]): Expression<SqlBool> {
+export function keyset(
+  eb: Eb,
+  dialect: SqlDialect,
+  entity: Entity,
+  order: readonly SortKey[],
+  values: readonly unknown[],
+): Expression<SqlBool> {
   const disjuncts: Expression<SqlBool>[] = [];
   const prefix: Expression<SqlBool>[] = [];
   let bound: Expression<SqlBool> | undefined;
@@ -241,10 +284,21 @@ export function slotList(
       const list = f.value as readonly unknown[];
       shape.push(`${f.field}\u0000${f.op}\u0000${list.length}`);
       const field = entity.field(f.field) as EntityField;
-      return { ...f, value: list.map((v, j) => ((values[`${id}.${j}`] = encodeValue(dialect, field, v)), new Slot(`${id}.${j}`))) };
+      return {
+        ...f,
+        value: list.map(
+          (v, j) => (
+            (values[`${id}.${j}`] = encodeValue(dialect, field, v)),
+            new Slot(`${id}.${j}`)
+          ),
+        ),
+      };
     }
     shape.push(`${f.field}\u0000${f.op}`);
-    values[id] = f.op === 'like' || f.op === 'ilike' ? dialect.containsPattern(String(f.value), f.op === 'ilike') : encodeValue(dialect, entity.field(f.field) as EntityField, f.value);
+    values[id] =
+      f.op === 'like' || f.op === 'ilike'
+        ? dialect.containsPattern(String(f.value), f.op === 'ilike')
+        : encodeValue(dialect, entity.field(f.field) as EntityField, f.value);
     return { ...f, value: new Slot(id) };
   };
   const slotted = filters.map((f, i) => slot(f, `f${i}`));
@@ -253,7 +307,22 @@ export function slotList(
     return alternative.map((f, i) => slot(f, `o${a}.${i}`));
   });
   shape.push(order.map((k) => (k.descending ? '-' : '') + k.field).join(','));
-  const position = after?.map((v, i) => (v === null ? null : ((values[`a${i}`] = encodeValue(dialect, entity.field((order[i] as SortKey).field) as EntityField, v)), new Slot(`a${i}`))));
+  const position = after?.map((v, i) =>
+    v === null
+      ? null
+      : ((values[`a${i}`] = encodeValue(
+          dialect,
+          entity.field((order[i] as SortKey).field) as EntityField,
+          v,
+        )),
+        new Slot(`a${i}`)),
+  );
   shape.push(position === undefined ? '' : position.map((v) => (v === null ? 'n' : 'v')).join(''));
-  return { shape: shape.join('\u0001'), filters: slotted, or: alternatives, after: position, values };
+  return {
+    shape: shape.join('\u0001'),
+    filters: slotted,
+    or: alternatives,
+    after: position,
+    values,
+  };
 }

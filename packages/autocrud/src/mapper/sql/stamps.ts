@@ -15,9 +15,15 @@ import type { SqlDialect } from './dialect.js';
  * const values = { ...writeValues(entity, dialect, input, false), ...kitTimestamps(entity, dialect, 'update') };
  * ```
  */
-export function kitTimestamps(entity: Entity, dialect: SqlDialect, write: 'create' | 'update'): Record<string, RawBuilder<unknown>> {
+export function kitTimestamps(
+  entity: Entity,
+  dialect: SqlDialect,
+  write: 'create' | 'update',
+): Record<string, RawBuilder<unknown>> {
   const out: Record<string, RawBuilder<unknown>> = {};
-  for (const name of write === 'create' ? [entity.createdAt, entity.updatedAt] : [entity.updatedAt]) {
+  for (const name of write === 'create'
+    ? [entity.createdAt, entity.updatedAt]
+    : [entity.updatedAt]) {
     const field = name === undefined ? undefined : entity.field(name);
     if (field) out[field.column] = dialect.clock();
   }

@@ -5,7 +5,11 @@ import { createHash } from 'node:crypto';
 import type { Compilable, CompiledQuery } from 'kysely';
 
 /** Runs a compiled statement (prepared under `name` where the engine can; cancelled when `signal` aborts, where it can) and returns its rows. */
-export type Executor = (query: CompiledQuery, name: string, signal?: AbortSignal) => Promise<Array<Record<string, unknown>>>;
+export type Executor = (
+  query: CompiledQuery,
+  name: string,
+  signal?: AbortSignal,
+) => Promise<Array<Record<string, unknown>>>;
 
 /** A value a statement takes at each call, by name: placed where the value goes when the query is built. */
 export class Slot {
@@ -27,10 +31,15 @@ export interface Statement {
 export function statement(query: Compilable, named = true): Statement {
   const compiled = query.compile();
   const parameters = compiled.parameters;
-  const name = named ? `kit_${createHash('sha256').update(compiled.sql).digest('base64url').slice(0, 24)}` : '';
+  const name = named
+    ? `kit_${createHash('sha256').update(compiled.sql).digest('base64url').slice(0, 24)}`
+    : '';
   return {
     name,
-    bind: (values) => ({ ...compiled, parameters: parameters.map((p) => (p instanceof Slot ? values[p.name] : p)) }),
+    bind: (values) => ({
+      ...compiled,
+      parameters: parameters.map((p) => (p instanceof Slot ? values[p.name] : p)),
+    }),
   };
 }
 

@@ -5,7 +5,15 @@
 // table and the database system. Never the statement's text or its values: the operation and the
 // table are read from Kysely's query tree.
 import { getKitTracer, KitSpanKind, type KitSpan, type KitTracer } from '@kit/core/extend';
-import type { CompiledQuery, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  CompiledQuery,
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 
 const TRACER = '@kit/autocrud';
 const STATUS_ERROR = 2;
@@ -30,28 +38,52 @@ function tableName(node: TableLike | undefined): string | undefined {
 }
 
 /** The operation and table of a query tree (`undefined` for raw SQL such as the health check's `select 1`). */
-function describeStatement(node: RootOperationNode): { operation: string; table: string | undefined } | undefined {
+function describeStatement(
+  node: RootOperationNode,
+): { operation: string; table: string | undefined } | undefined {
   const operation = OPERATIONS[node.kind];
   if (operation === undefined) return undefined;
-  const n = node as unknown as { from?: { froms?: TableLike[] }; into?: TableLike; table?: TableLike };
+  const n = node as unknown as {
+    from?: { froms?: TableLike[] };
+    into?: TableLike;
+    table?: TableLike;
+  };
   const table = tableName(n.from?.froms?.[0] ?? n.into ?? n.table);
   return { operation, table };
 }
 
-function startStatementSpan(tracer: KitTracer, system: string, node: RootOperationNode): KitSpan | undefined {
+function startStatementSpan(
+  tracer: KitTracer,
+  system: string,
+  node: RootOperationNode,
+): KitSpan | undefined {
   const statement = describeStatement(node);
   if (statement === undefined) return undefined;
-  const attributes: Record<string, string> = { 'db.system.name': system, 'db.operation.name': statement.operation };
+  const attributes: Record<string, string> = {
+    'db.system.name': system,
+    'db.operation.name': statement.operation,
+  };
   if (statement.table !== undefined) attributes['db.collection.name'] = statement.table;
-  const name = statement.table === undefined ? statement.operation : `${statement.operation} ${statement.table}`;
+  const name =
+    statement.table === undefined
+      ? statement.operation
+      : `${statement.operation} ${statement.table}`;
   return tracer.startSpan(name, KitSpanKind.CLIENT, attributes);
 }
 
 /** Marks a span failed with the driver's error class and SQLSTATE code, never its message (it can quote values). */
 function fail(span: KitSpan, err: unknown): void {
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) span.setAttribute('db.response.status_code', code);
-  span.setAttribute('error.type', typeof code === 'string' && code !== '' ? code : err instanceof Error ? err.constructor.name : 'error');
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
+    span.setAttribute('db.response.status_code', code);
+  span.setAttribute(
+    'error.type',
+    typeof code === 'string' && code !== ''
+      ? code
+      : err instanceof Error
+        ? err.constructor.name
+        : 'error',
+  );
   span.setStatus({ code: STATUS_ERROR });
 }
 
@@ -64,7 +96,12 @@ export function statementTracer(): KitTracer | undefined {
 const recorded = new WeakSet<object>();
 
 /** Runs one compiled statement under its span. */
-export async function traceStatement<T>(tracer: KitTracer, system: string, query: CompiledQuery, run: () => Promise<T>): Promise<T> {
+export async function traceStatement<T>(
+  tracer: KitTracer,
+  system: string,
+  query: CompiledQuery,
+  run: () => Promise<T>,
+): Promise<T> {
   const span = startStatementSpan(tracer, system, query.query);
   if (span === undefined) return run();
   try {
@@ -111,7 +148,10 @@ export class StatementSpans implements KyselyPlugin {
 
   /** At the end of the call: `err` is why it failed, if it did. */
   finish(err?: unknown): void {
-    const failed = err !== undefined && !(typeof err === 'object' && err !== null && recorded.has(err)) ? [...this.#pending.values()].at(-1) : undefined;
+    const failed =
+      err !== undefined && !(typeof err === 'object' && err !== null && recorded.has(err))
+        ? [...this.#pending.values()].at(-1)
+        : undefined;
     if (failed !== undefined) {
       fail(failed, err);
       failed.end();

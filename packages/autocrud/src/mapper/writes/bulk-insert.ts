@@ -33,7 +33,14 @@ interface BulkStatement {
 function compile(query: Compilable): BulkStatement {
   const compiled = query.compile();
   const parameters = compiled.parameters;
-  return { bind: (rows) => ({ ...compiled, parameters: parameters.map((p) => (p instanceof RowSlot ? (rows[p.row] as Record<string, unknown>)[p.column] : p)) }) };
+  return {
+    bind: (rows) => ({
+      ...compiled,
+      parameters: parameters.map((p) =>
+        p instanceof RowSlot ? (rows[p.row] as Record<string, unknown>)[p.column] : p,
+      ),
+    }),
+  };
 }
 
 // Per table: its multi-row statements by shape (bounded, as statements.ts bounds single rows')
@@ -56,8 +63,15 @@ function columnTypes(table: Table, trx: Db): Promise<Map<string, string>> {
   const state = stateOf(table);
   state.types ??= (async () => {
     const { schema, name } = splitTable(table.name);
-    const quoted = [schema, name].filter((p): p is string => p !== undefined).map((p) => `"${p.replaceAll('"', '""')}"`).join('.');
-    const { rows } = await trx.executeQuery<{ name: string; type: string }>(sql`select attname as name, atttypid::regtype::text as type from pg_attribute where attrelid = to_regclass(${quoted}) and attnum > 0 and not attisdropped`.compile(trx));
+    const quoted = [schema, name]
+      .filter((p): p is string => p !== undefined)
+      .map((p) => `"${p.replaceAll('"', '""')}"`)
+      .join('.');
+    const { rows } = await trx.executeQuery<{ name: string; type: string }>(
+      sql`select attname as name, atttypid::regtype::text as type from pg_attribute where attrelid = to_regclass(${quoted}) and attnum > 0 and not attisdropped`.compile(
+        trx,
+      ),
+    );
     return new Map(rows.map((r) => [r.name, r.type]));
   })().catch((err: unknown) => {
     state.types = undefined;
@@ -75,15 +89,28 @@ function modeOf(table: Table, columns: readonly string[]): Mode {
   return table.dialect.orderedReturning && table.pk.type === 'integer' ? 'ordinal' : 'single';
 }
 
-function statementOf(table: Table, db: Db, mode: Exclude<Mode, 'single'>, columns: readonly string[], count: number, types: Map<string, string> | undefined): BulkStatement {
+function statementOf(
+  table: Table,
+  db: Db,
+  mode: Exclude<Mode, 'single'>,
+  columns: readonly string[],
+  count: number,
+  types: Map<string, string> | undefined,
+): BulkStatement {
   const state = stateOf(table);
   const key = `${mode}\u0001${count}\u0001${columns.join('\u0000')}`;
   const found = state.statements.get(key);
   if (found) return found;
-  const stamps: Record<string, RawBuilder<unknown>> = kitTimestamps(table.entity, table.dialect, 'create');
+  const stamps: Record<string, RawBuilder<unknown>> = kitTimestamps(
+    table.entity,
+    table.dialect,
+    'create',
+  );
   let query: Compilable;
   if (mode === 'keyed') {
-    const rows = Array.from({ length: count }, (_, r) => Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new RowSlot(r, c)])));
+    const rows = Array.from({ length: count }, (_, r) =>
+      Object.fromEntries(columns.map((c) => [c, stamps[c] ?? new RowSlot(r, c)])),
+    );
     query = db.insertInto(table.name).values(rows).returning(table.selection);
   } else {
     const bound = columns.filter((c) => stamps[c] === undefined);
@@ -91,9 +118,14 @@ function statementOf(table: Table, db: Db, mode: Exclude<Mode, 'single'>, column
       const type = types?.get(c);
       // The first row's casts type the VALUES list's columns (its other rows follow them).
       if (r === 0 && type === undefined) throw new Error(`${table.name} has no column ${c}`);
-      return r === 0 ? sql`cast(${new RowSlot(r, c)} as ${sql.raw(type as string)})` : sql`${new RowSlot(r, c)}`;
+      return r === 0
+        ? sql`cast(${new RowSlot(r, c)} as ${sql.raw(type as string)})`
+        : sql`${new RowSlot(r, c)}`;
     };
-    const values = Array.from({ length: count }, (_, r) => sql`(${sql.join([...bound.map((c) => value(r, c)), sql.raw(String(r))])})`);
+    const values = Array.from(
+      { length: count },
+      (_, r) => sql`(${sql.join([...bound.map((c) => value(r, c)), sql.raw(String(r))])})`,
+    );
     const source = sql`select ${sql.join(columns.map((c) => stamps[c] ?? sql.id('kit_rows', c)))} from (values ${sql.join(values)}) as kit_rows(${sql.join([...bound.map((c) => sql.id(c)), sql.id('kit_row_ordinal')])}) order by kit_row_ordinal`;
     query = db
       .insertInto(table.name)
@@ -108,18 +140,28 @@ function statementOf(table: Table, db: Db, mode: Exclude<Mode, 'single'>, column
 }
 
 /** `stored` (one chunk's RETURNING) in the order of `values`. */
-function ordered(table: Table, mode: Exclude<Mode, 'single'>, values: readonly Readonly<Record<string, unknown>>[], stored: Row[]): Row[] {
-  if (stored.length !== values.length) throw new Error(`INSERT INTO ${table.name} of ${values.length} rows answered ${stored.length}`);
+function ordered(
+  table: Table,
+  mode: Exclude<Mode, 'single'>,
+  values: readonly Readonly<Record<string, unknown>>[],
+  stored: Row[],
+): Row[] {
+  if (stored.length !== values.length)
+    throw new Error(`INSERT INTO ${table.name} of ${values.length} rows answered ${stored.length}`);
   const key = table.pk;
   if (mode === 'ordinal') {
     // The sequence numbered the rows in the order sent (ORDER BY the ordinal): sorted by key is that order.
-    return stored.map((row) => ({ row, key: BigInt(String(row[key.name])) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((e) => e.row);
+    return stored
+      .map((row) => ({ row, key: BigInt(String(row[key.name])) }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map((e) => e.row);
   }
   const position = new Map(values.map((v, i) => [String(v[key.column]), i]));
   const out = new Array<Row>(values.length);
   for (const row of stored) {
     const at = position.get(String(row[key.name]));
-    if (at === undefined || out[at] !== undefined) throw new Error(`INSERT INTO ${table.name} answered a row whose key matches no row sent`);
+    if (at === undefined || out[at] !== undefined)
+      throw new Error(`INSERT INTO ${table.name} answered a row whose key matches no row sent`);
     out[at] = row;
   }
   return out;
@@ -130,16 +172,26 @@ function ordered(table: Table, mode: Exclude<Mode, 'single'>, values: readonly R
  * row: a nested create's reference to its parent) and answers the stored rows, undecoded, in the
  * order of `rows`. A refusal by the database rejects with the driver's error: no row is named.
  */
-export async function insertRows(table: Table, db: Db, trx: Db, rows: readonly PreparedInsert[], signal: AbortSignal | undefined, common?: Readonly<Record<string, unknown>>): Promise<Row[]> {
+export async function insertRows(
+  table: Table,
+  db: Db,
+  trx: Db,
+  rows: readonly PreparedInsert[],
+  signal: AbortSignal | undefined,
+  common?: Readonly<Record<string, unknown>>,
+): Promise<Row[]> {
   const out: Row[] = [];
   let start = 0;
   while (start < rows.length) {
     const columns = (rows[start] as PreparedInsert).columns;
     const shape = columns.join('\u0000');
     let end = start + 1;
-    while (end < rows.length && (rows[end] as PreparedInsert).columns.join('\u0000') === shape) end++;
+    while (end < rows.length && (rows[end] as PreparedInsert).columns.join('\u0000') === shape)
+      end++;
     const mode = modeOf(table, columns);
-    const values = rows.slice(start, end).map((r) => (common ? { ...r.values, ...common } : r.values));
+    const values = rows
+      .slice(start, end)
+      .map((r) => (common ? { ...r.values, ...common } : r.values));
     if (mode === 'single') {
       const insert = table.insertStatement(db, columns);
       for (const v of values) {
@@ -155,7 +207,9 @@ export async function insertRows(table: Table, db: Db, trx: Db, rows: readonly P
         if (signal?.aborted) throw signal.reason;
         const chunk = values.slice(from, from + size);
         const statement = statementOf(table, db, mode, columns, chunk.length, types);
-        out.push(...ordered(table, mode, chunk, (await trx.executeQuery<Row>(statement.bind(chunk))).rows));
+        out.push(
+          ...ordered(table, mode, chunk, (await trx.executeQuery<Row>(statement.bind(chunk))).rows),
+        );
       }
     }
     start = end;
@@ -171,5 +225,11 @@ export async function insertRows(table: Table, db: Db, trx: Db, rows: readonly P
 export function chunkRows(table: Table, columns: readonly string[]): number {
   if (modeOf(table, columns) === 'single') return 1;
   const stamps = kitTimestamps(table.entity, table.dialect, 'create');
-  return Math.min(MAX_CHUNK_ROWS, Math.floor(table.dialect.maxParameters / Math.max(1, columns.filter((c) => stamps[c] === undefined).length)));
+  return Math.min(
+    MAX_CHUNK_ROWS,
+    Math.floor(
+      table.dialect.maxParameters /
+        Math.max(1, columns.filter((c) => stamps[c] === undefined).length),
+    ),
+  );
 }

@@ -23,9 +23,17 @@ import type { Table } from '../seam/table.js';
 type Binds = Map<string, (context: ChangeContext) => unknown>;
 
 /** The dialect's `ChangeSql` over the CTE's `kit_old` and `kit_new`, its context values bound in slots `<prefix><name>`. */
-function changeSql(table: Table, operation: ChangeOperation, binds: Binds, prefix: string): ChangeSql {
+function changeSql(
+  table: Table,
+  operation: ChangeOperation,
+  binds: Binds,
+  prefix: string,
+): ChangeSql {
   const forms = table.dialect.changeSql;
-  if (!forms) throw new Error(`a single write's changes in its own statement: the dialect of ${table.name} writes none`);
+  if (!forms)
+    throw new Error(
+      `a single write's changes in its own statement: the dialect of ${table.name} writes none`,
+    );
   return forms.over(table.entity, operation, (name, value) => {
     const slot = `${prefix}${name}`;
     binds.set(slot, value);
@@ -40,7 +48,10 @@ interface InlineStatement {
 }
 
 /** The values of a composed statement's context slots for one write. */
-export function contextValues(binds: Binds, context: ChangeContext | undefined): Record<string, unknown> {
+export function contextValues(
+  binds: Binds,
+  context: ChangeContext | undefined,
+): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   const ctx = context ?? {};
   for (const [slot, value] of binds) values[slot] = value(ctx) ?? null;
@@ -49,14 +60,22 @@ export function contextValues(binds: Binds, context: ChangeContext | undefined):
 
 /** Whether a value a write sets is an expression of the statement (Kit's stamps, `version + 1`) rather than a bound value. */
 function isExpression(value: unknown): value is Expression<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { toOperationNode?: unknown }).toOperationNode === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { toOperationNode?: unknown }).toOperationNode === 'function'
+  );
 }
 
 /**
  * The SET (or VALUES) of a write with each bound value in a slot `w_<column>`: the statement's
  * shape, as a cache key, and the values to bind.
  */
-export function slotValues(values: Readonly<Record<string, unknown>>): { shape: string; set: Record<string, unknown>; bound: Record<string, unknown> } {
+export function slotValues(values: Readonly<Record<string, unknown>>): {
+  shape: string;
+  set: Record<string, unknown>;
+  bound: Record<string, unknown>;
+} {
   const set: Record<string, unknown> = {};
   const bound: Record<string, unknown> = {};
   let shape = '';
@@ -84,7 +103,11 @@ export class InlineStatements {
 
   constructor(private readonly limit = 64) {}
 
-  get(sinks: readonly ChangeSinkSql[], key: string, build: (binds: Binds) => Compilable): InlineStatement {
+  get(
+    sinks: readonly ChangeSinkSql[],
+    key: string,
+    build: (binds: Binds) => Compilable,
+  ): InlineStatement {
     if (this.#sinks !== sinks) {
       this.#sinks = sinks;
       this.#kept.clear();
@@ -106,7 +129,14 @@ interface Chain {
 }
 
 /** Each sink's INSERT … SELECT over the change, as CTEs `kit_c<i>` on `query`. */
-function withSinks(query: Chain, db: Db, table: Table, operation: ChangeOperation, sinks: readonly ChangeSinkSql[], binds: Binds): Chain {
+function withSinks(
+  query: Chain,
+  db: Db,
+  table: Table,
+  operation: ChangeOperation,
+  sinks: readonly ChangeSinkSql[],
+  binds: Binds,
+): Chain {
   const from = operation === 'create' ? ['kit_new'] : ['kit_old', 'kit_new'];
   let chain = query;
   sinks.forEach((sink, n) => {
@@ -115,7 +145,11 @@ function withSinks(query: Chain, db: Db, table: Table, operation: ChangeOperatio
       db
         .insertInto(sink.table)
         .columns(columns.map(([c]) => c) as never)
-        .expression(db.selectFrom(from as never).select(columns.map(([c, e]) => sql`${e}`.as(c)) as never) as never),
+        .expression(
+          db
+            .selectFrom(from as never)
+            .select(columns.map(([c, e]) => sql`${e}`.as(c)) as never) as never,
+        ),
     );
   });
   return chain;
@@ -125,7 +159,10 @@ function withSinks(query: Chain, db: Db, table: Table, operation: ChangeOperatio
 function oldRow(db: Db, table: Table, scope: readonly Filter[]) {
   return db
     .selectFrom(table.name)
-    .select([sql.ref(table.pk.column).as('kit_key'), ...table.entity.fields.map((f, i) => sql.ref(f.column).as(`kit_o_${i}`))] as never)
+    .select([
+      sql.ref(table.pk.column).as('kit_key'),
+      ...table.entity.fields.map((f, i) => sql.ref(f.column).as(`kit_o_${i}`)),
+    ] as never)
     .where((eb) => table.byKey(eb, new Slot('key'), scope))
     .forUpdate();
 }
@@ -141,48 +178,91 @@ function answer(table: Table) {
 }
 
 /** `UPDATE` (an update, a patch, a soft delete) of one row with its changes: one statement. */
-export function updateStatement(db: Db, table: Table, operation: ChangeOperation, set: Record<string, unknown>, versions: number | undefined, scope: readonly Filter[], sinks: readonly ChangeSinkSql[], binds: Binds): Compilable {
+export function updateStatement(
+  db: Db,
+  table: Table,
+  operation: ChangeOperation,
+  set: Record<string, unknown>,
+  versions: number | undefined,
+  scope: readonly Filter[],
+  sinks: readonly ChangeSinkSql[],
+  binds: Binds,
+): Compilable {
   const own = (column: string) => sql.ref(`${table.name}.${column}`);
-  const query = db.with('kit_old', () => oldRow(db, table, scope)).with('kit_new', () =>
-    db
-      .updateTable(table.name)
-      .set(set)
-      .from('kit_old' as never)
-      .where((eb) => {
-        const conditions = [eb(own(table.pk.column), '=', sql.ref('kit_old.kit_key'))];
-        if (versions !== undefined && table.version) conditions.push(eb(own(table.version.column), 'in', Array.from({ length: versions }, (_, i) => new Slot(`v${i}`)) as never));
-        return eb.and(conditions);
-      })
-      .returning([...table.selection, ...newColumns(table)] as never),
-  );
+  const query = db
+    .with('kit_old', () => oldRow(db, table, scope))
+    .with('kit_new', () =>
+      db
+        .updateTable(table.name)
+        .set(set)
+        .from('kit_old' as never)
+        .where((eb) => {
+          const conditions = [eb(own(table.pk.column), '=', sql.ref('kit_old.kit_key'))];
+          if (versions !== undefined && table.version)
+            conditions.push(
+              eb(
+                own(table.version.column),
+                'in',
+                Array.from({ length: versions }, (_, i) => new Slot(`v${i}`)) as never,
+              ),
+            );
+          return eb.and(conditions);
+        })
+        .returning([...table.selection, ...newColumns(table)] as never),
+    );
   return withSinks(query as unknown as Chain, db, table, operation, sinks, binds)
     .selectFrom('kit_new')
     .select(answer(table));
 }
 
 /** `DELETE` of one row with its change: one statement answering the deleted key. */
-export function deleteStatement(db: Db, table: Table, versions: number | undefined, scope: readonly Filter[], sinks: readonly ChangeSinkSql[], binds: Binds): Compilable {
+export function deleteStatement(
+  db: Db,
+  table: Table,
+  versions: number | undefined,
+  scope: readonly Filter[],
+  sinks: readonly ChangeSinkSql[],
+  binds: Binds,
+): Compilable {
   const own = (column: string) => sql.ref(`${table.name}.${column}`);
-  const query = db.with('kit_old', () => oldRow(db, table, scope)).with('kit_new', () =>
-    db
-      .deleteFrom(table.name)
-      .using('kit_old' as never)
-      .where((eb) => {
-        const conditions = [eb(own(table.pk.column), '=', sql.ref('kit_old.kit_key'))];
-        if (versions !== undefined && table.version) conditions.push(eb(own(table.version.column), 'in', Array.from({ length: versions }, (_, i) => new Slot(`v${i}`)) as never));
-        return eb.and(conditions);
-      })
-      .returning(own(table.pk.column).as('kit_key') as never),
-  );
+  const query = db
+    .with('kit_old', () => oldRow(db, table, scope))
+    .with('kit_new', () =>
+      db
+        .deleteFrom(table.name)
+        .using('kit_old' as never)
+        .where((eb) => {
+          const conditions = [eb(own(table.pk.column), '=', sql.ref('kit_old.kit_key'))];
+          if (versions !== undefined && table.version)
+            conditions.push(
+              eb(
+                own(table.version.column),
+                'in',
+                Array.from({ length: versions }, (_, i) => new Slot(`v${i}`)) as never,
+              ),
+            );
+          return eb.and(conditions);
+        })
+        .returning(own(table.pk.column).as('kit_key') as never),
+    );
   return withSinks(query as unknown as Chain, db, table, 'delete', sinks, binds)
     .selectFrom('kit_new')
     .select([sql.ref('kit_new.kit_key').as('key')]);
 }
 
 /** `INSERT` of one row (`columns` slotted, Kit's stamps as expressions) with its change: one statement. */
-export function insertStatement(db: Db, table: Table, values: Record<string, unknown>, sinks: readonly ChangeSinkSql[], binds: Binds): Compilable {
+export function insertStatement(
+  db: Db,
+  table: Table,
+  values: Record<string, unknown>,
+  sinks: readonly ChangeSinkSql[],
+  binds: Binds,
+): Compilable {
   const query = db.with('kit_new', () =>
-    (Object.keys(values).length === 0 ? db.insertInto(table.name).defaultValues() : db.insertInto(table.name).values(values)).returning([...table.selection, ...newColumns(table)] as never),
+    (Object.keys(values).length === 0
+      ? db.insertInto(table.name).defaultValues()
+      : db.insertInto(table.name).values(values)
+    ).returning([...table.selection, ...newColumns(table)] as never),
   );
   return withSinks(query as unknown as Chain, db, table, 'create', sinks, binds)
     .selectFrom('kit_new')

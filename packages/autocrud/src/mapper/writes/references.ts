@@ -23,7 +23,8 @@ export interface Referrer {
 export function referrersOf(entity: Entity, entities: Iterable<Entity>): Referrer[] {
   const found: Referrer[] = [];
   for (const candidate of entities) {
-    for (const reference of candidate.references) if (reference.target() === entity) found.push({ entity: candidate, reference });
+    for (const reference of candidate.references)
+      if (reference.target() === entity) found.push({ entity: candidate, reference });
   }
   return found;
 }
@@ -41,7 +42,14 @@ type ReferenceScopes = ReadonlyMap<Entity, readonly Filter[] | null>;
  * Of `keys`, those `target` has a live (not soft-deleted) row for, inside `visible` (the caller's
  * conditions on its rows) when given, as strings: one statement per 1,000 keys.
  */
-async function liveKeys(db: Db, dialect: SqlDialect, target: Entity, keys: readonly unknown[], read: RowReader, visible: readonly Filter[] = []): Promise<Set<string>> {
+async function liveKeys(
+  db: Db,
+  dialect: SqlDialect,
+  target: Entity,
+  keys: readonly unknown[],
+  read: RowReader,
+  visible: readonly Filter[] = [],
+): Promise<Set<string>> {
   const pk = target.field(target.primaryKey) as EntityField;
   const found = new Set<string>();
   for (let start = 0; start < keys.length; start += KEYS_PER_STATEMENT) {
@@ -49,7 +57,13 @@ async function liveKeys(db: Db, dialect: SqlDialect, target: Entity, keys: reado
     const query = db
       .selectFrom(target.table)
       .select(sql.ref(pk.column).as('key'))
-      .where((eb) => eb.and([eb(sql.ref(pk.column), 'in', chunk), ...[notDeleted(eb, dialect, target)].filter((c) => c !== undefined), ...scopeConditions(eb, dialect, target, visible)]));
+      .where((eb) =>
+        eb.and([
+          eb(sql.ref(pk.column), 'in', chunk),
+          ...[notDeleted(eb, dialect, target)].filter((c) => c !== undefined),
+          ...scopeConditions(eb, dialect, target, visible),
+        ]),
+      );
     // Locked until the write's transaction ends (where the transaction does not hold the write
     // lock already): a soft delete locks its row FOR UPDATE before it checks its referrers, so one of the
     // two waits for the other and sees what it wrote. Under a scope, FOR SHARE: a change of the
@@ -85,19 +99,38 @@ export async function firstMissingReference(
     const scoped = scopes?.get(target);
     if (softOnly && target.softDelete === undefined && scoped === undefined) continue;
     // null: the caller may name no row of the target; conditions: only the rows they admit.
-    const visible = scoped === null || scoped === undefined ? [] : scopeFilters(target, { where: scoped });
+    const visible =
+      scoped === null || scoped === undefined ? [] : scopeFilters(target, { where: scoped });
     const pk = target.field(target.primaryKey) as EntityField;
     const named: Array<{ index: number; value: unknown; key: unknown }> = [];
-    for (let index = 0; index < inputs.length && (first === undefined || index < first.index); index++) {
+    for (
+      let index = 0;
+      index < inputs.length && (first === undefined || index < first.index);
+      index++
+    ) {
       const value = (inputs[index] as Readonly<Record<string, unknown>>)[reference.field];
-      if (value !== undefined && value !== null) named.push({ index, value, key: keyValue(pk, value) });
+      if (value !== undefined && value !== null)
+        named.push({ index, value, key: keyValue(pk, value) });
     }
     if (named.length === 0) continue;
     const keys = [...new Set(named.filter((n) => n.key !== undefined).map((n) => n.key))];
-    const live = keys.length > 0 && scoped !== null ? await liveKeys(db, dialect, target, keys, read, visible) : new Set<string>();
+    const live =
+      keys.length > 0 && scoped !== null
+        ? await liveKeys(db, dialect, target, keys, read, visible)
+        : new Set<string>();
     for (const { index, value, key } of named) {
-      if (key !== undefined && scoped !== null && (live.has(String(key)) || (await liveKeys(db, dialect, target, [key], read, visible)).size > 0)) continue;
-      if (first === undefined || index < first.index) first = { index, error: new MissingReferenceError(entity.name, reference.field, value, target.name) };
+      if (
+        key !== undefined &&
+        scoped !== null &&
+        (live.has(String(key)) ||
+          (await liveKeys(db, dialect, target, [key], read, visible)).size > 0)
+      )
+        continue;
+      if (first === undefined || index < first.index)
+        first = {
+          index,
+          error: new MissingReferenceError(entity.name, reference.field, value, target.name),
+        };
       break;
     }
   }
@@ -109,7 +142,11 @@ export async function firstMissingReference(
  * target that soft-deletes, or of one the caller's `scopes` restrict): the check and the write
  * then run in one transaction, the parents locked (see `firstMissingReference`).
  */
-export function checksReferences(entity: Entity, input: Readonly<Record<string, unknown>>, scopes?: ReferenceScopes): boolean {
+export function checksReferences(
+  entity: Entity,
+  input: Readonly<Record<string, unknown>>,
+  scopes?: ReferenceScopes,
+): boolean {
   return entity.references.some((reference) => {
     const value = input[reference.field];
     if (value === undefined || value === null) return false;
@@ -132,9 +169,19 @@ interface ReferencingTable {
  * `undefined` when every reference now holds (the parent came back meanwhile), so the caller keeps
  * the database's refusal. The one explanation of a refused reference: single, bulk and nested writes.
  */
-export async function refusedReference(table: ReferencingTable, input: Readonly<Record<string, unknown>>, signal: AbortSignal | undefined): Promise<MissingReferenceError | undefined> {
+export async function refusedReference(
+  table: ReferencingTable,
+  input: Readonly<Record<string, unknown>>,
+  signal: AbortSignal | undefined,
+): Promise<MissingReferenceError | undefined> {
   if (table.entity.references.length === 0) return undefined;
-  const missing = await table.run((db) => firstMissingReference(db, table.dialect, table.entity, [input], false, (query) => table.execute(query, '', signal)), signal);
+  const missing = await table.run(
+    (db) =>
+      firstMissingReference(db, table.dialect, table.entity, [input], false, (query) =>
+        table.execute(query, '', signal),
+      ),
+    signal,
+  );
   return missing?.error;
 }
 
@@ -153,7 +200,15 @@ export async function checkMissingReferences(
   signal: AbortSignal | undefined,
   scopes?: ReferenceScopes,
 ): Promise<void> {
-  const missing = await firstMissingReference(db, dialect, entity, [input], softOnly, (query) => execute(query, '', signal), scopes);
+  const missing = await firstMissingReference(
+    db,
+    dialect,
+    entity,
+    [input],
+    softOnly,
+    (query) => execute(query, '', signal),
+    scopes,
+  );
   if (missing) throw missing.error;
 }
 
@@ -180,14 +235,27 @@ export async function checkReferrers(
     const query = db
       .selectFrom(referrer.table)
       .select(sql.ref(pk.column).as('key'))
-      .where((eb) => eb.and([eb(sql.ref(field.column), '=', key), ...(restrictOnly ? [notDeleted(eb, dialect, referrer)].filter((c) => c !== undefined) : [])]))
+      .where((eb) =>
+        eb.and([
+          eb(sql.ref(field.column), '=', key),
+          ...(restrictOnly
+            ? [notDeleted(eb, dialect, referrer)].filter((c) => c !== undefined)
+            : []),
+        ]),
+      )
       .orderBy(sql.ref(pk.column))
       .limit(1);
     const [row] = await execute(query.compile(), '', signal);
     if (row) {
       // The key as the API shows it (a bigint key arrives from PostgreSQL as text).
       const shown = dialect.codec(pk).decode(row.key);
-      throw new StillReferencedError(entity.name, key, referrer.name, reference.field, shown instanceof ValueFault ? String(row.key) : shown);
+      throw new StillReferencedError(
+        entity.name,
+        key,
+        referrer.name,
+        reference.field,
+        shown instanceof ValueFault ? String(row.key) : shown,
+      );
     }
   }
 }

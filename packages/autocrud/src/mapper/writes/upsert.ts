@@ -66,52 +66,82 @@ function cacheOf(table: Table): StatementCache {
  * row holding the key is revived as a create would write it: every writable field the row leaves
  * out takes the proposed row's value (its default), `createdAt` the clock, the version goes on.
  */
-function upsertStatement(table: Table, db: Db, key: readonly EntityField[], columns: readonly string[], resolution: UpsertResolution, scope: SlottedScope): Statement {
+function upsertStatement(
+  table: Table,
+  db: Db,
+  key: readonly EntityField[],
+  columns: readonly string[],
+  resolution: UpsertResolution,
+  scope: SlottedScope,
+): Statement {
   // By key too: an entity with two unique keys has a statement per key it is upserted on.
-  return cacheOf(table).get(`${resolution}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${columns.join('\u0000')}\u0001${scope.shape}`, (): Compilable => {
-    const { entity, dialect } = table;
-    const own = splitTable(table.name).name;
-    const existing = (column: string) => sql.ref(`${own}.${column}`);
-    const proposed = (column: string) => sql.ref(`excluded.${column}`);
-    const soft = entity.softDelete === undefined ? undefined : (entity.field(entity.softDelete) as EntityField);
-    const deleted = soft ? sql`${existing(soft.column)} = ${encodeValue(dialect, soft, true)}` : undefined;
-    const keyColumns = new Set(key.map((f) => f.column));
-    const set: Record<string, unknown> = {};
-    for (const name of entity.writable) {
-      const column = (entity.field(name) as EntityField).column;
-      if (keyColumns.has(column)) continue;
-      const sent = columns.includes(column);
-      if (resolution === 'merge' && sent) set[column] = proposed(column);
-      else if (deleted) set[column] = sql`case when ${deleted} then ${proposed(column)} else ${existing(column)} end`;
-    }
-    if (soft) set[soft.column] = encodeValue(dialect, soft, false);
-    // Nothing else to write (the row brings only its key): a no-op update, so the row is answered.
-    if (Object.keys(set).length === 0 && key[0]) set[key[0].column] = existing(key[0].column);
-    if (table.version) set[table.version.column] = sql`${existing(table.version.column)} + 1`;
-    const clock = dialect.clock();
-    if (entity.updatedAt !== undefined) set[(entity.field(entity.updatedAt) as EntityField).column] = clock;
-    if (entity.createdAt !== undefined && deleted) {
-      const column = (entity.field(entity.createdAt) as EntityField).column;
-      set[column] = sql`case when ${deleted} then ${clock} else ${existing(column)} end`;
-    }
-    const stamps = Object.fromEntries(columns.map((c) => [c, new Slot(c)]));
-    for (const stamp of [entity.createdAt, entity.updatedAt]) if (stamp !== undefined) stamps[(entity.field(stamp) as EntityField).column] = clock as unknown as Slot;
-    const insert = db.insertInto(table.name).values(stamps);
-    // Under a scope, the existing row is written only when it is inside it: a key held by a row
-    // outside the caller's scope is never overwritten (nor revived), whatever the conflict target.
-    const inScope = scopeConditions(expressionBuilder<DynamicDatabase, string>(), dialect, entity, scope.filters, own);
-    const guard = [...(resolution === 'ignore' && deleted ? [deleted] : []), ...inScope];
-    const when = guard.length === 0 ? undefined : sql.join(guard, sql` and `);
-    const selection = dialect.upsertInserted ? [...table.selection, dialect.upsertInserted.as('kit_inserted')] : table.selection;
-    return insert
-      .onConflict((oc) => {
-        const target = oc.columns(key.map((f) => f.column) as never);
-        // ignore: only a soft-deleted row is written (revived); a live one stays as it is.
-        if (resolution === 'ignore' && !deleted) return target.doNothing();
-        return when ? target.doUpdateSet(set as never).where(when as never) : target.doUpdateSet(set as never);
-      })
-      .returning(selection as never);
-  });
+  return cacheOf(table).get(
+    `${resolution}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${columns.join('\u0000')}\u0001${scope.shape}`,
+    (): Compilable => {
+      const { entity, dialect } = table;
+      const own = splitTable(table.name).name;
+      const existing = (column: string) => sql.ref(`${own}.${column}`);
+      const proposed = (column: string) => sql.ref(`excluded.${column}`);
+      const soft =
+        entity.softDelete === undefined
+          ? undefined
+          : (entity.field(entity.softDelete) as EntityField);
+      const deleted = soft
+        ? sql`${existing(soft.column)} = ${encodeValue(dialect, soft, true)}`
+        : undefined;
+      const keyColumns = new Set(key.map((f) => f.column));
+      const set: Record<string, unknown> = {};
+      for (const name of entity.writable) {
+        const column = (entity.field(name) as EntityField).column;
+        if (keyColumns.has(column)) continue;
+        const sent = columns.includes(column);
+        if (resolution === 'merge' && sent) set[column] = proposed(column);
+        else if (deleted)
+          set[column] =
+            sql`case when ${deleted} then ${proposed(column)} else ${existing(column)} end`;
+      }
+      if (soft) set[soft.column] = encodeValue(dialect, soft, false);
+      // Nothing else to write (the row brings only its key): a no-op update, so the row is answered.
+      if (Object.keys(set).length === 0 && key[0]) set[key[0].column] = existing(key[0].column);
+      if (table.version) set[table.version.column] = sql`${existing(table.version.column)} + 1`;
+      const clock = dialect.clock();
+      if (entity.updatedAt !== undefined)
+        set[(entity.field(entity.updatedAt) as EntityField).column] = clock;
+      if (entity.createdAt !== undefined && deleted) {
+        const column = (entity.field(entity.createdAt) as EntityField).column;
+        set[column] = sql`case when ${deleted} then ${clock} else ${existing(column)} end`;
+      }
+      const stamps = Object.fromEntries(columns.map((c) => [c, new Slot(c)]));
+      for (const stamp of [entity.createdAt, entity.updatedAt])
+        if (stamp !== undefined)
+          stamps[(entity.field(stamp) as EntityField).column] = clock as unknown as Slot;
+      const insert = db.insertInto(table.name).values(stamps);
+      // Under a scope, the existing row is written only when it is inside it: a key held by a row
+      // outside the caller's scope is never overwritten (nor revived), whatever the conflict target.
+      const inScope = scopeConditions(
+        expressionBuilder<DynamicDatabase, string>(),
+        dialect,
+        entity,
+        scope.filters,
+        own,
+      );
+      const guard = [...(resolution === 'ignore' && deleted ? [deleted] : []), ...inScope];
+      const when = guard.length === 0 ? undefined : sql.join(guard, sql` and `);
+      const selection = dialect.upsertInserted
+        ? [...table.selection, dialect.upsertInserted.as('kit_inserted')]
+        : table.selection;
+      return insert
+        .onConflict((oc) => {
+          const target = oc.columns(key.map((f) => f.column) as never);
+          // ignore: only a soft-deleted row is written (revived); a live one stays as it is.
+          if (resolution === 'ignore' && !deleted) return target.doNothing();
+          return when
+            ? target.doUpdateSet(set as never).where(when as never)
+            : target.doUpdateSet(set as never);
+        })
+        .returning(selection as never);
+    },
+  );
 }
 
 /**
@@ -120,15 +150,36 @@ function upsertStatement(table: Table, db: Db, key: readonly EntityField[], colu
  * Under a scope, only a row inside it (one outside is never written nor recorded: see
  * {@link upsertStatement}).
  */
-function holderStatement(table: Table, db: Db, key: readonly EntityField[], scope: SlottedScope, full: boolean): Statement {
-  return cacheOf(table).get(`holder\u0001${full ? 'full' : ''}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${scope.shape}`, (): Compilable => {
-    const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
-    const query = db
-      .selectFrom(table.name)
-      .select([...(full ? table.selection : []), sql.ref(table.pk.column).as('kit_key'), ...(soft ? [sql.ref(soft.column).as('kit_deleted')] : [])] as never)
-      .where((eb) => eb.and([...key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column))), ...scopeConditions(eb, table.dialect, table.entity, scope.filters)]));
-    return table.dialect.lockRows(query);
-  });
+function holderStatement(
+  table: Table,
+  db: Db,
+  key: readonly EntityField[],
+  scope: SlottedScope,
+  full: boolean,
+): Statement {
+  return cacheOf(table).get(
+    `holder\u0001${full ? 'full' : ''}\u0001${key.map((f) => f.column).join('\u0000')}\u0001${scope.shape}`,
+    (): Compilable => {
+      const soft =
+        table.entity.softDelete === undefined
+          ? undefined
+          : (table.entity.field(table.entity.softDelete) as EntityField);
+      const query = db
+        .selectFrom(table.name)
+        .select([
+          ...(full ? table.selection : []),
+          sql.ref(table.pk.column).as('kit_key'),
+          ...(soft ? [sql.ref(soft.column).as('kit_deleted')] : []),
+        ] as never)
+        .where((eb) =>
+          eb.and([
+            ...key.map((f) => eb(sql.ref(f.column), '=', new Slot(f.column))),
+            ...scopeConditions(eb, table.dialect, table.entity, scope.filters),
+          ]),
+        );
+      return table.dialect.lockRows(query);
+    },
+  );
 }
 
 /**
@@ -151,7 +202,14 @@ export async function upsertMany(
   const scoped = slotScope(table.dialect, table.entity, written?.where ?? [], 'scope:');
   const prepared = inputs.map((input, index) => {
     const missing = key.find((name) => input[name] === undefined || input[name] === null);
-    if (missing !== undefined) throw new BatchRowError(index, new KitError('KIT_ERR_INVALID_ARGUMENT', `${missing} is required: it is part of the unique key (${key.join(', ')}) the upsert matches rows on.`));
+    if (missing !== undefined)
+      throw new BatchRowError(
+        index,
+        new KitError(
+          'KIT_ERR_INVALID_ARGUMENT',
+          `${missing} is required: it is part of the unique key (${key.join(', ')}) the upsert matches rows on.`,
+        ),
+      );
     try {
       return table.insertValues(input, written);
     } catch (err) {
@@ -159,46 +217,84 @@ export async function upsertMany(
     }
   });
   if (prepared.length === 0) return [];
-  const soft = table.entity.softDelete === undefined ? undefined : (table.entity.field(table.entity.softDelete) as EntityField);
+  const soft =
+    table.entity.softDelete === undefined
+      ? undefined
+      : (table.entity.field(table.entity.softDelete) as EntityField);
   const recording = table.hooks.recording;
-  return atomically(table, signal, async (db, trx, row, record) => {
-    await refuseGoneParents(table, db, trx, inputs, undefined, scope);
-    const out: UpsertedRow[] = [];
-    const changed: ChangeRecord[] = [];
-    for (const { columns, values } of prepared) {
-      const index = out.length;
-      // The holder is read inside the scope: a key held outside it is neither written nor recorded.
-      const holderQuery = holderStatement(table, db, keyFields, scoped, recording);
-      const [holder] = await row(index, () => trx.executeQuery<Row>(holderQuery.bind({ ...values, ...scoped.values })));
-      const revived = holder !== undefined && soft !== undefined && (holder.kit_deleted === true || holder.kit_deleted === 1);
-      const upsert = upsertStatement(table, db, keyFields, columns, resolution, scoped);
-      const [stored] = await row(index, () => trx.executeQuery<Row>(upsert.bind({ ...values, ...scoped.values })));
-      if (stored) {
-        // PostgreSQL says whether it inserted (a row another transaction inserted meanwhile is an update).
-        const inserted = table.dialect.upsertInserted ? stored.kit_inserted === true : holder === undefined;
-        const after = table.decode(stored);
-        out.push({ row: after, outcome: inserted || revived ? 'created' : 'updated' });
-        // A merge writes the fields the row brings: a patch. A revived row is created again, over the deleted one.
-        if (recording) changed.push(table.change(inserted ? 'create' : revived ? 'create' : 'patch', holder && !inserted ? table.decode(holder) : undefined, after));
-        continue;
+  return atomically(
+    table,
+    signal,
+    async (db, trx, row, record) => {
+      await refuseGoneParents(table, db, trx, inputs, undefined, scope);
+      const out: UpsertedRow[] = [];
+      const changed: ChangeRecord[] = [];
+      for (const { columns, values } of prepared) {
+        const index = out.length;
+        // The holder is read inside the scope: a key held outside it is neither written nor recorded.
+        const holderQuery = holderStatement(table, db, keyFields, scoped, recording);
+        const [holder] = await row(index, () =>
+          trx.executeQuery<Row>(holderQuery.bind({ ...values, ...scoped.values })),
+        );
+        const revived =
+          holder !== undefined &&
+          soft !== undefined &&
+          (holder.kit_deleted === true || holder.kit_deleted === 1);
+        const upsert = upsertStatement(table, db, keyFields, columns, resolution, scoped);
+        const [stored] = await row(index, () =>
+          trx.executeQuery<Row>(upsert.bind({ ...values, ...scoped.values })),
+        );
+        if (stored) {
+          // PostgreSQL says whether it inserted (a row another transaction inserted meanwhile is an update).
+          const inserted = table.dialect.upsertInserted
+            ? stored.kit_inserted === true
+            : holder === undefined;
+          const after = table.decode(stored);
+          out.push({ row: after, outcome: inserted || revived ? 'created' : 'updated' });
+          // A merge writes the fields the row brings: a patch. A revived row is created again, over the deleted one.
+          if (recording)
+            changed.push(
+              table.change(
+                inserted ? 'create' : revived ? 'create' : 'patch',
+                holder && !inserted ? table.decode(holder) : undefined,
+                after,
+              ),
+            );
+          continue;
+        }
+        // ignore, and a live row holds the key: answered as it is.
+        const inScope = written?.where ?? [];
+        const [current] = await row(index, () =>
+          trx.executeQuery<Row>(
+            db
+              .selectFrom(table.name)
+              .select(table.selection)
+              .where((eb) =>
+                eb.and([
+                  ...keyFields.map((f) => eb(sql.ref(f.column), '=', values[f.column])),
+                  ...scopeConditions(eb, table.dialect, table.entity, inScope),
+                ]),
+              )
+              .compile(),
+          ),
+        );
+        // A row outside the caller's scope holds the key: refused as a create of that key is (409, the key named), nothing written.
+        if (!current && inScope.length > 0)
+          throw new BatchRowError(
+            index,
+            new ConstraintViolationError('unique', { columns: keyFields.map((f) => f.column) }),
+          );
+        if (!current)
+          throw new Error(
+            `INSERT INTO ${table.name} ... ON CONFLICT answered no row and none holds the key`,
+          );
+        out.push({ row: table.decode(current), outcome: 'unchanged' });
       }
-      // ignore, and a live row holds the key: answered as it is.
-      const inScope = written?.where ?? [];
-      const [current] = await row(index, () =>
-        trx.executeQuery<Row>(
-          db
-            .selectFrom(table.name)
-            .select(table.selection)
-            .where((eb) => eb.and([...keyFields.map((f) => eb(sql.ref(f.column), '=', values[f.column])), ...scopeConditions(eb, table.dialect, table.entity, inScope)]))
-            .compile(),
-        ),
-      );
-      // A row outside the caller's scope holds the key: refused as a create of that key is (409, the key named), nothing written.
-      if (!current && inScope.length > 0) throw new BatchRowError(index, new ConstraintViolationError('unique', { columns: keyFields.map((f) => f.column) }));
-      if (!current) throw new Error(`INSERT INTO ${table.name} ... ON CONFLICT answered no row and none holds the key`);
-      out.push({ row: table.decode(current), outcome: 'unchanged' });
-    }
-    await record(table, changed);
-    return out;
-  }, undefined, (index) => (inputs[index] ? { table, input: inputs[index] } : undefined), context);
+      await record(table, changed);
+      return out;
+    },
+    undefined,
+    (index) => (inputs[index] ? { table, input: inputs[index] } : undefined),
+    context,
+  );
 }

@@ -36,7 +36,13 @@ export interface CreatedAnswer {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-type StoredAnswer = { status: number; location: string | null; etag: string | null; body: JsonValue; headers?: Record<string, string> };
+type StoredAnswer = {
+  status: number;
+  location: string | null;
+  etag: string | null;
+  body: JsonValue;
+  headers?: Record<string, string>;
+};
 
 type Claims = { iss?: unknown; sub?: unknown; azp?: unknown; client_id?: unknown };
 
@@ -55,8 +61,14 @@ function callerOf(request: FastifyRequest): string | undefined {
   // A subject hashes as it always has (keys stored before keep matching across an upgrade); a
   // client is tagged, so that a user `x` and a client `x` are different callers.
   const client = named(azp) ? azp : named(clientId) ? clientId : undefined;
-  const who = named(sub) ? `${String(iss)}\0${sub}` : client !== undefined ? `client\0${String(iss)}\0${client}` : undefined;
-  return who === undefined ? undefined : createHash('sha256').update(who).digest('base64url').slice(0, 22);
+  const who = named(sub)
+    ? `${String(iss)}\0${sub}`
+    : client !== undefined
+      ? `client\0${String(iss)}\0${client}`
+      : undefined;
+  return who === undefined
+    ? undefined
+    : createHash('sha256').update(who).digest('base64url').slice(0, 22);
 }
 
 /**
@@ -69,23 +81,38 @@ function storeKey(request: FastifyRequest, prefix: string, key: string): string 
 }
 
 /** The 400 of a keyed create whose token names no caller. */
-const NO_CALLER = 'cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client\'s answer. Send the request without the header, or with a token that names its subject or client';
+const NO_CALLER =
+  "cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client's answer. Send the request without the header, or with a token that names its subject or client";
 
 /** The body's writable fields in the entity's order, so that key order does not matter. */
 function fieldsOf(entity: Entity, body: Readonly<Record<string, unknown>>): unknown[] {
-  return entity.writable.filter((name) => Object.prototype.hasOwnProperty.call(body, name)).map((name) => [name, body[name]]);
+  return entity.writable
+    .filter((name) => Object.prototype.hasOwnProperty.call(body, name))
+    .map((name) => [name, body[name]]);
 }
 
 /**
  * A digest of the body (one row, or every row of a bulk create in order) and of what else makes
  * the request (`extra`: a nested create's children, an upsert's resolution).
  */
-function fingerprint(entity: Entity, body: Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[], extra: unknown): string {
-  const fields = Array.isArray(body) ? ['rows', ...body.map((row: Readonly<Record<string, unknown>>) => fieldsOf(entity, row))] : fieldsOf(entity, body as Readonly<Record<string, unknown>>);
-  return createHash('sha256').update(JSON.stringify(extra === undefined ? fields : [fields, extra])).digest('base64url');
+function fingerprint(
+  entity: Entity,
+  body: Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[],
+  extra: unknown,
+): string {
+  const fields = Array.isArray(body)
+    ? ['rows', ...body.map((row: Readonly<Record<string, unknown>>) => fieldsOf(entity, row))]
+    : fieldsOf(entity, body as Readonly<Record<string, unknown>>);
+  return createHash('sha256')
+    .update(JSON.stringify(extra === undefined ? fields : [fields, extra]))
+    .digest('base64url');
 }
 
-function send(reply: FastifyReply, answer: CreatedAnswer | StoredAnswer, replayed: boolean): FastifyReply {
+function send(
+  reply: FastifyReply,
+  answer: CreatedAnswer | StoredAnswer,
+  replayed: boolean,
+): FastifyReply {
   const etag = 'row' in answer ? answer.etag : (answer.etag ?? undefined);
   const location = 'row' in answer ? answer.location : (answer.location ?? undefined);
   reply.code(answer.status ?? 201).header('idempotent-replayed', String(replayed));
@@ -109,14 +136,24 @@ export async function idempotentCreate(
   request: FastifyRequest,
   reply: FastifyReply,
   settings: IdempotencySettings,
-  scope: { entity: Entity; prefix: string; key: string; body: Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[]; extra?: unknown },
+  scope: {
+    entity: Entity;
+    prefix: string;
+    key: string;
+    body: Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[];
+    extra?: unknown;
+  },
   create: () => Promise<CreatedAnswer>,
 ): Promise<FastifyReply> {
   const key = storeKey(request, scope.prefix, scope.key);
-  if (key === undefined) return badRequest(reply, { in: 'headers', name: 'Idempotency-Key', detail: NO_CALLER });
+  if (key === undefined)
+    return badRequest(reply, { in: 'headers', name: 'Idempotency-Key', detail: NO_CALLER });
   let reservation;
   try {
-    reservation = await settings.store.reserve(key, { ttlMs: settings.reservationTtlMs, fingerprint: fingerprint(scope.entity, scope.body, scope.extra) });
+    reservation = await settings.store.reserve(key, {
+      ttlMs: settings.reservationTtlMs,
+      fingerprint: fingerprint(scope.entity, scope.body, scope.extra),
+    });
   } catch (err) {
     request.log.warn({ err }, 'AutoCrud: the idempotency store failed; the create was not run');
     return sendProblem(reply, problem(503, routeProblems.idempotencyUnavailable), {
@@ -131,25 +168,49 @@ export async function idempotentCreate(
         'retry-after': String(Math.max(1, Math.ceil(reservation.retryAfterMs / 1000))),
       });
     case 'mismatch':
-      return sendProblem(reply, problem(422, fillProblem(routeProblems.idempotencyMismatch, { entity: scope.entity.name })));
+      return sendProblem(
+        reply,
+        problem(422, fillProblem(routeProblems.idempotencyMismatch, { entity: scope.entity.name })),
+      );
   }
-  request.log.debug({ idempotencyKey: scope.key, prefix: scope.prefix }, 'AutoCrud: Idempotency-Key reserved; creating');
+  request.log.debug(
+    { idempotencyKey: scope.key, prefix: scope.prefix },
+    'AutoCrud: Idempotency-Key reserved; creating',
+  );
   let answer: CreatedAnswer;
   try {
     answer = await create();
   } catch (err) {
     // Nothing was inserted: free the key so that the client's retry runs again.
-    await settings.store.release(key, reservation.token).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'AutoCrud: an idempotency key could not be released'));
+    await settings.store
+      .release(key, reservation.token)
+      .catch((releaseError: unknown) =>
+        request.log.warn(
+          { err: releaseError },
+          'AutoCrud: an idempotency key could not be released',
+        ),
+      );
     throw err;
   }
-  const stored: StoredAnswer = { status: answer.status ?? 201, location: answer.location ?? null, etag: answer.etag ?? null, body: answer.row as JsonValue, ...(answer.headers ? { headers: { ...answer.headers } } : {}) };
-  const kept = await settings.store.complete(key, reservation.token, stored, { ttlMs: settings.ttlMs }).catch((err: unknown) => {
-    request.log.warn({ err }, 'AutoCrud: the answer of an idempotent create could not be stored');
-    return false;
-  });
+  const stored: StoredAnswer = {
+    status: answer.status ?? 201,
+    location: answer.location ?? null,
+    etag: answer.etag ?? null,
+    body: answer.row as JsonValue,
+    ...(answer.headers ? { headers: { ...answer.headers } } : {}),
+  };
+  const kept = await settings.store
+    .complete(key, reservation.token, stored, { ttlMs: settings.ttlMs })
+    .catch((err: unknown) => {
+      request.log.warn({ err }, 'AutoCrud: the answer of an idempotent create could not be stored');
+      return false;
+    });
   if (!kept) {
     // The row exists; a retry is refused (409) until the reservation lapses, then runs again.
-    request.log.warn({ key: scope.key, prefix: scope.prefix }, 'AutoCrud: the answer of an idempotent create was not kept (its reservation lapsed, or the store evicted or refused it); a retry with its key would create again');
+    request.log.warn(
+      { key: scope.key, prefix: scope.prefix },
+      'AutoCrud: the answer of an idempotent create was not kept (its reservation lapsed, or the store evicted or refused it); a retry with its key would create again',
+    );
   }
   return send(reply, answer, false);
 }

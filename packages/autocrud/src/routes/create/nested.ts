@@ -19,11 +19,20 @@ import type { CreateCall, CreatePlan, UpsertPreference } from './plan.js';
  * if (relations.length > 0) return planNested(createCall, body, relations, preference);
  * ```
  */
-export async function planNested(c: CreateCall, given: Record<string, unknown>, relations: readonly string[], preference: UpsertPreference | undefined): Promise<CreatePlan | undefined> {
+export async function planNested(
+  c: CreateCall,
+  given: Record<string, unknown>,
+  relations: readonly string[],
+  preference: UpsertPreference | undefined,
+): Promise<CreatePlan | undefined> {
   const { request, reply } = c;
   const { repository, authz, nested, relationsOf, created } = c.context;
   if (preference) {
-    badRequest(reply, { in: 'headers', name: 'Prefer', detail: `asks for ${preference.token}, which does not apply to a create that carries ${relations.join(', ')} (a nested create only creates); nothing was written` });
+    badRequest(reply, {
+      in: 'headers',
+      name: 'Prefer',
+      detail: `asks for ${preference.token}, which does not apply to a create that carries ${relations.join(', ')} (a nested create only creates); nothing was written`,
+    });
     return undefined;
   }
   const tree = nested.read(reply, given, relations);
@@ -34,15 +43,28 @@ export async function planNested(c: CreateCall, given: Record<string, unknown>, 
   for (const name of relations) {
     const child = tree.children[name];
     if (!child?.authorization) continue;
-    const admitted = await admit(child.entity, child.authorization, CrudOperations.Create, 'create', request);
+    const admitted = await admit(
+      child.entity,
+      child.authorization,
+      CrudOperations.Create,
+      'create',
+      request,
+    );
     if ('status' in admitted) {
-      refuse(reply, admitted.status === 403 ? { ...admitted, detail: `${name}: ${admitted.detail}` } : admitted);
+      refuse(
+        reply,
+        admitted.status === 403 ? { ...admitted, detail: `${name}: ${admitted.detail}` } : admitted,
+      );
       return undefined;
     }
     // The rows a child may reference are the caller's too (the parent link is set by the create).
     const access = await withReferences(request, child.entity, admitted, relationsOf);
     for (let i = 0; i < child.rows.length; i++) {
-      const refused = forbiddenWrite(child.entity, access, child.rows[i] as Record<string, unknown>);
+      const refused = forbiddenWrite(
+        child.entity,
+        access,
+        child.rows[i] as Record<string, unknown>,
+      );
       if (refused) {
         refuse(reply, { status: 403, detail: `${name}[${i}]: ${refused}` });
         return undefined;
@@ -54,7 +76,8 @@ export async function planNested(c: CreateCall, given: Record<string, unknown>, 
   const extra = Object.fromEntries(relations.map((name) => [name, tree.children[name]?.rows]));
   const shownTree = (row: Row): Row => {
     const out = c.shown(row);
-    for (const [name, hidden] of hiddenChildren) if (Array.isArray(row[name])) out[name] = (row[name] as Row[]).map((r) => visible(r, hidden));
+    for (const [name, hidden] of hiddenChildren)
+      if (Array.isArray(row[name])) out[name] = (row[name] as Row[]).map((r) => visible(r, hidden));
     return out;
   };
   return {
@@ -63,7 +86,11 @@ export async function planNested(c: CreateCall, given: Record<string, unknown>, 
     serializeAsJson: true,
     create: async () => {
       // A child table may record its changes when the parent's does not: the context always goes with a tree.
-      const row = await repository.createTree(tree.values, tree.children, writeOptions(true, request, reply, c.call));
+      const row = await repository.createTree(
+        tree.values,
+        tree.children,
+        writeOptions(true, request, reply, c.call),
+      );
       return created(row, shownTree(row));
     },
   };

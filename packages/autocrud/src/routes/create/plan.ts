@@ -23,7 +23,11 @@ export interface CreateContext {
   /** The answer of a create of one row: Location, ETag, the row as the caller may see it. */
   readonly created: (row: Row, shown?: Row) => CreatedAnswer;
   /** The answer of an upsert: 201 when every row was created, else 200, and each row's outcome. */
-  readonly outcomes: (rows: readonly UpsertedRow[], token: string, single: boolean) => CreatedAnswer;
+  readonly outcomes: (
+    rows: readonly UpsertedRow[],
+    token: string,
+    single: boolean,
+  ) => CreatedAnswer;
 }
 
 /** One create request as its plan sees it. */

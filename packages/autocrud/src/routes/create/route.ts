@@ -13,7 +13,12 @@ import { documented } from '../route-context.js';
 import { inputName, ref } from '../schemas.js';
 import type { CrudRouteSettings } from '../settings.js';
 import { planBulk } from './bulk.js';
-import { IDEMPOTENCY_HEADER, idempotentCreate, sendCreated, type CreatedAnswer } from './idempotent.js';
+import {
+  IDEMPOTENCY_HEADER,
+  idempotentCreate,
+  sendCreated,
+  type CreatedAnswer,
+} from './idempotent.js';
 import { planNested } from './nested.js';
 import type { CreateCall, CreateContext, CreatePlan, UpsertPreference } from './plan.js';
 import { createSchema } from './schema.js';
@@ -21,22 +26,55 @@ import { planSingle } from './single.js';
 import { conflictKey, ON_CONFLICT, OUTCOMES_HEADER, resolutionOf } from './upsert.js';
 
 /** The create's context: the answers it gives, made once from the route's settings. */
-function createContext(settings: CrudRouteSettings, authz: RouteAuthorization, etag: ((row: Row) => string) | undefined): CreateContext {
+function createContext(
+  settings: CrudRouteSettings,
+  authz: RouteAuthorization,
+  etag: ((row: Row) => string) | undefined,
+): CreateContext {
   const { entity, repository, prefix } = settings;
   const location = (row: Row) => `${prefix}/${encodeURIComponent(String(row[entity.primaryKey]))}`;
-  const created = (row: Row, shown: Row = row): CreatedAnswer => ({ location: location(row), etag: etag?.(row), row: shown });
-  const outcomes = (rows: readonly UpsertedRow[], token: string, single: boolean): CreatedAnswer => {
-    const headers = { 'preference-applied': token, [OUTCOMES_HEADER]: rows.map((r) => r.outcome).join(', ') };
+  const created = (row: Row, shown: Row = row): CreatedAnswer => ({
+    location: location(row),
+    etag: etag?.(row),
+    row: shown,
+  });
+  const outcomes = (
+    rows: readonly UpsertedRow[],
+    token: string,
+    single: boolean,
+  ): CreatedAnswer => {
+    const headers = {
+      'preference-applied': token,
+      [OUTCOMES_HEADER]: rows.map((r) => r.outcome).join(', '),
+    };
     const status = rows.every((r) => r.outcome === 'created') ? 201 : 200;
-    if (!single) return { status, location: undefined, etag: undefined, row: rows.map((r) => r.row), headers };
+    if (!single)
+      return { status, location: undefined, etag: undefined, row: rows.map((r) => r.row), headers };
     const { row, outcome } = rows[0] as UpsertedRow;
-    return { status, location: outcome === 'created' ? location(row) : undefined, etag: etag?.(row), row, headers };
+    return {
+      status,
+      location: outcome === 'created' ? location(row) : undefined,
+      etag: etag?.(row),
+      row,
+      headers,
+    };
   };
-  return { entity, repository, authz, nested: settings.nested, relationsOf: settings.relations, created, outcomes };
+  return {
+    entity,
+    repository,
+    authz,
+    nested: settings.nested,
+    relationsOf: settings.relations,
+    created,
+    outcomes,
+  };
 }
 
 /** The plan of the kind of create the body asks for. */
-function planCreate(c: CreateCall, preference: UpsertPreference | undefined): CreatePlan | undefined | Promise<CreatePlan | undefined> {
+function planCreate(
+  c: CreateCall,
+  preference: UpsertPreference | undefined,
+): CreatePlan | undefined | Promise<CreatePlan | undefined> {
   const given = c.request.body as Record<string, unknown> | Record<string, unknown>[];
   if (Array.isArray(given)) return planBulk(c, given, preference);
   const relations = c.context.nested.carried(given);
@@ -55,14 +93,30 @@ function createHandler(context: CreateContext, settings: CrudRouteSettings) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const key = request.headers[IDEMPOTENCY_HEADER];
     const call = authz.call(request, reply);
-    const preference = request.headers.prefer === undefined ? undefined : resolutionOf(request.headers.prefer);
+    const preference =
+      request.headers.prefer === undefined ? undefined : resolutionOf(request.headers.prefer);
     if (preference && entity.unique.length === 0) {
-      return badRequest(reply, { in: 'headers', name: 'Prefer', detail: `asks for ${preference.token}, but ${entity.name} declares no unique key to match rows on (defineEntity({ unique: [[...]] })); nothing was written` });
+      return badRequest(reply, {
+        in: 'headers',
+        name: 'Prefer',
+        detail: `asks for ${preference.token}, but ${entity.name} declares no unique key to match rows on (defineEntity({ unique: [[...]] })); nothing was written`,
+      });
     }
-    const conflict = conflictKey(entity, (request.query as Record<string, unknown> | undefined)?.[ON_CONFLICT], preference);
+    const conflict = conflictKey(
+      entity,
+      (request.query as Record<string, unknown> | undefined)?.[ON_CONFLICT],
+      preference,
+    );
     if ('fault' in conflict) return badRequest(reply, conflict.fault);
     // The caller's scope and, when the entity records its changes, the request's ChangeContext.
-    const createCall: CreateCall = { context, request, reply, call, options: writeOptions(repository.recordsChanges, request, reply, call), shown: (row) => authz.shown(request, row) };
+    const createCall: CreateCall = {
+      context,
+      request,
+      reply,
+      call,
+      options: writeOptions(repository.recordsChanges, request, reply, call),
+      shown: (row) => authz.shown(request, row),
+    };
     const plan = await planCreate(createCall, preference && { ...preference, key: conflict.key });
     if (!plan) return reply;
     // One row: the route's compiled serializer (its 201 is the row's schema). Many rows or a
@@ -70,7 +124,14 @@ function createHandler(context: CreateContext, settings: CrudRouteSettings) {
     if (plan.serializeAsJson) reply.serializer(asJson).type('application/json; charset=utf-8');
     const create = plan.create;
     try {
-      if (idempotency && typeof key === 'string') return await idempotentCreate(request, reply, idempotency, { entity, prefix, key, body: plan.body, extra: plan.extra }, create);
+      if (idempotency && typeof key === 'string')
+        return await idempotentCreate(
+          request,
+          reply,
+          idempotency,
+          { entity, prefix, key, body: plan.body, extra: plan.extra },
+          create,
+        );
       return sendCreated(reply, await create());
     } catch (err) {
       return sendBatchProblem(reply, entity, err, undefined, nested.entities);
@@ -87,16 +148,25 @@ function createHandler(context: CreateContext, settings: CrudRouteSettings) {
  * if (allows(operations, CrudOperations.Create)) routes.push(createRoute(settings, { ...common, ...authz.guard(CrudOperations.Create, 'create') }, etag, authz));
  * ```
  */
-export function createRoute(settings: CrudRouteSettings, common: Partial<RouteOptions>, etag: ((row: Row) => string) | undefined, authz: RouteAuthorization): RouteOptions {
+export function createRoute(
+  settings: CrudRouteSettings,
+  common: Partial<RouteOptions>,
+  etag: ((row: Row) => string) | undefined,
+  authz: RouteAuthorization,
+): RouteOptions {
   const { entity, validation, nested } = settings;
   const context = createContext(settings, authz, etag);
   return {
     ...common,
-    validatorCompiler: batchCompiler(validation.compiler, ref(inputName(entity)), (validateRow) => nested.validator(validateRow)),
+    validatorCompiler: batchCompiler(validation.compiler, ref(inputName(entity)), (validateRow) =>
+      nested.validator(validateRow),
+    ),
     method: 'POST',
     url: '',
     preValidation: requireJson,
-    schema: documented(createSchema({ entity, authz, nested, idempotent: Boolean(settings.idempotency) })),
+    schema: documented(
+      createSchema({ entity, authz, nested, idempotent: Boolean(settings.idempotency) }),
+    ),
     handler: createHandler(context, settings),
   };
 }

@@ -8,7 +8,13 @@ import { rowsSchema } from '../batch.js';
 import type { NestedRelations } from '../nested-create.js';
 import { openapiText } from '../openapi-text.js';
 import { routeResponses } from '../responses.js';
-import { etagHeader, idempotencyHeaders, problemResponse, RETRY_AFTER_HEADER, unprocessableResponse } from '../answer-schemas.js';
+import {
+  etagHeader,
+  idempotencyHeaders,
+  problemResponse,
+  RETRY_AFTER_HEADER,
+  unprocessableResponse,
+} from '../answer-schemas.js';
 import { inputName, ref } from '../schemas.js';
 import { ON_CONFLICT, UPSERT_HEADERS } from './upsert.js';
 
@@ -29,7 +35,15 @@ function createdAnswer({ entity, idempotent }: CreateSchemaNeeds): Schema {
     headers: {
       Location: { type: 'string' },
       ...(entity.version === undefined ? {} : etagHeader(entity)),
-      ...(idempotent ? { 'Idempotent-Replayed': { type: 'string', enum: ['true', 'false'], description: openapiText.create.replayed } } : {}),
+      ...(idempotent
+        ? {
+            'Idempotent-Replayed': {
+              type: 'string',
+              enum: ['true', 'false'],
+              description: openapiText.create.replayed,
+            },
+          }
+        : {}),
       ...(entity.unique.length > 0 ? UPSERT_HEADERS : {}),
     },
     ...ref(entity.name),
@@ -44,7 +58,9 @@ function createHeaders({ entity, idempotent }: CreateSchemaNeeds): Schema {
       type: 'object',
       properties: {
         ...(idempotent ? (idempotencyHeaders() as { properties: Schema }).properties : {}),
-        ...(entity.unique.length > 0 ? { prefer: { type: 'string', description: openapiText.create.prefer } } : {}),
+        ...(entity.unique.length > 0
+          ? { prefer: { type: 'string', description: openapiText.create.prefer } }
+          : {}),
       },
     },
   };
@@ -53,7 +69,18 @@ function createHeaders({ entity, idempotent }: CreateSchemaNeeds): Schema {
 /** `on_conflict`, for an entity with a unique key to upsert on. */
 function createQuery({ entity }: CreateSchemaNeeds): Schema {
   if (entity.unique.length === 0) return {};
-  return { querystring: { type: 'object', properties: { [ON_CONFLICT]: { type: 'string', maxLength: 1000, description: openapiText.create.onConflict(entity) } } } };
+  return {
+    querystring: {
+      type: 'object',
+      properties: {
+        [ON_CONFLICT]: {
+          type: 'string',
+          maxLength: 1000,
+          description: openapiText.create.onConflict(entity),
+        },
+      },
+    },
+  };
 }
 
 /**
@@ -67,10 +94,24 @@ function createResponses(needs: CreateSchemaNeeds, created: Schema): Schema {
   return {
     201: created,
     ...(entity.unique.length > 0
-      ? { 200: { description: openapiText.create.upserted(entity), headers: { ...UPSERT_HEADERS, ...(entity.version === undefined ? {} : etagHeader(entity)) }, ...ref(entity.name) } }
+      ? {
+          200: {
+            description: openapiText.create.upserted(entity),
+            headers: {
+              ...UPSERT_HEADERS,
+              ...(entity.version === undefined ? {} : etagHeader(entity)),
+            },
+            ...ref(entity.name),
+          },
+        }
       : {}),
     400: problemResponse(400),
-    409: idempotent ? problemResponse(409, { description: openapiText.create.conflictOrPending, headers: RETRY_AFTER_HEADER }) : problemResponse(409),
+    409: idempotent
+      ? problemResponse(409, {
+          description: openapiText.create.conflictOrPending,
+          headers: RETRY_AFTER_HEADER,
+        })
+      : problemResponse(409),
     ...unprocessableResponse(entity, idempotent),
     ...routeResponses(authz),
   };

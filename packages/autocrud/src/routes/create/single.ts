@@ -13,7 +13,11 @@ import { planUpsert } from './upsert.js';
  * const plan = planSingle(createCall, request.body as Record<string, unknown>, undefined);
  * ```
  */
-export function planSingle(c: CreateCall, given: Record<string, unknown>, preference: UpsertPreference | undefined): CreatePlan | undefined {
+export function planSingle(
+  c: CreateCall,
+  given: Record<string, unknown>,
+  preference: UpsertPreference | undefined,
+): CreatePlan | undefined {
   const { entity, repository, authz, created } = c.context;
   const read = readBody(entity, given);
   if ('fault' in read) {

@@ -40,7 +40,10 @@ export const OUTCOMES_HEADER = 'kit-row-outcomes';
  */
 export const ON_CONFLICT = 'on_conflict';
 
-const RESOLUTIONS: Readonly<Record<string, UpsertResolution>> = { 'merge-duplicates': 'merge', 'ignore-duplicates': 'ignore' };
+const RESOLUTIONS: Readonly<Record<string, UpsertResolution>> = {
+  'merge-duplicates': 'merge',
+  'ignore-duplicates': 'ignore',
+};
 
 /**
  * The `resolution` preference of `Prefer` (RFC 7240: other preferences, and unknown values, are ignored).
@@ -50,7 +53,9 @@ const RESOLUTIONS: Readonly<Record<string, UpsertResolution>> = { 'merge-duplica
  * resolutionOf('return=minimal, resolution=merge-duplicates');   // { token: 'resolution=merge-duplicates', resolution: 'merge' }
  * ```
  */
-export function resolutionOf(header: string | string[] | undefined): { token: string; resolution: UpsertResolution } | undefined {
+export function resolutionOf(
+  header: string | string[] | undefined,
+): { token: string; resolution: UpsertResolution } | undefined {
   if (header === undefined) return undefined;
   for (const part of (Array.isArray(header) ? header.join(',') : header).split(/[,;]/)) {
     const [name, value] = part.split('=').map((s) => s.trim().toLowerCase());
@@ -73,16 +78,29 @@ export function resolutionOf(header: string | string[] | undefined): { token: st
  * if ('fault' in conflict) return badRequest(reply, conflict.fault);
  * ```
  */
-export function conflictKey(entity: Entity, given: unknown, preference: unknown): { key: readonly string[] } | { fault: InvalidParameter } {
+export function conflictKey(
+  entity: Entity,
+  given: unknown,
+  preference: unknown,
+): { key: readonly string[] } | { fault: InvalidParameter } {
   const first = (entity.unique[0] ?? []) as readonly string[];
   if (given === undefined) return { key: first };
-  const fault = (detail: string) => ({ fault: { in: 'querystring' as const, name: ON_CONFLICT, detail } });
-  if (entity.unique.length === 0) return fault(`names a unique key, but ${entity.name} declares none; nothing was written`);
-  if (preference === undefined) return fault('applies to an upsert: send Prefer: resolution=merge-duplicates or resolution=ignore-duplicates with it; nothing was written');
+  const fault = (detail: string) => ({
+    fault: { in: 'querystring' as const, name: ON_CONFLICT, detail },
+  });
+  if (entity.unique.length === 0)
+    return fault(`names a unique key, but ${entity.name} declares none; nothing was written`);
+  if (preference === undefined)
+    return fault(
+      'applies to an upsert: send Prefer: resolution=merge-duplicates or resolution=ignore-duplicates with it; nothing was written',
+    );
   const fields = typeof given === 'string' ? given.split(',').map((f) => f.trim()) : [];
   const wanted = [...fields].sort().join(',');
   const key = entity.unique.find((k) => [...k].sort().join(',') === wanted);
-  if (!key) return fault(`must name one unique key of ${entity.name}, its fields comma-separated: ${entity.unique.map((k) => k.join(',')).join(' or ')}; nothing was written`);
+  if (!key)
+    return fault(
+      `must name one unique key of ${entity.name}, its fields comma-separated: ${entity.unique.map((k) => k.join(',')).join(' or ')}; nothing was written`,
+    );
   return { key };
 }
 
@@ -95,23 +113,45 @@ export function conflictKey(entity: Entity, given: unknown, preference: unknown)
  * if (preference) return planUpsert(createCall, rows, false, preference);
  * ```
  */
-export function planUpsert(c: CreateCall, rows: Record<string, unknown>[], single: boolean, preference: UpsertPreference): CreatePlan | undefined {
+export function planUpsert(
+  c: CreateCall,
+  rows: Record<string, unknown>[],
+  single: boolean,
+  preference: UpsertPreference,
+): CreatePlan | undefined {
   const { entity, repository, authz, outcomes } = c.context;
   const { token, resolution, key } = preference;
   for (let i = 0; i < rows.length; i++) {
-    const missing = key.find((name) => (rows[i] as Record<string, unknown>)[name] === undefined || (rows[i] as Record<string, unknown>)[name] === null);
+    const missing = key.find(
+      (name) =>
+        (rows[i] as Record<string, unknown>)[name] === undefined ||
+        (rows[i] as Record<string, unknown>)[name] === null,
+    );
     if (missing !== undefined) {
-      badRequest(c.reply, { in: 'body', name: single ? missing : `[${i}].${missing}`, detail: `is required for an upsert: it is part of the unique key (${key.join(', ')}) rows are matched on` });
+      badRequest(c.reply, {
+        in: 'body',
+        name: single ? missing : `[${i}].${missing}`,
+        detail: `is required for an upsert: it is part of the unique key (${key.join(', ')}) rows are matched on`,
+      });
       return undefined;
     }
   }
-  if (!authz.mayWriteRows(c.request, c.reply, rows, single ? () => '' : undefined)) return undefined;
+  if (!authz.mayWriteRows(c.request, c.reply, rows, single ? () => '' : undefined))
+    return undefined;
   // The key is part of what an Idempotency-Key covers: the same rows matched on another key are another request.
   const extra = key === entity.unique[0] ? resolution : { resolution, key };
   return {
     body: single ? (rows[0] as Record<string, unknown>) : rows,
     extra,
     serializeAsJson: true,
-    create: async () => outcomes((await repository.upsertMany(rows, { resolution, key, ...c.options })).map((r) => ({ row: c.shown(r.row), outcome: r.outcome })), token, single),
+    create: async () =>
+      outcomes(
+        (await repository.upsertMany(rows, { resolution, key, ...c.options })).map((r) => ({
+          row: c.shown(r.row),
+          outcome: r.outcome,
+        })),
+        token,
+        single,
+      ),
   };
 }

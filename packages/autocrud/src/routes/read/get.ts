@@ -20,28 +20,43 @@ function getSchema(context: RowContext, needs: GetNeeds): Record<string, unknown
     summary: openapiText.get.summary(entity),
     params,
     // Not closed (additionalProperties): a read by key has always ignored other parameters (cache busters).
-    querystring: { type: 'object', properties: { fields: fieldsParameter(entity), ...needs.includeQuery } },
+    querystring: {
+      type: 'object',
+      properties: { fields: fieldsParameter(entity), ...needs.includeQuery },
+    },
     ...(version === undefined ? {} : { headers: ifNoneMatchHeaders(entity) }),
     ...authz.schema(CrudOperations.Get),
     response: {
       200: rowResponse(context, openapiText.get.ok(entity)),
-      ...(version === undefined ? {} : { 304: { description: openapiText.get.notModified, ...rowHeaders, type: 'null' } }),
+      ...(version === undefined
+        ? {}
+        : { 304: { description: openapiText.get.notModified, ...rowHeaders, type: 'null' } }),
       ...byKeyResponses(context),
     },
   };
 }
 
-function getHandler({ entity, repository, authz, keyOf, etag }: RowContext, { includes }: GetNeeds) {
+function getHandler(
+  { entity, repository, authz, keyOf, etag }: RowContext,
+  { includes }: GetNeeds,
+) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const asked = (request.query as { fields?: string }).fields;
-    const only = asked === undefined ? undefined : readFields(entity, asked, authz.hiddenOf(request));
+    const only =
+      asked === undefined ? undefined : readFields(entity, asked, authz.hiddenOf(request));
     if (only && 'detail' in only) return badRequest(reply, only);
-    const included = includes.length > 0 ? readIncludes(includes, request.query as Record<string, unknown>) : undefined;
+    const included =
+      includes.length > 0
+        ? readIncludes(includes, request.query as Record<string, unknown>)
+        : undefined;
     if (included && 'detail' in included) return badRequest(reply, included);
     const call = authz.call(request, reply);
     const scoped = included ? await authz.includes(request, reply, included) : undefined;
     if (scoped === false) return reply;
-    const row = await repository.get(keyOf(request), scoped ? { ...call, include: scoped.nodes } : call);
+    const row = await repository.get(
+      keyOf(request),
+      scoped ? { ...call, include: scoped.nodes } : call,
+    );
     if (!row) return notFound(reply, entity, keyOf(request));
     // The ETag is the row's version: an answer that includes other rows has none (docs/decisions.md, "AutoCrud includes").
     if (included && scoped) {

@@ -44,6 +44,14 @@ export function listRoute(context: RouteContext, needs: ListNeeds): RouteOptions
     method: 'GET',
     url: '',
     schema: documented(listSchema(context, needs)),
-    handler: listHandler({ entity, filters, limits: needs.limits, repository, cursors: needs.cursors, includes, ...(authz.accessOf ? { accessOf: authz.accessOf } : {}) }),
+    handler: listHandler({
+      entity,
+      filters,
+      limits: needs.limits,
+      repository,
+      cursors: needs.cursors,
+      includes,
+      ...(authz.accessOf ? { accessOf: authz.accessOf } : {}),
+    }),
   };
 }

@@ -10,7 +10,10 @@ import { documented, type WriteContext } from '../route-context.js';
 import { batchPatchName, ref } from '../schemas.js';
 import type { CrudRouteSettings } from '../settings.js';
 
-function bulkPatchSchema(context: WriteContext, row: Record<string, unknown>): Record<string, unknown> {
+function bulkPatchSchema(
+  context: WriteContext,
+  row: Record<string, unknown>,
+): Record<string, unknown> {
   const { entity, authz, requireIfMatch } = context;
   return {
     summary: openapiText.bulkPatch.summary(entity),
@@ -18,21 +21,48 @@ function bulkPatchSchema(context: WriteContext, row: Record<string, unknown>): R
     consumes: ['application/json', MERGE_PATCH],
     body: rowsSchema(row, false),
     ...authz.schema(CrudOperations.Patch),
-    response: { 200: { description: openapiText.bulkPatch.ok(entity), type: 'array', items: ref(entity.name) }, ...writeResponses(context, true) },
+    response: {
+      200: {
+        description: openapiText.bulkPatch.ok(entity),
+        type: 'array',
+        items: ref(entity.name),
+      },
+      ...writeResponses(context, true),
+    },
   };
 }
 
 function bulkPatchHandler({ entity, repository, authz, requireIfMatch }: WriteContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const changes = readChanges(entity, reply, request.body as Record<string, unknown>[], requireIfMatch);
+    const changes = readChanges(
+      entity,
+      reply,
+      request.body as Record<string, unknown>[],
+      requireIfMatch,
+    );
     if (!changes) return reply;
     // A row writing what the caller may not is a 403 naming it; a row outside the scope is missing (404 naming it): nothing written.
-    if (!authz.mayWriteRows(request, reply, changes.map((c) => c.patch))) return reply;
+    if (
+      !authz.mayWriteRows(
+        request,
+        reply,
+        changes.map((c) => c.patch),
+      )
+    )
+      return reply;
     try {
-      const rows = await repository.patchMany(changes, writeOptions(repository.recordsChanges, request, reply, authz.call(request, reply)));
+      const rows = await repository.patchMany(
+        changes,
+        writeOptions(repository.recordsChanges, request, reply, authz.call(request, reply)),
+      );
       return authz.accessOf ? rows.map((r) => authz.shown(request, r)) : rows;
     } catch (err) {
-      return sendBatchProblem(reply, entity, err, changes.map((c) => c.key));
+      return sendBatchProblem(
+        reply,
+        entity,
+        err,
+        changes.map((c) => c.key),
+      );
     }
   };
 }
@@ -46,7 +76,10 @@ function bulkPatchHandler({ entity, repository, authz, requireIfMatch }: WriteCo
  * if (allows(operations, CrudOperations.Patch)) routes.push(bulkPatchRoute(context, settings.validation));
  * ```
  */
-export function bulkPatchRoute(context: WriteContext, validation: CrudRouteSettings['validation']): RouteOptions {
+export function bulkPatchRoute(
+  context: WriteContext,
+  validation: CrudRouteSettings['validation'],
+): RouteOptions {
   const row = ref(batchPatchName(context.entity));
   return {
     ...context.common,

@@ -18,8 +18,13 @@ import { ifMatchHeaders } from '../answer-schemas.js';
  * const schema = { params, ...conditionalHeaders(context), body };
  * ```
  */
-export function conditionalHeaders({ entity, requireIfMatch }: WriteContext): Record<string, unknown> {
-  return entity.version !== undefined || requireIfMatch ? { headers: ifMatchHeaders(entity, requireIfMatch) } : {};
+export function conditionalHeaders({
+  entity,
+  requireIfMatch,
+}: WriteContext): Record<string, unknown> {
+  return entity.version !== undefined || requireIfMatch
+    ? { headers: ifMatchHeaders(entity, requireIfMatch) }
+    : {};
 }
 
 /**
@@ -32,7 +37,10 @@ export function conditionalHeaders({ entity, requireIfMatch }: WriteContext): Re
  * ```
  */
 export function rowWriteResponses(context: WriteContext): Record<number, unknown> {
-  return { 200: rowResponse(context, openapiText.writeByKey.ok(context.entity)), ...writeResponses(context, true) };
+  return {
+    200: rowResponse(context, openapiText.writeByKey.ok(context.entity)),
+    ...writeResponses(context, true),
+  };
 }
 
 /**
@@ -44,7 +52,14 @@ export function rowWriteResponses(context: WriteContext): Record<number, unknown
  * const handler = writeByKey(context, (key, body, options) => repository.update(key, body, options));
  * ```
  */
-export function writeByKey(context: WriteContext, write: (key: unknown, body: Readonly<Record<string, unknown>>, options: WriteOptions) => Promise<Row | undefined>) {
+export function writeByKey(
+  context: WriteContext,
+  write: (
+    key: unknown,
+    body: Readonly<Record<string, unknown>>,
+    options: WriteOptions,
+  ) => Promise<Row | undefined>,
+) {
   const { entity, repository, authz, keyOf, etag, condition, bodyOf } = context;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const body = bodyOf(request, reply);
@@ -52,7 +67,10 @@ export function writeByKey(context: WriteContext, write: (key: unknown, body: Re
     const call = authz.call(request, reply);
     const options = await condition(request, reply, call);
     if (!options) return reply;
-    const row = await write(keyOf(request), body, { ...options, ...writeOptions(repository.recordsChanges, request, reply, call) });
+    const row = await write(keyOf(request), body, {
+      ...options,
+      ...writeOptions(repository.recordsChanges, request, reply, call),
+    });
     if (!row) return notFound(reply, entity, keyOf(request));
     if (etag) reply.header('etag', etag(row));
     return authz.shown(request, row);

@@ -15,7 +15,10 @@ function deleteSchema(context: WriteContext): Record<string, unknown> {
     params,
     ...conditionalHeaders(context),
     ...authz.schema(CrudOperations.Delete),
-    response: { 204: { description: openapiText.delete.noContent, type: 'null' }, ...writeResponses(context, false) },
+    response: {
+      204: { description: openapiText.delete.noContent, type: 'null' },
+      ...writeResponses(context, false),
+    },
   };
 }
 
@@ -24,7 +27,13 @@ function deleteHandler({ entity, repository, authz, keyOf, condition }: WriteCon
     const call = authz.call(request, reply);
     const options = await condition(request, reply, call);
     if (!options) return reply;
-    if (!(await repository.delete(keyOf(request), { ...options, ...writeOptions(repository.recordsChanges, request, reply, call) }))) return notFound(reply, entity, keyOf(request));
+    if (
+      !(await repository.delete(keyOf(request), {
+        ...options,
+        ...writeOptions(repository.recordsChanges, request, reply, call),
+      }))
+    )
+      return notFound(reply, entity, keyOf(request));
     return reply.code(204).send();
   };
 }

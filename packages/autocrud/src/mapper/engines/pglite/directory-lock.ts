@@ -5,7 +5,14 @@
 // O_EXCL, naming the process that holds it, removed on close and on exit; a lock whose process is
 // gone (killed, crashed, rebooted) is taken over. See docs/decisions.md ("The PGlite directory lock").
 import { randomUUID } from 'node:crypto';
-import { readFileSync, readlinkSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  readFileSync,
+  readlinkSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { KitError } from '@kit/core';
@@ -64,7 +71,13 @@ function me(): Omit<LockHolder, 'since' | 'token'> {
     } catch {
       pidNamespace = undefined;
     }
-    self = { pid: process.pid, host: os.hostname(), bootId: read('/proc/sys/kernel/random/boot_id')?.trim(), pidNamespace, started: startedOf('self') };
+    self = {
+      pid: process.pid,
+      host: os.hostname(),
+      bootId: read('/proc/sys/kernel/random/boot_id')?.trim(),
+      pidNamespace,
+      started: startedOf('self'),
+    };
   }
   return self;
 }
@@ -76,7 +89,11 @@ let exitHook = false;
 function parse(text: string | undefined): LockHolder | undefined {
   try {
     const value = JSON.parse(text ?? '') as Partial<LockHolder>;
-    return typeof value.pid === 'number' && typeof value.token === 'string' && typeof value.host === 'string' ? (value as LockHolder) : undefined;
+    return typeof value.pid === 'number' &&
+      typeof value.token === 'string' &&
+      typeof value.host === 'string'
+      ? (value as LockHolder)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -85,7 +102,9 @@ function parse(text: string | undefined): LockHolder | undefined {
 /** Whether `holder`'s pid names a process here: the same machine and pid namespace (Linux), or the same host name where there is no /proc. */
 function samePids(holder: LockHolder): boolean {
   const mine = me();
-  return mine.bootId !== undefined && holder.bootId !== undefined ? holder.bootId === mine.bootId && holder.pidNamespace === mine.pidNamespace : holder.host === mine.host;
+  return mine.bootId !== undefined && holder.bootId !== undefined
+    ? holder.bootId === mine.bootId && holder.pidNamespace === mine.pidNamespace
+    : holder.host === mine.host;
 }
 
 /** Whether the process that wrote `holder` is still running; `ageMs` is how long ago the lock was last touched. */
@@ -104,12 +123,23 @@ function alive(holder: LockHolder, ageMs: number): boolean {
     return started === undefined || started === holder.started;
   }
   // This host rebooted since: nothing of before runs.
-  if (holder.host === mine.host && holder.bootId !== undefined && mine.bootId !== undefined && holder.bootId !== mine.bootId) return false;
+  if (
+    holder.host === mine.host &&
+    holder.bootId !== undefined &&
+    mine.bootId !== undefined &&
+    holder.bootId !== mine.bootId
+  )
+    return false;
   // Another machine or container: its pids mean nothing here; its heartbeat says whether it runs.
   return ageMs < ABANDONED_AFTER_MS;
 }
 
-function lockedError(target: string, file: string, holder: LockHolder | undefined, ageMs: number): KitError {
+function lockedError(
+  target: string,
+  file: string,
+  holder: LockHolder | undefined,
+  ageMs: number,
+): KitError {
   const rule = 'PGlite runs in one process per directory: a second one would corrupt it.';
   if (holder && held.get(file)?.token === holder.token) {
     return new KitError(
@@ -117,8 +147,13 @@ function lockedError(target: string, file: string, holder: LockHolder | undefine
       `${target} is already open in this process (pid ${process.pid}), by another addKitAutoCrud or an app not closed yet. ${rule} Close the other app first, or give this one another directory.`,
     );
   }
-  const who = holder ? `process ${holder.pid} on host ${holder.host} (since ${holder.since})` : 'a process that is just starting';
-  const abandoned = holder && !samePids(holder) ? ` A lock of another machine or container is taken over after ${ABANDONED_AFTER_MS / 1000} s without its heartbeat (last ${Math.round(ageMs / 1000)} s ago).` : '';
+  const who = holder
+    ? `process ${holder.pid} on host ${holder.host} (since ${holder.since})`
+    : 'a process that is just starting';
+  const abandoned =
+    holder && !samePids(holder)
+      ? ` A lock of another machine or container is taken over after ${ABANDONED_AFTER_MS / 1000} s without its heartbeat (last ${Math.round(ageMs / 1000)} s ago).`
+      : '';
   return new KitError(
     'KIT_ERR_AUTOCRUD_LOCKED',
     `${target} is in use by ${who}. ${rule} Stop that process, or give this one another directory. The lock is ${file}; a lock left by a process that died is taken over by the next start.${abandoned}`,
@@ -172,14 +207,22 @@ function release(file: string): void {
 export function lockDirectory(directory: string, target: string): DirectoryLock {
   const file = path.join(directory, LOCK_FILE);
   const token = randomUUID();
-  const content = JSON.stringify({ ...me(), since: new Date().toISOString(), token } satisfies LockHolder);
+  const content = JSON.stringify({
+    ...me(),
+    since: new Date().toISOString(),
+    token,
+  } satisfies LockHolder);
   for (let attempt = 0; attempt < 5; attempt++) {
     if (held.has(file)) throw lockedError(target, file, parse(read(file)), 0);
     try {
       writeFileSync(file, content, { flag: 'wx' });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', `${target}: cannot create the lock file ${file} (${(err as Error).message}); PGlite needs a directory it can write.`, { cause: err });
+        throw new KitError(
+          'KIT_ERR_AUTOCRUD_ENGINE',
+          `${target}: cannot create the lock file ${file} (${(err as Error).message}); PGlite needs a directory it can write.`,
+          { cause: err },
+        );
       }
       const seen = read(file);
       if (seen === undefined) continue;
@@ -210,5 +253,8 @@ export function lockDirectory(directory: string, target: string): DirectoryLock 
     }
     return { file, release: () => release(file) };
   }
-  throw new KitError('KIT_ERR_AUTOCRUD_LOCKED', `${target}: could not take the lock ${file}: other processes keep taking it over at the same time. Start one process per directory.`);
+  throw new KitError(
+    'KIT_ERR_AUTOCRUD_LOCKED',
+    `${target}: could not take the lock ${file}: other processes keep taking it over at the same time. Start one process per directory.`,
+  );
 }

@@ -17,7 +17,11 @@ const REASONS: Readonly<Record<string, string>> = {
 };
 
 function unusable(target: string, what: string, cause?: unknown): KitError {
-  return new KitError('KIT_ERR_AUTOCRUD_ENGINE', `PGlite cannot use ${target}: ${what}.`, cause === undefined ? undefined : { cause });
+  return new KitError(
+    'KIT_ERR_AUTOCRUD_ENGINE',
+    `PGlite cannot use ${target}: ${what}.`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function reasonOf(err: unknown): string {
@@ -38,13 +42,20 @@ export function claimDirectory(directory: string, target: string): DirectoryLock
     throw unusable(target, reasonOf(err), err);
   }
   if (stat && !stat.isDirectory()) {
-    throw unusable(target, `${directory} is a ${stat.isFile() ? 'regular file' : 'special file'}, not a directory. PGlite keeps its database in a directory (created when missing): name one`);
+    throw unusable(
+      target,
+      `${directory} is a ${stat.isFile() ? 'regular file' : 'special file'}, not a directory. PGlite keeps its database in a directory (created when missing): name one`,
+    );
   }
   if (!stat) {
     try {
       mkdirSync(directory, { recursive: true });
     } catch (err) {
-      throw unusable(target, `the directory ${directory} cannot be created (${reasonOf(err)})`, err);
+      throw unusable(
+        target,
+        `the directory ${directory} cannot be created (${reasonOf(err)})`,
+        err,
+      );
     }
   }
   try {
@@ -56,7 +67,9 @@ export function claimDirectory(directory: string, target: string): DirectoryLock
   const lock = lockDirectory(directory, target);
   try {
     const entries = readdirSync(directory);
-    const foreign = entries.filter((name) => name !== LOCK_FILE && name !== 'lost+found' && !name.startsWith('.'));
+    const foreign = entries.filter(
+      (name) => name !== LOCK_FILE && name !== 'lost+found' && !name.startsWith('.'),
+    );
     if (!entries.includes('PG_VERSION') && foreign.length > 0) {
       throw unusable(
         target,

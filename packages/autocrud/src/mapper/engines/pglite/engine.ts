@@ -1,6 +1,12 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { KitError } from '@kit/core';
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+} from 'kysely';
 import type { DirectoryLock } from './directory-lock.js';
 import { classifySqlState, type DynamicDatabase, type Engine } from '../../sql/engine.js';
 import { DatabaseBusyError, DatabaseUnavailableError } from '../../errors.js';
@@ -42,9 +48,16 @@ class SingleSessionPool implements PostgresPool {
   constructor(run: Run, acquireTimeoutMs: number) {
     this.queue = new SessionQueue(acquireTimeoutMs);
     const client = {
-      query: async <R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> => {
+      query: async <R>(
+        sql: string,
+        parameters: ReadonlyArray<unknown>,
+      ): Promise<PostgresQueryResult<R>> => {
         const result = await run(sql, parameters);
-        return { command: (result.command ?? 'SELECT') as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? result.rows.length, rows: result.rows as R[] };
+        return {
+          command: (result.command ?? 'SELECT') as PostgresQueryResult<R>['command'],
+          rowCount: result.rowCount ?? result.rows.length,
+          rows: result.rows as R[],
+        };
       },
       release: () => this.queue.release(),
     };
@@ -68,7 +81,11 @@ class SingleSessionPool implements PostgresPool {
  * instance the host made, the engine uses it on the host's thread, does not lock its directory,
  * and leaves closing it to the host.
  */
-export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' }>, instance: PGlite | undefined, settings: PGliteSettings): Engine {
+export function pgliteEngine(
+  target: Extract<ConnectionTarget, { kind: 'pglite' }>,
+  instance: PGlite | undefined,
+  settings: PGliteSettings,
+): Engine {
   let thread: PGliteThread | undefined;
   let starting: Promise<void> | undefined;
   let lock: DirectoryLock | undefined;
@@ -77,7 +94,11 @@ export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' 
   const run: Run = instance
     ? async (sql, parameters) => {
         const result = await instance.query(sql, [...parameters]);
-        return { command: result.command, rowCount: result.affectedRows, rows: result.rows as unknown[] };
+        return {
+          command: result.command,
+          rowCount: result.affectedRows,
+          rows: result.rows as unknown[],
+        };
       }
     : (sql, parameters) => {
         if (!thread) return Promise.reject(new DatabaseUnavailableError('not started'));
@@ -90,7 +111,9 @@ export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' 
     const { directory } = target;
     if (thread?.stopped !== undefined && directory === undefined) {
       // A new in-memory database would be an empty one: refusing keeps that visible.
-      throw new DatabaseUnavailableError(`the in-memory PGlite stopped (${thread.stopped}) and its data is gone; restart the service`);
+      throw new DatabaseUnavailableError(
+        `the in-memory PGlite stopped (${thread.stopped}) and its data is gone; restart the service`,
+      );
     }
     if (directory !== undefined) lock ??= claimDirectory(directory, target.redacted);
     try {
@@ -117,7 +140,11 @@ export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' 
         try {
           return await instance.waitReady;
         } catch (err) {
-          throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', `PGlite could not start (${target.redacted}): ${describeError(err)}`, { cause: err });
+          throw new KitError(
+            'KIT_ERR_AUTOCRUD_ENGINE',
+            `PGlite could not start (${target.redacted}): ${describeError(err)}`,
+            { cause: err },
+          );
         }
       }
       if (thread && thread.stopped === undefined) return;
@@ -131,7 +158,11 @@ export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' 
       try {
         await run('select 1', []);
       } catch (err) {
-        throw err instanceof KitError ? err : new DatabaseUnavailableError(closed ? 'closed' : (thread?.stopped ?? 'no answer'), { cause: err });
+        throw err instanceof KitError
+          ? err
+          : new DatabaseUnavailableError(closed ? 'closed' : (thread?.stopped ?? 'no answer'), {
+              cause: err,
+            });
       } finally {
         pool.queue.release();
       }
@@ -139,10 +170,17 @@ export function pgliteEngine(target: Extract<ConnectionTarget, { kind: 'pglite' 
     classify(err) {
       if (err instanceof DatabaseBusyError) return 'busy';
       const code = (err as { code?: unknown } | null)?.code;
-      if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return classifySqlState(code) ?? 'other';
-      return err instanceof DatabaseUnavailableError || instance?.closed || thread?.stopped !== undefined || closed ? 'unavailable' : 'other';
+      if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
+        return classifySqlState(code) ?? 'other';
+      return err instanceof DatabaseUnavailableError ||
+        instance?.closed ||
+        thread?.stopped !== undefined ||
+        closed
+        ? 'unavailable'
+        : 'other';
     },
-    reason: () => (closed ? 'closed' : (thread?.stopped ?? (instance?.closed ? 'closed' : 'not started'))),
+    reason: () =>
+      closed ? 'closed' : (thread?.stopped ?? (instance?.closed ? 'closed' : 'not started')),
     async close() {
       if (closed) return;
       closed = true;

@@ -15,13 +15,21 @@ export interface WorkerQuery {
 }
 
 /** A driver error, as plain fields (SQLSTATE `code`, `detail`, `constraint`, …) the thread rebuilds an Error from. */
-export type ErrorFields = { readonly message: string; readonly name: string } & Readonly<Record<string, string | number | undefined>>;
+export type ErrorFields = { readonly message: string; readonly name: string } & Readonly<
+  Record<string, string | number | undefined>
+>;
 
 /** What the worker posts back. */
 export type WorkerMessage =
   | { readonly kind: 'ready'; readonly snapshot: 'loaded' | 'saved' | 'none'; readonly ms: number }
   | { readonly kind: 'failed'; readonly error: ErrorFields; readonly stderr: readonly string[] }
-  | { readonly kind: 'result'; readonly id: number; readonly command: string | undefined; readonly rowCount: number | undefined; readonly rows: unknown[] }
+  | {
+      readonly kind: 'result';
+      readonly id: number;
+      readonly command: string | undefined;
+      readonly rowCount: number | undefined;
+      readonly rows: unknown[];
+    }
   | { readonly kind: 'error'; readonly id: number; readonly error: ErrorFields };
 
 /**
@@ -33,7 +41,11 @@ export function describeError(err: unknown): string {
   if (typeof err === 'object' && err !== null) {
     const { message, name, errno, code } = err as Record<string, unknown>;
     if (typeof message === 'string' && message !== '') return message;
-    const parts = [typeof name === 'string' ? name : 'error', typeof code === 'string' ? code : undefined, typeof errno === 'number' ? `errno ${errno}` : undefined];
+    const parts = [
+      typeof name === 'string' ? name : 'error',
+      typeof code === 'string' ? code : undefined,
+      typeof errno === 'number' ? `errno ${errno}` : undefined,
+    ];
     return parts.filter((p) => p !== undefined).join(' ');
   }
   return String(err);
@@ -43,8 +55,13 @@ export function describeError(err: unknown): string {
 export function errorFields(err: unknown): ErrorFields {
   const fields: Record<string, string | number | undefined> = {};
   if (typeof err === 'object' && err !== null) {
-    for (const [key, value] of Object.entries(err)) if (typeof value === 'string' || typeof value === 'number') fields[key] = value;
+    for (const [key, value] of Object.entries(err))
+      if (typeof value === 'string' || typeof value === 'number') fields[key] = value;
   }
   const name = (err as { name?: unknown } | null)?.name;
-  return { ...fields, name: typeof name === 'string' ? name : 'Error', message: describeError(err) };
+  return {
+    ...fields,
+    name: typeof name === 'string' ? name : 'Error',
+    message: describeError(err),
+  };
 }

@@ -20,8 +20,17 @@ export async function snapshotFile(): Promise<string | undefined> {
     // …/node_modules/@electric-sql/pglite/dist/index.js
     const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
     const packageDir = path.resolve(path.dirname(entry), '..');
-    const { version } = JSON.parse(await readFile(path.join(packageDir, 'package.json'), 'utf8')) as { version: string };
-    return path.join(packageDir, '..', '..', '.cache', 'kit-autocrud', `pglite-${version}-initdb.tar.gz`);
+    const { version } = JSON.parse(
+      await readFile(path.join(packageDir, 'package.json'), 'utf8'),
+    ) as { version: string };
+    return path.join(
+      packageDir,
+      '..',
+      '..',
+      '.cache',
+      'kit-autocrud',
+      `pglite-${version}-initdb.tar.gz`,
+    );
   } catch {
     return undefined;
   }
@@ -72,7 +81,9 @@ async function discardSnapshot(file: string): Promise<void> {
  * cluster is then saved for the next start. `snapshot` says which (`none`: initdb, and the cache
  * could not be written). Used by the worker thread, and by the tests that open a PGlite of their own.
  */
-export async function startInMemory(options: PGliteOptions): Promise<{ db: PGlite; snapshot: 'loaded' | 'saved' | 'none' }> {
+export async function startInMemory(
+  options: PGliteOptions,
+): Promise<{ db: PGlite; snapshot: 'loaded' | 'saved' | 'none' }> {
   const file = await snapshotFile();
   const archive = file === undefined ? undefined : await readSnapshot(file);
   if (archive !== undefined) {
@@ -87,7 +98,9 @@ export async function startInMemory(options: PGliteOptions): Promise<{ db: PGlit
   const db = new PGlite(options);
   await db.waitReady;
   // Before any table exists: the tarball is initdb's cluster and nothing else.
-  const saved = file !== undefined && (await writeSnapshot(file, new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer())));
+  const saved =
+    file !== undefined &&
+    (await writeSnapshot(file, new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer())));
   return { db, snapshot: saved ? 'saved' : 'none' };
 }
 
@@ -98,7 +111,10 @@ export async function startInMemory(options: PGliteOptions): Promise<{ db: PGlit
  * or initdb). A load that fails removes what it wrote, and initdb runs instead (the archive passed
  * gzip's checksum, so the cause is more likely the directory, which initdb will then name).
  */
-export async function startInDirectory(directory: string, options: PGliteOptions): Promise<{ db: PGlite; snapshot: 'loaded' | 'none' }> {
+export async function startInDirectory(
+  directory: string,
+  options: PGliteOptions,
+): Promise<{ db: PGlite; snapshot: 'loaded' | 'none' }> {
   if (!existsSync(path.join(directory, 'PG_VERSION'))) {
     const file = await snapshotFile();
     const archive = file === undefined ? undefined : await readSnapshot(file);
@@ -109,7 +125,11 @@ export async function startInDirectory(directory: string, options: PGliteOptions
         await db.waitReady;
         return { db, snapshot: 'loaded' };
       } catch {
-        await Promise.all(readdirSync(directory).filter((name) => !before.has(name)).map((name) => rm(path.join(directory, name), { recursive: true, force: true })));
+        await Promise.all(
+          readdirSync(directory)
+            .filter((name) => !before.has(name))
+            .map((name) => rm(path.join(directory, name), { recursive: true, force: true })),
+        );
       }
     }
   }

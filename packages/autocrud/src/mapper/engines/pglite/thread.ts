@@ -32,7 +32,10 @@ function workerEntry(): { readonly entry: URL | string; readonly eval: boolean }
   if (here.endsWith('.ts')) {
     const source = new URL('./worker.ts', here).href;
     const tsx = import.meta.resolve('tsx/esm/api');
-    return { entry: `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`, eval: true };
+    return {
+      entry: `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`,
+      eval: true,
+    };
   }
   const beside = new URL('./worker.js', here);
   if (existsSync(fileURLToPath(beside))) return { entry: beside, eval: false };
@@ -69,14 +72,26 @@ export class PGliteThread {
    * Starts PGlite on `directory` (undefined: in memory) and resolves once it accepts statements.
    * Rejects with `KIT_ERR_AUTOCRUD_ENGINE` naming `target` and PostgreSQL's own reason.
    */
-  static start(directory: string | undefined, target: string): Promise<{ thread: PGliteThread; snapshot: string; ms: number }> {
+  static start(
+    directory: string | undefined,
+    target: string,
+  ): Promise<{ thread: PGliteThread; snapshot: string; ms: number }> {
     const { entry, eval: isCode } = workerEntry();
-    const worker = new Worker(entry, { eval: isCode, workerData: { directory } satisfies WorkerStart });
+    const worker = new Worker(entry, {
+      eval: isCode,
+      workerData: { directory } satisfies WorkerStart,
+    });
     const thread = new PGliteThread(worker);
     return new Promise((resolve, reject) => {
-      const fail = (reason: string, cause?: unknown) => reject(new KitError('KIT_ERR_AUTOCRUD_ENGINE', `PGlite could not start (${target}): ${reason}`, { cause }));
+      const fail = (reason: string, cause?: unknown) =>
+        reject(
+          new KitError('KIT_ERR_AUTOCRUD_ENGINE', `PGlite could not start (${target}): ${reason}`, {
+            cause,
+          }),
+        );
       const early = (err: Error) => fail(err.message, err);
-      const exited = (code: number) => fail(`its thread ended (exit code ${code}) before it was ready`);
+      const exited = (code: number) =>
+        fail(`its thread ended (exit code ${code}) before it was ready`);
       worker.on('error', early).on('exit', exited);
       worker.once('message', (message: WorkerMessage) => {
         worker.off('error', early).off('exit', exited);
@@ -85,9 +100,15 @@ export class PGliteThread {
           resolve({ thread, snapshot: message.snapshot, ms: message.ms });
           return;
         }
-        const reason = message.kind === 'failed' ? message.error.message : 'an unexpected first message';
+        const reason =
+          message.kind === 'failed' ? message.error.message : 'an unexpected first message';
         // PostgreSQL's FATAL and DETAIL lines say what is wrong with a directory (another version's files, damage).
-        const said = message.kind === 'failed' ? message.stderr.filter((line) => /\b(FATAL|PANIC|DETAIL|HINT):/.test(line)).map((line) => line.replace(/^.*?\b(FATAL|PANIC|DETAIL|HINT):\s*/, '$1: ')) : [];
+        const said =
+          message.kind === 'failed'
+            ? message.stderr
+                .filter((line) => /\b(FATAL|PANIC|DETAIL|HINT):/.test(line))
+                .map((line) => line.replace(/^.*?\b(FATAL|PANIC|DETAIL|HINT):\s*/, '$1: '))
+            : [];
         fail([reason, ...said].join('; '));
       });
     });
@@ -106,12 +127,15 @@ export class PGliteThread {
     });
     // PGlite's WASM aborting (out of memory, an internal error) ends the thread: what was asked of it fails, later calls too.
     this.#worker.on('error', (err) => this.#stop(`PGlite stopped: ${err.message}`));
-    this.#worker.on('exit', (code) => this.#stop(this.#closed ? 'closed' : `PGlite stopped (exit code ${code})`));
+    this.#worker.on('exit', (code) =>
+      this.#stop(this.#closed ? 'closed' : `PGlite stopped (exit code ${code})`),
+    );
   }
 
   #stop(reason: string): void {
     this.#stopped ??= reason;
-    for (const pending of this.#pending.values()) pending.reject(new DatabaseUnavailableError(this.#stopped));
+    for (const pending of this.#pending.values())
+      pending.reject(new DatabaseUnavailableError(this.#stopped));
     this.#pending.clear();
   }
 
@@ -122,7 +146,8 @@ export class PGliteThread {
 
   /** Runs one statement; rejects with the driver's error (SQLSTATE `code`), or `DatabaseUnavailableError` once the thread stopped. */
   query(sql: string, parameters: readonly unknown[]): Promise<ThreadResult> {
-    if (this.#stopped !== undefined) return Promise.reject(new DatabaseUnavailableError(this.#stopped));
+    if (this.#stopped !== undefined)
+      return Promise.reject(new DatabaseUnavailableError(this.#stopped));
     const id = this.#next++;
     // Ref'd only while a statement is out: an idle database does not keep the process alive, a query in flight does.
     if (this.#pending.size === 0) this.#worker.ref();

@@ -29,7 +29,10 @@ function post(message: WorkerMessage): void {
 
 async function start(): Promise<PGlite> {
   const began = performance.now();
-  const { db, snapshot } = directory === undefined ? await startInMemory(options) : await startInDirectory(directory, options);
+  const { db, snapshot } =
+    directory === undefined
+      ? await startInMemory(options)
+      : await startInDirectory(directory, options);
   post({ kind: 'ready', snapshot, ms: performance.now() - began });
   return db;
 }
@@ -51,7 +54,14 @@ port.on('message', (message: WorkerQuery | 'close') => {
   }
   // PGlite queues calls itself (runExclusive), one at a time, in order.
   db.query(message.sql, [...message.parameters]).then(
-    (result) => post({ kind: 'result', id: message.id, command: (result as { command?: string }).command, rowCount: result.affectedRows, rows: result.rows as unknown[] }),
+    (result) =>
+      post({
+        kind: 'result',
+        id: message.id,
+        command: (result as { command?: string }).command,
+        rowCount: result.affectedRows,
+        rows: result.rows as unknown[],
+      }),
     (err: unknown) => post({ kind: 'error', id: message.id, error: errorFields(err) }),
   );
 });

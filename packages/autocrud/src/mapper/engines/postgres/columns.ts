@@ -6,7 +6,24 @@ import { sql, type Expression, type RawBuilder } from 'kysely';
 import type { EntityField } from '../../../entity.js';
 import { ValueFault, type ValueKind } from '../../../values/kinds.js';
 import { canonicalDate, dateTimeFromIso } from '../../../values/time.js';
-import { asText, column, DECIMAL_ADVICE, decodeBoolean, decodeDecimal, decodeInt64, decodeInteger, decodeJson, decodeNumber, decodeStored, decodeText, DOUBLE_DIGITS, encodeJson, same, type ColumnCodec, type ColumnType } from '../../sql/columns.js';
+import {
+  asText,
+  column,
+  DECIMAL_ADVICE,
+  decodeBoolean,
+  decodeDecimal,
+  decodeInt64,
+  decodeInteger,
+  decodeJson,
+  decodeNumber,
+  decodeStored,
+  decodeText,
+  DOUBLE_DIGITS,
+  encodeJson,
+  same,
+  type ColumnCodec,
+  type ColumnType,
+} from '../../sql/columns.js';
 
 // PostgreSQL's JSON encoding writes timestamps and dates in ISO 8601 whatever the session's
 // DateStyle and TimeZone, and with their microseconds; a Date (pg's and PGlite's default parse)
@@ -19,12 +36,20 @@ const POSTGRES: Readonly<Record<ValueKind, ColumnCodec>> = {
   uuid: { read: column, decode: decodeStored('uuid', 'a lower-case UUID'), encode: same },
   'date-time': {
     read: (name) => sql`to_json(${sql.ref(name)} at time zone 'UTC') #>> '{}'`,
-    decode: (raw) => (typeof raw === 'string' ? dateTimeFromIso(raw) : undefined) ?? new ValueFault('holds a timestamp outside years 1 to 9999 (or infinity), which RFC 3339 cannot write'),
+    decode: (raw) =>
+      (typeof raw === 'string' ? dateTimeFromIso(raw) : undefined) ??
+      new ValueFault(
+        'holds a timestamp outside years 1 to 9999 (or infinity), which RFC 3339 cannot write',
+      ),
     encode: same,
   },
   date: {
     read: (name) => sql`to_json(${sql.ref(name)}) #>> '{}'`,
-    decode: (raw) => (typeof raw === 'string' ? canonicalDate(raw) : undefined) ?? new ValueFault('holds a date outside years 1 to 9999 (or infinity), which RFC 3339 cannot write'),
+    decode: (raw) =>
+      (typeof raw === 'string' ? canonicalDate(raw) : undefined) ??
+      new ValueFault(
+        'holds a date outside years 1 to 9999 (or infinity), which RFC 3339 cannot write',
+      ),
     encode: same,
   },
   decimal: { read: asText, decode: decodeDecimal, encode: same },
@@ -42,20 +67,24 @@ const POSTGRES: Readonly<Record<ValueKind, ColumnCodec>> = {
  * timestamp with its six fraction digits in UTC, int64 and decimal as their text, a JSON value
  * compact in jsonb's key order (Kit's, values/kinds.ts `canonicalJson`).
  */
-const POSTGRES_JSON: Readonly<Record<ValueKind, (value: Expression<unknown>) => RawBuilder<string>>> = {
+const POSTGRES_JSON: Readonly<
+  Record<ValueKind, (value: Expression<unknown>) => RawBuilder<string>>
+> = {
   integer: (v) => sql<string>`(${v})::text`,
   number: (v) =>
     sql<string>`(case when (${v})::float8 <> 0 and (abs((${v})::float8) >= 1e21 or abs((${v})::float8) < 1e-6) then regexp_replace((${v})::float8::text, 'e([+-])0*', 'e\\1') else to_jsonb((${v})::float8)::text end)`,
   boolean: (v) => sql<string>`(${v})::text`,
   string: (v) => sql<string>`to_json((${v})::text)::text`,
   uuid: (v) => sql<string>`to_json((${v})::text)::text`,
-  'date-time': (v) => sql<string>`('"' || to_char((${v}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '"')`,
+  'date-time': (v) =>
+    sql<string>`('"' || to_char((${v}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '"')`,
   date: (v) => sql<string>`('"' || to_char(${v}, 'YYYY-MM-DD') || '"')`,
   decimal: (v) => sql<string>`('"' || (${v})::text || '"')`,
   int64: (v) => sql<string>`('"' || (${v})::text || '"')`,
   // jsonb's text has a space after each `:` and `,` outside strings: each string token or other
   // character is kept, a space after one dropped (a string's own spaces are inside its token).
-  json: (v) => sql<string>`regexp_replace((${v})::text, '("(?:[^"\\\\]|\\\\.)*"|[^"]) ?', '\\1', 'g')`,
+  json: (v) =>
+    sql<string>`regexp_replace((${v})::text, '("(?:[^"\\\\]|\\\\.)*"|[^"]) ?', '\\1', 'g')`,
 };
 
 /**
@@ -79,8 +108,14 @@ export function jsonText(field: EntityField, value: Expression<unknown>): RawBui
  * const changed = differs(field, sql.ref('kit_old.price'), sql.ref('kit_new.price'));
  * ```
  */
-export function differs(field: EntityField, a: Expression<unknown>, b: Expression<unknown>): RawBuilder<boolean> {
-  return field.kind === 'decimal' ? sql<boolean>`((${a})::text is distinct from (${b})::text)` : sql<boolean>`((${a}) is distinct from (${b}))`;
+export function differs(
+  field: EntityField,
+  a: Expression<unknown>,
+  b: Expression<unknown>,
+): RawBuilder<boolean> {
+  return field.kind === 'decimal'
+    ? sql<boolean>`((${a})::text is distinct from (${b})::text)`
+    : sql<boolean>`((${a}) is distinct from (${b}))`;
 }
 
 const POSTGRES_DDL: Readonly<Record<ValueKind, string>> = {
@@ -105,7 +140,8 @@ const POSTGRES_DDL: Readonly<Record<ValueKind, string>> = {
  * ```
  */
 export function postgresColumnDdl(field: EntityField): string {
-  if (field.kind === 'decimal' && field.precision !== undefined) return `numeric(${field.precision}, ${field.scale ?? 0})`;
+  if (field.kind === 'decimal' && field.precision !== undefined)
+    return `numeric(${field.precision}, ${field.scale ?? 0})`;
   return POSTGRES_DDL[field.kind];
 }
 
@@ -158,14 +194,24 @@ function postgresAdvice(family: ColumnType['family']): string | undefined {
  * postgresRefusal(field, { declared: 'text', family: 'text' }); // undefined: text holds a string
  * ```
  */
-export function postgresRefusal(field: EntityField, column: ColumnType): string | false | undefined {
+export function postgresRefusal(
+  field: EntityField,
+  column: ColumnType,
+): string | false | undefined {
   const f = column.family;
   switch (field.kind) {
     case 'integer':
       if (f === 'integer' || (f === 'numeric' && column.scale === 0)) return undefined;
-      return f === 'numeric' || f === 'float' ? `it holds fractions: declare the field { type: 'number' }, or ${DECIMAL_ADVICE.slice('declare the field '.length)}` : (postgresAdvice(f) ?? false);
+      return f === 'numeric' || f === 'float'
+        ? `it holds fractions: declare the field { type: 'number' }, or ${DECIMAL_ADVICE.slice('declare the field '.length)}`
+        : (postgresAdvice(f) ?? false);
     case 'number':
-      if (f === 'integer' || f === 'float' || (f === 'numeric' && column.precision !== undefined && column.precision <= DOUBLE_DIGITS)) return undefined;
+      if (
+        f === 'integer' ||
+        f === 'float' ||
+        (f === 'numeric' && column.precision !== undefined && column.precision <= DOUBLE_DIGITS)
+      )
+        return undefined;
       return f === 'numeric'
         ? `a numeric ${column.precision === undefined ? 'without a precision' : `of ${column.precision} digits`} holds values a double (${DOUBLE_DIGITS} digits) cannot answer exactly: ${DECIMAL_ADVICE}, or constrain the column to numeric(p, s) with p <= ${DOUBLE_DIGITS}`
         : (postgresAdvice(f) ?? false);
@@ -173,7 +219,10 @@ export function postgresRefusal(field: EntityField, column: ColumnType): string 
       return f === 'boolean' ? undefined : (postgresAdvice(f) ?? false);
     case 'string':
       if (f === 'text' || f === 'enum') return undefined;
-      return postgresAdvice(f) ?? 'Kit answers text, varchar, char, citext and enum columns as plain strings; this type has a text form of its own: map the field to a text column (or a view that casts it)';
+      return (
+        postgresAdvice(f) ??
+        'Kit answers text, varchar, char, citext and enum columns as plain strings; this type has a text form of its own: map the field to a text column (or a view that casts it)'
+      );
     case 'uuid':
       return f === 'uuid' || f === 'text' ? undefined : (postgresAdvice(f) ?? false);
     case 'date-time':
@@ -186,7 +235,14 @@ export function postgresRefusal(field: EntityField, column: ColumnType): string 
     case 'decimal':
       return f === 'numeric' ? undefined : (postgresAdvice(f) ?? false);
     case 'int64':
-      if (f === 'integer' || (f === 'numeric' && column.scale === 0 && column.precision !== undefined && column.precision <= 18)) return undefined;
+      if (
+        f === 'integer' ||
+        (f === 'numeric' &&
+          column.scale === 0 &&
+          column.precision !== undefined &&
+          column.precision <= 18)
+      )
+        return undefined;
       return f === 'numeric' ? DECIMAL_ADVICE : (postgresAdvice(f) ?? false);
     case 'json':
       return f === 'jsonb' ? undefined : (postgresAdvice(f) ?? false);
@@ -201,7 +257,12 @@ export function postgresRefusal(field: EntityField, column: ColumnType): string 
  * postgresColumnType('numeric(10,2)', 'numeric', 'b', 655366); // { family: 'numeric', precision: 10, scale: 2 }
  * ```
  */
-export function postgresColumnType(declared: string, base: string, typtype: string, typmod: number): ColumnType {
+export function postgresColumnType(
+  declared: string,
+  base: string,
+  typtype: string,
+  typmod: number,
+): ColumnType {
   if (typtype === 'e') return { declared, family: 'enum' };
   switch (base) {
     case 'int2':
@@ -215,7 +276,12 @@ export function postgresColumnType(declared: string, base: string, typtype: stri
       if (typmod < 0) return { declared, family: 'numeric' };
       const packed = typmod - 4;
       // The scale is an 11-bit signed field since PostgreSQL 15 (numeric(3, -2)).
-      return { declared, family: 'numeric', precision: (packed >> 16) & 0xffff, scale: ((packed & 0x7ff) ^ 0x400) - 0x400 };
+      return {
+        declared,
+        family: 'numeric',
+        precision: (packed >> 16) & 0xffff,
+        scale: ((packed & 0x7ff) ^ 0x400) - 0x400,
+      };
     }
     case 'bool':
       return { declared, family: 'boolean' };

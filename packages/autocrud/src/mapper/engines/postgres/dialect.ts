@@ -1,5 +1,12 @@
 // PostgreSQL's SQL (PGlite speaks it too): what the rest of the mapper asks a dialect for.
-import { sql, type ColumnDefinitionBuilder, type Expression, type RawBuilder, type SqlBool, type TableMetadata } from 'kysely';
+import {
+  sql,
+  type ColumnDefinitionBuilder,
+  type Expression,
+  type RawBuilder,
+  type SqlBool,
+  type TableMetadata,
+} from 'kysely';
 import type { EntityField } from '../../../entity.js';
 import type { ColumnType } from '../../sql/columns.js';
 import type { LockableQuery, LockStrength, SqlDialect } from '../../sql/dialect.js';
@@ -7,7 +14,12 @@ import type { Db } from '../../sql/engine.js';
 import type { IncludeEmbedding } from '../../sql/embedding.js';
 import { postgresChanges } from './change-sql.js';
 import { postgresEmbedding } from './embed.js';
-import { postgresCodec, postgresColumnDdl, postgresColumnType, postgresRefusal } from './columns.js';
+import {
+  postgresCodec,
+  postgresColumnDdl,
+  postgresColumnType,
+  postgresRefusal,
+} from './columns.js';
 
 /**
  * Kit's advisory lock key for schema changes (an int8; Kysely's own Migrator uses another):
@@ -36,7 +48,15 @@ const UNICODE_CASE = sql.raw('"und-x-icu"');
  */
 async function columnTypes(db: Db, tables: readonly string[]): Promise<Map<string, ColumnType>> {
   const names = [...new Set(tables.map((t) => t.slice(t.indexOf('.') + 1)))];
-  const { rows } = await sql<{ schema: string; table: string; column: string; declared: string; base: string; typtype: string; typmod: number }>`
+  const { rows } = await sql<{
+    schema: string;
+    table: string;
+    column: string;
+    declared: string;
+    base: string;
+    typtype: string;
+    typmod: number;
+  }>`
     select n.nspname as schema, c.relname as table, a.attname as column, format_type(a.atttypid, a.atttypmod) as declared,
       coalesce(b.typname, t.typname) as base, coalesce(b.typtype, t.typtype) as typtype,
       case when t.typtype = 'd' then t.typtypmod else a.atttypmod end as typmod
@@ -46,7 +66,12 @@ async function columnTypes(db: Db, tables: readonly string[]): Promise<Map<strin
       join pg_catalog.pg_type t on t.oid = a.atttypid
       left join pg_catalog.pg_type b on t.typtype = 'd' and b.oid = t.typbasetype
     where a.attnum > 0 and not a.attisdropped and c.relname in (${sql.join(names)})`.execute(db);
-  return new Map(rows.map((r) => [`${r.schema}.${r.table}.${r.column}`, postgresColumnType(r.declared, r.base, r.typtype, Number(r.typmod))]));
+  return new Map(
+    rows.map((r) => [
+      `${r.schema}.${r.table}.${r.column}`,
+      postgresColumnType(r.declared, r.base, r.typtype, Number(r.typmod)),
+    ]),
+  );
 }
 
 // The dialect's embedding, made once on first use.
@@ -76,14 +101,17 @@ export const postgresDialect: SqlDialect = {
   // Names are exact once quoted, as Kysely quotes them.
   foldName: (name: string): string => name,
   // Unqualified: what the default search_path finds.
-  unqualified: (candidates: readonly TableMetadata[]): TableMetadata | undefined => candidates.find((t) => t.schema === 'public') ?? (candidates.length === 1 ? candidates[0] : undefined),
+  unqualified: (candidates: readonly TableMetadata[]): TableMetadata | undefined =>
+    candidates.find((t) => t.schema === 'public') ??
+    (candidates.length === 1 ? candidates[0] : undefined),
 
   keyColumn(column: ColumnDefinitionBuilder, field: EntityField): ColumnDefinitionBuilder {
     if (field.type === 'integer') return column.generatedByDefaultAsIdentity();
     if (field.type === 'string') return column.defaultTo(sql`gen_random_uuid()`);
     return column;
   },
-  serialKey: (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder => column.primaryKey().generatedByDefaultAsIdentity(),
+  serialKey: (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder =>
+    column.primaryKey().generatedByDefaultAsIdentity(),
   bigintType: 'bigint',
   /**
    * Two PostgreSQL sessions running the same `CREATE TABLE IF NOT EXISTS` at once do not both
@@ -100,7 +128,8 @@ export const postgresDialect: SqlDialect = {
 
   // With microseconds, the statement's own time: one stamp for every row a statement writes.
   clock: (): RawBuilder<unknown> => sql`statement_timestamp()`,
-  epochMs: (): RawBuilder<number> => sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`,
+  epochMs: (): RawBuilder<number> =>
+    sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`,
   /**
    * Case-sensitive: LIKE on the column's text, so that citext and enum columns behave as text
    * does. Case-insensitive: ILIKE under ICU's root collation, which maps letter by letter (simple
@@ -108,13 +137,26 @@ export const postgresDialect: SqlDialect = {
    */
   contains(column: string, pattern: unknown, insensitive: boolean): RawBuilder<boolean> {
     const ref = sql.ref(column);
-    return insensitive ? sql<boolean>`${ref}::text collate ${UNICODE_CASE} ilike ${pattern}` : sql<boolean>`${ref}::text like ${pattern}`;
+    return insensitive
+      ? sql<boolean>`${ref}::text collate ${UNICODE_CASE} ilike ${pattern}`
+      : sql<boolean>`${ref}::text like ${pattern}`;
   },
   containsPattern: (text: string): string => `%${escapeLike(text)}%`,
   bindList: (values: readonly unknown[]): unknown => values,
-  inList: (column: Expression<unknown>, list: unknown, elementType?: string): RawBuilder<SqlBool> =>
-    elementType === undefined ? sql<SqlBool>`${column} = any(${list})` : sql<SqlBool>`${column} = any(${list}::${sql.raw(elementType)}[])`,
-  lockRows: <Q extends LockableQuery<Q>>(query: Q, strength: LockStrength = 'update'): Q => (strength === 'update' ? query.forUpdate() : strength === 'share' ? query.forShare() : query.forKeyShare()),
+  inList: (
+    column: Expression<unknown>,
+    list: unknown,
+    elementType?: string,
+  ): RawBuilder<SqlBool> =>
+    elementType === undefined
+      ? sql<SqlBool>`${column} = any(${list})`
+      : sql<SqlBool>`${column} = any(${list}::${sql.raw(elementType)}[])`,
+  lockRows: <Q extends LockableQuery<Q>>(query: Q, strength: LockStrength = 'update'): Q =>
+    strength === 'update'
+      ? query.forUpdate()
+      : strength === 'share'
+        ? query.forShare()
+        : query.forKeyShare(),
 
   // xmax is 0 on a row version this transaction inserted (a row another transaction inserted meanwhile is an update).
   upsertInserted: sql<boolean>`xmax = 0`,

@@ -15,7 +15,13 @@ import { decodeRow } from '../../sql/decode.js';
 import type { EmbedNode, IncludeEmbedding } from '../../sql/embedding.js';
 import type { SqlDialect } from '../../sql/dialect.js';
 import type { DynamicDatabase } from '../../sql/engine.js';
-import { scopeConditions, scopeFilters, slotScope, type Scope, type SlottedScope } from '../../sql/scope.js';
+import {
+  scopeConditions,
+  scopeFilters,
+  slotScope,
+  type Scope,
+  type SlottedScope,
+} from '../../sql/scope.js';
 import { Slot } from '../../sql/statements.js';
 import { postgresCodec } from './columns.js';
 
@@ -38,7 +44,12 @@ function limitSlot(path: string): string {
 /** The caller's scope on a node's rows, slotted under the node's path (see scope.ts). */
 function nodeScope(d: SqlDialect, node: EmbedNode, path: string): SlottedScope {
   const entity = node.source.entity;
-  return slotScope(d, entity, scopeFilters(entity, node.scope as Scope | undefined), `scope:${path}:`);
+  return slotScope(
+    d,
+    entity,
+    scopeFilters(entity, node.scope as Scope | undefined),
+    `scope:${path}:`,
+  );
 }
 
 /** What makes two include trees the same statement: the paths, kinds and scope shapes (the limits and scope values are bound). */
@@ -52,7 +63,12 @@ function embedShape(d: SqlDialect, nodes: readonly EmbedNode[], prefix = ''): st
 }
 
 /** The limits and scope values of an include tree, by slot name, to bind with the statement. */
-function embedValues(d: SqlDialect, nodes: readonly EmbedNode[], values: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+function embedValues(
+  d: SqlDialect,
+  nodes: readonly EmbedNode[],
+  values: Record<string, unknown>,
+  prefix = '',
+): Record<string, unknown> {
   for (const node of nodes) {
     const path = pathOf(prefix, node);
     // The routes always bound a one-to-many include; without a bound, one this large keeps one SQL text.
@@ -73,19 +89,38 @@ function live(entity: Entity, alias: string): RawBuilder<unknown> | undefined {
 }
 
 /** The correlated subquery of one node, on rows of `parent` known in the enclosing query as `outer`. */
-function subquery(d: SqlDialect, parent: Entity, outer: string, node: EmbedNode, path: string, depth: number): RawBuilder<unknown> {
+function subquery(
+  d: SqlDialect,
+  parent: Entity,
+  outer: string,
+  node: EmbedNode,
+  path: string,
+  depth: number,
+): RawBuilder<unknown> {
   const entity = node.source.entity;
   const alias = `kit_${depth}`;
   const key = (e: Entity) => e.field(e.primaryKey) as EntityField;
-  const [inner, outerColumn] = node.kind === 'one' ? [key(entity), parent.field(node.field) as EntityField] : [entity.field(node.field) as EntityField, key(parent)];
+  const [inner, outerColumn] =
+    node.kind === 'one'
+      ? [key(entity), parent.field(node.field) as EntityField]
+      : [entity.field(node.field) as EntityField, key(parent)];
   const match = sql`${sql.ref(`${alias}.${inner.column}`)} = ${sql.ref(`${outer}.${outerColumn.column}`)}`;
   const alive = live(entity, alias);
   // The caller's scope on the included entity, inside the subquery: rows outside it are never read.
-  const scoped = node.scope ? scopeConditions(expressionBuilder<DynamicDatabase, string>(), d, entity, nodeScope(d, node, path).filters, alias) : [];
+  const scoped = node.scope
+    ? scopeConditions(
+        expressionBuilder<DynamicDatabase, string>(),
+        d,
+        entity,
+        nodeScope(d, node, path).filters,
+        alias,
+      )
+    : [];
   const where = sql.join([match, ...(alive ? [alive] : []), ...scoped], sql` and `);
   const select = sql.join(columns(d, entity, alias, node.children, path, depth + 1));
   const from = sql`${sql.ref(entity.table)} as ${sql.ref(alias)}`;
-  if (node.kind === 'one') return sql`(select row_to_json(kit_r) from (select ${select} from ${from} where ${where}) kit_r)`;
+  if (node.kind === 'one')
+    return sql`(select row_to_json(kit_r) from (select ${select} from ${from} where ${where}) kit_r)`;
   const pk = sql.ref(`${alias}.${key(entity).column}`);
   const limit = sql`${new Slot(limitSlot(path))}::int8`;
   // One row past the limit tells a cut from an exact fit; the rows are numbered by primary key.
@@ -93,9 +128,22 @@ function subquery(d: SqlDialect, parent: Entity, outer: string, node: EmbedNode,
 }
 
 /** The entity's fields (read as a plain read reads them) and each node's subquery, named as answered. */
-function columns(d: SqlDialect, entity: Entity, alias: string, nodes: readonly EmbedNode[], prefix: string, depth: number): RawBuilder<unknown>[] {
-  const list: RawBuilder<unknown>[] = entity.fields.map((f, i) => sql`${(codecs(entity)[i] as ColumnCodec).read(`${alias}.${f.column}`)} as ${sql.ref(f.name)}`);
-  for (const node of nodes) list.push(sql`${subquery(d, entity, alias, node, pathOf(prefix, node), depth)} as ${sql.ref(node.name)}`);
+function columns(
+  d: SqlDialect,
+  entity: Entity,
+  alias: string,
+  nodes: readonly EmbedNode[],
+  prefix: string,
+  depth: number,
+): RawBuilder<unknown>[] {
+  const list: RawBuilder<unknown>[] = entity.fields.map(
+    (f, i) =>
+      sql`${(codecs(entity)[i] as ColumnCodec).read(`${alias}.${f.column}`)} as ${sql.ref(f.name)}`,
+  );
+  for (const node of nodes)
+    list.push(
+      sql`${subquery(d, entity, alias, node, pathOf(prefix, node), depth)} as ${sql.ref(node.name)}`,
+    );
   return list;
 }
 
@@ -107,9 +155,15 @@ function pathOf(prefix: string, node: EmbedNode): string {
  * The SELECT list's extra columns for `nodes` on the entity's statement (its table unaliased), one
  * per node, named by the node, holding JSON text (decoded by {@link decodeEmbedded}).
  */
-function embedSelection(d: SqlDialect, entity: Entity, nodes: readonly EmbedNode[]): AliasedRawBuilder<unknown, string>[] {
+function embedSelection(
+  d: SqlDialect,
+  entity: Entity,
+  nodes: readonly EmbedNode[],
+): AliasedRawBuilder<unknown, string>[] {
   // As text at the top: parsed here, the same on pg and PGlite whatever their type parsers do.
-  return nodes.map((node) => sql`${subquery(d, entity, entity.table, node, node.name, 1)}::text`.as(node.name));
+  return nodes.map((node) =>
+    sql`${subquery(d, entity, entity.table, node, node.name, 1)}::text`.as(node.name),
+  );
 }
 
 /** Sets each node's rows (and cut marker) on `row`, from the JSON the node's column (or object) holds. */
@@ -119,7 +173,10 @@ function attach(row: Row, from: Row, nodes: readonly EmbedNode[]): void {
     const value: unknown = typeof raw === 'string' ? JSON.parse(raw) : raw;
     const entity = node.source.entity;
     if (node.kind === 'one') {
-      row[node.name] = value === null || value === undefined ? null : decodeIncluded(entity, value as Row, node.children);
+      row[node.name] =
+        value === null || value === undefined
+          ? null
+          : decodeIncluded(entity, value as Row, node.children);
       continue;
     }
     const [rows, cut] = value as [Row[], boolean];

@@ -1,7 +1,16 @@
 import { KitError } from '@kit/core';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
-import { classifySqlState, sqlStateReason, type DynamicDatabase, type Engine } from '../../sql/engine.js';
-import { DatabaseBusyError, DatabaseUnavailableError, StatementTimeoutError } from '../../errors.js';
+import {
+  classifySqlState,
+  sqlStateReason,
+  type DynamicDatabase,
+  type Engine,
+} from '../../sql/engine.js';
+import {
+  DatabaseBusyError,
+  DatabaseUnavailableError,
+  StatementTimeoutError,
+} from '../../errors.js';
 import type { ConnectionTarget } from '../shared/connection-string.js';
 import { GuardedPool } from './pool.js';
 import { ProbeConnection } from './probe.js';
@@ -34,7 +43,8 @@ const NETWORK_REASONS: Readonly<Record<string, string>> = {
 };
 
 // pg's own messages for a connection that failed or went away (it sets no code on them).
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly|Query read timeout|Client was closed|Cannot use a pool after calling end/i;
+const CONNECTION_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly|Query read timeout|Client was closed|Cannot use a pool after calling end/i;
 
 function codeOf(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
@@ -55,7 +65,10 @@ const LOST_STATES = /^(57P0[125]|08\d{3})$/;
  * bounds the wait for a connection, cancels abandoned statements (see pool.ts), and a
  * connection of its own for the health check. Closed with the engine.
  */
-export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgres' }>, settings: PostgresSettings): Engine {
+export function postgresEngine(
+  target: Extract<ConnectionTarget, { kind: 'postgres' }>,
+  settings: PostgresSettings,
+): Engine {
   const reason = (err: unknown): string => {
     if (err instanceof DatabaseUnavailableError) return err.reason;
     const code = codeOf(err);
@@ -78,7 +91,12 @@ export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgr
     reason,
     onConnectionError: settings.onIdleError,
   });
-  const probe = new ProbeConnection({ url: target.url, connectTimeoutMs: settings.connectTimeoutMs, applicationName: PROBE_APPLICATION_NAME, reason });
+  const probe = new ProbeConnection({
+    url: target.url,
+    connectTimeoutMs: settings.connectTimeoutMs,
+    applicationName: PROBE_APPLICATION_NAME,
+    reason,
+  });
   const db = new Kysely<DynamicDatabase>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
 
@@ -91,7 +109,9 @@ export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgr
       try {
         await db.executeQuery(CompiledQuery.raw('select 1'));
       } catch (err) {
-        throw err instanceof KitError ? err : new DatabaseUnavailableError(reason(err), { cause: err });
+        throw err instanceof KitError
+          ? err
+          : new DatabaseUnavailableError(reason(err), { cause: err });
       }
     },
     async execute(query, name, signal) {
@@ -100,13 +120,16 @@ export function postgresEngine(target: Extract<ConnectionTarget, { kind: 'postgr
       const config = { text: query.sql, values: query.parameters as unknown[] };
       const lease = await pool.connect(signal);
       try {
-        return (await lease.run(name === '' ? config : { ...config, name })).rows as Array<Record<string, unknown>>;
+        return (await lease.run(name === '' ? config : { ...config, name })).rows as Array<
+          Record<string, unknown>
+        >;
       } finally {
         lease.release();
       }
     },
     probe: (signal) => probe.ping(signal),
-    migrationSession: (lockTimeoutMs) => postgresMigrationSession(target.url, settings.connectTimeoutMs, lockTimeoutMs),
+    migrationSession: (lockTimeoutMs) =>
+      postgresMigrationSession(target.url, settings.connectTimeoutMs, lockTimeoutMs),
     classify(err) {
       if (err instanceof DatabaseBusyError) return 'busy';
       if (err instanceof StatementTimeoutError) return 'timeout';

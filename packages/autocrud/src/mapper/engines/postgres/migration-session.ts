@@ -44,8 +44,17 @@ class LockingPostgresAdapter extends PostgresAdapter {
  * try { await migrate(session.db); } finally { await session.close(); }
  * ```
  */
-export function postgresMigrationSession(url: string, connectTimeoutMs: number, lockTimeoutMs: number): MigrationSession {
-  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: connectTimeoutMs, application_name: 'kit-autocrud-migrate' });
+export function postgresMigrationSession(
+  url: string,
+  connectTimeoutMs: number,
+  lockTimeoutMs: number,
+): MigrationSession {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 1,
+    connectionTimeoutMillis: connectTimeoutMs,
+    application_name: 'kit-autocrud-migrate',
+  });
   // A connection that breaks while idle must not end the process: the next statement fails instead.
   pool.on('error', () => undefined);
   class Dialect extends PostgresDialect {

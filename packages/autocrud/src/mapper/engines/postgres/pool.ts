@@ -61,9 +61,12 @@ interface ClientInternals {
  */
 function sendCancel(client: ClientInternals, timeoutMs: number): Promise<void> {
   const { processID, secretKey, host, port } = client;
-  if (processID === undefined || secretKey === undefined || port === undefined) return Promise.resolve();
+  if (processID === undefined || secretKey === undefined || port === undefined)
+    return Promise.resolve();
   return new Promise((resolve) => {
-    const socket = host?.startsWith('/') ? net.connect(path.join(host, `.s.PGSQL.${port}`)) : net.connect(port, host ?? 'localhost');
+    const socket = host?.startsWith('/')
+      ? net.connect(path.join(host, `.s.PGSQL.${port}`))
+      : net.connect(port, host ?? 'localhost');
     const done = () => {
       socket.destroy();
       resolve();
@@ -99,7 +102,10 @@ class Lease implements PostgresPoolClient {
   /** Kysely's statements (and cursors, which Kit does not use). */
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
-  query(sqlOrCursor: string | PostgresCursor<unknown>, parameters?: ReadonlyArray<unknown>): unknown {
+  query(
+    sqlOrCursor: string | PostgresCursor<unknown>,
+    parameters?: ReadonlyArray<unknown>,
+  ): unknown {
     if (this.signal?.aborted) return Promise.reject(this.signal.reason);
     this.since = Date.now();
     return (this.client.query as (...args: unknown[]) => unknown)(sqlOrCursor, parameters);
@@ -142,7 +148,9 @@ export class GuardedPool implements PostgresPool {
     // A client's error once it is connected: idle in the pool (pg.Pool has removed it), or checked
     // out. A statement running on it fails by itself; a client with no statement is dropped at
     // release, as pg.Pool drops clients that are not queryable.
-    this.#pool.on('connect', (client) => client.on('error', (err) => settings.onConnectionError(settings.reason(err))));
+    this.#pool.on('connect', (client) =>
+      client.on('error', (err) => settings.onConnectionError(settings.reason(err))),
+    );
     // pg.Pool re-emits an idle client's error on itself: without a listener it would end the process.
     this.#pool.on('error', () => undefined);
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS);
@@ -198,7 +206,8 @@ export class GuardedPool implements PostgresPool {
           : undefined,
       };
       this.#waiting.add(waiter);
-      if (signal && waiter.onAbort) signal.addEventListener('abort', waiter.onAbort, { once: true });
+      if (signal && waiter.onAbort)
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
     });
   }
 
@@ -240,7 +249,11 @@ export class GuardedPool implements PostgresPool {
       if (lease.retired) continue;
       if (lease.signal?.aborted) {
         lease.retired = true;
-        if (lease.since !== 0) void sendCancel(lease.client as unknown as ClientInternals, this.#settings.connectTimeoutMs);
+        if (lease.since !== 0)
+          void sendCancel(
+            lease.client as unknown as ClientInternals,
+            this.#settings.connectTimeoutMs,
+          );
         continue;
       }
       if (lease.since === 0 || lease.since > limit) continue;
@@ -248,7 +261,9 @@ export class GuardedPool implements PostgresPool {
       lease.since = 0;
       const stream = (lease.client as unknown as ClientInternals).connection?.stream;
       // The statement rejects with this error (pg fails its queries with the socket's error).
-      const hung = new DatabaseUnavailableError(`no answer within statementTimeoutMs + ${HUNG_GRACE_MS} ms`);
+      const hung = new DatabaseUnavailableError(
+        `no answer within statementTimeoutMs + ${HUNG_GRACE_MS} ms`,
+      );
       if (stream) stream.destroy(hung);
       else void lease.client.end();
     }

@@ -30,7 +30,9 @@ export class ProbeConnection {
       await client.query('select 1');
     } catch (err) {
       drop();
-      throw err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(this.settings.reason(err), { cause: err });
+      throw err instanceof DatabaseUnavailableError
+        ? err
+        : new DatabaseUnavailableError(this.settings.reason(err), { cause: err });
     } finally {
       signal?.removeEventListener('abort', drop);
     }
@@ -52,13 +54,23 @@ export class ProbeConnection {
   #drop(which: Promise<pg.Client>): void {
     if (this.#client !== which) return;
     this.#client = undefined;
-    which.then((client) => client.end(), () => undefined).catch(() => undefined);
+    which
+      .then(
+        (client) => client.end(),
+        () => undefined,
+      )
+      .catch(() => undefined);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     const client = this.#client;
     this.#client = undefined;
-    await client?.then((c) => c.end(), () => undefined).catch(() => undefined);
+    await client
+      ?.then(
+        (c) => c.end(),
+        () => undefined,
+      )
+      .catch(() => undefined);
   }
 }

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { KitError } from '@kit/core';
 
-
 /** A parsed connection string. */
 export type ConnectionTarget =
   | { readonly kind: 'postgres'; readonly url: string; readonly redacted: string }
@@ -10,7 +9,8 @@ export type ConnectionTarget =
 
 // Query or keyword parameters whose value is a secret, in a URL's query (`?password=...`) or a
 // libpq keyword/value string (`host=db password='s 3'`); a quoted value may hold spaces.
-const SECRET_PARAMETER = /(^|[?&;\s])(password|passwd|pass|pwd|secret|token|sslpassword|sslkey|api_?key)(\s*=\s*)('(?:[^'\\]|\\.)*'?|[^&#;\s]*)/gi;
+const SECRET_PARAMETER =
+  /(^|[?&;\s])(password|passwd|pass|pwd|secret|token|sslpassword|sslkey|api_?key)(\s*=\s*)('(?:[^'\\]|\\.)*'?|[^&#;\s]*)/gi;
 
 /**
  * A connection string with its password (and any `password`-like query or keyword parameter)
@@ -33,13 +33,20 @@ export function redactConnectionString(value: string): string {
     const at = text.lastIndexOf('@');
     const colon = text.indexOf(':', start);
     // A password: a ':' in the user information, which ends at the last '@'.
-    if (at > start && colon !== -1 && colon < at && !text.slice(start, colon).includes('/')) text = `${text.slice(0, colon + 1)}***${text.slice(at)}`;
+    if (at > start && colon !== -1 && colon < at && !text.slice(start, colon).includes('/'))
+      text = `${text.slice(0, colon + 1)}***${text.slice(at)}`;
   }
-  return text.replace(SECRET_PARAMETER, (_, before: string, name: string, equals: string) => `${before}${name}${equals}***`);
+  return text.replace(
+    SECRET_PARAMETER,
+    (_, before: string, name: string, equals: string) => `${before}${name}${equals}***`,
+  );
 }
 
 function invalid(value: string, expected: string): KitError {
-  return new KitError('KIT_ERR_INVALID_OPTION', `Invalid Kit option addKitAutoCrud(app, url): ${JSON.stringify(redactConnectionString(value))}: expected ${expected}.`);
+  return new KitError(
+    'KIT_ERR_INVALID_OPTION',
+    `Invalid Kit option addKitAutoCrud(app, url): ${JSON.stringify(redactConnectionString(value))}: expected ${expected}.`,
+  );
 }
 
 /**
@@ -54,7 +61,8 @@ export function pgliteInstanceTarget(): ConnectionTarget {
   return { kind: 'pglite', directory: undefined, redacted: 'pglite: (an instance passed in)' };
 }
 
-const EXPECTED = "postgres://user:password@host:5432/db (or postgresql://), 'pglite:' (in memory), 'pglite:<directory>', 'sqlite::memory:' or 'sqlite:<file>'";
+const EXPECTED =
+  "postgres://user:password@host:5432/db (or postgresql://), 'pglite:' (in memory), 'pglite:<directory>', 'sqlite::memory:' or 'sqlite:<file>'";
 
 /**
  * Picks the engine from a connection string: `postgres://…`/`postgresql://…`, `pglite:` (in
@@ -73,19 +81,22 @@ export function parseConnectionString(value: unknown): ConnectionTarget {
     } catch {
       throw invalid(text, `a valid URL such as ${EXPECTED.split(' (')[0]}`);
     }
-    if (!url.hostname && !url.searchParams.get('host')) throw invalid(text, 'a host in the postgres:// URL');
+    if (!url.hostname && !url.searchParams.get('host'))
+      throw invalid(text, 'a host in the postgres:// URL');
     return { kind: 'postgres', url: text, redacted: redactConnectionString(text) };
   }
   if (scheme === 'pglite') {
     const rest = text.slice('pglite:'.length);
-    if (rest === '' || rest === ':memory:' || rest === 'memory://') return { kind: 'pglite', directory: undefined, redacted: 'pglite: (in memory)' };
+    if (rest === '' || rest === ':memory:' || rest === 'memory://')
+      return { kind: 'pglite', directory: undefined, redacted: 'pglite: (in memory)' };
     const directory = path.resolve(rest.startsWith('file://') ? new URL(rest).pathname : rest);
     return { kind: 'pglite', directory, redacted: `pglite:${directory}` };
   }
   if (scheme === 'sqlite') {
     const rest = text.slice('sqlite:'.length);
     if (rest === '') throw invalid(text, "'sqlite::memory:' or 'sqlite:<file>'");
-    if (rest === ':memory:') return { kind: 'sqlite', file: ':memory:', redacted: 'sqlite::memory:' };
+    if (rest === ':memory:')
+      return { kind: 'sqlite', file: ':memory:', redacted: 'sqlite::memory:' };
     const file = path.resolve(rest.startsWith('file://') ? new URL(rest).pathname : rest);
     return { kind: 'sqlite', file, redacted: `sqlite:${file}` };
   }

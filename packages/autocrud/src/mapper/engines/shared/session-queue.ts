@@ -34,7 +34,8 @@ export class SessionQueue {
       this.#held = true;
       return Promise.resolve();
     }
-    if (signal?.aborted || waitMs <= 0) return Promise.reject(new DatabaseBusyError(this.timeoutMs));
+    if (signal?.aborted || waitMs <= 0)
+      return Promise.reject(new DatabaseBusyError(this.timeoutMs));
     return new Promise<void>((resolve, reject) => {
       const leave = () => {
         clearTimeout(waiter.timer);

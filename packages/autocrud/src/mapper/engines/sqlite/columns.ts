@@ -4,21 +4,47 @@
 import { sql } from 'kysely';
 import type { EntityField } from '../../../entity.js';
 import { ValueFault, type ValueKind } from '../../../values/kinds.js';
-import { column, decodeBoolean, decodeDecimal, decodeInt64, decodeInteger, decodeJson, decodeNumber, decodeStored, decodeText, encodeJson, same, type ColumnCodec, type ColumnType } from '../../sql/columns.js';
+import {
+  column,
+  decodeBoolean,
+  decodeDecimal,
+  decodeInt64,
+  decodeInteger,
+  decodeJson,
+  decodeNumber,
+  decodeStored,
+  decodeText,
+  encodeJson,
+  same,
+  type ColumnCodec,
+  type ColumnType,
+} from '../../sql/columns.js';
 
 // SQLite has no boolean (0/1), and no date, time or uuid types: those are text in Kit's form,
 // whose text order is their order.
 const SQLITE: Readonly<Record<ValueKind, ColumnCodec>> = {
   integer: { read: column, decode: decodeInteger, encode: same },
   number: { read: column, decode: decodeNumber, encode: same },
-  boolean: { read: column, decode: decodeBoolean, encode: (value) => (typeof value === 'boolean' ? (value ? 1 : 0) : value) },
+  boolean: {
+    read: column,
+    decode: decodeBoolean,
+    encode: (value) => (typeof value === 'boolean' ? (value ? 1 : 0) : value),
+  },
   string: { read: column, decode: decodeText, encode: same },
   uuid: { read: column, decode: decodeStored('uuid', 'a lower-case UUID'), encode: same },
-  'date-time': { read: column, decode: decodeStored('date-time', 'YYYY-MM-DDTHH:MM:SS.ffffffZ'), encode: same },
+  'date-time': {
+    read: column,
+    decode: decodeStored('date-time', 'YYYY-MM-DDTHH:MM:SS.ffffffZ'),
+    encode: same,
+  },
   date: { read: column, decode: decodeStored('date', 'YYYY-MM-DD'), encode: same },
   decimal: { read: column, decode: decodeDecimal, encode: same },
   // Bound as a BigInt (an INTEGER), read as its decimal text: node:sqlite would refuse to read one past 2^53 - 1 as a number.
-  int64: { read: (name) => sql`cast(${sql.ref(name)} as text)`, decode: decodeInt64, encode: (value) => (typeof value === 'string' ? BigInt(value) : value) },
+  int64: {
+    read: (name) => sql`cast(${sql.ref(name)} as text)`,
+    decode: decodeInt64,
+    encode: (value) => (typeof value === 'string' ? BigInt(value) : value),
+  },
   json: { read: column, decode: decodeJson, encode: encodeJson },
 };
 
@@ -37,7 +63,11 @@ function sqliteDecimal(scale: number): ColumnCodec {
       const n = typeof raw === 'number' ? raw : typeof raw === 'bigint' ? Number(raw) : Number.NaN;
       if (!Number.isFinite(n)) return new ValueFault('holds a value that is not a finite number');
       const text = n.toFixed(scale);
-      return Number(text) === n ? text : new ValueFault(`holds ${n}, which has more than the ${scale} fraction digits declared (x-scale)`);
+      return Number(text) === n
+        ? text
+        : new ValueFault(
+            `holds ${n}, which has more than the ${scale} fraction digits declared (x-scale)`,
+          );
     },
     encode: (value) => (typeof value === 'string' ? Number(value) : value),
   };
@@ -87,7 +117,8 @@ export function sqliteColumnDdl(field: EntityField): string | undefined {
   return SQLITE_DDL[field.kind];
 }
 
-const SQLITE_DECIMAL = "SQLite has no exact decimal column (its NUMERIC keeps 15 digits): declare 'x-precision' (at most 15) and 'x-scale', kept exactly in a REAL, or use PostgreSQL or PGlite";
+const SQLITE_DECIMAL =
+  "SQLite has no exact decimal column (its NUMERIC keeps 15 digits): declare 'x-precision' (at most 15) and 'x-scale', kept exactly in a REAL, or use PostgreSQL or PGlite";
 
 /**
  * Whether a SQLite column of type `column` holds `field`'s values exactly: `undefined` when it
@@ -100,11 +131,16 @@ const SQLITE_DECIMAL = "SQLite has no exact decimal column (its NUMERIC keeps 15
  */
 export function sqliteRefusal(field: EntityField, column: ColumnType): string | false | undefined {
   const f = column.family;
-  if (field.kind === 'decimal' && sqliteHoldsDecimal(field)) return f === 'float' ? undefined : 'a decimal of at most 15 digits is kept in a REAL (or NUMERIC) column on SQLite';
+  if (field.kind === 'decimal' && sqliteHoldsDecimal(field))
+    return f === 'float'
+      ? undefined
+      : 'a decimal of at most 15 digits is kept in a REAL (or NUMERIC) column on SQLite';
   if (f === 'any') return field.kind === 'decimal' ? SQLITE_DECIMAL : undefined;
   switch (field.kind) {
     case 'int64':
-      return f === 'integer' ? undefined : 'a 64-bit integer needs an INTEGER column (REAL or NUMERIC affinity would turn large values into doubles)';
+      return f === 'integer'
+        ? undefined
+        : 'a 64-bit integer needs an INTEGER column (REAL or NUMERIC affinity would turn large values into doubles)';
     case 'integer':
     case 'number':
     case 'boolean':
@@ -126,7 +162,8 @@ export function sqliteRefusal(field: EntityField, column: ColumnType): string | 
  */
 export function sqliteColumnType(declared: string): ColumnType {
   const t = declared.toLowerCase();
-  if (t === '' || (!t.includes('int') && !/char|clob|text/.test(t) && t.includes('blob'))) return { declared: declared === '' ? 'untyped' : declared, family: 'any' };
+  if (t === '' || (!t.includes('int') && !/char|clob|text/.test(t) && t.includes('blob')))
+    return { declared: declared === '' ? 'untyped' : declared, family: 'any' };
   if (t.includes('int')) return { declared, family: 'integer' };
   if (/char|clob|text/.test(t)) return { declared, family: 'text' };
   // REAL and NUMERIC affinity both keep integers as integers and other numbers as doubles.

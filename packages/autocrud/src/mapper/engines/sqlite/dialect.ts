@@ -1,5 +1,12 @@
 // SQLite's SQL: what the rest of the mapper asks a dialect for.
-import { sql, type ColumnDefinitionBuilder, type Expression, type RawBuilder, type SqlBool, type TableMetadata } from 'kysely';
+import {
+  sql,
+  type ColumnDefinitionBuilder,
+  type Expression,
+  type RawBuilder,
+  type SqlBool,
+  type TableMetadata,
+} from 'kysely';
 import type { LockableQuery, SqlDialect } from '../../sql/dialect.js';
 import type { Db } from '../../sql/engine.js';
 import { sqliteCodec, sqliteColumnDdl, sqliteColumnType, sqliteRefusal } from './columns.js';
@@ -55,14 +62,16 @@ export const sqliteDialect: SqlDialect = {
   // An INTEGER PRIMARY KEY is the rowid, numbered by SQLite itself; a text key has no default.
   keyColumn: (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder => column,
   // AUTOINCREMENT: a deleted record's seq is never given again (rowid reuses the maximum's).
-  serialKey: (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder => column.primaryKey().autoIncrement(),
+  serialKey: (column: ColumnDefinitionBuilder): ColumnDefinitionBuilder =>
+    column.primaryKey().autoIncrement(),
   bigintType: 'integer',
   // SQLite checks IF NOT EXISTS under its write lock, so concurrent creators need no lock of Kit's.
   creatingTables: <T>(db: Db, create: (db: Db) => Promise<T>): Promise<T> => create(db),
 
   // 'now' has milliseconds, written as Kit's six fraction digits.
   clock: (): RawBuilder<unknown> => sql`(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')`,
-  epochMs: (): RawBuilder<number> => sql<number>`(cast((julianday('now') - 2440587.5) * 86400000 as integer))`,
+  epochMs: (): RawBuilder<number> =>
+    sql<number>`(cast((julianday('now') - 2440587.5) * 86400000 as integer))`,
   /**
    * SQLite's LIKE ignores ASCII case, so case-sensitive "contains" is instr(), which compares
    * bytes and has no wildcards at all; case-insensitive is instr() over both sides in Unicode
@@ -70,12 +79,17 @@ export const sqliteDialect: SqlDialect = {
    */
   contains(column: string, pattern: unknown, insensitive: boolean): RawBuilder<boolean> {
     const ref = sql.ref(column);
-    return insensitive ? sql<boolean>`instr(${sql.raw(LOWER_FUNCTION)}(${ref}), ${pattern}) > 0` : sql<boolean>`instr(${ref}, ${pattern}) > 0`;
+    return insensitive
+      ? sql<boolean>`instr(${sql.raw(LOWER_FUNCTION)}(${ref}), ${pattern}) > 0`
+      : sql<boolean>`instr(${ref}, ${pattern}) > 0`;
   },
-  containsPattern: (text: string, insensitive: boolean): string => (insensitive ? text.toLowerCase() : text),
+  containsPattern: (text: string, insensitive: boolean): string =>
+    insensitive ? text.toLowerCase() : text,
   // One JSON text: a 64-bit integer is bound as a bigint, which JSON.stringify refuses, so it is written as a JSON number.
-  bindList: (values: readonly unknown[]): unknown => `[${values.map((v) => (typeof v === 'bigint' ? v.toString() : JSON.stringify(v))).join(',')}]`,
-  inList: (column: Expression<unknown>, list: unknown): RawBuilder<SqlBool> => sql<SqlBool>`${column} in (select value from json_each(${list}))`,
+  bindList: (values: readonly unknown[]): unknown =>
+    `[${values.map((v) => (typeof v === 'bigint' ? v.toString() : JSON.stringify(v))).join(',')}]`,
+  inList: (column: Expression<unknown>, list: unknown): RawBuilder<SqlBool> =>
+    sql<SqlBool>`${column} in (select value from json_each(${list}))`,
   // The write transaction already holds the database's write lock (BEGIN IMMEDIATE).
   lockRows: <Q extends LockableQuery<Q>>(query: Q): Q => query,
 

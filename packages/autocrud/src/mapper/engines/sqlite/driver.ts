@@ -5,7 +5,13 @@
 // is tried again after a timer, so the event loop serves other requests meanwhile, until
 // acquireTimeoutMs has passed (then `DatabaseBusyError`). See docs/decisions.md ("SQLite and the
 // event loop") for why this and not a worker thread.
-import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
+import type {
+  CompiledQuery,
+  DatabaseConnection,
+  Driver,
+  QueryResult,
+  TransactionSettings,
+} from 'kysely';
 import { DatabaseBusyError } from '../../errors.js';
 import { SessionQueue } from '../shared/session-queue.js';
 
@@ -21,7 +27,11 @@ export interface DatabaseSync {
   prepare(sql: string): StatementSync;
   exec(sql: string): void;
   /** Registers a scalar SQL function (Node >= 22.13). */
-  function(name: string, options: { deterministic?: boolean }, fn: (...args: unknown[]) => unknown): void;
+  function(
+    name: string,
+    options: { deterministic?: boolean },
+    fn: (...args: unknown[]) => unknown,
+  ): void;
   close(): void;
 }
 
@@ -44,7 +54,11 @@ export function isBusy(err: unknown): boolean {
  * (a `performance.now()` time); then throws `DatabaseBusyError`. A statement that met SQLITE_BUSY
  * outside a transaction (or a COMMIT) did nothing, so trying it again is safe.
  */
-export async function untilFree<T>(attempt: () => T, deadline: number, waitedMs: number): Promise<T> {
+export async function untilFree<T>(
+  attempt: () => T,
+  deadline: number,
+  waitedMs: number,
+): Promise<T> {
   for (let step = 0; ; step++) {
     try {
       return attempt();
@@ -52,7 +66,12 @@ export async function untilFree<T>(attempt: () => T, deadline: number, waitedMs:
       if (!isBusy(err)) throw err;
       const left = deadline - performance.now();
       if (left <= 0) throw new DatabaseBusyError(waitedMs, { cause: err });
-      await new Promise((resolve) => setTimeout(resolve, Math.min(left, BACKOFF_MS[Math.min(step, BACKOFF_MS.length - 1)] as number)));
+      await new Promise((resolve) =>
+        setTimeout(
+          resolve,
+          Math.min(left, BACKOFF_MS[Math.min(step, BACKOFF_MS.length - 1)] as number),
+        ),
+      );
     }
   }
 }
@@ -99,8 +118,13 @@ class SqliteConnection {
     const cached = this.#cache.get(sql);
     if (cached) return cached;
     const statement = this.database.prepare(sql);
-    const prepared = { statement, reader: typeof statement.columns === 'function' ? statement.columns().length > 0 : READER.test(sql) };
-    if (this.#cache.size >= STATEMENT_CACHE) this.#cache.delete(this.#cache.keys().next().value as string);
+    const prepared = {
+      statement,
+      reader:
+        typeof statement.columns === 'function' ? statement.columns().length > 0 : READER.test(sql),
+    };
+    if (this.#cache.size >= STATEMENT_CACHE)
+      this.#cache.delete(this.#cache.keys().next().value as string);
     this.#cache.set(sql, prepared);
     return prepared;
   }
@@ -136,7 +160,12 @@ class SqliteConnection {
       this.queue.release();
       const left = lease.deadline - performance.now();
       if (left <= 0) throw new DatabaseBusyError(this.acquireTimeoutMs);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(left, BACKOFF_MS[Math.min(step, BACKOFF_MS.length - 1)] as number)));
+      await new Promise((resolve) =>
+        setTimeout(
+          resolve,
+          Math.min(left, BACKOFF_MS[Math.min(step, BACKOFF_MS.length - 1)] as number),
+        ),
+      );
       await this.queue.acquire(lease.deadline - performance.now());
       lease.held = true;
       try {
@@ -195,7 +224,11 @@ export class NodeSqliteDriver implements Driver {
   async commitTransaction(): Promise<void> {
     // A COMMIT that meets SQLITE_BUSY (readers of a rollback-journal database) leaves the
     // transaction open and may be tried again; the connection stays this caller's meanwhile.
-    await untilFree(() => this.#connection.database.exec('commit'), performance.now() + this.acquireTimeoutMs, this.acquireTimeoutMs);
+    await untilFree(
+      () => this.#connection.database.exec('commit'),
+      performance.now() + this.acquireTimeoutMs,
+      this.acquireTimeoutMs,
+    );
     this.#connection.inTransaction = false;
   }
 

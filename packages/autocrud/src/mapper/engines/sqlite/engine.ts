@@ -38,13 +38,27 @@ export function sqliteAvailable(): boolean {
 function classifySqlite(err: unknown): ErrorClass {
   if (err instanceof DatabaseBusyError || isBusy(err)) return 'busy';
   const e = err as { code?: unknown; errcode?: unknown; message?: unknown } | null;
-  if (e?.code === 'ERR_INVALID_STATE' || (typeof e?.message === 'string' && /database is not open/i.test(e.message))) return 'unavailable';
+  if (
+    e?.code === 'ERR_INVALID_STATE' ||
+    (typeof e?.message === 'string' && /database is not open/i.test(e.message))
+  )
+    return 'unavailable';
   if (e?.code !== 'ERR_SQLITE_ERROR' || typeof e.errcode !== 'number') return 'other';
   const extended = e.errcode;
   if (extended === 2067 || extended === 1555) return 'unique';
   // 1811 (CONSTRAINT_TRIGGER) is how ON DELETE RESTRICT fails, with the foreign key's message.
-  if (extended === 787 || (extended === 1811 && typeof e.message === 'string' && /FOREIGN KEY/.test(e.message))) return 'foreignKey';
-  if (extended === 1299 || extended === 275 || extended === 20 /* MISMATCH */ || extended === 25 /* RANGE */) return 'invalid';
+  if (
+    extended === 787 ||
+    (extended === 1811 && typeof e.message === 'string' && /FOREIGN KEY/.test(e.message))
+  )
+    return 'foreignKey';
+  if (
+    extended === 1299 ||
+    extended === 275 ||
+    extended === 20 /* MISMATCH */ ||
+    extended === 25 /* RANGE */
+  )
+    return 'invalid';
   const primary = extended & 0xff;
   // NOMEM, IOERR, CORRUPT, CANTOPEN
   if (primary === 7 || primary === 10 || primary === 11 || primary === 14) return 'unavailable';
@@ -58,11 +72,14 @@ function unopenable(file: string): string | undefined {
     if (stat?.isDirectory()) return `${file} is a directory, not a file`;
     if (stat) return undefined;
     const parent = statSync(path.dirname(file), { throwIfNoEntry: false });
-    if (!parent) return `the directory ${path.dirname(file)} does not exist (SQLite creates the file, not its directory)`;
+    if (!parent)
+      return `the directory ${path.dirname(file)} does not exist (SQLite creates the file, not its directory)`;
     if (!parent.isDirectory()) return `${path.dirname(file)} is a file, not a directory`;
     return undefined;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'a part of the path is a file, not a directory' : (err as Error).message;
+    return (err as NodeJS.ErrnoException).code === 'ENOTDIR'
+      ? 'a part of the path is a file, not a directory'
+      : (err as Error).message;
   }
 }
 
@@ -73,15 +90,22 @@ function unopenable(file: string): string | undefined {
  * `KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED` at once on a runtime without node:sqlite, naming the Node
  * version needed.
  */
-export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' }>, settings: SqliteSettings): Engine {
+export function sqliteEngine(
+  target: Extract<ConnectionTarget, { kind: 'sqlite' }>,
+  settings: SqliteSettings,
+): Engine {
   const sqlite = loadSqlite();
   if (!sqlite) {
-    throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED', { url: target.redacted, node: process.version });
+    throw autoCrudErrors.error('KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED', {
+      url: target.redacted,
+      node: process.version,
+    });
   }
   let database: DatabaseSync | undefined;
   let closed = false;
   const opened = (): DatabaseSync => {
-    if (!database) throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', 'SQLite was used before it was opened.');
+    if (!database)
+      throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', 'SQLite was used before it was opened.');
     return database;
   };
   const dialect: Dialect = {
@@ -100,7 +124,11 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
     async open() {
       if (database) return;
       const problem = target.file === ':memory:' ? undefined : unopenable(target.file);
-      if (problem) throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', `SQLite cannot open ${target.redacted}: ${problem}.`);
+      if (problem)
+        throw new KitError(
+          'KIT_ERR_AUTOCRUD_ENGINE',
+          `SQLite cannot open ${target.redacted}: ${problem}.`,
+        );
       let connection: DatabaseSync | undefined;
       try {
         connection = new sqlite.DatabaseSync(target.file);
@@ -111,11 +139,25 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
         connection.function(LOWER_FUNCTION, { deterministic: true }, lowerText);
         // WAL: readers beside the writer, also in other processes. Switching needs a moment without another writer.
         const wal = connection;
-        if (target.file !== ':memory:') await untilFree(() => wal.exec('PRAGMA journal_mode = WAL;'), performance.now() + settings.connectTimeoutMs, settings.connectTimeoutMs);
+        if (target.file !== ':memory:')
+          await untilFree(
+            () => wal.exec('PRAGMA journal_mode = WAL;'),
+            performance.now() + settings.connectTimeoutMs,
+            settings.connectTimeoutMs,
+          );
       } catch (err) {
         connection?.close();
-        const reason = err instanceof DatabaseBusyError ? `another process held its lock for ${settings.connectTimeoutMs} ms (connectTimeoutMs)` : err instanceof Error ? err.message : String(err);
-        throw new KitError('KIT_ERR_AUTOCRUD_ENGINE', `SQLite could not open ${target.redacted}: ${reason}`, { cause: err });
+        const reason =
+          err instanceof DatabaseBusyError
+            ? `another process held its lock for ${settings.connectTimeoutMs} ms (connectTimeoutMs)`
+            : err instanceof Error
+              ? err.message
+              : String(err);
+        throw new KitError(
+          'KIT_ERR_AUTOCRUD_ENGINE',
+          `SQLite could not open ${target.redacted}: ${reason}`,
+          { cause: err },
+        );
       }
       database = connection;
     },
@@ -125,11 +167,18 @@ export function sqliteEngine(target: Extract<ConnectionTarget, { kind: 'sqlite' 
       try {
         opened().prepare('select 1').all();
       } catch (err) {
-        throw err instanceof KitError ? err : new DatabaseUnavailableError(closed ? 'closed' : 'database unreadable', { cause: err });
+        throw err instanceof KitError
+          ? err
+          : new DatabaseUnavailableError(closed ? 'closed' : 'database unreadable', { cause: err });
       }
     },
     // Another connection to the file (the service's own waits for nothing longer than acquireTimeoutMs); in memory there is no other process.
-    ...(target.file === ':memory:' ? {} : { migrationSession: (lockTimeoutMs: number) => sqliteMigrationSession(() => new sqlite.DatabaseSync(target.file), lockTimeoutMs) }),
+    ...(target.file === ':memory:'
+      ? {}
+      : {
+          migrationSession: (lockTimeoutMs: number) =>
+            sqliteMigrationSession(() => new sqlite.DatabaseSync(target.file), lockTimeoutMs),
+        }),
     classify: classifySqlite,
     reason: () => (closed ? 'closed' : 'database unreadable'),
     async close() {

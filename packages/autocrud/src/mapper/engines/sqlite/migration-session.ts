@@ -28,7 +28,10 @@ export class TransactionalSqliteAdapter extends SqliteAdapter {
  * try { await migrate(session.db); } finally { await session.close(); }
  * ```
  */
-export function sqliteMigrationSession(open: () => DatabaseSync, lockTimeoutMs: number): MigrationSession {
+export function sqliteMigrationSession(
+  open: () => DatabaseSync,
+  lockTimeoutMs: number,
+): MigrationSession {
   let connection: DatabaseSync | undefined;
   const database = () => {
     connection ??= open();
