@@ -232,7 +232,7 @@ describe('deprecated @KitEndpoint / @KitMethod', () => {
       assert.equal(warnings[0]?.name, 'DeprecationWarning');
       assert.match(
         warnings[0]?.message ?? '',
-        /LegacyReportsEndpoint.*deprecated since @kit\/core 0\.1\.0 \(as in Kit for \.NET 0\.4\.0\).*removed in @kit\/core 0\.2\.0.*IKitEndpoint/,
+        /LegacyReportsEndpoint.*deprecated since @kit\/core 0\.1\.0 and to be removed in @kit\/core 0\.2\.0.*IKitEndpoint/,
       );
       assert.deepEqual((await first.inject('/api/legacyReports/daily/mon')).json(), {
         name: 'report-mon',
