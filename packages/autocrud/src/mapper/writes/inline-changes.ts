@@ -12,7 +12,7 @@
 // A statement is atomic: the write and its change rows commit together or not at all. Without
 // BEGIN/COMMIT and with a named statement, a recorded write costs one round trip, as an unrecorded
 // one does. See docs/decisions.md ("One statement for a recorded single write").
-import { sql, type Compilable, type Expression } from 'kysely';
+import { sql, type Compilable, type Expression, type ExpressionBuilder } from 'kysely';
 import type { ChangeContext, ChangeOperation, ChangeSinkSql, ChangeSql } from '../seam/changes.js';
 import type { Db } from '../sql/engine.js';
 import type { Filter } from '../sql/query.js';
@@ -177,6 +177,20 @@ function answer(table: Table) {
   return table.entity.fields.map((f) => sql.ref(`kit_new.${f.name}`).as(f.name));
 }
 
+/**
+ * The conditions an update or delete of `kit_old`'s row adds: its key, and its version among the
+ * `versions` the caller's `If-Match` named (slots `v0`…).
+ */
+function sameRow(eb: ExpressionBuilder<never, never>, table: Table, versions: number | undefined) {
+  const own = (column: string) => sql.ref(`${table.name}.${column}`);
+  const conditions = [eb(own(table.pk.column), '=', sql.ref('kit_old.kit_key'))];
+  if (versions !== undefined && table.version) {
+    const slots = Array.from({ length: versions }, (_, i) => new Slot(`v${i}`));
+    conditions.push(eb(own(table.version.column), 'in', slots as never));
+  }
+  return conditions;
+}
+
 /** `UPDATE` (an update, a patch, a soft delete) of one row with its changes: one statement. */
 export function updateStatement(
   db: Db,
@@ -188,7 +202,6 @@ export function updateStatement(
   sinks: readonly ChangeSinkSql[],
   binds: Binds,
 ): Compilable {
-  const own = (column: string) => sql.ref(`${table.name}.${column}`);
   const query = db
     .with('kit_old', () => oldRow(db, table, scope))
     .with('kit_new', () =>
@@ -196,18 +209,7 @@ export function updateStatement(
         .updateTable(table.name)
         .set(set)
         .from('kit_old' as never)
-        .where((eb) => {
-          const conditions = [eb(own(table.pk.column), '=', sql.ref('kit_old.kit_key'))];
-          if (versions !== undefined && table.version)
-            conditions.push(
-              eb(
-                own(table.version.column),
-                'in',
-                Array.from({ length: versions }, (_, i) => new Slot(`v${i}`)) as never,
-              ),
-            );
-          return eb.and(conditions);
-        })
+        .where((eb) => eb.and(sameRow(eb, table, versions)))
         .returning([...table.selection, ...newColumns(table)] as never),
     );
   return withSinks(query as unknown as Chain, db, table, operation, sinks, binds)
@@ -231,18 +233,7 @@ export function deleteStatement(
       db
         .deleteFrom(table.name)
         .using('kit_old' as never)
-        .where((eb) => {
-          const conditions = [eb(own(table.pk.column), '=', sql.ref('kit_old.kit_key'))];
-          if (versions !== undefined && table.version)
-            conditions.push(
-              eb(
-                own(table.version.column),
-                'in',
-                Array.from({ length: versions }, (_, i) => new Slot(`v${i}`)) as never,
-              ),
-            );
-          return eb.and(conditions);
-        })
+        .where((eb) => eb.and(sameRow(eb, table, versions)))
         .returning(own(table.pk.column).as('kit_key') as never),
     );
   return withSinks(query as unknown as Chain, db, table, 'delete', sinks, binds)
