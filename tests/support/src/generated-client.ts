@@ -33,12 +33,13 @@ interface OpenapiTypescript {
 }
 
 // openapi-typescript is installed for the sample (its peer range, TypeScript 5, keeps it out of the
-// workspace root's dependencies): every caller loads that copy.
+// workspace root's dependencies): every caller loads that copy. `require.resolve` names its
+// CommonJS build, whose `import()` gives module.exports as `default`: the API is read from there.
 async function openapiTypescript(): Promise<OpenapiTypescript> {
   const fromSample = createRequire(path.join(repo, 'examples', 'sample-api', 'package.json'));
-  return (await import(
-    pathToFileURL(fromSample.resolve('openapi-typescript')).href
-  )) as OpenapiTypescript;
+  const loaded = (await import(pathToFileURL(fromSample.resolve('openapi-typescript')).href)) as
+    OpenapiTypescript | { default: OpenapiTypescript };
+  return typeof loaded.default === 'function' ? (loaded as OpenapiTypescript) : loaded.default;
 }
 
 /** Writes `client` (which imports `./api.js`) beside the types of `base`'s /openapi.json in `dir`, checks it with strict tsc, and imports it. */

@@ -1,6 +1,6 @@
 // Real service processes for the tests that need more than one instance (several processes on
 // one database or store, a leader SIGKILLed mid-work): a fixture script run from source
-// (`node --conditions=kit-source --import tsx <fixture>`) that prints one JSON line with its
+// (`node` with ./node-args.ts's `typescriptArgs`, then `<fixture>`) that prints one JSON line with its
 // `port` once it listens. One helper for every such test, so they all start, bound and end their
 // children the same way.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -8,10 +8,11 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { typescriptArgs } from './node-args.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..', '..');
 const STDERR_TAIL = 8000;
-/** A loaded CI machine compiles the fixture with tsx first, and PGlite may run initdb. */
+/** A loaded CI machine may transform the fixture first, and PGlite may run initdb. */
 const START_MS = 90_000;
 
 /** How a child process ended, and when (`performance.now()`). */
@@ -78,15 +79,11 @@ export function spawnFixture(
   options: SpawnOptions = {},
 ): Spawned {
   const spawnedAt = performance.now();
-  const child = spawn(
-    process.execPath,
-    ['--conditions=kit-source', '--import', 'tsx', fixture, ...(options.args ?? [])],
-    {
-      cwd: options.cwd ?? root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...typescriptArgs, fixture, ...(options.args ?? [])], {
+    cwd: options.cwd ?? root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   let stdout = '';
   child.stderr?.on('data', (chunk: Buffer) => {

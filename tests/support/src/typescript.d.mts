@@ -1,0 +1,2 @@
+// Importing the module registers the hooks; it exports nothing.
+export {};
