@@ -1,5 +1,6 @@
-// @test-lines: every - the node:sqlite engine's conformance suite: the driver on this line
-// The conformance and hostile-input suites on SQLite through node:sqlite (Node >= 22.13). On a
+// @test-lines: every - the node:sqlite engine's driver suites: node:sqlite on this line
+// The driver suites of the conformance (sqlite-features.test.ts runs the others) on SQLite
+// through node:sqlite (Node >= 22.13). On a
 // runtime without it, the suites report themselves skipped and the engine's clear start-up error
 // is checked instead.
 import assert from 'node:assert/strict';
@@ -10,21 +11,12 @@ import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { ProductEndpoint } from './suite/fixtures.ts';
-import { conformanceSuites } from './suite/conformance.ts';
+import { driverSuites } from './suite/conformance.ts';
 import { sqliteEngine } from './suite/engines.ts';
 
 if (!sqliteAvailable()) {
   const reason = `node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`;
-  it('AutoCrud conformance on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud hostile input on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud idempotent creates, versions and cursors on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud values, cursors and answers on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud client errors on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud PATCH on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud fields=, ilike and OR groups on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud relations on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud scoped references racing a change of scope on node:sqlite', (t) => t.skip(reason));
-  it('AutoCrud includes and nested routes on node:sqlite', (t) => t.skip(reason));
+  it('AutoCrud driver suites on node:sqlite', (t) => t.skip(reason));
 
   describe('the sqlite: engine on a runtime without node:sqlite', () => {
     it('fails addKitAutoCrud at once with KIT_ERR_AUTOCRUD_SQLITE_UNSUPPORTED naming the Node version needed', () => {
@@ -44,7 +36,7 @@ if (!sqliteAvailable()) {
   });
 } else {
   const engine = sqliteEngine();
-  conformanceSuites(engine);
+  driverSuites(engine);
   // The suite's own database file and its directory, for the paths SQLite cannot use.
   const file = String(engine.connection).slice('sqlite:'.length);
   const dir = path.dirname(file);

@@ -1,5 +1,7 @@
-// Every engine-conformance suite, in one list: the PostgreSQL, PGlite and SQLite test files each
-// run exactly this on their engine, so a new suite joins all three engines at once.
+// Every engine-conformance suite, in two lists: the PostgreSQL, PGlite and SQLite test files each
+// run exactly these on their engine, so a new suite joins all three engines at once. A new suite
+// goes in `driverSuites` when the driver decides its outcome (a codec, an error, a lock, a
+// transaction), in `featureSuites` when Kit's statements and answers do.
 import { crudSuite } from './crud.ts';
 import { cursorSuite } from './cursors.ts';
 import { hostileSuite } from './hostile.ts';
@@ -22,26 +24,41 @@ import { includeValuesSuite } from './include-values.ts';
 import { historySuite } from './history.ts';
 import type { EngineUnderTest } from './fixtures.ts';
 
-/** Registers every conformance suite on `engine`. */
-export function conformanceSuites(engine: EngineUnderTest): void {
-  crudSuite(engine);
+/**
+ * The suites whose outcome rests on the engine's driver as this Node line runs it: connecting and
+ * start-up, every value and column type through its codecs, its errors under hostile input and
+ * quiet logs, transactions and their rollback, the parameter limit of a statement, unique
+ * violations and locks between sessions, the history's rows in the write's transaction. Each
+ * engine's test file runs these on every line CI tests.
+ */
+export function driverSuites(engine: EngineUnderTest): void {
   hostileSuite(engine);
   startupSuite(engine);
   idempotencySuite(engine);
-  versionSuite(engine);
-  cursorSuite(engine);
   valuesSuite(engine);
   quietSuite(engine);
   typesSuite(engine);
-  patchSuite(engine);
   atomicSuite(engine);
   bulkSuite(engine);
-  nestedSuite(engine);
   upsertSuite(engine);
+  scopedReferenceRaceSuite(engine);
+  historySuite(engine);
+}
+
+/**
+ * The suites of Kit's own statements and answers over a driver the suites above have checked:
+ * reads and writes, versions, cursors, PATCH, nested creates, `fields=` and filters, relations and
+ * includes. What they show does not change with the Node line, so each engine's `-features` test
+ * file runs them once per CI run.
+ */
+export function featureSuites(engine: EngineUnderTest): void {
+  crudSuite(engine);
+  versionSuite(engine);
+  cursorSuite(engine);
+  patchSuite(engine);
+  nestedSuite(engine);
   selectSuite(engine);
   relationsSuite(engine);
-  scopedReferenceRaceSuite(engine);
   includesSuite(engine);
   includeValuesSuite(engine);
-  historySuite(engine);
 }
