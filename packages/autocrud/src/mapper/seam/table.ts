@@ -244,7 +244,9 @@ export class Table {
   /**
    * Runs `work` in one transaction whose changes `record` hands to each table's write hooks, then,
    * after COMMIT, tells each table's commit hooks what committed and `context` how many were
-   * recorded. `execute` runs a statement on the transaction.
+   * recorded. `execute` runs a statement on the transaction. This table's before hooks run first,
+   * on the transaction, before `work` (a throw rolls it back before any statement of the write);
+   * a table with none enters no hook code.
    */
   async transaction<T>(
     signal: AbortSignal | undefined,
@@ -255,11 +257,12 @@ export class Table {
     let committed: Committed = [];
     const result = await this.run(
       (db) =>
-        db.transaction().execute((trx) => {
+        db.transaction().execute(async (trx) => {
           // A transaction tried again (a bulk write replayed row by row) counts afresh.
           count.n = 0;
           committed = [];
           const tx = changeTransaction(trx, this.dialect);
+          if (this.hooks.guarded) await this.hooks.begin(tx, context);
           return work(
             db,
             trx,

@@ -88,7 +88,7 @@ export class RowWrites {
     }
     // A write naming a parent Kit checks locks it in the write's transaction (references.ts).
     if (
-      t.hooks.recording ||
+      t.hooks.transactional ||
       checksReferences(this.#t.entity, written, options?.scope?.references)
     ) {
       return t
@@ -258,7 +258,10 @@ export class RowWrites {
       ).catch(this.#explainWrite(input, signal));
       return row === undefined ? undefined : t.decode(row);
     }
-    if (t.hooks.recording || checksReferences(this.#t.entity, input, options?.scope?.references)) {
+    if (
+      t.hooks.transactional ||
+      checksReferences(this.#t.entity, input, options?.scope?.references)
+    ) {
       return t
         .transaction(signal, options?.changeContext, async (db, trx, record, execute) => {
           if (this.#t.entity.references.length > 0)
@@ -358,7 +361,7 @@ export class RowWrites {
       return (await t.run((db) => this.#conflict(db, key, signal, scope), signal)) ?? false;
     }
     // A soft delete that others may refer to locks its row before it checks them (references.ts).
-    if (t.hooks.recording || (soft && this.#referrers().length > 0))
+    if (t.hooks.transactional || (soft && this.#referrers().length > 0))
       return this.#recordedDelete(key, soft, ifVersion, scope, options);
     return t
       .run(async (db) => {
