@@ -121,7 +121,7 @@ export interface SqlDialect {
   readonly upsertInserted: RawBuilder<boolean> | undefined;
   /** Whether a data-changing statement may sit in a WITH clause (one statement writes a row and its changes). */
   readonly writableCte: boolean;
-  /** With {@link writableCte}: a change as expressions over that one statement's rows, and the casts a sink's SQL form needs. */
+  /** With {@link writableCte}: a change as expressions over that one statement's rows, and the casts and functions a sink's SQL form needs. */
   readonly changeSql: InlineChangeSql | undefined;
   /** Whether a multi-row INSERT … RETURNING answers the rows in VALUES order with generated integer keys. */
   readonly orderedReturning: boolean;
