@@ -12,7 +12,9 @@ import { RowWrites } from './writes/row-writes.js';
 import { checkReadOnly, withoutReadOnly, type Scope } from './sql/scope.js';
 import { Table, type Executor, type Row, type Runner } from './seam/table.js';
 import type { EntityHooks } from './seam/hooks.js';
-import { createMany, createTree, patchMany, type ChildRows } from './writes/atomic.js';
+import { createMany } from './writes/bulk-create.js';
+import { createTree, type ChildRows } from './writes/nested-create.js';
+import { patchMany } from './writes/bulk-patch.js';
 import { upsertMany, type UpsertedRow, type UpsertResolution } from './writes/upsert.js';
 
 export type { Executor, Row, Runner } from './seam/table.js';

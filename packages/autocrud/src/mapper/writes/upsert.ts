@@ -5,7 +5,7 @@ import { encodeValue } from '../sql/dialect.js';
 import { KitError } from '@kit/core';
 import { expressionBuilder, sql, type Compilable } from 'kysely';
 import type { EntityField } from '../../entity.js';
-import { atomically, refuseGoneParents } from './atomic.js';
+import { atomically, refuseGoneParents } from './atomically.js';
 import type { Db, DynamicDatabase } from '../sql/engine.js';
 import { BatchRowError, ConstraintViolationError } from '../errors.js';
 import type { Scope } from '../sql/query.js';
