@@ -9,6 +9,7 @@ import type { Row, Table } from '../seam/table.js';
 import type { ChangeContext, ChangeRecord } from '../seam/changes.js';
 
 import { atomically, refuseGoneParents } from './atomically.js';
+import { lockedRow } from '../seam/locked-rows.js';
 
 /** One row of a bulk merge patch. */
 interface RowPatch {
@@ -62,7 +63,7 @@ export async function patchMany(
         // The row it replaces, read and locked on the transaction inside the scope (a row with nothing to write is not a change).
         const before =
           recording && values && ifVersion?.length !== 0
-            ? await table.locked(db, execute, key, where)
+            ? await lockedRow(table, db, execute, key, where)
             : undefined;
         const target = (eb: Eb) =>
           table.target(eb, key, ifVersion?.length === 0 ? undefined : ifVersion, where);

@@ -20,6 +20,7 @@ import type { Filter } from '../sql/query.js';
 import { refusedReference, type Referrer } from './references.js';
 import { slotScope } from '../sql/scope.js';
 import type { Executor, Row, Table } from '../seam/table.js';
+import { lockedRow } from '../seam/locked-rows.js';
 
 /**
  * The paths a single row's writes share on one entity's table.
@@ -69,7 +70,7 @@ export class RowWritePaths {
     scope: readonly Filter[],
   ): Promise<Row | undefined> {
     const t = this.table;
-    const raw = await t.locked(db, execute, key, scope);
+    const raw = await lockedRow(t, db, execute, key, scope);
     if (!raw) return undefined;
     const found = t.decode(raw);
     if (ifVersion !== undefined && t.version) {

@@ -12,6 +12,7 @@ import { insertStatement, slotValues } from './inline-changes.js';
 import type { Row, Table } from '../seam/table.js';
 import { RowWritePaths } from './row-write-paths.js';
 import { RowDeletes } from './row-deletes.js';
+import { lockedUpdate, splitLocked } from '../seam/locked-rows.js';
 
 /**
  * The single-row writes of one entity's table; the repository checks their input and answers their rows.
@@ -138,12 +139,12 @@ export class RowWrites {
             );
           if (this.#t.dialect.writableCte && ifVersion?.length !== 0) {
             // One statement locks the row (inside the scope), writes it and answers it before and after.
-            const [raw] = await execute(t.lockedUpdate(db, values, key, ifVersion, where), '');
+            const [raw] = await execute(lockedUpdate(t, db, values, key, ifVersion, where), '');
             if (!raw)
               return ifVersion === undefined
                 ? undefined
                 : this.#paths.conflict(db, key, signal, where, execute);
-            const { before, after } = t.splitLocked(raw);
+            const { before, after } = splitLocked(t, raw);
             await record(t, [t.change(operation, before, after)]);
             return after;
           }
