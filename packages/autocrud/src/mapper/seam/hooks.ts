@@ -55,7 +55,7 @@ export type CommitHook = (changes: readonly ChangeRecord[], context: ChangeConte
  *
  * @example
  * ```ts
- * const lock: BeforeHook = async (tx) => { await tx.execute(sql`select pg_advisory_xact_lock(42)`.compile(tx.db), ''); };
+ * const lock: BeforeHook = async (tx) => { await tx.execute(tx.dialect.lockRows(tx.db.selectFrom('stock').selectAll().where('sku', '=', 'K-1')).compile(), ''); };
  * ```
  */
 export type BeforeHook = (tx: ChangeTransaction, context: ChangeContext) => Promise<void>;
