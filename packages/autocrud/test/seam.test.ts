@@ -2,14 +2,16 @@
 // The read/write seam costs an entity nothing when no layer is on it: a request on an entity
 // without history, outbox or any hook enters none of the seam's code (its hook methods are
 // counted) and runs the statements it ran before the seam (one per single read or write, no
-// BEGIN or COMMIT: counted as OpenTelemetry CLIENT spans). Beside it, the three kinds of hook an
-// entity with a layer gets, each seen doing its part: `write` inside the transaction, `committed`
-// after it with the committed changes, and `read` choosing the runner the reads run on.
+// BEGIN or COMMIT: counted as OpenTelemetry CLIENT spans). Beside it, the four kinds of hook an
+// entity with a layer gets, each seen doing its part: `before` inside the transaction ahead of the
+// write's statements (its throw writes nothing), `write` inside the transaction after the rows,
+// `committed` after it with the committed changes, and `read` choosing the runner the reads run on.
 import './otel-sdk.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { PGlite } from '@electric-sql/pglite';
 import { Type } from '@sinclair/typebox';
+import { sql } from 'kysely';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import {
@@ -58,8 +60,12 @@ class KeptEndpoint {}
 /** Counts every entry into the seam's per-request code, whichever entity it is for. */
 function countSeamCalls(): { calls: () => number; restore: () => void } {
   const proto = EntityHooks.prototype;
-  const { record, commit } = proto;
+  const { begin, record, commit } = proto;
   let n = 0;
+  proto.begin = function (...args: Parameters<typeof begin>) {
+    n++;
+    return begin.apply(this, args);
+  };
   proto.record = function (...args: Parameters<typeof record>) {
     n++;
     return record.apply(this, args);
@@ -71,6 +77,7 @@ function countSeamCalls(): { calls: () => number; restore: () => void } {
   return {
     calls: () => n,
     restore: () => {
+      proto.begin = begin;
       proto.record = record;
       proto.commit = commit;
     },
@@ -81,6 +88,12 @@ describe('the read/write seam', () => {
   let app: FastifyInstance;
   let crud: KitAutoCrud;
   const committed: ChangeRecord[] = [];
+  // Each hook's turn, in the order they ran: before, write, committed.
+  const order: string[] = [];
+  // The before hook refuses the next write while this is set.
+  let refuseBefore = false;
+  // A row the before hook writes on the write's transaction, by name: present only if it committed.
+  let marker: string | undefined;
   let reads = 0;
   let pglite: PGlite | undefined;
 
@@ -92,11 +105,28 @@ describe('the read/write seam', () => {
     await useKit(app);
     crud = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD);
     const hooks = hooksOf(crud.repository(Kept));
-    hooks.add({ committed: (changes) => committed.push(...changes) });
+    hooks.add({
+      committed: (changes) => {
+        order.push('committed');
+        committed.push(...changes);
+      },
+    });
+    hooks.add({
+      before: async (tx) => {
+        order.push('before');
+        if (refuseBefore) throw new Error('refused before the write');
+        if (marker !== undefined)
+          await tx.execute(
+            sql`insert into seam_plain (name, version) values (${marker}, 1)`.compile(tx.db),
+            '',
+          );
+      },
+    });
     hooks.add({ read: (next) => (query, signal) => (reads++, next(query, signal)) });
     // A write hook that refuses one value: its throw rolls the write back.
     hooks.add({
       write: async (_tx, changes) => {
+        order.push('write');
         if (changes.some((c) => c.after?.name === 'refused')) throw new Error('refused by a hook');
       },
     });
@@ -183,5 +213,56 @@ describe('the read/write seam', () => {
     );
     assert.deepEqual(committed, []);
     assert.equal(((await crud.repository(Kept).get(created.id)) as { name: string }).name, 'x');
+  });
+
+  it("the before hook: inside the write's transaction, ahead of the write hook and the commit hook; its throw writes nothing", async () => {
+    const hooks = hooksOf(crud.repository(Kept));
+    assert.equal(hooks.guarded, true);
+    assert.equal(hooks.transactional, true);
+    assert.equal(hooks.inline, undefined, 'a guarded write keeps its transaction');
+    const markers = async (name: string) =>
+      (await crud.repository(Plain).all()).filter((r) => r.name === name).length;
+    // A committed write: before, then the history's and the test's write hooks, then committed;
+    // what the before hook wrote on the transaction committed with it.
+    order.length = 0;
+    committed.length = 0;
+    marker = 'kept-before';
+    const created = await crud.repository(Kept).create({ name: 'y' });
+    assert.deepEqual(order, ['before', 'write', 'committed']);
+    assert.equal(await markers('kept-before'), 1);
+    // A write the write hook refuses: the before hook's row rolls back with it, so it ran inside
+    // the same transaction.
+    order.length = 0;
+    marker = 'rolled-back';
+    await assert.rejects(
+      crud.repository(Kept).update(created.id, { name: 'refused' }),
+      /refused by a hook/,
+    );
+    assert.deepEqual(order, ['before', 'write']);
+    assert.equal(await markers('rolled-back'), 0, "the before hook ran on the write's transaction");
+    // A before hook that throws: no row, no history, no commit hook, the write rejects with it.
+    marker = undefined;
+    order.length = 0;
+    committed.length = 0;
+    const rows = (await crud.repository(Kept).all()).length;
+    const history = (await crud.repository(ChangeHistory).all()).length;
+    refuseBefore = true;
+    try {
+      await assert.rejects(
+        crud.repository(Kept).create({ name: 'never' }),
+        /refused before the write/,
+      );
+      await assert.rejects(
+        crud.repository(Kept).update(created.id, { name: 'never' }),
+        /refused before the write/,
+      );
+    } finally {
+      refuseBefore = false;
+    }
+    assert.deepEqual(order, ['before', 'before'], 'no write hook ran after the refusal');
+    assert.deepEqual(committed, []);
+    assert.equal((await crud.repository(Kept).all()).length, rows);
+    assert.equal((await crud.repository(ChangeHistory).all()).length, history);
+    assert.equal(((await crud.repository(Kept).get(created.id)) as { name: string }).name, 'y');
   });
 });

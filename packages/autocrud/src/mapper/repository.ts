@@ -1,4 +1,3 @@
-import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
 import { patchValues, writeValues } from './sql/arguments.js';
 import type { CallOptions, ReadOptions, WriteOptions } from './reads/call-options.js';
@@ -12,8 +11,11 @@ import { RowWrites } from './writes/row-writes.js';
 import { checkReadOnly, withoutReadOnly, type Scope } from './sql/scope.js';
 import { Table, type Executor, type Row, type Runner } from './seam/table.js';
 import type { EntityHooks } from './seam/hooks.js';
-import { createMany, createTree, patchMany, type ChildRows } from './writes/atomic.js';
-import { upsertMany, type UpsertedRow, type UpsertResolution } from './writes/upsert.js';
+import { createMany } from './writes/bulk-create.js';
+import { createTree, type ChildRows } from './writes/nested-create.js';
+import { patchMany } from './writes/bulk-patch.js';
+import { upsertKey, upsertMany, type UpsertedRow, type UpsertResolution } from './writes/upsert.js';
+import { registerTable, tableOf } from './seam/table-of.js';
 
 export type { Executor, Row, Runner } from './seam/table.js';
 export type { UpsertedRow, UpsertOutcome, UpsertResolution } from './writes/upsert.js';
@@ -49,7 +51,7 @@ export class EntityRepository<
     this.#t = new Table(entity, dialect, run, execute);
     this.#reads = new RowReads<R>(this.#t);
     this.#writes = new RowWrites(this.#t, referrers);
-    tables.set(this, this.#t);
+    registerTable(this, this.#t);
   }
 
   /**
@@ -263,7 +265,7 @@ export class EntityRepository<
       readonly key?: readonly string[];
     },
   ): Promise<UpsertedRow[]> {
-    const key = uniqueKey(this.entity, options?.key);
+    const key = upsertKey(this.entity, options?.key);
     return upsertMany(
       this.#t,
       key,
@@ -351,9 +353,6 @@ export class EntityRepository<
   }
 }
 
-// Each repository's table, for the atomic writes that span two entities (a nested create).
-const tables = new WeakMap<object, Table>();
-
 /**
  * The seam's hooks of a repository's entity (seam/hooks.ts), for the layers the database attaches
  * at start-up; not a host's API.
@@ -367,32 +366,4 @@ export function hooksOf(
   repository: EntityRepository<Row, Readonly<Record<string, unknown>>>,
 ): EntityHooks {
   return tableOf(repository).hooks;
-}
-
-function tableOf(repository: EntityRepository<Row, Readonly<Record<string, unknown>>>): Table {
-  const table = tables.get(repository);
-  if (!table)
-    throw new KitError(
-      'KIT_ERR_INVALID_ARGUMENT',
-      'createTree: a child repository must be one the AutoCrud database made (crud.repository(Entity)).',
-    );
-  return table;
-}
-
-/** The unique key an upsert matches on: `asked` when it is one the entity declares, else its first. */
-function uniqueKey(entity: Entity, asked: readonly string[] | undefined): readonly string[] {
-  const keys = entity.unique;
-  if (keys.length === 0)
-    throw new KitError(
-      'KIT_ERR_INVALID_ARGUMENT',
-      `upsertMany: entity ${entity.name} declares no unique key (defineEntity({ unique: [['<field>']] })).`,
-    );
-  if (asked === undefined) return keys[0] as readonly string[];
-  const found = keys.find((k) => k.length === asked.length && k.every((f) => asked.includes(f)));
-  if (!found)
-    throw new KitError(
-      'KIT_ERR_INVALID_ARGUMENT',
-      `upsertMany: (${asked.join(', ')}) is not a unique key of ${entity.name}; its keys: ${keys.map((k) => `(${k.join(', ')})`).join(', ')}.`,
-    );
-  return found;
 }

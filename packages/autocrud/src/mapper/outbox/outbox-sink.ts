@@ -1,6 +1,8 @@
 // The outbox writer, a layer on the read/write seam (seam/hooks.ts): a write hook that writes one
 // `kit_outbox` record per changed row, inside the write's transaction, so that a record exists exactly when its write committed.
-// The dispatcher (../outbox/) delivers the records afterwards, off the request path.
+// The dispatcher (../outbox/) delivers the records afterwards, off the request path. Its SQL form
+// asks the dialect's change SQL (`SqlDialect.changeSql`) for every engine-specific function and
+// cast: the only SQL spelled here is the standard concatenation the payload's JSON text is built of.
 import { randomUUID } from 'node:crypto';
 import { OUTBOX_TABLE } from './outbox-table.js';
 import { sql, type Expression } from 'kysely';
@@ -12,9 +14,18 @@ import type {
   ChangeTransaction,
 } from '../seam/changes.js';
 import type { SeamLayer } from '../seam/hooks.js';
+import type { InlineChangeSql } from '../sql/change-sql.js';
+import type { SqlDialect } from '../sql/dialect.js';
 import { Slot, statement, type Statement } from '../sql/statements.js';
 
-/** What a record carries of the row's values (the payload column, as JSON). */
+/**
+ * What a record carries of the row's values (the payload column, as JSON).
+ *
+ * @example
+ * ```ts
+ * const payload: OutboxPayload = { changed: ['price'], before: { price: 40 }, after: { price: 35 } };
+ * ```
+ */
 export interface OutboxPayload {
   /** The fields that changed (update, patch, soft delete); absent for create and delete, which carry the whole row. */
   readonly changed?: readonly string[];
@@ -66,10 +77,17 @@ function outboxPayload(change: ChangeRecord, sensitive: ReadonlySet<string>): Ou
 
 /**
  * The outbox's change sink. `sensitive(entity)` names the fields of an entity whose values never
- * leave the database in a record (the entity's `redact`).
+ * leave the database in a record (the entity's `redact`). On a dialect that writes a single
+ * write's changes inside its statement (`changeSql`), the sink carries its SQL form.
+ *
+ * @example
+ * ```ts
+ * hooks.add({ write: outboxSink((entity) => new Set(['password']), dialect) });
+ * ```
  */
 export function outboxSink(
-  sensitive: (entity: string) => ReadonlySet<string> = () => new Set(),
+  sensitive: (entity: string) => ReadonlySet<string>,
+  dialect: SqlDialect,
 ): ChangeSink {
   // The one-row insert (a single write's), compiled once: the record costs its statement, not a build.
   let single: Statement | undefined;
@@ -99,7 +117,8 @@ export function outboxSink(
       await tx.execute(tx.db.insertInto(OUTBOX_TABLE).values(rows).compile(), '');
     }
   };
-  return Object.assign(sink, { sql: outboxSql(sensitive) });
+  const forms = dialect.changeSql;
+  return forms ? Object.assign(sink, { sql: outboxSql(sensitive, forms) }) : sink;
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -115,11 +134,15 @@ const NONE: ReadonlySet<string> = new Set();
  */
 export function outboxLayer(): SeamLayer {
   const redacted = new Map<string, ReadonlySet<string>>();
-  const sink = outboxSink((entity) => redacted.get(entity) ?? NONE);
+  const sensitive = (entity: string) => redacted.get(entity) ?? NONE;
+  // One sink per dialect (a database has one), so its one-row statement is compiled once.
+  const sinks = new Map<SqlDialect, ChangeSink>();
   return {
-    attach({ entity, hooks, own }) {
+    attach({ entity, hooks, own, dialect }) {
       if (own) return;
       redacted.set(entity.name, new Set(entity.redact));
+      let sink = sinks.get(dialect);
+      if (!sink) sinks.set(dialect, (sink = outboxSink(sensitive, dialect)));
       hooks.add({ write: sink });
     },
   };
@@ -129,7 +152,10 @@ export function outboxLayer(): SeamLayer {
  * The outbox sink's SQL form: the record `outboxRow` makes, as expressions over the change (see
  * changes.ts `ChangeSql`), its payload's JSON text written in the order `outboxPayload` writes it.
  */
-function outboxSql(sensitive: (entity: string) => ReadonlySet<string>): ChangeSinkSql {
+function outboxSql(
+  sensitive: (entity: string) => ReadonlySet<string>,
+  forms: InlineChangeSql,
+): ChangeSinkSql {
   return {
     table: OUTBOX_TABLE,
     columns: (c) => {
@@ -144,21 +170,21 @@ function outboxSql(sensitive: (entity: string) => ReadonlySet<string>): ChangeSi
         redacted = c.changed(hidden);
       } else {
         const only = { names: c.fields, order: 'before-first' } as const;
-        payload = sql<string>`'{"changed":' || to_json(${c.changed(c.fields, 'before-first')})::text || ',"before":' || ${c.object('before', kept, only)} || ',"after":' || ${c.object('after', kept, only)}`;
+        payload = sql<string>`'{"changed":' || ${forms.listText(c.changed(c.fields, 'before-first'))} || ',"before":' || ${c.object('before', kept, only)} || ',"after":' || ${c.object('after', kept, only)}`;
         redacted = c.changed(hidden, 'before-first');
       }
       return {
-        id: sql`gen_random_uuid()::text`,
+        id: forms.uuid(),
         entity: c.text(c.entity),
         row_key: c.keyJson,
         operation: c.text(c.operation),
         version_before: c.versionBefore,
         version_after: c.versionAfter,
         // `redacted` only when a sensitive field is part of the change, as outboxPayload leaves it out.
-        payload: sql`(${payload} || case when cardinality(${redacted}) > 0 then ',"redacted":' || to_json(${redacted})::text else '' end || '}')`,
-        correlation_id: sql`(${c.bind('correlation', (ctx) => ctx.correlationId)})::text`,
-        subject: sql`(${c.bind('subject', (ctx) => ctx.subject)})::text`,
-        trace_id: sql`(${c.bind('trace', (ctx) => ctx.traceId)})::text`,
+        payload: sql`(${payload} || case when ${forms.nonEmpty(redacted)} then ',"redacted":' || ${forms.listText(redacted)} else '' end || '}')`,
+        correlation_id: forms.text(c.bind('correlation', (ctx) => ctx.correlationId)),
+        subject: forms.text(c.bind('subject', (ctx) => ctx.subject)),
+        trace_id: forms.text(c.bind('trace', (ctx) => ctx.traceId)),
       };
     },
   };

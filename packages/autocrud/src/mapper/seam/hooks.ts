@@ -1,16 +1,18 @@
 // The read/write seam: per entity, hooks around its reads and writes, registered at start-up by the
 // layers built on it (the change history, the outbox; a change feed, aggregates and read replicas
-// next). Reads and writes call the seam and never know who is on it. Three kinds, from what those
+// next). Reads and writes call the seam and never know who is on it. Four kinds, from what those
 // layers need:
 //
 // - `read`: wraps the runner the entity's reads run on, once, when registered (a replica layer
 //   picks the connection per call inside the runner it returns).
+// - `before`: inside the write's transaction, before its statements run (a layer takes a lock,
+//   checks or refuses: a throw rolls the transaction back and nothing is written).
 // - `write`: inside the write's transaction, after its rows are written and before COMMIT, with
 //   the changes (a change sink: history rows, outbox records are written on the same transaction).
 // - `committed`: after COMMIT, with the committed changes (waking a dispatcher, a change feed).
 //
-// What a request pays is decided here at registration, not per call: `recording` and `inline`
-// are plain fields recomputed when a hook is added, and `read` is the composed runner itself, so
+// What a request pays is decided here at registration, not per call: `transactional`,
+// `recording`, `guarded` and `inline` are plain fields recomputed when a hook is added, and `read` is the composed runner itself, so
 // an entity without hooks runs the plain statement on the plain runner, with no hook code, no
 // transaction and no allocation of the seam's.
 import type { Db } from '../sql/engine.js';
@@ -46,10 +48,24 @@ export type Runner = <T>(query: (db: Db) => Promise<T>, signal?: AbortSignal) =>
 export type CommitHook = (changes: readonly ChangeRecord[], context: ChangeContext) => void;
 
 /**
+ * Called inside a write's transaction before the write's statements run, with the transaction
+ * (statements run on it commit or roll back with the write) and the call's change context (empty
+ * when the call carries none). A layer takes a lock, checks or refuses here: a throw rolls the
+ * transaction back, nothing is written, and the write rejects with it.
+ *
+ * @example
+ * ```ts
+ * const lock: BeforeHook = async (tx) => { await tx.execute(tx.dialect.lockRows(tx.db.selectFrom('stock').selectAll().where('sku', '=', 'K-1')).compile(), ''); };
+ * ```
+ */
+export type BeforeHook = (tx: ChangeTransaction, context: ChangeContext) => Promise<void>;
+
+/**
  * One layer's hooks on one entity; each member optional.
  *
  * @example
  * ```ts
+ * hooks.add({ before: async (tx, context) => { if (!context.subject) throw new Error('anonymous'); } });
  * hooks.add({ write: historySink(entity, dialect) });
  * hooks.add({ read: (next) => (query, signal) => next(query, signal) });
  * hooks.add({ committed: (changes) => feed.publish(changes) });
@@ -58,6 +74,8 @@ export type CommitHook = (changes: readonly ChangeRecord[], context: ChangeConte
 export interface EntityHook {
   /** The runner the entity's reads run on, given the one they would run on (composed once, at registration). */
   readonly read?: (next: Runner) => Runner;
+  /** Inside the write's transaction, before its statements; a throw rolls the write back, nothing written. */
+  readonly before?: BeforeHook;
   /** Inside the write's transaction, after its rows and before COMMIT; a throw rolls the write back. */
   readonly write?: ChangeSink;
   /** After COMMIT, with the committed changes. */
@@ -111,16 +129,22 @@ const EMPTY: ChangeContext = Object.freeze({});
  * ```
  */
 export class EntityHooks {
+  readonly #before: BeforeHook[] = [];
   readonly #write: ChangeSink[] = [];
   readonly #committed: CommitHook[] = [];
   readonly #base: Runner;
   /** True when a write must hand its changes to a hook (and so runs in a transaction). */
   recording = false;
+  /** True when a hook runs before a write's statements (and so the write runs in a transaction). */
+  guarded = false;
+  /** True when a write runs in a transaction for its hooks: it records its changes or is guarded. */
+  transactional = false;
   /** True when a hook waits for the committed changes. */
   awaitsCommit = false;
   /**
    * Every write hook's SQL form, in order, when a single write may record its change inside its
-   * own statement: every write hook has one and no hook waits for the committed changes.
+   * own statement: every write hook has one, no hook runs before the write (the one statement
+   * leaves it no place inside a transaction) and no hook waits for the committed changes.
    */
   inline: readonly ChangeSinkSql[] | undefined;
   /** The runner the entity's reads run on: the table's own unless a read hook wraps it. */
@@ -134,13 +158,17 @@ export class EntityHooks {
   /** Registers one layer's hooks (at start-up) and recomputes what a request does. */
   add(hook: EntityHook): void {
     if (hook.read) this.read = hook.read(this.read);
+    if (hook.before) this.#before.push(hook.before);
     if (hook.write) this.#write.push(hook.write);
     if (hook.committed) this.#committed.push(hook.committed);
     this.awaitsCommit = this.#committed.length > 0;
     this.recording = this.#write.length > 0 || this.awaitsCommit;
+    this.guarded = this.#before.length > 0;
+    this.transactional = this.recording || this.guarded;
     const forms = this.#write.map((s) => s.sql);
     this.inline =
       !this.awaitsCommit &&
+      !this.guarded &&
       forms.length > 0 &&
       forms.every((f): f is ChangeSinkSql => f !== undefined)
         ? forms
@@ -150,6 +178,15 @@ export class EntityHooks {
   /** Whether no read hook is registered (the reads run on the table's own runner). */
   get plainReads(): boolean {
     return this.read === this.#base;
+  }
+
+  /**
+   * Runs every before hook in turn, on the write's transaction, before its statements; a throw
+   * rolls the transaction back. Called only when {@link EntityHooks.guarded}.
+   */
+  async begin(tx: ChangeTransaction, context: ChangeContext | undefined): Promise<void> {
+    const ctx = context ?? EMPTY;
+    for (const hook of this.#before) await hook(tx, ctx);
   }
 
   /**

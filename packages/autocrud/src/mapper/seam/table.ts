@@ -1,11 +1,12 @@
 // One entity's table as the repository's operations share it: how a row is read (the selection
 // and the decoding into Kit's form), how a row's key and version conditions are written, an
 // insert's columns and its statement (compiled once per set of columns), and the columns Kit
-// maintains on every write. The single-row operations (repository.ts) and the atomic writes
-// (atomic.ts) are built on it; it knows nothing of HTTP.
+// maintains on every write, and the transaction a write and its hooks run in. The locked reads of
+// a row a recorded write replaces are locked-rows.ts. The single-row operations (repository.ts)
+// and the atomic writes (writes/) are built on it; it knows nothing of HTTP.
 import { randomUUID } from 'node:crypto';
 import { KitError } from '@kit/core';
-import { sql, type CompiledQuery, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Entity, EntityField } from '../../entity.js';
 import { writeValues } from '../sql/arguments.js';
 import type { ColumnCodec } from '../sql/columns.js';
@@ -17,18 +18,11 @@ import {
   scopeConditions,
   scopeFilters,
   scopeValues,
-  slotScope,
   type Scope,
 } from '../sql/scope.js';
 import { decodeRow } from '../sql/decode.js';
 import { UnrepresentableValueError } from '../errors.js';
-import {
-  Slot,
-  statement,
-  StatementCache,
-  type Executor,
-  type Statement,
-} from '../sql/statements.js';
+import { Slot, StatementCache, type Executor, type Statement } from '../sql/statements.js';
 import { kitTimestamps } from '../sql/stamps.js';
 import {
   versionOf,
@@ -100,15 +94,10 @@ export class Table {
   readonly version: EntityField | undefined;
   readonly selection;
   readonly run: Runner;
-  readonly #codecs: readonly ColumnCodec[];
+  /** Each field's codec, in the entity's order (the locked reads read the row with them too, locked-rows.ts). */
+  readonly codecs: readonly ColumnCodec[];
   // An insert per set of columns the bodies bring, compiled once (see statements.ts).
   readonly #inserts = new StatementCache();
-  // The locked read of a row a recorded write replaces.
-  #locked: Statement | undefined;
-  // The same read under a scope, by the scope's shape.
-  readonly #lockedScoped = new StatementCache();
-  // The row's columns read as `kit_before_<i>`, for the UPDATE that answers the row before and after (PostgreSQL).
-  #before: unknown[] | undefined;
   /** The seam's hooks on this entity (hooks.ts): none, and a read or write runs no hook code. */
   readonly hooks: EntityHooks;
 
@@ -120,9 +109,9 @@ export class Table {
   ) {
     this.name = entity.table;
     this.pk = entity.field(entity.primaryKey) as EntityField;
-    this.#codecs = entity.fields.map((f) => dialect.codec(f));
+    this.codecs = entity.fields.map((f) => dialect.codec(f));
     this.selection = entity.fields.map((f, i) =>
-      (this.#codecs[i] as ColumnCodec).read(f.column).as(f.name),
+      (this.codecs[i] as ColumnCodec).read(f.column).as(f.name),
     );
     this.run = dialect.refusesWideIntegers
       ? (query) =>
@@ -138,7 +127,7 @@ export class Table {
    * `UnrepresentableValueError` naming the field and the row: never a rounded or shifted value.
    */
   decode(row: Row): Row {
-    return decodeRow(this.entity, this.#codecs, row);
+    return decodeRow(this.entity, this.codecs, row);
   }
 
   where(eb: Eb, conditions: Array<Expression<SqlBool> | undefined>): Expression<SqlBool> {
@@ -244,7 +233,9 @@ export class Table {
   /**
    * Runs `work` in one transaction whose changes `record` hands to each table's write hooks, then,
    * after COMMIT, tells each table's commit hooks what committed and `context` how many were
-   * recorded. `execute` runs a statement on the transaction.
+   * recorded. `execute` runs a statement on the transaction. This table's before hooks run first,
+   * on the transaction, before `work` (a throw rolls it back before any statement of the write);
+   * a table with none enters no hook code.
    */
   async transaction<T>(
     signal: AbortSignal | undefined,
@@ -255,11 +246,12 @@ export class Table {
     let committed: Committed = [];
     const result = await this.run(
       (db) =>
-        db.transaction().execute((trx) => {
+        db.transaction().execute(async (trx) => {
           // A transaction tried again (a bulk write replayed row by row) counts afresh.
           count.n = 0;
           committed = [];
           const tx = changeTransaction(trx, this.dialect);
+          if (this.hooks.guarded) await this.hooks.begin(tx, context);
           return work(
             db,
             trx,
@@ -271,87 +263,6 @@ export class Table {
     );
     afterCommit(context, count, committed);
     return result;
-  }
-
-  /**
-   * The row with this key (not soft-deleted, inside the call's scope: checked filters, see
-   * scope.ts) as stored, undecoded, read on the write's transaction and locked until it ends:
-   * `FOR UPDATE` on PostgreSQL and PGlite; on SQLite the transaction already holds the database's
-   * write lock (BEGIN IMMEDIATE). A row outside the scope is absent: neither written nor recorded.
-   */
-  async locked(
-    db: Db,
-    execute: Executor,
-    key: unknown,
-    scope: readonly Filter[] = NO_FILTERS,
-  ): Promise<Row | undefined> {
-    // Under a scope, one statement per scope shape, its values in slots (as a scoped get's).
-    const scoped = slotScope(this.dialect, this.entity, scope, 's');
-    const build = () => {
-      const query = db
-        .selectFrom(this.name)
-        .select(this.selection)
-        .where((eb) => this.byKey(eb, new Slot('key'), scoped.filters));
-      return this.dialect.lockRows(query);
-    };
-    const read =
-      scoped.filters.length === 0
-        ? (this.#locked ??= statement(build(), false))
-        : this.#lockedScoped.get(scoped.shape, build);
-    const [row] = await execute(read.bind({ ...scoped.values, key }), '');
-    return row;
-  }
-
-  /**
-   * PostgreSQL: one row's UPDATE that locks the row, writes it and answers it before and after, in
-   * one statement: `UPDATE t SET … FROM (SELECT key, <columns> FROM t WHERE <key> FOR UPDATE) kit_old
-   * WHERE t.key = kit_old.key [AND version IN (…)] RETURNING <row>, kit_old.*`. The locked sub-select
-   * reads the row's newest committed version (READ COMMITTED re-reads a locked row), so `before` is
-   * what the write replaced. No row: absent, soft-deleted, outside the call's `scope` (checked
-   * filters, in the locked sub-select: a row outside it is neither written nor recorded), or at
-   * another version.
-   */
-  lockedUpdate(
-    db: Db,
-    values: Record<string, unknown>,
-    key: unknown,
-    ifVersion: readonly number[] | undefined,
-    scope: readonly Filter[] = NO_FILTERS,
-  ): CompiledQuery {
-    const before = (this.#before ??= this.entity.fields.map((f, i) =>
-      (this.#codecs[i] as ColumnCodec).read(f.column).as(`kit_before_${i}`),
-    ));
-    const old = db
-      .selectFrom(this.name)
-      .select([sql.ref(this.pk.column).as('kit_old_key'), ...before] as never)
-      .where((eb) => this.byKey(eb, key, scope))
-      .forUpdate()
-      .as('kit_old');
-    const own = (column: string) => sql.ref(`${this.name}.${column}`);
-    return db
-      .updateTable(this.name)
-      .set(values)
-      .from(old)
-      .where((eb) => {
-        const conditions = [eb(own(this.pk.column), '=', sql.ref('kit_old.kit_old_key'))];
-        if (ifVersion !== undefined && this.version)
-          conditions.push(eb(own(this.version.column), 'in', [...ifVersion]));
-        return eb.and(conditions);
-      })
-      .returning([
-        ...this.selection,
-        ...this.entity.fields.map((_, i) =>
-          sql.ref(`kit_old.kit_before_${i}`).as(`kit_before_${i}`),
-        ),
-      ] as never)
-      .compile();
-  }
-
-  /** A `lockedUpdate` answer as the rows before and after, decoded. */
-  splitLocked(raw: Row): { before: Row; after: Row } {
-    const old: Row = {};
-    this.entity.fields.forEach((f, i) => (old[f.name] = raw[`kit_before_${i}`]));
-    return { before: this.decode(old), after: this.decode(raw) };
   }
 
   /** One row's change, from its decoded rows before and after the write. */

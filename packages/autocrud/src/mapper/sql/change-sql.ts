@@ -88,7 +88,8 @@ export interface ChangeSql {
 /**
  * How a dialect with writable CTEs writes a single write's changes inside its statement
  * (writes/inline-changes.ts): the change as expressions over the CTE's rows before (`kit_old`,
- * columns `kit_o_<i>`) and after (`kit_new`, `kit_n_<i>`), and the casts a sink's SQL form needs.
+ * columns `kit_o_<i>`) and after (`kit_new`, `kit_n_<i>`), and the casts and functions a sink's
+ * SQL form needs, so that a sink spells no engine's SQL of its own.
  *
  * @example
  * ```ts
@@ -108,4 +109,10 @@ export interface InlineChangeSql {
   jsonArray(list: Expression<string[]>): RawBuilder<unknown>;
   /** A bound value as text (or NULL). */
   text(value: Expression<unknown>): RawBuilder<string | null>;
+  /** A new random UUID as text, made by the database (a record's own key). */
+  uuid(): RawBuilder<string>;
+  /** A text list ({@link ChangeSql.changed}) as its JSON text (`["a","b"]`). */
+  listText(list: Expression<string[]>): RawBuilder<string>;
+  /** Whether a text list ({@link ChangeSql.changed}) holds any name. */
+  nonEmpty(list: Expression<string[]>): RawBuilder<boolean>;
 }

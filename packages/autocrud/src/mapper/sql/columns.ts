@@ -208,15 +208,6 @@ export const encodeJson = (value: unknown): unknown => JSON.stringify(value);
  */
 export const column = (name: string): RawBuilder<unknown> => sql`${sql.ref(name)}`;
 /**
- * A column read as its text (PostgreSQL's `::text`).
- *
- * @example
- * ```ts
- * const read = asText('amount');
- * ```
- */
-export const asText = (name: string): RawBuilder<unknown> => sql`${sql.ref(name)}::text`;
-/**
  * A value bound as it is.
  *
  * @example

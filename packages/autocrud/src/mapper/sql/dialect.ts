@@ -121,10 +121,19 @@ export interface SqlDialect {
   readonly upsertInserted: RawBuilder<boolean> | undefined;
   /** Whether a data-changing statement may sit in a WITH clause (one statement writes a row and its changes). */
   readonly writableCte: boolean;
-  /** With {@link writableCte}: a change as expressions over that one statement's rows, and the casts a sink's SQL form needs. */
+  /** With {@link writableCte}: a change as expressions over that one statement's rows, and the casts and functions a sink's SQL form needs. */
   readonly changeSql: InlineChangeSql | undefined;
   /** Whether a multi-row INSERT … RETURNING answers the rows in VALUES order with generated integer keys. */
   readonly orderedReturning: boolean;
+  /**
+   * With {@link orderedReturning}: the type of each column of `table` (by column name), as a cast
+   * in the ordered insert's VALUES list names it, without a modifier (the assignment then applies
+   * it, as to a bound value). Read from the catalog on `db`, the insert's transaction.
+   */
+  insertTypes(
+    db: Db,
+    table: { readonly schema?: string | undefined; readonly name: string },
+  ): Promise<ReadonlyMap<string, string>>;
   /** How related rows are embedded in the parent row's statement, or `undefined`: read by a statement per relation (reads/includes.ts). */
   readonly embedding: IncludeEmbedding | undefined;
   /** Whether the driver refuses to read an integer past 2^53 - 1 (`ERR_OUT_OF_RANGE`) instead of answering it. */

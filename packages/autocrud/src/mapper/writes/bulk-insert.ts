@@ -44,10 +44,10 @@ function compile(query: Compilable): BulkStatement {
 }
 
 // Per table: its multi-row statements by shape (bounded, as statements.ts bounds single rows')
-// and, on PostgreSQL, its columns' types (read once, for the casts of the ordinal form).
+// and, where the ordinal form is used, its columns' types (read once, for its casts).
 interface BulkState {
   readonly statements: Map<string, BulkStatement>;
-  types: Promise<Map<string, string>> | undefined;
+  types: Promise<ReadonlyMap<string, string>> | undefined;
 }
 const states = new WeakMap<Table, BulkState>();
 const STATEMENT_LIMIT = 64;
@@ -58,22 +58,10 @@ function stateOf(table: Table): BulkState {
   return state;
 }
 
-/** The columns' types, as PostgreSQL names them without a modifier (the assignment then applies it, as to a bound value). */
-function columnTypes(table: Table, trx: Db): Promise<Map<string, string>> {
+/** The columns' types as the ordered insert's casts name them (the dialect's catalog, read once per table). */
+function columnTypes(table: Table, trx: Db): Promise<ReadonlyMap<string, string>> {
   const state = stateOf(table);
-  state.types ??= (async () => {
-    const { schema, name } = splitTable(table.name);
-    const quoted = [schema, name]
-      .filter((p): p is string => p !== undefined)
-      .map((p) => `"${p.replaceAll('"', '""')}"`)
-      .join('.');
-    const { rows } = await trx.executeQuery<{ name: string; type: string }>(
-      sql`select attname as name, atttypid::regtype::text as type from pg_attribute where attrelid = to_regclass(${quoted}) and attnum > 0 and not attisdropped`.compile(
-        trx,
-      ),
-    );
-    return new Map(rows.map((r) => [r.name, r.type]));
-  })().catch((err: unknown) => {
+  state.types ??= table.dialect.insertTypes(trx, splitTable(table.name)).catch((err: unknown) => {
     state.types = undefined;
     throw err;
   });
@@ -95,7 +83,7 @@ function statementOf(
   mode: Exclude<Mode, 'single'>,
   columns: readonly string[],
   count: number,
-  types: Map<string, string> | undefined,
+  types: ReadonlyMap<string, string> | undefined,
 ): BulkStatement {
   const state = stateOf(table);
   const key = `${mode}\u0001${count}\u0001${columns.join('\u0000')}`;

@@ -4,8 +4,8 @@
 import { encodeValue } from '../sql/dialect.js';
 import { KitError } from '@kit/core';
 import { expressionBuilder, sql, type Compilable } from 'kysely';
-import type { EntityField } from '../../entity.js';
-import { atomically, refuseGoneParents } from './atomic.js';
+import type { Entity, EntityField } from '../../entity.js';
+import { atomically, refuseGoneParents } from './atomically.js';
 import type { Db, DynamicDatabase } from '../sql/engine.js';
 import { BatchRowError, ConstraintViolationError } from '../errors.js';
 import type { Scope } from '../sql/query.js';
@@ -297,4 +297,29 @@ export async function upsertMany(
     (index) => (inputs[index] ? { table, input: inputs[index] } : undefined),
     context,
   );
+}
+
+/**
+ * The unique key an upsert matches on: `asked` when it is one the entity declares, else its first.
+ *
+ * @example
+ * ```ts
+ * const key = upsertKey(Product, ['sku']); // ['sku'], or KIT_ERR_INVALID_ARGUMENT naming the keys
+ * ```
+ */
+export function upsertKey(entity: Entity, asked: readonly string[] | undefined): readonly string[] {
+  const keys = entity.unique;
+  if (keys.length === 0)
+    throw new KitError(
+      'KIT_ERR_INVALID_ARGUMENT',
+      `upsertMany: entity ${entity.name} declares no unique key (defineEntity({ unique: [['<field>']] })).`,
+    );
+  if (asked === undefined) return keys[0] as readonly string[];
+  const found = keys.find((k) => k.length === asked.length && k.every((f) => asked.includes(f)));
+  if (!found)
+    throw new KitError(
+      'KIT_ERR_INVALID_ARGUMENT',
+      `upsertMany: (${asked.join(', ')}) is not a unique key of ${entity.name}; its keys: ${keys.map((k) => `(${k.join(', ')})`).join(', ')}.`,
+    );
+  return found;
 }

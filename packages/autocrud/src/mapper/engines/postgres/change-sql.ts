@@ -137,4 +137,8 @@ export const postgresChanges: InlineChangeSql = {
   jsonArray: (list: Expression<string[]>): RawBuilder<unknown> => sql`to_jsonb(${list})`,
   text: (value: Expression<unknown>): RawBuilder<string | null> =>
     sql<string | null>`(${value})::text`,
+  uuid: (): RawBuilder<string> => sql<string>`gen_random_uuid()::text`,
+  listText: (list: Expression<string[]>): RawBuilder<string> => sql<string>`to_json(${list})::text`,
+  nonEmpty: (list: Expression<string[]>): RawBuilder<boolean> =>
+    sql<boolean>`cardinality(${list}) > 0`,
 };

@@ -7,7 +7,6 @@ import type { EntityField } from '../../../entity.js';
 import { ValueFault, type ValueKind } from '../../../values/kinds.js';
 import { canonicalDate, dateTimeFromIso } from '../../../values/time.js';
 import {
-  asText,
   column,
   DECIMAL_ADVICE,
   decodeBoolean,
@@ -24,6 +23,9 @@ import {
   type ColumnCodec,
   type ColumnType,
 } from '../../sql/columns.js';
+
+// A column read as its text: PostgreSQL's own form of a value whose JavaScript form would round it.
+const asText = (name: string): RawBuilder<unknown> => sql`${sql.ref(name)}::text`;
 
 // PostgreSQL's JSON encoding writes timestamps and dates in ISO 8601 whatever the session's
 // DateStyle and TimeZone, and with their microseconds; a Date (pg's and PGlite's default parse)

@@ -74,6 +74,23 @@ async function columnTypes(db: Db, tables: readonly string[]): Promise<Map<strin
   );
 }
 
+/** The columns' types as `regtype` names them (no modifier), for the ordered insert's casts. */
+async function insertTypes(
+  db: Db,
+  table: { readonly schema?: string | undefined; readonly name: string },
+): Promise<ReadonlyMap<string, string>> {
+  const quoted = [table.schema, table.name]
+    .filter((p): p is string => p !== undefined)
+    .map((p) => `"${p.replaceAll('"', '""')}"`)
+    .join('.');
+  const { rows } = await db.executeQuery<{ name: string; type: string }>(
+    sql`select attname as name, atttypid::regtype::text as type from pg_attribute where attrelid = to_regclass(${quoted}) and attnum > 0 and not attisdropped`.compile(
+      db,
+    ),
+  );
+  return new Map(rows.map((r) => [r.name, r.type]));
+}
+
 // The dialect's embedding, made once on first use.
 let embedding: IncludeEmbedding | undefined;
 
@@ -163,6 +180,7 @@ export const postgresDialect: SqlDialect = {
   writableCte: true,
   changeSql: postgresChanges,
   orderedReturning: true,
+  insertTypes,
   // Built on first use: its scopes bind values through this very dialect.
   get embedding(): IncludeEmbedding {
     return (embedding ??= postgresEmbedding(postgresDialect));

@@ -97,6 +97,8 @@ export const sqliteDialect: SqlDialect = {
   writableCte: false,
   changeSql: undefined,
   orderedReturning: false,
+  // Never asked: without ordered RETURNING a generated key's rows go one statement each.
+  insertTypes: (): Promise<ReadonlyMap<string, string>> => Promise.resolve(new Map()),
   embedding: undefined,
   refusesWideIntegers: true,
 };
