@@ -68,9 +68,12 @@ export class EntityRepository<
     this.#t.hooks.add({ write: sink });
   }
 
-  /** True when the entity's writes are recorded (a hook of the seam takes their changes): they run in a transaction with their changes. */
+  /**
+   * True when a hook of the seam runs in the entity's writes (one that checks them first, or takes
+   * their changes): they run in a transaction, and the routes hand them the request's context.
+   */
   get recordsChanges(): boolean {
-    return this.#t.hooks.recording;
+    return this.#t.hooks.transactional;
   }
 
   /**

@@ -12,9 +12,9 @@
 // - `committed`: after COMMIT, with the committed changes (waking a dispatcher, a change feed).
 //
 // What a request pays is decided here at registration, not per call: `transactional`,
-// `recording`, `guarded` and `inline` are plain fields recomputed when a hook is added, and `read` is the composed runner itself, so
-// an entity without hooks runs the plain statement on the plain runner, with no hook code, no
-// transaction and no allocation of the seam's.
+// `recording`, `guarded` and `inline` are plain fields recomputed when a hook is added, and `read`
+// is the composed runner itself, so an entity without hooks runs the plain statement on the plain
+// runner, with no hook code, no transaction and no allocation of the seam's.
 import type { Db } from '../sql/engine.js';
 import type { SqlDialect } from '../sql/dialect.js';
 import type { Entity } from '../../entity.js';
