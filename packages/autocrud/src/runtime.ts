@@ -24,7 +24,7 @@ import { batchPatchSchema, inputSchema, patchSchema, rowSchema } from './routes/
 import { acceptMergePatch } from './routes/body.js';
 import { createValidation, type CrudValidation } from './routes/validation.js';
 import { includePaths, readIncludes, relationProperties } from './routes/includes.js';
-import type { IncludePlan, RelatedSource } from './mapper/reads/includes.js';
+import { asPlans, type IncludePlan, type RelatedSource } from './mapper/reads/includes.js';
 import { buildRelations, includeRelations, reachable, type RelationRegistry } from './relations.js';
 import { compileNested, NestedRelations, nestedInputSchema } from './routes/nested-create.js';
 import type { Outbox } from './outbox/outbox.js';
@@ -144,7 +144,7 @@ export class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       );
     }
     const planned = paths.length > 0 ? readIncludes(known, { include: paths }) : undefined;
-    return planned && 'nodes' in planned ? planned.nodes : [];
+    return planned && 'nodes' in planned ? asPlans(planned.nodes) : [];
   }
 
   ping(signal?: AbortSignal): Promise<number> {

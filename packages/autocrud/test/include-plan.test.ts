@@ -66,3 +66,13 @@ describe('crud.includePlan: includes for a repository read', () => {
     );
   });
 });
+
+/** Never called: `npm run typecheck` holds that a host's own object is not a plan, not even `{}`. */
+function _hostObjectsAreNotPlans(crud: KitAutoCrud): void {
+  const orders = crud.repository(Order);
+  // @ts-expect-error an empty object is not an IncludePlan
+  void orders.get(1, { include: [{}] });
+  // @ts-expect-error nor is an object naming a relation
+  void orders.get(1, { include: [{ name: 'customer', kind: 'one', field: 'customerId' }] });
+}
+void _hostObjectsAreNotPlans;

@@ -11,6 +11,7 @@ import { fieldText, fieldValue } from '../values/fields.js';
 import type { CursorCodec } from './cursor.js';
 import { project, readFields, sendPartial } from './fields.js';
 import { readIncludes, shapeRow, type IncludePath } from './includes.js';
+import { asPlans } from '../mapper/reads/includes.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
@@ -231,7 +232,7 @@ export function listHandler(settings: ListSettings) {
       count,
       ...(after ? { after } : {}),
       ...(access?.scope ? { scope: access.scope } : {}),
-      ...(shaped ? { include: shaped.nodes } : {}),
+      ...(shaped ? { include: asPlans(shaped.nodes) } : {}),
       signal,
     });
     const more = rows.length > list.pageSize;

@@ -39,8 +39,9 @@ declare const includePlan: unique symbol;
  * ```
  */
 export interface IncludePlan {
-  // Never set: a brand only the mapper's IncludeNode carries in its type, so a plan is one.
-  readonly [includePlan]?: 'IncludePlan';
+  // A brand no value carries: only asPlans() below makes a plan, so a host cannot pass its own
+  // object (not even `{}`) where the runtime's plan is expected.
+  readonly [includePlan]: 'IncludePlan';
 }
 
 /**
@@ -53,7 +54,7 @@ export interface IncludePlan {
  * const order = await crud.repository(Order).get(1, { include: [lines] });
  * ```
  */
-export interface IncludeNode extends IncludePlan {
+export interface IncludeNode {
   /** The property the related row (or rows) is set on. */
   readonly name: string;
   /** `one`: the row holds the related row's key in `field`; `many`: the related rows hold the row's primary key in `field`. */
@@ -67,6 +68,30 @@ export interface IncludeNode extends IncludePlan {
   /** The caller's scope on the related entity: only its rows inside it are included (in the statement). */
   readonly scope?: Scope;
   readonly children: readonly IncludeNode[];
+}
+
+/**
+ * The planned relations as the opaque plans a read takes (`ReadOptions.include`).
+ *
+ * @example
+ * ```ts
+ * await orders.list({ include: asPlans(nodes) });
+ * ```
+ */
+export function asPlans(nodes: readonly IncludeNode[]): readonly IncludePlan[] {
+  return nodes as unknown as readonly IncludePlan[];
+}
+
+/**
+ * The relations behind plans that asPlans() made (a read's own view of `ReadOptions.include`).
+ *
+ * @example
+ * ```ts
+ * const nodes = asNodes(options.include ?? []);
+ * ```
+ */
+export function asNodes(plans: readonly IncludePlan[]): readonly IncludeNode[] {
+  return plans as unknown as readonly IncludeNode[];
 }
 
 function distinct(rows: readonly Row[], field: string): unknown[] {

@@ -21,7 +21,7 @@ import { Slot, statement, StatementCache, type Statement } from '../sql/statemen
 import type { Row, Table } from '../seam/table.js';
 import type { CallOptions, ReadOptions } from './call-options.js';
 import type { IncludeEmbedding } from '../sql/embedding.js';
-import { includeAll, type IncludeNode } from './includes.js';
+import { asNodes, includeAll, type IncludeNode } from './includes.js';
 import { keySet, relatedQuery } from './related.js';
 
 /**
@@ -111,9 +111,7 @@ export class RowReads<R extends object> {
   /** See `EntityRepository.list`. */
   async list(options: ListOptions & ReadOptions): Promise<{ rows: R[]; total?: number }> {
     // Every plan is an IncludeNode: the runtime (routes/includes.ts) makes them, opaque to a host.
-    const include = options.include?.length
-      ? (options.include as readonly IncludeNode[])
-      : undefined;
+    const include = options.include?.length ? asNodes(options.include) : undefined;
     const embeds = this.#embedding !== undefined;
     // The scope's conditions join the caller's: the page, the count and the keyset alike.
     const scoped =
@@ -230,9 +228,7 @@ export class RowReads<R extends object> {
     key = keyValue(t.pk, key);
     if (key === undefined) return undefined;
     const signal = options?.signal;
-    const include = options?.include?.length
-      ? (options.include as readonly IncludeNode[])
-      : undefined;
+    const include = options?.include?.length ? asNodes(options.include) : undefined;
     const embed = include && this.#embedding ? include : undefined;
     // Under a scope, one statement per scope shape with the scope's values in slots, as a list's filters.
     const scoped = slotScope(

@@ -4,6 +4,7 @@ import { CrudOperations } from '../../operations.js';
 import { noneMatch, parsePreconditions } from '../conditional.js';
 import { fieldsParameter, project, readFields, sendPartial } from '../fields.js';
 import { readIncludes, shapeRow } from '../includes.js';
+import { asPlans } from '../../mapper/reads/includes.js';
 import { openapiText } from '../openapi-text.js';
 import { badRequest, notFound } from '../problems.js';
 import { byKeyResponses, rowResponse } from '../responses.js';
@@ -55,7 +56,7 @@ function getHandler(
     if (scoped === false) return reply;
     const row = await repository.get(
       keyOf(request),
-      scoped ? { ...call, include: scoped.nodes } : call,
+      scoped ? { ...call, include: asPlans(scoped.nodes) } : call,
     );
     if (!row) return notFound(reply, entity, keyOf(request));
     // The ETag is the row's version: an answer that includes other rows has none (docs/decisions.md, "AutoCrud includes").
