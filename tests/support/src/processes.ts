@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { until } from './until.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..', '..');
 const STDERR_TAIL = 8000;
@@ -24,12 +25,19 @@ export interface Exit {
 /** A child process running a fixture, and what it wrote. */
 export interface Spawned {
   readonly child: ChildProcessByStdio<null, Readable, Readable>;
-  /** What it wrote to stderr so far (the last 8 KB). */
+  /** What it wrote to stderr so far (the last 8,000 characters unless `stderrTail` says otherwise). */
   stderr(): string;
   /** Everything it wrote to stdout so far. */
   stdout(): string;
+  /** Its stdout lines so far, without one still being written (until stdout is closed). */
+  lines(): string[];
   /** Settles once it exited. */
   readonly exited: Promise<Exit>;
+  /**
+   * Settles once it exited and its stdout and stderr are closed: every byte it wrote has been
+   * read, so `stdout()` and `lines()` are whole (`exited` may come before the last chunk).
+   */
+  readonly closed: Promise<Exit>;
   /** When it was spawned (`performance.now()`). */
   readonly spawnedAt: number;
 }
@@ -50,6 +58,11 @@ export interface SpawnOptions {
   readonly args?: readonly string[];
   /** The working directory. Default: the repository's root. */
   readonly cwd?: string;
+  /**
+   * How much of stderr `stderr()` keeps, in characters: the last 8,000 by default (enough for a
+   * failure message); `Infinity` for a test that reads every line the process wrote there.
+   */
+  readonly stderrTail?: number;
 }
 
 /** How to run a fixture and tell that it is ready. */
@@ -89,8 +102,10 @@ export function spawnFixture(
   );
   let stderr = '';
   let stdout = '';
+  const tail = options.stderrTail ?? STDERR_TAIL;
   child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-STDERR_TAIL);
+    stderr += chunk.toString();
+    if (stderr.length > tail) stderr = stderr.slice(-tail);
   });
   child.stdout?.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
@@ -98,7 +113,21 @@ export function spawnFixture(
   const exited = new Promise<Exit>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
   );
-  return { child, stderr: () => stderr, stdout: () => stdout, exited, spawnedAt };
+  let ended = false;
+  const closed = new Promise<Exit>((resolve) =>
+    child.once('close', (code, signal) => {
+      ended = true;
+      resolve({ code, signal, at: performance.now() });
+    }),
+  );
+  const lines = (): string[] => {
+    const all = stdout.split('\n');
+    // What follows the last newline is a line still being written, until stdout is closed.
+    const last = all.pop();
+    if (ended && last) all.push(last);
+    return all;
+  };
+  return { child, stderr: () => stderr, stdout: () => stdout, lines, exited, closed, spawnedAt };
 }
 
 const firstLine = <Ready>(line: string): Ready => JSON.parse(line) as Ready;
@@ -169,6 +198,43 @@ export async function startProcess<Ready extends { port: number } = { port: numb
     if (onLine) lines.off('line', onLine);
     bound.abort();
   }
+}
+
+/**
+ * Resolves with the first stdout line of `spawned` that contains `match` (a string) or matches it
+ * (a pattern), whether printed before the call or after; rejects with its stderr when it ends
+ * without printing one, or when `timeoutMs` passes first (the process is left running: the test's
+ * own clean-up ends it).
+ *
+ * @example
+ * ```ts
+ * host.child.kill('SIGTERM');
+ * await printed(host, 'HOST SIGTERM', 10_000);
+ * const { port } = JSON.parse(await printed(host, /"kitHost":"listening"/)) as { port: number };
+ * ```
+ */
+export async function printed(
+  spawned: Pick<Spawned, 'lines' | 'closed' | 'stderr'>,
+  match: string | RegExp,
+  timeoutMs: number = START_MS,
+): Promise<string> {
+  const matches =
+    typeof match === 'string' ? (l: string) => l.includes(match) : (l: string) => match.test(l);
+  let ended: Exit | undefined;
+  void spawned.closed.then((exit) => (ended = exit));
+  const { value } = await until(
+    `a stdout line with ${String(match)}`,
+    () => {
+      const line = spawned.lines().find(matches);
+      if (line === undefined && ended !== undefined)
+        throw new Error(
+          `the process ended (${ended.code ?? ended.signal}) without printing ${String(match)}:\n${spawned.stderr()}`,
+        );
+      return line;
+    },
+    { timeoutMs, intervalMs: 10, diagnostic: () => `stderr:\n${spawned.stderr()}` },
+  );
+  return value;
 }
 
 /**
