@@ -180,14 +180,14 @@ export function portOf(app: FastifyInstance): number {
 export type Exit = Pick<ProcessExit, 'code' | 'signal'>;
 
 /** A host script running in a child process, with an audit file of its own. */
-export interface HostProcess {
-  child: Spawned['child'];
+export interface HostProcess extends Pick<
+  Spawned,
+  'child' | 'stdout' | 'lines' | 'closed' | 'stderr'
+> {
   /** `http://127.0.0.1:<port>` of the host. */
   base: string;
   /** The audit file (a temporary directory's), the script's first argument. */
   file: string;
-  /** Everything the host printed so far. */
-  stdout(): string;
   exited: Promise<Exit>;
   /** Kills the host (SIGKILL) and removes its directory. */
   close(): Promise<void>;
@@ -218,7 +218,17 @@ export async function startHostProcess(
     };
     // Code and signal only: the tests compare the exit with Node's own for the same signal.
     const exited = host.exited.then(({ code, signal }) => ({ code, signal }));
-    return { child: host.child, base: host.base, file, stdout: host.stdout, exited, close };
+    return {
+      child: host.child,
+      base: host.base,
+      file,
+      stdout: host.stdout,
+      lines: host.lines,
+      closed: host.closed,
+      stderr: host.stderr,
+      exited,
+      close,
+    };
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
