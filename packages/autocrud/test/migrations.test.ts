@@ -14,6 +14,7 @@ import { addKitAutoCrud, AutoCrud, defineEntity, writeMigration } from '../src/i
 import { splitStatements } from '../src/mapper/migrations/migrations.ts';
 import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { heavy } from '@kit/test-support/heavy';
+import { until } from '@kit/test-support/until';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 
 const Book = defineEntity({
@@ -435,9 +436,7 @@ describePostgres('schema migrations on PostgreSQL', () => {
         payload: { title: 'Dune' },
       });
       assert.equal(created.statusCode, 201, created.body);
-      const end = Date.now() + 10_000;
-      while (seen.length === 0 && Date.now() < end)
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      await until('the change delivered', () => seen.length > 0, 10_000);
       assert.deepEqual(
         seen.map((m) => [m.entity, m.operation]),
         [['Book', 'create']],
