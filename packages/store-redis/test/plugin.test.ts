@@ -29,6 +29,7 @@ import {
 } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
 import { describeRedis, RedisServer } from '@kit/test-support/redis';
+import { until } from '@kit/test-support/until';
 
 function logSink() {
   const lines: string[] = [];
@@ -144,13 +145,15 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
     assert.equal(store.client.status, 'end');
     assert.equal(store.connected, false);
     // The server no longer lists it (QUIT is processed asynchronously by the server).
-    for (
-      let i = 0;
-      i < 50 && /name=kit-close-test/.test(String(await observer.client('LIST')));
-      i++
-    )
-      await new Promise((r) => setTimeout(r, 20));
-    assert.doesNotMatch(String(await observer.client('LIST')), /name=kit-close-test/);
+    await until(
+      'the closed client gone from CLIENT LIST',
+      async () => !/name=kit-close-test/.test(String(await observer.client('LIST'))),
+      {
+        timeoutMs: 1000,
+        intervalMs: 20,
+        diagnostic: async () => String(await observer.client('LIST')),
+      },
+    );
     await assert.rejects(
       store.rateLimit.consume('x', { limit: 1, windowMs: 1000 }),
       (err: StoreUnavailableError) => {
