@@ -10,6 +10,7 @@ import type { SuiteContext } from 'node:test';
 import { Cluster, type Redis } from 'ioredis';
 import { describeWithServer, executable, onPath, skipWithout, throwMissing } from './binaries.ts';
 import { freePort } from './ports.ts';
+import type { StoreSet } from './store-conformance.ts';
 import { until } from './until.ts';
 
 /** `KIT_REDIS_SERVER` when set (a path; a missing one counts as not installed), else `redis-server` on PATH. */
@@ -248,4 +249,28 @@ function clientState(client: Redis | Cluster): string {
   if (!(client instanceof Cluster)) return client.status;
   const nodes = client.nodes('all').map((n) => `${String(n.options.port)} ${n.status}`);
   return `${client.status}, nodes [${nodes.join(', ')}]`;
+}
+
+/**
+ * The conformance suite's `connect` for Kit's Redis stores: the four stores once connected
+ * (`connectedStores`), and closing them lets the connection go.
+ *
+ * @example
+ * ```ts
+ * storeConformance('redis', {
+ *   connect: () => conformanceSet(createRedisStores(server.url, { keyPrefix: 'conformance:' })),
+ * });
+ * ```
+ */
+export async function conformanceSet(
+  stores: Parameters<typeof connectedStores>[0] & Omit<StoreSet, 'close'>,
+): Promise<StoreSet> {
+  await connectedStores(stores);
+  return {
+    idempotency: stores.idempotency,
+    rateLimit: stores.rateLimit,
+    saga: stores.saga,
+    cronJob: stores.cronJob,
+    close: () => stores.close(),
+  };
 }
