@@ -12,9 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
-import { heavy } from '@kit/test-support/heavy';
 import { post, startHost, stopHost, writeLoad, type Host } from './embedded-processes.ts';
+import { heavyOnSqlite } from './suite/engines.ts';
 
 interface Connection {
   prepare(sql: string): { all(): Array<Record<string, unknown>> };
@@ -47,14 +46,7 @@ async function timed(url: string): Promise<{ status: number; ms: number }> {
   return { status: res.status, ms: performance.now() - asked };
 }
 
-const suite = sqliteAvailable()
-  ? heavy
-  : (name: string) =>
-      it(name, (t) =>
-        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
-      );
-
-suite('several processes on one sqlite: file', () => {
+heavyOnSqlite('several processes on one sqlite: file', () => {
   describe('several processes on one sqlite: file', () => {
     let dir: string;
     const hosts: Host[] = [];

@@ -11,9 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { heavy } from '@kit/test-support/heavy';
 import { startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
-import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
+import { heavyOnSqlite } from './suite/engines.ts';
 
 const ROUNDS = 60;
 const fixture = path.join(import.meta.dirname, 'fixtures', 'references-host.ts');
@@ -53,14 +52,7 @@ async function created(
   return (JSON.parse(res.body) as { id: number }).id;
 }
 
-const suite = sqliteAvailable()
-  ? heavy
-  : (name: string) =>
-      it(name, (t) =>
-        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
-      );
-
-suite('the reference race across processes on one sqlite: file', () => {
+heavyOnSqlite('the reference race across processes on one sqlite: file', () => {
   describe('the reference race across processes on one sqlite: file', () => {
     let dir: string;
     const hosts: ProcessHost[] = [];

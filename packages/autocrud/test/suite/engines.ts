@@ -6,18 +6,33 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before } from 'node:test';
+import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { startInDirectory, startInMemory } from '../../src/mapper/engines/pglite/snapshot.ts';
+import { heavy } from '@kit/test-support/heavy';
 import { PostgresServer, type PostgresServerSettings } from '@kit/test-support/postgres';
+import { sqliteAvailable } from '../../src/mapper/engines/sqlite/engine.ts';
 import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 
 /** PostgreSQL's engine under test, and its server once started (its data directory holds the server's log). */
 export interface PostgresEngine {
   readonly engine: EngineUnderTest;
   server(): PostgresServer;
+}
+
+/**
+ * PostgreSQL's engine under test on a server the test started itself (and stops, restarts or
+ * disposes of as its subject needs): the server's URL and direct SQL, no lock holding.
+ */
+export function serverEngine(server: PostgresServer): EngineUnderTest {
+  return {
+    name: 'PostgreSQL',
+    flavour: 'postgres',
+    connection: server.url,
+    sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>>,
+  };
 }
 
 /**
@@ -230,3 +245,14 @@ export function sqliteEngine(prefix = 'kit-sqlite-'): EngineUnderTest {
     },
   };
 }
+
+/**
+ * `heavy` for a suite of processes on one SQLite file: where this Node has no `node:sqlite`, one
+ * test in its place that says why and is skipped.
+ */
+export const heavyOnSqlite: (name: string, fn: () => void) => void = sqliteAvailable()
+  ? heavy
+  : (name) =>
+      void it(name, (t) =>
+        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
+      );
