@@ -1,6 +1,5 @@
 // @test-lines: every - ioredis: the store driver on this line
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import { inspect } from 'node:util';
 import pino from 'pino';
@@ -28,19 +27,9 @@ import {
   useKitStoreHealthCheck,
 } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
+import { logSink } from './log-sink.ts';
 import { describeRedis, RedisServer } from '@kit/test-support/redis';
 import { until } from '@kit/test-support/until';
-
-function logSink() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, callback) {
-      lines.push(chunk.toString());
-      callback();
-    },
-  });
-  return { lines, stream };
-}
 
 describeRedis('addKitStore / useKitStoreHealthCheck', () => {
   let redis: RedisServer;
