@@ -179,6 +179,26 @@ export function portOf(app: FastifyInstance): number {
 /** How a child process ended. */
 export type Exit = Pick<ProcessExit, 'code' | 'signal'>;
 
+/**
+ * Characters a JSON line must escape or keep as they are (quotes, backslashes, control and
+ * separator characters, a surrogate pair, Latin-1 and plain ASCII): the values the line tests put
+ * in every field to compare Kit's line with pino's.
+ */
+export const ODD_TEXT: readonly string[] = [
+  '"',
+  '\\',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\u009f',
+  '\u2028',
+  '\u2029',
+  '\ud83d\ude00',
+  'é',
+  '~',
+];
+
 /** A host script running in a child process, with an audit file of its own. */
 export interface HostProcess extends Pick<
   Spawned,
