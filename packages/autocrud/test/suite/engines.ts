@@ -3,6 +3,7 @@
 // file. Each helper registers the `before`/`after` hooks of the scope it is called in, so a test
 // file (or one of its describe blocks) owns its database and closes it. One definition of each
 // engine's direct SQL, lock holding and cleanup, for every test file that runs the suites.
+import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -256,3 +257,33 @@ export const heavyOnSqlite: (name: string, fn: () => void) => void = sqliteAvail
       void it(name, (t) =>
         t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
       );
+
+/** A direct `node:sqlite` connection to a file, beside the service processes that write it. */
+export interface SqliteConnection {
+  prepare(sql: string): { all(): Array<Record<string, unknown>> };
+  close(): void;
+}
+
+/**
+ * Opens `file` directly once the processes that wrote it are gone and checks that SQLite finds
+ * it whole (`pragma integrity_check` is `ok`); the caller reads what it checks and closes it.
+ */
+export function openIntact(file: string): SqliteConnection {
+  const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
+    DatabaseSync: new (file: string) => SqliteConnection;
+  };
+  const direct = new DatabaseSync(file);
+  try {
+    assert.deepEqual(
+      direct
+        .prepare('pragma integrity_check')
+        .all()
+        .map((r) => r.integrity_check),
+      ['ok'],
+    );
+  } catch (err) {
+    direct.close();
+    throw err;
+  }
+  return direct;
+}
