@@ -359,12 +359,12 @@ describePostgres('schema migrations on PostgreSQL', () => {
       });
       assert.equal((await app.inject({ method: 'GET', url: '/api/book' })).statusCode, 503);
       await server.resume();
-      let status = 0;
-      for (let i = 0; i < 40 && status !== 200; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        status = (await app.inject({ method: 'GET', url: '/api/book' })).statusCode;
-      }
-      assert.equal(status, 200);
+      const routes = app;
+      await until(
+        'the routes answering once the server is back',
+        async () => (await routes.inject({ method: 'GET', url: '/api/book' })).statusCode === 200,
+        { timeoutMs: 10_000, intervalMs: 250 },
+      );
       assert.equal(
         (await app.inject({ method: 'POST', url: '/api/book', payload: { title: 'Dune' } }))
           .statusCode,

@@ -558,11 +558,14 @@ describe("PGlite's single session under a long statement", () => {
     assert.equal(busy.crud.available, true);
     // A list refused busy on one of its two statements (page, count) may leave the other queued or
     // running for a moment: once that is done, the session is free and everything answers.
-    let again = await app.inject('/api/items/1');
-    for (let i = 0; again.statusCode === 503 && i < 50; i++) {
-      await sleep(100);
-      again = await app.inject('/api/items/1');
-    }
+    const { value: again } = await until(
+      'an answer other than 503 busy',
+      async () => {
+        const answer = await app.inject('/api/items/1');
+        return answer.statusCode !== 503 && answer;
+      },
+      { timeoutMs: 5000, intervalMs: 100 },
+    );
     assert.equal(again.statusCode, 200, again.body);
     const after = await app.inject('/healthz');
     assert.equal(

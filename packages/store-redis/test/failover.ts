@@ -87,7 +87,10 @@ export async function runFailover(o: FailoverOptions): Promise<FailoverRun> {
     }
   };
   const workers = Array.from({ length: o.concurrency }, worker);
-  while (admitted < o.admitBeforeKill && !done) await sleep(1);
+  await until('the admissions before the kill', () => admitted >= o.admitBeforeKill || done, {
+    timeoutMs: o.limitMs,
+    intervalMs: 1,
+  });
   const admittedBeforeKill = admitted;
   killedAt = performance.now();
   await o.kill();
