@@ -107,8 +107,16 @@ export function spawnFixture(
     stderr += chunk.toString();
     if (stderr.length > tail) stderr = stderr.slice(-tail);
   });
+  // Lines are split as they arrive, so that a test waiting for one (printed) does not split a
+  // host's whole output again on every try.
+  const complete: string[] = [];
+  let partial = '';
   child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
+    const text = chunk.toString();
+    stdout += text;
+    const parts = (partial + text).split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) complete.push(line);
   });
   const exited = new Promise<Exit>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
@@ -120,13 +128,8 @@ export function spawnFixture(
       resolve({ code, signal, at: performance.now() });
     }),
   );
-  const lines = (): string[] => {
-    const all = stdout.split('\n');
-    // What follows the last newline is a line still being written, until stdout is closed.
-    const last = all.pop();
-    if (ended && last) all.push(last);
-    return all;
-  };
+  // What follows the last newline is a line still being written, until stdout is closed.
+  const lines = (): string[] => (ended && partial !== '' ? [...complete, partial] : complete);
   return { child, stderr: () => stderr, stdout: () => stdout, lines, exited, closed, spawnedAt };
 }
 
