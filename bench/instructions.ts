@@ -3,8 +3,8 @@
 //   npm run bench:instructions -- [--only=bare,floor,audit-async] [--requests=20000] [--warmup=30000]
 //     [--repeat=1] [--jobs=1] [--breakdown] [--top=25] [--keep=DIR] [--from=DIR] [--baseline=SCENARIO] [--node=/path/to/node] [--semi-space=MB]
 //
-// On this shared 2-core machine the CPU time of one request drifts by 2x between runs, more than
-// the differences an audit trail makes. Instructions do not drift: callgrind counts every
+// On this shared 2-core machine the CPU time of one request drifts between runs by more than the
+// differences an audit trail makes (docs/benchmarks.md, "How the numbers are taken"). Instructions do not drift: callgrind counts every
 // instruction the server process executes in user space (all its threads: V8's compiler and GC
 // helpers, libuv's pool), whatever the other tenants do. Each server runs under callgrind, gets a
 // warm-up load, its counters are zeroed, then a fixed number of requests is sent and the counters
@@ -13,9 +13,10 @@
 // compare with the CPU µs of `npm run bench` for that part.
 //
 // What varies from run to run is when V8 compiles and collects. Under valgrind the warm-up must be
-// long (the default 30,000 requests): after 8,000 the optimising compiler still took a third of a
-// bare server's instructions. The warm-up runs with callgrind's instrumentation off
-// (`--instr-atstart=no`, switched on just before the counted window), several times faster. So the headline number leaves the JIT compilers out ("steady"), the
+// long (the default 30,000 requests): a shorter one leaves the optimising compiler inside the
+// counted window (docs/benchmarks.md, "Figures behind choices in the code"). The warm-up runs with
+// callgrind's instrumentation off (`--instr-atstart=no`, switched on just before the counted
+// window), which is faster. So the headline number leaves the JIT compilers out ("steady"), the
 // collector stays in (it is part of what a request costs) and the bytes allocated per request are
 // shown beside it, which do not depend on when a collection falls. `--repeat` shows the spread.
 //

@@ -33,10 +33,10 @@ const memoryRequests = full ? 1_000_000 : 100_000;
 const tsx = import.meta.resolve('tsx');
 // `--semi-space=MB`: every server's young generation pinned to MB per semi-space (V8's
 // --min/--max-semi-space-size). V8 otherwise sizes it per process from its own history (grown under
-// load, shrunk while the process idles through its baseline's slice), and the callgrind counts show
-// the cost of that alone: one server ran 16 scavenges in a window where an identical one ran 117,
-// the collector taking 7,000 against 25,000 instructions per request. Pinned, a server's collector
-// cost follows what it allocates and keeps, not its luck. The same for every server, bare included.
+// load, shrunk while the process idles through its baseline's slice), and two identical servers'
+// collectors then cost very different amounts (docs/benchmarks.md, "Figures behind choices in the
+// code"). Pinned, a server's collector cost follows what it allocates and keeps, not its luck. The
+// same for every server, bare included.
 const semiSpace = process.argv.find((a) => a.startsWith('--semi-space='))?.slice(13);
 const nodeArgs = [
   ...(semiSpace
@@ -48,13 +48,14 @@ const nodeArgs = [
 ];
 const exec = promisify(execFile);
 // `--fresh`: new server processes for every cycle. One process can keep a state of its own for its
-// whole life (heap sizing, collections on the helper threads, JIT decisions): two identical servers
-// measured side by side have differed by 10 µs of CPU per request for a whole run. Fresh processes
-// sample that state cycle by cycle, as the pairs sample the machine's drift.
+// whole life (heap sizing, collections on the helper threads, JIT decisions), so two identical
+// servers side by side can differ for a whole run by more than the scenarios do (docs/benchmarks.md,
+// "Figures behind choices in the code"). Fresh processes sample that state cycle by cycle, as the
+// pairs sample the machine's drift.
 const fresh = process.argv.includes('--fresh');
-// Seconds of load before a server is measured (JIT, connections). After 6 s, a Kit server run
-// from source still spent 6 to 10 µs per request on V8's helper threads (bare Fastify 0.4): fresh
-// processes get 15 s.
+// Seconds of load before a server is measured (JIT, connections). A Kit server run from source is
+// still compiling on V8's helper threads after a short warm-up (docs/benchmarks.md, "Figures behind
+// choices in the code"), so fresh processes get 15 s.
 const warmupSeconds = Number(
   process.argv.find((a) => a.startsWith('--warmup='))?.slice(9) ?? (fresh ? 15 : 2),
 );

@@ -6,7 +6,7 @@
 //
 // `--node` runs the service (and npm) on another Node binary; `--root` runs another checkout's
 // sample (an older commit, for a before/after pair); `--direct` spawns node on the sample's entry
-// instead of `npm start` (no npm start-up, ~0.3 s less). Each run gets a free port; the sample's
+// instead of `npm start` (npm's own start-up left out). Each run gets a free port; the sample's
 // defaults otherwise (DATABASE_URL unset: the embedded PGlite). Prints one JSON line per run, then
 // the medians.
 import { spawn } from 'node:child_process';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs every *.test.ts of the workspaces with node:test, through the TypeScript hooks of
-// tests/support/src/typescript.mjs (esbuild with a cache on disk; tsx on Node 20). Node 20's
+// tests/support/src/ts-hooks.mjs (esbuild with a cache on disk; tsx on Node 20). Node 20's
 // --test does not expand globs or pick up .ts files, so the files are listed here.
 // Usage: node scripts/test.mjs [filter-substring ...]
 // KIT_TEST_LINES=every (set by .ci/run on the lines other than its full one) keeps only the files
@@ -42,7 +42,7 @@ if (selected.length === 0) {
 const args = [
   '--conditions=kit-source',
   '--import',
-  import.meta.resolve('@kit/test-support/typescript'),
+  import.meta.resolve('@kit/test-support/ts-hooks'),
   '--test',
   `--test-concurrency=${process.env.KIT_TEST_CONCURRENCY ?? 2}`,
   '--test-reporter=spec',

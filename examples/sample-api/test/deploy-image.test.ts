@@ -32,15 +32,13 @@ const skip =
 
 /** The host pid of the process that is PID 1 in the namespace `unshare --fork` made. */
 async function pidOne(unshare: ChildProcess): Promise<number> {
-  for (let i = 0; i < 100; i++) {
-    const children = readFileSync(
-      `/proc/${unshare.pid}/task/${unshare.pid}/children`,
-      'utf8',
-    ).trim();
-    if (children !== '') return Number(children.split(' ')[0]);
-    await sleep(50);
-  }
-  throw new Error('unshare started no child');
+  const { value: children } = await until(
+    'the child unshare started',
+    () =>
+      readFileSync(`/proc/${unshare.pid}/task/${unshare.pid}/children`, 'utf8').trim() || undefined,
+    { timeoutMs: 5000, intervalMs: 50 },
+  );
+  return Number(children.split(' ')[0]);
 }
 
 function status(pid: number): Record<string, string> {

@@ -1,47 +1,38 @@
 // @test-lines: every - the README's quick start: the sample started as a process on this line, signals
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { startProcess } from '@kit/test-support/processes';
 import { redoclyLint } from '@kit/test-support/redocly';
+import { until } from '@kit/test-support/until';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 
-/** Starts the sample the way `npm start` does, on a free port, and returns its base URL. */
-async function startSample(
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=kit-source', '--import', 'tsx', 'src/main.ts'],
+/** Starts the sample the way `npm start` does, on a free port, once it prints its base URL. */
+async function startSample(env: Record<string, string> = {}) {
+  const host = await startProcess(
+    'src/main.ts',
+    { PORT: '0', LOG_LEVEL: 'info', ...env },
     {
       cwd: root,
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // Generous: this waits for tsx to compile the sample and PGlite to initdb in memory, which took
+      // over 30 s on a 2-core CI machine under load; a sample that fails to start exits and says so.
+      startMs: 120_000,
+      // All of stderr: a deprecation warning printed at start-up must not fall out of a tail.
+      stderrTail: Infinity,
+      ready: (line) => {
+        const base = /listening on (http:\/\/[^\s"]+)/.exec(line)?.[1];
+        return base === undefined ? undefined : { port: Number(new URL(base).port), base };
+      },
     },
   );
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const base = await new Promise<string>((resolve, reject) => {
-    // Generous: this waits for tsx to compile the sample and PGlite to initdb in memory, which took
-    // over 30 s on a 2-core CI machine under load; a sample that fails to start exits and says so.
-    const timer = setTimeout(
-      () => reject(new Error(`sample did not start within 120 s:\n${out}`)),
-      120_000,
-    );
-    child.stdout?.on('data', () => {
-      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`sample exited with ${code}:\n${out}`)));
-  });
-  return { child, base, output: () => out };
+  return {
+    child: host.child,
+    base: host.ready.base,
+    output: () => host.stdout() + host.stderr(),
+  };
 }
 
 describe('sample service', () => {
@@ -77,11 +68,15 @@ describe('sample service', () => {
 
   it('answers /api/products on the embedded default database (PGlite), with the starter products', async () => {
     // The sample listens before start-up completes; the starters are written by a warm-up, before /healthz turns 200.
-    const deadline = Date.now() + 120_000;
-    while ((await fetch(`${sample.base}/healthz`)).status !== 200) {
-      assert.ok(Date.now() < deadline, `not ready within 120 s:\n${sample.output()}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(
+      '/healthz 200',
+      async () => (await fetch(`${sample.base}/healthz`)).status === 200,
+      {
+        timeoutMs: 120_000,
+        intervalMs: 100,
+        diagnostic: () => sample.output(),
+      },
+    );
     const res = await fetch(`${sample.base}/api/products`);
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { total: number }).total, 3);

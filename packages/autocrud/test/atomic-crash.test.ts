@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { heavy } from '@kit/test-support/heavy';
 import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
+import { serverEngine } from './suite/engines.ts';
 import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 
 const ROWS = 500;
@@ -27,12 +28,7 @@ heavy('a terminated backend leaves a bulk create all or nothing', () => {
 
     before(async () => {
       server = await PostgresServer.start();
-      const engine: EngineUnderTest = {
-        name: 'PostgreSQL',
-        flavour: 'postgres',
-        connection: server.url,
-        sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>>,
-      };
+      const engine: EngineUnderTest = serverEngine(server);
       for (const statement of suiteTables('postgres')) await server.sql(statement);
       app = await crudApp(engine, {}, undefined, [ProductEndpoint], { logger: false });
     });

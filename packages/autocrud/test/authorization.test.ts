@@ -3,10 +3,8 @@
 // log shows the scope inside every generated statement), PGlite and SQLite (Node >= 22.13), and
 // the declaration's start-up checks.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AUDIENCE, TestAuthority } from '@kit/test-support/jwt-authority';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import { authorizationSuite, OrdersEndpoint } from './suite/authorization.ts';
@@ -41,8 +39,7 @@ describePostgres('PostgreSQL', () => {
       const headers = {
         authorization: `Bearer ${await authority.sign({ claims: { sub: 'carol', realm_access: { roles: ['customer'] } } })}`,
       };
-      const log = path.join(postgres.server().dir, 'server.log');
-      const start = statSync(log).size;
+      const start = statSync(postgres.server().log).size;
       const created = await app.inject({
         method: 'POST',
         url: '/api/orders',
@@ -75,12 +72,9 @@ describePostgres('PostgreSQL', () => {
       for (const request of requests)
         await app.inject({ ...request, headers: { ...headers, ...request.headers } });
       // The server writes its log asynchronously: wait for the last statement (the DELETE's soft-delete UPDATE... RETURNING "id" as "key").
-      let text = '';
-      for (let i = 0; i < 50; i++) {
-        text = readFileSync(log, 'utf8').slice(start);
-        if ((text.match(/as "key"/g) ?? []).length >= 1) break;
-        await sleep(100);
-      }
+      const text = await postgres
+        .server()
+        .logSince(start, (t) => (t.match(/as "key"/g) ?? []).length >= 1);
       const statements = text
         .split('\n')
         .filter(
@@ -110,7 +104,7 @@ describePostgres('PostgreSQL', () => {
       // The owner bound is the caller's (the server logs each execution's parameters).
       assert.match(text, /parameters: .*= 'carol'/);
       // A where hook's conditions are inside the statements too.
-      const shelfStart = statSync(log).size;
+      const shelfStart = statSync(postgres.server().log).size;
       const clerk = {
         authorization: `Bearer ${await authority.sign({ claims: { sub: 'dana', realm_access: { roles: ['clerk'] } } })}`,
         'x-shelf': 'public',
@@ -131,12 +125,9 @@ describePostgres('PostgreSQL', () => {
         ).statusCode,
         404,
       );
-      let shelfText = '';
-      for (let i = 0; i < 50; i++) {
-        shelfText = readFileSync(log, 'utf8').slice(shelfStart);
-        if (/update "auth_orders"/.test(shelfText)) break;
-        await sleep(100);
-      }
+      const shelfText = await postgres
+        .server()
+        .logSince(shelfStart, (t) => /update "auth_orders"/.test(t));
       const shelfStatements = shelfText
         .split('\n')
         .filter(
@@ -159,8 +150,7 @@ describePostgres('PostgreSQL', () => {
     const authority = await TestAuthority.start();
     const { app, as, baskets, items } = await relationsFixture(engine, authority);
     try {
-      const log = path.join(postgres.server().dir, 'server.log');
-      const start = statSync(log).size;
+      const start = statSync(postgres.server().log).size;
       const requests = [
         {
           method: 'POST' as const,
@@ -213,14 +203,14 @@ describePostgres('PostgreSQL', () => {
             .statusCode,
         );
       assert.deepEqual(statuses, [201, 409, 200, 200, 404, 201, 200, 200, 200, 200, 404]);
-      // The server writes its log asynchronously: wait for the last statement (the nested list's parent read of B1).
-      let text = '';
-      for (let i = 0; i < 50; i++) {
-        text = readFileSync(log, 'utf8').slice(start);
-        if ((text.match(/"authz_items"/g) ?? []).length >= 8 && text.includes(`= ${baskets.B1}`))
-          break;
-        await sleep(100);
-      }
+      // The server writes its log asynchronously: wait for the last statement (the nested list's
+      // parent read of B1, its key among the parameters PostgreSQL logs quoted).
+      const text = await postgres
+        .server()
+        .logSince(
+          start,
+          (t) => (t.match(/"authz_items"/g) ?? []).length >= 8 && t.includes(`= '${baskets.B1}'`),
+        );
       const statements = text
         .split('\n')
         .filter(
@@ -316,8 +306,7 @@ describePostgres('PostgreSQL', () => {
       const mine = await make({ code: 'L1', label: 'one', ownerId: 'alice' });
       const gone = await make({ code: 'L2', label: 'two', ownerId: 'alice' });
       const bobs = await make({ code: 'L3', label: 'three', ownerId: 'bob' });
-      const log = path.join(postgres.server().dir, 'server.log');
-      const start = statSync(log).size;
+      const start = statSync(postgres.server().log).size;
       const requests = [
         {
           method: 'PATCH' as const,
@@ -355,12 +344,9 @@ describePostgres('PostgreSQL', () => {
           (await app.inject({ ...request, headers: { ...alice, ...request.headers } })).statusCode,
         );
       assert.deepEqual(statuses, [200, 412, 200, 200, 200, 404, 204]);
-      let text = '';
-      for (let i = 0; i < 50; i++) {
-        text = readFileSync(log, 'utf8').slice(start);
-        if (/delete from "ah_baskets"/.test(text)) break;
-        await sleep(100);
-      }
+      const text = await postgres
+        .server()
+        .logSince(start, (t) => /delete from "ah_baskets"/.test(t));
       const statements = text
         .split('\n')
         .filter(

@@ -18,6 +18,7 @@ import {
   suiteTables,
   type EngineUnderTest,
 } from './suite/fixtures.ts';
+import { serverEngine } from './suite/engines.ts';
 import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { until } from '@kit/test-support/until';
 
@@ -70,12 +71,7 @@ describePostgres('PostgreSQL busy, slow and abandoned', () => {
 
   before(async () => {
     server = await PostgresServer.start();
-    engine = {
-      name: 'PostgreSQL',
-      flavour: 'postgres',
-      connection: server.url,
-      sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>>,
-    };
+    engine = serverEngine(server);
     for (const statement of suiteTables('postgres')) await engine.sql(statement);
   });
   after(async () => {

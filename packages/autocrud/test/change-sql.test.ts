@@ -3,10 +3,8 @@
 // on PGlite and on a real PostgreSQL, each with a session time zone far from UTC (and the process's
 // own TZ, whatever it is: `TZ=Pacific/Kiritimati node scripts/test.mjs change-sql`).
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import { after, before, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
 import { addKit, useKit } from '@kit/core';
 import { addKitAutoCrud } from '@kit/autocrud';
@@ -70,8 +68,7 @@ describePostgres('PostgreSQL', () => {
     await useKit(app);
     await app.ready();
     try {
-      const log = path.join(server.dir, 'server.log');
-      const start = statSync(log).size;
+      const start = statSync(server.log).size;
       const repo = crud.repository(SqlHard);
       const row = (await repo.create({
         count: 1,
@@ -95,16 +92,13 @@ describePostgres('PostgreSQL', () => {
         big: '1',
       });
       await repo.delete(row.id);
-      let statements: string[] = [];
-      for (let i = 0; i < 50; i++) {
-        statements = readFileSync(log)
-          .subarray(start)
-          .toString('utf8')
-          .split('\n')
-          .filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line));
-        if (statements.some((line) => /delete from "csql_hard"/.test(line))) break;
-        await sleep(100);
-      }
+      const statements = (
+        await server.logSince(start, (text) =>
+          /LOG: {2}(?:statement|execute [^:]*):.*delete from "csql_hard"/.test(text),
+        )
+      )
+        .split('\n')
+        .filter((line) => /LOG: {2}(?:statement|execute [^:]*):/.test(line));
       const writes = statements.filter((line) => line.includes('"csql_hard"'));
       assert.equal(writes.length, 4, statements.map((line) => line.slice(0, 160)).join('\n'));
       for (const line of writes) assert.match(line, /LOG: {2}execute kit_[^:]*: with "kit_/, line);

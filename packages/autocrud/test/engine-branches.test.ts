@@ -5,11 +5,12 @@
 // a renamed variable does not hide a branch: what it looks for is an engine's name used as a value,
 // a comparison of a dialect or engine, or the old dialect string's name.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import ts from 'typescript';
+import { sourceFiles } from '@kit/test-support/source-files';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 /** Where engines are told apart: each engine's folder, and the one place that picks one by its connection string. */
@@ -25,15 +26,6 @@ const EQUALITY = new Set([
   ts.SyntaxKind.EqualsEqualsToken,
   ts.SyntaxKind.ExclamationEqualsToken,
 ]);
-
-function sourceFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) sourceFiles(full, out);
-    else if (/\.m?ts$/.test(name) && !name.endsWith('.d.ts')) out.push(full);
-  }
-  return out;
-}
 
 /** Whether an expression names a dialect or an engine (or its kind): what comparing it would ask. */
 function namesEngine(node: ts.Expression): boolean {

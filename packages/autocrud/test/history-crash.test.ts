@@ -8,18 +8,17 @@
 // number of its changes, and the newest change is at the row's version: never a write without its
 // change, never a change without its write.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
 import { heavy } from '@kit/test-support/heavy';
 import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
+import { spawnFixture } from '@kit/test-support/processes';
 
 const ROUNDS = 18;
 /** Writers running at once: each round's own row, so the rounds do not wait for each other's starts. */
 const PARALLEL = 4;
-const root = path.resolve(import.meta.dirname, '../../..');
 const fixture = path.join(import.meta.dirname, 'fixtures', 'history-writer.ts');
 
 interface Round {
@@ -36,21 +35,11 @@ async function runWriter(
   url: string,
   kill: { atWrite: number } | { afterMs: number; oneStatement: boolean },
 ): Promise<Round> {
-  const child = spawn(process.execPath, ['--conditions=kit-source', '--import', 'tsx', fixture], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      HOLD_AT: 'atWrite' in kill ? String(kill.atWrite) : '0',
-      ONE_STATEMENT: 'oneStatement' in kill && kill.oneStatement ? '1' : '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, stderr, exited } = spawnFixture(fixture, {
+    DATABASE_URL: url,
+    HOLD_AT: 'atWrite' in kill ? String(kill.atWrite) : '0',
+    ONE_STATEMENT: 'oneStatement' in kill && kill.oneStatement ? '1' : '0',
   });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
-  );
   let inTx: string | undefined;
   let committed: string | undefined;
   let writes = 0;
@@ -74,10 +63,10 @@ async function runWriter(
   });
   const deadline = sleep(90_000, undefined, { ref: false }).then(() => {
     child.kill('SIGKILL');
-    throw new Error(`the writer did not finish within 90 s:\n${stderr}`);
+    throw new Error(`the writer did not finish within 90 s:\n${stderr()}`);
   });
-  const code = await Promise.race([exited, deadline]);
-  assert.equal(code, null, `the writer exited by itself (${code}):\n${stderr}`);
+  const { code } = await Promise.race([exited, deadline]);
+  assert.equal(code, null, `the writer exited by itself (${code}):\n${stderr()}`);
   return { inTx, committed, writes, commits };
 }
 

@@ -14,6 +14,7 @@ import { addKitAutoCrud, AutoCrud, defineEntity, writeMigration } from '../src/i
 import { splitStatements } from '../src/mapper/migrations/migrations.ts';
 import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { heavy } from '@kit/test-support/heavy';
+import { until } from '@kit/test-support/until';
 import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 
 const Book = defineEntity({
@@ -358,12 +359,12 @@ describePostgres('schema migrations on PostgreSQL', () => {
       });
       assert.equal((await app.inject({ method: 'GET', url: '/api/book' })).statusCode, 503);
       await server.resume();
-      let status = 0;
-      for (let i = 0; i < 40 && status !== 200; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        status = (await app.inject({ method: 'GET', url: '/api/book' })).statusCode;
-      }
-      assert.equal(status, 200);
+      const routes = app;
+      await until(
+        'the routes answering once the server is back',
+        async () => (await routes.inject({ method: 'GET', url: '/api/book' })).statusCode === 200,
+        { timeoutMs: 10_000, intervalMs: 250 },
+      );
       assert.equal(
         (await app.inject({ method: 'POST', url: '/api/book', payload: { title: 'Dune' } }))
           .statusCode,
@@ -435,9 +436,7 @@ describePostgres('schema migrations on PostgreSQL', () => {
         payload: { title: 'Dune' },
       });
       assert.equal(created.statusCode, 201, created.body);
-      const end = Date.now() + 10_000;
-      while (seen.length === 0 && Date.now() < end)
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      await until('the change delivered', () => seen.length > 0, 10_000);
       assert.deepEqual(
         seen.map((m) => [m.entity, m.operation]),
         [['Book', 'create']],

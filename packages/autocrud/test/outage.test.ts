@@ -10,6 +10,7 @@ import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { crudApp, ProductEndpoint, suiteTables, type EngineUnderTest } from './suite/fixtures.ts';
+import { serverEngine } from './suite/engines.ts';
 import { describePostgres, PostgresServer } from '@kit/test-support/postgres';
 import { until } from '@kit/test-support/until';
 
@@ -53,12 +54,7 @@ describePostgres('PostgreSQL outage while the service runs', () => {
 
   before(async () => {
     server = await PostgresServer.start();
-    engine = {
-      name: 'PostgreSQL',
-      flavour: 'postgres',
-      connection: server.url,
-      sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>>,
-    };
+    engine = serverEngine(server);
     for (const statement of suiteTables('postgres')) await engine.sql(statement);
     app = await crudApp(
       engine,

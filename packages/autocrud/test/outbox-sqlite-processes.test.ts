@@ -11,10 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { heavy } from '@kit/test-support/heavy';
 import { stopProcess } from '@kit/test-support/processes';
 import { until } from '@kit/test-support/until';
-import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
 import {
   assertEveryWriteDelivered,
   killRoundsUnderWrites,
@@ -24,6 +22,7 @@ import {
   type Host,
 } from './outbox-fleet.ts';
 import { Writers } from './outbox-writers.ts';
+import { heavyOnSqlite } from './suite/engines.ts';
 
 const LEASE_MS = 2000;
 const ROUNDS = 6;
@@ -34,14 +33,7 @@ interface Connection {
   close(): void;
 }
 
-const suite = sqliteAvailable()
-  ? heavy
-  : (name: string) =>
-      it(name, (t) =>
-        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
-      );
-
-suite('the outbox across processes on one sqlite: file', () => {
+heavyOnSqlite('the outbox across processes on one sqlite: file', () => {
   describe('the outbox across processes on one sqlite: file', () => {
     let dir: string;
     let direct: Connection;

@@ -28,6 +28,7 @@ import {
 } from '@kit/autocrud';
 import { LOCK_FILE, lockDirectory } from '../src/mapper/engines/pglite/directory-lock.ts';
 import { freshPGlite, freshPGliteIn } from './suite/engines.ts';
+import { until } from '@kit/test-support/until';
 
 const Item = defineEntity({
   name: 'Item',
@@ -149,7 +150,13 @@ describe("PGlite start-up: a warm-up of useKit, off the service's thread", () =>
         200,
         'a request waits for the first start',
       );
-      while (!lines.some((l) => /start finished/.test(l.msg))) await sleep(20);
+      await until(
+        'the first start finished',
+        () => lines.some((l) => /start finished/.test(l.msg)),
+        {
+          timeoutMs: 60_000,
+        },
+      );
     } finally {
       await app.close();
     }
@@ -158,11 +165,13 @@ describe("PGlite start-up: a warm-up of useKit, off the service's thread", () =>
   it('an in-memory start loads the saved fresh cluster; a damaged one is noticed, replaced, and start-up goes on', async () => {
     const first = await start('pglite:');
     // How PGlite started, once it has (on a loaded machine start-up may go on before: see above).
-    const how = async (s: Started) => {
-      for (let i = 0; i < 1200 && !s.lines.some((l) => /PGlite started/.test(l.msg)); i++)
-        await sleep(50);
-      return s.lines.find((l) => /PGlite started/.test(l.msg))?.snapshot;
-    };
+    const how = async (s: Started) =>
+      (
+        await until('PGlite started', () => s.lines.find((l) => /PGlite started/.test(l.msg)), {
+          timeoutMs: 60_000,
+          intervalMs: 50,
+        })
+      ).value.snapshot;
     assert.ok(['loaded', 'saved'].includes(String(await how(first))), JSON.stringify(first.lines));
     await first.app.close();
     const second = await start('pglite:');
@@ -549,11 +558,14 @@ describe("PGlite's single session under a long statement", () => {
     assert.equal(busy.crud.available, true);
     // A list refused busy on one of its two statements (page, count) may leave the other queued or
     // running for a moment: once that is done, the session is free and everything answers.
-    let again = await app.inject('/api/items/1');
-    for (let i = 0; again.statusCode === 503 && i < 50; i++) {
-      await sleep(100);
-      again = await app.inject('/api/items/1');
-    }
+    const { value: again } = await until(
+      'an answer other than 503 busy',
+      async () => {
+        const answer = await app.inject('/api/items/1');
+        return answer.statusCode !== 503 && answer;
+      },
+      { timeoutMs: 5000, intervalMs: 100 },
+    );
     assert.equal(again.statusCode, 200, again.body);
     const after = await app.inject('/healthz');
     assert.equal(

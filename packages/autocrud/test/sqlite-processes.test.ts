@@ -12,14 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
-import { heavy } from '@kit/test-support/heavy';
 import { post, startHost, stopHost, writeLoad, type Host } from './embedded-processes.ts';
-
-interface Connection {
-  prepare(sql: string): { all(): Array<Record<string, unknown>> };
-  close(): void;
-}
+import { heavyOnSqlite, openIntact } from './suite/engines.ts';
 
 /** Another process that takes the file's write lock (BEGIN IMMEDIATE) for `holdMs`; resolves once it holds it, with its end. */
 async function holdLock(file: string, holdMs: number): Promise<{ released: Promise<void> }> {
@@ -47,14 +41,7 @@ async function timed(url: string): Promise<{ status: number; ms: number }> {
   return { status: res.status, ms: performance.now() - asked };
 }
 
-const suite = sqliteAvailable()
-  ? heavy
-  : (name: string) =>
-      it(name, (t) =>
-        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
-      );
-
-suite('several processes on one sqlite: file', () => {
+heavyOnSqlite('several processes on one sqlite: file', () => {
   describe('several processes on one sqlite: file', () => {
     let dir: string;
     const hosts: Host[] = [];
@@ -101,18 +88,8 @@ suite('several processes on one sqlite: file', () => {
           `${name} refused: ${load.refused.join(',')}`,
         );
       }
-      const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
-        DatabaseSync: new (file: string) => Connection;
-      };
-      const direct = new DatabaseSync(file);
+      const direct = openIntact(file);
       try {
-        assert.deepEqual(
-          direct
-            .prepare('pragma integrity_check')
-            .all()
-            .map((r) => r.integrity_check),
-          ['ok'],
-        );
         for (const [name, load] of [
           ['a', fromA],
           ['b', fromB],

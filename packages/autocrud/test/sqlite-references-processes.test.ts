@@ -11,17 +11,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { heavy } from '@kit/test-support/heavy';
 import { startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
-import { sqliteAvailable } from '../src/mapper/engines/sqlite/engine.ts';
+import { heavyOnSqlite, openIntact } from './suite/engines.ts';
 
 const ROUNDS = 60;
 const fixture = path.join(import.meta.dirname, 'fixtures', 'references-host.ts');
-
-interface Connection {
-  prepare(sql: string): { all(): Array<Record<string, unknown>> };
-  close(): void;
-}
 
 interface Answer {
   status: number;
@@ -53,14 +47,7 @@ async function created(
   return (JSON.parse(res.body) as { id: number }).id;
 }
 
-const suite = sqliteAvailable()
-  ? heavy
-  : (name: string) =>
-      it(name, (t) =>
-        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
-      );
-
-suite('the reference race across processes on one sqlite: file', () => {
+heavyOnSqlite('the reference race across processes on one sqlite: file', () => {
   describe('the reference race across processes on one sqlite: file', () => {
     let dir: string;
     const hosts: ProcessHost[] = [];
@@ -170,18 +157,8 @@ suite('the reference race across processes on one sqlite: file', () => {
       );
       await stopProcess(a, 'SIGTERM');
       await stopProcess(b, 'SIGTERM');
-      const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
-        DatabaseSync: new (file: string) => Connection;
-      };
-      const direct = new DatabaseSync(file);
+      const direct = openIntact(file);
       try {
-        assert.deepEqual(
-          direct
-            .prepare('pragma integrity_check')
-            .all()
-            .map((r) => r.integrity_check),
-          ['ok'],
-        );
         const [orphans] = direct
           .prepare(
             'select count(*) as n from x_orders o join x_customers c on c.id = o.customer_id where c.deleted = 1',

@@ -1,6 +1,5 @@
 // @test-lines: every - the audit trail: async context, its destination streams and shutdown on this line
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { tracingChannel } from 'node:diagnostics_channel';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +13,7 @@ import {
   type IAuditSink,
 } from '@kit/core';
 import { auditApp, LEVEL, RecordingSink, settle, type AuditApp } from './audit-helpers.js';
+import { spawnFixture } from '@kit/test-support/processes';
 import { until } from '@kit/test-support/until';
 
 v8.setFlagsFromString('--expose-gc');
@@ -634,23 +634,13 @@ describe('asynchronous mode', () => {
 
   it('with the logging sink, a process whose event loop runs dry (its app never closed) still writes the held lines', async () => {
     for (let round = 0; round < 3; round++) {
-      const child = spawn(
-        process.execPath,
-        [
-          '--conditions=kit-source',
-          '--import',
-          'tsx',
-          fileURLToPath(new URL('./fixtures/audit/drain-host.ts', import.meta.url)),
-        ],
-        {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
+      const host = spawnFixture(
+        fileURLToPath(new URL('./fixtures/audit/drain-host.ts', import.meta.url)),
       );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      // Once stdout and stderr are closed: every line the script wrote has been read.
+      const { code } = await host.closed;
+      const stdout = host.stdout();
+      const stderr = host.stderr();
       assert.equal(code, 0, `round ${round}: exit code (stderr: ${stderr})`);
       assert.match(
         stderr,

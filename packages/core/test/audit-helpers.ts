@@ -179,15 +179,35 @@ export function portOf(app: FastifyInstance): number {
 /** How a child process ended. */
 export type Exit = Pick<ProcessExit, 'code' | 'signal'>;
 
+/**
+ * Characters a JSON line must escape or keep as they are (quotes, backslashes, control and
+ * separator characters, a surrogate pair, Latin-1 and plain ASCII): the values the line tests put
+ * in every field to compare Kit's line with pino's.
+ */
+export const ODD_TEXT: readonly string[] = [
+  '"',
+  '\\',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\u009f',
+  '\u2028',
+  '\u2029',
+  '\ud83d\ude00',
+  'é',
+  '~',
+];
+
 /** A host script running in a child process, with an audit file of its own. */
-export interface HostProcess {
-  child: Spawned['child'];
+export interface HostProcess extends Pick<
+  Spawned,
+  'child' | 'stdout' | 'lines' | 'closed' | 'stderr'
+> {
   /** `http://127.0.0.1:<port>` of the host. */
   base: string;
   /** The audit file (a temporary directory's), the script's first argument. */
   file: string;
-  /** Everything the host printed so far. */
-  stdout(): string;
   exited: Promise<Exit>;
   /** Kills the host (SIGKILL) and removes its directory. */
   close(): Promise<void>;
@@ -218,7 +238,17 @@ export async function startHostProcess(
     };
     // Code and signal only: the tests compare the exit with Node's own for the same signal.
     const exited = host.exited.then(({ code, signal }) => ({ code, signal }));
-    return { child: host.child, base: host.base, file, stdout: host.stdout, exited, close };
+    return {
+      child: host.child,
+      base: host.base,
+      file,
+      stdout: host.stdout,
+      lines: host.lines,
+      closed: host.closed,
+      stderr: host.stderr,
+      exited,
+      close,
+    };
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

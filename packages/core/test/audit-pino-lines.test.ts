@@ -9,7 +9,7 @@ import pino, { type LoggerOptions } from 'pino';
 import { AuditTrailFormat, LoggingAuditSink, type AuditLogEntry } from '@kit/core';
 import { PinoLines } from '../src/audit/pino-lines.js';
 import { DEFAULT_FIELD_KEYS } from '../src/audit/formats.js';
-import { Chunks } from './audit-helpers.js';
+import { Chunks, ODD_TEXT } from './audit-helpers.js';
 
 const fixedTime = () => ',"time":1700000000000';
 
@@ -168,22 +168,8 @@ describe('audit lines written directly to the pino destination', () => {
       correlationId: 'id-1',
       headers: { host: 'h', accept: '*/*' },
     };
-    const odd = [
-      '"',
-      '\\',
-      '\u0000',
-      '\u001f',
-      '\u007f',
-      '\u0085',
-      '\u009f',
-      '\u2028',
-      '\u2029',
-      '\ud83d\ude00',
-      'é',
-      '~',
-    ];
     const variants: AuditLogEntry[] = [base];
-    for (const c of odd) {
+    for (const c of ODD_TEXT) {
       variants.push(
         { ...base, method: `G${c}T` },
         { ...base, path: `/a${c}b` },

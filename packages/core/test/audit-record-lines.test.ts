@@ -13,7 +13,7 @@ import { HeaderNames, plainHeadersJsonPair } from '../src/audit/header-json.js';
 import { AuditRecord, type RecordSettings } from '../src/audit/record.js';
 import { Redactor } from '../src/audit/redaction.js';
 import { ROUTE_PATTERN } from '../src/shared/route-pattern.js';
-import { Chunks } from './audit-helpers.js';
+import { Chunks, ODD_TEXT } from './audit-helpers.js';
 
 const fixedTime = () => ',"time":1700000000000';
 
@@ -74,20 +74,6 @@ function both(
 }
 
 describe("the Default line of Kit's own records", () => {
-  const odd = [
-    '"',
-    '\\',
-    '\u0000',
-    '\u001f',
-    '\u007f',
-    '\u0085',
-    '\u009f',
-    '\u2028',
-    '\u2029',
-    '\ud83d\ude00',
-    'é',
-    '~',
-  ];
   const base: Request = {
     url: '/p?a=1',
     headers: { host: 'h', accept: '*/*' },
@@ -98,7 +84,7 @@ describe("the Default line of Kit's own records", () => {
     { ...base, route: undefined },
     { ...base, route: { url: undefined } },
   ];
-  for (const c of odd) {
+  for (const c of ODD_TEXT) {
     requests.push(
       { ...base, url: `/a${c}b?x=${c}` },
       { ...base, headers: { host: 'h', [`x-n${c}`]: 'v', authorization: 'Bearer s' } },

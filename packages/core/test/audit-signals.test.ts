@@ -9,6 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { AuditStats } from '@kit/core';
+import { printed } from '@kit/test-support/processes';
+import { until } from '@kit/test-support/until';
 import { startHostProcess, type Exit, type HostProcess } from './audit-helpers.js';
 
 const hostFile = fileURLToPath(new URL('./fixtures/audit/signal-host.ts', import.meta.url));
@@ -64,28 +66,15 @@ async function stats(base: string): Promise<AuditStats> {
 
 /** The counters once `written` reached `written` (asked every 50 ms, for at most 20 s). */
 async function settledStats(base: string, written: number): Promise<AuditStats> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const s = await stats(base);
-    if (s.written >= written || Date.now() > deadline) return s;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-function waitForOutput(host: HostProcess, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = (): void => {
-      if (host.stdout().includes(text)) {
-        host.child.stdout.off('data', check);
-        resolve();
-      }
-    };
-    host.child.stdout.on('data', check);
-    void host.exited.then((e) =>
-      reject(new Error(`exited before printing ${text}: ${JSON.stringify(e)}`)),
-    );
-    check();
-  });
+  const { value } = await until(
+    `${written} entries written`,
+    async () => {
+      const s = await stats(base);
+      return s.written >= written && s;
+    },
+    { timeoutMs: 20_000, intervalMs: 50 },
+  );
+  return value;
 }
 
 describe('a signal nobody handles, without configureGracefulShutdown (real child process)', () => {
@@ -187,7 +176,7 @@ describe("a host with its own signal handlers: Kit's listener changes nothing (r
         );
         for (const signal of ['SIGTERM', 'SIGINT'] as const) {
           host.child.kill(signal);
-          await waitForOutput(host, `HOST ${signal}`);
+          await printed(host, `HOST ${signal}`, 20_000);
         }
         // Still serving, and the queue was left alone: the first /stats entry joined it, nothing left it.
         const after = await stats(host.base);

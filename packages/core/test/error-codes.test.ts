@@ -3,49 +3,14 @@
 // status of the errors that carry one, and TypeScript refusing a code no imported catalogue
 // declares (the compiler runs on small programs against the built packages).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { coreErrors, KitError, SagaConflictError, StoreUnavailableError } from '@kit/core';
 import { errorCatalogue } from '@kit/core/extend';
 import { lineIndependent } from '@kit/test-support/heavy';
-
-const run = promisify(execFile);
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+import { compileStrict } from '@kit/test-support/typescript';
 
 /** Compiles `source` strictly against the built packages; the compiler's output when it fails. */
-async function compile(source: string): Promise<string> {
-  await mkdir(path.join(repo, '.tmp'), { recursive: true });
-  const dir = await mkdtemp(path.join(repo, '.tmp', 'error-codes-'));
-  try {
-    await writeFile(path.join(dir, 'main.ts'), source);
-    await writeFile(
-      path.join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        extends: path.join(repo, 'tsconfig.base.json'),
-        compilerOptions: {
-          noEmit: true,
-          declaration: false,
-          declarationMap: false,
-          sourceMap: false,
-        },
-        files: ['main.ts'],
-      }),
-    );
-    await run(process.execPath, [tsc, '-p', dir], { cwd: dir });
-    return '';
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string };
-    return `${e.stdout ?? ''}${e.stderr ?? ''}`;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const compile = async (source: string): Promise<string> => (await compileStrict(source)).output;
 
 describe('the error catalogue', () => {
   it('fills a template, keeps the code and the cause, and refuses a code it has no template for', () => {

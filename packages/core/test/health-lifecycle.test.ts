@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { addKit, HealthCheckResult, useKit, type KitOption } from '@kit/core';
+import { until } from '@kit/test-support/until';
 import { deferred, get, json, sleep } from './support/http.ts';
 
 function newApp(configure: (opt: KitOption) => void): FastifyInstance {
@@ -132,7 +133,7 @@ await test('keep-alive connections are served through the delay; once the drain 
   );
   assert.equal(sockets.size, 1, 'the client kept its connection');
   // The drain begins: the server stops listening, the kept-alive connection stays open.
-  while (app.server.listening) await sleep(10);
+  await until('the server no longer listening', () => !app.server.listening, { intervalMs: 10 });
   const next = await get(`${base}/work`, agent);
   assert.equal(next.status, 200, 'the next request on the open connection is answered, not cut');
   assert.equal(next.headers.connection, 'close');
@@ -250,7 +251,10 @@ await test('connections opening and closing while the drain begins: every reques
         }
       }
     });
-    while (outcomes.answered < 100 + round * 20) await sleep(5);
+    await until('the clients under way', () => outcomes.answered >= 100 + round * 20, {
+      timeoutMs: 30_000,
+      intervalMs: 5,
+    });
     const started = performance.now();
     await app.kit.shutdown();
     const took = performance.now() - started;

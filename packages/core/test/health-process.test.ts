@@ -3,48 +3,22 @@
 // ready, SIGTERM with a request in flight, the shutdown delay, the drain, exit 0. The observed
 // timings are printed (t.diagnostic) for the record.
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { test, type TestContext } from 'node:test';
-import { startProcess, type ProcessHost } from '@kit/test-support/processes';
+import { test } from 'node:test';
+import { until } from '@kit/test-support/until';
+import { startHealthHost } from './support/health-host.ts';
 import { get, json, sleep, type HttpAnswer } from './support/http.ts';
 
-const FIXTURE = fileURLToPath(new URL('./fixtures/health-host/', import.meta.url));
 const WARMUP_MS = 2000;
 const SHUTDOWN_DELAY_MS = 1500;
 const SLOW_MS = 2500;
 
-type Host = ProcessHost;
-
-/** The fixture host in production mode, ready once it logs that it listens. */
-function startHost(env: Record<string, string>): Promise<Host> {
-  return startProcess(
-    path.join(FIXTURE, 'host.ts'),
-    { NODE_ENV: 'production', ...env },
-    {
-      cwd: FIXTURE,
-      startMs: 20_000,
-      ready: (line) =>
-        line.includes('"kitHost":"listening"') ? (JSON.parse(line) as { port: number }) : undefined,
-    },
-  );
-}
-
-// Stops a host a failed assertion left running, so the test process can end.
-function cleanup(t: TestContext, host: Host): void {
-  t.after(() => {
-    if (host.child.exitCode === null && host.child.signalCode === null) host.child.kill('SIGKILL');
-  });
-}
-
 const ms = (from: number, to: number) => `${Math.round(to - from)} ms`;
 
 await test('real process: start-up gate, ready, SIGTERM with a request in flight, delay, drain, exit 0', async (t) => {
-  const host = await startHost({
+  const host = await startHealthHost(t, 'host.ts', {
     WARMUP_MS: String(WARMUP_MS),
     SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
   });
-  cleanup(t, host);
   const { base } = host;
   const timings: Record<string, string> = {
     'spawn -> listening': ms(host.spawnedAt, host.listeningAt),
@@ -63,17 +37,19 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
   timings['listening -> first 503 startup'] = ms(host.listeningAt, startingAt);
 
   // Ready: poll until the gate opens.
-  let ready: HttpAnswer = first;
   let startupAnswers = 1;
-  while (ready.status !== 200) {
-    await sleep(50);
-    ready = await get(`${base}/healthz`);
-    if (ready.status === 503) {
-      startupAnswers += 1;
-      assert.deepEqual(Object.keys(json(ready).checks ?? {}), ['startup']);
-    }
-    assert.ok(performance.now() - startingAt < WARMUP_MS + 10_000, 'the gate opens');
-  }
+  const { value: ready } = await until(
+    'the start-up gate open',
+    async () => {
+      const answer = await get(`${base}/healthz`);
+      if (answer.status === 503) {
+        startupAnswers += 1;
+        assert.deepEqual(Object.keys(json(answer).checks ?? {}), ['startup']);
+      }
+      return answer.status === 200 && answer;
+    },
+    { timeoutMs: WARMUP_MS + 10_000, intervalMs: 50 },
+  );
   const readyAt = performance.now();
   timings['listening -> first 200 healthy (warm-up 2000 ms)'] = ms(host.listeningAt, readyAt);
   timings['503 startup answers seen'] = String(startupAnswers);
@@ -103,38 +79,34 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
   assert.ok(host.child.kill('SIGTERM'));
 
   // The signal is delivered asynchronously: wait for readiness to turn, then sample.
-  let turned = await get(`${base}/healthz`);
-  while (turned.status === 200) {
-    assert.ok(performance.now() - sigtermAt < 5000, 'readiness turns 503 after SIGTERM');
-    turned = await get(`${base}/healthz`);
-  }
+  await until(
+    'readiness 503 after SIGTERM',
+    async () => (await get(`${base}/healthz`)).status !== 200,
+    { timeoutMs: 5000, intervalMs: 0 },
+  );
   timings['SIGTERM -> first 503 shutdown'] = ms(sigtermAt, performance.now());
 
   // Shutting down: readiness 503 `shutdown`, liveness and normal routes still served.
   const samples: Array<{ at: number; health: HttpAnswer; live: HttpAnswer; work: HttpAnswer }> = [];
-  let firstRefusedAt: number | undefined;
-  let refusal: string;
-  for (;;) {
-    try {
-      const [health, live, work] = await Promise.all([
-        get(`${base}/healthz`),
-        get(`${base}/livez`),
-        get(`${base}/work`),
-      ]);
-      if (live.status !== 200) {
-        firstRefusedAt = performance.now();
-        refusal = `HTTP ${live.status}`;
-        break;
+  const { value: refusal } = await until(
+    'the server closes',
+    async () => {
+      try {
+        const [health, live, work] = await Promise.all([
+          get(`${base}/healthz`),
+          get(`${base}/livez`),
+          get(`${base}/work`),
+        ]);
+        if (live.status !== 200) return `HTTP ${live.status}`;
+        samples.push({ at: performance.now(), health, live, work });
+        return undefined;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code ?? String(err);
       }
-      samples.push({ at: performance.now(), health, live, work });
-    } catch (err) {
-      firstRefusedAt = performance.now();
-      refusal = (err as NodeJS.ErrnoException).code ?? String(err);
-      break;
-    }
-    assert.ok(performance.now() - sigtermAt < SHUTDOWN_DELAY_MS + 10_000, 'the server closes');
-    await sleep(100);
-  }
+    },
+    { timeoutMs: SHUTDOWN_DELAY_MS + 10_000 - (performance.now() - sigtermAt), intervalMs: 100 },
+  );
+  const firstRefusedAt = performance.now();
   assert.ok(samples.length >= 3, `served through the delay (${samples.length} samples)`);
   for (const s of samples) {
     assert.equal(s.health.status, 503);
@@ -156,8 +128,7 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
     lastServed,
   );
   timings['requests served during the delay (healthz+livez+work rounds)'] = String(samples.length);
-  timings['SIGTERM -> new requests refused'] =
-    `${ms(sigtermAt, firstRefusedAt ?? sigtermAt)} (${refusal})`;
+  timings['SIGTERM -> new requests refused'] = `${ms(sigtermAt, firstRefusedAt)} (${refusal})`;
 
   // The request in flight completes; then the process exits 0.
   const { answer, at: slowDoneAt } = await slow;
@@ -188,16 +159,20 @@ await test('real process: start-up gate, ready, SIGTERM with a request in flight
 });
 
 await test('real process: a second SIGTERM exits at once', async (t) => {
-  const host = await startHost({ WARMUP_MS: '0', SHUTDOWN_DELAY_MS: '30000' });
-  cleanup(t, host);
-  for (let i = 0; (await get(`${host.base}/healthz`)).status !== 200; i += 1) {
-    assert.ok(i < 200, 'ready');
-    await sleep(50);
-  }
+  const host = await startHealthHost(t, 'host.ts', { WARMUP_MS: '0', SHUTDOWN_DELAY_MS: '30000' });
+  await until('ready', async () => (await get(`${host.base}/healthz`)).status === 200, {
+    timeoutMs: 10_000,
+    intervalMs: 50,
+  });
   host.child.kill('SIGTERM');
-  let health = await get(`${host.base}/healthz`);
-  for (let i = 0; health.status !== 503 && i < 100; i += 1)
-    health = await get(`${host.base}/healthz`);
+  const { value: health } = await until(
+    'readiness 503 after SIGTERM',
+    async () => {
+      const answer = await get(`${host.base}/healthz`);
+      return answer.status === 503 && answer;
+    },
+    { timeoutMs: 5000, intervalMs: 0 },
+  );
   assert.equal(json(health).checks?.shutdown?.status, 'unhealthy');
   const secondAt = performance.now();
   host.child.kill('SIGTERM');

@@ -6,14 +6,13 @@
 // counts what the clients saw and what the audit trail wrote; the counts are printed with
 // t.diagnostic for the record.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
 import autocannon from 'autocannon';
+import { printed, type ProcessHost } from '@kit/test-support/processes';
+import { startHealthHost } from './support/health-host.ts';
 import { sleep } from './support/http.ts';
 
-const FIXTURE = fileURLToPath(new URL('./fixtures/health-host/', import.meta.url));
 const SHUTDOWN_DELAY_MS = 1000;
 
 interface Counts {
@@ -38,73 +37,32 @@ function countError(c: Counts, err: NodeJS.ErrnoException): void {
   else c.other[err.code ?? err.message] = (c.other[err.code ?? err.message] ?? 0) + 1;
 }
 
-interface Host {
-  readonly base: string;
-  readonly lines: string[];
-  /** Resolves with the first stdout line containing `text`. */
-  line(text: string, timeoutMs: number): Promise<string>;
-  kill(signal: NodeJS.Signals): void;
-  /** The exit code, once stdout and stderr are closed (every line read). */
-  readonly closed: Promise<number | null>;
+/** A host started for `connections` clients, its shutdown delay SHUTDOWN_DELAY_MS. */
+function startLoadHost(t: TestContext, connections: number): Promise<ProcessHost> {
+  return startHealthHost(t, 'load-host.ts', {
+    SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+    CONNECTIONS: String(connections),
+  });
 }
 
-async function startHost(t: TestContext, connections: number): Promise<Host> {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=kit-source', '--import', 'tsx', 'load-host.ts'],
-    {
-      cwd: FIXTURE,
-      env: {
-        ...process.env,
-        NODE_ENV: 'production',
-        SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
-        CONNECTIONS: String(connections),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+/** What either client must have seen: served through the delay, nothing cut, no 503, exit 0. */
+function assertNothingLost(c: Counts, okBeforeSignal: number, exitCode: number | null): void {
+  assert.equal(exitCode, 0);
+  assert.ok(
+    c.ok > okBeforeSignal,
+    'requests were served after the signal, through the shutdown delay',
   );
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  const lines: string[] = [];
-  const waiters: Array<{ text: string; resolve: (line: string) => void }> = [];
-  let buffered = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) !== -1) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      lines.push(line);
-      for (const w of waiters.filter((w) => line.includes(w.text))) w.resolve(line);
-    }
-  });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const closed = new Promise<number | null>((resolve) =>
-    child.on('close', (code) => resolve(code)),
+  assert.equal(c.resets, 0, 'no request sent on an open connection was cut');
+  assert.equal(c.non2xx, 0, 'no 503 from a closing server');
+  assert.deepEqual(c.other, {});
+}
+
+function assertEveryResponseAudited(c: Counts, audited: number): void {
+  assert.equal(
+    audited,
+    c.ok + c.non2xx,
+    'every response the clients received was audited, and nothing else',
   );
-  const line = (text: string, timeoutMs: number): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const seen = lines.find((l) => l.includes(text));
-      if (seen) return resolve(seen);
-      waiters.push({ text, resolve });
-      void closed.then((code) =>
-        reject(new Error(`host exited (${code}) before printing ${text}:\n${stderr}`)),
-      );
-      setTimeout(
-        () => reject(new Error(`no ${text} line within ${timeoutMs} ms:\n${stderr}`)),
-        timeoutMs,
-      ).unref();
-    });
-  const { port } = JSON.parse(await line('"kitHost":"listening"', 20_000)) as { port: number };
-  return {
-    base: `http://127.0.0.1:${port}`,
-    lines,
-    line,
-    kill: (signal) => child.kill(signal),
-    closed,
-  };
 }
 
 /** Audit entries the host wrote for the API route (Default format: structured field `Path`). */
@@ -141,7 +99,7 @@ function report(
 
 await test('autocannon, 100 keep-alive connections, through SIGTERM: 0 resets, 0 non-2xx, one audit entry per response', async (t) => {
   const connections = 100;
-  const host = await startHost(t, connections);
+  const host = await startLoadHost(t, connections);
   const c = counts();
   let load!: autocannon.Instance;
   const finished = new Promise<void>((resolve) => {
@@ -153,34 +111,24 @@ await test('autocannon, 100 keep-alive connections, through SIGTERM: 0 resets, 0
   });
   load.on('reqError', (err: NodeJS.ErrnoException) => countError(c, err));
   // Steady state first: every connection accepted and in use.
-  await host.line('"kitHost":"connections"', 30_000);
+  await printed(host, '"kitHost":"connections"', 30_000);
   await sleep(500);
   const okBeforeSignal = c.ok;
-  host.kill('SIGTERM');
-  const exitCode = await host.closed;
+  host.child.kill('SIGTERM');
+  // Once stdout is closed: every audit line the host wrote has been read.
+  const { code: exitCode } = await host.closed;
   load.stop();
   await finished;
-  const audited = auditedApiRequests(host.lines);
+  const audited = auditedApiRequests(host.lines());
   report(t, 'autocannon', c, audited, exitCode);
 
-  assert.equal(exitCode, 0);
-  assert.ok(
-    c.ok > okBeforeSignal,
-    'requests were served after the signal, through the shutdown delay',
-  );
-  assert.equal(c.resets, 0, 'no request sent on an open connection was cut');
-  assert.equal(c.non2xx, 0, 'no 503 from a closing server');
-  assert.deepEqual(c.other, {});
-  assert.equal(
-    audited,
-    c.ok + c.non2xx,
-    'every response the clients received was audited, and nothing else',
-  );
+  assertNothingLost(c, okBeforeSignal, exitCode);
+  assertEveryResponseAudited(c, audited);
 });
 
 await test("Node's keep-alive http.Agent, 50 connections, through SIGTERM: 0 resets, 0 non-2xx, one audit entry per response", async (t) => {
   const connections = 50;
-  const host = await startHost(t, connections);
+  const host = await startLoadHost(t, connections);
   const c = counts();
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   t.after(() => agent.destroy());
@@ -209,31 +157,21 @@ await test("Node's keep-alive http.Agent, 50 connections, through SIGTERM: 0 res
     }
   };
   const loops = Array.from({ length: connections }, loop);
-  await host.line('"kitHost":"connections"', 30_000);
+  await printed(host, '"kitHost":"connections"', 30_000);
   await sleep(500);
   const okBeforeSignal = c.ok;
-  host.kill('SIGTERM');
-  const exitCode = await host.closed;
+  host.child.kill('SIGTERM');
+  // Once stdout is closed: every audit line the host wrote has been read.
+  const { code: exitCode } = await host.closed;
   await Promise.all(loops);
-  const audited = auditedApiRequests(host.lines);
+  const audited = auditedApiRequests(host.lines());
   report(t, 'http.Agent', c, audited, exitCode);
 
-  assert.equal(exitCode, 0);
-  assert.ok(
-    c.ok > okBeforeSignal,
-    'requests were served after the signal, through the shutdown delay',
-  );
-  assert.equal(c.resets, 0, 'no request sent on an open connection was cut');
-  assert.equal(c.non2xx, 0, 'no 503 from a closing server');
-  assert.deepEqual(c.other, {});
+  assertNothingLost(c, okBeforeSignal, exitCode);
   assert.equal(
     c.refused,
     connections,
     'each client loop ended on a refused connection once the server was gone',
   );
-  assert.equal(
-    audited,
-    c.ok + c.non2xx,
-    'every response the clients received was audited, and nothing else',
-  );
+  assertEveryResponseAudited(c, audited);
 });

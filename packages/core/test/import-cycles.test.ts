@@ -10,17 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import ts from 'typescript';
+import { sourceFiles } from '@kit/test-support/source-files';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-function sourceFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) sourceFiles(full, out);
-    else if (/\.m?ts$/.test(name) && !name.endsWith('.d.ts')) out.push(full);
-  }
-  return out;
-}
 
 /** The relative imports of a file, resolved to files (`./x.js` is written for `./x.ts`). */
 function importsOf(file: string): string[] {

@@ -5,7 +5,6 @@
 // stay independent: one's shutdown neither cuts the other's drain short nor loses its audit queue,
 // and one closing leaves the other's signal handling in place.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,9 +13,9 @@ import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { addKit, useKit, type AuditLogEntry, type IAuditSink } from '@kit/core';
 import { onPhase } from '@kit/core/extend';
+import { startProcess, stopProcess, type Exit } from '@kit/test-support/processes';
 import { until } from '@kit/test-support/until';
 
-const tsx = fileURLToPath(import.meta.resolve('tsx'));
 const hostFile = fileURLToPath(new URL('./fixtures/lifecycle/two-apps-host.ts', import.meta.url));
 
 describe('the owner of process signals', () => {
@@ -231,53 +230,38 @@ interface Host {
   readonly a: string;
   readonly b: string;
   readonly dir: string;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  readonly exited: Promise<Exit>;
   readonly kill: (signal: NodeJS.Signals) => void;
   readonly stdout: () => string;
   close(): Promise<void>;
+}
+
+/** The fixture's ready line names both apps' ports: `READY <a> <b>`. */
+function readyLine(line: string): { port: number; b: number } | undefined {
+  const m = /READY (\d+) (\d+)/.exec(line);
+  return m ? { port: Number(m[1]), b: Number(m[2]) } : undefined;
 }
 
 async function startHost(
   mode: 'both-graceful' | 'graceful-and-audit' | 'one-closes',
 ): Promise<Host> {
   const dir = await mkdtemp(path.join(tmpdir(), 'kit-two-apps-'));
-  const child = spawn(
-    process.execPath,
-    ['--conditions=kit-source', '--import', tsx, hostFile, dir, mode],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d: string) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
-    (resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
-  );
-  const close = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-    await rm(dir, { recursive: true, force: true });
-  };
   try {
-    const [a, b] = await new Promise<[number, number]>((resolve, reject) => {
-      const onData = (): void => {
-        const m = /READY (\d+) (\d+)/.exec(out);
-        if (m) resolve([Number(m[1]), Number(m[2])]);
-      };
-      child.stdout.on('data', onData);
-      void exited.then((e) => reject(new Error(`host exited early: ${JSON.stringify(e)}\n${out}`)));
-    });
+    const host = await startProcess(hostFile, {}, { args: [dir, mode], ready: readyLine });
     return {
-      a: `http://127.0.0.1:${a}`,
-      b: `http://127.0.0.1:${b}`,
+      a: host.base,
+      b: `http://127.0.0.1:${host.ready.b}`,
       dir,
-      exited,
-      kill: (s) => child.kill(s),
-      stdout: () => out,
-      close,
+      exited: host.exited,
+      kill: (s) => host.child.kill(s),
+      stdout: host.stdout,
+      close: async () => {
+        await stopProcess(host, 'SIGKILL');
+        await rm(dir, { recursive: true, force: true });
+      },
     };
   } catch (err) {
-    await close();
+    await rm(dir, { recursive: true, force: true });
     throw err;
   }
 }

@@ -3,47 +3,15 @@
 // request and reply inside addRoutes), and on a copy typed with a plain FastifyInstance, where the
 // provider is lost: that copy must fail, or the type-level test could not catch a regression.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { lineIndependent } from '@kit/test-support/heavy';
+import { compileStrict } from '@kit/test-support/typescript';
 
-const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..', '..');
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-
-async function compile(source: string): Promise<{ ok: boolean; output: string }> {
-  await mkdir(path.join(repo, '.tmp'), { recursive: true });
-  const dir = await mkdtemp(path.join(repo, '.tmp', 'type-providers-'));
-  try {
-    await writeFile(path.join(dir, 'endpoints.ts'), source);
-    await writeFile(
-      path.join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        extends: path.join(repo, 'tsconfig.base.json'),
-        compilerOptions: {
-          noEmit: true,
-          declaration: false,
-          declarationMap: false,
-          sourceMap: false,
-        },
-        files: ['endpoints.ts'],
-      }),
-    );
-    await run(process.execPath, [tsc, '-p', dir], { cwd: dir });
-    return { ok: true, output: '' };
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string };
-    return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const compile = (source: string) => compileStrict(source, 'endpoints.ts');
 
 lineIndependent('typed routes with a type provider (TypeScript compiler)', () => {
   describe('typed routes with a type provider (TypeScript compiler)', () => {

@@ -19,7 +19,7 @@ import type { LuaScript } from '../src/scripts.ts';
 import * as scripts from '../src/scripts.ts';
 import { evaluateRedisCheck } from './health.ts';
 import { ask, RedisCluster } from '@kit/test-support/redis-cluster';
-import { connectedStores, describeRedis, skipRedis } from '@kit/test-support/redis';
+import { conformanceSet, connectedStores, describeRedis, skipRedis } from '@kit/test-support/redis';
 import { until } from '@kit/test-support/until';
 
 let started: Promise<RedisCluster> | undefined;
@@ -65,14 +65,7 @@ storeConformance('redis cluster (3 masters)', {
         ? createRedisStores(c.urls, { keyPrefix: 'conformance:' })
         : createRedisStores(c.urls[1]!, { cluster: true, keyPrefix: 'conformance:' });
     assert.equal(stores.mode, 'cluster');
-    await connectedStores(stores);
-    return {
-      idempotency: stores.idempotency,
-      rateLimit: stores.rateLimit,
-      saga: stores.saga,
-      cronJob: stores.cronJob,
-      close: () => stores.close(),
-    };
+    return conformanceSet(stores);
   },
 });
 

@@ -5,7 +5,7 @@ import { after, before, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRedisStores, type KitRedisStore } from '@kit/store-redis';
 import { storeConformance } from '@kit/test-support/store-conformance';
-import { connectedStores, describeRedis, RedisServer, skipRedis } from '@kit/test-support/redis';
+import { conformanceSet, describeRedis, RedisServer, skipRedis } from '@kit/test-support/redis';
 
 let server: RedisServer | undefined;
 
@@ -17,16 +17,7 @@ storeConformance('redis', {
     server = await RedisServer.start();
   },
   connect: async () => {
-    const stores = await connectedStores(
-      createRedisStores(server!.url, { keyPrefix: 'conformance:' }),
-    );
-    return {
-      idempotency: stores.idempotency,
-      rateLimit: stores.rateLimit,
-      saga: stores.saga,
-      cronJob: stores.cronJob,
-      close: () => stores.close(),
-    };
+    return conformanceSet(createRedisStores(server!.url, { keyPrefix: 'conformance:' }));
   },
   after: async () => {
     await server?.dispose();

@@ -4,7 +4,6 @@
 // database 0 or times out without saying why.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
@@ -12,18 +11,8 @@ import type { KitError } from '@kit/core';
 import { addKit, StoreUnavailableError, useKit } from '@kit/core';
 import { addKitStore, createRedisStores, useKitStoreHealthCheck } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
+import { logSink } from './log-sink.ts';
 import { describeRedis, RedisServer } from '@kit/test-support/redis';
-
-function logSink() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, callback) {
-      lines.push(chunk.toString());
-      callback();
-    },
-  });
-  return { lines, stream };
-}
 
 const password = 'db-Secr3t';
 

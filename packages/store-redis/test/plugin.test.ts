@@ -1,6 +1,5 @@
 // @test-lines: every - ioredis: the store driver on this line
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import { inspect } from 'node:util';
 import pino from 'pino';
@@ -28,18 +27,9 @@ import {
   useKitStoreHealthCheck,
 } from '@kit/store-redis';
 import { evaluateRedisCheck } from './health.ts';
+import { logSink } from './log-sink.ts';
 import { describeRedis, RedisServer } from '@kit/test-support/redis';
-
-function logSink() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, callback) {
-      lines.push(chunk.toString());
-      callback();
-    },
-  });
-  return { lines, stream };
-}
+import { until } from '@kit/test-support/until';
 
 describeRedis('addKitStore / useKitStoreHealthCheck', () => {
   let redis: RedisServer;
@@ -144,13 +134,15 @@ describeRedis('addKitStore / useKitStoreHealthCheck', () => {
     assert.equal(store.client.status, 'end');
     assert.equal(store.connected, false);
     // The server no longer lists it (QUIT is processed asynchronously by the server).
-    for (
-      let i = 0;
-      i < 50 && /name=kit-close-test/.test(String(await observer.client('LIST')));
-      i++
-    )
-      await new Promise((r) => setTimeout(r, 20));
-    assert.doesNotMatch(String(await observer.client('LIST')), /name=kit-close-test/);
+    await until(
+      'the closed client gone from CLIENT LIST',
+      async () => !/name=kit-close-test/.test(String(await observer.client('LIST'))),
+      {
+        timeoutMs: 1000,
+        intervalMs: 20,
+        diagnostic: async () => String(await observer.client('LIST')),
+      },
+    );
     await assert.rejects(
       store.rateLimit.consume('x', { limit: 1, windowMs: 1000 }),
       (err: StoreUnavailableError) => {

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { startProcess, stopProcess, type ProcessHost } from '@kit/test-support/processes';
 import { describeRedis, RedisServer } from '@kit/test-support/redis';
+import { until } from '@kit/test-support/until';
 
 const LIMIT = 25;
 const LOCK_TTL_MS = 1000;
@@ -115,10 +116,10 @@ describeRedis('two processes sharing one Redis', () => {
       holder.ready.owner,
       'the dead holder still holds the lock right after the kill',
     );
-    while (!(await cronState(other)).holding) {
-      assert.ok(Date.now() - killedAt < LOCK_TTL_MS + 5000, 'the other process took over');
-      await sleep(10);
-    }
+    await until('the other process took over', async () => (await cronState(other)).holding, {
+      timeoutMs: LOCK_TTL_MS + 5000,
+      intervalMs: 10,
+    });
     const takeoverMs = Date.now() - killedAt;
     assert.ok(
       takeoverMs >= leaseLeftMs - 20,

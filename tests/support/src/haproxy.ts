@@ -14,10 +14,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { skipWithout, throwMissing } from './binaries.ts';
+import { until } from './until.ts';
 
 export const haproxyBin = findHaproxy();
 
@@ -205,29 +205,26 @@ export class Haproxy {
    * and they are served, whether or not its checks failed `fall` times while it was replaced.
    */
   async waitInRotation(server: string, timeoutMs: number): Promise<number> {
-    const deadline = performance.now() + timeoutMs;
-    const every = Math.min(100, this.options.probe.intervalMs / 4);
     let last: ServerState[] | string = [];
-    for (;;) {
-      try {
-        last = (await this.state()).filter((s) => s.server === server);
-        if (
-          FRONTENDS.every((f) =>
-            (last as ServerState[]).some((s) => s.frontend === f && s.status === 'UP'),
-          )
-        ) {
-          return Math.round(performance.now() - this.#origin);
+    await until(
+      `${server} in rotation on every frontend`,
+      async () => {
+        try {
+          const states = (last = (await this.state()).filter((s) => s.server === server));
+          return FRONTENDS.every((f) => states.some((s) => s.frontend === f && s.status === 'UP'));
+        } catch (err) {
+          last = String(err); // the socket is not there yet: HAProxy is starting
+          return false;
         }
-      } catch (err) {
-        last = String(err); // the socket is not there yet: HAProxy is starting
-      }
-      if (performance.now() >= deadline) {
-        throw new Error(
-          `HAProxy did not have ${server} in rotation on every frontend within ${timeoutMs} ms: ${JSON.stringify(last)}\n${this.#output}`,
-        );
-      }
-      await sleep(every);
-    }
+      },
+      { timeoutMs, intervalMs: Math.min(100, this.options.probe.intervalMs / 4) },
+    ).catch((err: unknown) => {
+      throw new Error(
+        `HAProxy did not have ${server} in rotation on every frontend within ${timeoutMs} ms: ${JSON.stringify(last)}\n${this.#output}`,
+        { cause: err },
+      );
+    });
+    return Math.round(performance.now() - this.#origin);
   }
 
   /** One command on the stats socket (non-interactive: HAProxy answers and closes). */

@@ -1,5 +1,5 @@
 // The arguments that make a Node process run Kit's TypeScript from source: the packages resolved
-// to their sources (`kit-source`) and the TypeScript hooks of ./typescript.mjs, named by file URL
+// to their sources (`kit-source`) and the TypeScript hooks of ./ts-hooks.mjs, named by file URL
 // so that a child started in another working directory (a temporary project, the sample's folder)
 // finds them.
 
@@ -14,5 +14,5 @@
 export const typescriptArgs: readonly string[] = [
   '--conditions=kit-source',
   '--import',
-  import.meta.resolve('@kit/test-support/typescript'),
+  import.meta.resolve('@kit/test-support/ts-hooks'),
 ];

@@ -3,7 +3,7 @@
 // Never relies on a system service. Outside CI missing binaries skip the PostgreSQL tests
 // (reported as skipped); with CI=true they fail them.
 import { execFile, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import type { SuiteContext } from 'node:test';
 import pg from 'pg';
 import { describeWithServer, executable, skipWithout, throwMissing } from './binaries.ts';
 import { freePort } from './ports.ts';
+import { until } from './until.ts';
 
 const run = promisify(execFile);
 
@@ -149,21 +150,58 @@ export class PostgresServer {
     return [`-c listen_addresses=127.0.0.1 -p ${this.port} -k ${this.dir}`, ...extra].join(' ');
   }
 
-  /** Starts (again) on the same port with the same data; resolves once it accepts connections. */
-  async resume(): Promise<void> {
-    if (this.#running) return;
+  /** Where the server writes its log (every statement, with `log_statement=all`). */
+  get log(): string {
+    return path.join(this.dir, 'server.log');
+  }
+
+  /**
+   * The server log from byte `start` on (`statSync(server.log).size` before the requests), once
+   * `done` finds in it what the test waits for: the server writes its log asynchronously, after
+   * the answer. Fails after `timeoutMs`.
+   *
+   * @example
+   * ```ts
+   * const start = statSync(server.log).size;
+   * await repo.delete(id);
+   * const text = await server.logSince(start, (t) => /delete from "items"/.test(t));
+   * ```
+   */
+  async logSince(
+    start: number,
+    done: (text: string) => boolean,
+    timeoutMs = 5000,
+  ): Promise<string> {
+    let text = '';
+    await until(
+      'the awaited statements in the server log',
+      () => done((text = readFileSync(this.log).subarray(start).toString('utf8'))),
+      { timeoutMs, intervalMs: 100, diagnostic: () => text.slice(-4000) },
+    );
+    return text;
+  }
+
+  /** pg_ctl `command` (start or restart) with this server's data, log and settings, waiting up to 30 s. */
+  async #start(command: 'start' | 'restart', extra: readonly string[] = []): Promise<void> {
     await exec('pg_ctl', [
       '-D',
       path.join(this.dir, 'data'),
       '-l',
-      path.join(this.dir, 'server.log'),
+      this.log,
       '-o',
       this.#options(),
+      ...extra,
       '-w',
       '-t',
       '30',
-      'start',
+      command,
     ]);
+  }
+
+  /** Starts (again) on the same port with the same data; resolves once it accepts connections. */
+  async resume(): Promise<void> {
+    if (this.#running) return;
+    await this.#start('start');
     this.#running = true;
     running.add(this);
   }
@@ -179,20 +217,7 @@ export class PostgresServer {
   /** `pg_ctl restart -m mode`: stops and starts again with the same data; resolves once it accepts connections. */
   async restart(mode: ShutdownMode): Promise<void> {
     if (!this.#running) return this.resume();
-    await exec('pg_ctl', [
-      '-D',
-      path.join(this.dir, 'data'),
-      '-l',
-      path.join(this.dir, 'server.log'),
-      '-o',
-      this.#options(),
-      '-m',
-      mode,
-      '-w',
-      '-t',
-      '30',
-      'restart',
-    ]);
+    await this.#start('restart', ['-m', mode]);
   }
 
   /** Immediate shutdown, synchronously (for the exit handler). */

@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { typescriptArgs } from './node-args.ts';
+import { until } from './until.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..', '..');
 const STDERR_TAIL = 8000;
@@ -25,12 +26,19 @@ export interface Exit {
 /** A child process running a fixture, and what it wrote. */
 export interface Spawned {
   readonly child: ChildProcessByStdio<null, Readable, Readable>;
-  /** What it wrote to stderr so far (the last 8 KB). */
+  /** What it wrote to stderr so far (the last 8,000 characters unless `stderrTail` says otherwise). */
   stderr(): string;
   /** Everything it wrote to stdout so far. */
   stdout(): string;
+  /** Its stdout lines so far, without one still being written (until stdout is closed). */
+  lines(): string[];
   /** Settles once it exited. */
   readonly exited: Promise<Exit>;
+  /**
+   * Settles once it exited and its stdout and stderr are closed: every byte it wrote has been
+   * read, so `stdout()` and `lines()` are whole (`exited` may come before the last chunk).
+   */
+  readonly closed: Promise<Exit>;
   /** When it was spawned (`performance.now()`). */
   readonly spawnedAt: number;
 }
@@ -51,6 +59,11 @@ export interface SpawnOptions {
   readonly args?: readonly string[];
   /** The working directory. Default: the repository's root. */
   readonly cwd?: string;
+  /**
+   * How much of stderr `stderr()` keeps, in characters: the last 8,000 by default (enough for a
+   * failure message); `Infinity` for a test that reads every line the process wrote there.
+   */
+  readonly stderrTail?: number;
 }
 
 /** How to run a fixture and tell that it is ready. */
@@ -86,16 +99,35 @@ export function spawnFixture(
   });
   let stderr = '';
   let stdout = '';
+  const tail = options.stderrTail ?? STDERR_TAIL;
   child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-STDERR_TAIL);
+    stderr += chunk.toString();
+    if (stderr.length > tail) stderr = stderr.slice(-tail);
   });
+  // Lines are split as they arrive, so that a test waiting for one (printed) does not split a
+  // host's whole output again on every try.
+  const complete: string[] = [];
+  let partial = '';
   child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
+    const text = chunk.toString();
+    stdout += text;
+    const parts = (partial + text).split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) complete.push(line);
   });
   const exited = new Promise<Exit>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
   );
-  return { child, stderr: () => stderr, stdout: () => stdout, exited, spawnedAt };
+  let ended = false;
+  const closed = new Promise<Exit>((resolve) =>
+    child.once('close', (code, signal) => {
+      ended = true;
+      resolve({ code, signal, at: performance.now() });
+    }),
+  );
+  // What follows the last newline is a line still being written, until stdout is closed.
+  const lines = (): string[] => (ended && partial !== '' ? [...complete, partial] : complete);
+  return { child, stderr: () => stderr, stdout: () => stdout, lines, exited, closed, spawnedAt };
 }
 
 const firstLine = <Ready>(line: string): Ready => JSON.parse(line) as Ready;
@@ -166,6 +198,43 @@ export async function startProcess<Ready extends { port: number } = { port: numb
     if (onLine) lines.off('line', onLine);
     bound.abort();
   }
+}
+
+/**
+ * Resolves with the first stdout line of `spawned` that contains `match` (a string) or matches it
+ * (a pattern), whether printed before the call or after; rejects with its stderr when it ends
+ * without printing one, or when `timeoutMs` passes first (the process is left running: the test's
+ * own clean-up ends it).
+ *
+ * @example
+ * ```ts
+ * host.child.kill('SIGTERM');
+ * await printed(host, 'HOST SIGTERM', 10_000);
+ * const { port } = JSON.parse(await printed(host, /"kitHost":"listening"/)) as { port: number };
+ * ```
+ */
+export async function printed(
+  spawned: Pick<Spawned, 'lines' | 'closed' | 'stderr'>,
+  match: string | RegExp,
+  timeoutMs: number = START_MS,
+): Promise<string> {
+  const matches =
+    typeof match === 'string' ? (l: string) => l.includes(match) : (l: string) => match.test(l);
+  let ended: Exit | undefined;
+  void spawned.closed.then((exit) => (ended = exit));
+  const { value } = await until(
+    `a stdout line with ${String(match)}`,
+    () => {
+      const line = spawned.lines().find(matches);
+      if (line === undefined && ended !== undefined)
+        throw new Error(
+          `the process ended (${ended.code ?? ended.signal}) without printing ${String(match)}:\n${spawned.stderr()}`,
+        );
+      return line;
+    },
+    { timeoutMs, intervalMs: 10, diagnostic: () => `stderr:\n${spawned.stderr()}` },
+  );
+  return value;
 }
 
 /**

@@ -6,11 +6,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SuiteContext } from 'node:test';
 import { Cluster, type Redis } from 'ioredis';
 import { describeWithServer, executable, onPath, skipWithout, throwMissing } from './binaries.ts';
 import { freePort } from './ports.ts';
+import type { StoreSet } from './store-conformance.ts';
+import { until } from './until.ts';
 
 /** `KIT_REDIS_SERVER` when set (a path; a missing one counts as not installed), else `redis-server` on PATH. */
 export function findRedisServer(): string | undefined {
@@ -158,17 +159,20 @@ export class RedisServer {
       exited = true;
       if (this.#child === child) this.#child = undefined;
     });
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      if (exited)
-        throw new Error(`redis-server exited at start on port ${this.port}:\n${this.#output}`);
-      if (await answersPing(this.port)) return;
-      await sleep(20);
+    try {
+      await until(
+        `redis-server on port ${this.port} answering PING`,
+        async () => {
+          if (exited)
+            throw new Error(`redis-server exited at start on port ${this.port}:\n${this.#output}`);
+          return answersPing(this.port);
+        },
+        { timeoutMs: 10_000, diagnostic: () => `\n${this.#output}` },
+      );
+    } catch (err) {
+      await this.stop();
+      throw err;
     }
-    await this.stop();
-    throw new Error(
-      `redis-server did not answer PING on port ${this.port} within 10 s:\n${this.#output}`,
-    );
   }
 
   /** Stops the process (SIGTERM by default; SIGKILL for a crash) and waits for it to exit. */
@@ -226,10 +230,11 @@ export async function connectedStores<
 >(stores: T, limitMs = 15_000): Promise<T> {
   if (await stores.waitUntilConnected()) return stores;
   const first = stores.failure;
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (stores.connected) return stores;
-    await sleep(20);
+  try {
+    await until('the stores connected', () => stores.connected, limitMs);
+    return stores;
+  } catch {
+    // Not within limitMs: closed and reported below.
   }
   // Read before close(), which turns every answer into "the store was closed".
   const last = `${String(stores.failure)}; client ${clientState(stores.client)}`;
@@ -244,4 +249,28 @@ function clientState(client: Redis | Cluster): string {
   if (!(client instanceof Cluster)) return client.status;
   const nodes = client.nodes('all').map((n) => `${String(n.options.port)} ${n.status}`);
   return `${client.status}, nodes [${nodes.join(', ')}]`;
+}
+
+/**
+ * The conformance suite's `connect` for Kit's Redis stores: the four stores once connected
+ * (`connectedStores`), and closing them lets the connection go.
+ *
+ * @example
+ * ```ts
+ * storeConformance('redis', {
+ *   connect: () => conformanceSet(createRedisStores(server.url, { keyPrefix: 'conformance:' })),
+ * });
+ * ```
+ */
+export async function conformanceSet(
+  stores: Parameters<typeof connectedStores>[0] & Omit<StoreSet, 'close'>,
+): Promise<StoreSet> {
+  await connectedStores(stores);
+  return {
+    idempotency: stores.idempotency,
+    rateLimit: stores.rateLimit,
+    saga: stores.saga,
+    cronJob: stores.cronJob,
+    close: () => stores.close(),
+  };
 }

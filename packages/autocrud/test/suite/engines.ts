@@ -3,21 +3,37 @@
 // file. Each helper registers the `before`/`after` hooks of the scope it is called in, so a test
 // file (or one of its describe blocks) owns its database and closes it. One definition of each
 // engine's direct SQL, lock holding and cleanup, for every test file that runs the suites.
+import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before } from 'node:test';
+import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { startInDirectory, startInMemory } from '../../src/mapper/engines/pglite/snapshot.ts';
+import { heavy } from '@kit/test-support/heavy';
 import { PostgresServer, type PostgresServerSettings } from '@kit/test-support/postgres';
+import { sqliteAvailable } from '../../src/mapper/engines/sqlite/engine.ts';
 import type { EngineSession, EngineUnderTest } from './fixtures.ts';
 
 /** PostgreSQL's engine under test, and its server once started (its data directory holds the server's log). */
 export interface PostgresEngine {
   readonly engine: EngineUnderTest;
   server(): PostgresServer;
+}
+
+/**
+ * PostgreSQL's engine under test on a server the test started itself (and stops, restarts or
+ * disposes of as its subject needs): the server's URL and direct SQL, no lock holding.
+ */
+export function serverEngine(server: PostgresServer): EngineUnderTest {
+  return {
+    name: 'PostgreSQL',
+    flavour: 'postgres',
+    connection: server.url,
+    sql: async (text) => (await server.sql(text)).rows as Array<Record<string, unknown>>,
+  };
 }
 
 /**
@@ -229,4 +245,45 @@ export function sqliteEngine(prefix = 'kit-sqlite-'): EngineUnderTest {
       };
     },
   };
+}
+
+/**
+ * `heavy` for a suite of processes on one SQLite file: where this Node has no `node:sqlite`, one
+ * test in its place that says why and is skipped.
+ */
+export const heavyOnSqlite: (name: string, fn: () => void) => void = sqliteAvailable()
+  ? heavy
+  : (name) =>
+      void it(name, (t) =>
+        t.skip(`node:sqlite is not in Node ${process.version} (it is from 22.13 and 23.4)`),
+      );
+
+/** A direct `node:sqlite` connection to a file, beside the service processes that write it. */
+export interface SqliteConnection {
+  prepare(sql: string): { all(): Array<Record<string, unknown>> };
+  close(): void;
+}
+
+/**
+ * Opens `file` directly once the processes that wrote it are gone and checks that SQLite finds
+ * it whole (`pragma integrity_check` is `ok`); the caller reads what it checks and closes it.
+ */
+export function openIntact(file: string): SqliteConnection {
+  const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as {
+    DatabaseSync: new (file: string) => SqliteConnection;
+  };
+  const direct = new DatabaseSync(file);
+  try {
+    assert.deepEqual(
+      direct
+        .prepare('pragma integrity_check')
+        .all()
+        .map((r) => r.integrity_check),
+      ['ok'],
+    );
+  } catch (err) {
+    direct.close();
+    throw err;
+  }
+  return direct;
 }

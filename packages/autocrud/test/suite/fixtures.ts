@@ -9,6 +9,7 @@ import Fastify, {
   type LightMyRequestResponse,
 } from 'fastify';
 import { addKit, useKit, type KitOption } from '@kit/core';
+import { until } from '@kit/test-support/until';
 import {
   addKitAutoCrud,
   AutoCrud,
@@ -275,4 +276,31 @@ export function assertProblem(res: LightMyRequestResponse, status: number, title
   assert.equal(res.statusCode, status, res.body);
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
   if (title) assert.equal(res.json<{ title: string }>().title, title);
+}
+
+/**
+ * Sends `count` writes at once; where the engine can hold `table`, they all queue behind the held
+ * lock before it is released, so they race for the same row as truly concurrent writers do.
+ * Resolves with their answers, and whether they queued at the held table first.
+ */
+export async function racingWrites(
+  engine: EngineUnderTest,
+  table: string,
+  count: number,
+  write: (i: number) => Promise<LightMyRequestResponse>,
+): Promise<{ answers: LightMyRequestResponse[]; queued: boolean }> {
+  const release = engine.lockWaiters && engine.hold ? await engine.hold(table) : undefined;
+  const pending = Promise.all(Array.from({ length: count }, (_, i) => write(i)));
+  if (release) {
+    try {
+      await until(
+        `${count} writes waiting for the lock`,
+        async () => (await engine.lockWaiters?.()) === count,
+        { timeoutMs: 60_000, intervalMs: 10 },
+      );
+    } finally {
+      await release();
+    }
+  }
+  return { answers: await pending, queued: release !== undefined };
 }

@@ -3,7 +3,6 @@
 // requireIfMatch as for PUT, and of N concurrent patches holding one ETag exactly one wins.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { KitError } from '@kit/core';
 import { KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
@@ -13,6 +12,7 @@ import {
   call,
   crudApp,
   Document,
+  racingWrites,
   Product,
   suiteTables,
   type EngineUnderTest,
@@ -260,21 +260,9 @@ export function patchSuite(engine: EngineUnderTest): void {
 
     it('of ten concurrent patches holding one ETag exactly one wins, the others are 412 (the check is in the UPDATE itself)', async (t) => {
       const id = await document('race');
-      const release =
-        engine.lockWaiters && engine.hold ? await engine.hold('documents') : undefined;
-      const pending = Promise.all(
-        Array.from({ length: 10 }, (_, i) =>
-          patch(app, `/api/documents/${id}`, { words: 100 + i }, { 'if-match': '"1"' }),
-        ),
+      const { answers, queued } = await racingWrites(engine, 'documents', 10, (i) =>
+        patch(app, `/api/documents/${id}`, { words: 100 + i }, { 'if-match': '"1"' }),
       );
-      if (release) {
-        try {
-          while ((await engine.lockWaiters?.()) !== 10) await sleep(10);
-        } finally {
-          await release();
-        }
-      }
-      const answers = await pending;
       const won = answers.filter((r) => r.statusCode === 200);
       assert.equal(won.length, 1, answers.map((r) => r.statusCode).join(','));
       assert.equal(answers.filter((r) => r.statusCode === 412).length, 9);
@@ -283,7 +271,7 @@ export function patchSuite(engine: EngineUnderTest): void {
       assert.equal(row?.title, 'race');
       assert.equal(Number(row?.version), 2);
       t.diagnostic(
-        `winner: words ${String(row?.words)}${release ? ' (all ten queued at the table first)' : ''}`,
+        `winner: words ${String(row?.words)}${queued ? ' (all ten queued at the table first)' : ''}`,
       );
     });
 

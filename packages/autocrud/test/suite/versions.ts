@@ -3,7 +3,6 @@
 // requireIfMatch (428), If-None-Match (304), and every generated write incrementing the version.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { KIT_AUTOCRUD, VersionConflictError, type KitAutoCrud } from '@kit/autocrud';
 import {
@@ -12,6 +11,7 @@ import {
   call,
   crudApp,
   Document,
+  racingWrites,
   suiteTables,
   type EngineUnderTest,
 } from './fixtures.ts';
@@ -219,21 +219,9 @@ export function versionSuite(engine: EngineUnderTest): void {
       const { id } = (await createDocument('race')).json<DocumentRow>();
       // On a server, the ten writes are made to queue at the table together (reads still pass), so
       // that a check made before the UPDATE would let all of them through.
-      const release =
-        engine.lockWaiters && engine.hold ? await engine.hold('documents') : undefined;
-      const pending = Promise.all(
-        Array.from({ length: 10 }, (_, i) =>
-          put(app, `/api/documents/${id}`, { title: `writer ${i}` }, '"1"'),
-        ),
+      const { answers, queued } = await racingWrites(engine, 'documents', 10, (i) =>
+        put(app, `/api/documents/${id}`, { title: `writer ${i}` }, '"1"'),
       );
-      if (release) {
-        try {
-          while ((await engine.lockWaiters?.()) !== 10) await sleep(10);
-        } finally {
-          await release();
-        }
-      }
-      const answers = await pending;
       const won = answers.filter((r) => r.statusCode === 200);
       assert.equal(won.length, 1, answers.map((r) => r.statusCode).join(','));
       assert.equal(answers.filter((r) => r.statusCode === 412).length, 9);
@@ -241,7 +229,7 @@ export function versionSuite(engine: EngineUnderTest): void {
       assert.equal(row?.title, won[0]?.json<DocumentRow>().title);
       assert.equal(Number(row?.version), 2);
       t.diagnostic(
-        `winner: ${String(row?.title)}${release ? ' (all ten queued at the table first)' : ''}`,
+        `winner: ${String(row?.title)}${queued ? ' (all ten queued at the table first)' : ''}`,
       );
     });
 

@@ -1,5 +1,5 @@
 // How Kit's tests and the processes they start run TypeScript: `node --import
-// @kit/test-support/typescript` (with `--conditions=kit-source`, so the packages resolve to their
+// @kit/test-support/ts-hooks` (with `--conditions=kit-source`, so the packages resolve to their
 // sources). Where Node has synchronous module hooks (`module.registerHooks`: 22.15 and 23.5 on),
 // the hooks below run on the module's own thread: a `.ts` file is transformed by esbuild once and
 // then read from a cache on disk, keyed by its text. That halves what a process pays before its
