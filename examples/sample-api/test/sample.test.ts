@@ -1,5 +1,6 @@
 // @test-lines: every - the README's quick start: the sample started as a process on this line, signals
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -10,13 +11,23 @@ import { until } from '@kit/test-support/until';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 
+// The quick start's `npm start`, as package.json writes it: `node <node args> src/main.ts`.
+const startScript = (
+  JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  }
+).scripts.start.split(' ');
+assert.equal(startScript[0], 'node', 'npm start runs node');
+const entry = startScript.at(-1) ?? '';
+
 /** Starts the sample the way `npm start` does, on a free port, once it prints its base URL. */
 async function startSample(env: Record<string, string> = {}) {
   const host = await startProcess(
-    'src/main.ts',
+    entry,
     { PORT: '0', LOG_LEVEL: 'info', ...env },
     {
       cwd: root,
+      nodeArgs: startScript.slice(1, -1),
       // Generous: this waits for tsx to compile the sample and PGlite to initdb in memory, which took
       // over 30 s on a 2-core CI machine under load; a sample that fails to start exits and says so.
       startMs: 120_000,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { heavy } from '@kit/test-support/heavy';
+import { typescriptArgs } from '@kit/test-support/node-args';
 
 const runner = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -28,7 +29,7 @@ function runIn(zone: string): Promise<{ code: number | null; output: string }> {
     const { NODE_TEST_CONTEXT: _parent, ...env } = process.env;
     const child = spawn(
       process.execPath,
-      ['--conditions=kit-source', '--import', 'tsx', '--test', '--test-reporter=tap', runner],
+      [...typescriptArgs, '--test', '--test-reporter=tap', runner],
       {
         env: { ...env, TZ: zone },
         stdio: ['ignore', 'pipe', 'pipe'],

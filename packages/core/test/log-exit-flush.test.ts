@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { skipHeavy } from '@kit/test-support/heavy';
+import { typescriptArgs } from '@kit/test-support/node-args';
 import { sleep } from './support/http.ts';
 
 const HOST = fileURLToPath(new URL('./fixtures/lifecycle/pipe-host.ts', import.meta.url));
@@ -32,15 +33,11 @@ interface Ended {
 const SECOND_AFTER_MS = 100;
 
 async function round(mode: 'graceful' | 'signal', second = false): Promise<Ended> {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=kit-source', '--import', 'tsx', HOST, mode],
-    {
-      cwd: new URL('./fixtures/lifecycle/', import.meta.url),
-      env: { ...process.env, NODE_ENV: 'production', LINES: String(LINES) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...typescriptArgs, HOST, mode], {
+    cwd: new URL('./fixtures/lifecycle/', import.meta.url),
+    env: { ...process.env, NODE_ENV: 'production', LINES: String(LINES) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   // Listened to from the start: a process a second signal ends may close before stdout is read.
   const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>

@@ -64,6 +64,8 @@ export interface SpawnOptions {
    * failure message); `Infinity` for a test that reads every line the process wrote there.
    */
   readonly stderrTail?: number;
+  /** Node's arguments before the fixture's path. Default: `typescriptArgs` (./node-args.ts). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** How to run a fixture and tell that it is ready. */
@@ -92,7 +94,8 @@ export function spawnFixture(
   options: SpawnOptions = {},
 ): Spawned {
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...typescriptArgs, fixture, ...(options.args ?? [])], {
+  const nodeArgs = options.nodeArgs ?? typescriptArgs;
+  const child = spawn(process.execPath, [...nodeArgs, fixture, ...(options.args ?? [])], {
     cwd: options.cwd ?? root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

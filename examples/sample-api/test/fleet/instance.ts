@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { typescriptArgs } from '@kit/test-support/node-args';
 
 const SAMPLE = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -15,7 +16,7 @@ export interface InstanceCommand {
 
 /** The sample from source, as `npm start` runs it. */
 export const FROM_SOURCE: InstanceCommand = {
-  args: ['--conditions=kit-source', '--import', 'tsx', path.join(SAMPLE, 'src', 'main.ts')],
+  args: [...typescriptArgs, path.join(SAMPLE, 'src', 'main.ts')],
   cwd: SAMPLE,
 };
 
