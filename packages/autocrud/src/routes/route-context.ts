@@ -9,9 +9,6 @@ import type {
   onRequestHookHandler,
   RouteOptions,
 } from 'fastify';
-import { sendProblem } from '@kit/core';
-import { routeProblems } from '../errors.js';
-import { fillProblem } from '../answers.js';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { optionalToken } from './admission.js';
@@ -24,9 +21,10 @@ import {
   crudErrorHandler,
   notFound,
   preconditionRequired,
-  problem,
+  answer,
 } from './problems.js';
 import { etagHeader } from './answer-schemas.js';
+import { NoEtagError } from './route-errors.js';
 import { keyParams, listQuery, type FilterParameter } from './schemas.js';
 import type { CrudRouteSettings } from './settings.js';
 
@@ -169,8 +167,7 @@ export function routeContext(
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
     const exists = (await repository.get(keyOf(request), call)) !== undefined;
-    if (exists)
-      sendProblem(reply, problem(412, fillProblem(routeProblems.noEtag, { entity: entity.name })));
+    if (exists) answer(reply, new NoEtagError(entity.name));
     else notFound(reply, entity, keyOf(request));
     return undefined;
   };

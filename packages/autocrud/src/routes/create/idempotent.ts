@@ -5,11 +5,10 @@
 // Shared stores (Redis) make this hold across every instance of the service.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendProblem, type IIdempotencyStore, type JsonValue } from '@kit/core';
+import type { IIdempotencyStore, JsonValue } from '@kit/core';
 import type { Entity } from '../../entity.js';
-import { RETRY_AFTER_SECONDS, routeProblems } from '../../errors.js';
-import { fillProblem } from '../../answers.js';
-import { badRequest, problem } from '../problems.js';
+import { badRequest, sendShape } from '../problems.js';
+import { IdempotencyError } from '../route-errors.js';
 
 /** How idempotent creates behave (resolved from the options). */
 export interface IdempotencySettings {
@@ -156,22 +155,20 @@ export async function idempotentCreate(
     });
   } catch (err) {
     request.log.warn({ err }, 'AutoCrud: the idempotency store failed; the create was not run');
-    return sendProblem(reply, problem(503, routeProblems.idempotencyUnavailable), {
-      'retry-after': String(RETRY_AFTER_SECONDS),
-    });
+    return sendShape(reply, new IdempotencyError('unavailable', scope.entity.name).problem());
   }
   switch (reservation.outcome) {
     case 'completed':
       return send(reply, reservation.response as StoredAnswer, true);
     case 'pending':
-      return sendProblem(reply, problem(409, routeProblems.idempotencyPending), {
-        'retry-after': String(Math.max(1, Math.ceil(reservation.retryAfterMs / 1000))),
-      });
-    case 'mismatch':
-      return sendProblem(
+      return sendShape(
         reply,
-        problem(422, fillProblem(routeProblems.idempotencyMismatch, { entity: scope.entity.name })),
+        new IdempotencyError('pending', scope.entity.name, {
+          retryAfterMs: reservation.retryAfterMs,
+        }).problem(),
       );
+    case 'mismatch':
+      return sendShape(reply, new IdempotencyError('mismatch', scope.entity.name).problem());
   }
   request.log.debug(
     { idempotencyKey: scope.key, prefix: scope.prefix },

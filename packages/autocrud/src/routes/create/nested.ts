@@ -3,7 +3,8 @@
 // entity's create.
 import type { Row } from '../../mapper/repository.js';
 import { CrudOperations } from '../../operations.js';
-import { admit, forbiddenWrite, refuse, withReferences } from '../admission.js';
+import { admit, forbiddenWrite, refuse, refused, withReferences } from '../admission.js';
+import { ForbiddenError } from '../route-errors.js';
 import { writeOptions } from '../changes.js';
 import { visible } from '../fields.js';
 import { badRequest } from '../problems.js';
@@ -50,11 +51,8 @@ export async function planNested(
       'create',
       request,
     );
-    if ('status' in admitted) {
-      refuse(
-        reply,
-        admitted.status === 403 ? { ...admitted, detail: `${name}: ${admitted.detail}` } : admitted,
-      );
+    if (refused(admitted)) {
+      refuse(reply, admitted.within(name));
       return undefined;
     }
     // The rows a child may reference are the caller's too (the parent link is set by the create).
@@ -66,7 +64,7 @@ export async function planNested(
         child.rows[i] as Record<string, unknown>,
       );
       if (refused) {
-        refuse(reply, { status: 403, detail: `${name}[${i}]: ${refused}` });
+        refuse(reply, new ForbiddenError(refused).within(`${name}[${i}]`));
         return undefined;
       }
     }
