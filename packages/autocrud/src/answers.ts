@@ -51,6 +51,22 @@ export function problemText<C extends AnsweredCode>(
 }
 
 /**
+ * What is wrong with a parameter of a request (`errors[].detail` of a 400): one of
+ * `KIT_ERR_AUTOCRUD_INVALID_PARAMETER`'s texts, filled.
+ *
+ * @example
+ * ```ts
+ * parameterText('twice', { name: 'price' });   // 'names price twice'
+ * ```
+ */
+export function parameterText(
+  variant: keyof ProblemsOf<'KIT_ERR_AUTOCRUD_INVALID_PARAMETER'> & string,
+  values?: Readonly<Record<string, string | number>>,
+): string {
+  return problemText('KIT_ERR_AUTOCRUD_INVALID_PARAMETER', variant, values);
+}
+
+/**
  * The entity a generated route answers for, as much of it as a problem names: structural, so that
  * the errors below the routes need not know the entity's module.
  *

@@ -139,6 +139,35 @@ export const autoCrudErrors = errorCatalogue({
       fault: '{subject} {detail}.',
       body: 'The body',
       named: "{where} '{name}'",
+      // What is wrong with the parameter, as `errors[].detail` says it.
+      invalid: 'is not valid',
+      required: 'is required',
+      notNullable: 'cannot be null: the field is not nullable',
+      /** A parameter naming a field the entity does not have (or hides from the caller). */
+      noSuchField: 'names no field of {entity}; fields: {fields}',
+      hiddenField: 'names no field of {entity}: {name}; fields: {fields}',
+      notAField: 'is not a field of {entity}',
+      notAFieldNamed: 'names {name}, which is not a field of {entity}; fields: {fields}',
+      twice: 'names {name} twice',
+      sortFields:
+        'must list fields of {entity} ({fields}), comma-separated, each optionally prefixed with -',
+      fieldList: 'must list fields of {entity} ({fields}), comma-separated, each at most once',
+      atMostOf: 'must list at most {max} of: {allowed}',
+      needsInclude: 'needs include={path}',
+      eachValue: 'holds {item}: each value {detail}',
+      pageWithAfter: 'cannot be combined with after: a cursor page starts where the cursor points',
+      notACursor:
+        'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters',
+      ifMatchFormat: 'must be * or a comma-separated list of entity-tags ("3", W/"3")',
+      batchSize: 'must hold 1 to {max} rows',
+      noCaller:
+        "cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client's answer. Send the request without the header, or with a token that names its subject or client",
+      upsertKey:
+        'is required for an upsert: it is part of the unique key ({key}) rows are matched on',
+      noUniqueKey:
+        'asks for {token}, but {entity} declares no unique key to match rows on (defineEntity({ unique: [[...]] })); nothing was written',
+      nestedUpsert:
+        'asks for {token}, which does not apply to a create that carries {relations} (a nested create only creates); nothing was written',
     },
   },
   KIT_ERR_AUTOCRUD_NOT_JSON: {
@@ -297,9 +326,6 @@ export const routeProblems = {
   bodyInvalidJson: 'The body is not valid JSON.',
   bodyTooLarge: 'The body is too large.',
   clientError: 'The request is not valid.',
-  /** What a parameter naming a field the entity does not have (or hides from the caller) is told. */
-  noSuchField: 'names no field of {entity}; fields: {fields}',
-  notAField: 'is not a field of {entity}',
 } as const;
 
 /** `Retry-After` of a 503 while the database is unavailable, in seconds. */

@@ -27,6 +27,7 @@ import {
   refused,
   type Access,
 } from './admission.js';
+import { parameterText } from '../answers.js';
 
 /** An include tree with each node scoped by the caller's rules of its entity, and the fields hidden by path (`''`: the row's own). */
 export interface ScopedIncludes {
@@ -79,10 +80,14 @@ export async function scopeIncludes(
           badRequest(reply, {
             in: 'querystring',
             name: `fields[${path}]`,
-            detail: `names no field of ${relation.entity.name}: ${concealed}; fields: ${relation.entity.fields
-              .filter((f) => !access.hidden.has(f.name))
-              .map((f) => f.name)
-              .join(', ')}`,
+            detail: parameterText('hiddenField', {
+              entity: relation.entity.name,
+              name: concealed,
+              fields: relation.entity.fields
+                .filter((f) => !access.hidden.has(f.name))
+                .map((f) => f.name)
+                .join(', '),
+            }),
           });
           return false;
         }

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifySchemaCompiler } from 'fastify';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
 import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { isAnswerable } from '../answers.js';
+import { isAnswerable, parameterText } from '../answers.js';
 import { BatchRowError } from '../mapper/errors.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { readBody } from './body.js';
@@ -16,7 +16,7 @@ import { NotFoundError, PreconditionRequiredError } from './route-errors.js';
 /** The most rows one bulk create or bulk PATCH takes: above it, a 400 (nothing written). */
 export const MAX_BATCH_ROWS = 1000;
 
-const SIZE = `must hold 1 to ${MAX_BATCH_ROWS} rows`;
+const SIZE = parameterText('batchSize', { max: MAX_BATCH_ROWS });
 
 function sizeError(keyword: string): ErrorObject[] {
   return [{ keyword, instancePath: '', schemaPath: '', params: {}, message: SIZE }];

@@ -14,6 +14,7 @@ import { ValueFault } from '../values/kinds.js';
 import { fieldValue } from '../values/fields.js';
 import { answer, BodyKeyError, type InvalidParameter } from './problems.js';
 import { NotJsonError } from './route-errors.js';
+import { parameterText } from '../answers.js';
 
 /** The body in Kit's form, or the field at fault. */
 export function readBody(
@@ -28,7 +29,7 @@ export function readBody(
     if (!field || value === undefined) continue;
     if (value === null) {
       if (!field.nullable)
-        return { fault: { in: 'body', name, detail: 'cannot be null: the field is not nullable' } };
+        return { fault: { in: 'body', name, detail: parameterText('notNullable') } };
       out[name] = null;
       continue;
     }

@@ -4,6 +4,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Entity } from '../entity.js';
 import type { Row } from '../mapper/repository.js';
+import { parameterText } from '../answers.js';
 
 type Schema = Record<string, unknown>;
 
@@ -41,14 +42,18 @@ export function readFields(
       return {
         in: 'querystring',
         name: 'fields',
-        detail: `names ${JSON.stringify(name)}, which is not a field of ${entity.name}; fields: ${entity.fields
-          .filter((f) => !hidden?.has(f.name))
-          .map((f) => f.name)
-          .join(', ')}`,
+        detail: parameterText('notAFieldNamed', {
+          name: JSON.stringify(name),
+          entity: entity.name,
+          fields: entity.fields
+            .filter((f) => !hidden?.has(f.name))
+            .map((f) => f.name)
+            .join(', '),
+        }),
       };
     }
     if (asked.has(name))
-      return { in: 'querystring', name: 'fields', detail: `names ${name} twice` };
+      return { in: 'querystring', name: 'fields', detail: parameterText('twice', { name }) };
     asked.add(name);
   }
   return entity.fields.filter((f) => asked.has(f.name)).map((f) => f.name);

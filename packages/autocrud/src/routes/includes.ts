@@ -9,6 +9,7 @@ import type { Row } from '../mapper/repository.js';
 import { fieldsParameter, project, readFields, visible } from './fields.js';
 import type { InvalidParameter } from './problems.js';
 import { ref } from './schemas.js';
+import { parameterText } from '../answers.js';
 
 type Schema = Record<string, unknown>;
 
@@ -169,9 +170,17 @@ export function readIncludes(
     const rawLimit = query[`limit[${path}]`];
     if (!wanted.has(path)) {
       if (rawFields !== undefined)
-        return { in: 'querystring', name: `fields[${path}]`, detail: `needs include=${path}` };
+        return {
+          in: 'querystring',
+          name: `fields[${path}]`,
+          detail: parameterText('needsInclude', { path }),
+        };
       if (rawLimit !== undefined)
-        return { in: 'querystring', name: `limit[${path}]`, detail: `needs include=${path}` };
+        return {
+          in: 'querystring',
+          name: `limit[${path}]`,
+          detail: parameterText('needsInclude', { path }),
+        };
       continue;
     }
     if (typeof rawFields === 'string') {

@@ -14,8 +14,7 @@ import { readIncludes, shapeRow, type IncludePath } from './includes.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
-import { fillProblem } from '../answers.js';
-import { routeProblems } from '../errors.js';
+import { parameterText } from '../answers.js';
 
 /** What the list route needs of the mapper. */
 export interface ListRepository {
@@ -73,7 +72,10 @@ function readList(
           return {
             in: 'querystring',
             name,
-            detail: `holds ${JSON.stringify(item)}: each value ${value.detail}`,
+            detail: parameterText('eachValue', {
+              item: JSON.stringify(item),
+              detail: value.detail,
+            }),
           };
         values.push(value);
       }
@@ -95,7 +97,11 @@ function readList(
       const descending = key.startsWith('-');
       const field = descending ? key.slice(1) : key;
       if (sort.some((s) => s.field === field))
-        return { in: 'querystring', name: 'sort', detail: `names ${field} twice` };
+        return {
+          in: 'querystring',
+          name: 'sort',
+          detail: parameterText('twice', { name: field }),
+        };
       sort.push({ field, descending });
     }
   }
@@ -148,7 +154,7 @@ function hiddenParameter(
       return {
         in: 'querystring',
         name,
-        detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shown }),
+        detail: parameterText('noSuchField', { entity: entity.name, fields: shown }),
       };
   }
   if (
@@ -158,13 +164,10 @@ function hiddenParameter(
     return {
       in: 'querystring',
       name: 'sort',
-      detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -`,
+      detail: parameterText('sortFields', { entity: entity.name, fields: shown }),
     };
   return undefined;
 }
-
-const NOT_A_CURSOR =
-  'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters';
 
 /** The list route's handler. */
 export function listHandler(settings: ListSettings) {
@@ -207,7 +210,7 @@ export function listHandler(settings: ListSettings) {
         return badRequest(reply, {
           in: 'querystring',
           name: 'page',
-          detail: 'cannot be combined with after: a cursor page starts where the cursor points',
+          detail: parameterText('pageWithAfter'),
         });
       after = cursors.decode(scope, query.after);
       // The check above proves the token is one this service issued; its values are checked again all the same.
@@ -217,7 +220,11 @@ export function listHandler(settings: ListSettings) {
           v === null ? fields[i] !== pk : valueType((fields[i] as EntityField).kind).isCanonical(v),
         );
       if (!after || !fits)
-        return badRequest(reply, { in: 'querystring', name: 'after', detail: NOT_A_CURSOR });
+        return badRequest(reply, {
+          in: 'querystring',
+          name: 'after',
+          detail: parameterText('notACursor'),
+        });
     }
     const count = query.count !== false;
     // One row more than the page: `next` is null exactly when no row follows.

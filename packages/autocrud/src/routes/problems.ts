@@ -9,8 +9,8 @@ import type { Entity } from '../entity.js';
 import { routeProblems } from '../errors.js';
 import {
   AnswerableError,
-  fillProblem,
   isAnswerable,
+  parameterText,
   problemText,
   type ProblemShape,
   type ProblemSubject,
@@ -37,7 +37,7 @@ export class BodyKeyError extends AnswerableError<'KIT_ERR_AUTOCRUD_INVALID_PARA
     return new InvalidParameterError({
       in: 'body',
       name: this.key,
-      detail: fillProblem(routeProblems.notAField, { entity: subject.name }),
+      detail: parameterText('notAField', { entity: subject.name }),
     }).problem();
   }
 }

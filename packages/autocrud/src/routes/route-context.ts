@@ -27,13 +27,12 @@ import { etagHeader } from './answer-schemas.js';
 import { NoEtagError } from './route-errors.js';
 import { keyParams, listQuery, type FilterParameter } from './schemas.js';
 import type { CrudRouteSettings } from './settings.js';
+import { parameterText } from '../answers.js';
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
 export function documented(schema: Record<string, unknown>): FastifySchema {
   return schema as FastifySchema;
 }
-
-const IF_MATCH_FORMAT = 'must be * or a comma-separated list of entity-tags ("3", W/"3")';
 
 /**
  * What every generated route of one entity needs. Written out, not inferred: the declarations of
@@ -161,7 +160,11 @@ export function routeContext(
     }
     const preconditions = parsePreconditions(header);
     if (!preconditions) {
-      badRequest(reply, { in: 'headers', name: 'If-Match', detail: IF_MATCH_FORMAT });
+      badRequest(reply, {
+        in: 'headers',
+        name: 'If-Match',
+        detail: parameterText('ifMatchFormat'),
+      });
       return undefined;
     }
     if (preconditions.any) return {};

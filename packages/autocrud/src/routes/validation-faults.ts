@@ -7,8 +7,7 @@ import type { Entity } from '../entity.js';
 import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/sql/query.js';
 import { allowedText } from '../values/fields.js';
 import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
-import { fillProblem } from '../answers.js';
-import { routeProblems } from '../errors.js';
+import { parameterText } from '../answers.js';
 
 /** Where a parameter at fault is, named as Kit's own validation problems name it. */
 export type ParameterLocation = 'querystring' | 'params' | 'headers' | 'body';
@@ -73,7 +72,7 @@ function unknownQueryParameter(
   const [, fieldName = '', op] = match;
   const field = entity.fields.find((f) => f.name === fieldName && !hidden?.has(f.name));
   if (!field)
-    return fillProblem(routeProblems.noSuchField, {
+    return parameterText('noSuchField', {
       entity: entity.name,
       fields: shownFields(entity, hidden),
     });
@@ -107,7 +106,7 @@ function describeQueryError(
     return {
       in: 'querystring',
       name,
-      detail: fillProblem(routeProblems.noSuchField, {
+      detail: parameterText('noSuchField', {
         entity: entity.name,
         fields: shownFields(entity, hidden),
       }),
@@ -117,12 +116,18 @@ function describeQueryError(
     const kind = filter.field.kind;
     detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${kind === 'uuid' ? 'UUID' : kind} values${kind === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
   } else if (e.keyword === 'pattern' && name === 'sort') {
-    detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each optionally prefixed with -`;
+    detail = parameterText('sortFields', {
+      entity: entity.name,
+      fields: shownFields(entity, hidden),
+    });
   } else if (
     (e.keyword === 'pattern' || e.keyword === 'maxLength' || e.keyword === 'minLength') &&
     name === 'fields'
   ) {
-    detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each at most once`;
+    detail = parameterText('fieldList', {
+      entity: entity.name,
+      fields: shownFields(entity, hidden),
+    });
   } else if (e.keyword === 'type') {
     detail = typeText(e.params);
   } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
@@ -130,7 +135,7 @@ function describeQueryError(
   } else if (e.keyword === 'maxLength' && filter) {
     detail = `must be at most ${String(e.params.limit)} characters`;
   } else {
-    detail = e.message ?? 'is not valid';
+    detail = e.message ?? parameterText('invalid');
   }
   return { in: 'querystring', name, detail };
 }
@@ -184,13 +189,15 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
     return {
       in: 'body',
       name,
-      detail: known
-        ? 'is read-only'
-        : fillProblem(routeProblems.notAField, { entity: entity.name }),
+      detail: known ? 'is read-only' : parameterText('notAField', { entity: entity.name }),
     };
   }
   if (e.keyword === 'required')
-    return { in: 'body', name: String(e.params.missingProperty), detail: 'is required' };
+    return {
+      in: 'body',
+      name: String(e.params.missingProperty),
+      detail: parameterText('required'),
+    };
   // The field, not a path inside a JSON field's value.
   const name = pointerHead(e.instancePath);
   const inner = e.instancePath.slice(name.length + 1);
@@ -199,7 +206,7 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
       ? typeText(e.params)
       : e.keyword === 'enum' && Array.isArray(e.params.allowedValues)
         ? allowedText(e.params.allowedValues as string[])
-        : (e.message ?? 'is not valid');
+        : (e.message ?? parameterText('invalid'));
   return {
     in: 'body',
     name,
@@ -241,7 +248,9 @@ export function describeValidation(
         in: 'params',
         name: pointerHead(first.instancePath),
         detail:
-          first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid'),
+          first.keyword === 'type'
+            ? typeText(first.params)
+            : (first.message ?? parameterText('invalid')),
       };
     case 'headers':
       return {
@@ -250,7 +259,7 @@ export function describeValidation(
         detail:
           first.keyword === 'pattern'
             ? 'must be 1 to 255 visible ASCII characters (a UUID, for example)'
-            : (first.message ?? 'is not valid'),
+            : (first.message ?? parameterText('invalid')),
       };
     default:
       return describeBodyError(entity, first);

@@ -5,6 +5,7 @@ import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'aj
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { DECIMAL_FORMAT, INT64_FORMAT, UUID_FORMAT } from '../values/kinds.js';
+import { parameterText } from '../answers.js';
 
 // ajv-formats is CommonJS: its default export is the function under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -97,7 +98,7 @@ function readList(
       errors: errorAt(
         key,
         'maxItems',
-        `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+        parameterText('atMostOf', { max: list.maxItems, allowed: [...list.allowed].join(', ') }),
       ),
     };
   for (const part of parts) {
@@ -106,7 +107,7 @@ function readList(
         errors: errorAt(
           key,
           'maxItems',
-          `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+          parameterText('atMostOf', { max: list.maxItems, allowed: [...list.allowed].join(', ') }),
         ),
       };
     for (const value of part.split(',')) {
@@ -125,7 +126,7 @@ function readList(
         errors: errorAt(
           key,
           'maxItems',
-          `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+          parameterText('atMostOf', { max: list.maxItems, allowed: [...list.allowed].join(', ') }),
         ),
       };
   }

@@ -9,6 +9,7 @@ import type { IIdempotencyStore, JsonValue } from '@kit/core';
 import type { Entity } from '../../entity.js';
 import { badRequest, sendShape } from '../problems.js';
 import { IdempotencyError } from '../route-errors.js';
+import { parameterText } from '../../answers.js';
 
 /** How idempotent creates behave (resolved from the options). */
 export interface IdempotencySettings {
@@ -79,10 +80,6 @@ function storeKey(request: FastifyRequest, prefix: string, key: string): string 
   return caller === undefined ? undefined : `autocrud:${prefix}:${caller}:${key}`;
 }
 
-/** The 400 of a keyed create whose token names no caller. */
-const NO_CALLER =
-  "cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client's answer. Send the request without the header, or with a token that names its subject or client";
-
 /** The body's writable fields in the entity's order, so that key order does not matter. */
 function fieldsOf(entity: Entity, body: Readonly<Record<string, unknown>>): unknown[] {
   return entity.writable
@@ -146,7 +143,11 @@ export async function idempotentCreate(
 ): Promise<FastifyReply> {
   const key = storeKey(request, scope.prefix, scope.key);
   if (key === undefined)
-    return badRequest(reply, { in: 'headers', name: 'Idempotency-Key', detail: NO_CALLER });
+    return badRequest(reply, {
+      in: 'headers',
+      name: 'Idempotency-Key',
+      detail: parameterText('noCaller'),
+    });
   let reservation;
   try {
     reservation = await settings.store.reserve(key, {

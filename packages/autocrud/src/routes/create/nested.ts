@@ -9,6 +9,7 @@ import { writeOptions } from '../changes.js';
 import { visible } from '../fields.js';
 import { badRequest } from '../problems.js';
 import type { CreateCall, CreatePlan, UpsertPreference } from './plan.js';
+import { parameterText } from '../../answers.js';
 
 /**
  * The plan of a nested create, or `undefined` once a 400 (a bad field, `lines[3].quantity`; an
@@ -32,7 +33,10 @@ export async function planNested(
     badRequest(reply, {
       in: 'headers',
       name: 'Prefer',
-      detail: `asks for ${preference.token}, which does not apply to a create that carries ${relations.join(', ')} (a nested create only creates); nothing was written`,
+      detail: parameterText('nestedUpsert', {
+        token: preference.token,
+        relations: relations.join(', '),
+      }),
     });
     return undefined;
   }

@@ -6,6 +6,7 @@ import type { UpsertResolution } from '../../mapper/repository.js';
 import { openapiText } from '../openapi-text.js';
 import { badRequest, type InvalidParameter } from '../problems.js';
 import type { CreateCall, CreatePlan, UpsertPreference } from './plan.js';
+import { parameterText } from '../../answers.js';
 
 /**
  * The answer headers of an upsert, for the document.
@@ -131,7 +132,7 @@ export function planUpsert(
       badRequest(c.reply, {
         in: 'body',
         name: single ? missing : `[${i}].${missing}`,
-        detail: `is required for an upsert: it is part of the unique key (${key.join(', ')}) rows are matched on`,
+        detail: parameterText('upsertKey', { key: key.join(', ') }),
       });
       return undefined;
     }
