@@ -272,6 +272,10 @@ export const autoCrudErrors = errorCatalogue({
       log: 'AutoCrud: a stored value cannot be answered exactly',
     },
   },
+  KIT_ERR_AUTOCRUD_NO_ROW_ANSWERED: {
+    message: '{statement} answered no row',
+    when: 'a write statement answered no row where it must (an `INSERT … RETURNING`, the `UPDATE` of a row the write holds locked): a fault of the database or its driver, answered as any unexpected error (a logged 500)',
+  },
   KIT_ERR_AUTOCRUD_MIGRATION: {
     when: "`writeMigration` refused a destructive change (a drop, a type change, a NOT NULL column without a default; the message lists each and what to do instead) or found migrations not yet applied; at start-up with `migrate: 'apply'`, a migration that failed (rolled back, named with its statement), a migrations directory that cannot be read or does not match the migrations run, or a migration lock not free within `migrationLockTimeoutMs`",
   },

@@ -264,6 +264,20 @@ export class InvalidValueError extends AnswerableError<'KIT_ERR_DATABASE_INVALID
 }
 
 /**
+ * A write statement answered no row where it must (`statement` says which, as `INSERT INTO
+ * products ... RETURNING`): the database or its driver broke the statement's contract. Not an
+ * answer of its own: the routes' handler logs it and answers 500, as any unexpected error.
+ *
+ * @example
+ * ```ts
+ * if (!row) throw noRowAnswered(`INSERT INTO ${table.name} ... RETURNING`);
+ * ```
+ */
+export function noRowAnswered(statement: string): Error {
+  return autoCrudErrors.error('KIT_ERR_AUTOCRUD_NO_ROW_ANSWERED', { statement });
+}
+
+/**
  * How an engine classifies a driver error: `unavailable` (the database cannot be reached: marks it
  * down), `lost` (a connection broke while in use: this call fails, the database is not marked
  * down), `busy` (no connection within acquireTimeoutMs: the database is up), `timeout` (cancelled

@@ -13,6 +13,7 @@ import {
   BatchRowError,
   ConstraintViolationError,
   InvalidValueError,
+  noRowAnswered,
   VersionConflictError,
 } from '../errors.js';
 import { firstMissingReference, refusedReference } from './references.js';
@@ -171,7 +172,7 @@ export async function createMany(
       for (const { columns, values } of prepared) {
         const insert = table.insertStatement(db, columns);
         const [stored] = await row(rows.length, () => trx.executeQuery<Row>(insert.bind(values)));
-        if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
+        if (!stored) throw noRowAnswered(`INSERT INTO ${table.name} ... RETURNING`);
         rows.push(table.decode(stored));
       }
       await record(table, createdChanges(table, rows));
@@ -255,7 +256,7 @@ export async function createTree(
     const insert = table.insertStatement(db, parent.columns);
     // The parent's own refusal is not a row's: thrown as create throws it.
     const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
-    if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
+    if (!stored) throw noRowAnswered(`INSERT INTO ${table.name} ... RETURNING`);
     const tree = table.decode(stored);
     // Recorded before the relations are set on it: the change is the parent's own row.
     await record(table, createdChanges(table, [{ ...tree }]));
@@ -316,7 +317,7 @@ export async function createTree(
           const [created] = await row(rows.length, () =>
             trx.executeQuery<Row>(childInsert.bind({ ...values, [column]: key })),
           );
-          if (!created) throw new Error(`INSERT INTO ${child.name} ... RETURNING answered no row`);
+          if (!created) throw noRowAnswered(`INSERT INTO ${child.name} ... RETURNING`);
           rows.push(child.decode(created));
         }
         await record(child, createdChanges(child, rows));

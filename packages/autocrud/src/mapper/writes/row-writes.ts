@@ -9,7 +9,7 @@ import type { CallOptions, WriteOptions } from '../reads/call-options.js';
 import type { ChangeContext, ChangeOperation, ChangeSinkSql } from '../seam/changes.js';
 import { afterCommit } from '../seam/hooks.js';
 import type { Db } from '../sql/engine.js';
-import { ConstraintViolationError, VersionConflictError } from '../errors.js';
+import { ConstraintViolationError, noRowAnswered, VersionConflictError } from '../errors.js';
 import {
   contextValues,
   deleteStatement,
@@ -83,7 +83,7 @@ export class RowWrites {
         options?.changeContext,
         signal,
       );
-      if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+      if (!row) throw noRowAnswered(`INSERT INTO ${t.name} ... RETURNING`);
       return t.decode(row);
     }
     // A write naming a parent Kit checks locks it in the write's transaction (references.ts).
@@ -106,7 +106,7 @@ export class RowWrites {
             );
           const [row] = (await trx.executeQuery<Row>(t.insertStatement(db, columns).bind(values)))
             .rows;
-          if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+          if (!row) throw noRowAnswered(`INSERT INTO ${t.name} ... RETURNING`);
           const stored = t.decode(row);
           await record(t, [t.change('create', undefined, stored)]);
           return stored;
@@ -117,7 +117,7 @@ export class RowWrites {
       .run(async (db) => {
         const insert = t.insertStatement(db, columns);
         const [row] = await t.execute(insert.bind(values), insert.name, signal);
-        if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+        if (!row) throw noRowAnswered(`INSERT INTO ${t.name} ... RETURNING`);
         return t.decode(row);
       }, signal)
       .catch(this.#explainWrite(written, signal));
@@ -292,7 +292,7 @@ export class RowWrites {
             .where((eb) => t.byKey(eb, key, where))
             .returning(t.selection);
           const [row] = (await trx.executeQuery<Row>(query.compile())).rows;
-          if (!row) throw new Error(`UPDATE ${t.name} of a locked row answered no row`);
+          if (!row) throw noRowAnswered(`UPDATE ${t.name} of a locked row`);
           const stored = t.decode(row);
           await record(t, [t.change(operation, found, stored)]);
           return stored;
@@ -454,7 +454,7 @@ export class RowWrites {
             .where((eb) => t.byKey(eb, key, scope))
             .returning(t.selection);
           const [row] = (await trx.executeQuery<Row>(query.compile())).rows;
-          if (!row) throw new Error(`UPDATE ${t.name} of a locked row answered no row`);
+          if (!row) throw noRowAnswered(`UPDATE ${t.name} of a locked row`);
           await record(t, [t.change('softDelete', found, t.decode(row))]);
         } else {
           await trx.executeQuery(
