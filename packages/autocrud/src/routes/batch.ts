@@ -12,9 +12,7 @@ import { valueType, ValueFault } from '../values/kinds.js';
 import { readBody } from './body.js';
 import { answer, badRequest, BATCH_ROW, rowPath, sendShape } from './problems.js';
 import { NotFoundError, PreconditionRequiredError } from './route-errors.js';
-
-/** The most rows one bulk create or bulk PATCH takes: above it, a 400 (nothing written). */
-export const MAX_BATCH_ROWS = 1000;
+import { MAX_BATCH_ROWS } from './limits.js';
 
 const SIZE = parameterText('batchSize', { max: MAX_BATCH_ROWS });
 

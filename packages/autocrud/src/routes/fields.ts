@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import type { Entity } from '../entity.js';
 import type { Row } from '../mapper/repository.js';
 import { parameterText } from '../answers.js';
+import { openapiText } from './openapi-text.js';
 
 type Schema = Record<string, unknown>;
 
@@ -23,7 +24,7 @@ export function fieldsParameter(entity: Entity): Schema {
     minLength: 1,
     maxLength: names.join(',').length,
     pattern: '^[A-Za-z_][A-Za-z0-9_]*(?:,[A-Za-z_][A-Za-z0-9_]*)*$',
-    description: `Answer only these fields of each ${entity.name}, comma-separated: ${names.join(', ')}. The ETag is still the row's version.`,
+    description: openapiText.parameters.fields(entity, names),
   };
 }
 

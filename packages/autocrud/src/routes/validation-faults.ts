@@ -6,7 +6,8 @@ import type { FastifyError } from 'fastify';
 import type { Entity } from '../entity.js';
 import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/sql/query.js';
 import { allowedText } from '../values/fields.js';
-import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
+import { MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
+import { MAX_LIST_VALUES } from './limits.js';
 import { parameterText } from '../answers.js';
 
 /** Where a parameter at fault is, named as Kit's own validation problems name it. */
