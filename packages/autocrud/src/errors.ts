@@ -168,6 +168,34 @@ export const autoCrudErrors = errorCatalogue({
         'asks for {token}, but {entity} declares no unique key to match rows on (defineEntity({ unique: [[...]] })); nothing was written',
       nestedUpsert:
         'asks for {token}, which does not apply to a create that carries {relations} (a nested create only creates); nothing was written',
+      mustBe: 'must be {types}',
+      readOnlyField: 'is read-only',
+      atMostCharacters: 'must be at most {limit} characters',
+      valueList: 'must be a comma-separated list of 1 to {max} {kind} values{length}',
+      valueLength: ' of at most {max} characters',
+      notAnAlternative:
+        'is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to {last} (at most {count} alternatives)',
+      nestedOr:
+        'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])',
+      malformedFilter: 'is malformed: write filter[field]=value or filter[field][operator]=value',
+      notAccepted:
+        'is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator]',
+      unknownOperator: 'has an unknown operator; operators: {operators}',
+      operatorNotFor:
+        'uses an operator that does not apply to the {kind} field {field}; it takes {operators}',
+      insideJson: 'does not match its schema at {path}: {detail}',
+      headerValue: 'must be 1 to 255 visible ASCII characters (a UUID, for example)',
+      decimalInteger: 'must be a decimal integer (digits and an optional -)',
+      decimalNumber: 'must be a decimal number',
+      finite: 'must be a finite number',
+      notOneOf: 'names {value}, which is not one of: {allowed}',
+      anArray: 'must be an array',
+      nestedRows: 'must hold at most {max} rows (over all relations of one create)',
+      noKeyToName: 'names a unique key, but {entity} declares none; nothing was written',
+      upsertOnly:
+        'applies to an upsert: send Prefer: resolution=merge-duplicates or resolution=ignore-duplicates with it; nothing was written',
+      oneUniqueKey:
+        'must name one unique key of {entity}, its fields comma-separated: {keys}; nothing was written',
     },
   },
   KIT_ERR_AUTOCRUD_NOT_JSON: {

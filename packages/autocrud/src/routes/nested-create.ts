@@ -13,6 +13,7 @@ import { readBody } from './body.js';
 import { badRequest, BATCH_RELATION, BATCH_ROW, rowPath } from './problems.js';
 import { inputSchema, ref } from './schemas.js';
 import { MAX_NESTED_ROWS } from './limits.js';
+import { parameterText } from '../answers.js';
 import { openapiText } from './openapi-text.js';
 
 type Schema = Record<string, unknown>;
@@ -159,7 +160,7 @@ export class NestedRelations {
                 instancePath: `/${name}`,
                 schemaPath: '',
                 params: { type: 'array' },
-                message: 'must be an array',
+                message: parameterText('anArray'),
               },
             ],
           };
@@ -173,7 +174,7 @@ export class NestedRelations {
                 instancePath: `/${name}`,
                 schemaPath: '',
                 params: {},
-                message: `must hold at most ${MAX_NESTED_ROWS} rows (over all relations of one create)`,
+                message: parameterText('nestedRows', { max: MAX_NESTED_ROWS }),
               },
             ],
           };

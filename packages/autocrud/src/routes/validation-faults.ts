@@ -46,7 +46,7 @@ const ARTICLE: Readonly<Record<string, string>> = {
 
 function typeText(params: Record<string, unknown>): string {
   const types = String(params.type).split(',');
-  return `must be ${types.map((t) => ARTICLE[t] ?? t).join(' or ')}`;
+  return parameterText('mustBe', { types: types.map((t) => ARTICLE[t] ?? t).join(' or ') });
 }
 
 /** Why a query parameter the schema does not list is refused, as precisely as its name allows. */
@@ -59,16 +59,17 @@ function unknownQueryParameter(
   if (alternative) {
     const [, index = '', rest = ''] = alternative;
     if (!/^\d+$/.test(index) || Number(index) >= MAX_ALTERNATIVES)
-      return `is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to ${MAX_ALTERNATIVES - 1} (at most ${MAX_ALTERNATIVES} alternatives)`;
-    if (rest.startsWith('[or]'))
-      return 'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])';
+      return parameterText('notAnAlternative', {
+        last: MAX_ALTERNATIVES - 1,
+        count: MAX_ALTERNATIVES,
+      });
+    if (rest.startsWith('[or]')) return parameterText('nestedOr');
     return unknownQueryParameter(entity, `filter${rest}`, hidden);
   }
   const match = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/.exec(name);
   if (!match) {
-    if (name.startsWith('filter'))
-      return 'is malformed: write filter[field]=value or filter[field][operator]=value';
-    return 'is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator]';
+    if (name.startsWith('filter')) return parameterText('malformedFilter');
+    return parameterText('notAccepted');
   }
   const [, fieldName = '', op] = match;
   const field = entity.fields.find((f) => f.name === fieldName && !hidden?.has(f.name));
@@ -78,8 +79,12 @@ function unknownQueryParameter(
       fields: shownFields(entity, hidden),
     });
   if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op))
-    return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
-  return `uses an operator that does not apply to the ${field.kind} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
+    return parameterText('unknownOperator', { operators: FILTER_OPERATORS.join(', ') });
+  return parameterText('operatorNotFor', {
+    kind: field.kind,
+    field: field.name,
+    operators: operatorsFor(field).join(', '),
+  });
 }
 
 /** The fields a caller may see, as the 400s list them (`hidden`: the fields its authorization rule hides). */
@@ -115,7 +120,11 @@ function describeQueryError(
   let detail: string;
   if (e.keyword === 'pattern' && filter) {
     const kind = filter.field.kind;
-    detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${kind === 'uuid' ? 'UUID' : kind} values${kind === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
+    detail = parameterText('valueList', {
+      max: MAX_LIST_VALUES,
+      kind: kind === 'uuid' ? 'UUID' : kind,
+      length: kind === 'string' ? parameterText('valueLength', { max: MAX_VALUE_LENGTH }) : '',
+    });
   } else if (e.keyword === 'pattern' && name === 'sort') {
     detail = parameterText('sortFields', {
       entity: entity.name,
@@ -134,7 +143,7 @@ function describeQueryError(
   } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
     detail = allowedText(e.params.allowedValues as string[]);
   } else if (e.keyword === 'maxLength' && filter) {
-    detail = `must be at most ${String(e.params.limit)} characters`;
+    detail = parameterText('atMostCharacters', { limit: String(e.params.limit) });
   } else {
     detail = e.message ?? parameterText('invalid');
   }
@@ -190,7 +199,9 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
     return {
       in: 'body',
       name,
-      detail: known ? 'is read-only' : parameterText('notAField', { entity: entity.name }),
+      detail: known
+        ? parameterText('readOnlyField')
+        : parameterText('notAField', { entity: entity.name }),
     };
   }
   if (e.keyword === 'required')
@@ -211,7 +222,7 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
   return {
     in: 'body',
     name,
-    detail: inner ? `does not match its schema at ${inner}: ${detail}` : detail,
+    detail: inner ? parameterText('insideJson', { path: inner, detail }) : detail,
   };
 }
 
@@ -259,7 +270,7 @@ export function describeValidation(
         name: headerName(first),
         detail:
           first.keyword === 'pattern'
-            ? 'must be 1 to 255 visible ASCII characters (a UUID, for example)'
+            ? parameterText('headerValue')
             : (first.message ?? parameterText('invalid')),
       };
     default:

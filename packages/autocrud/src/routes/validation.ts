@@ -34,10 +34,10 @@ function ajv(coerce: boolean): Ajv {
 // What a query-string or path value must look like to be coerced to a number: ajv coerces with
 // Number(), which also reads `0x10`, `1e1`, ` 1`, `+1` and `1.0` as integers.
 const TEXT_GRAMMAR: Readonly<Record<string, { pattern: RegExp; message: string }>> = {
-  integer: { pattern: /^-?\d+$/, message: 'must be a decimal integer (digits and an optional -)' },
+  integer: { pattern: /^-?\d+$/, message: parameterText('decimalInteger') },
   number: {
     pattern: /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/,
-    message: 'must be a decimal number',
+    message: parameterText('decimalNumber'),
   },
 };
 
@@ -116,7 +116,10 @@ function readList(
           errors: errorAt(
             key,
             'enum',
-            `names ${JSON.stringify(value.slice(0, 64))}, which is not one of: ${[...list.allowed].join(', ')}`,
+            parameterText('notOneOf', {
+              value: JSON.stringify(value.slice(0, 64)),
+              allowed: [...list.allowed].join(', '),
+            }),
           ),
         };
       if (!values.includes(value)) values.push(value);
@@ -249,7 +252,7 @@ function flat(
     }
     for (const [key, value] of Object.entries(values)) {
       if (typeof value === 'number' && !Number.isFinite(value)) {
-        check.errors = errorAt(key, 'finite', 'must be a finite number');
+        check.errors = errorAt(key, 'finite', parameterText('finite'));
         return false;
       }
     }

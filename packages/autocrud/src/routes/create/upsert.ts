@@ -90,17 +90,17 @@ export function conflictKey(
     fault: { in: 'querystring' as const, name: ON_CONFLICT, detail },
   });
   if (entity.unique.length === 0)
-    return fault(`names a unique key, but ${entity.name} declares none; nothing was written`);
-  if (preference === undefined)
-    return fault(
-      'applies to an upsert: send Prefer: resolution=merge-duplicates or resolution=ignore-duplicates with it; nothing was written',
-    );
+    return fault(parameterText('noKeyToName', { entity: entity.name }));
+  if (preference === undefined) return fault(parameterText('upsertOnly'));
   const fields = typeof given === 'string' ? given.split(',').map((f) => f.trim()) : [];
   const wanted = [...fields].sort().join(',');
   const key = entity.unique.find((k) => [...k].sort().join(',') === wanted);
   if (!key)
     return fault(
-      `must name one unique key of ${entity.name}, its fields comma-separated: ${entity.unique.map((k) => k.join(',')).join(' or ')}; nothing was written`,
+      parameterText('oneUniqueKey', {
+        entity: entity.name,
+        keys: entity.unique.map((k) => k.join(',')).join(' or '),
+      }),
     );
   return { key };
 }
