@@ -158,6 +158,8 @@ export const autoCrudErrors = errorCatalogue({
       pageWithAfter: 'cannot be combined with after: a cursor page starts where the cursor points',
       notACursor:
         'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters',
+      notAHistoryCursor:
+        'is not a cursor this history issued for this row: pass the `next` of the previous page unchanged',
       ifMatchFormat: 'must be * or a comma-separated list of entity-tags ("3", W/"3")',
       batchSize: 'must hold 1 to {max} rows',
       noCaller:

@@ -43,7 +43,7 @@ function rowsValidator(
           instancePath: '',
           schemaPath: '',
           params: { type: 'array' },
-          message: 'must be an array',
+          message: parameterText('anArray'),
         },
       ];
       return false;
