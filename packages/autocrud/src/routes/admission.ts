@@ -114,10 +114,25 @@ async function accessFor(
   };
 }
 
-/** Why a caller may not: no token, and no anonymous rule (401), or a 403. */
+/**
+ * Why a caller may not: no token, and no anonymous rule (401), or a 403.
+ *
+ * @example
+ * ```ts
+ * const refusal: Refusal = ForbiddenError.operation('delete', 'Order');
+ * ```
+ */
 export type Refusal = TokenRequiredError | ForbiddenError;
 
-/** True when `admit` refused the caller. */
+/**
+ * True when `admit` refused the caller.
+ *
+ * @example
+ * ```ts
+ * const access = await admit(entity, authorization, flag, 'get', request);
+ * if (refused(access)) return refuse(reply, access);
+ * ```
+ */
 export function refused(access: Access | Refusal): access is Refusal {
   return access instanceof TokenRequiredError || access instanceof ForbiddenError;
 }

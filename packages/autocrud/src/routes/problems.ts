@@ -100,6 +100,11 @@ export function sendShape(reply: FastifyReply, shape: ProblemShape): FastifyRepl
 /**
  * Answers an error of the routes' own (route-errors.ts) as it says it answers: its status,
  * problem details and headers. Nothing else in the routes states a status.
+ *
+ * @example
+ * ```ts
+ * if (!row) return answer(reply, new NotFoundError(entity.name, entity.primaryKey, key));
+ * ```
  */
 export function answer(reply: FastifyReply, error: { problem(): ProblemShape }): FastifyReply {
   return sendShape(reply, error.problem());

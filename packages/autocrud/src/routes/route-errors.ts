@@ -2,7 +2,7 @@
 // with no row, a write without If-Match, a parameter or body at fault, a caller refused, the
 // idempotency store's refusals. Each carries its code, and from the catalogue (../errors.ts) its
 // status and problem texts, as the mapper's errors do: a route answers one with `answer(reply,
-// error)` (or throws it to the routes' error handler), and no route states a status.
+// error)` (problems.ts) or throws it to the routes' error handler, and no route states a status.
 import { autoCrudErrors, RETRY_AFTER_SECONDS } from '../errors.js';
 import {
   AnswerableError,
