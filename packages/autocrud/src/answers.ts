@@ -2,7 +2,8 @@
 // renders (status, problem detail, the parameters at fault, members, headers, a log line), the
 // protocol an error follows to say it (Answerable), and the fill of the catalogue's problem
 // templates (errors.ts). Nothing here imports an HTTP library: the mapper's errors use it too.
-import { autoCrudErrors } from './errors.js';
+import { KitError } from '@kit/core';
+import { autoCrudErrors, routeProblems } from './errors.js';
 
 /**
  * A template filled: `{name}` replaced by `values.name`; a name without a value stays as written.
@@ -47,6 +48,22 @@ export function problemText<C extends AnsweredCode>(
     autoCrudErrors.codes[code] as { readonly problem: Readonly<Record<string, string>> }
   ).problem;
   return fillProblem(texts[variant] as string, values);
+}
+
+/**
+ * What is wrong with a parameter of a request (`errors[].detail` of a 400): one of
+ * `KIT_ERR_AUTOCRUD_INVALID_PARAMETER`'s texts, filled.
+ *
+ * @example
+ * ```ts
+ * parameterText('twice', { name: 'price' });   // 'names price twice'
+ * ```
+ */
+export function parameterText(
+  variant: keyof ProblemsOf<'KIT_ERR_AUTOCRUD_INVALID_PARAMETER'> & string,
+  values?: Readonly<Record<string, string | number>>,
+): string {
+  return problemText('KIT_ERR_AUTOCRUD_INVALID_PARAMETER', variant, values);
 }
 
 /**
@@ -155,6 +172,11 @@ export function isAnswerable(error: unknown): error is Answerable {
   );
 }
 
+/** The codes the catalogue gives an HTTP status. */
+type StatusCode = {
+  [C in keyof Codes]: Codes[C] extends { readonly status: number } ? C : never;
+}[keyof Codes];
+
 /**
  * The HTTP status the catalogue declares for `code`.
  *
@@ -163,10 +185,74 @@ export function isAnswerable(error: unknown): error is Answerable {
  * statusOf('KIT_ERR_DATABASE_TIMEOUT');   // 504
  * ```
  */
-export function statusOf(
-  code: {
-    [C in keyof Codes]: Codes[C] extends { readonly status: number } ? C : never;
-  }[keyof Codes],
-): number {
+export function statusOf(code: StatusCode): number {
   return (autoCrudErrors.codes[code] as { readonly status: number }).status;
+}
+
+/** What an answer adds to its status and detail. */
+type ShapeExtras = Omit<ProblemShape, 'status' | 'detail'>;
+
+/**
+ * The one base of the errors that answer a generated route: a {@link KitError} whose code has a
+ * status and problem texts in the catalogue. Its status is read from the catalogue, and the two
+ * shapes every such error answers with (the whole request's, one row's of a batch) are built here
+ * once, so a subclass says only which text it answers with and what it adds.
+ *
+ * @example
+ * ```ts
+ * class NotReadyError extends AnswerableError<'KIT_ERR_AUTOCRUD_SCHEMA'> {
+ *   constructor() { super('KIT_ERR_AUTOCRUD_SCHEMA', 'a table is missing'); }
+ *   problem(): ProblemShape { return this.answer('notReady'); }
+ * }
+ * ```
+ */
+export abstract class AnswerableError<C extends AnsweredCode & StatusCode>
+  extends KitError
+  implements Answerable
+{
+  // Kept apart from `code` (typed as every Kit code, as hosts compare it) to type the texts.
+  readonly #answered: C;
+
+  constructor(code: C, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.#answered = code;
+  }
+
+  /** The status the routes answer, as the catalogue declares it for the error's code. */
+  get httpStatus(): number {
+    return statusOf(this.#answered);
+  }
+
+  abstract problem(subject: ProblemSubject): ProblemShape;
+
+  /** One of the code's problem texts, filled. */
+  protected text(
+    variant: keyof ProblemsOf<C> & string,
+    values?: Readonly<Record<string, string | number>>,
+  ): string {
+    return problemText(this.#answered, variant, values);
+  }
+
+  /** The answer of the whole request: the status, the text `variant` filled, and `extras`. */
+  protected answer(
+    variant: keyof ProblemsOf<C> & string,
+    values?: Readonly<Record<string, string | number>>,
+    extras?: ShapeExtras,
+  ): ProblemShape {
+    return { status: this.httpStatus, detail: this.text(variant, values), ...extras };
+  }
+
+  /** The answer about one row of a batch: the row named in the detail and as the one field at fault. */
+  protected rowAnswer(
+    row: BatchRow,
+    detail: string,
+    members?: Readonly<Record<string, unknown>>,
+  ): ProblemShape {
+    return {
+      status: this.httpStatus,
+      detail: fillProblem(routeProblems.rowFault, { row: row.which, detail }),
+      errors: [{ name: row.path, detail }],
+      ...(members ? { members } : {}),
+    };
+  }
 }

@@ -90,6 +90,31 @@ export const autoCrudErrors = errorCatalogue({
         '{row} {detail}, and nothing was written. Read it again and retry with its version.',
     },
   },
+  KIT_ERR_AUTOCRUD_NO_ETAG: {
+    status: 412,
+    when: '`If-Match` naming a version, on a write to an entity without a version field: its rows have no ETag, so no tag can match (`If-Match: *` still does)',
+    problem: {
+      noEtag: '{entity} rows have no ETag, so If-Match cannot match; nothing was written.',
+    },
+  },
+  KIT_ERR_AUTOCRUD_NOT_FOUND: {
+    status: 404,
+    when: "a route by key, or a row of a bulk PATCH, names a key with no row (none, soft-deleted, or outside the caller's scope)",
+    problem: {
+      missing: 'No {entity} with {pk} {key}.',
+      row: 'does not exist (or is deleted)',
+    },
+  },
+  KIT_ERR_AUTOCRUD_PRECONDITION_REQUIRED: {
+    status: 428,
+    when: 'under `requireIfMatch`, a `PUT`, `PATCH` or `DELETE` without `If-Match`, or a row of a bulk PATCH without its version',
+    problem: {
+      ifMatch:
+        "Writes to {entity} need If-Match: send the ETag of the row as read (GET answers it), so that no one else's write is overwritten.",
+      rowVersion:
+        'Row {row} has no {version}: writes to {entity} must say which version they change (the version read, as If-Match would). Nothing was written.',
+    },
+  },
   KIT_ERR_AUTOCRUD_MISSING_REFERENCE: {
     status: 422,
     message:
@@ -106,6 +131,122 @@ export const autoCrudErrors = errorCatalogue({
       referred:
         "{entity} {key} is still referred to by {referrer} {referrerKey} (field '{field}'); nothing was deleted. Delete those rows first.",
     },
+  },
+  KIT_ERR_AUTOCRUD_INVALID_PARAMETER: {
+    status: 400,
+    when: 'a query parameter, path parameter, header or body field of a generated route that its schema or its entity refuses (the answer names it in `errors`)',
+    problem: {
+      fault: '{subject} {detail}.',
+      body: 'The body',
+      named: "{where} '{name}'",
+      // What is wrong with the parameter, as `errors[].detail` says it.
+      invalid: 'is not valid',
+      required: 'is required',
+      notNullable: 'cannot be null: the field is not nullable',
+      /** A parameter naming a field the entity does not have (or hides from the caller). */
+      noSuchField: 'names no field of {entity}; fields: {fields}',
+      hiddenField: 'names no field of {entity}: {name}; fields: {fields}',
+      notAField: 'is not a field of {entity}',
+      notAFieldNamed: 'names {name}, which is not a field of {entity}; fields: {fields}',
+      twice: 'names {name} twice',
+      sortFields:
+        'must list fields of {entity} ({fields}), comma-separated, each optionally prefixed with -',
+      fieldList: 'must list fields of {entity} ({fields}), comma-separated, each at most once',
+      atMostOf: 'must list at most {max} of: {allowed}',
+      needsInclude: 'needs include={path}',
+      eachValue: 'holds {item}: each value {detail}',
+      pageWithAfter: 'cannot be combined with after: a cursor page starts where the cursor points',
+      notACursor:
+        'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters',
+      notAHistoryCursor:
+        'is not a cursor this history issued for this row: pass the `next` of the previous page unchanged',
+      ifMatchFormat: 'must be * or a comma-separated list of entity-tags ("3", W/"3")',
+      batchSize: 'must hold 1 to {max} rows',
+      noCaller:
+        "cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client's answer. Send the request without the header, or with a token that names its subject or client",
+      upsertKey:
+        'is required for an upsert: it is part of the unique key ({key}) rows are matched on',
+      noUniqueKey:
+        'asks for {token}, but {entity} declares no unique key to match rows on (defineEntity({ unique: [[...]] })); nothing was written',
+      nestedUpsert:
+        'asks for {token}, which does not apply to a create that carries {relations} (a nested create only creates); nothing was written',
+      mustBe: 'must be {types}',
+      readOnlyField: 'is read-only',
+      atMostCharacters: 'must be at most {limit} characters',
+      valueList: 'must be a comma-separated list of 1 to {max} {kind} values{length}',
+      valueLength: ' of at most {max} characters',
+      notAnAlternative:
+        'is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to {last} (at most {count} alternatives)',
+      nestedOr:
+        'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])',
+      malformedFilter: 'is malformed: write filter[field]=value or filter[field][operator]=value',
+      notAccepted:
+        'is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator]',
+      unknownOperator: 'has an unknown operator; operators: {operators}',
+      operatorNotFor:
+        'uses an operator that does not apply to the {kind} field {field}; it takes {operators}',
+      insideJson: 'does not match its schema at {path}: {detail}',
+      headerValue: 'must be 1 to 255 visible ASCII characters (a UUID, for example)',
+      decimalInteger: 'must be a decimal integer (digits and an optional -)',
+      decimalNumber: 'must be a decimal number',
+      finite: 'must be a finite number',
+      notOneOf: 'names {value}, which is not one of: {allowed}',
+      anArray: 'must be an array',
+      nestedRows: 'must hold at most {max} rows (over all relations of one create)',
+      noKeyToName: 'names a unique key, but {entity} declares none; nothing was written',
+      upsertOnly:
+        'applies to an upsert: send Prefer: resolution=merge-duplicates or resolution=ignore-duplicates with it; nothing was written',
+      oneUniqueKey:
+        'must name one unique key of {entity}, its fields comma-separated: {keys}; nothing was written',
+    },
+  },
+  KIT_ERR_AUTOCRUD_NOT_JSON: {
+    status: 415,
+    when: 'a write whose body is not `application/json` (nor a `+json` type)',
+    problem: { notJson: 'The body must be application/json.' },
+  },
+  KIT_ERR_AUTOCRUD_UNAUTHENTICATED: {
+    status: 401,
+    when: 'under `authorization`, a request without a bearer token when no anonymous rule allows the operation (answered with `WWW-Authenticate: Bearer`)',
+    problem: { tokenRequired: 'A bearer token is required.' },
+  },
+  KIT_ERR_AUTOCRUD_FORBIDDEN: {
+    status: 403,
+    when: 'under `authorization`, a caller whose roles allow no rule of the operation, whose claims cannot scope it, or whose body writes what the rule does not let it (the answer names the row, relation or include)',
+    problem: {
+      operation:
+        "The token's roles do not allow this caller to {verb} {entity} rows; nothing was read or written.",
+      claim:
+        "The token's claim {claim} does not say whose {entity} rows the caller may {verb}; nothing was read or written.",
+      notThisCaller: 'This caller may not {verb} {entity} rows; nothing was read or written.',
+      otherOwner:
+        "Body field '{field}' names another {entity} owner than the caller's token; nothing was written.",
+      readOnly: "Body field '{field}' may not be written by this caller; nothing was written.",
+      within: '{where}: {detail}',
+      row: 'Row {row}: {detail}',
+    },
+  },
+  KIT_ERR_AUTOCRUD_IDEMPOTENCY_PENDING: {
+    status: 409,
+    when: 'a create with an `Idempotency-Key` whose first request still runs (answered with `Retry-After`)',
+    problem: {
+      pending:
+        'A request with this Idempotency-Key is still in progress; nothing was created. Retry after it completes to get its answer.',
+    },
+  },
+  KIT_ERR_AUTOCRUD_IDEMPOTENCY_MISMATCH: {
+    status: 422,
+    when: 'a create with an `Idempotency-Key` used before for another body',
+    problem: {
+      mismatch:
+        'This Idempotency-Key was used for a {entity} with another body; nothing was created. Use a new key for a new {entity}.',
+    },
+  },
+  KIT_ERR_AUTOCRUD_CLIENT_GONE: {
+    status: 499,
+    message: 'The client closed the connection before the answer; the statement was cancelled.',
+    when: "the client closed the connection before the answer: the route's statement is cancelled, and the 499 (no body) is only for the access log and the audit trail",
+    problem: { log: 'AutoCrud: the client went away; its statement was cancelled' },
   },
   KIT_ERR_AUTOCRUD_SCHEMA: {
     status: 503,
@@ -161,6 +302,10 @@ export const autoCrudErrors = errorCatalogue({
       log: 'AutoCrud: a stored value cannot be answered exactly',
     },
   },
+  KIT_ERR_AUTOCRUD_NO_ROW_ANSWERED: {
+    message: '{statement} answered no row',
+    when: 'a write statement answered no row where it must (an `INSERT … RETURNING`, the `UPDATE` of a row the write holds locked): a fault of the database or its driver, answered as any unexpected error (a logged 500)',
+  },
   KIT_ERR_AUTOCRUD_MIGRATION: {
     when: "`writeMigration` refused a destructive change (a drop, a type change, a NOT NULL column without a default; the message lists each and what to do instead) or found migrations not yet applied; at start-up with `migrate: 'apply'`, a migration that failed (rolled back, named with its statement), a migrations directory that cannot be read or does not match the migrations run, or a migration lock not free within `migrationLockTimeoutMs`",
   },
@@ -176,6 +321,14 @@ export const autoCrudErrors = errorCatalogue({
     ...coreErrors.codes.KIT_ERR_NOT_ADDED,
     when: '`addKitAutoCrud` on an instance without `addKit`',
   },
+  KIT_ERR_STORE_UNAVAILABLE: {
+    ...coreErrors.codes.KIT_ERR_STORE_UNAVAILABLE,
+    when: 'a create with an `Idempotency-Key` while the idempotency store cannot be reached: nothing is created (routes: 503 with `Retry-After`)',
+    problem: {
+      idempotency:
+        'Idempotency-Key cannot be honoured right now (its store is unavailable); nothing was created. Try again later.',
+    },
+  },
   KIT_ERR_DUPLICATE_HEALTH_CHECK: {
     when: '`addKitAutoCrud` when a check with its `healthCheck.name` (default `database`) is registered already',
   },
@@ -187,39 +340,26 @@ declare module '@kit/core' {
 }
 
 /**
- * The answers of the generated routes that no error code stands for (a missing row, a missing
- * `If-Match`, the idempotency store's refusals): their problem `detail` templates, kept here beside
- * the codes' own so that every text a client reads is in one file.
+ * The pieces of text the answers of many codes share (how a row of a batch or a body field is
+ * named with what is wrong with it, what a parameter naming no field is told) and the answers of
+ * the routes' one error handler that no code stands for (Fastify's own client errors, the 500):
+ * kept here beside the codes' own so that every text a client reads is in one file.
  *
  * @example
  * ```ts
- * fillProblem(routeProblems.notFound, { entity: 'Product', pk: 'id', key: '7' });   // 'No Product with id 7.'
+ * fillProblem(routeProblems.rowFault, { row: 'Row [3]', detail: 'does not exist' });   // 'Row [3] does not exist; nothing was written.'
  * ```
  */
 export const routeProblems = {
-  notFound: 'No {entity} with {pk} {key}.',
-  preconditionRequired:
-    "Writes to {entity} need If-Match: send the ETag of the row as read (GET answers it), so that no one else's write is overwritten.",
-  noEtag: '{entity} rows have no ETag, so If-Match cannot match; nothing was written.',
-  rowWithoutVersion:
-    'Row {row} has no {version}: writes to {entity} must say which version they change (the version read, as If-Match would). Nothing was written.',
-  rowMissing: 'does not exist (or is deleted)',
   /** A row of a batch, and what is wrong with it. */
   rowFault: '{row} {detail}; nothing was written.',
   /** A body field, and what is wrong with it. */
   fieldFault: "Body field '{field}' {detail}; nothing was written.",
-  idempotencyUnavailable:
-    'Idempotency-Key cannot be honoured right now (its store is unavailable); nothing was created. Try again later.',
-  idempotencyPending:
-    'A request with this Idempotency-Key is still in progress; nothing was created. Retry after it completes to get its answer.',
-  idempotencyMismatch:
-    'This Idempotency-Key was used for a {entity} with another body; nothing was created. Use a new key for a new {entity}.',
   serverError: 'The request could not be completed.',
-  tokenRequired: 'A bearer token is required.',
-  bodyNotJson: 'The body must be application/json.',
-  /** What a parameter naming a field the entity does not have (or hides from the caller) is told. */
-  noSuchField: 'names no field of {entity}; fields: {fields}',
-  notAField: 'is not a field of {entity}',
+  /** Fastify's own client errors: a body that does not parse, or is too large. */
+  bodyInvalidJson: 'The body is not valid JSON.',
+  bodyTooLarge: 'The body is too large.',
+  clientError: 'The request is not valid.',
 } as const;
 
 /** `Retry-After` of a 503 while the database is unavailable, in seconds. */

@@ -4,18 +4,9 @@
 // route answers it with (`problem`, and `rowProblem` when it failed one row of a batch), as each of
 // Fastify's error constructors carries its status and template: the routes' error handler only
 // renders what the error says (../answers.ts). No HTTP library is imported here.
-import { KitError } from '@kit/core';
+import { autoCrudErrors, BUSY_RETRY_AFTER_SECONDS, RETRY_AFTER_SECONDS } from '../errors.js';
 import {
-  autoCrudErrors,
-  BUSY_RETRY_AFTER_SECONDS,
-  RETRY_AFTER_SECONDS,
-  routeProblems,
-} from '../errors.js';
-import {
-  fillProblem,
-  problemText,
-  statusOf,
-  type Answerable,
+  AnswerableError,
   type BatchRow,
   type ProblemShape,
   type ProblemSubject,
@@ -33,7 +24,7 @@ import {
  * }
  * ```
  */
-export class DatabaseUnavailableError extends KitError implements Answerable {
+export class DatabaseUnavailableError extends AnswerableError<'KIT_ERR_DATABASE_UNAVAILABLE'> {
   constructor(
     readonly reason: string,
     options?: { cause?: unknown },
@@ -46,18 +37,11 @@ export class DatabaseUnavailableError extends KitError implements Answerable {
     this.name = 'DatabaseUnavailableError';
   }
 
-  /** 503, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_DATABASE_UNAVAILABLE');
-  }
-
   /** A 503 with `Retry-After`, saying nothing of the reason (it may name the database's host). */
   problem(): ProblemShape {
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_DATABASE_UNAVAILABLE', 'unavailable'),
+    return this.answer('unavailable', undefined, {
       headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-    };
+    });
   }
 }
 
@@ -82,11 +66,9 @@ export class ConnectionLostError extends DatabaseUnavailableError {
 
   /** A 503 whose `Retry-After` is short: one connection broke, not the database; the next request takes another. */
   override problem(): ProblemShape {
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_DATABASE_UNAVAILABLE', 'lost'),
+    return this.answer('lost', undefined, {
       headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
-    };
+    });
   }
 }
 
@@ -102,7 +84,7 @@ export class ConnectionLostError extends DatabaseUnavailableError {
  * catch (err) { if (err instanceof DatabaseBusyError) metrics.busy.inc(); }
  * ```
  */
-export class DatabaseBusyError extends KitError implements Answerable {
+export class DatabaseBusyError extends AnswerableError<'KIT_ERR_DATABASE_BUSY'> {
   constructor(
     readonly waitedMs: number,
     options?: { cause?: unknown },
@@ -115,18 +97,11 @@ export class DatabaseBusyError extends KitError implements Answerable {
     this.name = 'DatabaseBusyError';
   }
 
-  /** 503, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_DATABASE_BUSY');
-  }
-
   /** A 503 with a short `Retry-After`: a connection frees up in moments. */
   problem(): ProblemShape {
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_DATABASE_BUSY', 'busy'),
+    return this.answer('busy', undefined, {
       headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
-    };
+    });
   }
 }
 
@@ -139,7 +114,7 @@ export class DatabaseBusyError extends KitError implements Answerable {
  * catch (err) { if (err instanceof StatementTimeoutError) app.log.warn({ limitMs: err.limitMs }, 'slow query cancelled'); }
  * ```
  */
-export class StatementTimeoutError extends KitError implements Answerable {
+export class StatementTimeoutError extends AnswerableError<'KIT_ERR_DATABASE_TIMEOUT'> {
   constructor(
     readonly limitMs: number,
     options?: { cause?: unknown },
@@ -152,14 +127,9 @@ export class StatementTimeoutError extends KitError implements Answerable {
     this.name = 'StatementTimeoutError';
   }
 
-  /** 504, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_DATABASE_TIMEOUT');
-  }
-
   /** A 504 saying nothing of it was written. */
   problem(): ProblemShape {
-    return { status: this.httpStatus, detail: problemText('KIT_ERR_DATABASE_TIMEOUT', 'timeout') };
+    return this.answer('timeout');
   }
 }
 
@@ -171,7 +141,7 @@ export class StatementTimeoutError extends KitError implements Answerable {
  * catch (err) { if (err instanceof ConstraintViolationError && err.kind === 'unique') return reply.code(409).send(); }
  * ```
  */
-export class ConstraintViolationError extends KitError implements Answerable {
+export class ConstraintViolationError extends AnswerableError<'KIT_ERR_DATABASE_CONFLICT'> {
   /** For a unique violation, the columns of the key whose values are taken, where the database names them. */
   readonly columns: readonly string[] | undefined;
 
@@ -190,54 +160,34 @@ export class ConstraintViolationError extends KitError implements Answerable {
     this.columns = options?.columns;
   }
 
-  /** 409, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_DATABASE_CONFLICT');
-  }
-
   /** A 409 naming the fields whose values are taken when the database named the key, else the kind of constraint. */
   problem(subject: ProblemSubject): ProblemShape {
     const fields = takenFields(subject, this);
     if (fields) {
-      const detail = problemText('KIT_ERR_DATABASE_CONFLICT', 'taken', {
-        entity: subject.name,
-        fields: fields.join(' and '),
-        rule: conflictText(fields),
-      });
-      return {
-        status: this.httpStatus,
-        detail,
-        errors: fields.map((name) => ({
-          name,
-          detail: problemText('KIT_ERR_DATABASE_CONFLICT', 'fieldTaken'),
-        })),
-      };
+      return this.answer(
+        'taken',
+        { entity: subject.name, fields: fields.join(' and '), rule: conflictText(fields) },
+        { errors: fields.map((name) => ({ name, detail: this.text('fieldTaken') })) },
+      );
     }
-    return {
-      status: this.httpStatus,
-      detail: problemText(
-        'KIT_ERR_DATABASE_CONFLICT',
-        this.kind === 'unique' ? 'unique' : 'foreignKey',
-        { entity: subject.name },
-      ),
-    };
+    return this.answer(this.kind === 'unique' ? 'unique' : 'foreignKey', {
+      entity: subject.name,
+    });
   }
 
   /** The 409 of the row that broke the constraint. */
   rowProblem(row: BatchRow): ProblemShape {
     const fields = takenFields(row.entity, this);
     const detail = fields
-      ? problemText('KIT_ERR_DATABASE_CONFLICT', 'rowTaken', {
+      ? this.text('rowTaken', {
           fields: fields.join(' and '),
           verb: fields.length === 1 ? 'is' : 'are',
           rule: conflictText(fields),
         })
-      : problemText(
-          'KIT_ERR_DATABASE_CONFLICT',
-          this.kind === 'unique' ? 'rowUnique' : 'rowForeignKey',
-          { entity: row.entity.name },
-        );
-    return rowShape(this.httpStatus, row, detail);
+      : this.text(this.kind === 'unique' ? 'rowUnique' : 'rowForeignKey', {
+          entity: row.entity.name,
+        });
+    return this.rowAnswer(row, detail);
   }
 }
 
@@ -263,21 +213,6 @@ export function conflictText(fields: readonly string[]): string {
   return fields.length === 1
     ? `${fields[0] as string} must be unique`
     : `the combination of ${fields.join(', ')} must be unique`;
-}
-
-/** A problem about one row of a batch: the row named in the detail and as the one field at fault. */
-function rowShape(
-  status: number,
-  row: BatchRow,
-  detail: string,
-  members?: Readonly<Record<string, unknown>>,
-): ProblemShape {
-  return {
-    status,
-    detail: fillProblem(routeProblems.rowFault, { row: row.which, detail }),
-    errors: [{ name: row.path, detail }],
-    ...(members ? { members } : {}),
-  };
 }
 
 /**
@@ -307,7 +242,7 @@ export function takenColumns(err: unknown): string[] | undefined {
  * catch (err) { if (err instanceof InvalidValueError) return reply.code(400).send({ message: err.message }); }
  * ```
  */
-export class InvalidValueError extends KitError implements Answerable {
+export class InvalidValueError extends AnswerableError<'KIT_ERR_DATABASE_INVALID_VALUE'> {
   constructor(options?: { cause?: unknown }) {
     super(
       'KIT_ERR_DATABASE_INVALID_VALUE',
@@ -317,23 +252,29 @@ export class InvalidValueError extends KitError implements Answerable {
     this.name = 'InvalidValueError';
   }
 
-  /** 400, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_DATABASE_INVALID_VALUE');
-  }
-
   /** A 400 saying that a value cannot be stored, never which constraint (its name is the database's). */
   problem(subject: ProblemSubject): ProblemShape {
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_DATABASE_INVALID_VALUE', 'invalid', { entity: subject.name }),
-    };
+    return this.answer('invalid', { entity: subject.name });
   }
 
   /** The 400 naming the row that holds the value. */
   rowProblem(row: BatchRow): ProblemShape {
-    return rowShape(this.httpStatus, row, problemText('KIT_ERR_DATABASE_INVALID_VALUE', 'row'));
+    return this.rowAnswer(row, this.text('row'));
   }
+}
+
+/**
+ * A write statement answered no row where it must (`statement` says which, as `INSERT INTO
+ * products ... RETURNING`): the database or its driver broke the statement's contract. Not an
+ * answer of its own: the routes' handler logs it and answers 500, as any unexpected error.
+ *
+ * @example
+ * ```ts
+ * if (!row) throw noRowAnswered(`INSERT INTO ${table.name} ... RETURNING`);
+ * ```
+ */
+export function noRowAnswered(statement: string): Error {
+  return autoCrudErrors.error('KIT_ERR_AUTOCRUD_NO_ROW_ANSWERED', { statement });
 }
 
 /**

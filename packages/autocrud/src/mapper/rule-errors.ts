@@ -2,13 +2,10 @@
 // to a missing row, a row still referred to, a stale version, tables that do not fit the entities,
 // a stored value Kit cannot answer exactly, and the failed row of an atomic batch. Like the
 // database's conditions (errors.ts), each carries its status and problem texts from the catalogue.
-import { KitError } from '@kit/core';
 import { autoCrudErrors, RETRY_AFTER_SECONDS, routeProblems } from '../errors.js';
 import {
+  AnswerableError,
   fillProblem,
-  problemText,
-  statusOf,
-  type Answerable,
   type BatchRow,
   type ProblemShape,
   type ProblemSubject,
@@ -23,7 +20,7 @@ import {
  * catch (err) { if (err instanceof MissingReferenceError) console.log(err.field, err.key, err.target); }
  * ```
  */
-export class MissingReferenceError extends KitError implements Answerable {
+export class MissingReferenceError extends AnswerableError<'KIT_ERR_AUTOCRUD_MISSING_REFERENCE'> {
   constructor(
     readonly entity: string,
     readonly field: string,
@@ -42,33 +39,25 @@ export class MissingReferenceError extends KitError implements Answerable {
     this.name = 'MissingReferenceError';
   }
 
-  /** 422, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_AUTOCRUD_MISSING_REFERENCE');
-  }
-
   /** A 422 naming the body field and the key it names. */
   problem(): ProblemShape {
-    return referenceShape(this, this.field);
+    return this.#naming(this.field);
   }
 
   /** The 422 naming the row's field (`[3].customerId`, `lines[3].productId`). */
   rowProblem(row: BatchRow): ProblemShape {
-    return referenceShape(this, `${row.path}.${this.field}`);
+    return this.#naming(`${row.path}.${this.field}`);
   }
-}
 
-/** The 422 of a missing reference, naming the body field `name` that holds it. */
-function referenceShape(error: MissingReferenceError, name: string): ProblemShape {
-  const detail = problemText('KIT_ERR_AUTOCRUD_MISSING_REFERENCE', 'missing', {
-    target: error.target,
-    key: JSON.stringify(error.key),
-  });
-  return {
-    status: error.httpStatus,
-    detail: fillProblem(routeProblems.fieldFault, { field: name, detail }),
-    errors: [{ name, detail }],
-  };
+  /** The 422 of the missing reference, naming the body field `name` that holds it. */
+  #naming(name: string): ProblemShape {
+    const detail = this.text('missing', { target: this.target, key: JSON.stringify(this.key) });
+    return {
+      status: this.httpStatus,
+      detail: fillProblem(routeProblems.fieldFault, { field: name, detail }),
+      errors: [{ name, detail }],
+    };
+  }
 }
 
 /**
@@ -81,7 +70,7 @@ function referenceShape(error: MissingReferenceError, name: string): ProblemShap
  * catch (err) { if (err instanceof StillReferencedError) console.log(`${err.referrer} ${String(err.referrerKey)} still refers to it through ${err.field}`); }
  * ```
  */
-export class StillReferencedError extends KitError implements Answerable {
+export class StillReferencedError extends AnswerableError<'KIT_ERR_AUTOCRUD_STILL_REFERENCED'> {
   constructor(
     readonly entity: string,
     readonly key: unknown,
@@ -102,24 +91,21 @@ export class StillReferencedError extends KitError implements Answerable {
     this.name = 'StillReferencedError';
   }
 
-  /** 409, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_AUTOCRUD_STILL_REFERENCED');
-  }
-
   /** A 409 naming who still refers to the row, also as the `referrer` member. */
   problem(): ProblemShape {
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_AUTOCRUD_STILL_REFERENCED', 'referred', {
+    return this.answer(
+      'referred',
+      {
         entity: this.entity,
         key: JSON.stringify(this.key),
         referrer: this.referrer,
         referrerKey: JSON.stringify(this.referrerKey),
         field: this.field,
-      }),
-      members: { referrer: { entity: this.referrer, field: this.field, key: this.referrerKey } },
-    };
+      },
+      {
+        members: { referrer: { entity: this.referrer, field: this.field, key: this.referrerKey } },
+      },
+    );
   }
 }
 
@@ -134,7 +120,7 @@ export class StillReferencedError extends KitError implements Answerable {
  * catch (err) { if (err instanceof UnrepresentableValueError) app.log.error({ field: err.field }, err.message); }
  * ```
  */
-export class UnrepresentableValueError extends KitError implements Answerable {
+export class UnrepresentableValueError extends AnswerableError<'KIT_ERR_AUTOCRUD_UNREPRESENTABLE'> {
   constructor(
     readonly entity: string,
     readonly field: string | undefined,
@@ -149,18 +135,13 @@ export class UnrepresentableValueError extends KitError implements Answerable {
     this.name = 'UnrepresentableValueError';
   }
 
-  /** 500, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_AUTOCRUD_UNREPRESENTABLE');
-  }
-
   /** The data, not the request, is at fault: a 500 whose log line (not the answer) names the field and the row. */
   problem(subject: ProblemSubject): ProblemShape {
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_AUTOCRUD_UNREPRESENTABLE', 'inexact', { entity: subject.name }),
-      log: { level: 'error', message: problemText('KIT_ERR_AUTOCRUD_UNREPRESENTABLE', 'log') },
-    };
+    return this.answer(
+      'inexact',
+      { entity: subject.name },
+      { log: { level: 'error', message: this.text('log') } },
+    );
   }
 }
 
@@ -175,7 +156,7 @@ export class UnrepresentableValueError extends KitError implements Answerable {
  * }
  * ```
  */
-export class VersionConflictError extends KitError implements Answerable {
+export class VersionConflictError extends AnswerableError<'KIT_ERR_AUTOCRUD_VERSION_CONFLICT'> {
   constructor(readonly currentVersion: number) {
     super(
       'KIT_ERR_AUTOCRUD_VERSION_CONFLICT',
@@ -184,37 +165,23 @@ export class VersionConflictError extends KitError implements Answerable {
     this.name = 'VersionConflictError';
   }
 
-  /** 412, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_AUTOCRUD_VERSION_CONFLICT');
-  }
-
   /** A 412 with the row's current ETag (its version, a strong entity-tag as the routes write it), to retry with. */
   problem(subject: ProblemSubject): ProblemShape {
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'stale', {
-        entity: subject.name,
-        currentVersion: this.currentVersion,
-      }),
-      headers: { etag: `"${String(this.currentVersion)}"` },
-    };
+    return this.answer(
+      'stale',
+      { entity: subject.name, currentVersion: this.currentVersion },
+      { headers: { etag: `"${String(this.currentVersion)}"` } },
+    );
   }
 
   /** The 412 naming the stale row, with its version now as the `currentVersion` member. */
   rowProblem(row: BatchRow): ProblemShape {
-    const detail = problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'row', {
-      currentVersion: this.currentVersion,
-    });
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_AUTOCRUD_VERSION_CONFLICT', 'rowAdvice', {
-        row: row.which,
-        detail,
-      }),
-      errors: [{ name: row.path, detail }],
-      members: { currentVersion: this.currentVersion },
-    };
+    const detail = this.text('row', { currentVersion: this.currentVersion });
+    return this.answer(
+      'rowAdvice',
+      { row: row.which, detail },
+      { errors: [{ name: row.path, detail }], members: { currentVersion: this.currentVersion } },
+    );
   }
 }
 
@@ -227,25 +194,18 @@ export class VersionConflictError extends KitError implements Answerable {
  * await app.ready().catch((err) => { if (err.code === 'KIT_ERR_AUTOCRUD_SCHEMA') console.error(err.message); throw err; });
  * ```
  */
-export class SchemaMismatchError extends KitError implements Answerable {
+export class SchemaMismatchError extends AnswerableError<'KIT_ERR_AUTOCRUD_SCHEMA'> {
   constructor(message: string) {
     super('KIT_ERR_AUTOCRUD_SCHEMA', message);
     this.name = 'SchemaMismatchError';
   }
 
-  /** 503, as the catalogue declares for its code. */
-  get httpStatus(): number {
-    return statusOf('KIT_ERR_AUTOCRUD_SCHEMA');
-  }
-
   /** A logged 503 with `Retry-After`: the tables may be migrated while the service runs. */
   problem(): ProblemShape {
-    return {
-      status: this.httpStatus,
-      detail: problemText('KIT_ERR_AUTOCRUD_SCHEMA', 'notReady'),
+    return this.answer('notReady', undefined, {
       headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-      log: { level: 'error', message: problemText('KIT_ERR_AUTOCRUD_SCHEMA', 'log') },
-    };
+      log: { level: 'error', message: this.text('log') },
+    });
   }
 }
 

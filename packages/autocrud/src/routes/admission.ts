@@ -3,7 +3,6 @@
 // statement, the hidden fields) and the checks of what a write may carry. The route hooks and the
 // scoped includes built on it are authorize.ts's.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { sendProblem } from '@kit/core';
 import type { AutoCrudOperation, ResolvedAuthorization, ResolvedRule } from '../authorization.js';
 import type { Entity, EntityField } from '../entity.js';
 import type { Filter, Scope } from '../mapper/sql/query.js';
@@ -11,8 +10,9 @@ import type { RelationsOf } from './includes.js';
 import { allows, CrudOperations } from '../operations.js';
 import { fieldText, fieldValue } from '../values/fields.js';
 import { ValueFault } from '../values/kinds.js';
-import { problem } from './problems.js';
-import { routeProblems } from '../errors.js';
+import { problemText } from '../answers.js';
+import { answer } from './problems.js';
+import { ForbiddenError, TokenRequiredError } from './route-errors.js';
 
 /** What the rule that admitted a request lets it do. */
 export interface Access {
@@ -74,24 +74,6 @@ const VERBS: Readonly<Record<AutoCrudOperation, string>> = {
   delete: 'delete',
 };
 
-function forbidden(reply: FastifyReply, detail: string): FastifyReply {
-  return sendProblem(reply, problem(403, detail));
-}
-
-/** 401 with the bare challenge, as `app.kitAuthenticate` answers a request without a token. */
-function tokenRequired(reply: FastifyReply): FastifyReply {
-  return sendProblem(
-    reply,
-    {
-      type: 'about:blank',
-      title: 'Unauthorized',
-      status: 401,
-      detail: routeProblems.tokenRequired,
-    },
-    { 'www-authenticate': 'Bearer' },
-  );
-}
-
 /** The rule's access for this caller, or the 403 detail when its claims cannot scope it. */
 async function accessFor(
   entity: Entity,
@@ -105,14 +87,21 @@ async function accessFor(
     const field = entity.field(check.field) as EntityField;
     const value = claimValue(field, claim(request.user, check.claim));
     if (value instanceof ValueFault)
-      return `The token's claim ${check.claim.join('.')} does not say whose ${entity.name} rows the caller may ${VERBS[operation]}; nothing was read or written.`;
+      return problemText('KIT_ERR_AUTOCRUD_FORBIDDEN', 'claim', {
+        claim: check.claim.join('.'),
+        entity: entity.name,
+        verb: VERBS[operation],
+      });
     where.push({ field: field.name, op: 'eq', value });
     fixed.set(field.name, value);
   }
   if (rule.where) {
     const extra = await rule.where(request, operation);
     if (extra === false)
-      return `This caller may not ${VERBS[operation]} ${entity.name} rows; nothing was read or written.`;
+      return problemText('KIT_ERR_AUTOCRUD_FORBIDDEN', 'notThisCaller', {
+        entity: entity.name,
+        verb: VERBS[operation],
+      });
     where.push(...extra);
   }
   const readOnly = rule.readOnly.filter((name) => !fixed.has(name));
@@ -125,15 +114,32 @@ async function accessFor(
   };
 }
 
-/** Why a caller may not: 401 (no token, and no anonymous rule) or 403. */
-export interface Refusal {
-  readonly status: 401 | 403;
-  readonly detail: string;
+/**
+ * Why a caller may not: no token, and no anonymous rule (401), or a 403.
+ *
+ * @example
+ * ```ts
+ * const refusal: Refusal = ForbiddenError.operation('delete', 'Order');
+ * ```
+ */
+export type Refusal = TokenRequiredError | ForbiddenError;
+
+/**
+ * True when `admit` refused the caller.
+ *
+ * @example
+ * ```ts
+ * const access = await admit(entity, authorization, flag, 'get', request);
+ * if (refused(access)) return refuse(reply, access);
+ * ```
+ */
+export function refused(access: Access | Refusal): access is Refusal {
+  return access instanceof TokenRequiredError || access instanceof ForbiddenError;
 }
 
 /** Sends the refusal (401 with its challenge, or 403). */
 export function refuse(reply: FastifyReply, refusal: Refusal): FastifyReply {
-  return refusal.status === 401 ? tokenRequired(reply) : forbidden(reply, refusal.detail);
+  return answer(reply, refusal);
 }
 
 /**
@@ -155,13 +161,10 @@ export async function admit(
   );
   if (!rule)
     return user === undefined
-      ? { status: 401, detail: routeProblems.tokenRequired }
-      : {
-          status: 403,
-          detail: `The token's roles do not allow this caller to ${VERBS[operation]} ${entity.name} rows; nothing was read or written.`,
-        };
+      ? new TokenRequiredError()
+      : ForbiddenError.operation(VERBS[operation], entity.name);
   const access = await accessFor(entity, rule, request, operation);
-  return typeof access === 'string' ? { status: 403, detail: access } : access;
+  return typeof access === 'string' ? new ForbiddenError(access) : access;
 }
 
 /**
@@ -181,7 +184,7 @@ export function authorizeHooks(
   const writes = WRITES.has(operation);
   async function authorize(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const access = await admit(entity, authorization, flag, operation, request);
-    if ('status' in access) return refuse(reply, access);
+    if (refused(access)) return refuse(reply, access);
     accesses.set(
       request,
       writes ? await withReferences(request, entity, access, relationsOf) : access,
@@ -227,7 +230,7 @@ export async function withReferences(
     );
     (references ??= new Map()).set(
       relation.entity,
-      'status' in seen ? null : (seen.scope?.where ?? []),
+      refused(seen) ? null : (seen.scope?.where ?? []),
     );
   }
   return references
@@ -249,10 +252,13 @@ export function forbiddenWrite(
   for (const name of Object.keys(body)) {
     if (access.fixed.has(name)) {
       if (body[name] !== access.fixed.get(name))
-        return `Body field '${name}' names another ${entity.name} owner than the caller's token; nothing was written.`;
+        return problemText('KIT_ERR_AUTOCRUD_FORBIDDEN', 'otherOwner', {
+          field: name,
+          entity: entity.name,
+        });
       delete body[name];
     } else if (access.readOnly.includes(name)) {
-      return `Body field '${name}' may not be written by this caller; nothing was written.`;
+      return problemText('KIT_ERR_AUTOCRUD_FORBIDDEN', 'readOnly', { field: name });
     }
   }
   return undefined;

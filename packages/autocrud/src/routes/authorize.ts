@@ -4,7 +4,6 @@
 // by the rules of each included entity. Which rule admits a request, and the Access it grants, is
 // admission.ts's.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { sendProblem } from '@kit/core';
 import type { AutoCrudOperation, ResolvedAuthorization } from '../authorization.js';
 import type { Entity } from '../entity.js';
 import type { Scope } from '../mapper/sql/query.js';
@@ -16,8 +15,8 @@ import { visible } from './fields.js';
 export { visible } from './fields.js';
 import { problemResponse } from './answer-schemas.js';
 import { CrudOperations } from '../operations.js';
-import { badRequest, problem } from './problems.js';
-
+import { answer, badRequest } from './problems.js';
+import { ForbiddenError } from './route-errors.js';
 import {
   accessOf,
   admit,
@@ -25,8 +24,10 @@ import {
   authorizeHooks,
   forbiddenWrite,
   refuse,
+  refused,
   type Access,
 } from './admission.js';
+import { parameterText } from '../answers.js';
 
 /** An include tree with each node scoped by the caller's rules of its entity, and the fields hidden by path (`''`: the row's own). */
 export interface ScopedIncludes {
@@ -69,11 +70,8 @@ export async function scopeIncludes(
           operation,
           request,
         );
-        if ('status' in access) {
-          refuse(reply, {
-            ...access,
-            detail: access.status === 403 ? `include=${path}: ${access.detail}` : access.detail,
-          });
+        if (refused(access)) {
+          refuse(reply, access.within(`include=${path}`));
           return false;
         }
         const asked = included.fields.get(path);
@@ -82,10 +80,14 @@ export async function scopeIncludes(
           badRequest(reply, {
             in: 'querystring',
             name: `fields[${path}]`,
-            detail: `names no field of ${relation.entity.name}: ${concealed}; fields: ${relation.entity.fields
-              .filter((f) => !access.hidden.has(f.name))
-              .map((f) => f.name)
-              .join(', ')}`,
+            detail: parameterText('hiddenField', {
+              entity: relation.entity.name,
+              name: concealed,
+              fields: relation.entity.fields
+                .filter((f) => !access.hidden.has(f.name))
+                .map((f) => f.name)
+                .join(', '),
+            }),
           });
           return false;
         }
@@ -178,7 +180,7 @@ export function routeAuthorization(
     mayWrite(request, reply, body) {
       const access = accessOf(request);
       const refused = access && forbiddenWrite(entity, access, body);
-      if (refused) sendProblem(reply, problem(403, refused));
+      if (refused) answer(reply, new ForbiddenError(refused));
       return !refused;
     },
     accessOf,
@@ -191,7 +193,7 @@ export function routeAuthorization(
         const refused = forbiddenWrite(entity, access, rows[i] as Record<string, unknown>);
         if (refused) {
           const row = path(i);
-          sendProblem(reply, problem(403, row === '' ? refused : `Row ${row}: ${refused}`));
+          answer(reply, ForbiddenError.ofRow(row, refused));
           return false;
         }
       }

@@ -4,19 +4,17 @@
 // the repository writes every row in one transaction or none (see docs/decisions.md).
 import type { FastifyReply, FastifySchemaCompiler } from 'fastify';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
-import { KitError, sendProblem } from '@kit/core';
+import { KitError } from '@kit/core';
 import type { Entity } from '../entity.js';
-import { routeProblems } from '../errors.js';
-import { fillProblem, isAnswerable } from '../answers.js';
+import { isAnswerable, parameterText } from '../answers.js';
 import { BatchRowError } from '../mapper/errors.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { readBody } from './body.js';
-import { badRequest, BATCH_ROW, problem, rowPath, sendShape } from './problems.js';
+import { answer, badRequest, BATCH_ROW, rowPath, sendShape } from './problems.js';
+import { NotFoundError, PreconditionRequiredError } from './route-errors.js';
+import { MAX_BATCH_ROWS } from './limits.js';
 
-/** The most rows one bulk create or bulk PATCH takes: above it, a 400 (nothing written). */
-export const MAX_BATCH_ROWS = 1000;
-
-const SIZE = `must hold 1 to ${MAX_BATCH_ROWS} rows`;
+const SIZE = parameterText('batchSize', { max: MAX_BATCH_ROWS });
 
 function sizeError(keyword: string): ErrorObject[] {
   return [{ keyword, instancePath: '', schemaPath: '', params: {}, message: SIZE }];
@@ -45,7 +43,7 @@ function rowsValidator(
           instancePath: '',
           schemaPath: '',
           params: { type: 'array' },
-          message: 'must be an array',
+          message: parameterText('anArray'),
         },
       ];
       return false;
@@ -153,16 +151,12 @@ export function readChanges(
       delete rest[version];
     }
     if (requireVersion && held === undefined) {
-      sendProblem(
+      answer(
         reply,
-        problem(
-          428,
-          fillProblem(routeProblems.rowWithoutVersion, {
-            row: rowPath(i, ''),
-            version: version ?? 'version',
-            entity: entity.name,
-          }),
-        ),
+        new PreconditionRequiredError(entity.name, {
+          path: rowPath(i, ''),
+          version: version ?? 'version',
+        }),
       );
       return undefined;
     }
@@ -209,17 +203,10 @@ export function sendBatchProblem(
       ? `Row ${path}`
       : `Row ${path} (${entity.name} ${entity.primaryKey} ${JSON.stringify(key)})`;
   const cause = err.cause;
-  if (err.missing) {
-    const detail = routeProblems.rowMissing;
-    return sendShape(reply, {
-      status: 404,
-      detail: fillProblem(routeProblems.rowFault, { row: which, detail }),
-      errors: [{ name: path, detail }],
-    });
-  }
-  const shape = isAnswerable(cause)
-    ? cause.rowProblem?.({ index: err.index, relation: err.relation, path, which, entity: target })
-    : undefined;
+  const row = { index: err.index, relation: err.relation, path, which, entity: target };
+  if (err.missing)
+    return sendShape(reply, new NotFoundError(target.name, target.primaryKey, key).rowProblem(row));
+  const shape = isAnswerable(cause) ? cause.rowProblem?.(row) : undefined;
   if (shape) return sendShape(reply, shape);
   if (cause instanceof KitError && cause.code === 'KIT_ERR_INVALID_ARGUMENT')
     return badRequest(reply, { in: 'body', name: path, detail: cause.message });

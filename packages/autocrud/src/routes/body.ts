@@ -8,12 +8,13 @@ import type {
   FastifyRequest,
   HookHandlerDoneFunction,
 } from 'fastify';
-import { sendProblem } from '@kit/core';
+import { errorCodes } from 'fastify';
 import type { Entity } from '../entity.js';
 import { ValueFault } from '../values/kinds.js';
 import { fieldValue } from '../values/fields.js';
-import { BodyKeyError, problem, type InvalidParameter } from './problems.js';
-import { routeProblems } from '../errors.js';
+import { answer, BodyKeyError, type InvalidParameter } from './problems.js';
+import { NotJsonError } from './route-errors.js';
+import { parameterText } from '../answers.js';
 
 /** The body in Kit's form, or the field at fault. */
 export function readBody(
@@ -28,7 +29,7 @@ export function readBody(
     if (!field || value === undefined) continue;
     if (value === null) {
       if (!field.nullable)
-        return { fault: { in: 'body', name, detail: 'cannot be null: the field is not nullable' } };
+        return { fault: { in: 'body', name, detail: parameterText('notNullable') } };
       out[name] = null;
       continue;
     }
@@ -53,8 +54,7 @@ export function requireJson(
 ): void {
   const type = request.headers['content-type'];
   // Answered: Fastify goes no further (and the hook must not call done).
-  if (type !== undefined && !JSON_MEDIA.test(type))
-    sendProblem(reply, problem(415, routeProblems.bodyNotJson));
+  if (type !== undefined && !JSON_MEDIA.test(type)) answer(reply, new NotJsonError());
   else done();
 }
 
@@ -82,7 +82,8 @@ function parseMergePatch(
   try {
     value = JSON.parse(text);
   } catch {
-    done(Object.assign(new Error('The body is not valid JSON.'), { statusCode: 400 }));
+    // Fastify's own error for a JSON body that does not parse: answered as its parser's is.
+    done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY());
     return;
   }
   // Refused, never stripped: a patch names fields, and no field is called that.

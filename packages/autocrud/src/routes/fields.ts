@@ -4,6 +4,8 @@
 import type { FastifyReply } from 'fastify';
 import type { Entity } from '../entity.js';
 import type { Row } from '../mapper/repository.js';
+import { parameterText } from '../answers.js';
+import { openapiText } from './openapi-text.js';
 
 type Schema = Record<string, unknown>;
 
@@ -22,7 +24,7 @@ export function fieldsParameter(entity: Entity): Schema {
     minLength: 1,
     maxLength: names.join(',').length,
     pattern: '^[A-Za-z_][A-Za-z0-9_]*(?:,[A-Za-z_][A-Za-z0-9_]*)*$',
-    description: `Answer only these fields of each ${entity.name}, comma-separated: ${names.join(', ')}. The ETag is still the row's version.`,
+    description: openapiText.parameters.fields(entity, names),
   };
 }
 
@@ -41,14 +43,18 @@ export function readFields(
       return {
         in: 'querystring',
         name: 'fields',
-        detail: `names ${JSON.stringify(name)}, which is not a field of ${entity.name}; fields: ${entity.fields
-          .filter((f) => !hidden?.has(f.name))
-          .map((f) => f.name)
-          .join(', ')}`,
+        detail: parameterText('notAFieldNamed', {
+          name: JSON.stringify(name),
+          entity: entity.name,
+          fields: entity.fields
+            .filter((f) => !hidden?.has(f.name))
+            .map((f) => f.name)
+            .join(', '),
+        }),
       };
     }
     if (asked.has(name))
-      return { in: 'querystring', name: 'fields', detail: `names ${name} twice` };
+      return { in: 'querystring', name: 'fields', detail: parameterText('twice', { name }) };
     asked.add(name);
   }
   return entity.fields.filter((f) => asked.has(f.name)).map((f) => f.name);

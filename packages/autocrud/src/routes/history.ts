@@ -15,6 +15,7 @@ import { openapiText } from './openapi-text.js';
 import { routeResponses } from './responses.js';
 import { problemResponse } from './answer-schemas.js';
 import { keyParams, ref, type PageLimits } from './schemas.js';
+import { parameterText } from '../answers.js';
 
 /** Everything the history route is made from. */
 export interface HistorySettings {
@@ -119,8 +120,7 @@ export function historyRoute(
           return badRequest(reply, {
             in: 'querystring',
             name: 'after',
-            detail:
-              'is not a cursor this history issued for this row: pass the `next` of the previous page unchanged',
+            detail: parameterText('notAHistoryCursor'),
           });
         }
       }

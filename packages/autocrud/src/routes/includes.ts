@@ -9,13 +9,12 @@ import type { Row } from '../mapper/repository.js';
 import { fieldsParameter, project, readFields, visible } from './fields.js';
 import type { InvalidParameter } from './problems.js';
 import { ref } from './schemas.js';
+import { DEFAULT_INCLUDE_LIMIT, MAX_INCLUDE_LIMIT } from './limits.js';
+import { openapiText } from './openapi-text.js';
+import { parameterText } from '../answers.js';
 
 type Schema = Record<string, unknown>;
 
-/** A one-to-many include answers at most this many related rows per row unless `limit[path]` says otherwise. */
-export const DEFAULT_INCLUDE_LIMIT = 100;
-/** The largest `limit[path]`. */
-export const MAX_INCLUDE_LIMIT = 1000;
 /** How deep `include` goes: `lines.product`, not `lines.product.supplier`. */
 const MAX_DEPTH = 2;
 
@@ -74,20 +73,20 @@ export function includeParameters(
       type: 'array',
       items: { type: 'string', enum: names },
       maxItems: names.length,
-      description: `Related rows to answer with each ${entity.name}, comma-separated (or the parameter repeated): ${names.join(', ')}. A one-to-many relation answers at most ${DEFAULT_INCLUDE_LIMIT} rows per ${entity.name} (limit[path], at most ${MAX_INCLUDE_LIMIT}), the first by primary key, and sets <relation>Cut: true when there were more. A many-to-one relation whose row is missing or deleted answers null.`,
+      description: openapiText.parameters.include(entity, names),
     },
   };
   for (const { path, relation } of paths) {
     properties[`fields[${path}]`] = {
       ...fieldsParameter(relation.entity),
-      description: `With include=${path}: answer only these fields of each ${relation.entity.name} it includes, comma-separated: ${relation.entity.fields.map((f) => f.name).join(', ')}.`,
+      description: openapiText.parameters.includeFields(path, relation.entity),
     };
     if (relation.kind === 'many') {
       properties[`limit[${path}]`] = {
         type: 'integer',
         minimum: 1,
         maximum: MAX_INCLUDE_LIMIT,
-        description: `With include=${path}: at most this many ${relation.entity.name} rows per parent (default ${DEFAULT_INCLUDE_LIMIT}).`,
+        description: openapiText.parameters.includeLimit(path, relation.entity),
       };
     }
   }
@@ -111,17 +110,17 @@ export function relationProperties(
     if (kind === 'one') {
       properties[name] = {
         anyOf: [ref(entity.name), { type: 'null' }],
-        description: `With include=${name}: the ${entity.name} (null when it is missing or deleted).`,
+        description: openapiText.schemas.relatedOne(name, entity),
       };
     } else {
       properties[name] = {
         type: 'array',
         items: ref(entity.name),
-        description: `With include=${name}: its ${entity.name} rows, the first by primary key, at most the include's limit.`,
+        description: openapiText.schemas.relatedMany(name, entity),
       };
       properties[cutName(name)] = {
         type: 'boolean',
-        description: `With include=${name}: true when it has more ${entity.name} rows than ${name} holds.`,
+        description: openapiText.schemas.relatedCut(name, entity),
       };
     }
   }
@@ -169,9 +168,17 @@ export function readIncludes(
     const rawLimit = query[`limit[${path}]`];
     if (!wanted.has(path)) {
       if (rawFields !== undefined)
-        return { in: 'querystring', name: `fields[${path}]`, detail: `needs include=${path}` };
+        return {
+          in: 'querystring',
+          name: `fields[${path}]`,
+          detail: parameterText('needsInclude', { path }),
+        };
       if (rawLimit !== undefined)
-        return { in: 'querystring', name: `limit[${path}]`, detail: `needs include=${path}` };
+        return {
+          in: 'querystring',
+          name: `limit[${path}]`,
+          detail: parameterText('needsInclude', { path }),
+        };
       continue;
     }
     if (typeof rawFields === 'string') {

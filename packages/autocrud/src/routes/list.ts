@@ -15,8 +15,7 @@ import { asPlans } from '../mapper/reads/includes.js';
 import { clientSignal } from './abort.js';
 import { badRequest, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
-import { fillProblem } from '../answers.js';
-import { routeProblems } from '../errors.js';
+import { parameterText } from '../answers.js';
 
 /** What the list route needs of the mapper. */
 export interface ListRepository {
@@ -74,7 +73,10 @@ function readList(
           return {
             in: 'querystring',
             name,
-            detail: `holds ${JSON.stringify(item)}: each value ${value.detail}`,
+            detail: parameterText('eachValue', {
+              item: JSON.stringify(item),
+              detail: value.detail,
+            }),
           };
         values.push(value);
       }
@@ -96,7 +98,11 @@ function readList(
       const descending = key.startsWith('-');
       const field = descending ? key.slice(1) : key;
       if (sort.some((s) => s.field === field))
-        return { in: 'querystring', name: 'sort', detail: `names ${field} twice` };
+        return {
+          in: 'querystring',
+          name: 'sort',
+          detail: parameterText('twice', { name: field }),
+        };
       sort.push({ field, descending });
     }
   }
@@ -149,7 +155,7 @@ function hiddenParameter(
       return {
         in: 'querystring',
         name,
-        detail: fillProblem(routeProblems.noSuchField, { entity: entity.name, fields: shown }),
+        detail: parameterText('noSuchField', { entity: entity.name, fields: shown }),
       };
   }
   if (
@@ -159,13 +165,10 @@ function hiddenParameter(
     return {
       in: 'querystring',
       name: 'sort',
-      detail: `must list fields of ${entity.name} (${shown}), comma-separated, each optionally prefixed with -`,
+      detail: parameterText('sortFields', { entity: entity.name, fields: shown }),
     };
   return undefined;
 }
-
-const NOT_A_CURSOR =
-  'is not a cursor this list issued for this query: pass the `next` of the previous page unchanged, with the same sort and filters';
 
 /** The list route's handler. */
 export function listHandler(settings: ListSettings) {
@@ -208,7 +211,7 @@ export function listHandler(settings: ListSettings) {
         return badRequest(reply, {
           in: 'querystring',
           name: 'page',
-          detail: 'cannot be combined with after: a cursor page starts where the cursor points',
+          detail: parameterText('pageWithAfter'),
         });
       after = cursors.decode(scope, query.after);
       // The check above proves the token is one this service issued; its values are checked again all the same.
@@ -218,7 +221,11 @@ export function listHandler(settings: ListSettings) {
           v === null ? fields[i] !== pk : valueType((fields[i] as EntityField).kind).isCanonical(v),
         );
       if (!after || !fits)
-        return badRequest(reply, { in: 'querystring', name: 'after', detail: NOT_A_CURSOR });
+        return badRequest(reply, {
+          in: 'querystring',
+          name: 'after',
+          detail: parameterText('notACursor'),
+        });
     }
     const count = query.count !== false;
     // One row more than the page: `next` is null exactly when no row follows.

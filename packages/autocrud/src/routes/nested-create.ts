@@ -12,9 +12,9 @@ import type { EntityRepository, Row } from '../mapper/repository.js';
 import { readBody } from './body.js';
 import { badRequest, BATCH_RELATION, BATCH_ROW, rowPath } from './problems.js';
 import { inputSchema, ref } from './schemas.js';
-
-/** The most child rows one nested create takes, over all its relations: above it, a 400 (nothing written). */
-export const MAX_NESTED_ROWS = 1000;
+import { MAX_NESTED_ROWS } from './limits.js';
+import { parameterText } from '../answers.js';
+import { openapiText } from './openapi-text.js';
 
 type Schema = Record<string, unknown>;
 
@@ -56,7 +56,7 @@ export function nestedInputSchema(entity: Entity, field: string): Schema {
   const required = all?.filter((name) => name !== field) ?? [];
   return {
     ...rest,
-    description: `A ${entity.name} created with its parent (${field} is the new parent's key).`,
+    description: openapiText.schemas.nestedChild(entity, field),
     properties,
     ...(required.length > 0 ? { required } : {}),
   };
@@ -96,12 +96,12 @@ export class NestedRelations {
       bodies[r.name] = {
         type: 'array',
         maxItems: MAX_NESTED_ROWS,
-        description: `${r.entity.name} rows created with it, in the same transaction (at most ${MAX_NESTED_ROWS} children in all).`,
+        description: openapiText.schemas.nestedRows(r.entity),
         items: nestedInputSchema(r.entity, r.field),
       };
       answers[r.name] = {
         type: 'array',
-        description: `The ${r.entity.name} rows created with it, as stored, in the order sent (only on the answer of a create that carried them).`,
+        description: openapiText.schemas.nestedCreated(r.entity),
         items: ref(r.entity.name),
       };
     }
@@ -160,7 +160,7 @@ export class NestedRelations {
                 instancePath: `/${name}`,
                 schemaPath: '',
                 params: { type: 'array' },
-                message: 'must be an array',
+                message: parameterText('anArray'),
               },
             ],
           };
@@ -174,7 +174,7 @@ export class NestedRelations {
                 instancePath: `/${name}`,
                 schemaPath: '',
                 params: {},
-                message: `must hold at most ${MAX_NESTED_ROWS} rows (over all relations of one create)`,
+                message: parameterText('nestedRows', { max: MAX_NESTED_ROWS }),
               },
             ],
           };

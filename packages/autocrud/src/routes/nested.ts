@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { Entity } from '../entity.js';
 import { CrudOperations } from '../operations.js';
-import { admit, refuse, type Access } from './admission.js';
+import { admit, refuse, refused, type Access } from './admission.js';
 import type { CursorCodec } from './cursor.js';
 import { includeParameters, includePaths, type RelationsOf } from './includes.js';
 import { listHandler, type ListRepository } from './list.js';
@@ -70,7 +70,7 @@ export function nestedRoutes(settings: NestedRouteSettings): RouteOptions[] {
         'list',
         request,
       );
-      if ('status' in access) return refuse(reply, access);
+      if (refused(access)) return refuse(reply, access);
       accesses.set(request, access);
       return undefined;
     };

@@ -4,8 +4,33 @@
 // and handlers, and take their text from here.
 import type { Entity } from '../entity.js';
 import { MAX_ALTERNATIVES } from '../mapper/sql/query.js';
-import { MAX_BATCH_ROWS } from './batch.js';
-import { MAX_NESTED_ROWS } from './nested-create.js';
+import type { FilterOperator } from '../mapper/sql/query.js';
+import {
+  DEFAULT_INCLUDE_LIMIT,
+  MAX_BATCH_ROWS,
+  MAX_INCLUDE_LIMIT,
+  MAX_LIST_VALUES,
+  MAX_NESTED_ROWS,
+} from './limits.js';
+
+// Completes "Rows whose <field> ..." in each filter parameter's description.
+const OPERATOR_TEXT: Readonly<Record<FilterOperator, string>> = {
+  eq: 'is equal to this value',
+  ne: 'is not equal to this value',
+  gt: 'is greater than this value',
+  gte: 'is greater than or equal to this value',
+  lt: 'is less than this value',
+  lte: 'is less than or equal to this value',
+  like: 'contains this text (case-sensitive; % and _ match themselves)',
+  ilike:
+    'contains this text in any case (Unicode lower case: É matches é, ß does not match SS; % and _ match themselves)',
+  in: `is one of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
+  nin: `is none of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
+  null: 'is NULL (true) or is not NULL (false)',
+};
+
+/** The page size an answer says it used: the list's and the history's. */
+const PAGE_SIZE_IN_EFFECT = 'The page size in effect (the requested one, capped).';
 
 /**
  * The prose of each generated route, by route: summaries, descriptions, and the descriptions of
@@ -88,7 +113,7 @@ export const openapiText = {
     description:
       "Every recorded write of the row (create, update, patch, delete, softDelete), including after it was deleted: which fields changed, from what to what (sensitive fields are listed without values), the versions, the database's time, and the request's correlation id, subject and trace id. A row with no recorded change answers an empty page. Paging: pageSize, and after=<the next of the previous page>.",
     ok: 'The changes, newest first.',
-    pageSize: 'The page size in effect (the requested one, capped).',
+    pageSize: PAGE_SIZE_IN_EFFECT,
     next: 'The cursor of the next (older) page: pass it as `after`; null exactly when no change follows.',
     pageSizeParameter: (maxPageSize: number) => `Changes per page (at most ${maxPageSize}).`,
     afterParameter: 'The `next` of the previous page.',
@@ -98,5 +123,92 @@ export const openapiText = {
       `List the ${child.name} rows of one ${parent.name}, a page at a time`,
     description: (parent: Entity, child: Entity, field: string) =>
       `The ${child.name} list (its filters, sort, paging, cursors, fields and include) restricted to the rows whose ${field} is this ${parent.name}'s ${parent.primaryKey}. 404 when the ${parent.name} does not exist or was deleted.`,
+  },
+  /** The query and path parameters of the routes. */
+  parameters: {
+    key: (entity: Entity, pk: string) => `The ${entity.name}'s ${pk}.`,
+    page: (maxPageNumber: number) => `The page, from 1 (at most ${maxPageNumber}).`,
+    pageSize: (defaultPageSize: number, maxPageSize: number) =>
+      `Rows per page (default ${defaultPageSize}); above ${maxPageSize} it is ${maxPageSize}.`,
+    after:
+      'A cursor: the `next` of the previous page, unchanged. The page holds the rows after it in the same order (keyset paging: stable while rows are inserted or deleted before it, and as fast deep in the list as at its start). Use with the same sort and filters; not with page.',
+    count:
+      'Count the rows the filters match (`total`, `totalPages`). `false` skips the count, which on a large table costs more than the page.',
+    sort: (sortable: readonly string[]) =>
+      `Sort keys, comma-separated, each a field optionally prefixed with - for descending: ${sortable.join(', ')}.`,
+    filter: (field: string, op: FilterOperator) => `Rows whose ${field} ${OPERATOR_TEXT[op]}.`,
+    alternative: (alternative: number, field: string, op: FilterOperator) =>
+      `In alternative ${alternative} of the OR group (rows match all conditions of at least one alternative): rows whose ${field} ${OPERATOR_TEXT[op]}.`,
+    fields: (entity: Entity, names: readonly string[]) =>
+      `Answer only these fields of each ${entity.name}, comma-separated: ${names.join(', ')}. The ETag is still the row's version.`,
+    include: (entity: Entity, names: readonly string[]) =>
+      `Related rows to answer with each ${entity.name}, comma-separated (or the parameter repeated): ${names.join(', ')}. A one-to-many relation answers at most ${DEFAULT_INCLUDE_LIMIT} rows per ${entity.name} (limit[path], at most ${MAX_INCLUDE_LIMIT}), the first by primary key, and sets <relation>Cut: true when there were more. A many-to-one relation whose row is missing or deleted answers null.`,
+    includeFields: (path: string, included: Entity) =>
+      `With include=${path}: answer only these fields of each ${included.name} it includes, comma-separated: ${included.fields.map((f) => f.name).join(', ')}.`,
+    includeLimit: (path: string, included: Entity) =>
+      `With include=${path}: at most this many ${included.name} rows per parent (default ${DEFAULT_INCLUDE_LIMIT}).`,
+  },
+  /** The request and answer headers of the routes. */
+  headers: {
+    idempotencyKey:
+      'Makes the create happen at most once: a retry with the same key and body answers the first result (Idempotent-Replayed: true) and creates nothing; the same key with another body is 422; while the first request runs, 409 with Retry-After. Keys are kept for a day by default.',
+    ifMatch: (entity: Entity, required: boolean) =>
+      `The ETag of the ${entity.name} as read (GET answers it): the write happens only while the row is at that version, else 412 and nothing changes.${required ? ' Required: without it the write is 428.' : ''}`,
+    ifNoneMatch: (entity: Entity) =>
+      `An ETag of the ${entity.name} the client holds: 304 (no body) while it is current.`,
+    etag: (entity: Entity) => `The ${entity.name}'s version, for If-Match and If-None-Match.`,
+    retryAfter: 'Seconds to wait before retrying.',
+    currentVersion: 'The current version.',
+  },
+  /** The bodies the routes take and the shapes they answer. */
+  schemas: {
+    defaulted: (said: string, value: unknown) =>
+      `${said}Default when left out: ${JSON.stringify(value)}.`,
+    input: (entity: Entity) => `The fields of ${entity.name} a client writes.`,
+    patch: (entity: Entity) =>
+      `A JSON Merge Patch of a ${entity.name}: the fields it names change (null clears a nullable one), the others stay as they are.`,
+    batchVersion:
+      'The version the row was read at (its ETag): the row is written only while it is still at it.',
+    batchPatch: (entity: Entity, pk: string, version: string | undefined) =>
+      `One ${entity.name} of a bulk PATCH: its ${pk}, the fields to change (a JSON Merge Patch)${version ? `, and the ${version} it was read at` : ''}.`,
+    nestedChild: (child: Entity, field: string) =>
+      `A ${child.name} created with its parent (${field} is the new parent's key).`,
+    nestedRows: (child: Entity) =>
+      `${child.name} rows created with it, in the same transaction (at most ${MAX_NESTED_ROWS} children in all).`,
+    nestedCreated: (child: Entity) =>
+      `The ${child.name} rows created with it, as stored, in the order sent (only on the answer of a create that carried them).`,
+    relatedOne: (name: string, related: Entity) =>
+      `With include=${name}: the ${related.name} (null when it is missing or deleted).`,
+    relatedMany: (name: string, related: Entity) =>
+      `With include=${name}: its ${related.name} rows, the first by primary key, at most the include's limit.`,
+    relatedCut: (name: string, related: Entity) =>
+      `With include=${name}: true when it has more ${related.name} rows than ${name} holds.`,
+    total: 'Rows matching the filters, on all pages (absent with count=false).',
+    page: 'The page number (absent on a cursor page).',
+    pageSize: PAGE_SIZE_IN_EFFECT,
+    totalPages: 'Absent with count=false.',
+    next: 'The cursor of the next page (pass it as `after`); null exactly when no row follows this page.',
+  },
+  /** The problem answers in the document. */
+  problems: {
+    correlationId: "The request's correlation id, when the audit trail is on.",
+    errors: 'For 400: the parameters at fault.',
+    errorName: 'The query or path parameter, or the body field.',
+    errorPointer: 'A JSON pointer into that part of the request.',
+    missingReference:
+      'A field names a row that does not exist or is deleted; `errors` names it (`customerId`, `[3].customerId`, `lines[3].productId`), and nothing was written.',
+    /** Joins the descriptions of one status's several causes. */
+    or: ' Or: ',
+    byStatus: {
+      400: 'A parameter or the body is not valid; `errors` names it.',
+      403: "The token's roles do not allow this operation, or its claims cannot scope it; nothing was read or written.",
+      404: 'No such row (or it was deleted).',
+      409: 'The write conflicts with a unique or foreign-key constraint.',
+      412: 'If-Match named another version: the row changed since it was read, and nothing was written. ETag is the current version.',
+      422: 'The Idempotency-Key was used for another body; nothing was created.',
+      428: 'The write needs If-Match: the ETag of the row as read.',
+      503: 'The database is unavailable or busy; retry after `Retry-After` seconds.',
+      504: 'The statement ran longer than the service allows and was cancelled; nothing of it was written.',
+    },
   },
 } as const;

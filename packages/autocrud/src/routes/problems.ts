@@ -8,12 +8,14 @@ import { sendProblem, type ProblemDetails } from '@kit/core';
 import type { Entity } from '../entity.js';
 import { routeProblems } from '../errors.js';
 import {
-  fillProblem,
+  AnswerableError,
   isAnswerable,
-  type Answerable,
+  parameterText,
+  problemText,
   type ProblemShape,
   type ProblemSubject,
 } from '../answers.js';
+import { InvalidParameterError, NotFoundError, PreconditionRequiredError } from './route-errors.js';
 import type { FilterParameter } from './schemas.js';
 import { describeValidation, type AjvError, type InvalidParameter } from './validation-faults.js';
 
@@ -21,23 +23,22 @@ export type { InvalidParameter, ParameterLocation } from './validation-faults.js
 export { BATCH_RELATION, BATCH_ROW, rowPath } from './validation-faults.js';
 
 /** A key a body parser refused (`__proto__`), answered 400 by the routes' error handler. */
-export class BodyKeyError extends Error implements Answerable {
-  readonly statusCode = 400;
-  constructor(readonly key: string) {
-    super(`The body holds the key ${key}`);
-  }
+export class BodyKeyError extends AnswerableError<'KIT_ERR_AUTOCRUD_INVALID_PARAMETER'> {
+  /** The status Fastify reads of an error a body parser hands it: the error's own. */
+  readonly statusCode: number;
 
-  get httpStatus(): number {
-    return this.statusCode;
+  constructor(readonly key: string) {
+    super('KIT_ERR_AUTOCRUD_INVALID_PARAMETER', `The body holds the key ${key}`);
+    this.statusCode = this.httpStatus;
   }
 
   /** The 400 of a body field that is none of the entity's. */
   problem(subject: ProblemSubject): ProblemShape {
-    return faultShape({
+    return new InvalidParameterError({
       in: 'body',
       name: this.key,
-      detail: fillProblem(routeProblems.notAField, { entity: subject.name }),
-    });
+      detail: parameterText('notAField', { entity: subject.name }),
+    }).problem();
   }
 }
 
@@ -54,6 +55,7 @@ export function pointerTo(name: string): string {
 
 const TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
@@ -76,24 +78,6 @@ export function problem(
   return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra };
 }
 
-const WHERE: Readonly<Record<InvalidParameter['in'], string>> = {
-  querystring: 'Query parameter',
-  params: 'Path parameter',
-  headers: 'Header',
-  body: 'Body field',
-};
-
-/** The 400 naming one parameter at fault: `Query parameter 'pageSize' must be an integer.` */
-function faultShape(fault: InvalidParameter): ProblemShape {
-  const subject =
-    fault.in === 'body' && fault.name === '' ? 'The body' : `${WHERE[fault.in]} '${fault.name}'`;
-  return {
-    status: 400,
-    detail: `${subject} ${fault.detail}.`,
-    errors: [{ in: fault.in, name: fault.name, detail: fault.detail }],
-  };
-}
-
 /**
  * Answers a problem shape: its status, problem-details body (each parameter at fault in `errors`
  * with its JSON pointer, then the shape's own members) and headers; no body when it has no detail.
@@ -113,39 +97,39 @@ export function sendShape(reply: FastifyReply, shape: ProblemShape): FastifyRepl
   );
 }
 
+/**
+ * Answers an error of the routes' own (route-errors.ts) as it says it answers: its status,
+ * problem details and headers. Nothing else in the routes states a status.
+ *
+ * @example
+ * ```ts
+ * if (!row) return answer(reply, new NotFoundError(entity.name, entity.primaryKey, key));
+ * ```
+ */
+export function answer(reply: FastifyReply, error: { problem(): ProblemShape }): FastifyReply {
+  return sendShape(reply, error.problem());
+}
+
 /** Answers 400 naming the parameter. */
 export function badRequest(reply: FastifyReply, fault: InvalidParameter): FastifyReply {
-  return sendShape(reply, faultShape(fault));
+  return answer(reply, new InvalidParameterError(fault));
 }
 
 /** Answers 428: the write needs `If-Match`. */
 export function preconditionRequired(reply: FastifyReply, entity: Entity): FastifyReply {
-  return sendProblem(
-    reply,
-    problem(428, fillProblem(routeProblems.preconditionRequired, { entity: entity.name })),
-  );
+  return answer(reply, new PreconditionRequiredError(entity.name));
 }
 
 /** Answers 404 for a primary key with no (visible) row. */
 export function notFound(reply: FastifyReply, entity: Entity, key: unknown): FastifyReply {
-  return sendProblem(
-    reply,
-    problem(
-      404,
-      fillProblem(routeProblems.notFound, {
-        entity: entity.name,
-        pk: entity.primaryKey,
-        key: JSON.stringify(key),
-      }),
-    ),
-  );
+  return answer(reply, new NotFoundError(entity.name, entity.primaryKey, key));
 }
 
 /** What Fastify's own client errors (an unparsable, too large or wrongly typed body) say. */
 const CLIENT_ERRORS: Readonly<Record<number, string>> = {
-  415: routeProblems.bodyNotJson,
-  413: 'The body is too large.',
-  400: 'The body is not valid JSON.',
+  415: problemText('KIT_ERR_AUTOCRUD_NOT_JSON', 'notJson'),
+  413: routeProblems.bodyTooLarge,
+  400: routeProblems.bodyInvalidJson,
 };
 
 /**
@@ -185,7 +169,7 @@ export function crudErrorHandler(
     if (status >= 400 && status < 500)
       return sendProblem(
         reply,
-        problem(status, CLIENT_ERRORS[status] ?? 'The request is not valid.'),
+        problem(status, CLIENT_ERRORS[status] ?? routeProblems.clientError),
       );
     request.log.error({ err: error }, 'AutoCrud route failed');
     return sendProblem(reply, problem(500, routeProblems.serverError));

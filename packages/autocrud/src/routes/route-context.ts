@@ -9,9 +9,6 @@ import type {
   onRequestHookHandler,
   RouteOptions,
 } from 'fastify';
-import { sendProblem } from '@kit/core';
-import { routeProblems } from '../errors.js';
-import { fillProblem } from '../answers.js';
 import type { CallOptions, Row, WriteOptions } from '../mapper/repository.js';
 import { valueType, ValueFault } from '../values/kinds.js';
 import { optionalToken } from './admission.js';
@@ -24,18 +21,18 @@ import {
   crudErrorHandler,
   notFound,
   preconditionRequired,
-  problem,
+  answer,
 } from './problems.js';
 import { etagHeader } from './answer-schemas.js';
+import { NoEtagError } from './route-errors.js';
 import { keyParams, listQuery, type FilterParameter } from './schemas.js';
 import type { CrudRouteSettings } from './settings.js';
+import { parameterText } from '../answers.js';
 
 /** Route schemas carry OpenAPI keys (summary, description) that Fastify's type does not list. */
 export function documented(schema: Record<string, unknown>): FastifySchema {
   return schema as FastifySchema;
 }
-
-const IF_MATCH_FORMAT = 'must be * or a comma-separated list of entity-tags ("3", W/"3")';
 
 /**
  * What every generated route of one entity needs. Written out, not inferred: the declarations of
@@ -163,14 +160,17 @@ export function routeContext(
     }
     const preconditions = parsePreconditions(header);
     if (!preconditions) {
-      badRequest(reply, { in: 'headers', name: 'If-Match', detail: IF_MATCH_FORMAT });
+      badRequest(reply, {
+        in: 'headers',
+        name: 'If-Match',
+        detail: parameterText('ifMatchFormat'),
+      });
       return undefined;
     }
     if (preconditions.any) return {};
     if (version !== undefined) return { ifVersion: matchingVersions(preconditions) };
     const exists = (await repository.get(keyOf(request), call)) !== undefined;
-    if (exists)
-      sendProblem(reply, problem(412, fillProblem(routeProblems.noEtag, { entity: entity.name })));
+    if (exists) answer(reply, new NoEtagError(entity.name));
     else notFound(reply, entity, keyOf(request));
     return undefined;
   };

@@ -13,9 +13,10 @@
  * | `create/route.ts` | `POST /`: picks the kind of create and runs its plan; `create/schema.ts` its document |
  * | `create/single.ts`, `create/bulk.ts`, `create/nested.ts`, `create/upsert.ts`, `create/idempotent.ts` | each kind of create, and the at-most-once run under `Idempotency-Key` |
  * | `history.ts`, `nested.ts` | `GET /{pk}/history`, `GET /{pk}/{relation}` |
- * | `openapi-text.ts` | every summary and description of the document |
+ * | `openapi-text.ts`, `limits.ts` | every summary and description of the document; the limits it and the handlers state |
  * | `route-context.ts` | what every route needs (`RouteContext`), a route by key (`RowContext`), a write (`WriteContext`) |
  * | `problems.ts`, `validation-faults.ts` | the one error handler, and the 400 naming a parameter at fault |
+ * | `route-errors.ts` | the routes' own answers (no row, no `If-Match`, a parameter at fault, a refused caller, …) as errors carrying their codes |
  * | the other files | what several routes use: bodies, batches, cursors, fields, includes, conditional requests, authorization |
  *
  * What only one route needs (the list's query and cursors, the create's settings) is passed to

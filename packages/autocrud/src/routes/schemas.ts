@@ -7,6 +7,8 @@ import { MAX_ALTERNATIVES, operatorsFor, type FilterOperator } from '../mapper/s
 import { MAX_VALUE_LENGTH, valueType } from '../values/kinds.js';
 import { MAX_CURSOR_LENGTH } from './cursor.js';
 import { fieldsParameter } from './fields.js';
+import { MAX_LIST_VALUES } from './limits.js';
+import { openapiText } from './openapi-text.js';
 
 export { MAX_VALUE_LENGTH };
 
@@ -16,9 +18,6 @@ export interface PageLimits {
   readonly maxPageSize: number;
   readonly maxPageNumber: number;
 }
-
-/** At most this many values in an `in`/`nin` list. */
-export const MAX_LIST_VALUES = 100;
 
 type Schema = Record<string, unknown>;
 
@@ -49,7 +48,7 @@ function bodyProperty(field: EntityField): Schema {
   if (!('default' in field.schema)) return field.schema;
   const { default: value, ...rest } = field.schema;
   const said = typeof rest.description === 'string' ? `${rest.description} ` : '';
-  return { ...rest, description: `${said}Default when left out: ${JSON.stringify(value)}.` };
+  return { ...rest, description: openapiText.schemas.defaulted(said, value) };
 }
 
 /** The request-body component: the writable fields, nothing else. */
@@ -65,7 +64,7 @@ export function inputSchema(entity: Entity): Schema {
   return {
     $id: inputName(entity),
     title: inputName(entity),
-    description: `The fields of ${entity.name} a client writes.`,
+    description: openapiText.schemas.input(entity),
     type: 'object',
     additionalProperties: false,
     ...(required.length > 0 ? { required } : {}),
@@ -89,7 +88,7 @@ export function patchSchema(entity: Entity): Schema {
   return {
     $id: patchName(entity),
     title: patchName(entity),
-    description: `A JSON Merge Patch of a ${entity.name}: the fields it names change (null clears a nullable one), the others stay as they are.`,
+    description: openapiText.schemas.patch(entity),
     type: 'object',
     additionalProperties: false,
     properties,
@@ -116,13 +115,12 @@ export function batchPatchSchema(entity: Entity): Schema {
     properties[version.name] = {
       type: 'integer',
       minimum: 0,
-      description:
-        'The version the row was read at (its ETag): the row is written only while it is still at it.',
+      description: openapiText.schemas.batchVersion,
     };
   return {
     $id: batchPatchName(entity),
     title: batchPatchName(entity),
-    description: `One ${entity.name} of a bulk PATCH: its ${pk.name}, the fields to change (a JSON Merge Patch)${version ? `, and the ${version.name} it was read at` : ''}.`,
+    description: openapiText.schemas.batchPatch(entity, pk.name, version?.name),
     type: 'object',
     additionalProperties: false,
     required: [pk.name],
@@ -157,22 +155,6 @@ export function filterKey(
   return op === undefined ? `${head}[${field}]` : `${head}[${field}][${op}]`;
 }
 
-// Completes "Rows whose <field> ..." in each filter parameter's description.
-const OPERATOR_TEXT: Readonly<Record<FilterOperator, string>> = {
-  eq: 'is equal to this value',
-  ne: 'is not equal to this value',
-  gt: 'is greater than this value',
-  gte: 'is greater than or equal to this value',
-  lt: 'is less than this value',
-  lte: 'is less than or equal to this value',
-  like: 'contains this text (case-sensitive; % and _ match themselves)',
-  ilike:
-    'contains this text in any case (Unicode lower case: É matches é, ß does not match SS; % and _ match themselves)',
-  in: `is one of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
-  nin: `is none of these values (comma-separated, at most ${MAX_LIST_VALUES})`,
-  null: 'is NULL (true) or is not NULL (false)',
-};
-
 /** What each accepted filter parameter means. */
 export interface FilterParameter {
   readonly field: EntityField;
@@ -197,32 +179,30 @@ export function listQuery(
       minimum: 1,
       maximum: limits.maxPageNumber,
       default: 1,
-      description: `The page, from 1 (at most ${limits.maxPageNumber}).`,
+      description: openapiText.parameters.page(limits.maxPageNumber),
     },
     pageSize: {
       type: 'integer',
       minimum: 1,
       default: limits.defaultPageSize,
-      description: `Rows per page (default ${limits.defaultPageSize}); above ${limits.maxPageSize} it is ${limits.maxPageSize}.`,
+      description: openapiText.parameters.pageSize(limits.defaultPageSize, limits.maxPageSize),
     },
     after: {
       type: 'string',
       minLength: 1,
       maxLength: MAX_CURSOR_LENGTH,
-      description:
-        'A cursor: the `next` of the previous page, unchanged. The page holds the rows after it in the same order (keyset paging: stable while rows are inserted or deleted before it, and as fast deep in the list as at its start). Use with the same sort and filters; not with page.',
+      description: openapiText.parameters.after,
     },
     count: {
       type: 'boolean',
       default: true,
-      description:
-        'Count the rows the filters match (`total`, `totalPages`). `false` skips the count, which on a large table costs more than the page.',
+      description: openapiText.parameters.count,
     },
     sort: {
       type: 'string',
       maxLength: sortable.join(',-').length + 1,
       pattern: `^-?(?:${sortable.join('|')})(?:,-?(?:${sortable.join('|')}))*$`,
-      description: `Sort keys, comma-separated, each a field optionally prefixed with - for descending: ${sortable.join(', ')}.`,
+      description: openapiText.parameters.sort(sortable),
     },
     fields: fieldsParameter(entity),
   };
@@ -243,7 +223,7 @@ export function listQuery(
           : op === 'like' || op === 'ilike'
             ? valueType(field.kind).textSchema(field.format)
             : valueSchema(field);
-      const description = `Rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
+      const description = openapiText.parameters.filter(field.name, op);
       for (const key of op === 'eq'
         ? [filterKey(field.name, undefined), filterKey(field.name, op)]
         : [filterKey(field.name, op)]) {
@@ -252,7 +232,7 @@ export function listQuery(
       }
       // The OR group: the same parameters under filter[or][0..9]; rows match one alternative's conditions, all of them.
       for (let alternative = 0; alternative < MAX_ALTERNATIVES; alternative++) {
-        const text = `In alternative ${alternative} of the OR group (rows match all conditions of at least one alternative): rows whose ${field.name} ${OPERATOR_TEXT[op]}.`;
+        const text = openapiText.parameters.alternative(alternative, field.name, op);
         for (const key of op === 'eq'
           ? [filterKey(field.name, undefined, alternative), filterKey(field.name, op, alternative)]
           : [filterKey(field.name, op, alternative)]) {
@@ -279,7 +259,7 @@ export function keyParams(entity: Entity): Schema {
     required: [pk.name],
     additionalProperties: false,
     properties: {
-      [pk.name]: { ...valueSchema(pk), description: `The ${entity.name}'s ${pk.name}.` },
+      [pk.name]: { ...valueSchema(pk), description: openapiText.parameters.key(entity, pk.name) },
     },
   };
 }
@@ -291,21 +271,11 @@ export function pageSchema(entity: Entity): Schema {
     required: ['items', 'pageSize', 'next'],
     properties: {
       items: { type: 'array', items: ref(entity.name) },
-      total: {
-        type: 'integer',
-        description: 'Rows matching the filters, on all pages (absent with count=false).',
-      },
-      page: { type: 'integer', description: 'The page number (absent on a cursor page).' },
-      pageSize: {
-        type: 'integer',
-        description: 'The page size in effect (the requested one, capped).',
-      },
-      totalPages: { type: 'integer', description: 'Absent with count=false.' },
-      next: {
-        type: ['string', 'null'],
-        description:
-          'The cursor of the next page (pass it as `after`); null exactly when no row follows this page.',
-      },
+      total: { type: 'integer', description: openapiText.schemas.total },
+      page: { type: 'integer', description: openapiText.schemas.page },
+      pageSize: { type: 'integer', description: openapiText.schemas.pageSize },
+      totalPages: { type: 'integer', description: openapiText.schemas.totalPages },
+      next: { type: ['string', 'null'], description: openapiText.schemas.next },
     },
   };
 }

@@ -6,9 +6,9 @@ import type { FastifyError } from 'fastify';
 import type { Entity } from '../entity.js';
 import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/sql/query.js';
 import { allowedText } from '../values/fields.js';
-import { MAX_LIST_VALUES, MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
-import { fillProblem } from '../answers.js';
-import { routeProblems } from '../errors.js';
+import { MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
+import { MAX_LIST_VALUES } from './limits.js';
+import { parameterText } from '../answers.js';
 
 /** Where a parameter at fault is, named as Kit's own validation problems name it. */
 export type ParameterLocation = 'querystring' | 'params' | 'headers' | 'body';
@@ -46,7 +46,7 @@ const ARTICLE: Readonly<Record<string, string>> = {
 
 function typeText(params: Record<string, unknown>): string {
   const types = String(params.type).split(',');
-  return `must be ${types.map((t) => ARTICLE[t] ?? t).join(' or ')}`;
+  return parameterText('mustBe', { types: types.map((t) => ARTICLE[t] ?? t).join(' or ') });
 }
 
 /** Why a query parameter the schema does not list is refused, as precisely as its name allows. */
@@ -59,27 +59,32 @@ function unknownQueryParameter(
   if (alternative) {
     const [, index = '', rest = ''] = alternative;
     if (!/^\d+$/.test(index) || Number(index) >= MAX_ALTERNATIVES)
-      return `is not an alternative of the OR group: write filter[or][n][field][operator]=value with n from 0 to ${MAX_ALTERNATIVES - 1} (at most ${MAX_ALTERNATIVES} alternatives)`;
-    if (rest.startsWith('[or]'))
-      return 'nests an OR group in an alternative: OR groups do not nest (one level: filter[or][n][field][operator])';
+      return parameterText('notAnAlternative', {
+        last: MAX_ALTERNATIVES - 1,
+        count: MAX_ALTERNATIVES,
+      });
+    if (rest.startsWith('[or]')) return parameterText('nestedOr');
     return unknownQueryParameter(entity, `filter${rest}`, hidden);
   }
   const match = /^filter\[([^\]]*)\](?:\[([^\]]*)\])?$/.exec(name);
   if (!match) {
-    if (name.startsWith('filter'))
-      return 'is malformed: write filter[field]=value or filter[field][operator]=value';
-    return 'is not accepted: the list takes page, pageSize, after, count, sort, fields and filter[field][operator]';
+    if (name.startsWith('filter')) return parameterText('malformedFilter');
+    return parameterText('notAccepted');
   }
   const [, fieldName = '', op] = match;
   const field = entity.fields.find((f) => f.name === fieldName && !hidden?.has(f.name));
   if (!field)
-    return fillProblem(routeProblems.noSuchField, {
+    return parameterText('noSuchField', {
       entity: entity.name,
       fields: shownFields(entity, hidden),
     });
   if (op !== undefined && !(FILTER_OPERATORS as readonly string[]).includes(op))
-    return `has an unknown operator; operators: ${FILTER_OPERATORS.join(', ')}`;
-  return `uses an operator that does not apply to the ${field.kind} field ${field.name}; it takes ${operatorsFor(field).join(', ')}`;
+    return parameterText('unknownOperator', { operators: FILTER_OPERATORS.join(', ') });
+  return parameterText('operatorNotFor', {
+    kind: field.kind,
+    field: field.name,
+    operators: operatorsFor(field).join(', '),
+  });
 }
 
 /** The fields a caller may see, as the 400s list them (`hidden`: the fields its authorization rule hides). */
@@ -107,7 +112,7 @@ function describeQueryError(
     return {
       in: 'querystring',
       name,
-      detail: fillProblem(routeProblems.noSuchField, {
+      detail: parameterText('noSuchField', {
         entity: entity.name,
         fields: shownFields(entity, hidden),
       }),
@@ -115,22 +120,32 @@ function describeQueryError(
   let detail: string;
   if (e.keyword === 'pattern' && filter) {
     const kind = filter.field.kind;
-    detail = `must be a comma-separated list of 1 to ${MAX_LIST_VALUES} ${kind === 'uuid' ? 'UUID' : kind} values${kind === 'string' ? ` of at most ${MAX_VALUE_LENGTH} characters` : ''}`;
+    detail = parameterText('valueList', {
+      max: MAX_LIST_VALUES,
+      kind: kind === 'uuid' ? 'UUID' : kind,
+      length: kind === 'string' ? parameterText('valueLength', { max: MAX_VALUE_LENGTH }) : '',
+    });
   } else if (e.keyword === 'pattern' && name === 'sort') {
-    detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each optionally prefixed with -`;
+    detail = parameterText('sortFields', {
+      entity: entity.name,
+      fields: shownFields(entity, hidden),
+    });
   } else if (
     (e.keyword === 'pattern' || e.keyword === 'maxLength' || e.keyword === 'minLength') &&
     name === 'fields'
   ) {
-    detail = `must list fields of ${entity.name} (${shownFields(entity, hidden)}), comma-separated, each at most once`;
+    detail = parameterText('fieldList', {
+      entity: entity.name,
+      fields: shownFields(entity, hidden),
+    });
   } else if (e.keyword === 'type') {
     detail = typeText(e.params);
   } else if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
     detail = allowedText(e.params.allowedValues as string[]);
   } else if (e.keyword === 'maxLength' && filter) {
-    detail = `must be at most ${String(e.params.limit)} characters`;
+    detail = parameterText('atMostCharacters', { limit: String(e.params.limit) });
   } else {
-    detail = e.message ?? 'is not valid';
+    detail = e.message ?? parameterText('invalid');
   }
   return { in: 'querystring', name, detail };
 }
@@ -185,12 +200,16 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
       in: 'body',
       name,
       detail: known
-        ? 'is read-only'
-        : fillProblem(routeProblems.notAField, { entity: entity.name }),
+        ? parameterText('readOnlyField')
+        : parameterText('notAField', { entity: entity.name }),
     };
   }
   if (e.keyword === 'required')
-    return { in: 'body', name: String(e.params.missingProperty), detail: 'is required' };
+    return {
+      in: 'body',
+      name: String(e.params.missingProperty),
+      detail: parameterText('required'),
+    };
   // The field, not a path inside a JSON field's value.
   const name = pointerHead(e.instancePath);
   const inner = e.instancePath.slice(name.length + 1);
@@ -199,11 +218,11 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
       ? typeText(e.params)
       : e.keyword === 'enum' && Array.isArray(e.params.allowedValues)
         ? allowedText(e.params.allowedValues as string[])
-        : (e.message ?? 'is not valid');
+        : (e.message ?? parameterText('invalid'));
   return {
     in: 'body',
     name,
-    detail: inner ? `does not match its schema at ${inner}: ${detail}` : detail,
+    detail: inner ? parameterText('insideJson', { path: inner, detail }) : detail,
   };
 }
 
@@ -241,7 +260,9 @@ export function describeValidation(
         in: 'params',
         name: pointerHead(first.instancePath),
         detail:
-          first.keyword === 'type' ? typeText(first.params) : (first.message ?? 'is not valid'),
+          first.keyword === 'type'
+            ? typeText(first.params)
+            : (first.message ?? parameterText('invalid')),
       };
     case 'headers':
       return {
@@ -249,8 +270,8 @@ export function describeValidation(
         name: headerName(first),
         detail:
           first.keyword === 'pattern'
-            ? 'must be 1 to 255 visible ASCII characters (a UUID, for example)'
-            : (first.message ?? 'is not valid'),
+            ? parameterText('headerValue')
+            : (first.message ?? parameterText('invalid')),
       };
     default:
       return describeBodyError(entity, first);

@@ -5,6 +5,7 @@ import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'aj
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { DECIMAL_FORMAT, INT64_FORMAT, UUID_FORMAT } from '../values/kinds.js';
+import { parameterText } from '../answers.js';
 
 // ajv-formats is CommonJS: its default export is the function under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -33,10 +34,10 @@ function ajv(coerce: boolean): Ajv {
 // What a query-string or path value must look like to be coerced to a number: ajv coerces with
 // Number(), which also reads `0x10`, `1e1`, ` 1`, `+1` and `1.0` as integers.
 const TEXT_GRAMMAR: Readonly<Record<string, { pattern: RegExp; message: string }>> = {
-  integer: { pattern: /^-?\d+$/, message: 'must be a decimal integer (digits and an optional -)' },
+  integer: { pattern: /^-?\d+$/, message: parameterText('decimalInteger') },
   number: {
     pattern: /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/,
-    message: 'must be a decimal number',
+    message: parameterText('decimalNumber'),
   },
 };
 
@@ -97,7 +98,7 @@ function readList(
       errors: errorAt(
         key,
         'maxItems',
-        `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+        parameterText('atMostOf', { max: list.maxItems, allowed: [...list.allowed].join(', ') }),
       ),
     };
   for (const part of parts) {
@@ -106,7 +107,7 @@ function readList(
         errors: errorAt(
           key,
           'maxItems',
-          `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+          parameterText('atMostOf', { max: list.maxItems, allowed: [...list.allowed].join(', ') }),
         ),
       };
     for (const value of part.split(',')) {
@@ -115,7 +116,10 @@ function readList(
           errors: errorAt(
             key,
             'enum',
-            `names ${JSON.stringify(value.slice(0, 64))}, which is not one of: ${[...list.allowed].join(', ')}`,
+            parameterText('notOneOf', {
+              value: JSON.stringify(value.slice(0, 64)),
+              allowed: [...list.allowed].join(', '),
+            }),
           ),
         };
       if (!values.includes(value)) values.push(value);
@@ -125,7 +129,7 @@ function readList(
         errors: errorAt(
           key,
           'maxItems',
-          `must list at most ${list.maxItems} of: ${[...list.allowed].join(', ')}`,
+          parameterText('atMostOf', { max: list.maxItems, allowed: [...list.allowed].join(', ') }),
         ),
       };
   }
@@ -248,7 +252,7 @@ function flat(
     }
     for (const [key, value] of Object.entries(values)) {
       if (typeof value === 'number' && !Number.isFinite(value)) {
-        check.errors = errorAt(key, 'finite', 'must be a finite number');
+        check.errors = errorAt(key, 'finite', parameterText('finite'));
         return false;
       }
     }

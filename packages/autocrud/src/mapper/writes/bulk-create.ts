@@ -2,7 +2,12 @@
 // again one statement each when the database refuses one so that the refused row is named. What a
 // nested create shares with it (each row's insert, the refusals, the created rows' changes) is here.
 import { chunkRows, insertRows } from './bulk-insert.js';
-import { BatchRowError, ConstraintViolationError, InvalidValueError } from '../errors.js';
+import {
+  BatchRowError,
+  ConstraintViolationError,
+  InvalidValueError,
+  noRowAnswered,
+} from '../errors.js';
 import type { Scope } from '../sql/query.js';
 import type { PreparedInsert, Row, Table, WriteScope } from '../seam/table.js';
 import type { ChangeContext, ChangeRecord } from '../seam/changes.js';
@@ -83,7 +88,7 @@ export async function createMany(
       for (const { columns, values } of prepared) {
         const insert = table.insertStatement(db, columns);
         const [stored] = await row(rows.length, () => trx.executeQuery<Row>(insert.bind(values)));
-        if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
+        if (!stored) throw noRowAnswered(`INSERT INTO ${table.name} ... RETURNING`);
         rows.push(table.decode(stored));
       }
       await record(table, createdChanges(table, rows));

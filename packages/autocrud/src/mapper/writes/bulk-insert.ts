@@ -13,6 +13,7 @@ import type { Db } from '../sql/engine.js';
 import { kitTimestamps } from '../sql/stamps.js';
 import { splitTable } from '../schema/tables.js';
 import type { PreparedInsert, Row, Table } from '../seam/table.js';
+import { noRowAnswered } from '../errors.js';
 
 /** At most this many rows in one statement, whatever the limit allows (a request carries at most 1000). */
 const MAX_CHUNK_ROWS = 1000;
@@ -185,7 +186,7 @@ export async function insertRows(
       for (const v of values) {
         if (signal?.aborted) throw signal.reason;
         const [stored] = (await trx.executeQuery<Row>(insert.bind(v))).rows;
-        if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
+        if (!stored) throw noRowAnswered(`INSERT INTO ${table.name} ... RETURNING`);
         out.push(stored);
       }
     } else {

@@ -4,7 +4,7 @@ import { KitError } from '@kit/core';
 import type { EntityField } from '../../entity.js';
 import type { Db } from '../sql/engine.js';
 import { chunkRows, insertRows } from './bulk-insert.js';
-import { BatchRowError, ConstraintViolationError } from '../errors.js';
+import { BatchRowError, ConstraintViolationError, noRowAnswered } from '../errors.js';
 import { firstMissingReference, refusedReference } from './references.js';
 import type { Scope } from '../sql/query.js';
 import type { Recorder, Row, Table } from '../seam/table.js';
@@ -80,7 +80,7 @@ export async function createTree(
     const insert = table.insertStatement(db, parent.columns);
     // The parent's own refusal is not a row's: thrown as create throws it.
     const [stored] = (await trx.executeQuery<Row>(insert.bind(parent.values))).rows;
-    if (!stored) throw new Error(`INSERT INTO ${table.name} ... RETURNING answered no row`);
+    if (!stored) throw noRowAnswered(`INSERT INTO ${table.name} ... RETURNING`);
     const tree = table.decode(stored);
     // Recorded before the relations are set on it: the change is the parent's own row.
     await record(table, createdChanges(table, [{ ...tree }]));
@@ -141,7 +141,7 @@ export async function createTree(
           const [created] = await row(rows.length, () =>
             trx.executeQuery<Row>(childInsert.bind({ ...values, [column]: key })),
           );
-          if (!created) throw new Error(`INSERT INTO ${child.name} ... RETURNING answered no row`);
+          if (!created) throw noRowAnswered(`INSERT INTO ${child.name} ... RETURNING`);
           rows.push(child.decode(created));
         }
         await record(child, createdChanges(child, rows));

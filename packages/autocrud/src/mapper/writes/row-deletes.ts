@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import type { EntityField } from '../../entity.js';
 import type { WriteOptions } from '../reads/call-options.js';
-import { ConstraintViolationError } from '../errors.js';
+import { ConstraintViolationError, noRowAnswered } from '../errors.js';
 import { deleteStatement, versionValues } from './inline-changes.js';
 import { keyValue } from '../sql/arguments.js';
 import type { Filter } from '../sql/query.js';
@@ -174,7 +174,7 @@ export class RowDeletes {
             .where((eb) => t.byKey(eb, key, scope))
             .returning(t.selection);
           const [row] = (await trx.executeQuery<Row>(query.compile())).rows;
-          if (!row) throw new Error(`UPDATE ${t.name} of a locked row answered no row`);
+          if (!row) throw noRowAnswered(`UPDATE ${t.name} of a locked row`);
           await record(t, [t.change('softDelete', found, t.decode(row))]);
         } else {
           await trx.executeQuery(

@@ -5,6 +5,7 @@
 // statement when no hook is registered. What the three share is row-write-paths.ts; the delete
 // is row-deletes.ts.
 import type { CallOptions, WriteOptions } from '../reads/call-options.js';
+import { noRowAnswered } from '../errors.js';
 import { keyValue } from '../sql/arguments.js';
 import { kitTimestamps } from '../sql/stamps.js';
 import { checkMissingReferences, checksReferences, type Referrer } from './references.js';
@@ -56,7 +57,7 @@ export class RowWrites {
         options?.changeContext,
         signal,
       );
-      if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+      if (!row) throw noRowAnswered(`INSERT INTO ${t.name} ... RETURNING`);
       return t.decode(row);
     }
     // A write naming a parent Kit checks locks it in the write's transaction (references.ts).
@@ -79,7 +80,7 @@ export class RowWrites {
             );
           const [row] = (await trx.executeQuery<Row>(t.insertStatement(db, columns).bind(values)))
             .rows;
-          if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+          if (!row) throw noRowAnswered(`INSERT INTO ${t.name} ... RETURNING`);
           const stored = t.decode(row);
           await record(t, [t.change('create', undefined, stored)]);
           return stored;
@@ -90,7 +91,7 @@ export class RowWrites {
       .run(async (db) => {
         const insert = t.insertStatement(db, columns);
         const [row] = await t.execute(insert.bind(values), insert.name, signal);
-        if (!row) throw new Error(`INSERT INTO ${t.name} ... RETURNING answered no row`);
+        if (!row) throw noRowAnswered(`INSERT INTO ${t.name} ... RETURNING`);
         return t.decode(row);
       }, signal)
       .catch(this.#paths.explainWrite(written, signal));
@@ -157,7 +158,7 @@ export class RowWrites {
             .where((eb) => t.byKey(eb, key, where))
             .returning(t.selection);
           const [row] = (await trx.executeQuery<Row>(query.compile())).rows;
-          if (!row) throw new Error(`UPDATE ${t.name} of a locked row answered no row`);
+          if (!row) throw noRowAnswered(`UPDATE ${t.name} of a locked row`);
           const stored = t.decode(row);
           await record(t, [t.change(operation, found, stored)]);
           return stored;

@@ -5,11 +5,11 @@
 // Shared stores (Redis) make this hold across every instance of the service.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendProblem, type IIdempotencyStore, type JsonValue } from '@kit/core';
+import type { IIdempotencyStore, JsonValue } from '@kit/core';
 import type { Entity } from '../../entity.js';
-import { RETRY_AFTER_SECONDS, routeProblems } from '../../errors.js';
-import { fillProblem } from '../../answers.js';
-import { badRequest, problem } from '../problems.js';
+import { badRequest, sendShape } from '../problems.js';
+import { IdempotencyError } from '../route-errors.js';
+import { parameterText } from '../../answers.js';
 
 /** How idempotent creates behave (resolved from the options). */
 export interface IdempotencySettings {
@@ -80,10 +80,6 @@ function storeKey(request: FastifyRequest, prefix: string, key: string): string 
   return caller === undefined ? undefined : `autocrud:${prefix}:${caller}:${key}`;
 }
 
-/** The 400 of a keyed create whose token names no caller. */
-const NO_CALLER =
-  "cannot be honoured: the bearer token names no caller (no sub, azp or client_id claim), so its key could replay another client's answer. Send the request without the header, or with a token that names its subject or client";
-
 /** The body's writable fields in the entity's order, so that key order does not matter. */
 function fieldsOf(entity: Entity, body: Readonly<Record<string, unknown>>): unknown[] {
   return entity.writable
@@ -147,7 +143,11 @@ export async function idempotentCreate(
 ): Promise<FastifyReply> {
   const key = storeKey(request, scope.prefix, scope.key);
   if (key === undefined)
-    return badRequest(reply, { in: 'headers', name: 'Idempotency-Key', detail: NO_CALLER });
+    return badRequest(reply, {
+      in: 'headers',
+      name: 'Idempotency-Key',
+      detail: parameterText('noCaller'),
+    });
   let reservation;
   try {
     reservation = await settings.store.reserve(key, {
@@ -156,22 +156,20 @@ export async function idempotentCreate(
     });
   } catch (err) {
     request.log.warn({ err }, 'AutoCrud: the idempotency store failed; the create was not run');
-    return sendProblem(reply, problem(503, routeProblems.idempotencyUnavailable), {
-      'retry-after': String(RETRY_AFTER_SECONDS),
-    });
+    return sendShape(reply, new IdempotencyError('unavailable', scope.entity.name).problem());
   }
   switch (reservation.outcome) {
     case 'completed':
       return send(reply, reservation.response as StoredAnswer, true);
     case 'pending':
-      return sendProblem(reply, problem(409, routeProblems.idempotencyPending), {
-        'retry-after': String(Math.max(1, Math.ceil(reservation.retryAfterMs / 1000))),
-      });
-    case 'mismatch':
-      return sendProblem(
+      return sendShape(
         reply,
-        problem(422, fillProblem(routeProblems.idempotencyMismatch, { entity: scope.entity.name })),
+        new IdempotencyError('pending', scope.entity.name, {
+          retryAfterMs: reservation.retryAfterMs,
+        }).problem(),
       );
+    case 'mismatch':
+      return sendShape(reply, new IdempotencyError('mismatch', scope.entity.name).problem());
   }
   request.log.debug(
     { idempotencyKey: scope.key, prefix: scope.prefix },

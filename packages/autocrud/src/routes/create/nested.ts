@@ -3,11 +3,13 @@
 // entity's create.
 import type { Row } from '../../mapper/repository.js';
 import { CrudOperations } from '../../operations.js';
-import { admit, forbiddenWrite, refuse, withReferences } from '../admission.js';
+import { admit, forbiddenWrite, refuse, refused, withReferences } from '../admission.js';
+import { ForbiddenError } from '../route-errors.js';
 import { writeOptions } from '../changes.js';
 import { visible } from '../fields.js';
 import { badRequest } from '../problems.js';
 import type { CreateCall, CreatePlan, UpsertPreference } from './plan.js';
+import { parameterText } from '../../answers.js';
 
 /**
  * The plan of a nested create, or `undefined` once a 400 (a bad field, `lines[3].quantity`; an
@@ -31,7 +33,10 @@ export async function planNested(
     badRequest(reply, {
       in: 'headers',
       name: 'Prefer',
-      detail: `asks for ${preference.token}, which does not apply to a create that carries ${relations.join(', ')} (a nested create only creates); nothing was written`,
+      detail: parameterText('nestedUpsert', {
+        token: preference.token,
+        relations: relations.join(', '),
+      }),
     });
     return undefined;
   }
@@ -50,11 +55,8 @@ export async function planNested(
       'create',
       request,
     );
-    if ('status' in admitted) {
-      refuse(
-        reply,
-        admitted.status === 403 ? { ...admitted, detail: `${name}: ${admitted.detail}` } : admitted,
-      );
+    if (refused(admitted)) {
+      refuse(reply, admitted.within(name));
       return undefined;
     }
     // The rows a child may reference are the caller's too (the parent link is set by the create).
@@ -66,7 +68,7 @@ export async function planNested(
         child.rows[i] as Record<string, unknown>,
       );
       if (refused) {
-        refuse(reply, { status: 403, detail: `${name}[${i}]: ${refused}` });
+        refuse(reply, new ForbiddenError(refused).within(`${name}[${i}]`));
         return undefined;
       }
     }

@@ -24,6 +24,7 @@ import type { CreateCall, CreateContext, CreatePlan, UpsertPreference } from './
 import { createSchema } from './schema.js';
 import { planSingle } from './single.js';
 import { conflictKey, ON_CONFLICT, OUTCOMES_HEADER, resolutionOf } from './upsert.js';
+import { parameterText } from '../../answers.js';
 
 /** The create's context: the answers it gives, made once from the route's settings. */
 function createContext(
@@ -99,7 +100,7 @@ function createHandler(context: CreateContext, settings: CrudRouteSettings) {
       return badRequest(reply, {
         in: 'headers',
         name: 'Prefer',
-        detail: `asks for ${preference.token}, but ${entity.name} declares no unique key to match rows on (defineEntity({ unique: [[...]] })); nothing was written`,
+        detail: parameterText('noUniqueKey', { token: preference.token, entity: entity.name }),
       });
     }
     const conflict = conflictKey(

@@ -6,6 +6,7 @@ import type { UpsertResolution } from '../../mapper/repository.js';
 import { openapiText } from '../openapi-text.js';
 import { badRequest, type InvalidParameter } from '../problems.js';
 import type { CreateCall, CreatePlan, UpsertPreference } from './plan.js';
+import { parameterText } from '../../answers.js';
 
 /**
  * The answer headers of an upsert, for the document.
@@ -89,17 +90,17 @@ export function conflictKey(
     fault: { in: 'querystring' as const, name: ON_CONFLICT, detail },
   });
   if (entity.unique.length === 0)
-    return fault(`names a unique key, but ${entity.name} declares none; nothing was written`);
-  if (preference === undefined)
-    return fault(
-      'applies to an upsert: send Prefer: resolution=merge-duplicates or resolution=ignore-duplicates with it; nothing was written',
-    );
+    return fault(parameterText('noKeyToName', { entity: entity.name }));
+  if (preference === undefined) return fault(parameterText('upsertOnly'));
   const fields = typeof given === 'string' ? given.split(',').map((f) => f.trim()) : [];
   const wanted = [...fields].sort().join(',');
   const key = entity.unique.find((k) => [...k].sort().join(',') === wanted);
   if (!key)
     return fault(
-      `must name one unique key of ${entity.name}, its fields comma-separated: ${entity.unique.map((k) => k.join(',')).join(' or ')}; nothing was written`,
+      parameterText('oneUniqueKey', {
+        entity: entity.name,
+        keys: entity.unique.map((k) => k.join(',')).join(' or '),
+      }),
     );
   return { key };
 }
@@ -131,7 +132,7 @@ export function planUpsert(
       badRequest(c.reply, {
         in: 'body',
         name: single ? missing : `[${i}].${missing}`,
-        detail: `is required for an upsert: it is part of the unique key (${key.join(', ')}) rows are matched on`,
+        detail: parameterText('upsertKey', { key: key.join(', ') }),
       });
       return undefined;
     }
