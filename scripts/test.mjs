@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Runs every *.test.ts of the workspaces with node:test, through the TypeScript hooks of
-// tests/support/src/ts-hooks.mjs (esbuild with a cache on disk; tsx on Node 20). Node 20's
-// --test does not expand globs or pick up .ts files, so the files are listed here.
+// Runs every *.test.ts of the workspaces with node:test, through the TypeScript loader of
+// tests/support/src/ts-loader.mjs (synchronous hooks and a transform cache, or tsx on Node 20).
+// Node 20's --test does not expand globs or pick up .ts files, so the files are listed here.
 // Usage: node scripts/test.mjs [filter-substring ...]
 // KIT_TEST_LINES=every (set by .ci/run on the lines other than its full one) keeps only the files
 // whose `@test-lines: every` directive says the Node line can change their outcome
@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { lineDirective } from '../tests/support/src/test-lines.mjs';
+import { typescriptLoader } from '../tests/support/src/ts-loader.mjs';
 
 const roots = ['packages', 'examples', 'docs', 'tests'];
 const files = [];
@@ -42,7 +43,7 @@ if (selected.length === 0) {
 const args = [
   '--conditions=kit-source',
   '--import',
-  import.meta.resolve('@kit/test-support/ts-hooks'),
+  typescriptLoader(),
   '--test',
   `--test-concurrency=${process.env.KIT_TEST_CONCURRENCY ?? 2}`,
   '--test-reporter=spec',

@@ -1,7 +1,8 @@
 // The arguments that make a Node process run Kit's TypeScript from source: the packages resolved
-// to their sources (`kit-source`) and the TypeScript hooks of ./ts-hooks.mjs, named by file URL
-// so that a child started in another working directory (a temporary project, the sample's folder)
-// finds them.
+// to their sources (`kit-source`) and the TypeScript loader ./ts-loader.mjs picks for this line
+// (the hooks of ./ts-hooks.mjs, or tsx), named by file URL so that a child started in another
+// working directory (a temporary project, the sample's folder) finds it.
+import { typescriptLoader } from './ts-loader.mjs';
 
 /**
  * Node's arguments before a `.ts` entry file, for a child process run from source.
@@ -14,5 +15,5 @@
 export const typescriptArgs: readonly string[] = [
   '--conditions=kit-source',
   '--import',
-  import.meta.resolve('@kit/test-support/ts-hooks'),
+  typescriptLoader(),
 ];

@@ -1,10 +1,11 @@
 // How Kit's tests and the processes they start run TypeScript: `node --import
 // @kit/test-support/ts-hooks` (with `--conditions=kit-source`, so the packages resolve to their
-// sources). Where Node has synchronous module hooks (`module.registerHooks`: 22.15 and 23.5 on),
-// the hooks below run on the module's own thread: a `.ts` file is transformed by esbuild once and
-// then read from a cache on disk, keyed by its text. That halves what a process pays before its
-// first test (docs/benchmarks.md, "Figures behind choices in the code"), and CI starts several
-// hundred such processes. Elsewhere (Node 20) tsx registers its own hooks, as it did before.
+// sources), on the lines ./ts-loader.mjs picks it for. Where Node has synchronous module hooks
+// (`module.registerHooks`: 22.15 and 23.5 on), the hooks below run on the module's own thread: a
+// `.ts` file is transformed by esbuild once and then read from a cache on disk, keyed by its
+// text. That halves what a process pays before its first test (docs/benchmarks.md, "Figures
+// behind choices in the code"), and CI starts several hundred such processes. Without them, this
+// module registers tsx instead.
 //
 // The transform is the one tsx makes: esbuild's TypeScript loader for this Node line, with the
 // options of tsconfig.base.json that change emitted code (verbatimModuleSyntax keeps every value
