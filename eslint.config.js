@@ -18,7 +18,13 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      // One program for the whole tree (what `npm run typecheck` checks), not one per tsconfig: the
+      // packages' sources are in most of those, and each program type-checked them again. The
+      // tarball test's service, outside it, brings its own.
+      parserOptions: {
+        project: ['./tsconfig.check.json', './tests/packaging/fixture/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       // node:test's describe/it return promises the runner itself tracks.
@@ -51,6 +57,13 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
     },
+  },
+  {
+    // The docs' example modules, which the docs test compiles with the pages' code blocks: linted
+    // without types (they are in no program of the tree's).
+    files: ['docs/test/fixtures/**/*.ts'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { parserOptions: { project: false, projectService: false } },
   },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
