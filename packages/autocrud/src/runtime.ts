@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyInstance, RouteOptions } from 'fastify';
 import {
   KitError,
   KitStoreNames,
+  MemoryIdempotencyStore,
   type IIdempotencyStore,
   type PlannedEndpoint,
   type RouteContributorContext,
@@ -71,6 +72,7 @@ export class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
   readonly #components = new Map<string, Entity>();
   readonly #cursors: CursorCodec;
   #warnedCursors = false;
+  #warnedIdempotency = false;
   #relations: { endpoints: readonly PlannedEndpoint[]; registry: RelationRegistry } | undefined;
 
   constructor(
@@ -262,7 +264,7 @@ export class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       repositoryOf: (other) => this.database.register(other),
       nested,
       ...(idempotency && allows(operations, CrudOperations.Create)
-        ? { idempotency: { ...idempotency, store: idempotencyStore(context, entity) } }
+        ? { idempotency: { ...idempotency, store: this.#idempotencyStore(context, entity) } }
         : {}),
       // Authorization rules need the token check (reading kitAuthenticate fails start-up without configureJwt).
       ...(this.options.requireAuthorization || settings.authorization
@@ -271,6 +273,27 @@ export class AutoCrudRuntime implements KitAutoCrud, AutoCrudContributor {
       ...(settings.authorization ? { authorization: settings.authorization } : {}),
       tokenCheck: () => group.kitAuthenticate,
     });
+  }
+
+  /**
+   * The idempotency store of an entity's creates. Once per app, on an engine several instances
+   * serve, start-up warns when it is Kit's in-memory store: each instance then keeps keys of its
+   * own, and a retry another instance receives creates the row again.
+   */
+  #idempotencyStore(context: RouteContributorContext, entity: Entity): IIdempotencyStore {
+    const store = idempotencyStore(context, entity);
+    if (
+      store instanceof MemoryIdempotencyStore &&
+      this.database.engine.servesInstances &&
+      !this.#warnedIdempotency
+    ) {
+      this.#warnedIdempotency = true;
+      this.log.warn(
+        { class: context.className, store: KitStoreNames.idempotency },
+        `AutoCrud idempotency keys are kept in this process's memory (MemoryIdempotencyStore): a retried create that reaches another instance runs again. Register a shared '${KitStoreNames.idempotency}' (addKitStore from @kit/store-redis) when more than one instance serves the API.`,
+      );
+    }
+    return store;
   }
 
   /**

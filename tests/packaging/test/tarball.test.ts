@@ -383,7 +383,11 @@ describe('the packages as a user installs them (npm pack, a fresh project, stric
         'public',
         `${m.name}: a scoped package is published public`,
       );
-      assert.equal(m.engines?.node, '>=22.12.0', `${m.name}: engines names the supported lines`);
+      assert.equal(
+        m.engines?.node,
+        rootManifest.engines?.node,
+        `${m.name}: engines names the Node lines the repository runs on (the root's)`,
+      );
       assert.match(
         readFileSync(path.join(root, dir, 'README.md'), 'utf8'),
         new RegExp(`^# ${m.name.replace('/', '\\/')}\\n`),

@@ -1,21 +1,35 @@
 // Exactly-once creates on one engine: a retry with the same Idempotency-Key and body replays the
 // first answer and inserts nothing; another body is 422; a duplicate while the first is in flight
 // is 409 with Retry-After; a failed create frees its key. Rows are counted in the database itself.
+// On PostgreSQL, which several instances share, start-up warns once when the keys are kept in
+// Kit's in-memory store; never with another store, never on an engine of this process alone.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { AutoCrud } from '@kit/autocrud';
+import { asValue } from 'awilix';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
+import {
+  addKit,
+  KitStoreNames,
+  MemoryIdempotencyStore,
+  useKit,
+  type IIdempotencyStore,
+} from '@kit/core';
+import { addKitStore } from '@kit/store-redis';
+import { addKitAutoCrud, AutoCrud } from '@kit/autocrud';
+import { RedisServer, skipRedis } from '@kit/test-support/redis';
 import {
   assertBadParameter,
   assertProblem,
   call,
   countRows,
   crudApp,
+  DocumentsEndpoint,
   ENDPOINTS,
   suiteTables,
   Tag,
+  TagsEndpoint,
   type EngineUnderTest,
 } from './fixtures.ts';
 import { until } from '@kit/test-support/until';
@@ -24,17 +38,27 @@ import { until } from '@kit/test-support/until';
 @AutoCrud(Tag, { idempotency: false })
 class LabelsEndpoint {}
 
+interface LogLine {
+  level: number;
+  msg: string;
+  idempotencyKey?: string;
+  store?: string;
+}
+
 /** Log lines of the app, to wait on what it reports instead of on time. */
 class LogLines {
-  readonly lines: Array<{ msg: string; idempotencyKey?: string }> = [];
+  readonly lines: LogLine[] = [];
   readonly stream = new Writable({
     write: (chunk: Buffer, _encoding, done) => {
       for (const line of chunk.toString().split('\n').filter(Boolean))
-        this.lines.push(JSON.parse(line) as { msg: string });
+        this.lines.push(JSON.parse(line) as LogLine);
       done();
     },
   });
 }
+
+/** The start-up warning about keys kept per process. */
+const IN_MEMORY_WARNING = /idempotency keys are kept in this process's memory/;
 
 function post(
   app: FastifyInstance,
@@ -226,5 +250,85 @@ export function idempotencySuite(engine: EngineUnderTest): void {
       }
       assert.equal(await countRows(engine, 'documents', "title = 'theta'"), 0);
     });
+
+    // A server several instances share (PostgreSQL) against an engine of this process alone.
+    const shared = engine.name === 'PostgreSQL';
+    it(
+      shared
+        ? "start-up warns once that Kit's in-memory store keeps the keys per instance, naming the store to register"
+        : "start-up does not warn about the in-memory store: the database is this process's own",
+      () => {
+        // The suite's app: idempotency on for every class that creates, Kit's default memory store.
+        const warnings = log.lines.filter((l) => IN_MEMORY_WARNING.test(l.msg));
+        if (!shared) {
+          assert.deepEqual(warnings, []);
+          return;
+        }
+        assert.equal(warnings.length, 1, JSON.stringify(warnings));
+        const [warning] = warnings as [LogLine];
+        assert.equal(warning.level, 40);
+        assert.equal(warning.store, 'idempotencyStore');
+        assert.match(
+          warning.msg,
+          /another instance runs again\. Register a shared 'idempotencyStore' \(addKitStore from @kit\/store-redis\) when more than one instance serves the API/,
+        );
+      },
+    );
+
+    if (shared) {
+      it("with a store that is not Kit's in-memory one (the host's own, Redis) start-up does not warn", async (t) => {
+        const memory = new MemoryIdempotencyStore();
+        const own: IIdempotencyStore = {
+          reserve: (key, options) => memory.reserve(key, options),
+          complete: (key, token, response, options) =>
+            memory.complete(key, token, response, options),
+          release: (key, token) => memory.release(key, token),
+        };
+        const redis = skipRedis ? undefined : await RedisServer.start();
+        try {
+          const stores: Array<[string, (app: FastifyInstance) => void]> = [
+            [
+              'own',
+              (app) => app.kit.services.register({ [KitStoreNames.idempotency]: asValue(own) }),
+            ],
+          ];
+          if (redis)
+            stores.push([
+              'redis',
+              (app) => addKitStore(app, redis.url, { keyPrefix: `warning:${randomUUID()}:` }),
+            ]);
+          for (const [store, register] of stores) {
+            const lines = new LogLines();
+            const other = Fastify({ logger: { level: 'warn', stream: lines.stream } });
+            addKit(other, [DocumentsEndpoint, TagsEndpoint]);
+            register(other);
+            addKitAutoCrud(other, engine.connection, { createTables: true, idempotency: true });
+            try {
+              await useKit(other);
+              await other.ready();
+              const key = randomUUID();
+              for (const replayed of ['false', 'true'])
+                assert.equal(
+                  (await post(other, '/api/documents', { title: `kappa-${store}` }, key)).headers[
+                    'idempotent-replayed'
+                  ],
+                  replayed,
+                  store,
+                );
+            } finally {
+              await other.close();
+            }
+            assert.deepEqual(
+              lines.lines.filter((l) => IN_MEMORY_WARNING.test(l.msg)),
+              [],
+              store,
+            );
+          }
+        } finally {
+          await redis?.dispose();
+        }
+        if (!redis) t.diagnostic(`the Redis store was not tried: ${String(skipRedis)}`);
+      });
+    }
   });
 }

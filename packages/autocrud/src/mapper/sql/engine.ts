@@ -32,7 +32,8 @@ export interface Engine {
   /**
    * Whether several service instances commonly serve one database of this engine (a server
    * anyone may connect to), so that what one instance signs with a key of its own (a list
-   * cursor) another refuses: the start-up warns when no shared key is given.
+   * cursor) another refuses, and what one keeps in its memory (idempotency keys) another does
+   * not know: the start-up warns when no shared key or store is given.
    */
   readonly servesInstances: boolean;
   /**
