@@ -108,7 +108,7 @@ function correlationSuite(engine: EngineUnderTest, together: boolean): void {
       assert.equal(read.statusCode, 200, read.body);
       assert.equal(read.headers['x-correlation-id'], undefined);
       // A refused write stores nothing; its problem answer carries an id of its own all the same.
-      const refused = await send(restarted, 'POST', '/api/parcels', { label: 'c1' });
+      const refused = await send(restarted, 'POST', '/api/parcels', { label: 'c2-2' });
       assert.equal(refused.statusCode, 409, refused.body);
       const problem = refused.json<{ correlationId?: string }>();
       assert.match(String(problem.correlationId), UUID);
