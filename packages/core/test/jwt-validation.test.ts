@@ -111,6 +111,7 @@ describe('JWT validation against a real OpenID provider', () => {
         title: 'Unauthorized',
         status: 401,
         detail: 'A bearer token is required.',
+        correlationId: res.headers['x-correlation-id'],
       });
     }
   });
