@@ -129,7 +129,11 @@ function correlationSuite(engine: EngineUnderTest, together: boolean): void {
     }
 
     for (const id of answered) assert.match(id, UUID);
-    assert.equal(new Set(answered).size, answered.length, `no two answers share an id: ${answered}`);
+    assert.equal(
+      new Set(answered).size,
+      answered.length,
+      `no two answers share an id: ${answered}`,
+    );
 
     const stored = async (table: string): Promise<string[]> =>
       (await engine.sql(`select correlation_id from ${table}`))

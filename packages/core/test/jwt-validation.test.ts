@@ -35,7 +35,13 @@ function assertRejected(res: LightMyRequestResponse, token: string, description:
   assert.match(challenge, description);
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
   const body = res.json<Record<string, unknown>>();
-  assert.deepEqual(Object.keys(body).sort(), ['correlationId', 'detail', 'status', 'title', 'type']);
+  assert.deepEqual(Object.keys(body).sort(), [
+    'correlationId',
+    'detail',
+    'status',
+    'title',
+    'type',
+  ]);
   assert.equal(body.correlationId, res.headers['x-correlation-id']);
   assert.equal(body.status, 401);
   assert.equal(body.title, 'Unauthorized');

@@ -44,7 +44,8 @@ export function sendProblem(
   problem: ProblemDetails,
   headers?: Record<string, string>,
 ): FastifyReply {
-  const correlationId = problem.correlationId === undefined ? answeredCorrelationId(reply) : undefined;
+  const correlationId =
+    problem.correlationId === undefined ? answeredCorrelationId(reply) : undefined;
   const body = correlationId === undefined ? problem : { ...problem, correlationId };
   return reply
     .code(problem.status)
