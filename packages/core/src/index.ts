@@ -57,6 +57,7 @@ export type { AuditLogEntry, AuditDetailValue, IAuditSink, AuditStats } from './
 export { setAuditDetail } from './audit/record-slot.js';
 export { LoggingAuditSink, type LoggingAuditSinkOptions } from './audit/sinks.js';
 export { getCorrelationId } from './audit/correlation.js';
+export { getRequestCorrelationId } from './audit/request-correlation.js';
 
 export {
   HealthChecksBuilder,

@@ -26,6 +26,7 @@ function assertUnavailable(res: LightMyRequestResponse, token: string): void {
     title: 'Service Unavailable',
     status: 503,
     detail: 'The token authority cannot be reached; try again later.',
+    correlationId: res.headers['x-correlation-id'],
   });
   assert.ok(!res.body.includes(token.split('.')[1] ?? '-'), 'no token in the body');
   assert.ok(!res.body.includes('127.0.0.1'), 'no authority address in the body');

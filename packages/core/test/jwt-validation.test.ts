@@ -35,7 +35,14 @@ function assertRejected(res: LightMyRequestResponse, token: string, description:
   assert.match(challenge, description);
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
   const body = res.json<Record<string, unknown>>();
-  assert.deepEqual(Object.keys(body).sort(), ['detail', 'status', 'title', 'type']);
+  assert.deepEqual(Object.keys(body).sort(), [
+    'correlationId',
+    'detail',
+    'status',
+    'title',
+    'type',
+  ]);
+  assert.equal(body.correlationId, res.headers['x-correlation-id']);
   assert.equal(body.status, 401);
   assert.equal(body.title, 'Unauthorized');
   assert.equal(body.type, 'about:blank');
@@ -110,6 +117,7 @@ describe('JWT validation against a real OpenID provider', () => {
         title: 'Unauthorized',
         status: 401,
         detail: 'A bearer token is required.',
+        correlationId: res.headers['x-correlation-id'],
       });
     }
   });
@@ -308,6 +316,7 @@ describe('JWT validation against a real OpenID provider', () => {
     const refused = await app.inject({ method: 'DELETE', url: '/api/catalog/items/7' });
     assert.equal(refused.statusCode, 401);
     assert.deepEqual(Object.keys(refused.json<object>()).sort(), [
+      'correlationId',
       'detail',
       'status',
       'title',

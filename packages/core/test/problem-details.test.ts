@@ -319,16 +319,72 @@ describe('opt.problemDetails: the other settings', () => {
     await app.close();
   });
 
-  it('without the audit trail there is no correlationId member', async () => {
-    const app = Fastify();
+  it('without the audit trail a problem still carries a correlation id: a new UUID, the header, the error log line', async () => {
+    const logs: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        logs.push(chunk.toString());
+        callback();
+      },
+    });
+    const app = Fastify({ logger: { level: 'info', stream } });
     addKit(app, [ThingsEndpoint], (opt) => {
       opt.docsPath = false;
     });
     await useKit(app);
-    const res = await app.inject('/api/things/7?limit=x');
-    assert.equal(res.statusCode, 400);
-    assert.equal('correlationId' in res.json<Record<string, unknown>>(), false);
-    await app.close();
+    try {
+      const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      const first = assertProblem(await app.inject('/api/things/7?limit=x'), 400);
+      const second = assertProblem(await app.inject('/api/things/7?limit=x'), 400);
+      assert.match(String(first.correlationId), UUID);
+      assert.notEqual(first.correlationId, second.correlationId);
+      // A valid incoming id is kept, as the audit trail's defaults keep it; an invalid one is replaced.
+      const forwarded = await app.inject({
+        url: '/api/things/7?limit=x',
+        headers: { 'x-correlation-id': 'ticket-42.a' },
+      });
+      assert.equal(assertProblem(forwarded, 400).correlationId, 'ticket-42.a');
+      const replaced = await app.inject({
+        url: '/api/things/7?limit=x',
+        headers: { 'x-correlation-id': 'two words' },
+      });
+      assert.match(String(assertProblem(replaced, 400).correlationId), UUID);
+      // The 5xx line Kit logs names the id the client was shown (the request id stays Fastify's).
+      const boom = assertProblem(await app.inject('/api/things/boom'), 500);
+      assert.match(String(boom.correlationId), UUID);
+      const line = logs
+        .join('')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as { level: number; reqId?: string; correlationId?: string })
+        .filter((l) => l.correlationId === boom.correlationId);
+      assert.ok(
+        line.some((l) => l.level === 50),
+        'the error line carries the correlation id',
+      );
+      assert.ok(line.every((l) => l.reqId === line[0]?.reqId));
+      // The 404 of an unknown route too; a route that answers without a problem makes no id.
+      assertProblem(await app.inject('/nowhere'), 404);
+      const ok = await app.inject('/api/things/7?limit=1');
+      assert.equal(ok.statusCode, 200);
+      assert.equal(ok.headers['x-correlation-id'], undefined);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a path the audit trail excludes answers problems without a correlation id, as before', async () => {
+    const { app } = await problemApp((opt) => {
+      opt.configureAuditTrail((a) => a.excludePaths.push('/api/things'));
+    });
+    try {
+      const res = await app.inject('/api/things/7?limit=x');
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.headers['x-correlation-id'], undefined);
+      assert.equal('correlationId' in res.json<Record<string, unknown>>(), false);
+    } finally {
+      await app.close();
+    }
   });
 
   it('a not-found handler the host already set fails useKit with KIT_ERR_NOT_FOUND_HANDLER naming the fix', async () => {

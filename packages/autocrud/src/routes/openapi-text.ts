@@ -191,7 +191,8 @@ export const openapiText = {
   },
   /** The problem answers in the document. */
   problems: {
-    correlationId: "The request's correlation id, when the audit trail is on.",
+    correlationId:
+      "The request's correlation id, as in the correlation header (X-Correlation-Id by default); absent only on a path the audit trail excludes.",
     errors: 'For 400: the parameters at fault.',
     errorName: 'The query or path parameter, or the body field.',
     errorPointer: 'A JSON pointer into that part of the request.',

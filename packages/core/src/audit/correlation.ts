@@ -28,7 +28,8 @@ const context = new AsyncLocalStorage<string>();
  * on a hello-world async route (async hooks track every promise), on Node 22 about 12,000
  * instructions per request (docs/benchmarks.md); on Node 24 about 0.3 µs.
  * Hosts that do not call this function can turn the context off with
- * `auditTrail.correlationIdContext = false` and still read the id as `request.id`.
+ * `auditTrail.correlationIdContext = false` and still read the id as `request.id`. To read a
+ * request's correlation id whether or not the audit trail is on, use `getRequestCorrelationId(reply)`.
  *
  * @example
  * ```ts

@@ -16,6 +16,7 @@ import { AuditRecord, type RecordSettings } from './record.js';
 import { kRecord } from './record-slot.js';
 import { Redactor } from './redaction.js';
 import { newUuid } from './uuid.js';
+import { kCorrelationId } from './request-correlation.js';
 import { installRequestLogging } from './request-logging.js';
 import { activeSpanIds, fastifyOtelSpanIds, otelRegistered } from './trace.js';
 import { AuditTrail, type AuditSinkFactory } from './trail.js';
@@ -23,8 +24,8 @@ import { AuditTrail, type AuditSinkFactory } from './trail.js';
 export { AuditTrail } from './trail.js';
 
 // Per-request state rides on Node's own request and response objects under symbols: no Fastify
-// decoration (which would widen every FastifyRequest) and no closure per request.
-const kCorrelationId = Symbol('kit.audit.correlationId');
+// decoration (which would widen every FastifyRequest) and no closure per request. (kCorrelationId
+// lives in request-correlation.ts, which reads it for Kit's stored ids when the trail is off too.)
 // (kRecord lives in record-slot.ts, which setAuditDetail shares without pulling the record's class
 // into the public declarations.)
 // The Fastify request, kept only while OpenTelemetry is registered (see fastifyOtelSpanIds).

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { getCorrelationId } from '../audit/correlation.js';
+import { answeredCorrelationId } from '../audit/request-correlation.js';
 
 /**
  * An RFC 9457 problem-details body. `type` is `about:blank` unless a problem type URI is known;
@@ -25,8 +25,9 @@ const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
 /**
  * Answers `reply` with a problem-details body, serialized here so that a route's own `response`
  * schema for that status cannot reshape it. Extra headers (for example `WWW-Authenticate`,
- * `Retry-After`) are sent with it; problem answers are never cached. When the audit trail gave the
- * request a correlation id and `problem` carries none, it is added as the `correlationId` member.
+ * `Retry-After`) are sent with it; problem answers are never cached. When `problem` carries no
+ * `correlationId`, the request's correlation id is added as that member (and as the correlation
+ * header), whether or not the audit trail is on; only a path the audit trail excludes has none.
  *
  * @param headers Extra response headers, such as `retry-after`.
  * @example
@@ -43,26 +44,11 @@ export function sendProblem(
   problem: ProblemDetails,
   headers?: Record<string, string>,
 ): FastifyReply {
-  const correlationId = problem.correlationId === undefined ? correlationIdOf(reply) : undefined;
+  const correlationId =
+    problem.correlationId === undefined ? answeredCorrelationId(reply) : undefined;
   const body = correlationId === undefined ? problem : { ...problem, correlationId };
   return reply
     .code(problem.status)
     .headers({ ...headers, 'content-type': PROBLEM_JSON, 'cache-control': 'no-store' })
     .send(JSON.stringify(body));
-}
-
-/**
- * The correlation id the audit trail gave this request: its async context, or, when the host
- * turned that off (`correlationIdContext = false`), the correlation header it set on the reply.
- * `undefined` when the audit trail is off or the path is excluded.
- */
-export function correlationIdOf(reply: FastifyReply): string | undefined {
-  const fromContext = getCorrelationId();
-  if (fromContext !== undefined) return fromContext;
-  // Read structurally: importing the Kit runtime's types here would make the modules a circle.
-  const header = (
-    reply.server as { kit?: { options?: { auditTrail?: { correlationIdHeader?: string } } } }
-  ).kit?.options?.auditTrail?.correlationIdHeader;
-  const value = header === undefined ? undefined : reply.getHeader(header.toLowerCase());
-  return typeof value === 'string' ? value : undefined;
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { coreErrors } from '../shared/errors.js';
+import { answeredCorrelationId } from '../audit/request-correlation.js';
 import { sendProblem, type ProblemDetails } from './details.js';
 import { redactError } from '../shared/secrets.js';
 
@@ -109,6 +110,10 @@ function kitProblemErrorHandler(
   reply: FastifyReply,
 ): FastifyReply {
   const problem = problemFromError(error, reply);
+  // The request's correlation id first (sendProblem reads it again): made now when the audit
+  // trail is off, it binds itself to the request's logger, so the line below carries the id the
+  // answer shows.
+  answeredCorrelationId(reply);
   const err = error instanceof Error ? error : new Error(String(error));
   // Kit's own line: credentials in a driver's message or stack are masked like in the health report.
   const logged = redactError(err);

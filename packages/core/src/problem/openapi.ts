@@ -41,7 +41,8 @@ export const PROBLEM_DETAILS_SCHEMA = Object.freeze({
     },
     correlationId: {
       type: 'string',
-      description: "The request's correlation id, when the audit trail is on.",
+      description:
+        "The request's correlation id, as in the correlation header (X-Correlation-Id by default); absent only on a path the audit trail excludes.",
     },
     errors: {
       type: 'array',

@@ -23,11 +23,11 @@ export type ChangeOperation = 'create' | 'update' | 'patch' | 'delete' | 'softDe
  *
  * @example
  * ```ts
- * await products.patch(7, { price: 35 }, { changeContext: { correlationId: req.id, subject: 'user-42' } });
+ * await products.patch(7, { price: 35 }, { changeContext: { correlationId: getRequestCorrelationId(reply), subject: 'user-42' } });
  * ```
  */
 export interface ChangeContext {
-  /** The request's correlation id (its audit entry's). */
+  /** The request's correlation id (its audit entry's; in a route of your own, `getRequestCorrelationId(reply)`). */
   readonly correlationId?: string;
   /** The authenticated subject (a JWT's `sub`). */
   readonly subject?: string;
