@@ -174,11 +174,11 @@ export function listQuery(
   // A JSON field has no order.
   const sortable = entity.fields.filter((f) => f.kind !== 'json').map((f) => f.name);
   const properties: Record<string, Schema> = {
+    // No `default`: a page the query leaves out must stay apart from `page=1`, which `after` refuses.
     page: {
       type: 'integer',
       minimum: 1,
       maximum: limits.maxPageNumber,
-      default: 1,
       description: openapiText.parameters.page(limits.maxPageNumber),
     },
     pageSize: {
