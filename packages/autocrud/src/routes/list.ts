@@ -13,7 +13,7 @@ import { project, readFields, sendPartial } from './fields.js';
 import { readIncludes, shapeRow, type IncludePath } from './includes.js';
 import { asPlans } from '../mapper/reads/includes.js';
 import { clientSignal } from './abort.js';
-import { badRequest, type InvalidParameter } from './problems.js';
+import { badRequest, sortDetail, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
 import { parameterText } from '../answers.js';
 
@@ -163,11 +163,7 @@ function hiddenParameter(
     typeof query.sort === 'string' &&
     query.sort.split(',').some((key) => hidden.has(key.startsWith('-') ? key.slice(1) : key))
   )
-    return {
-      in: 'querystring',
-      name: 'sort',
-      detail: parameterText('sortFields', { entity: entity.name, fields: shown }),
-    };
+    return { in: 'querystring', name: 'sort', detail: sortDetail(entity, query.sort, hidden) };
   return undefined;
 }
 
