@@ -95,6 +95,11 @@ export interface FieldFault {
   readonly in?: 'querystring' | 'params' | 'headers' | 'body';
   readonly name: string;
   readonly detail: string;
+  /**
+   * Where inside the parameter's value the fault is, as a JSON Pointer (`/dims/x` inside a JSON
+   * field); the answer's pointer is the parameter's followed by it. Absent for the whole value.
+   */
+  readonly path?: string;
 }
 
 /**

@@ -47,7 +47,12 @@ export type AuthorizationHook<F extends string = string> = (
 ) => readonly Filter<F>[] | false | Promise<readonly Filter<F>[] | false>;
 
 interface RuleBody<F extends string> {
-  /** The operations the rule allows, as {@link CrudOperations} flags. */
+  /**
+   * The operations the rule allows, as {@link CrudOperations} flags. `GET /{pk}/history` is read
+   * under the rule that allows `Get` (`List` on a class without `Get`): `History` may be named
+   * beside that flag (a class's `operations` reused as a rule's `allow`) and adds nothing; named
+   * without it, start-up fails saying so.
+   */
   readonly allow: number;
   /**
    * Row checks: each field must equal the caller's claim (`{ ownerId: 'sub', tenantId: 'tid' }`),
@@ -136,6 +141,12 @@ const OPERATION_NAMES: ReadonlyArray<readonly [number, AutoCrudOperation]> = [
   [CrudOperations.Patch, 'patch'],
   [CrudOperations.Delete, 'delete'],
 ];
+
+/** Every flag a rule may name: the operations above, and `History` (which follows the read). */
+const RULE_FLAGS = OPERATION_NAMES.reduce<number>(
+  (all, [flag]) => all | flag,
+  CrudOperations.History,
+);
 
 const RULE_KEYS = new Set([
   'role',
@@ -251,22 +262,38 @@ function resolveRule(
       'a role is a non-empty string without surrounding blanks',
     );
   const allow = r.allow;
-  if (typeof allow !== 'number' || !Number.isInteger(allow) || allow < 1 || allow > 127)
+  if (
+    typeof allow !== 'number' ||
+    !Number.isInteger(allow) ||
+    allow < 1 ||
+    (allow & ~RULE_FLAGS) !== 0
+  )
     throw refuse(
       `${option}.allow`,
       allow,
-      'combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch)',
+      'combine CrudOperations flags (List | Get | Create | Update | Delete | ListAll | Patch | History)',
     );
   if ((allow & ~operations) !== 0) {
-    const missing = OPERATION_NAMES.filter(
-      ([flag]) => allows(allow, flag) && !allows(operations, flag),
-    ).map(([, name]) => name);
+    const missing = [...OPERATION_NAMES, [CrudOperations.History, 'history'] as const]
+      .filter(([flag]) => allows(allow, flag) && !allows(operations, flag))
+      .map(([, name]) => name);
     throw refuse(
       `${option}.allow`,
       allow,
       `allows ${missing.join(', ')}, which the class does not serve (its operations); leave them out of the rule or add them to operations`,
     );
   }
+  // The history route is read under the rule of the class's read (routes.ts): History names no
+  // operation of its own, so a rule that names it without that read would allow nothing by it.
+  const read = allows(operations, CrudOperations.Get)
+    ? ([CrudOperations.Get, 'get'] as const)
+    : ([CrudOperations.List, 'list'] as const);
+  if (allows(allow, CrudOperations.History) && !allows(allow, read[0]))
+    throw refuse(
+      `${option}.allow`,
+      allow,
+      `allows history but not ${read[1]}: GET /{pk}/history takes the rule that allows ${read[1]} (its row checks, where hook and hidden fields), so a rule gives the history by allowing ${read[1]}; add ${read[1] === 'get' ? 'Get' : 'List'} to this rule, or leave History out`,
+    );
   const checks: Array<{ field: string; claim: readonly string[] }> = [];
   if (r.checks !== undefined) {
     if (
@@ -328,7 +355,7 @@ function resolveRule(
 
 /**
  * The declaration, checked against the entity and the class's operations.
- * @throws {KitError} `KIT_ERR_AUTOCRUD_AUTHORIZATION` naming the option and its value: an empty rule set, an unknown field or rule option, a malformed claim path, flags the class does not serve.
+ * @throws {KitError} `KIT_ERR_AUTOCRUD_AUTHORIZATION` naming the option and its value: an empty rule set, an unknown field or rule option, a malformed claim path, flags the class does not serve, `History` without the read it follows.
  */
 export function resolveAuthorization(
   where: string,

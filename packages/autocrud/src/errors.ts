@@ -150,7 +150,9 @@ export const autoCrudErrors = errorCatalogue({
       notAFieldNamed: 'names {name}, which is not a field of {entity}; fields: {fields}',
       twice: 'names {name} twice',
       sortFields:
-        'must list fields of {entity} ({fields}), comma-separated, each optionally prefixed with -',
+        'must list sortable fields of {entity} ({fields}), comma-separated, each optionally prefixed with -',
+      jsonSort:
+        'names {name}, a JSON field, which has no order; sortable fields of {entity}: {fields}',
       fieldList: 'must list fields of {entity} ({fields}), comma-separated, each at most once',
       atMostOf: 'must list at most {max} of: {allowed}',
       needsInclude: 'needs include={path}',
@@ -186,6 +188,7 @@ export const autoCrudErrors = errorCatalogue({
       operatorNotFor:
         'uses an operator that does not apply to the {kind} field {field}; it takes {operators}',
       insideJson: 'does not match its schema at {path}: {detail}',
+      undeclaredKey: 'is a key its schema does not declare',
       headerValue: 'must be 1 to 255 visible ASCII characters (a UUID, for example)',
       decimalInteger: 'must be a decimal integer (digits and an optional -)',
       decimalNumber: 'must be a decimal number',

@@ -35,6 +35,8 @@ export {
   type WrittenMigration,
 } from './migration-writer.js';
 export { DatabaseHealthCheck } from './health.js';
+// The change history's table, an entity like any other: `crud.repository(ChangeHistory)` reads it.
+export { ChangeHistory } from './mapper/history/history.js';
 // A repository comes from the runtime (`crud.repository(Entity)`), never from `new`: the type only.
 export type { EntityRepository } from './repository.js';
 export type {

@@ -13,7 +13,7 @@ import { project, readFields, sendPartial } from './fields.js';
 import { readIncludes, shapeRow, type IncludePath } from './includes.js';
 import { asPlans } from '../mapper/reads/includes.js';
 import { clientSignal } from './abort.js';
-import { badRequest, type InvalidParameter } from './problems.js';
+import { badRequest, sortDetail, type InvalidParameter } from './problems.js';
 import type { FilterParameter, PageLimits } from './schemas.js';
 import { parameterText } from '../answers.js';
 
@@ -43,7 +43,8 @@ interface ListRequest {
   readonly filters: Filter[];
   readonly or: Filter[][];
   readonly sort: SortKey[];
-  readonly page: number;
+  /** The page asked for; undefined when the query names none (the first page, or a cursor's). */
+  readonly page: number | undefined;
   readonly pageSize: number;
 }
 
@@ -112,7 +113,7 @@ function readList(
     filters: plain,
     or,
     sort,
-    page: query.page as number,
+    page: query.page as number | undefined,
     pageSize: Math.min(query.pageSize as number, limits.maxPageSize),
   };
 }
@@ -162,11 +163,7 @@ function hiddenParameter(
     typeof query.sort === 'string' &&
     query.sort.split(',').some((key) => hidden.has(key.startsWith('-') ? key.slice(1) : key))
   )
-    return {
-      in: 'querystring',
-      name: 'sort',
-      detail: parameterText('sortFields', { entity: entity.name, fields: shown }),
-    };
+    return { in: 'querystring', name: 'sort', detail: sortDetail(entity, query.sort, hidden) };
   return undefined;
 }
 
@@ -207,7 +204,8 @@ export function listHandler(settings: ListSettings) {
     const scope = scopeOf(entity, order, list.filters, list.or, access?.scope?.where);
     let after: unknown[] | undefined;
     if (typeof query.after === 'string') {
-      if (list.page !== 1)
+      // Any page, the first one too: a cursor page starts where the cursor points.
+      if (list.page !== undefined)
         return badRequest(reply, {
           in: 'querystring',
           name: 'page',
@@ -228,13 +226,14 @@ export function listHandler(settings: ListSettings) {
         });
     }
     const count = query.count !== false;
+    const page = list.page ?? 1;
     // One row more than the page: `next` is null exactly when no row follows.
     const signal = clientSignal(request, reply);
     const { rows, total } = await repository.list({
       filters: list.filters,
       ...(list.or.length > 0 ? { or: list.or } : {}),
       sort: order,
-      offset: after ? 0 : (list.page - 1) * list.pageSize,
+      offset: after ? 0 : (page - 1) * list.pageSize,
       limit: list.pageSize + 1,
       count,
       ...(after ? { after } : {}),
@@ -262,7 +261,7 @@ export function listHandler(settings: ListSettings) {
               ? rows.map((row) => visible(row, hidden))
               : rows,
       ...(count ? { total } : {}),
-      ...(after ? {} : { page: list.page }),
+      ...(after ? {} : { page }),
       pageSize: list.pageSize,
       ...(count ? { totalPages: Math.ceil((total as number) / list.pageSize) } : {}),
       next,

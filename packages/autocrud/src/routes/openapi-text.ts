@@ -127,7 +127,8 @@ export const openapiText = {
   /** The query and path parameters of the routes. */
   parameters: {
     key: (entity: Entity, pk: string) => `The ${entity.name}'s ${pk}.`,
-    page: (maxPageNumber: number) => `The page, from 1 (at most ${maxPageNumber}).`,
+    page: (maxPageNumber: number) =>
+      `The page, from 1 (at most ${maxPageNumber}); the first when left out. Not with after.`,
     pageSize: (defaultPageSize: number, maxPageSize: number) =>
       `Rows per page (default ${defaultPageSize}); above ${maxPageSize} it is ${maxPageSize}.`,
     after:

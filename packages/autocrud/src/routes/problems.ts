@@ -20,7 +20,7 @@ import type { FilterParameter } from './schemas.js';
 import { describeValidation, type AjvError, type InvalidParameter } from './validation-faults.js';
 
 export type { InvalidParameter, ParameterLocation } from './validation-faults.js';
-export { BATCH_RELATION, BATCH_ROW, rowPath } from './validation-faults.js';
+export { BATCH_RELATION, BATCH_ROW, rowPath, sortDetail } from './validation-faults.js';
 
 /** A key a body parser refused (`__proto__`), answered 400 by the routes' error handler. */
 export class BodyKeyError extends AnswerableError<'KIT_ERR_AUTOCRUD_INVALID_PARAMETER'> {
@@ -87,7 +87,7 @@ export function sendShape(reply: FastifyReply, shape: ProblemShape): FastifyRepl
   const errors = shape.errors?.map((f) => ({
     in: f.in ?? 'body',
     name: f.name,
-    pointer: pointerTo(f.name),
+    pointer: pointerTo(f.name) + (f.path ?? ''),
     detail: f.detail,
   }));
   return sendProblem(
@@ -157,7 +157,16 @@ export function crudErrorHandler(
         first.params.missingProperty === 'if-match'
       )
         return preconditionRequired(reply, entity);
-      return badRequest(reply, describeValidation(entity, filters, error, hiddenOf?.(request)));
+      return badRequest(
+        reply,
+        describeValidation(
+          entity,
+          filters,
+          error,
+          hiddenOf?.(request),
+          request.query as Readonly<Record<string, unknown>> | undefined,
+        ),
+      );
     }
     if (isAnswerable(error)) {
       const shape = error.problem(entity);

@@ -124,7 +124,14 @@ export class InvalidParameterError extends AnswerableError<'KIT_ERR_AUTOCRUD_INV
     this.#shape = {
       status: this.httpStatus,
       detail,
-      errors: [{ in: fault.in, name: fault.name, detail: fault.detail }],
+      errors: [
+        {
+          in: fault.in,
+          name: fault.name,
+          detail: fault.detail,
+          ...(fault.path === undefined ? {} : { path: fault.path }),
+        },
+      ],
     };
   }
 

@@ -155,6 +155,19 @@ export function filterKey(
   return op === undefined ? `${head}[${field}]` : `${head}[${field}][${op}]`;
 }
 
+/**
+ * The fields a list sorts by: every field but the JSON ones (a JSON value has no order any engine
+ * agrees on).
+ *
+ * @example
+ * ```ts
+ * const keys = sortableFields(entity).map((f) => f.name);   // ['id', 'name', 'price']
+ * ```
+ */
+export function sortableFields(entity: Entity): readonly EntityField[] {
+  return entity.fields.filter((f) => f.kind !== 'json');
+}
+
 /** What each accepted filter parameter means. */
 export interface FilterParameter {
   readonly field: EntityField;
@@ -171,14 +184,13 @@ export function listQuery(
   entity: Entity,
   limits: PageLimits,
 ): { schema: Schema; filters: ReadonlyMap<string, FilterParameter> } {
-  // A JSON field has no order.
-  const sortable = entity.fields.filter((f) => f.kind !== 'json').map((f) => f.name);
+  const sortable = sortableFields(entity).map((f) => f.name);
   const properties: Record<string, Schema> = {
+    // No `default`: a page the query leaves out must stay apart from `page=1`, which `after` refuses.
     page: {
       type: 'integer',
       minimum: 1,
       maximum: limits.maxPageNumber,
-      default: 1,
       description: openapiText.parameters.page(limits.maxPageNumber),
     },
     pageSize: {

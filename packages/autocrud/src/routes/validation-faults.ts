@@ -6,7 +6,7 @@ import type { FastifyError } from 'fastify';
 import type { Entity } from '../entity.js';
 import { MAX_ALTERNATIVES, operatorsFor, FILTER_OPERATORS } from '../mapper/sql/query.js';
 import { allowedText } from '../values/fields.js';
-import { MAX_VALUE_LENGTH, type FilterParameter } from './schemas.js';
+import { MAX_VALUE_LENGTH, sortableFields, type FilterParameter } from './schemas.js';
 import { MAX_LIST_VALUES } from './limits.js';
 import { parameterText } from '../answers.js';
 
@@ -18,12 +18,23 @@ export interface InvalidParameter {
   readonly in: ParameterLocation;
   readonly name: string;
   readonly detail: string;
+  /** Where inside the parameter's value the fault is, as a JSON Pointer (`/dims/x` of a JSON field); absent for the value as a whole. */
+  readonly path?: string;
+}
+
+/** A JSON Pointer's first segment, as written (`/filter[a]~1b/c` -> `filter[a]~1b`). */
+function rawHead(pointer: string): string {
+  return pointer.split('/')[1] ?? '';
 }
 
 /** A JSON Pointer's first segment, unescaped (`/filter[a]~1b` -> `filter[a]/b`). */
 function pointerHead(pointer: string): string {
-  const head = pointer.split('/')[1] ?? '';
-  return head.replace(/~1/g, '/').replace(/~0/g, '~');
+  return rawHead(pointer).replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** A key as one segment of a JSON Pointer (RFC 6901: `~` as `~0`, `/` as `~1`). */
+function pointerSegment(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 /** One of ajv's errors, as far as the descriptions read it. */
@@ -87,6 +98,37 @@ function unknownQueryParameter(
   });
 }
 
+/**
+ * Why a `sort` is refused: it names a JSON field the caller sees (which has no order), or else
+ * something that is not a sortable field; either way the answer lists the fields it may sort by,
+ * never a JSON field nor one the caller's rule hides.
+ *
+ * @example
+ * ```ts
+ * sortDetail(gadget, 'attrs', undefined);   // 'names attrs, a JSON field, which has no order; sortable fields of Gadget: id, serial, …'
+ * ```
+ */
+export function sortDetail(
+  entity: Entity,
+  sort: unknown,
+  hidden: ReadonlySet<string> | undefined,
+): string {
+  const fields = sortableFields(entity)
+    .filter((f) => !hidden?.has(f.name))
+    .map((f) => f.name)
+    .join(', ');
+  const keys =
+    typeof sort === 'string'
+      ? sort.split(',').map((key) => (key.startsWith('-') ? key.slice(1) : key))
+      : [];
+  const json = keys
+    .map((key) => entity.fields.find((f) => f.name === key))
+    .find((f) => f !== undefined && f.kind === 'json' && !hidden?.has(f.name));
+  return json
+    ? parameterText('jsonSort', { name: json.name, entity: entity.name, fields })
+    : parameterText('sortFields', { entity: entity.name, fields });
+}
+
 /** The fields a caller may see, as the 400s list them (`hidden`: the fields its authorization rule hides). */
 function shownFields(entity: Entity, hidden: ReadonlySet<string> | undefined): string {
   return entity.fields
@@ -100,6 +142,7 @@ function describeQueryError(
   filters: ReadonlyMap<string, FilterParameter>,
   e: AjvError,
   hidden: ReadonlySet<string> | undefined,
+  query: Readonly<Record<string, unknown>> | undefined,
 ): InvalidParameter {
   if (e.keyword === 'additionalProperties') {
     const name = String(e.params.additionalProperty);
@@ -126,10 +169,7 @@ function describeQueryError(
       length: kind === 'string' ? parameterText('valueLength', { max: MAX_VALUE_LENGTH }) : '',
     });
   } else if (e.keyword === 'pattern' && name === 'sort') {
-    detail = parameterText('sortFields', {
-      entity: entity.name,
-      fields: shownFields(entity, hidden),
-    });
+    detail = sortDetail(entity, query?.sort, hidden);
   } else if (
     (e.keyword === 'pattern' || e.keyword === 'maxLength' || e.keyword === 'minLength') &&
     name === 'fields'
@@ -193,37 +233,44 @@ function describeBodyError(entity: Entity, e: AjvError): InvalidParameter {
     });
     return { ...fault, name: rowPath(row, fault.name, relation?.name) };
   }
-  if (e.keyword === 'additionalProperties') {
-    const name = String(e.params.additionalProperty);
-    const known = entity.fields.some((f) => f.name === name);
+  // ajv names an undeclared or a missing key by the object that holds it: the body's own keys are
+  // its fields; any other object is a JSON field's value, or lies inside one.
+  const key =
+    e.keyword === 'additionalProperties'
+      ? String(e.params.additionalProperty)
+      : e.keyword === 'required'
+        ? String(e.params.missingProperty)
+        : undefined;
+  if (key !== undefined && e.instancePath === '') {
+    if (e.keyword === 'required')
+      return { in: 'body', name: key, detail: parameterText('required') };
+    const known = entity.fields.some((f) => f.name === key);
     return {
       in: 'body',
-      name,
+      name: key,
       detail: known
         ? parameterText('readOnlyField')
         : parameterText('notAField', { entity: entity.name }),
     };
   }
-  if (e.keyword === 'required')
-    return {
-      in: 'body',
-      name: String(e.params.missingProperty),
-      detail: parameterText('required'),
-    };
-  // The field, not a path inside a JSON field's value.
+  // The field, and where inside its JSON value the fault is.
   const name = pointerHead(e.instancePath);
-  const inner = e.instancePath.slice(name.length + 1);
+  const path =
+    e.instancePath.slice(rawHead(e.instancePath).length + 1) +
+    (key === undefined ? '' : `/${pointerSegment(key)}`);
   const detail =
-    e.keyword === 'type'
-      ? typeText(e.params)
-      : e.keyword === 'enum' && Array.isArray(e.params.allowedValues)
-        ? allowedText(e.params.allowedValues as string[])
-        : (e.message ?? parameterText('invalid'));
-  return {
-    in: 'body',
-    name,
-    detail: inner ? parameterText('insideJson', { path: inner, detail }) : detail,
-  };
+    e.keyword === 'additionalProperties'
+      ? parameterText('undeclaredKey')
+      : e.keyword === 'required'
+        ? parameterText('required')
+        : e.keyword === 'type'
+          ? typeText(e.params)
+          : e.keyword === 'enum' && Array.isArray(e.params.allowedValues)
+            ? allowedText(e.params.allowedValues as string[])
+            : (e.message ?? parameterText('invalid'));
+  return path
+    ? { in: 'body', name, detail: parameterText('insideJson', { path, detail }), path }
+    : { in: 'body', name, detail };
 }
 
 /** A header as documented (`Idempotency-Key`), from ajv's lower-case name. */
@@ -234,11 +281,12 @@ function headerName(e: AjvError): string {
 }
 
 /**
- * The parameter at fault in Fastify's validation error, named and explained as the client wrote it.
+ * The parameter at fault in Fastify's validation error, named and explained as the client wrote
+ * it; `query` is the request's query string, as parsed.
  *
  * @example
  * ```ts
- * const fault = describeValidation(entity, filters, error, undefined);   // { in: 'querystring', name: 'pageSize', detail: 'must be an integer' }
+ * const fault = describeValidation(entity, filters, error, undefined, request.query);   // { in: 'querystring', name: 'pageSize', detail: 'must be an integer' }
  * ```
  */
 export function describeValidation(
@@ -246,6 +294,7 @@ export function describeValidation(
   filters: ReadonlyMap<string, FilterParameter>,
   error: FastifyError,
   hidden: ReadonlySet<string> | undefined,
+  query?: Readonly<Record<string, unknown>>,
 ): InvalidParameter {
   const first = (error.validation?.[0] ?? {
     keyword: '',
@@ -254,7 +303,7 @@ export function describeValidation(
   }) as unknown as AjvError;
   switch (error.validationContext) {
     case 'querystring':
-      return describeQueryError(entity, filters, first, hidden);
+      return describeQueryError(entity, filters, first, hidden, query);
     case 'params':
       return {
         in: 'params',

@@ -1,7 +1,7 @@
 // One field's value rules beyond its kind: a string enum's allowed values, a decimal's declared
 // precision and scale, a JSON field's own schema. The routes' ajv checks the same for bodies; the
 // repository, which takes values from code, checks them here, so that both refuse the same.
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import {
   valueType,
@@ -60,6 +60,17 @@ export function fieldText(field: FieldRules, text: string): unknown {
   return found instanceof ValueFault ? found : rules(field, found);
 }
 
+/**
+ * Where in a JSON value ajv found a fault, and what: an undeclared key at its own place (ajv names
+ * it by the object that holds it), as the routes' 400 says it.
+ */
+function jsonFault(error: ErrorObject): string {
+  const key = (error.params as { additionalProperty?: unknown }).additionalProperty;
+  if (error.keyword !== 'additionalProperties' || typeof key !== 'string')
+    return `${error.instancePath || '/'}: ${error.message ?? error.keyword}`;
+  return `${error.instancePath}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}: is a key its schema does not declare`;
+}
+
 function rules(field: FieldRules, value: unknown): unknown {
   if (field.enum !== undefined && !field.enum.includes(value as string))
     return new ValueFault(allowedText(field.enum));
@@ -76,9 +87,7 @@ function rules(field: FieldRules, value: unknown): unknown {
     const validate = jsonValidator(field);
     if (!validate(value)) {
       const [error] = validate.errors ?? [];
-      return new ValueFault(
-        `does not match its schema${error ? ` at ${error.instancePath || '/'}: ${error.message ?? error.keyword}` : ''}`,
-      );
+      return new ValueFault(`does not match its schema${error ? ` at ${jsonFault(error)}` : ''}`);
     }
   }
   return value;

@@ -3,15 +3,39 @@
 // enforced as written. No engine needed: @AutoCrud checks at decoration.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AutoCrud, CrudOperations, type AutoCrudAuthorization } from '@kit/autocrud';
+import { Type } from '@sinclair/typebox';
+import {
+  AutoCrud,
+  CrudOperations,
+  defineEntity,
+  type AutoCrudAuthorization,
+  type Entity,
+} from '@kit/autocrud';
 import { Order } from './authorization.ts';
 
-const decorate = (authorization: unknown, operations: number = CrudOperations.All) =>
-  AutoCrud(Order, { operations, authorization: authorization as AutoCrudAuthorization<'id'> });
+// An entity with change history, for the rules of a class that serves GET /{pk}/history.
+const Logged = defineEntity({
+  name: 'AuthLogged',
+  table: 'auth_logged',
+  schema: Type.Object({ id: Type.Integer(), name: Type.String({ maxLength: 20 }) }),
+  writable: ['name'],
+  history: true,
+});
 
-function refused(authorization: unknown, message: RegExp, operations?: number): void {
+const decorate = (
+  authorization: unknown,
+  operations: number = CrudOperations.All,
+  entity: Entity = Order,
+) => AutoCrud(entity, { operations, authorization: authorization as AutoCrudAuthorization<'id'> });
+
+function refused(
+  authorization: unknown,
+  message: RegExp,
+  operations?: number,
+  entity?: Entity,
+): void {
   assert.throws(
-    () => decorate(authorization, operations),
+    () => decorate(authorization, operations, entity),
     (err: Error & { code?: string }) => {
       assert.equal(err.code, 'KIT_ERR_AUTOCRUD_AUTHORIZATION', err.message);
       assert.match(err.message, message);
@@ -156,12 +180,44 @@ export function optionsSuite(): void {
       );
       refused({ rules: [{ role: 'a', allow: 0 }] }, /allow is 0: combine CrudOperations flags/);
       refused(
+        { rules: [{ role: 'a', allow: 256 }] },
+        /allow is 256: combine CrudOperations flags \(List \| Get \| Create \| Update \| Delete \| ListAll \| Patch \| History\)/,
+      );
+      refused(
         { rules: [{ role: 'a', allow: CrudOperations.List, where: 'ownerId = 1' }] },
         /where is "ownerId = 1": where is a function/,
       );
       refused(
         { rules: [{ role: 'a', allow: CrudOperations.List }], roles: 'x' },
         /authorization\.roles is "x": not an option of authorization/,
+      );
+    });
+
+    it('History in a rule: GET /{pk}/history follows the rule that allows the read, so History is accepted beside it and refused without it, saying so', () => {
+      const served = CrudOperations.All | CrudOperations.History;
+      const rule = (allow: number) => ({ rules: [{ role: 'a', allow }] });
+      // The class's operations reused as a rule's allow, or the read and its history named together.
+      for (const allow of [served, CrudOperations.Get | CrudOperations.History])
+        assert.doesNotThrow(() => decorate(rule(allow), served, Logged));
+      for (const allow of [CrudOperations.History, CrudOperations.List | CrudOperations.History])
+        refused(
+          rule(allow),
+          new RegExp(
+            `rules\\[0\\]\\.allow is ${allow}: allows history but not get: GET /\\{pk\\}/history takes the rule that allows get`,
+          ),
+          served,
+          Logged,
+        );
+      // A class that serves no read by key: the history follows the list rule.
+      const listed = CrudOperations.List | CrudOperations.History;
+      assert.doesNotThrow(() => decorate(rule(listed), listed, Logged));
+      refused(rule(CrudOperations.History), /allows history but not list/, listed, Logged);
+      // A class that does not serve the history: as for any flag it does not serve.
+      refused(
+        rule(CrudOperations.Get | CrudOperations.History),
+        /allow is 130: allows history, which the class does not serve/,
+        CrudOperations.All,
+        Logged,
       );
     });
   });

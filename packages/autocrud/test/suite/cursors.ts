@@ -205,6 +205,13 @@ export function cursorSuite(engine: EngineUnderTest): void {
         'page',
         /after/,
       );
+      // page=1 too: a cursor page has no page number, whichever one is sent with it.
+      assertBadParameter(
+        await call(app, `/api/product?sort=-price&filter[price][gt]=1&page=1&after=${after}`),
+        'querystring',
+        'page',
+        /after/,
+      );
     });
 
     it('an altered, made-up or oversized cursor is a 400 problem naming after, never a database error', async () => {

@@ -226,12 +226,13 @@ export async function call(
   return res;
 }
 
-/** A 400 problem answer naming `name` in `where`. */
+/** A 400 problem answer naming `name` in `where`, at `pointer` (the name's own by default). */
 export function assertBadParameter(
   res: LightMyRequestResponse,
   where: 'querystring' | 'params' | 'headers' | 'body',
   name: string,
   detail?: RegExp,
+  pointer = name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
 ): void {
   assert.equal(res.statusCode, 400, res.body);
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
@@ -243,11 +244,7 @@ export function assertBadParameter(
   assert.equal(body.title, 'Bad Request');
   assert.equal(body.errors[0]?.in, where, res.body);
   assert.equal(body.errors[0]?.name, name, res.body);
-  assert.equal(
-    body.errors[0]?.pointer,
-    name === '' ? '#' : `#/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
-    res.body,
-  );
+  assert.equal(body.errors[0]?.pointer, pointer, res.body);
   assert.ok(
     body.detail.includes(`'${name}'`) || (name === '' && body.detail.startsWith('The body')),
     body.detail,

@@ -8,7 +8,15 @@ import { after, before, describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { AuditLogEntry, IAuditSink } from '@kit/core';
-import { AutoCrud, CrudOperations, defineEntity, type KitAutoCrud } from '@kit/autocrud';
+import {
+  AutoCrud,
+  ChangeHistory,
+  CrudOperations,
+  defineEntity,
+  KIT_AUTOCRUD,
+  type EntityRow,
+  type KitAutoCrud,
+} from '@kit/autocrud';
 import { redoclyLint } from '@kit/test-support/redocly';
 import { assertProblem, call, countRows, crudApp, type EngineUnderTest } from './fixtures.ts';
 
@@ -489,6 +497,38 @@ export function historySuite(engine: EngineUnderTest): void {
       assertProblem(await call(app, `/api/histItem/${id}/history?pageSize=0`), 400);
       assert.deepEqual((await historyOf('histItem', 987654)).items, []);
       assert.equal((await call(app, `/api/histLine/1/history`)).statusCode, 404);
+    });
+
+    it('crud.repository(ChangeHistory), with ChangeHistory from @kit/autocrud, lists the changes the route answers, with filters and cursors', async () => {
+      const created = await send('POST', '/api/histItem', { sku: 'R-1', name: 'Listed', price: 1 });
+      const id = created.res.json<{ id: number }>().id;
+      await send('PATCH', `/api/histItem/${id}`, { price: 2 });
+      await send('PATCH', `/api/histItem/${id}`, { price: 3 });
+      const history = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(ChangeHistory);
+      const filters = [
+        { field: 'entity', op: 'eq', value: 'HistItem' },
+        { field: 'rowKey', op: 'eq', value: String(id) },
+      ] as const;
+      const sort = [{ field: 'id', descending: true }] as const;
+      const first = await history.list({ filters, sort, offset: 0, limit: 2, count: true });
+      // Typed as the history's rows: the operation is one of the recorded ones.
+      const operations: EntityRow<typeof ChangeHistory>['operation'][] = first.rows.map(
+        (c) => c.operation,
+      );
+      assert.deepEqual(operations, ['patch', 'patch']);
+      assert.equal(first.total, 3);
+      const last = first.rows.at(-1) as EntityRow<typeof ChangeHistory>;
+      const rest = await history.list({ filters, sort, offset: 0, limit: 2, after: [last.id] });
+      assert.deepEqual(
+        rest.rows.map((c) => [c.operation, c.versionAfter]),
+        [['create', 1]],
+      );
+      // Row for row what GET /{pk}/history answers.
+      assert.deepEqual(
+        JSON.parse(JSON.stringify([...first.rows, ...rest.rows])),
+        (await historyOf('histItem', id)).items,
+      );
+      assert.equal(ChangeHistory.name, 'KitChange');
     });
 
     it('the document types GET /{pk}/history (its operationId, pageSize and after, the KitChange rows) and passes redocly lint', async () => {

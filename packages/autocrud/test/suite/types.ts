@@ -36,7 +36,16 @@ export const Gadget = defineEntity({
       grade: { anyOf: [{ const: 'a' }, { const: 'b' }, { type: 'null' }] },
       attrs: {
         type: ['object', 'null'],
-        properties: { color: { type: 'string' }, size: { type: 'integer' } },
+        properties: {
+          color: { type: 'string' },
+          size: { type: 'integer' },
+          // A nested object that declares every key it takes.
+          dims: {
+            type: 'object',
+            properties: { w: { type: 'integer' }, h: { type: 'integer' } },
+            additionalProperties: false,
+          },
+        },
         additionalProperties: true,
       },
       tags: { type: 'array', items: { type: 'string' }, default: [] },
@@ -411,7 +420,29 @@ export function typesSuite(engine: EngineUnderTest): void {
         'querystring',
         'filter[attrs]',
       );
-      assertBadParameter(await call(app, '/api/gadgets?sort=attrs'), 'querystring', 'sort');
+      // A key its schema does not declare, inside the value: not a top-level field of Gadget.
+      for (const [dims, at] of [
+        [{ w: 1, x: 2 }, '/dims/x'],
+        [{ 'a/b~c': 1 }, '/dims/a~1b~0c'],
+      ] as const) {
+        const res = await call(app, {
+          method: 'POST',
+          url: '/api/gadgets',
+          payload: { serial: '4', attrs: { dims } },
+        });
+        assertBadParameter(
+          res,
+          'body',
+          'attrs',
+          new RegExp(`^does not match its schema at ${at}: is a key its schema does not declare$`),
+          `#/attrs${at}`,
+        );
+        assert.equal(
+          res.json<{ detail: string }>().detail,
+          `Body field 'attrs' does not match its schema at ${at}: is a key its schema does not declare.`,
+        );
+      }
+      // A fault inside a JSON field's value is the field's, at the value's own pointer.
       assertBadParameter(
         await call(app, {
           method: 'POST',
@@ -420,7 +451,63 @@ export function typesSuite(engine: EngineUnderTest): void {
         }),
         'body',
         'attrs',
-        /size/,
+        /^does not match its schema at \/size: must be an integer$/,
+        '#/attrs/size',
+      );
+      // The same inside one row of a bulk create, and of a PATCH body.
+      assertBadParameter(
+        await call(app, {
+          method: 'POST',
+          url: '/api/gadgets',
+          payload: [{ serial: '5' }, { serial: '6', attrs: { dims: { x: 1 } } }],
+        }),
+        'body',
+        '[1].attrs',
+        /at \/dims\/x: is a key its schema does not declare$/,
+        '#/1/attrs/dims/x',
+      );
+      assertBadParameter(
+        await call(app, {
+          method: 'PATCH',
+          url: `/api/gadgets/${row.id}`,
+          payload: { attrs: { dims: { x: 1 } } },
+        }),
+        'body',
+        'attrs',
+        /at \/dims\/x: is a key its schema does not declare$/,
+        '#/attrs/dims/x',
+      );
+      // An unknown top-level field is still named as one.
+      assertBadParameter(
+        await call(app, { method: 'POST', url: '/api/gadgets', payload: { serial: '4', x: 1 } }),
+        'body',
+        'x',
+        /^is not a field of Gadget$/,
+      );
+      // A JSON field has no order: refused by a message that says so, and lists only the fields that sort.
+      const sortable =
+        'id, serial, big, stock, at, day, status, grade, label, createdAt, updatedAt';
+      assertBadParameter(
+        await call(app, '/api/gadgets?sort=attrs'),
+        'querystring',
+        'sort',
+        new RegExp(
+          `^names attrs, a JSON field, which has no order; sortable fields of Gadget: ${sortable}$`,
+        ),
+      );
+      assertBadParameter(
+        await call(app, '/api/gadgets?sort=-serial,tags'),
+        'querystring',
+        'sort',
+        new RegExp(
+          `^names tags, a JSON field, which has no order; sortable fields of Gadget: ${sortable}$`,
+        ),
+      );
+      assertBadParameter(
+        await call(app, '/api/gadgets?sort=weight'),
+        'querystring',
+        'sort',
+        new RegExp(`^must list sortable fields of Gadget \\(${sortable}\\),`),
       );
       assertBadParameter(
         await call(app, {
@@ -439,6 +526,8 @@ export function typesSuite(engine: EngineUnderTest): void {
         }),
         'body',
         'tags',
+        /^does not match its schema at \/0: must be a string$/,
+        '#/tags/0',
       );
       assertBadParameter(
         await call(app, {
@@ -597,6 +686,10 @@ export function typesSuite(engine: EngineUnderTest): void {
       await refused(() => loose({ serial: '1', label: 5 }), /label.*must be a string/);
       await refused(() => loose({ serial: '1', status: 'gone' }), /"draft", "live", "retired"/);
       await refused(() => loose({ serial: '1', attrs: { size: 'big' } }), /attrs.*schema/);
+      await refused(
+        () => loose({ serial: '1', attrs: { dims: { x: 1 } } }),
+        /attrs.*does not match its schema at \/dims\/x: is a key its schema does not declare/,
+      );
       await refused(
         () => loose(null as unknown as Record<string, unknown>),
         /input must be an object/,
@@ -769,15 +862,15 @@ export function typesSuite(engine: EngineUnderTest): void {
         [now.big, now.attrs, now.grade, now.label, now.at, now.serial],
         [null, null, null, null, null, MAX],
       );
-      for (const [name, value, pattern] of [
+      for (const [name, value, pattern, pointer] of [
         ['serial', 5, /string/],
         ['serial', '9223372036854775808', /64-bit/],
         ['status', 'gone', /draft/],
-        ['tags', [1], undefined],
+        ['tags', [1], undefined, '#/tags/0'],
         ['stock', null, undefined],
-        ['attrs', { size: 'big' }, /size/],
-      ] as Array<[string, unknown, RegExp | undefined]>) {
-        assertBadParameter(await patch({ [name]: value }), 'body', name, pattern);
+        ['attrs', { size: 'big' }, /size/, '#/attrs/size'],
+      ] as Array<[string, unknown, RegExp | undefined, string?]>) {
+        assertBadParameter(await patch({ [name]: value }), 'body', name, pattern, pointer);
       }
       assert.deepEqual((await call(app, `/api/gadgets/${row.id}`)).json<GadgetRow>(), now);
       // A decimal keeps its declared scale; more digits than declared are refused.

@@ -33,11 +33,17 @@ const nullableInteger = { type: ['integer', 'null'] } as const;
 const nullableObject = { type: ['object', 'null'], additionalProperties: true } as const;
 
 /**
- * The history table as an entity: what `GET /{pk}/history` answers, field for field.
+ * The change history's table (`kit_changes`, component `KitChange`) as an entity: what
+ * `GET /{pk}/history` answers, field for field. `crud.repository(ChangeHistory)` lists it with
+ * filters, sorts and cursors like any entity's rows, across entities and rows. Kit writes it, in
+ * each write's transaction; a host reads it (a row written by hand would be a change that never
+ * happened).
  *
  * @example
  * ```ts
- * const changes = crud.repository(ChangeHistory);
+ * import { ChangeHistory, KIT_AUTOCRUD, type KitAutoCrud } from '@kit/autocrud';
+ *
+ * const changes = app.kit.services.resolve<KitAutoCrud>(KIT_AUTOCRUD).repository(ChangeHistory);
  * const { rows } = await changes.list({ filters: [{ field: 'entity', op: 'eq', value: 'Product' }], sort: [{ field: 'id', descending: true }], offset: 0, limit: 20, count: false });
  * ```
  */
