@@ -60,6 +60,9 @@ export async function createTree(
       return { name, child, column, prepared };
     },
   );
+  // A child row naming a parent of its own (another reference) that is gone: refused in both paths.
+  const refuseGone = (child: Table, name: string, db: Db, trx: Db): Promise<void> =>
+    refuseGoneParents(child, db, trx, children[name]?.rows ?? [], name, children[name]?.scope);
   const insertParent = async (
     db: Db,
     trx: Db,
@@ -93,14 +96,7 @@ export async function createTree(
       return await table.transaction(signal, context, async (db, trx, record) => {
         const { tree, key } = await insertParent(db, trx, record);
         for (const { name, child, column, prepared } of relations) {
-          await refuseGoneParents(
-            child,
-            db,
-            trx,
-            children[name]?.rows ?? [],
-            name,
-            children[name]?.scope,
-          );
+          await refuseGone(child, name, db, trx);
           const stored = (
             await insertRows(child, db, trx, prepared, signal, { [column]: key })
           ).map((row) => child.decode(row));
@@ -127,14 +123,7 @@ export async function createTree(
       const { tree, key } = await insertParent(db, trx, record);
       for (const { name, child, column, prepared } of relations) {
         relation = name;
-        await refuseGoneParents(
-          child,
-          db,
-          trx,
-          children[name]?.rows ?? [],
-          name,
-          children[name]?.scope,
-        );
+        await refuseGone(child, name, db, trx);
         const rows: Row[] = [];
         for (const { columns, values } of prepared) {
           const childInsert = child.insertStatement(db, columns);
